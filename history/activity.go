@@ -1,0 +1,64 @@
+package history
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// ActivityCall is one try of one activity step, as handed to an activity worker.
+type ActivityCall struct {
+	Plugin   string          // plugin name as declared in the workflow
+	Activity string          // activity name inside the plugin
+	Input    json.RawMessage // JSON input (the step's evaluated `with`)
+
+	WorkflowID string
+	RunID      string
+	StepPath   string // e.g. "steps[2].parallel[0]"
+
+	// ActivityExecutionID is stable across tries, redeliveries and crashes: the idempotency key
+	// for remote effects. ActivityAttemptID is new for every try.
+	ActivityExecutionID string
+	ActivityAttemptID   string
+	Attempt             int // 1-based
+
+	Deadline time.Time // zero: none
+}
+
+// Failure categories (DESIGN.md §4).
+const (
+	CategoryActivity        = "activity"
+	CategoryTimeout         = "timeout"
+	CategoryCancelled       = "cancelled"
+	CategoryTerminated      = "terminated"
+	CategoryChildWorkflow   = "child_workflow"
+	CategoryExpression      = "expression"
+	CategoryStructuralLimit = "structural_limit"
+	CategoryInternal        = "internal"
+)
+
+// ActivityError is how an activity try fails. Workers return it (as error) so the engine can
+// tell whether a retry can help.
+type ActivityError struct {
+	Type         string          `json:"type"`
+	Message      string          `json:"message"`
+	NonRetryable bool            `json:"non_retryable"`
+	Details      json.RawMessage `json:"details,omitempty"`
+	Category     string          `json:"category"`
+}
+
+func (e *ActivityError) Error() string {
+	nr := ""
+	if e.NonRetryable {
+		nr = " (non-retryable)"
+	}
+	if e.Type == "" {
+		return e.Message + nr
+	}
+	return fmt.Sprintf("%s: %s%s", e.Type, e.Message, nr)
+}
+
+// Heartbeat is a sign of life from a running try, with optional progress.
+type Heartbeat struct {
+	Progress json.RawMessage
+}
