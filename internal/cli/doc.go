@@ -1,0 +1,7 @@
+// Package cli is wend's command line: the only code that reads os.Args, the environment and
+// signals, prints for people or scripts, and chooses exit codes. It wires the packages below
+// it and holds no workflow logic of its own.
+//
+// Exit codes: 0 success, 1 the command's subject failed (invalid workflow, failed run), 2 usage
+// or I/O error, 3 internal error.
+package cli

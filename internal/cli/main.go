@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strings"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitUsage    = 2
+	exitInternal = 3
+)
+
+// env is what a command may touch of the process; tests swap it.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+type command struct {
+	summary string
+	usage   string // full help text, starting with the usage line
+	run     func(e *env, args []string) int
+}
+
+var commands map[string]*command
+
+func init() {
+	commands = map[string]*command{
+		"validate": validateCmd,
+		"schema":   schemaCmd,
+		"version":  versionCmd,
+	}
+}
+
+// Main runs the wend command line and returns the process exit code.
+func Main() int {
+	return run(&env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+}
+
+func run(e *env, args []string) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(e.stderr, "wend: internal error: %v\n%s\nplease report this with the command you ran\n", r, debug.Stack())
+			code = exitInternal
+		}
+	}()
+	if len(args) == 0 {
+		printHelp(e.stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				fmt.Fprint(e.stdout, c.usage)
+				return exitOK
+			}
+		}
+		printHelp(e.stdout)
+		return exitOK
+	case "--version", "-version":
+		name = "version"
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(e.stderr, "wend: unknown command %q\ntry: wend help\n", name)
+		return exitUsage
+	}
+	if wantsHelp(args[1:]) {
+		fmt.Fprint(e.stdout, c.usage)
+		return exitOK
+	}
+	return c.run(e, args[1:])
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprint(w, "wend runs declarative YAML workflows durably.\n\nUsage: wend COMMAND [ARGS]\n\nCommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, "\nRun 'wend help COMMAND' for a command's flags and exit codes.\n")
+}
+
+// usageError prints a usage problem with a hint and returns exitUsage.
+func usageError(e *env, cmd, format string, args ...any) int {
+	fmt.Fprintf(e.stderr, "wend %s: %s\ntry: wend help %s\n", cmd, fmt.Sprintf(format, args...), cmd)
+	return exitUsage
+}
+
+// wantsHelp reports whether args ask for help.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			return true
+		}
+		if a == "--" {
+			return false
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"wend": func() { os.Exit(Main()) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: each command with a success case, a usage error
+// and a runtime error, comparing exact output. $EXAMPLES is the repository's examples/ folder.
+func TestScripts(t *testing.T) {
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("EXAMPLES", examples)
+			return nil
+		},
+		UpdateScripts: os.Getenv("UPDATE") != "",
+	})
+}

@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"encoding/json"
+
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wendflow/wend/spec"
+)
+
+// maxTextFindings caps the findings printed per file in text output; --json prints all.
+const maxTextFindings = 50
+
+var validateCmd = &command{
+	summary: "check workflow files against the schema and the language rules",
+	usage: `Usage: wend validate [--json] PATH...
+
+Checks workflow files without running anything: YAML syntax, the JSON Schema, step kinds,
+step ids, expressions (compiled against the names in scope), durations, plugins and
+run_workflow children. A PATH may be a file or a folder; folders are searched for
+*.wend.yaml and *.wend.yml files (hidden folders and node_modules are skipped).
+It never opens a database or the network, so it is safe as a pre-commit hook.
+
+Output: one line per finding on stdout, sorted by position:
+    examples/order.wend.yaml:12:7: steps[1].retry.tries: must be >= 0
+then a summary on stderr.
+
+Flags:
+  --json    print a JSON array of findings on stdout instead:
+            [{"file", "line", "column", "path", "message", "severity"}]
+            (line and column are 1-based; 0 when the finding is about the whole file;
+            severity is "error" or "warning"). An empty array means all valid.
+
+Exit codes: 0 all files valid, 1 some file invalid, 2 usage or I/O error (a PATH that
+does not exist or cannot be read), 3 internal error.
+`,
+	run: runValidate,
+}
+
+func runValidate(e *env, args []string) int {
+	fset := flag.NewFlagSet("validate", flag.ContinueOnError)
+	asJSON := fset.Bool("json", false, "")
+	paths, err := parseArgs(fset, args)
+	if err != nil {
+		return usageError(e, "validate", "%s", flagError(err))
+	}
+	if len(paths) == 0 {
+		return usageError(e, "validate", "no PATH given; name workflow files or folders, e.g. wend validate examples/")
+	}
+	files, ioErrs := findWorkflows(paths)
+	loader := &spec.Loader{}
+	var all spec.Diagnostics
+	invalid := 0
+	for _, f := range files {
+		_, ds, err := loader.LoadFile(f)
+		if err != nil {
+			ioErrs = append(ioErrs, err)
+			continue
+		}
+		if ds.HasErrors() {
+			invalid++
+		}
+		all = append(all, ds...)
+	}
+	all = relativize(all)
+	if *asJSON {
+		printJSON(e, all)
+	} else {
+		printText(e, all)
+	}
+	for _, err := range ioErrs {
+		fmt.Fprintf(e.stderr, "wend validate: %v\n", err)
+	}
+	if !*asJSON {
+		fmt.Fprintln(e.stderr, summary(len(files), invalid, all))
+	}
+	switch {
+	case len(ioErrs) > 0:
+		return exitUsage
+	case invalid > 0:
+		return exitFailed
+	}
+	return exitOK
+}
+
+// findWorkflows expands folders into their workflow files, in lexical order. Files named
+// explicitly are taken whatever their suffix.
+func findWorkflows(paths []string) ([]string, []error) {
+	var files []string
+	var errs []error
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				errs = append(errs, err)
+				return nil
+			}
+			if d.IsDir() && path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && isWorkflowFile(d.Name()) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return slices.Compact(files), errs
+}
+
+func isWorkflowFile(name string) bool {
+	return strings.HasSuffix(name, ".wend.yaml") || strings.HasSuffix(name, ".wend.yml")
+}
+
+// relativize shows paths relative to the current folder when they are below it.
+func relativize(ds spec.Diagnostics) spec.Diagnostics {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ds
+	}
+	for i := range ds {
+		abs, err := filepath.Abs(ds[i].File)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+			ds[i].File = rel
+		}
+	}
+	return ds.Sorted()
+}
+
+func printText(e *env, ds spec.Diagnostics) {
+	perFile := map[string]int{}
+	for _, d := range ds {
+		perFile[d.File]++
+		n := perFile[d.File]
+		if n <= maxTextFindings {
+			fmt.Fprintln(e.stdout, d.String())
+		}
+		if n == maxTextFindings+1 {
+			more := 0
+			for _, d2 := range ds {
+				if d2.File == d.File {
+					more++
+				}
+			}
+			fmt.Fprintf(e.stdout, "%s: (and %d more)\n", d.File, more-maxTextFindings)
+		}
+	}
+}
+
+func printJSON(e *env, ds spec.Diagnostics) {
+	if ds == nil {
+		ds = spec.Diagnostics{}
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(ds); err != nil {
+		fmt.Fprintf(e.stderr, "wend validate: write output: %v\n", err)
+	}
+}
+
+func summary(files, invalid int, ds spec.Diagnostics) string {
+	errs, warns := 0, 0
+	for _, d := range ds {
+		if d.Severity == spec.SeverityWarning {
+			warns++
+		} else {
+			errs++
+		}
+	}
+	s := fmt.Sprintf("%s checked", plural(files, "file"))
+	if invalid == 0 && errs == 0 {
+		s += ", all valid"
+	} else {
+		s += fmt.Sprintf(", %d invalid (%s)", invalid, plural(errs, "error"))
+	}
+	if warns > 0 {
+		s += fmt.Sprintf(", %s", plural(warns, "warning"))
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,173 @@
+package spec
+
+import "time"
+
+// Version is the only spec version this build reads.
+const Version = "v1"
+
+// Workflow is a parsed and checked workflow file.
+type Workflow struct {
+	File        string // path as given to Load
+	Source      []byte // exact file content; runs record it with its sha256
+	Name        string
+	Description string
+	Input       any // the input JSON Schema as a JSON value; nil when absent
+	Plugins     map[string]*Plugin
+	PluginOrder []string // plugin names in file order
+
+	Defaults            Defaults
+	Timeouts            Timeouts
+	CompensateOnFailure bool
+	// CompensationContinueOnError keeps compensating after one compensation fails for good.
+	CompensationContinueOnError bool
+
+	OnCancel []*Step
+	Steps    []*Step
+	Output   *Value // nil when absent
+}
+
+// Plugin is a declared activity plugin.
+type Plugin struct {
+	Name    string
+	Command []string // executable first; relative paths are relative to the workflow file
+	SHA256  string   // lower-case hex; "" when not pinned
+	Env     []string // NAME or NAME=value
+	Pos     Pos
+}
+
+// Defaults apply to activity steps that do not set their own.
+type Defaults struct {
+	Retry            *Retry
+	Timeout          Duration
+	HeartbeatTimeout Duration
+}
+
+// Timeouts bound a workflow: Execution spans continue-as-new, Run restarts with each run.
+type Timeouts struct {
+	Execution Duration
+	Run       Duration
+}
+
+// Retry is an activity's retry policy.
+type Retry struct {
+	Tries        int        // total tries including the first; 0 means unlimited
+	Backoff      []Duration // wait after try 1, 2, ...; the last repeats
+	Exponential  *Exponential
+	NonRetryable []string // error types that fail at once
+	Pos          Pos
+}
+
+// Exponential backoff: Initial * Factor^(try-1), capped at Max, +/- Jitter (fraction).
+type Exponential struct {
+	Initial Duration
+	Factor  float64
+	Max     Duration
+	Jitter  float64
+}
+
+// Wait returns the backoff after try (1-based), before jitter.
+func (r *Retry) Wait(try int) time.Duration {
+	switch {
+	case r == nil || try < 1:
+		return 0
+	case r.Exponential != nil:
+		e := r.Exponential
+		d := float64(e.Initial.D)
+		for i := 1; i < try && (e.Max.D == 0 || d < float64(e.Max.D)); i++ {
+			d *= e.Factor
+		}
+		if e.Max.D != 0 && d > float64(e.Max.D) {
+			return e.Max.D
+		}
+		return time.Duration(d)
+	case len(r.Backoff) == 0:
+		return 0
+	case try <= len(r.Backoff):
+		return r.Backoff[try-1].D
+	default:
+		return r.Backoff[len(r.Backoff)-1].D
+	}
+}
+
+// Kind is what a step does.
+type Kind string
+
+// Step kinds.
+const (
+	KindActivity        Kind = "activity"
+	KindSteps           Kind = "steps"
+	KindParallel        Kind = "parallel"
+	KindForEach         Kind = "for_each"
+	KindDelay           Kind = "delay"
+	KindWaitForSignal   Kind = "wait_for_signal"
+	KindRunWorkflow     Kind = "run_workflow"
+	KindWaitForWorkflow Kind = "wait_for_workflow"
+	KindContinueAsNew   Kind = "continue_as_new"
+	KindFail            Kind = "fail"
+)
+
+// Step is one node of the step graph.
+type Step struct {
+	Kind        Kind
+	ID          string // "" when the file gives none
+	Description string
+	Path        string // e.g. "steps[2].parallel[0]"; unique and stable for a spec
+	Pos         Pos
+
+	If               *Expr
+	With             *Value
+	Set              []SetField
+	Timeout          Duration
+	HeartbeatTimeout Duration
+	Retry            *Retry
+	CompensateWith   []*Step
+	Catch            []*Step
+
+	Plugin, Activity string  // activity: plugin name and activity name
+	Steps            []*Step // steps, and the body of for_each
+	Parallel         []*Step
+
+	ForEach     *Value // an expression or a literal list
+	As          string // default "item"
+	Concurrency int    // default 1
+
+	Delay      Duration
+	DelayUntil *Value
+
+	Signal string
+
+	RunWorkflow     string // path as written, relative to this file
+	WaitForWorkflow *Value
+
+	Fail *FailSpec
+}
+
+// SetField is one `set` entry: a state key and the value merged into it.
+type SetField struct {
+	Key   string
+	Value *Value
+}
+
+// FailSpec is the error a `fail` step raises.
+type FailSpec struct {
+	Message      *Value
+	Type         string
+	NonRetryable bool
+}
+
+// Walk calls fn for every step of the workflow (body, compensations, catches, on_cancel) in
+// file order, depth first.
+func (w *Workflow) Walk(fn func(*Step)) {
+	walkSteps(w.Steps, fn)
+	walkSteps(w.OnCancel, fn)
+}
+
+func walkSteps(steps []*Step, fn func(*Step)) {
+	for _, s := range steps {
+		fn(s)
+		walkSteps(s.Steps, fn)
+		walkSteps(s.Parallel, fn)
+		walkSteps(s.CompensateWith, fn)
+		walkSteps(s.Catch, fn)
+	}
+}

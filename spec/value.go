@@ -1,0 +1,218 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Value is a JSON value written in a workflow (`with`, `set`, `output`, ...) whose strings may
+// hold `${{ }}` templates. A string that is exactly one template takes the expression's value;
+// other strings with templates are interpolated as text.
+type Value struct {
+	Pos  Pos
+	Path string
+
+	Lit    any       // a scalar without templates (string, int, float64, bool or nil)
+	Parts  []part    // a string with templates: text and expressions, in order
+	Fields []Field   // a mapping, in file order
+	Items  []*Value  // a list
+	kind   valueKind // which of the above
+}
+
+// Field is one entry of a mapping Value.
+type Field struct {
+	Key   string
+	Value *Value
+}
+
+type valueKind uint8
+
+const (
+	valueLit valueKind = iota
+	valueTemplate
+	valueMap
+	valueList
+)
+
+type part struct {
+	text string
+	expr *Expr // nil for a text part
+}
+
+const openTmpl, closeTmpl = "${{", "}}"
+
+// newValue builds a Value from a YAML node; template syntax errors are reported through bad.
+func newValue(n *yaml.Node, path string, bad func(n *yaml.Node, path, msg string)) *Value {
+	v := &Value{Pos: posOf(n), Path: path}
+	switch n.Kind {
+	case yaml.MappingNode:
+		v.kind = valueMap
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			v.Fields = append(v.Fields, Field{k, newValue(n.Content[i+1], joinKey(path, k), bad)})
+		}
+	case yaml.SequenceNode:
+		v.kind = valueList
+		for i, c := range n.Content {
+			v.Items = append(v.Items, newValue(c, fmt.Sprintf("%s[%d]", path, i), bad))
+		}
+	default:
+		if n.Tag == "!!str" && strings.Contains(n.Value, openTmpl) {
+			parts, err := parseTemplate(n)
+			if err != "" {
+				bad(n, path, err)
+			}
+			v.kind, v.Parts = valueTemplate, parts
+			return v
+		}
+		v.kind, v.Lit = valueLit, scalarValue(n)
+	}
+	return v
+}
+
+// parseTemplate splits a string into text and `${{ }}` expression parts.
+func parseTemplate(n *yaml.Node) ([]part, string) {
+	var parts []part
+	s := n.Value
+	offset := 0
+	for {
+		i := strings.Index(s, openTmpl)
+		if i < 0 {
+			if s != "" {
+				parts = append(parts, part{text: s})
+			}
+			return parts, ""
+		}
+		if i > 0 {
+			parts = append(parts, part{text: s[:i]})
+		}
+		j := strings.Index(s[i:], closeTmpl)
+		if j < 0 {
+			return parts, "unclosed ${{: add }} after the expression"
+		}
+		src := s[i+len(openTmpl) : i+j]
+		parts = append(parts, part{expr: &Expr{Source: strings.TrimSpace(src), Pos: exprPos(n, offset+i)}})
+		offset += i + j + len(closeTmpl)
+		s = s[i+j+len(closeTmpl):]
+	}
+}
+
+// exprPos is the position of byte offset off of a scalar's text: exact for single-line plain
+// and quoted scalars, the scalar's own position otherwise.
+func exprPos(n *yaml.Node, off int) Pos {
+	if strings.Contains(n.Value, "\n") || n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return posOf(n)
+	}
+	col := n.Column + len([]rune(n.Value[:off]))
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		col++
+	}
+	return Pos{n.Line, col}
+}
+
+// scalarValue decodes a scalar by its YAML tag.
+func scalarValue(n *yaml.Node) any {
+	var v any
+	if n.Tag == "!!str" || n.Tag == "!!timestamp" || n.Tag == "!!binary" {
+		return n.Value
+	}
+	if err := n.Decode(&v); err != nil {
+		return n.Value
+	}
+	return v
+}
+
+// exprs returns every expression in v, in file order.
+func (v *Value) exprs() []*Expr {
+	if v == nil {
+		return nil
+	}
+	var out []*Expr
+	for _, p := range v.Parts {
+		if p.expr != nil {
+			out = append(out, p.expr)
+		}
+	}
+	for _, f := range v.Fields {
+		out = append(out, f.Value.exprs()...)
+	}
+	for _, it := range v.Items {
+		out = append(out, it.exprs()...)
+	}
+	return out
+}
+
+// IsLiteral reports whether v holds no template at all.
+func (v *Value) IsLiteral() bool { return len(v.exprs()) == 0 }
+
+// Eval computes v's JSON value for env.
+func (v *Value) Eval(env map[string]any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch v.kind {
+	case valueMap:
+		m := make(map[string]any, len(v.Fields))
+		for _, f := range v.Fields {
+			x, err := f.Value.Eval(env)
+			if err != nil {
+				return nil, err
+			}
+			m[f.Key] = x
+		}
+		return m, nil
+	case valueList:
+		l := make([]any, len(v.Items))
+		for i, it := range v.Items {
+			x, err := it.Eval(env)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = x
+		}
+		return l, nil
+	case valueTemplate:
+		return v.evalTemplate(env)
+	}
+	return v.Lit, nil
+}
+
+func (v *Value) evalTemplate(env map[string]any) (any, error) {
+	if len(v.Parts) == 1 && v.Parts[0].expr != nil {
+		return v.Parts[0].expr.Eval(env)
+	}
+	var b strings.Builder
+	for _, p := range v.Parts {
+		if p.expr == nil {
+			b.WriteString(p.text)
+			continue
+		}
+		x, err := p.expr.Eval(env)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(textOf(x))
+	}
+	return b.String(), nil
+}
+
+// textOf renders a value inside an interpolated string: strings as they are, nil as empty,
+// everything else as compact JSON.
+func textOf(x any) string {
+	switch t := x.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	}
+	return compactJSON(x)
+}
+
+func joinKey(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
