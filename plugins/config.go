@@ -1,0 +1,113 @@
+package plugins
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// Config declares one plugin. The CLI maps a workflow's `plugins:` entries to it.
+type Config struct {
+	Name    string   // plugin name as declared in the workflow ("accounts")
+	Command []string // program and arguments, e.g. ["./accounts"] or ["python3", "plugin.py"]
+	// Dir is the base for a relative program or script path and the plugin's working
+	// directory; usually the workflow file's folder. Empty: the current directory.
+	Dir string
+	// SHA256 (hex) pins the program: Command[0] when it is a path (it is copied to a private
+	// directory, verified there and run from there), else the first argument naming an existing
+	// file, e.g. the script of ["python3", "plugin.py"] (verified in place: scripts import their
+	// neighbours, so they cannot be moved). Empty: not pinned.
+	SHA256 string
+	// Env names extra variables for the plugin: "NAME" passes the host's value through,
+	// "NAME=VALUE" sets one. PATH, HOME, LANG and TZ always pass; nothing else does.
+	Env []string
+}
+
+// Options tune a Host. The zero value is usable.
+type Options struct {
+	// StartTimeout bounds start to handshake. Default 10s.
+	StartTimeout time.Duration
+	// StopGrace is how long a plugin gets to end a cancelled try, or to exit when stopped,
+	// before its process group is killed. Default 2s.
+	StopGrace time.Duration
+	// Log receives each line the plugin writes to stderr, tagged with the plugin's name.
+	// Default: written to os.Stderr as "plugin NAME: LINE".
+	Log func(plugin, line string)
+	// CacheDir holds verified copies of pinned binaries; it must be private to this user.
+	// Default: a fresh 0700 temporary directory removed by Close.
+	CacheDir string
+}
+
+const (
+	defaultStartTimeout = 10 * time.Second
+	defaultStopGrace    = 2 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = defaultStartTimeout
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = defaultStopGrace
+	}
+	if o.Log == nil {
+		o.Log = writerLog(os.Stderr)
+	}
+	return o
+}
+
+// writerLog returns a Log function that writes "plugin NAME: LINE" lines to w.
+func writerLog(w io.Writer) func(plugin, line string) {
+	return func(plugin, line string) { fmt.Fprintf(w, "plugin %s: %s\n", plugin, line) }
+}
+
+var (
+	// ErrNoName is returned by New for a Config without a name.
+	ErrNoName = errors.New("plugin has no name")
+	// ErrNoCommand is returned by New for a Config without a command.
+	ErrNoCommand = errors.New("plugin has no command")
+	// ErrDuplicate is returned by New when two Configs share a name.
+	ErrDuplicate = errors.New("plugin declared twice")
+	// ErrBadChecksum is returned by New when SHA256 is not 64 hex digits.
+	ErrBadChecksum = errors.New("sha256 must be 64 hex digits")
+)
+
+func (c Config) check() error {
+	switch {
+	case c.Name == "":
+		return ErrNoName
+	case len(c.Command) == 0 || c.Command[0] == "":
+		return fmt.Errorf("plugin %s: %w", c.Name, ErrNoCommand)
+	case c.SHA256 != "" && !isHex64(c.SHA256):
+		return fmt.Errorf("plugin %s: %w, got %q", c.Name, ErrBadChecksum, c.SHA256)
+	}
+	return nil
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	return strings.Trim(strings.ToLower(s), "0123456789abcdef") == ""
+}
+
+// environ is the plugin's whole environment before go-plugin adds its own variables.
+func (c Config) environ() []string {
+	env := []string{}
+	for _, k := range []string{"PATH", "HOME", "LANG", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, e := range c.Env {
+		if strings.Contains(e, "=") {
+			env = append(env, e)
+		} else if v, ok := os.LookupEnv(e); ok {
+			env = append(env, e+"="+v)
+		}
+	}
+	return env
+}

@@ -1,0 +1,25 @@
+// Package plugins runs activities in plugin processes over hashicorp/go-plugin gRPC: it starts
+// one process per declared plugin on first use, shares it between concurrent calls, restarts it
+// on the next call after it dies, and stops every process on Close. Host implements the
+// engine's Activities interface; DescribeCommand and CallOnce serve `wend plugin describe|call`.
+//
+// Protocol: go-plugin in gRPC mode only, core protocol 1, app protocol 1, magic cookie
+// WEND_PLUGIN=wend-activities-v1, AutoMTLS, service wend.plugin.v1.Activities (plugins/proto).
+// Payloads (input and output JSON) are limited to MaxPayloadBytes (2 MiB) on both sides.
+//
+// Invariants:
+//   - No orphans: each plugin runs in its own process group with a parent-death SIGKILL, set
+//     from an OS thread that stays locked for the process's life (golang/go#27505). When the
+//     plugin's main process exits, the rest of its group is killed before it is reaped. Stopping
+//     asks go-plugin to shut the plugin down, and kills the group after Options.StopGrace even if
+//     the plugin is frozen (go-plugin's Kill blocks on a SIGSTOPped plugin).
+//   - Never a hang: starting is bounded by Options.StartTimeout; a try past its deadline, or
+//     cancelled, is sent a cancel and gets Options.StopGrace to end before its process group is
+//     killed (the plugin restarts on the next call).
+//   - Every failure is a *history.ActivityError with Category set and NonRetryable true when a
+//     retry cannot help (missing binary, checksum mismatch, bad handshake, exit before handshake,
+//     unknown activity, payload too large). Start failures include the tail of the plugin's stderr.
+//   - A plugin sees only PATH, HOME, LANG, TZ and the variables its Config.Env names.
+//   - With Config.SHA256 set, a binary plugin is copied into a private 0700 directory, hashed
+//     there, and the copy is run, so a binary swapped after the check is never executed.
+package plugins

@@ -1,0 +1,206 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/plugins/internal/wire"
+	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+)
+
+// crashWait bounds how long a broken stream waits for the plugin's exit status, so a crash is
+// reported within a second and with its cause.
+const crashWait = time.Second
+
+type event struct {
+	ev  *pluginv1.ExecuteEvent
+	err error
+}
+
+// execute runs one try on p. The stream's context is not the caller's: on a deadline or a
+// cancellation the host first sends Cancel and watches whether the plugin ends the try within
+// the grace, and only then tears the stream down (killing the plugin if it did not stop).
+func (p *process) execute(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat)) (json.RawMessage, error) {
+	started := time.Now()
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stream, err := p.rpc.Execute(sctx)
+	if err != nil {
+		return nil, p.lost(call, err)
+	}
+	if err := stream.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Request{Request: request(call)}}); err != nil {
+		_, err = stream.Recv() // Send reports io.EOF; the real error comes from Recv
+		return nil, p.lost(call, err)
+	}
+	events := make(chan event)
+	go func() {
+		for {
+			ev, err := stream.Recv()
+			select {
+			case events <- event{ev, err}:
+			case <-sctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	var deadline <-chan time.Time
+	if !call.Deadline.IsZero() {
+		t := time.NewTimer(time.Until(call.Deadline))
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		select {
+		case e := <-events:
+			if out, err, final := p.handle(call, e, heartbeat); final {
+				return out, err
+			}
+		case <-deadline:
+			return nil, p.stopTry(call, stream, events, wire.ReasonDeadline, started, nil)
+		case <-ctx.Done():
+			reason := wire.ReasonCancelled
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				reason = wire.ReasonDeadline
+			}
+			return nil, p.stopTry(call, stream, events, reason, started, context.Cause(ctx))
+		}
+	}
+}
+
+func request(call history.ActivityCall) *pluginv1.ExecuteRequest {
+	req := &pluginv1.ExecuteRequest{
+		Activity: call.Activity, Input: call.Input,
+		WorkflowId: call.WorkflowID, RunId: call.RunID, StepPath: call.StepPath,
+		ActivityExecutionId: call.ActivityExecutionID, ActivityAttemptId: call.ActivityAttemptID,
+		Attempt: int32(call.Attempt),
+	}
+	if !call.Deadline.IsZero() {
+		req.DeadlineUnixNanos = call.Deadline.UnixNano()
+	}
+	return req
+}
+
+// handle processes one stream event; final reports whether the try is over.
+func (p *process) handle(call history.ActivityCall, e event, heartbeat func(history.Heartbeat)) (out json.RawMessage, err error, final bool) {
+	if e.err != nil {
+		if errors.Is(e.err, io.EOF) {
+			return nil, callError(TypeProtocol, false, "plugin %s: activity %s: the plugin ended the try without a result or error", p.name, call.Activity), true
+		}
+		return nil, p.lost(call, e.err), true
+	}
+	switch ev := e.ev.Event.(type) {
+	case *pluginv1.ExecuteEvent_Heartbeat:
+		if heartbeat != nil {
+			progress := ev.Heartbeat.GetProgress()
+			if len(progress) > MaxPayloadBytes || (len(progress) > 0 && !json.Valid(progress)) {
+				progress = nil // a liveness signal is still worth passing on
+			}
+			heartbeat(history.Heartbeat{Progress: json.RawMessage(progress)})
+		}
+		return nil, nil, false
+	case *pluginv1.ExecuteEvent_Result:
+		out, err := checkOutput(p.name, call.Activity, ev.Result.GetOutput())
+		return out, err, true
+	case *pluginv1.ExecuteEvent_Error:
+		e := ev.Error
+		ae := &history.ActivityError{
+			Type: e.GetType(), Message: e.GetMessage(), NonRetryable: e.GetNonRetryable(),
+			Category: history.CategoryActivity,
+		}
+		if d := e.GetDetails(); len(d) > 0 && json.Valid(d) {
+			ae.Details = json.RawMessage(d)
+		}
+		return nil, ae, true
+	default:
+		return nil, callError(TypeProtocol, false, "plugin %s: activity %s: unknown event %T", p.name, call.Activity, ev), true
+	}
+}
+
+func checkOutput(plugin, activity string, out []byte) (json.RawMessage, error) {
+	if len(out) > MaxPayloadBytes {
+		return nil, callError(TypePayloadTooLarge, true, "plugin %s: activity %s: output is %d bytes, over the %d-byte limit", plugin, activity, len(out), MaxPayloadBytes)
+	}
+	if len(out) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	if !json.Valid(out) {
+		return nil, callError(TypeProtocol, true, "plugin %s: activity %s: output is not valid JSON", plugin, activity)
+	}
+	return json.RawMessage(out), nil
+}
+
+// stopTry asks the plugin to end a try whose deadline passed or whose caller gave up, and kills
+// the plugin's process group if the try has not ended within the grace. Whatever the plugin
+// answers, the try has failed: a late result is not accepted.
+func (p *process) stopTry(call history.ActivityCall, stream pluginv1.Activities_ExecuteClient, events <-chan event, reason string, started time.Time, cause error) error {
+	_ = stream.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Cancel{Cancel: &pluginv1.Cancel{Reason: reason}}})
+	grace := time.NewTimer(p.grace)
+	defer grace.Stop()
+	killed := false
+wait:
+	for {
+		select {
+		case e := <-events:
+			if e.err != nil || e.ev.GetHeartbeat() == nil {
+				break wait
+			}
+		case <-grace.C:
+			p.runner.killGroup()
+			killed = true
+			break wait
+		}
+	}
+	note := ""
+	if killed {
+		note = fmt.Sprintf("; the plugin did not stop within %s, so its process group was killed", p.grace)
+	}
+	elapsed := time.Since(started).Round(time.Millisecond)
+	if reason == wire.ReasonDeadline {
+		return newError(history.CategoryTimeout, TypeTimeout, false, "plugin %s: activity %s: timed out after %s%s", p.name, call.Activity, elapsed, note)
+	}
+	why := ""
+	if cause != nil {
+		why = ": " + cause.Error()
+	}
+	return newError(history.CategoryCancelled, TypeCancelled, false, "plugin %s: activity %s: cancelled after %s%s%s", p.name, call.Activity, elapsed, why, note)
+}
+
+// lost explains a broken stream: the plugin died (retryable; a new process serves the retry),
+// the connection broke (the process is killed so the next call starts afresh), or the plugin
+// answered with a gRPC error.
+func (p *process) lost(call history.ActivityCall, err error) error {
+	code := status.Code(err)
+	if code == codes.Unavailable || code == codes.Canceled || code == codes.Internal {
+		select {
+		case <-p.runner.done:
+		case <-time.After(crashWait):
+		}
+	}
+	if p.runner.exited() {
+		return callError(TypeCrashed, false, "plugin %s: activity %s: the plugin exited during the call (%s)%s", p.name, call.Activity, p.runner.exitStatus(), p.stderr.last())
+	}
+	msg := status.Convert(err).Message()
+	switch code {
+	case codes.Unavailable, codes.Canceled:
+		p.runner.killGroup()
+		return callError(TypeCrashed, false, "plugin %s: activity %s: lost the connection to the plugin (%s), killed it", p.name, call.Activity, msg)
+	case codes.ResourceExhausted:
+		return callError(TypePayloadTooLarge, true, "plugin %s: activity %s: %s", p.name, call.Activity, msg)
+	case codes.Unimplemented:
+		return callError(TypeProtocol, true, "plugin %s: activity %s: the plugin does not implement wend.plugin.v1: %s", p.name, call.Activity, msg)
+	default:
+		return callError(TypeProtocol, false, "plugin %s: activity %s: %s: %s", p.name, call.Activity, code, msg)
+	}
+}

@@ -1,0 +1,299 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/plugins/internal/wire"
+	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+)
+
+// Host runs the declared plugins: one process per plugin, started on first use, shared by
+// concurrent calls and restarted on the next call after it dies. It implements the engine's
+// Activities interface. Close stops every process.
+type Host struct {
+	opts Options
+
+	mu       sync.Mutex
+	slots    map[string]*slot
+	closed   bool
+	cacheDir string // created on first use when Options.CacheDir is empty
+}
+
+// slot holds the current process of one plugin; mu serialises starts so concurrent first
+// calls share one process.
+type slot struct {
+	cfg Config
+
+	mu      sync.Mutex
+	proc    *process
+	program string // resolved (and for a pinned binary, verified copy) once
+}
+
+// New returns a Host for configs. It checks the declarations but starts nothing.
+func New(configs []Config, opts Options) (*Host, error) {
+	h := &Host{opts: opts.withDefaults(), slots: map[string]*slot{}}
+	for _, c := range configs {
+		if err := c.check(); err != nil {
+			return nil, fmt.Errorf("new plugin host: %w", err)
+		}
+		if _, dup := h.slots[c.Name]; dup {
+			return nil, fmt.Errorf("new plugin host: plugin %s: %w", c.Name, ErrDuplicate)
+		}
+		c.Command = append([]string(nil), c.Command...)
+		h.slots[c.Name] = &slot{cfg: c}
+	}
+	return h, nil
+}
+
+// Execute runs one try of call.Activity in plugin call.Plugin, passing heartbeats (which may be
+// nil) as they arrive. It returns the activity's JSON output, or a *history.ActivityError.
+// The try ends at call.Deadline or when ctx is done, whichever comes first.
+func (h *Host) Execute(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat)) (json.RawMessage, error) {
+	if len(call.Input) > MaxPayloadBytes {
+		return nil, callError(TypePayloadTooLarge, true, "plugin %s: activity %s: input is %d bytes, over the %d-byte limit", call.Plugin, call.Activity, len(call.Input), MaxPayloadBytes)
+	}
+	if len(call.Input) > 0 && !json.Valid(call.Input) {
+		return nil, callError(wire.TypeBadInput, true, "plugin %s: activity %s: input is not valid JSON", call.Plugin, call.Activity)
+	}
+	p, err := h.process(call.Plugin)
+	if err != nil {
+		return nil, err
+	}
+	return p.execute(ctx, call, heartbeat)
+}
+
+// Description is what a plugin says about itself.
+type Description struct {
+	Plugin     string
+	Activities []ActivityInfo
+}
+
+// ActivityInfo describes one activity; nil schemas mean any JSON.
+type ActivityInfo struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+}
+
+// Find returns the activity called name.
+func (d *Description) Find(name string) (ActivityInfo, bool) {
+	for _, a := range d.Activities {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return ActivityInfo{}, false
+}
+
+// Describe starts plugin if needed and returns its activities. Without a deadline on ctx it
+// gives the plugin StartTimeout to answer.
+func (h *Host) Describe(ctx context.Context, plugin string) (*Description, error) {
+	p, err := h.process(plugin)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.opts.StartTimeout)
+		defer cancel()
+	}
+	resp, err := p.rpc.Describe(ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		return nil, p.lost(history.ActivityCall{Plugin: plugin, Activity: "(describe)"}, err)
+	}
+	d := &Description{Plugin: plugin}
+	for _, a := range resp.Activities {
+		d.Activities = append(d.Activities, ActivityInfo{
+			Name: a.Name, Description: a.Description,
+			InputSchema: jsonOrNil(a.InputSchema), OutputSchema: jsonOrNil(a.OutputSchema),
+		})
+	}
+	return d, nil
+}
+
+func jsonOrNil(b []byte) json.RawMessage {
+	if len(b) == 0 || !json.Valid(b) {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+// Close stops every plugin process (each gets StopGrace to exit before its group is killed)
+// and removes the private cache. Calls after Close fail with HostClosed.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	slots := make([]*slot, 0, len(h.slots))
+	for _, s := range h.slots {
+		slots = append(slots, s)
+	}
+	cache := h.cacheDir
+	h.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, s := range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.proc != nil {
+				s.proc.stop()
+				s.proc = nil
+			}
+		}()
+	}
+	wg.Wait()
+	if cache != "" {
+		if err := os.RemoveAll(cache); err != nil {
+			return fmt.Errorf("close plugin host: %w", err)
+		}
+	}
+	return nil
+}
+
+// process returns plugin's running process, starting it if there is none or it died.
+func (h *Host) process(plugin string) (*process, error) {
+	h.mu.Lock()
+	s, ok := h.slots[plugin]
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, startError(TypeHostClosed, false, "plugin %s: the plugin host is closed", plugin)
+	}
+	if !ok {
+		return nil, startError(TypeUnknownPlugin, true, "unknown plugin %q (declared: %s)", plugin, h.names())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil && s.proc.alive() {
+		return s.proc, nil
+	}
+	if s.proc != nil { // dead: collect go-plugin's goroutines before starting afresh
+		s.proc.stop()
+		s.proc = nil
+	}
+	h.mu.Lock()
+	closed = h.closed
+	h.mu.Unlock()
+	if closed { // Close ran while we waited for the slot
+		return nil, startError(TypeHostClosed, false, "plugin %s: the plugin host is closed", plugin)
+	}
+	if s.program == "" {
+		program, err := h.program(s.cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.program = program
+	}
+	p, err := startProcess(s.cfg, s.program, h.opts)
+	if err != nil {
+		return nil, err
+	}
+	s.proc = p
+	return p, nil
+}
+
+func (h *Host) names() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.Join(slices.Sorted(maps.Keys(h.slots)), ", ")
+}
+
+// program resolves cfg's program and, when pinned, verifies it.
+func (h *Host) program(cfg Config) (string, error) {
+	prog := cfg.Command[0]
+	var path string
+	if strings.ContainsRune(prog, filepath.Separator) {
+		path = resolve(cfg.Dir, prog)
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		if err := checkExecutable(path); err != nil {
+			return "", startError(TypePluginNotFound, true, "start plugin %s: %v", cfg.Name, err)
+		}
+	} else {
+		found, err := exec.LookPath(prog)
+		if err != nil {
+			return "", startError(TypePluginNotFound, true, "start plugin %s: %q not found in PATH", cfg.Name, prog)
+		}
+		path = found
+	}
+	if cfg.SHA256 == "" {
+		return path, nil
+	}
+	if strings.ContainsRune(prog, filepath.Separator) {
+		dir, err := h.cache()
+		if err != nil {
+			return "", startError(TypeChecksumMismatch, false, "start plugin %s: %v", cfg.Name, err)
+		}
+		copyPath, err := verifyCopy(path, dir, cfg.Name, cfg.SHA256)
+		if err != nil {
+			return "", checksumFailed(cfg.Name, err)
+		}
+		return copyPath, nil
+	}
+	i := pinnedScript(cfg.Dir, cfg.Command[1:])
+	if i < 0 {
+		return "", startError(TypeChecksumMismatch, true, "start plugin %s: sha256 is set but no argument of %q names a file to check", cfg.Name, cfg.Command)
+	}
+	if err := verifyInPlace(resolve(cfg.Dir, cfg.Command[1+i]), cfg.SHA256); err != nil {
+		return "", checksumFailed(cfg.Name, err)
+	}
+	return path, nil
+}
+
+func checksumFailed(name string, err error) error {
+	var ce *checksumError
+	if errors.As(err, &ce) {
+		return startError(TypeChecksumMismatch, true, "start plugin %s: %v", name, err)
+	}
+	return startError(TypeChecksumMismatch, false, "start plugin %s: verify checksum: %v", name, err)
+}
+
+func checkExecutable(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s does not exist", path)
+	case err != nil:
+		return err
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", path)
+	case st.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%s is not executable", path)
+	}
+	return nil
+}
+
+func (h *Host) cache() (string, error) {
+	if h.opts.CacheDir != "" {
+		return h.opts.CacheDir, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cacheDir == "" {
+		dir, err := os.MkdirTemp("", "wend-plugins-")
+		if err != nil {
+			return "", err
+		}
+		h.cacheDir = dir
+	}
+	return h.cacheDir, nil
+}

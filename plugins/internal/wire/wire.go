@@ -1,0 +1,74 @@
+// Package wire holds what the plugin host and the Go SDK must agree on: the go-plugin handshake,
+// the payload limits, the error types that cross the boundary and the go-plugin glue for the
+// wend.plugin.v1 gRPC service. Non-Go plugins (examples/plugins/python, examples/plugins/node)
+// repeat these values; change them together.
+package wire
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+)
+
+// Handshake is go-plugin's handshake: app protocol 1 and the cookie the host sets in the
+// plugin's environment, so a plugin binary run by hand says what it is instead of hanging.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "WEND_PLUGIN",
+	MagicCookieValue: "wend-activities-v1",
+}
+
+// PluginName is the key of the single plugin in go-plugin's PluginSet.
+const PluginName = "activities"
+
+const (
+	// MaxPayloadBytes bounds an activity's JSON input and output (and heartbeat progress), as
+	// Temporal's 2 MB blob error limit does: history stays small and replay fast.
+	MaxPayloadBytes = 2 << 20
+	// MaxMessageBytes is gRPC's per-message limit on both sides, set above MaxPayloadBytes plus
+	// the envelope so that an oversized payload meets our clear error, never gRPC's bare one.
+	MaxMessageBytes = 16 << 20
+)
+
+// Error types that cross the boundary (ActivityError.Type).
+const (
+	TypePayloadTooLarge = "PayloadTooLarge"
+	TypeUnknownActivity = "UnknownActivity"
+	TypeBadInput        = "BadInput"
+	TypeCancelled       = "Cancelled"
+	TypeTimeout         = "Timeout"
+	TypePanic           = "Panic"
+	TypeError           = "Error"
+)
+
+// Cancel reasons sent by the host.
+const (
+	ReasonDeadline  = "deadline"
+	ReasonCancelled = "cancelled"
+)
+
+// GRPCPlugin adapts the Activities service to go-plugin. The host leaves Impl nil.
+type GRPCPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl pluginv1.ActivitiesServer
+}
+
+var errNoServer = errors.New("wire: plugin has no Activities server")
+
+// GRPCServer registers the Activities service on the plugin's gRPC server.
+func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.Impl == nil {
+		return errNoServer
+	}
+	pluginv1.RegisterActivitiesServer(s, p.Impl)
+	return nil
+}
+
+// GRPCClient returns the host's client for the Activities service.
+func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return pluginv1.NewActivitiesClient(c), nil
+}

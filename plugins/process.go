@@ -1,0 +1,178 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/wendflow/wend/plugins/internal/wire"
+	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+)
+
+// process is one running plugin: the go-plugin client, our runner and the gRPC client.
+type process struct {
+	name         string
+	grace        time.Duration
+	startTimeout time.Duration
+	client       *plugin.Client
+	runner       *procRunner
+	conn         *grpc.ClientConn
+	rpc          pluginv1.ActivitiesClient
+	stderr       *stderrLog
+
+	stopOnce sync.Once
+}
+
+// killWait bounds how long stop waits for go-plugin's Kill after the group was killed; past it
+// the goroutines go-plugin still runs are abandoned rather than blocking the host.
+const killWait = 5 * time.Second
+
+// quietLogger silences go-plugin's own logging: the host reports what matters as errors and
+// forwards the plugin's stderr through Options.Log.
+var quietLogger = hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Discard})
+
+// startProcess starts program (already resolved and verified) with cfg's arguments and waits
+// for the handshake and a health check.
+func startProcess(cfg Config, program string, opts Options) (*process, error) {
+	p := &process{name: cfg.Name, grace: opts.StopGrace, startTimeout: opts.StartTimeout, stderr: &stderrLog{plugin: cfg.Name, log: opts.Log}}
+	p.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  wire.Handshake,
+		Plugins:          plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}},
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		SkipHostEnv:      true,
+		StartTimeout:     opts.StartTimeout,
+		Stderr:           p.stderr,
+		Logger:           quietLogger,
+		// go-plugin passes a blank command carrying its variables (cookie, mTLS certificate,
+		// socket dir); the plugin's own command and allow-listed environment are ours.
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+			cmd := exec.Command(program, cfg.Command[1:]...)
+			cmd.Dir = cfg.Dir
+			cmd.Env = append(cfg.environ(), spec.Env...)
+			p.runner = newRunner(cfg.Name, cmd)
+			return p.runner, nil
+		},
+	})
+	rpc, err := p.client.Client()
+	if err != nil {
+		return nil, p.startFailed(err)
+	}
+	raw, err := rpc.Dispense(wire.PluginName)
+	if err != nil {
+		p.stop()
+		return nil, startError(TypeBadHandshake, true, "start plugin %s: %v%s", p.name, err, p.stderr.last())
+	}
+	p.rpc = raw.(pluginv1.ActivitiesClient)
+	p.conn = rpc.(*plugin.GRPCClient).Conn
+	if err := p.checkHealth(opts.StartTimeout); err != nil {
+		p.stop()
+		return nil, startError(TypeBadHandshake, true, "start plugin %s: health check: %v%s", p.name, err, p.stderr.last())
+	}
+	return p, nil
+}
+
+// checkHealth makes the first gRPC call (TLS handshake included) under the start timeout, so a
+// plugin that handshakes and then cannot serve fails here, not in the middle of a try.
+func (p *process) checkHealth(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	resp, err := grpc_health_v1.NewHealthClient(p.conn).Check(ctx,
+		&grpc_health_v1.HealthCheckRequest{Service: plugin.GRPCServiceName}, grpc.WaitForReady(true))
+	if err != nil {
+		return err
+	}
+	if resp.Status != grpc_health_v1.HealthCheckResponse_SERVING {
+		return fmt.Errorf("service %q is %s", plugin.GRPCServiceName, resp.Status)
+	}
+	return nil
+}
+
+// startFailed turns go-plugin's start error into a typed error carrying the plugin's stderr.
+func (p *process) startFailed(err error) error {
+	msg := err.Error()
+	first, _, _ := strings.Cut(msg, "\n")
+	if p.runner == nil || p.runner.pid == 0 {
+		p.stop()
+		return startError(TypePluginNotFound, true, "start plugin %s: %v", p.name, err)
+	}
+	exited := msg == "plugin exited before we could connect" ||
+		strings.Contains(msg, "Failed to read any lines from plugin's stdout")
+	if exited { // let the reaper record the real exit status before stop kills anything
+		select {
+		case <-p.runner.done:
+		case <-time.After(time.Second):
+		}
+	}
+	status := p.runner.exitStatus()
+	p.stop() // also waits for go-plugin to drain stderr, so the tail is complete
+	tail := p.stderr.last()
+	switch {
+	case strings.HasPrefix(msg, "timeout while waiting for plugin to start"):
+		return startError(TypeStartTimeout, false, "start plugin %s: no handshake within %s; killed it%s", p.name, p.startTimeout, tail)
+	case exited:
+		return startError(TypeExited, true, "start plugin %s: exited before the handshake (%s)%s", p.name, status, tail)
+	case strings.HasPrefix(first, "Unrecognized remote plugin message: "):
+		line := strings.TrimPrefix(first, "Unrecognized remote plugin message: ")
+		return startError(TypeBadHandshake, true, "start plugin %s: expected the go-plugin handshake on stdout, got %q (a plugin must not print to stdout before serving)%s", p.name, line, tail)
+	default:
+		return startError(TypeBadHandshake, true, "start plugin %s: bad handshake: %s%s", p.name, lowerFirst(first), tail)
+	}
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// stop shuts the plugin down: go-plugin's Kill asks it to exit (GRPCController.Shutdown) and
+// waits; if that takes longer than the grace — a frozen plugin makes it wait for ever — the
+// process group is killed.
+func (p *process) stop() {
+	p.stopOnce.Do(func() {
+		done := make(chan struct{})
+		go func() {
+			p.client.Kill()
+			close(done)
+		}()
+		select {
+		case <-done:
+			return
+		case <-time.After(p.grace):
+		}
+		if p.runner != nil {
+			p.runner.killGroup()
+		}
+		select {
+		case <-done:
+		case <-time.After(killWait):
+		}
+	})
+}
+
+func (p *process) alive() bool {
+	return p.runner != nil && !p.runner.exited()
+}
+
+var errNoPID = errors.New("no pid")
+
+// pid is the plugin's process id, which is also its process group id.
+func (p *process) pid() (int, error) {
+	if p.runner == nil || p.runner.pid == 0 {
+		return 0, errNoPID
+	}
+	return p.runner.pid, nil
+}

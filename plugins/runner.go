@@ -1,0 +1,159 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"github.com/hashicorp/go-plugin/runner"
+	"golang.org/x/sys/unix"
+)
+
+// procRunner is go-plugin's runner for one plugin process: its own process group, a
+// parent-death SIGKILL, and the group killed whenever the process ends, so descendants that
+// inherited its pipes (go-plugin#136) cannot outlive it or keep go-plugin waiting.
+type procRunner struct {
+	name string
+	cmd  *exec.Cmd
+
+	stdout, stderr *os.File // read ends; the plugin holds the write ends
+
+	mu      sync.Mutex // guards kill against the reap, so a recycled pid is never signalled
+	pid     int
+	done    chan struct{} // closed once the process is reaped
+	waitErr error
+}
+
+var _ runner.Runner = (*procRunner)(nil)
+
+func newRunner(name string, cmd *exec.Cmd) *procRunner {
+	return &procRunner{name: name, cmd: cmd, done: make(chan struct{})}
+}
+
+// Start starts the process from a goroutine locked to its OS thread for the process's whole
+// life: Linux sends the parent-death signal when the *thread* that forked exits, and the Go
+// runtime ends a thread whose locked goroutine returns (golang/go#27505).
+func (r *procRunner) Start(context.Context) error {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return err
+	}
+	r.stdout, r.stderr = outR, errR
+	r.cmd.Stdin = nil // /dev/null: a plugin never reads the host's terminal
+	r.cmd.Stdout, r.cmd.Stderr = outW, errW
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := r.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		r.pid = r.cmd.Process.Pid
+		started <- nil
+		r.reap()
+	}()
+	err = <-started
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		close(r.done)
+		return err
+	}
+	return nil
+}
+
+// reap waits for the process to exit, kills what is left of its group while the group id is
+// still reserved by the unreaped leader, then reaps it.
+func (r *procRunner) reap() {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, r.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	r.waitErr = r.cmd.Wait()
+	close(r.done)
+}
+
+// killGroup SIGKILLs the plugin's whole process group; a stopped (SIGSTOP) process dies too.
+func (r *procRunner) killGroup() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	if r.pid > 0 {
+		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	}
+}
+
+func (r *procRunner) exited() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitStatus describes how the process ended, e.g. "exit status 1" or "signal: killed".
+func (r *procRunner) exitStatus() string {
+	if r.cmd.ProcessState == nil {
+		return "not started"
+	}
+	return r.cmd.ProcessState.String()
+}
+
+// Wait is called by go-plugin after it has read both pipes to the end.
+func (r *procRunner) Wait(context.Context) error {
+	<-r.done
+	r.stdout.Close()
+	r.stderr.Close()
+	var exitErr *exec.ExitError
+	if errors.As(r.waitErr, &exitErr) {
+		return nil // go-plugin only logs it; exitStatus reports it
+	}
+	return r.waitErr
+}
+
+func (r *procRunner) Kill(context.Context) error {
+	r.killGroup()
+	return nil
+}
+
+func (r *procRunner) Stdout() io.ReadCloser           { return r.stdout }
+func (r *procRunner) Stderr() io.ReadCloser           { return r.stderr }
+func (r *procRunner) Name() string                    { return r.name }
+func (r *procRunner) ID() string                      { return strconv.Itoa(r.pid) }
+func (r *procRunner) Diagnose(context.Context) string { return "" }
+
+func (r *procRunner) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}

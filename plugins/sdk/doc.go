@@ -1,0 +1,25 @@
+// Package sdk is what a Go activity plugin imports: it serves a map of activity functions over
+// the wend.plugin.v1 gRPC service through hashicorp/go-plugin.
+//
+//	func main() {
+//		sdk.Serve(sdk.Activities{
+//			"greet": sdk.Func(greet, `{"type":"object","required":["name"]}`, `{"type":"object"}`),
+//		})
+//	}
+//
+//	func greet(ctx *sdk.Context, in struct{ Name string `json:"name"` }) (map[string]string, error) {
+//		return map[string]string{"greeting": "hello, " + in.Name}, nil
+//	}
+//
+// Invariants the package keeps for plugin authors:
+//   - A handler runs once per try. ctx carries the try's identity (ctx.ActivityExecutionID is
+//     the idempotency key, stable across tries) and is cancelled when the deadline passes or the
+//     host cancels the try; handlers should return soon after.
+//   - Inputs and outputs are at most MaxPayloadBytes; a larger output fails the try with a
+//     non-retryable PayloadTooLarge error rather than a transport error.
+//   - A plain error is retryable; use NonRetryable for errors a retry cannot fix. A panic fails
+//     the try (type "Panic"), it does not kill the plugin.
+//   - The plugin exits within about a second when its host process goes away, so a killed host
+//     leaves no plugin behind even if the parent-death signal was lost.
+//   - Nothing may be written to stdout before Serve: go-plugin reads its handshake from there.
+package sdk

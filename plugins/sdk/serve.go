@@ -1,0 +1,46 @@
+package sdk
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/wendflow/wend/plugins/internal/wire"
+)
+
+// Serve serves acts to the wend host that started this process and returns only if serving
+// fails to start (go-plugin then exits the process itself). Run by hand, it prints a notice and
+// exits 1: a plugin is started by wend.
+func Serve(acts Activities) {
+	if os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue {
+		go watchParent(os.Getppid(), time.Second)
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: wire.Handshake,
+		Plugins:         plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{Impl: NewServer(acts)}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts,
+				grpc.MaxRecvMsgSize(wire.MaxMessageBytes),
+				grpc.MaxSendMsgSize(wire.MaxMessageBytes))...)
+		},
+		// go-plugin logs at trace level by default; the host tags every stderr line, so keep
+		// only what an operator should read.
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "sdk", Level: hclog.Warn, Output: os.Stderr}),
+	})
+}
+
+// watchParent exits the plugin when its parent changes (the host died and the plugin was
+// reparented): the parent-death signal the host sets is lost if the host's starting thread
+// exits (golang/go#27505), and non-Linux hosts have none.
+func watchParent(ppid int, every time.Duration) {
+	for range time.Tick(every) {
+		if os.Getppid() != ppid {
+			fmt.Fprintf(os.Stderr, "wend plugin: host process %d is gone; exiting\n", ppid)
+			os.Exit(1)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+)
+
+// NewServer returns the wend.plugin.v1.Activities service for acts. Serve uses it; tests and
+// benchmarks can register it on their own gRPC server.
+func NewServer(acts Activities) pluginv1.ActivitiesServer {
+	return &server{acts: acts}
+}
+
+type server struct {
+	pluginv1.UnimplementedActivitiesServer
+	acts Activities
+}
+
+func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	names := make([]string, 0, len(s.acts))
+	for name := range s.acts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	resp := &pluginv1.DescribeResponse{}
+	for _, name := range names {
+		a := s.acts[name]
+		resp.Activities = append(resp.Activities, &pluginv1.ActivityInfo{
+			Name: name, Description: a.Description,
+			InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
+		})
+	}
+	return resp, nil
+}
+
+// errHostCancelled is the cause of a handler's context when the host sent Cancel.
+var errHostCancelled = errors.New("cancelled by the host")
+
+func (s *server) Execute(stream pluginv1.Activities_ExecuteServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	req := first.GetRequest()
+	if req == nil {
+		return status.Error(codes.InvalidArgument, "execute: first message must be a request")
+	}
+	t := &try{stream: stream}
+	defer t.end()
+
+	act, ok := s.acts[req.Activity]
+	if !ok {
+		return t.fail(NonRetryable(TypeUnknownActivity, fmt.Sprintf("unknown activity %q (have %s)", req.Activity, s.names())))
+	}
+	if len(req.Input) > MaxPayloadBytes {
+		return t.fail(NonRetryable(TypePayloadTooLarge, fmt.Sprintf("input of %s is %d bytes, over the %d-byte limit", req.Activity, len(req.Input), MaxPayloadBytes)))
+	}
+
+	ctx, cancel := context.WithCancelCause(stream.Context())
+	defer cancel(nil)
+	info := infoOf(req)
+	if !info.Deadline.IsZero() {
+		var stop context.CancelFunc
+		ctx, stop = context.WithDeadline(ctx, info.Deadline)
+		defer stop()
+	}
+	go func() { // the host's Cancel, or the stream's end, cancels the handler
+		for {
+			in, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			if in.GetCancel() != nil {
+				cancel(errHostCancelled)
+			}
+		}
+	}()
+
+	out, err := run(&Context{Context: ctx, Info: info, heartbeat: t.heartbeat}, act, req.Input)
+	if err != nil {
+		return t.fail(asError(ctx, err))
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return t.fail(NonRetryable(TypeError, fmt.Sprintf("encode output of %s: %v", req.Activity, err)))
+	}
+	if len(b) > MaxPayloadBytes {
+		return t.fail(NonRetryable(TypePayloadTooLarge, fmt.Sprintf("output of %s is %d bytes, over the %d-byte limit", req.Activity, len(b), MaxPayloadBytes)))
+	}
+	return t.send(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Result{Result: &pluginv1.Result{Output: b}}})
+}
+
+func (s *server) names() string {
+	names := make([]string, 0, len(s.acts))
+	for n := range s.acts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	b, _ := json.Marshal(names)
+	return string(b)
+}
+
+func infoOf(req *pluginv1.ExecuteRequest) Info {
+	info := Info{
+		Activity: req.Activity, WorkflowID: req.WorkflowId, RunID: req.RunId, StepPath: req.StepPath,
+		ActivityExecutionID: req.ActivityExecutionId, ActivityAttemptID: req.ActivityAttemptId,
+		Attempt: int(req.Attempt),
+	}
+	if req.DeadlineUnixNanos != 0 {
+		info.Deadline = time.Unix(0, req.DeadlineUnixNanos)
+	}
+	return info
+}
+
+// run calls the handler, turning a panic into a failed try instead of a dead plugin.
+func run(ctx *Context, act Activity, input json.RawMessage) (out any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = NewError(TypePanic, fmt.Sprintf("%s panicked: %v\n%s", ctx.Activity, p, debug.Stack()))
+		}
+	}()
+	if act.Run == nil {
+		return nil, NonRetryable(TypeError, ctx.Activity+" has no Run function")
+	}
+	return act.Run(ctx, input)
+}
+
+// asError maps a handler's error to the wire error. Context errors after a cancellation become
+// Cancelled/Timeout so the host can tell a stop it asked for from a failure.
+func asError(ctx context.Context, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return NewError(TypeTimeout, err.Error())
+		}
+		return NewError(TypeCancelled, context.Cause(ctx).Error())
+	}
+	return NewError(TypeError, err.Error())
+}
+
+// try serialises sends on one Execute stream: gRPC forbids concurrent Send, and a handler may
+// heartbeat from its own goroutines, even after it returned.
+type try struct {
+	mu     sync.Mutex
+	stream pluginv1.Activities_ExecuteServer
+	ended  bool
+}
+
+var errTryEnded = errors.New("heartbeat: the try has ended")
+
+func (t *try) send(ev *pluginv1.ExecuteEvent) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return errTryEnded
+	}
+	return t.stream.Send(ev)
+}
+
+func (t *try) heartbeat(progress json.RawMessage) error {
+	return t.send(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Heartbeat{Heartbeat: &pluginv1.Heartbeat{Progress: progress}}})
+}
+
+func (t *try) fail(e *Error) error {
+	return t.send(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Error{Error: &pluginv1.Error{
+		Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.details(),
+	}}})
+}
+
+func (t *try) end() {
+	t.mu.Lock()
+	t.ended = true
+	t.mu.Unlock()
+}
