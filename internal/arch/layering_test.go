@@ -1,0 +1,81 @@
+package arch
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/wendflow/wend"
+
+// forbidden lists, per package of ours, import path prefixes it must not depend on, directly
+// or through another package.
+var forbidden = map[string][]string{
+	"schemas":                      {module + "/", "go.yaml.in", "github.com/expr-lang", "google.golang.org/grpc"},
+	"history":                      {module + "/", "go.etcd.io/bbolt", "google.golang.org/grpc", "github.com/hashicorp", "go.yaml.in"},
+	"spec":                         {module + "/history", module + "/interpreter", module + "/plugins", module + "/boltstore", module + "/internal", "go.etcd.io/bbolt", "google.golang.org/grpc", "github.com/hashicorp"},
+	"interpreter":                  {module + "/interpreter/engine", module + "/plugins", module + "/boltstore", module + "/internal", module + "/server", "go.etcd.io/bbolt", "google.golang.org/grpc", "github.com/hashicorp"},
+	"interpreter/engine":           {module + "/plugins", module + "/boltstore", module + "/internal", module + "/server", "go.etcd.io/bbolt", "google.golang.org/grpc", "github.com/hashicorp"},
+	"boltstore":                    {module + "/interpreter", module + "/plugins", module + "/internal", module + "/server", module + "/spec", "google.golang.org/grpc"},
+	"plugins":                      {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal", module + "/server", "go.etcd.io/bbolt"},
+	"plugins/sdk":                  {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal", module + "/server", "go.etcd.io/bbolt"},
+	"server":                       {module + "/internal", "go.etcd.io/bbolt"},
+	"internal/cli":                 {}, // the top: may import anything of ours
+	"internal/arch":                {},
+	"cmd/wend":                     {},
+	"examples/plugins/go":          {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal", module + "/server"},
+	"plugins/proto/wend/plugin/v1": {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal"},
+}
+
+func TestLayering(t *testing.T) {
+	cmd := exec.Command("go", "list", "-json=ImportPath,Deps", "./...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	checked := 0
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Deps       []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		bad, ok := ruleFor(rel)
+		if !ok {
+			t.Errorf("package %s has no layering rule: add it to forbidden in %s", rel, "internal/arch/layering_test.go")
+			continue
+		}
+		checked++
+		for _, d := range p.Deps {
+			for _, b := range bad {
+				if strings.HasPrefix(d, b) && !strings.HasPrefix(d, p.ImportPath) {
+					t.Errorf("%s depends on %s (forbidden: %s*); see DESIGN.md §1", rel, d, b)
+				}
+			}
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("checked only %d packages; go list found too few", checked)
+	}
+}
+
+// ruleFor finds the rule of the longest package key that is rel or a parent folder of rel.
+func ruleFor(rel string) ([]string, bool) {
+	for p := rel; ; {
+		if bad, ok := forbidden[p]; ok {
+			return bad, true
+		}
+		i := strings.LastIndex(p, "/")
+		if i < 0 {
+			return nil, false
+		}
+		p = p[:i]
+	}
+}
