@@ -23,6 +23,7 @@ var forbidden = map[string][]string{
 	"plugins/sdk":                  {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal", module + "/server", "go.etcd.io/bbolt"},
 	"server":                       {module + "/internal", "go.etcd.io/bbolt"},
 	"internal/cli":                 {}, // the top: may import anything of ours
+	"history/storetest":            {module + "/spec", module + "/interpreter", module + "/plugins", module + "/boltstore", "go.etcd.io/bbolt"},
 	"internal/arch":                {},
 	"cmd/wend":                     {},
 	"examples/plugins/go":          {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal", module + "/server"},

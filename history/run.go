@@ -1,0 +1,42 @@
+package history
+
+import "time"
+
+// Run statuses.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+	StatusContinued = "continued"
+)
+
+// Closed reasons, finer than the status (a timed-out run has status failed).
+const (
+	ClosedCompleted          = "completed"
+	ClosedFailed             = "failed"
+	ClosedTimedOut           = "timed_out"
+	ClosedCancelled          = "cancelled"
+	ClosedTerminated         = "terminated"
+	ClosedContinued          = "continued"
+	ClosedCompensationFailed = "compensation_failed"
+)
+
+// Run is the summary record of one run; its history is its events.
+type Run struct {
+	WorkflowID   string    `json:"workflow_id"`
+	RunID        string    `json:"run_id"`
+	Name         string    `json:"name"` // the workflow's name
+	Status       string    `json:"status"`
+	ClosedReason string    `json:"closed_reason,omitempty"`
+	SpecFile     string    `json:"spec_file"`
+	SpecSHA256   string    `json:"spec_sha256"`
+	ParentRunID  string    `json:"parent_run_id,omitempty"`
+	ParentStep   string    `json:"parent_step,omitempty"`
+	StartedAt    time.Time `json:"started_at"`
+	ClosedAt     time.Time `json:"closed_at,omitzero"`
+	LastSeq      uint64    `json:"last_seq"`
+}
+
+// Open reports whether the run has not closed yet.
+func (r Run) Open() bool { return r.Status == StatusRunning }

@@ -1,0 +1,81 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Store errors.
+var (
+	// ErrNotFound is returned when a run does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrSeqConflict is returned by Commit when appended events do not continue the run's
+	// history (a second writer, or an engine bug); nothing of the commit is written.
+	ErrSeqConflict = errors.New("history sequence conflict")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("store closed")
+)
+
+// Commit is one atomic, durable change: events appended to runs, run records updated, tasks
+// created and deleted. Either all of it is stored or none of it.
+type Commit struct {
+	Runs        []RunUpdate
+	PutTasks    []Task
+	DeleteTasks []string // task ids
+}
+
+// RunUpdate appends Events (Seq continuing Run.LastSeq - len(Events)) and stores Run.
+type RunUpdate struct {
+	Run    Run
+	Events []Event
+}
+
+// RunFilter selects runs for Runs; zero fields match everything.
+type RunFilter struct {
+	WorkflowID string
+	Status     string
+}
+
+// Store keeps runs, their histories and their tasks. Implementations: MemStore here (tests),
+// boltstore (durable). Commit must be durable when it returns nil.
+type Store interface {
+	Commit(ctx context.Context, c Commit) error
+	Run(runID string) (Run, error)
+	Events(runID string, afterSeq uint64) ([]Event, error)
+	Runs(f RunFilter) ([]Run, error) // newest first
+	Tasks() ([]Task, error)
+	Close() error
+}
+
+// Match reports whether r passes the filter.
+func (f RunFilter) Match(r Run) bool {
+	return (f.WorkflowID == "" || r.WorkflowID == f.WorkflowID) && (f.Status == "" || r.Status == f.Status)
+}
+
+// SortRuns orders runs newest first (by start time, then run id for a stable order).
+func SortRuns(runs []Run) {
+	slices.SortFunc(runs, func(a, b Run) int {
+		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.RunID, a.RunID)
+	})
+}
+
+// CheckAppend verifies that u continues a history whose last event is prevSeq.
+func CheckAppend(prevSeq uint64, u RunUpdate) error {
+	want := prevSeq
+	for _, e := range u.Events {
+		want++
+		if e.Seq != want {
+			return fmt.Errorf("run %s: event %s has seq %d, want %d: %w", u.Run.RunID, e.Type, e.Seq, want, ErrSeqConflict)
+		}
+	}
+	if u.Run.LastSeq != want {
+		return fmt.Errorf("run %s: record says last seq %d, events end at %d: %w", u.Run.RunID, u.Run.LastSeq, want, ErrSeqConflict)
+	}
+	return nil
+}

@@ -1,0 +1,27 @@
+package history
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// TaskKind says which part of the engine a task is for.
+type TaskKind string
+
+// Task kinds.
+const (
+	TaskActivity TaskKind = "activity" // call a plugin (one try)
+	TaskTimer    TaskKind = "timer"    // fire a timer of a run
+	TaskChild    TaskKind = "child"    // start a child run
+	TaskWait     TaskKind = "wait"     // wait for another workflow to close
+)
+
+// Task is durable work the engine owes a run, written in the same transaction as the event
+// that created it, so a crash never loses it. AvailableAt delays it (timers, retry backoff).
+type Task struct {
+	ID          string          `json:"id"`
+	RunID       string          `json:"run_id"`
+	Kind        TaskKind        `json:"kind"`
+	AvailableAt time.Time       `json:"available_at"`
+	Data        json.RawMessage `json:"data,omitempty"`
+}
