@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // reserved names cannot be used as a for_each `as` name.
@@ -164,14 +165,23 @@ func (c *checker) forEach(s *Step, sc *scope) {
 func (c *checker) applicable(s *Step) {
 	only := func(set bool, field string, kinds ...Kind) {
 		if set && s.Kind != "" && !slices.Contains(kinds, s.Kind) {
-			c.errorf(s.Pos, s.Path+"."+field, "%s does not apply to a %s step (only to %s)", field, s.Kind, kindList(kinds))
+			c.errorf(s.Pos, s.Path+"."+field, "%s does not apply to %s %s step (only to %s)", field, article(string(s.Kind)), s.Kind, kindList(kinds))
 		}
 	}
 	only(s.Retry != nil, "retry", KindActivity)
 	only(s.HeartbeatTimeout.IsSet(), "heartbeat_timeout", KindActivity)
 	only(s.Timeout.IsSet(), "timeout", KindActivity, KindWaitForSignal, KindWaitForWorkflow, KindRunWorkflow)
 	only(s.With != nil, "with", KindActivity, KindRunWorkflow, KindContinueAsNew)
-	only(s.Kind != KindForEach && (s.As != "item" || s.Concurrency != 1), "as/concurrency", KindForEach)
+	only(s.As != "item", "as", KindForEach)
+	only(s.Concurrency != 1, "concurrency", KindForEach)
+}
+
+// article is "an" before a vowel, else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 func kindList(kinds []Kind) string {

@@ -135,6 +135,12 @@ func compileMessage(err error, sc *scope) string {
 		msg = msg[:i]
 	}
 	msg = strings.TrimSpace(exprLocation.ReplaceAllString(msg, ""))
+	if strings.Contains(msg, "exceeds maximum allowed nodes") {
+		return fmt.Sprintf("expression has more than %d nodes, over the limit; split it across steps or simplify it", MaxExpressionNodes)
+	}
+	if got, ok := strings.CutPrefix(msg, "expected bool, but got "); ok {
+		return "a condition must be a boolean expression, but this one gives a " + got
+	}
 	var name string
 	if _, e := fmt.Sscanf(msg, "unknown name %s", &name); e == nil {
 		name = strings.TrimRight(name, " (")

@@ -106,7 +106,11 @@ func (l *Loader) child(parent string, s *Step) string {
 				n++
 			}
 		}
-		return fmt.Sprintf("workflow %s is invalid (%d errors; first: %s)", s.RunWorkflow, n, ds[0].String())
+		errs := "1 error"
+		if n != 1 {
+			errs = fmt.Sprintf("%d errors", n)
+		}
+		return fmt.Sprintf("workflow %s is invalid (%s; first: %s)", s.RunWorkflow, errs, ds[0].String())
 	}
 	return ""
 }

@@ -42,8 +42,15 @@ func parseYAML(file string, data []byte) (*yaml.Node, Diagnostics) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) { // only comments, or a bare document marker
+			return fail(0, 0, "file has no content; a workflow needs at least `wend: v1`, `name` and `steps`")
+		}
 		line, msg := yamlErrorLine(err)
-		return fail(max(line, 1), 1, "invalid YAML: %s", msg) // no line in the message: line 1
+		col := 1
+		if line == 0 {
+			line, col = unknownAnchorAt(data, msg) // yaml.v3 gives this one no line
+		}
+		return fail(max(line, 1), col, "invalid YAML: %s", msg) // no line in the message: line 1
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -178,6 +185,23 @@ var parserErrors = map[string]bool{
 	"found duplicate %YAML directive":        true,
 	"found incompatible YAML document":       true,
 	"found undefined tag handle":             true,
+}
+
+// unknownAnchorAt finds the alias of yaml.v3's "unknown anchor 'NAME' referenced" error, which
+// carries no position: the first *NAME in the file. It returns 0, 1 for any other message.
+func unknownAnchorAt(data []byte, msg string) (line, col int) {
+	name, ok1 := strings.CutPrefix(msg, "unknown anchor '")
+	name, ok2 := strings.CutSuffix(name, "' referenced")
+	if !ok1 || !ok2 || name == "" {
+		return 0, 1
+	}
+	i := bytes.Index(data, []byte("*"+name))
+	if i < 0 {
+		return 0, 1
+	}
+	line = 1 + bytes.Count(data[:i], []byte("\n"))
+	col = 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:i], '\n')+1:i])
+	return line, col
 }
 
 func invalidUTF8At(data []byte) (line, col int) {
