@@ -224,3 +224,38 @@ func TestSchemaBadDocumentsDoNotPanic(t *testing.T) {
 		t.Error("nil node: no diagnostics")
 	}
 }
+
+// FuzzSchemaDiagnostics: no YAML the parser accepts makes the schema check or the input schema
+// compiler panic, and every finding has a position or says why not.
+func FuzzSchemaDiagnostics(f *testing.F) {
+	f.Add(validWorkflow)
+	f.Add("wend: v1\nname: w\nsteps: [{delay: {until: 5}}]\n")
+	f.Add("input: {$ref: \"http://127.0.0.1:1/x\"}\n")
+	f.Add("input: {properties: {a: {pattern: \"(\"}}, $defs: {x: {$id: \"urn:x\"}}}\n")
+	f.Add("a: &x [1]\nb: *x\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 4096 {
+			return
+		}
+		var n yaml.Node
+		if yaml.Unmarshal([]byte(src), &n) != nil {
+			return
+		}
+		for _, d := range schemaDiagnostics("f", &n) {
+			if d.Message == "" {
+				t.Fatalf("empty message: %+v", d)
+			}
+		}
+		if len(n.Content) > 0 && n.Content[0].Kind == yaml.MappingNode {
+			root := n.Content[0]
+			for i := 0; i+1 < len(root.Content); i += 2 {
+				if root.Content[i].Value == "input" {
+					s, _ := compileInputSchema("f", root.Content[i+1])
+					if s != nil {
+						_ = ValidateInput(s, map[string]any{"a": []any{int64(1), "x", nil}})
+					}
+				}
+			}
+		}
+	})
+}
