@@ -3,6 +3,8 @@ package spec
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,6 +78,24 @@ output: {user: "${{ state.remote_user_id }}"}
 func TestSchemaValidWorkflow(t *testing.T) {
 	if ds := schemaDiagnostics("ok.wend.yaml", parseNode(t, validWorkflow)); len(ds) != 0 {
 		t.Fatalf("unexpected diagnostics:\n%s", Diagnostics(ds).Error())
+	}
+}
+
+// TestSchemaExamples: every example workflow satisfies the schema (the semantic checks are
+// tested elsewhere).
+func TestSchemaExamples(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.wend.yaml")
+	if err != nil || len(files) == 0 {
+		t.Skip("no examples")
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds := schemaDiagnostics(f, parseNode(t, string(src))); len(ds) != 0 {
+			t.Errorf("%s:\n%s", f, Diagnostics(ds).Error())
+		}
 	}
 }
 
