@@ -14,6 +14,7 @@ import (
 type decoder struct {
 	file  string
 	diags Diagnostics
+	input *yaml.Node // the `input` schema, compiled by the loader
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
@@ -55,7 +56,10 @@ func (d *decoder) workflow(root *yaml.Node) *Workflow {
 		case "description":
 			w.Description = str(v)
 		case "input":
-			w.Input = jsonValue(v)
+			if jd, err := yamlToJSON(v); err == nil {
+				w.Input = jd.value
+			}
+			d.input = v
 		case "plugins":
 			d.plugins(w, v)
 		case "defaults":
@@ -228,23 +232,4 @@ func number(n *yaml.Node, def float64) float64 {
 		return def
 	}
 	return f
-}
-
-// jsonValue converts a template-free subtree (the input schema) to a JSON value.
-func jsonValue(n *yaml.Node) any {
-	switch n.Kind {
-	case yaml.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			m[n.Content[i].Value] = jsonValue(n.Content[i+1])
-		}
-		return m
-	case yaml.SequenceNode:
-		l := make([]any, len(n.Content))
-		for i, c := range n.Content {
-			l[i] = jsonValue(c)
-		}
-		return l
-	}
-	return scalarValue(n)
 }

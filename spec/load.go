@@ -70,6 +70,11 @@ func (l *Loader) load(file string, data []byte) (*Workflow, Diagnostics) {
 	w := d.workflow(root)
 	w.File, w.Source = file, data
 	ds = append(ds, d.diags...)
+	if d.input != nil {
+		schema, sds := compileInputSchema(file, d.input)
+		w.InputSchema = schema
+		ds = append(ds, sds...)
+	}
 	l.stack = append(l.stack, absPath(file))
 	defer func() { l.stack = l.stack[:len(l.stack)-1] }()
 	c := &checker{file: file, w: w, child: func(s *Step) string { return l.child(file, s) }}

@@ -1,6 +1,10 @@
 package spec
 
-import "time"
+import (
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
 
 // Version is the only spec version this build reads.
 const Version = "v1"
@@ -11,7 +15,8 @@ type Workflow struct {
 	Source      []byte // exact file content; runs record it with its sha256
 	Name        string
 	Description string
-	Input       any // the input JSON Schema as a JSON value; nil when absent
+	Input       any                // the input JSON Schema as a JSON value; nil when absent
+	InputSchema *jsonschema.Schema // Input compiled; nil when absent (ValidateInput accepts anything)
 	Plugins     map[string]*Plugin
 	PluginOrder []string // plugin names in file order
 
