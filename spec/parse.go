@@ -47,7 +47,12 @@ func parseYAML(file string, data []byte) (*yaml.Node, Diagnostics) {
 		}
 		line, msg := yamlErrorLine(err)
 		col := 1
-		if line == 0 {
+		switch {
+		case msg == "control characters are not allowed": // yaml.v3 gives no line
+			line, col = controlCharAt(data)
+		case msg == "found a tab character that violates indentation": // yaml.v3 gives the line before
+			line, col = tabIndentAt(data, line)
+		case line == 0:
 			line, col = unknownAnchorAt(data, msg) // yaml.v3 gives this one no line
 		}
 		return fail(max(line, 1), col, "invalid YAML: %s", msg) // no line in the message: line 1
@@ -67,6 +72,9 @@ func parseYAML(file string, data []byte) (*yaml.Node, Diagnostics) {
 		return fail(0, 0, "file has no content; a workflow needs at least `wend: v1`, `name` and `steps`")
 	}
 	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" && root.Value == "" { // "---" alone
+		return fail(0, 0, "file has no content; a workflow needs at least `wend: v1`, `name` and `steps`")
+	}
 	if root.Kind != yaml.MappingNode {
 		return fail(root.Line, root.Column, "a workflow must be a mapping with keys like `wend`, `name` and `steps`, not a %s", kindName(root))
 	}
@@ -99,7 +107,7 @@ func checkTree(file string, doc *yaml.Node) Diagnostics {
 		if n.Anchor != "" {
 			return fail(n, "YAML anchors (&%s) are not supported; write the value out where it is used", n.Anchor)
 		}
-		if it.depth > MaxDepth {
+		if it.depth > MaxDepth && n.Kind != yaml.ScalarNode { // a scalar is not a level
 			return fail(n, "nesting is deeper than %d levels", MaxDepth)
 		}
 		if n.Kind == yaml.MappingNode {
@@ -202,6 +210,39 @@ func unknownAnchorAt(data []byte, msg string) (line, col int) {
 	line = 1 + bytes.Count(data[:i], []byte("\n"))
 	col = 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:i], '\n')+1:i])
 	return line, col
+}
+
+// controlCharAt is the position of the first character YAML does not allow in a file (C0 and
+// C1 controls other than tab, line feed, carriage return and NEL; DEL; U+FFFE, U+FFFF), or 1, 1.
+func controlCharAt(data []byte) (line, col int) {
+	line, col = 1, 1
+	for _, r := range string(data) {
+		switch {
+		case r == '\n':
+			line, col = line+1, 1
+			continue
+		case r == '\t' || r == '\r' || r == 0x85:
+		case r < 0x20, r >= 0x7f && r <= 0x9f, r == 0xfffe, r == 0xffff:
+			return line, col
+		}
+		col++
+	}
+	return 1, 1
+}
+
+// tabIndentAt is the position of the first tab in the indentation of a line at or after
+// line (1-based), or line, 1 when there is none.
+func tabIndentAt(data []byte, line int) (int, int) {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if i+1 < line {
+			continue
+		}
+		indent := len(l) - len(bytes.TrimLeft(l, " \t"))
+		if j := bytes.IndexByte(l[:indent], '\t'); j >= 0 {
+			return i + 1, j + 1
+		}
+	}
+	return line, 1
 }
 
 func invalidUTF8At(data []byte) (line, col int) {
