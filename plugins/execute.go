@@ -115,6 +115,10 @@ func (p *process) handle(call history.ActivityCall, e event, heartbeat func(hist
 		return out, err, true
 	case *pluginv1.ExecuteEvent_Error:
 		e := ev.Error
+		if e.GetType() == TypeTimeout && !call.Deadline.IsZero() && !time.Now().Before(call.Deadline) {
+			// The plugin's own copy of the deadline fired first; report it as ours.
+			return nil, newError(history.CategoryTimeout, TypeTimeout, false, "plugin %s: activity %s: timed out at its deadline", p.name, call.Activity), true
+		}
 		ae := &history.ActivityError{
 			Type: e.GetType(), Message: e.GetMessage(), NonRetryable: e.GetNonRetryable(),
 			Category: history.CategoryActivity,
@@ -145,6 +149,7 @@ func checkOutput(plugin, activity string, out []byte) (json.RawMessage, error) {
 // the plugin's process group if the try has not ended within the grace. Whatever the plugin
 // answers, the try has failed: a late result is not accepted.
 func (p *process) stopTry(call history.ActivityCall, stream pluginv1.Activities_ExecuteClient, events <-chan event, reason string, started time.Time, cause error) error {
+	elapsed := time.Since(started).Round(time.Millisecond)
 	_ = stream.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Cancel{Cancel: &pluginv1.Cancel{Reason: reason}}})
 	grace := time.NewTimer(p.grace)
 	defer grace.Stop()
@@ -157,7 +162,7 @@ wait:
 				break wait
 			}
 		case <-grace.C:
-			p.runner.killGroup()
+			p.kill()
 			killed = true
 			break wait
 		}
@@ -166,7 +171,6 @@ wait:
 	if killed {
 		note = fmt.Sprintf("; the plugin did not stop within %s, so its process group was killed", p.grace)
 	}
-	elapsed := time.Since(started).Round(time.Millisecond)
 	if reason == wire.ReasonDeadline {
 		return newError(history.CategoryTimeout, TypeTimeout, false, "plugin %s: activity %s: timed out after %s%s", p.name, call.Activity, elapsed, note)
 	}
@@ -189,12 +193,13 @@ func (p *process) lost(call history.ActivityCall, err error) error {
 		}
 	}
 	if p.runner.exited() {
+		p.runner.waitStderr(100 * time.Millisecond)
 		return callError(TypeCrashed, false, "plugin %s: activity %s: the plugin exited during the call (%s)%s", p.name, call.Activity, p.runner.exitStatus(), p.stderr.last())
 	}
 	msg := status.Convert(err).Message()
 	switch code {
 	case codes.Unavailable, codes.Canceled:
-		p.runner.killGroup()
+		p.kill()
 		return callError(TypeCrashed, false, "plugin %s: activity %s: lost the connection to the plugin (%s), killed it", p.name, call.Activity, msg)
 	case codes.ResourceExhausted:
 		return callError(TypePayloadTooLarge, true, "plugin %s: activity %s: %s", p.name, call.Activity, msg)

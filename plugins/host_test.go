@@ -62,7 +62,9 @@ func TestHeartbeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got struct{ SleptMS int `json:"slept_ms"` }
+	var got struct {
+		SleptMS int `json:"slept_ms"`
+	}
 	if err := json.Unmarshal(out, &got); err != nil || got.SleptMS < 350 {
 		t.Fatalf("sleep = %s (%v)", out, err)
 	}

@@ -54,7 +54,11 @@ func startProcess(cfg Config, program string, opts Options) (*process, error) {
 		SkipHostEnv:      true,
 		StartTimeout:     opts.StartTimeout,
 		Stderr:           p.stderr,
-		Logger:           quietLogger,
+		// A Go plugin's stdout and stderr after the handshake arrive over go-plugin's stdio
+		// stream, not the pipes; without these go-plugin would discard them.
+		SyncStderr: p.stderr,
+		SyncStdout: &stderrLog{plugin: cfg.Name, log: opts.Log},
+		Logger:     quietLogger,
 		// go-plugin passes a blank command carrying its variables (cookie, mTLS certificate,
 		// socket dir); the plugin's own command and allow-listed environment are ours.
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
@@ -161,6 +165,16 @@ func (p *process) stop() {
 		case <-time.After(killWait):
 		}
 	})
+}
+
+// kill kills the process group and waits (briefly) until the process is reaped, so the next
+// call sees it dead and starts a new one instead of failing on this one.
+func (p *process) kill() {
+	p.runner.killGroup()
+	select {
+	case <-p.runner.done:
+	case <-time.After(crashWait):
+	}
 }
 
 func (p *process) alive() bool {

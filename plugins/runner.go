@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-plugin/runner"
 	"golang.org/x/sys/unix"
@@ -22,7 +23,8 @@ type procRunner struct {
 	name string
 	cmd  *exec.Cmd
 
-	stdout, stderr *os.File // read ends; the plugin holds the write ends
+	stdout, stderr *os.File      // read ends; the plugin holds the write ends
+	stderrEOF      chan struct{} // closed when go-plugin has read stderr to its end
 
 	mu      sync.Mutex // guards kill against the reap, so a recycled pid is never signalled
 	pid     int
@@ -33,7 +35,7 @@ type procRunner struct {
 var _ runner.Runner = (*procRunner)(nil)
 
 func newRunner(name string, cmd *exec.Cmd) *procRunner {
-	return &procRunner{name: name, cmd: cmd, done: make(chan struct{})}
+	return &procRunner{name: name, cmd: cmd, done: make(chan struct{}), stderrEOF: make(chan struct{})}
 }
 
 // Start starts the process from a goroutine locked to its OS thread for the process's whole
@@ -121,6 +123,9 @@ func (r *procRunner) exited() bool {
 
 // exitStatus describes how the process ended, e.g. "exit status 1" or "signal: killed".
 func (r *procRunner) exitStatus() string {
+	if !r.exited() {
+		return "running"
+	}
 	if r.cmd.ProcessState == nil {
 		return "not started"
 	}
@@ -156,4 +161,29 @@ func (r *procRunner) PluginToHost(network, addr string) (string, string, error) 
 
 func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
+}
+
+// eofReader closes eof when the stream ends. go-plugin has handed every complete line to
+// Options.Log by then, so an error message built afterwards holds the plugin's last words.
+type eofReader struct {
+	*os.File
+	eof    chan struct{}
+	closed bool
+}
+
+func (r *eofReader) Read(p []byte) (int, error) {
+	n, err := r.File.Read(p)
+	if err != nil && !r.closed {
+		r.closed = true
+		close(r.eof)
+	}
+	return n, err
+}
+
+// waitStderr waits up to d for the plugin's stderr to be read to its end.
+func (r *procRunner) waitStderr(d time.Duration) {
+	select {
+	case <-r.stderrEOF:
+	case <-time.After(d):
+	}
 }

@@ -31,6 +31,7 @@ import (
 
 func main() {
 	acts := activities()
+	fmt.Fprintf(os.Stderr, "testplugin pid %d\n", os.Getpid()) // tests find the process group here
 	switch mode := os.Getenv("WEND_TESTPLUGIN_MODE"); mode {
 	case "":
 		sdk.Serve(acts)
@@ -88,7 +89,7 @@ func activities() sdk.Activities {
 		}, "", ""),
 		"freeze": sdk.Func(func(*sdk.Context, empty) (empty, error) {
 			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-			return empty{}, nil
+			select {} // were it resumed, it still never answers
 		}, "", ""),
 		"grandchild": sdk.Func(func(*sdk.Context, empty) (int, error) {
 			cmd := exec.Command("sleep", "1000")

@@ -1,0 +1,127 @@
+package plugins
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// procState returns the state letter of pid from /proc (R, S, T, Z...).
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) == 0 {
+		return ""
+	}
+	return fields[0]
+}
+
+// TestCloseFrozenPlugin: go-plugin's Kill blocks for good on a SIGSTOPped plugin; Close must
+// still return, killing the group (G7).
+func TestCloseFrozenPlugin(t *testing.T) {
+	h, _ := newHost(t, Options{StopGrace: 500 * time.Millisecond}, testPlugin("t", ""))
+	if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(t, h, "t")
+	go h.Execute(context.Background(), call("t", "freeze", nil), nil)
+	deadline := time.Now().Add(3 * time.Second)
+	for procState(pid) != "T" {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin state %q, never stopped", procState(pid))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("close took %s, want <= 3s (grace 500ms)", d)
+	}
+	waitGroupGone(t, pid, time.Second)
+	t.Logf("close of a frozen plugin took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// TestCloseKillsGrandchildren: a plugin's child holding its pipes dies with it (G9).
+func TestCloseKillsGrandchildren(t *testing.T) {
+	h, _ := newHost(t, Options{}, testPlugin("t", ""))
+	out, err := h.Execute(context.Background(), call("t", "grandchild", nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(string(out))
+	if err != nil || !alive(child) {
+		t.Fatalf("grandchild %s not running (%v)", out, err)
+	}
+	pid := pidOf(t, h, "t")
+	start := time.Now()
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGroupGone(t, pid, 3*time.Second)
+	if alive(child) {
+		t.Fatalf("grandchild %d survived", child)
+	}
+	t.Logf("stop with a grandchild took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// TestCrashKillsGrandchildren: when the plugin dies on its own, what is left of its group is
+// killed too, and the host notices at once despite the inherited pipes.
+func TestCrashKillsGrandchildren(t *testing.T) {
+	h, _ := newHost(t, Options{}, testPlugin("t", ""))
+	out, err := h.Execute(context.Background(), call("t", "grandchild", nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := strconv.Atoi(string(out))
+	pid := pidOf(t, h, "t")
+	killPlugin(t, h, "t")
+	if alive(child) {
+		t.Fatalf("grandchild %d survived its plugin %d", child, pid)
+	}
+	if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
+		t.Fatalf("call after crash: %v", err)
+	}
+}
+
+// TestHostKilled: SIGKILL the host during a call; the plugin must be gone within 3 s (G8).
+func TestHostKilled(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+bins.goExample)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
+	line := readLine(t, bufio.NewReader(stdout), 10*time.Second)
+	pid, err := strconv.Atoi(strings.TrimPrefix(line, "pid "))
+	if err != nil {
+		t.Fatalf("helper said %q", line)
+	}
+	time.Sleep(300 * time.Millisecond) // let the call get going
+	if procState(pid) == "" {
+		t.Fatalf("plugin %d not running", pid)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	took := waitGroupGone(t, pid, 3*time.Second)
+	t.Logf("plugin gone %s after its host was killed", took.Round(time.Millisecond))
+}
