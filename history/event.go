@@ -27,6 +27,7 @@ const (
 	ActivityStarted           EventType = "ActivityStarted"
 	ActivityHeartbeatRecorded EventType = "ActivityHeartbeatRecorded"
 	ActivityCompleted         EventType = "ActivityCompleted"
+	ActivityAttemptFailed     EventType = "ActivityAttemptFailed" // one try failed; retry or ActivityFailed follows
 	ActivityFailed            EventType = "ActivityFailed"
 	ActivityRetryScheduled    EventType = "ActivityRetryScheduled"
 	ActivityTimedOut          EventType = "ActivityTimedOut"
@@ -56,6 +57,20 @@ const (
 	CancelRequested EventType = "CancelRequested"
 	RepairRequested EventType = "RepairRequested"
 )
+
+// Decision reports whether the interpreter writes events of this type. The others are inputs:
+// facts from outside the workflow that replay feeds back to the interpreter.
+func (t EventType) Decision() bool {
+	switch t {
+	case ActivityScheduled, ActivityRetryScheduled, ActivityFailed, ActivityCancelled,
+		TimerScheduled, TimerCancelled, SignalApplied, ChildWorkflowScheduled,
+		WorkflowWaitScheduled, StepFailed, CompensationStarted, CompensationCompleted,
+		CompensationFailed, WorkflowCompleted, WorkflowFailed, WorkflowContinuedAsNew,
+		WorkflowCancelled:
+		return true
+	}
+	return false
+}
 
 // Terminal reports whether an event closes its run: nothing may follow it.
 func (t EventType) Terminal() bool {

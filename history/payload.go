@@ -1,0 +1,120 @@
+package history
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Payloads of events (Event.Data), one type per event family. They are part of the history
+// format: add fields, never change the meaning of one.
+
+// Started is WorkflowStarted's payload: everything needed to rebuild the run.
+type Started struct {
+	WorkflowID  string          `json:"workflow_id"`
+	RunID       string          `json:"run_id"`
+	Input       json.RawMessage `json:"input"`
+	SpecFile    string          `json:"spec_file"`
+	SpecSource  string          `json:"spec_source"` // exact file text; resume uses it, never the file
+	SpecSHA256  string          `json:"spec_sha256"`
+	ParentRunID string          `json:"parent_run_id,omitempty"`
+	ParentStep  string          `json:"parent_step,omitempty"`
+	// ExecutionStarted is when the workflow id's first run started (continue-as-new keeps it).
+	ExecutionStarted time.Time `json:"execution_started"`
+}
+
+// Failure describes why a step, activity or run failed.
+type Failure struct {
+	Category        string          `json:"failure_category"` // Category* constants
+	PropagationKind string          `json:"propagation_kind"` // how it reached this level: activity, step, child_workflow, timeout, cancelled
+	Type            string          `json:"type,omitempty"`
+	Message         string          `json:"message"`
+	NonRetryable    bool            `json:"non_retryable"`
+	Step            string          `json:"step,omitempty"`
+	ActivityExecID  string          `json:"activity_execution_id,omitempty"`
+	Attempt         int             `json:"attempt,omitempty"`
+	Details         json.RawMessage `json:"details,omitempty"`
+}
+
+// Error makes a Failure usable as an error.
+func (f *Failure) Error() string {
+	if f.Type != "" {
+		return f.Type + ": " + f.Message
+	}
+	return f.Message
+}
+
+// ActivitySchedule is ActivityScheduled's payload.
+type ActivitySchedule struct {
+	Plugin           string          `json:"plugin"`
+	Activity         string          `json:"activity"`
+	Input            json.RawMessage `json:"input"`
+	Tries            int             `json:"tries"` // 0: unlimited
+	TimeoutMS        int64           `json:"timeout_ms,omitempty"`
+	HeartbeatTimeout int64           `json:"heartbeat_timeout_ms,omitempty"`
+}
+
+// ActivityResult is ActivityCompleted's payload.
+type ActivityResult struct {
+	Output json.RawMessage `json:"output"`
+}
+
+// AttemptFailure is the payload of ActivityAttemptFailed / ActivityTimedOut (one try failed)
+// and of ActivityFailed (the activity failed for good).
+type AttemptFailure struct {
+	Failure Failure `json:"failure"`
+}
+
+// RetrySchedule is ActivityRetryScheduled's payload (field names from the seeds).
+type RetrySchedule struct {
+	RetryOfTaskID       string    `json:"retry_of_task_id"`
+	RetryAfterAttemptID string    `json:"retry_after_attempt_id"`
+	RetryAfterAttempt   int       `json:"retry_after_attempt"`
+	RetryBackoffSeconds float64   `json:"retry_backoff_seconds"`
+	AvailableAt         time.Time `json:"available_at"`
+	NextAttempt         int       `json:"next_attempt"`
+}
+
+// TimerSchedule is TimerScheduled's payload; TimerFired and TimerCancelled carry the id too.
+type TimerSchedule struct {
+	TimerID string    `json:"timer_id"`
+	FireAt  time.Time `json:"fire_at"`
+	Purpose string    `json:"purpose"` // delay, timeout
+}
+
+// TimerRef names a timer in TimerFired / TimerCancelled.
+type TimerRef struct {
+	TimerID string `json:"timer_id"`
+}
+
+// Signal is SignalReceived's payload; SignalApplied carries Name and ReceivedSeq.
+type Signal struct {
+	Name        string          `json:"name"`
+	Data        json.RawMessage `json:"data,omitempty"`
+	SignalID    string          `json:"signal_id,omitempty"` // client's id, for idempotent sends
+	ReceivedSeq uint64          `json:"received_seq,omitempty"`
+}
+
+// ChildSchedule is ChildWorkflowScheduled's payload.
+type ChildSchedule struct {
+	WorkflowID string          `json:"workflow_id"`
+	SpecFile   string          `json:"spec_file"` // resolved against the parent's spec file
+	Input      json.RawMessage `json:"input"`
+}
+
+// WaitSchedule is WorkflowWaitScheduled's payload.
+type WaitSchedule struct {
+	WorkflowID string `json:"workflow_id"`
+}
+
+// Closed is the payload of a run's or child's closing events.
+type Closed struct {
+	Output  json.RawMessage `json:"output,omitempty"`
+	Failure *Failure        `json:"failure,omitempty"`
+	RunID   string          `json:"run_id,omitempty"` // child/awaited run, or the next run on continue-as-new
+	Input   json.RawMessage `json:"input,omitempty"`  // continue-as-new: the next run's input
+}
+
+// CancelRequest is CancelRequested's payload.
+type CancelRequest struct {
+	Reason string `json:"reason,omitempty"`
+}

@@ -1,0 +1,143 @@
+package interpreter
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/wendflow/wend/history"
+)
+
+// MaxPayloadBytes caps an activity's input and output (a structural limit: over it the step
+// fails non-retryably rather than bloating the history).
+const MaxPayloadBytes = 2 << 20
+
+func (n *node) startActivity() {
+	var input any
+	if n.s.With != nil {
+		v, err := n.s.With.Eval(n.env(nil))
+		if err != nil {
+			n.stepFailed(exprFailure(n, "with", err))
+			return
+		}
+		input = v
+	}
+	raw := mustJSON(input)
+	if len(raw) > MaxPayloadBytes {
+		n.stepFailed(&history.Failure{Category: history.CategoryStructuralLimit, PropagationKind: "step", Type: "PayloadTooLarge",
+			Message: fmt.Sprintf("activity input is %d bytes, over the %d-byte limit", len(raw), MaxPayloadBytes), NonRetryable: true})
+		return
+	}
+	w := n.r.w
+	n.retry = n.s.Retry
+	if n.retry == nil {
+		n.retry = w.Defaults.Retry
+	}
+	n.tries = 1
+	if n.retry != nil {
+		n.tries = n.retry.Tries
+	}
+	timeout, hb := n.s.Timeout.D, n.s.HeartbeatTimeout.D
+	if timeout == 0 {
+		timeout = w.Defaults.Timeout.D
+	}
+	if hb == 0 {
+		hb = w.Defaults.HeartbeatTimeout.D
+	}
+	n.execID = n.r.info.RunID + ":" + n.path
+	n.attempt = 1
+	n.r.activities[n.execID] = n
+	n.r.emit(history.Event{Type: history.ActivityScheduled, Step: n.path, ActivityExecutionID: n.execID, Attempt: 1,
+		Data: history.MustData(history.ActivitySchedule{Plugin: n.s.Plugin, Activity: n.s.Activity, Input: raw,
+			Tries: n.tries, TimeoutMS: timeout.Milliseconds(), HeartbeatTimeout: hb.Milliseconds()})})
+}
+
+func (r *Run) activityFor(ev history.Event) *node {
+	n := r.activities[ev.ActivityExecutionID]
+	if n == nil || n.attempt != ev.Attempt || n.state != running {
+		return nil
+	}
+	return n
+}
+
+// Expects reports whether an outcome for this attempt would be applied: the engine drops
+// (and counts) the others before recording them — a superseded attempt's result (G5).
+func (r *Run) Expects(execID string, attempt int) bool {
+	n := r.activities[execID]
+	return n != nil && n.attempt == attempt && n.state == running
+}
+
+func (r *Run) activityCompleted(ev history.Event) error {
+	n := r.activityFor(ev)
+	if n == nil {
+		return nil
+	}
+	res, err := history.DataOf[history.ActivityResult](ev)
+	if err != nil {
+		return err
+	}
+	out, err := decodeJSON(res.Output)
+	if err != nil {
+		return fmt.Errorf("apply ActivityCompleted %d: output: %w", ev.Seq, err)
+	}
+	delete(r.activities, n.execID)
+	n.complete(out)
+	return nil
+}
+
+// attemptFailed decides between a retry and the activity's final failure.
+func (r *Run) attemptFailed(ev history.Event) error {
+	n := r.activityFor(ev)
+	if n == nil {
+		return nil
+	}
+	af, err := history.DataOf[history.AttemptFailure](ev)
+	if err != nil {
+		return err
+	}
+	f := af.Failure
+	f.Step, f.ActivityExecID, f.Attempt = n.path, n.execID, n.attempt
+	if f.PropagationKind == "" {
+		f.PropagationKind = "activity"
+	}
+	if n.retry != nil && slices.Contains(n.retry.NonRetryable, f.Type) {
+		f.NonRetryable = true
+	}
+	if f.NonRetryable || (n.tries != 0 && n.attempt >= n.tries) {
+		delete(r.activities, n.execID)
+		r.emit(history.Event{Type: history.ActivityFailed, Step: n.path, ActivityExecutionID: n.execID, Attempt: n.attempt,
+			Data: history.MustData(history.AttemptFailure{Failure: f})})
+		n.fail(&f)
+		return nil
+	}
+	wait := n.backoff()
+	r.emit(history.Event{Type: history.ActivityRetryScheduled, Step: n.path, ActivityExecutionID: n.execID, Attempt: n.attempt,
+		Data: history.MustData(history.RetrySchedule{
+			RetryOfTaskID: TaskID(n.execID, n.attempt), RetryAfterAttemptID: AttemptID(n.execID, n.attempt),
+			RetryAfterAttempt: n.attempt, RetryBackoffSeconds: wait.Seconds(),
+			AvailableAt: r.now.Add(wait), NextAttempt: n.attempt + 1})})
+	n.attempt++
+	return nil
+}
+
+// backoff is the wait after the current attempt, with the policy's jitter drawn from the
+// execution id and attempt: the same on every replay, different across activities.
+func (n *node) backoff() time.Duration {
+	d := n.retry.Wait(n.attempt)
+	e := n.retry.Exponential
+	if e == nil || e.Jitter == 0 || d == 0 {
+		return d
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s#%d", n.execID, n.attempt)
+	u := float64(h.Sum64()%1_000_000)/1_000_000*2 - 1 // [-1, 1)
+	return time.Duration(float64(d) * (1 + e.Jitter*u))
+}
+
+// TaskID names the durable task of one attempt.
+func TaskID(execID string, attempt int) string { return fmt.Sprintf("%s#%d", execID, attempt) }
+
+// AttemptID is the activity_attempt_id handed to the plugin.
+func AttemptID(execID string, attempt int) string { return fmt.Sprintf("%s#%d", execID, attempt) }
+

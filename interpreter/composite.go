@@ -1,0 +1,106 @@
+package interpreter
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/wendflow/wend/history"
+)
+
+func (n *node) startSteps() {
+	q := &seq{r: n.r, steps: n.s.Steps, sc: n.sc, done: n.bodyDone}
+	n.seqs = []*seq{q}
+	q.start()
+}
+
+func (n *node) bodyDone(out any, f *history.Failure) {
+	if f != nil {
+		n.fail(f)
+		return
+	}
+	n.complete(out)
+}
+
+// startParallel starts every branch; the step completes when all have, with their outputs
+// in branch order. The first failure cancels the other branches.
+func (n *node) startParallel() {
+	n.outs = make([]any, len(n.s.Parallel))
+	n.pending = len(n.s.Parallel)
+	for i, b := range n.s.Parallel {
+		if n.state != running {
+			return // an earlier branch failed at once
+		}
+		k := n.r.newNode(b, n.sc, func(out any, f *history.Failure) {
+			if n.state != running {
+				return
+			}
+			if f != nil {
+				n.fail(f)
+				return
+			}
+			n.outs[i] = out
+			n.pending--
+			if n.pending == 0 {
+				n.complete(n.outs)
+			}
+		})
+		n.kids = append(n.kids, k)
+		k.start()
+	}
+}
+
+// startForEach runs the body once per item, at most `concurrency` at a time; outputs are
+// collected in item order. The first failure cancels the items still running.
+func (n *node) startForEach() {
+	v, err := n.s.ForEach.Eval(n.env(nil))
+	if err != nil {
+		n.stepFailed(exprFailure(n, "for_each", err))
+		return
+	}
+	switch l := v.(type) {
+	case nil:
+		n.items = nil
+	case []any:
+		n.items = l
+	default:
+		n.stepFailed(exprFailure(n, "for_each", fmt.Errorf("expected a list, got %T", v)))
+		return
+	}
+	n.outs = make([]any, len(n.items))
+	n.pending = len(n.items)
+	if n.pending == 0 {
+		n.complete(n.outs)
+		return
+	}
+	n.fillItems()
+}
+
+func (n *node) fillItems() {
+	for n.state == running && n.next < len(n.items) && n.active < n.s.Concurrency {
+		i := n.next
+		n.next++
+		n.active++
+		sc := n.sc.child(map[string]any{n.s.As: n.items[i], "index": i})
+		sc.steps = map[string]any{}
+		sc.loopStatic, sc.loopInstance = n.s.Path, n.path+"@"+strconv.Itoa(i)
+		q := &seq{r: n.r, steps: n.s.Steps, sc: sc, done: func(out any, f *history.Failure) {
+			if n.state != running {
+				return
+			}
+			if f != nil {
+				n.fail(f)
+				return
+			}
+			n.outs[i] = out
+			n.active--
+			n.pending--
+			if n.pending == 0 {
+				n.complete(n.outs)
+				return
+			}
+			n.fillItems()
+		}}
+		n.seqs = append(n.seqs, q)
+		q.start()
+	}
+}

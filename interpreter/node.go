@@ -1,0 +1,207 @@
+package interpreter
+
+import (
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
+)
+
+type nodeState uint8
+
+const (
+	running nodeState = iota
+	finished
+	cancelled
+)
+
+// node is one occurrence of a step. It reports to its parent exactly once through done,
+// unless it is cancelled first.
+type node struct {
+	r     *Run
+	s     *spec.Step
+	path  string // instance path: the step's path with for_each item numbers
+	sc    *scope
+	done  func(out any, f *history.Failure)
+	state nodeState
+
+	// activity
+	execID  string
+	attempt int
+	tries   int
+	retry   *spec.Retry
+
+	timerID   string // delay
+	timeoutID string // wait timeouts
+	waiting   string // signal name while waiting
+
+	kids  []*node // parallel branches
+	seqs  []*seq  // steps body, for_each items
+	catch *seq
+
+	outs    []any // parallel and for_each outputs
+	pending int
+	items   []any
+	next    int // next for_each item to start
+	active  int
+}
+
+func (r *Run) newNode(s *spec.Step, sc *scope, done func(any, *history.Failure)) *node {
+	return &node{r: r, s: s, path: sc.instancePath(s.Path), sc: sc, done: done}
+}
+
+func (n *node) env(extra map[string]any) map[string]any { return n.r.env(n.sc, extra) }
+
+func (n *node) start() {
+	if n.s.If != nil {
+		v, err := n.s.If.Eval(n.env(nil))
+		if err != nil {
+			n.stepFailed(exprFailure(n, "if", err))
+			return
+		}
+		if b, _ := v.(bool); !b {
+			n.state = finished
+			n.done(nil, nil)
+			return
+		}
+	}
+	switch n.s.Kind {
+	case spec.KindActivity:
+		n.startActivity()
+	case spec.KindSteps:
+		n.startSteps()
+	case spec.KindParallel:
+		n.startParallel()
+	case spec.KindForEach:
+		n.startForEach()
+	case spec.KindDelay:
+		n.startDelay()
+	case spec.KindWaitForSignal:
+		n.startSignalWait()
+	case spec.KindRunWorkflow:
+		n.startChild()
+	case spec.KindWaitForWorkflow:
+		n.startWorkflowWait()
+	case spec.KindContinueAsNew:
+		n.continueAsNew()
+	case spec.KindFail:
+		n.failStep()
+	default:
+		n.stepFailed(&history.Failure{Category: history.CategoryInternal, Message: "unknown step kind " + string(n.s.Kind)})
+	}
+}
+
+// complete finishes the step with its output: `set` is merged into the state, the output
+// is recorded under the step's id, and the parent goes on.
+func (n *node) complete(out any) {
+	if n.state != running {
+		return
+	}
+	n.cancelTimers()
+	if len(n.s.Set) > 0 {
+		extra := map[string]any{"output": out}
+		if n.s.Kind == spec.KindWaitForSignal {
+			extra["signal"] = out
+		}
+		env := n.env(extra)
+		vals := make([]any, len(n.s.Set))
+		for i, f := range n.s.Set {
+			v, err := f.Value.Eval(env)
+			if err != nil {
+				n.stepFailed(exprFailure(n, "set."+f.Key, err))
+				return
+			}
+			vals[i] = v
+		}
+		for i, f := range n.s.Set {
+			n.r.state[f.Key] = vals[i]
+		}
+	}
+	n.finish(out)
+}
+
+func (n *node) finish(out any) {
+	n.state = finished
+	if n.s.ID != "" {
+		n.sc.setStep(n.s.ID, out)
+	}
+	n.done(out, nil)
+}
+
+// stepFailed records a failure that starts at this step (not in an activity) and fails it.
+func (n *node) stepFailed(f *history.Failure) {
+	if f.Step == "" {
+		f.Step = n.path
+	}
+	n.r.emit(history.Event{Type: history.StepFailed, Step: n.path, Data: history.MustData(history.AttemptFailure{Failure: *f})})
+	n.fail(f)
+}
+
+// fail ends the step with a failure, unless `catch` handles it: then the catch steps run and
+// their outcome is the step's.
+func (n *node) fail(f *history.Failure) {
+	if n.state != running {
+		return
+	}
+	n.cancelChildren()
+	n.cancelTimers()
+	if len(n.s.Catch) > 0 && n.catch == nil {
+		errVal := map[string]any{"type": f.Type, "message": f.Message, "non_retryable": f.NonRetryable,
+			"category": f.Category, "attempt": f.Attempt}
+		n.catch = &seq{r: n.r, steps: n.s.Catch, sc: n.sc.child(map[string]any{"error": errVal}),
+			done: func(out any, f2 *history.Failure) {
+				if f2 != nil {
+					n.state = finished
+					n.done(nil, f2)
+					return
+				}
+				n.finish(out)
+			}}
+		n.catch.start()
+		return
+	}
+	n.state = finished
+	n.done(nil, f)
+}
+
+// cancel stops the step and everything under it, recording what it cancels.
+func (n *node) cancel() {
+	if n.state != running {
+		return
+	}
+	n.state = cancelled
+	n.cancelChildren()
+	n.cancelTimers()
+	if n.execID != "" && n.r.activities[n.execID] == n {
+		delete(n.r.activities, n.execID)
+		n.r.emit(history.Event{Type: history.ActivityCancelled, Step: n.path, ActivityExecutionID: n.execID, Attempt: n.attempt})
+	}
+	if n.waiting != "" {
+		n.r.removeWaiter(n)
+	}
+	delete(n.r.children, n.path)
+	if n.catch != nil {
+		n.catch.cancel()
+	}
+}
+
+func (n *node) cancelChildren() {
+	for _, k := range n.kids {
+		k.cancel()
+	}
+	for _, q := range n.seqs {
+		q.cancel()
+	}
+}
+
+func (n *node) cancelTimers() {
+	for _, id := range []string{n.timerID, n.timeoutID} {
+		if id != "" && n.r.timers[id] == n {
+			delete(n.r.timers, id)
+			n.r.emit(history.Event{Type: history.TimerCancelled, Step: n.path, Data: history.MustData(history.TimerRef{TimerID: id})})
+		}
+	}
+}
+
+func exprFailure(n *node, what string, err error) *history.Failure {
+	return &history.Failure{Category: history.CategoryExpression, PropagationKind: "step", Type: "ExpressionError",
+		Message: what + ": " + err.Error(), NonRetryable: true, Step: n.path}
+}

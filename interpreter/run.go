@@ -1,0 +1,165 @@
+package interpreter
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
+)
+
+// Errors of the interpreter.
+var (
+	// ErrNondeterministic is returned by Replay when the spec no longer produces the decisions
+	// recorded in the history (the spec text changed, or a bug): the run must not go on.
+	ErrNondeterministic = errors.New("nondeterministic replay")
+	// ErrClosed is returned by Apply after the run has closed.
+	ErrClosed = errors.New("run is closed")
+)
+
+// Run is one run's state machine.
+type Run struct {
+	w    *spec.Workflow
+	info history.Started
+
+	input any
+	state map[string]any
+
+	now time.Time        // time of the input being applied
+	out []history.Event  // decisions of the input being applied
+	closed history.EventType
+
+	root       *seq
+	activities map[string]*node // by activity_execution_id, while scheduled
+	timers     map[string]*node // by timer id, while scheduled
+	children   map[string]*node // by step instance path (child and workflow waits)
+	waiters    map[string][]*node
+	signals    map[string][]history.Signal // received and not yet applied, in order
+}
+
+// New makes the state machine of a run; nothing happens until Apply gets WorkflowStarted.
+func New(w *spec.Workflow, started history.Started) *Run {
+	return &Run{
+		w: w, info: started, state: map[string]any{},
+		activities: map[string]*node{}, timers: map[string]*node{}, children: map[string]*node{},
+		waiters: map[string][]*node{}, signals: map[string][]history.Signal{},
+	}
+}
+
+// Closed returns the terminal event type once the run has closed, "" before.
+func (r *Run) Closed() history.EventType { return r.closed }
+
+// State returns the run's public state (read only).
+func (r *Run) State() map[string]any { return r.state }
+
+// Apply feeds one input event and returns the decisions it implies, in order, without Seq.
+func (r *Run) Apply(ev history.Event) ([]history.Event, error) {
+	if ev.Type.Decision() {
+		return nil, fmt.Errorf("apply %s: a decision is not an input", ev.Type)
+	}
+	if r.closed != "" {
+		return nil, fmt.Errorf("apply %s: %w", ev.Type, ErrClosed)
+	}
+	r.now, r.out = ev.Time, nil
+	if err := r.input1(ev); err != nil {
+		return nil, err
+	}
+	out := r.out
+	r.out = nil
+	return out, nil
+}
+
+func (r *Run) input1(ev history.Event) error {
+	switch ev.Type {
+	case history.WorkflowStarted:
+		return r.start(ev)
+	case history.ActivityCompleted:
+		return r.activityCompleted(ev)
+	case history.ActivityAttemptFailed, history.ActivityTimedOut:
+		return r.attemptFailed(ev)
+	case history.TimerFired:
+		return r.timerFired(ev)
+	case history.SignalReceived:
+		return r.signalReceived(ev)
+	case history.ChildWorkflowCompleted, history.ChildWorkflowFailed,
+		history.WorkflowWaitCompleted, history.WorkflowWaitFailed:
+		return r.childClosed(ev)
+	case history.CancelRequested:
+		return r.cancelRequested(ev)
+	case history.ActivityStarted, history.ActivityHeartbeatRecorded, history.RepairRequested:
+		return nil // bookkeeping: no decision follows
+	}
+	return fmt.Errorf("apply %s: not an input event this version understands", ev.Type)
+}
+
+func (r *Run) start(ev history.Event) error {
+	if r.root != nil {
+		return errors.New("apply WorkflowStarted: run already started")
+	}
+	st, err := history.DataOf[history.Started](ev)
+	if err != nil {
+		return err
+	}
+	if len(st.Input) > 0 {
+		if err := json.Unmarshal(st.Input, &r.input); err != nil {
+			return fmt.Errorf("apply WorkflowStarted: input: %w", err)
+		}
+	}
+	r.root = &seq{r: r, steps: r.w.Steps, sc: &scope{steps: map[string]any{}}, done: r.finishRun}
+	r.root.start()
+	return nil
+}
+
+// finishRun closes the run when its top-level sequence ends.
+func (r *Run) finishRun(_ any, f *history.Failure) {
+	if r.closed != "" {
+		return
+	}
+	if f != nil {
+		r.fail(f)
+		return
+	}
+	var out any
+	if r.w.Output != nil {
+		v, err := r.w.Output.Eval(r.env(r.root.sc, nil))
+		if err != nil {
+			r.fail(&history.Failure{Category: history.CategoryExpression, PropagationKind: "workflow",
+				Message: "workflow output: " + err.Error(), NonRetryable: true})
+			return
+		}
+		out = v
+	}
+	r.close(history.WorkflowCompleted, history.Closed{Output: mustJSON(out)})
+}
+
+func (r *Run) fail(f *history.Failure) {
+	r.close(history.WorkflowFailed, history.Closed{Failure: f})
+}
+
+func (r *Run) close(typ history.EventType, c history.Closed) {
+	r.emit(history.Event{Type: typ, Data: history.MustData(c)})
+	r.closed = typ
+}
+
+func (r *Run) emit(e history.Event) {
+	e.Time = r.now
+	r.out = append(r.out, e)
+}
+
+func mustJSON(v any) json.RawMessage {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	return history.MustData(v)
+}
+
+func decodeJSON(b json.RawMessage) (any, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var v any
+	err := json.Unmarshal(b, &v)
+	return v, err
+}

@@ -1,0 +1,58 @@
+package interpreter
+
+import "maps"
+
+// scope holds the names an expression sees beyond input/state/run: loop variables, catch's
+// error, and the outputs of steps with ids. A for_each item gets its own scope, so
+// steps.ID inside a loop body reads the current item's step.
+type scope struct {
+	parent *scope
+	vars   map[string]any
+	steps  map[string]any // nil: writes go to the parent's map
+
+	loopStatic, loopInstance string // the for_each item this scope belongs to (paths)
+}
+
+func (sc *scope) child(vars map[string]any) *scope {
+	return &scope{parent: sc, vars: vars, loopStatic: sc.loopStatic, loopInstance: sc.loopInstance}
+}
+
+// setStep records a step's output in the nearest scope that owns a steps map.
+func (sc *scope) setStep(id string, out any) {
+	for s := sc; s != nil; s = s.parent {
+		if s.steps != nil {
+			s.steps[id] = map[string]any{"output": out}
+			return
+		}
+	}
+}
+
+// instancePath turns a step's static path into the path of this occurrence: inside a
+// for_each item, "steps[2].steps[0]" becomes "steps[2]@3.steps[0]".
+func (sc *scope) instancePath(static string) string {
+	if sc.loopStatic == "" || len(static) < len(sc.loopStatic) || static[:len(sc.loopStatic)] != sc.loopStatic {
+		return static
+	}
+	return sc.loopInstance + static[len(sc.loopStatic):]
+}
+
+// env builds the evaluation environment; inner names shadow outer ones.
+func (r *Run) env(sc *scope, extra map[string]any) map[string]any {
+	steps := map[string]any{}
+	var chain []*scope
+	for s := sc; s != nil; s = s.parent {
+		chain = append(chain, s)
+	}
+	env := map[string]any{
+		"input": r.input,
+		"state": r.state,
+		"run":   map[string]any{"workflow_id": r.info.WorkflowID, "run_id": r.info.RunID},
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		maps.Copy(steps, chain[i].steps)
+		maps.Copy(env, chain[i].vars)
+	}
+	env["steps"] = steps
+	maps.Copy(env, extra)
+	return env
+}

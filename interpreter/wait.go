@@ -1,0 +1,221 @@
+package interpreter
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
+)
+
+func (n *node) startDelay() {
+	fireAt := n.r.now.Add(n.s.Delay.D)
+	if n.s.DelayUntil != nil {
+		v, err := n.s.DelayUntil.Eval(n.env(nil))
+		if err != nil {
+			n.stepFailed(exprFailure(n, "delay.until", err))
+			return
+		}
+		s, _ := v.(string)
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			n.stepFailed(exprFailure(n, "delay.until", fmt.Errorf("expected an RFC 3339 timestamp like 2026-01-02T15:04:05Z, got %v", v)))
+			return
+		}
+		fireAt = t
+	}
+	n.timerID = n.path
+	n.schedule(n.timerID, fireAt, "delay")
+}
+
+func (n *node) schedule(id string, at time.Time, purpose string) {
+	n.r.timers[id] = n
+	n.r.emit(history.Event{Type: history.TimerScheduled, Step: n.path,
+		Data: history.MustData(history.TimerSchedule{TimerID: id, FireAt: at.UTC(), Purpose: purpose})})
+}
+
+// scheduleTimeout starts the step's `timeout` timer for waits.
+func (n *node) scheduleTimeout() {
+	if n.s.Timeout.D > 0 {
+		n.timeoutID = n.path + "#timeout"
+		n.schedule(n.timeoutID, n.r.now.Add(n.s.Timeout.D), "timeout")
+	}
+}
+
+func (r *Run) timerFired(ev history.Event) error {
+	ref, err := history.DataOf[history.TimerRef](ev)
+	if err != nil {
+		return err
+	}
+	n := r.timers[ref.TimerID]
+	if n == nil || n.state != running {
+		return nil // cancelled before it fired
+	}
+	delete(r.timers, ref.TimerID)
+	if ref.TimerID == n.timeoutID {
+		if n.waiting != "" {
+			r.removeWaiter(n)
+		}
+		delete(r.children, n.path)
+		n.stepFailed(&history.Failure{Category: history.CategoryTimeout, PropagationKind: "timeout", Type: "Timeout",
+			Message: fmt.Sprintf("%s step timed out after %s", n.s.Kind, n.s.Timeout.D)})
+		return nil
+	}
+	n.complete(nil)
+	return nil
+}
+
+func (n *node) startSignalWait() {
+	n.waiting = n.s.Signal
+	n.r.waiters[n.waiting] = append(n.r.waiters[n.waiting], n)
+	n.scheduleTimeout()
+	n.r.matchSignals(n.waiting)
+}
+
+func (r *Run) removeWaiter(n *node) {
+	r.waiters[n.waiting] = slices.DeleteFunc(r.waiters[n.waiting], func(x *node) bool { return x == n })
+	n.waiting = ""
+}
+
+func (r *Run) signalReceived(ev history.Event) error {
+	s, err := history.DataOf[history.Signal](ev)
+	if err != nil {
+		return err
+	}
+	s.ReceivedSeq = ev.Seq
+	r.signals[s.Name] = append(r.signals[s.Name], s)
+	r.matchSignals(s.Name)
+	return nil
+}
+
+// matchSignals hands received signals to waiting steps, oldest to oldest.
+func (r *Run) matchSignals(name string) {
+	for len(r.waiters[name]) > 0 && len(r.signals[name]) > 0 {
+		w := r.waiters[name][0]
+		sig := r.signals[name][0]
+		r.waiters[name] = r.waiters[name][1:]
+		r.signals[name] = r.signals[name][1:]
+		w.waiting = ""
+		r.emit(history.Event{Type: history.SignalApplied, Step: w.path,
+			Data: history.MustData(history.Signal{Name: name, ReceivedSeq: sig.ReceivedSeq})})
+		data, err := decodeJSON(sig.Data)
+		if err != nil {
+			w.stepFailed(&history.Failure{Category: history.CategoryInternal, Message: "signal data: " + err.Error()})
+			continue
+		}
+		w.complete(data)
+	}
+}
+
+// PendingSignals returns how many received signals wait for a step, by name.
+func (r *Run) PendingSignals() map[string]int {
+	out := map[string]int{}
+	for k, v := range r.signals {
+		if len(v) > 0 {
+			out[k] = len(v)
+		}
+	}
+	return out
+}
+
+func (n *node) startChild() {
+	var input any
+	if n.s.With != nil {
+		v, err := n.s.With.Eval(n.env(nil))
+		if err != nil {
+			n.stepFailed(exprFailure(n, "with", err))
+			return
+		}
+		input = v
+	}
+	n.r.children[n.path] = n
+	n.r.emit(history.Event{Type: history.ChildWorkflowScheduled, Step: n.path,
+		Data: history.MustData(history.ChildSchedule{WorkflowID: n.r.info.WorkflowID + "/" + n.path,
+			SpecFile: spec.ChildPath(n.r.info.SpecFile, n.s.RunWorkflow), Input: mustJSON(input)})})
+	n.scheduleTimeout()
+}
+
+func (n *node) startWorkflowWait() {
+	v, err := n.s.WaitForWorkflow.Eval(n.env(nil))
+	if err != nil {
+		n.stepFailed(exprFailure(n, "wait_for_workflow", err))
+		return
+	}
+	id, ok := v.(string)
+	if !ok || id == "" {
+		n.stepFailed(exprFailure(n, "wait_for_workflow", fmt.Errorf("expected a workflow id, got %v", v)))
+		return
+	}
+	n.r.children[n.path] = n
+	n.r.emit(history.Event{Type: history.WorkflowWaitScheduled, Step: n.path,
+		Data: history.MustData(history.WaitSchedule{WorkflowID: id})})
+	n.scheduleTimeout()
+}
+
+func (r *Run) childClosed(ev history.Event) error {
+	n := r.children[ev.Step]
+	if n == nil || n.state != running {
+		return nil
+	}
+	c, err := history.DataOf[history.Closed](ev)
+	if err != nil {
+		return err
+	}
+	delete(r.children, ev.Step)
+	if c.Failure != nil {
+		f := *c.Failure
+		f.Category, f.PropagationKind, f.Step = history.CategoryChildWorkflow, "child_workflow", n.path
+		f.Message = fmt.Sprintf("workflow run %s failed: %s", c.RunID, c.Failure.Message)
+		n.fail(&f)
+		return nil
+	}
+	out, err := decodeJSON(c.Output)
+	if err != nil {
+		return fmt.Errorf("apply %s %d: output: %w", ev.Type, ev.Seq, err)
+	}
+	n.complete(out)
+	return nil
+}
+
+func (n *node) continueAsNew() {
+	input := n.r.input
+	if n.s.With != nil {
+		v, err := n.s.With.Eval(n.env(nil))
+		if err != nil {
+			n.stepFailed(exprFailure(n, "with", err))
+			return
+		}
+		input = v
+	}
+	n.state = finished
+	n.r.root.cancel()
+	n.r.close(history.WorkflowContinuedAsNew, history.Closed{Input: mustJSON(input)})
+}
+
+func (n *node) failStep() {
+	f := &history.Failure{Category: history.CategoryActivity, PropagationKind: "fail_step", Type: n.s.Fail.Type,
+		NonRetryable: n.s.Fail.NonRetryable}
+	if n.s.Fail.Message != nil {
+		v, err := n.s.Fail.Message.Eval(n.env(nil))
+		if err != nil {
+			n.stepFailed(exprFailure(n, "fail.message", err))
+			return
+		}
+		f.Message = fmt.Sprint(v)
+	}
+	n.stepFailed(f)
+}
+
+func (r *Run) cancelRequested(ev history.Event) error {
+	c, err := history.DataOf[history.CancelRequest](ev)
+	if err != nil {
+		return err
+	}
+	if r.root != nil {
+		r.root.cancel()
+	}
+	r.close(history.WorkflowCancelled, history.Closed{Failure: &history.Failure{Category: history.CategoryCancelled,
+		PropagationKind: "cancelled", Message: "cancelled: " + c.Reason}})
+	return nil
+}
