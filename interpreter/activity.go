@@ -140,4 +140,3 @@ func TaskID(execID string, attempt int) string { return fmt.Sprintf("%s#%d", exe
 
 // AttemptID is the activity_attempt_id handed to the plugin.
 func AttemptID(execID string, attempt int) string { return fmt.Sprintf("%s#%d", execID, attempt) }
-

@@ -27,8 +27,8 @@ type Run struct {
 	input any
 	state map[string]any
 
-	now time.Time        // time of the input being applied
-	out []history.Event  // decisions of the input being applied
+	now    time.Time       // time of the input being applied
+	out    []history.Event // decisions of the input being applied
 	closed history.EventType
 
 	root       *seq
