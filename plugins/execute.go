@@ -18,7 +18,7 @@ import (
 
 // crashWait bounds how long a broken stream waits for the plugin's exit status, so a crash is
 // reported within a second and with its cause.
-const crashWait = time.Second
+var crashWait = time.Second // a var so tests can shorten it
 
 type event struct {
 	ev  *pluginv1.ExecuteEvent
