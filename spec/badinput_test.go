@@ -138,7 +138,7 @@ func badInputs() []badInput {
 		badInput{"duplicate key", []byte(ok + "    activity: demo.greet\n"), `duplicate key "activity"`, 6},
 		badInput{"duplicate top-level key", []byte(ok + "name: again\n"), `duplicate key "name"`, 6},
 		badInput{"two documents", []byte(ok + "---\n" + ok), "more than one YAML document", 6},
-		badInput{"document end then garbage", []byte(ok + "...\n: :\n"), "more than one YAML document", 7},
+		badInput{"document end then garbage", []byte(ok + "...\n: :\n"), "invalid YAML", 7},
 		badInput{"unknown field", []byte(ok + "    retries: 3\n"), `unknown key "retries"`, 6},
 		badInput{"unclosed flow", []byte(ok + "    with: {x: [1, 2\n"), "invalid YAML", 6},
 		badInput{"unclosed quote", []byte(ok + "    with: {x: \"abc}\n"), "invalid YAML", 6},

@@ -59,11 +59,11 @@ func parseYAML(file string, data []byte) (*yaml.Node, Diagnostics) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		line := extra.Line
-		if err != nil {
-			line, _ = yamlErrorLine(err)
+		if err != nil { // text after the document that does not start another one
+			line, msg := yamlErrorLine(err)
+			return fail(max(line, 1), 1, "invalid YAML: %s", msg)
 		}
-		return fail(line, 1, "file has more than one YAML document; put one workflow per file")
+		return fail(extra.Line, 1, "file has more than one YAML document; put one workflow per file")
 	}
 	if ds := checkTree(file, &doc); len(ds) > 0 {
 		return nil, ds
@@ -177,6 +177,9 @@ func yamlErrorLine(err error) (int, string) {
 			line++ // yaml.v3 reports parser (not scanner) errors with a 0-based line
 		}
 		return line, msg
+	}
+	if parserErrors[msg] {
+		return 1, msg // yaml.v3 leaves out a parser error's 0-based line when it is 0
 	}
 	return 0, msg
 }
