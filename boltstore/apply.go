@@ -1,0 +1,119 @@
+package boltstore
+
+import (
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wendflow/wend/history"
+)
+
+// batchView is what the commits applied so far in one transaction have made of each run's last
+// seq, so each commit of a batch is validated against the history as the ones before it left
+// it, exactly as if it had been committed alone.
+type batchView struct {
+	tx   *bolt.Tx
+	last map[string]uint64
+}
+
+func newBatchView(tx *bolt.Tx) *batchView {
+	return &batchView{tx: tx, last: map[string]uint64{}}
+}
+
+// lastSeq is the seq of the run's last event. It comes from the events themselves, not from the
+// run record, since the events are what a new one must follow.
+func (v *batchView) lastSeq(runID []byte) (uint64, error) {
+	if s, ok := v.last[string(runID)]; ok {
+		return s, nil
+	}
+	eb := v.tx.Bucket(bucketEvents).Bucket(runID)
+	if eb == nil {
+		return 0, nil
+	}
+	k, _ := eb.Cursor().Last()
+	if k == nil {
+		return 0, nil
+	}
+	return keySeq(k)
+}
+
+// validate checks every run update of p against the view; it writes nothing.
+func (v *batchView) validate(p *prepared) error {
+	seen := map[string]uint64{} // a run may appear twice in one commit
+	for _, r := range p.runs {
+		prev, ok := seen[string(r.id)]
+		if !ok {
+			var err error
+			if prev, err = v.lastSeq(r.id); err != nil {
+				return fmt.Errorf("run %s: %w", r.id, err)
+			}
+		}
+		if err := history.CheckAppend(prev, r.u); err != nil {
+			return err
+		}
+		seen[string(r.id)] = r.u.Run.LastSeq
+	}
+	return nil
+}
+
+// accept records the new last seqs of an applied commit.
+func (v *batchView) accept(p *prepared) {
+	for _, r := range p.runs {
+		v.last[string(r.id)] = r.u.Run.LastSeq
+	}
+}
+
+// apply writes a validated commit into tx.
+func apply(tx *bolt.Tx, p *prepared) error {
+	runs, events, wfs := tx.Bucket(bucketRuns), tx.Bucket(bucketEvents), tx.Bucket(bucketWorkflows)
+	for _, r := range p.runs {
+		if err := reindex(runs, wfs, r); err != nil {
+			return fmt.Errorf("run %s: %w", r.id, err)
+		}
+		if err := runs.Put(r.id, r.record); err != nil {
+			return fmt.Errorf("run %s: %w", r.id, err)
+		}
+		eb, err := events.CreateBucketIfNotExists(r.id)
+		if err != nil {
+			return fmt.Errorf("run %s: events: %w", r.id, err)
+		}
+		// Events are only ever appended in key order: full pages waste no space. FillPercent
+		// is not stored, so it is set in every transaction.
+		eb.FillPercent = 1
+		for _, e := range r.events {
+			if err := eb.Put(e.k, e.v); err != nil {
+				return fmt.Errorf("run %s: event %x: %w", r.id, e.k, err)
+			}
+		}
+	}
+	tasks := tx.Bucket(bucketTasks)
+	for _, id := range p.deletes {
+		if err := tasks.Delete(id); err != nil {
+			return fmt.Errorf("task %s: %w", id, err)
+		}
+	}
+	for _, t := range p.puts {
+		if err := tasks.Put(t.k, t.v); err != nil {
+			return fmt.Errorf("task %s: %w", t.k, err)
+		}
+	}
+	return nil
+}
+
+// reindex keeps the workflow index pointing at the run's current workflow id.
+func reindex(runs, wfs *bolt.Bucket, r preparedRun) error {
+	if old := runs.Get(r.id); old != nil {
+		var prev struct {
+			WorkflowID string `json:"workflow_id"`
+		}
+		if err := json.Unmarshal(old, &prev); err == nil && prev.WorkflowID == r.u.Run.WorkflowID {
+			return nil // already indexed
+		} else if err == nil {
+			if err := wfs.Delete(workflowKey(prev.WorkflowID, string(r.id))); err != nil {
+				return err
+			}
+		}
+	}
+	return wfs.Put(r.wfKey, []byte{1})
+}

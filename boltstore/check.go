@@ -1,0 +1,162 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Check verifies the whole database and returns every problem found, or none. It runs bbolt's
+// page-level check (tx.Check), then decodes every event of every run with its checksum and runs
+// history.Check on each history, and checks the workflow index and the tasks decode. An error
+// is returned only when the check itself could not run (store closed or failed).
+//
+// The page check holds one read transaction for its whole length, so a commit that must grow
+// the mmap meanwhile waits for it; the per-run checks use one short transaction per run.
+func (s *Store) Check() ([]string, error) {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	err := s.view("check database", func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			add("bbolt: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		// A panic the bbolt check did not catch itself (the store is usable, the file is not).
+		add("%v", err)
+	}
+	if len(problems) > 0 {
+		return problems, nil // the pages are not to be trusted; walking them may only add noise
+	}
+	ids, err := s.runIDs()
+	if err != nil {
+		add("%v", err)
+		return problems, nil
+	}
+	for _, id := range ids {
+		for _, p := range s.checkRun(id) {
+			add("%s", p)
+		}
+	}
+	problems = append(problems, s.checkIndexAndTasks()...)
+	return problems, nil
+}
+
+// runIDs lists every run id that has a record or events.
+func (s *Store) runIDs() ([]string, error) {
+	var ids []string
+	seen := map[string]bool{}
+	err := s.view("check database", func(tx *bolt.Tx) error {
+		collect := func(k, _ []byte) error {
+			if !seen[string(k)] {
+				seen[string(k)] = true
+				ids = append(ids, string(k))
+			}
+			return nil
+		}
+		if err := tx.Bucket(bucketRuns).ForEach(collect); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketEvents).ForEach(collect)
+	})
+	return ids, err
+}
+
+// checkRun decodes every event of a run (checksums included) and checks its history.
+func (s *Store) checkRun(id string) []string {
+	var out []string
+	r, err := s.Run(id)
+	if err != nil {
+		return []string{fmt.Sprintf("run %s: record: %v", id, err)}
+	}
+	var evs []history.Event
+	err = s.view("check run "+id, func(tx *bolt.Tx) error {
+		eb := tx.Bucket(bucketEvents).Bucket([]byte(id))
+		if eb == nil {
+			return nil
+		}
+		// Keep going past a bad event: the report should name every one.
+		return eb.ForEach(func(k, v []byte) error {
+			e, err := decodeEvent(id, k, v)
+			if err != nil {
+				out = append(out, err.Error())
+				return nil
+			}
+			evs = append(evs, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return append(out, err.Error())
+	}
+	if len(out) > 0 {
+		return out // history.Check would only repeat the gaps the bad events left
+	}
+	for _, p := range history.Check(r, evs) {
+		out = append(out, p.String())
+	}
+	return out
+}
+
+// checkIndexAndTasks checks the workflow index points at runs of that workflow and every task
+// decodes and belongs to a stored run.
+func (s *Store) checkIndexAndTasks() []string {
+	var out []string
+	err := s.view("check database", func(tx *bolt.Tx) error {
+		runs := tx.Bucket(bucketRuns)
+		seen := map[string]bool{}
+		err := tx.Bucket(bucketWorkflows).ForEach(func(k, _ []byte) error {
+			wf, id, ok := splitWorkflowKey(k)
+			if !ok {
+				out = append(out, fmt.Sprintf("workflow index: malformed key %x", k))
+				return nil
+			}
+			var r history.Run
+			if v := runs.Get([]byte(id)); v == nil || json.Unmarshal(v, &r) != nil || r.WorkflowID != wf {
+				out = append(out, fmt.Sprintf("workflow index: %s -> run %s does not match a run record", wf, id))
+			}
+			seen[id] = true
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = runs.ForEach(func(k, _ []byte) error {
+			if !seen[string(k)] {
+				out = append(out, fmt.Sprintf("run %s: missing from the workflow index", k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
+			var t history.Task
+			if err := json.Unmarshal(v, &t); err != nil {
+				out = append(out, fmt.Sprintf("task %s: %v", k, err))
+			} else if runs.Get([]byte(t.RunID)) == nil {
+				out = append(out, fmt.Sprintf("task %s: run %s does not exist", k, t.RunID))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		out = append(out, err.Error())
+	}
+	return out
+}
+
+// splitWorkflowKey reverses workflowKey.
+func splitWorkflowKey(k []byte) (wf, run string, ok bool) {
+	n, w := binary.Uvarint(k)
+	if w <= 0 || uint64(len(k)-w) < n {
+		return "", "", false
+	}
+	return string(k[w : w+int(n)]), string(k[w+int(n):]), true
+}

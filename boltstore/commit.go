@@ -1,0 +1,88 @@
+package boltstore
+
+import (
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// write applies a batch of requests in one bbolt transaction and answers each. Commits that
+// fail validation are answered alone; the others still commit. A commit whose apply fails
+// (which prepare makes all but impossible) is answered with its error and the transaction is
+// redone without it, so its partial writes never reach disk.
+func (s *Store) write(batch []*request) {
+	for len(batch) > 0 {
+		if err := s.Err(); err != nil {
+			answerAll(batch, err)
+			return
+		}
+		bad, err := s.writeOnce(batch)
+		if bad < 0 {
+			return
+		}
+		s.rejected.Add(1)
+		batch[bad].done <- err
+		batch = slices.Delete(batch, bad, bad+1)
+	}
+}
+
+// writeOnce tries the batch. It returns the index of a request whose apply failed (and rolls
+// back), or -1 when every request has been answered.
+func (s *Store) writeOnce(batch []*request) (int, error) {
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		s.setFatal(fmt.Errorf("begin transaction: %w", err))
+		answerAll(batch, s.Err())
+		return -1, nil
+	}
+	view := newBatchView(tx)
+	results := make([]error, len(batch))
+	accepted := 0
+	for i, r := range batch {
+		if err := view.validate(r.p); err != nil {
+			results[i] = err
+			continue
+		}
+		if err := apply(tx, r.p); err != nil {
+			tx.Rollback()
+			return i, err
+		}
+		view.accept(r.p)
+		accepted++
+	}
+	if accepted == 0 {
+		tx.Rollback() // nothing to make durable: spare the fsync
+	} else if err := s.commitTx(tx); err != nil {
+		s.setFatal(err)
+		answerAll(batch, s.Err())
+		return -1, nil
+	}
+	s.txs.Add(min(uint64(accepted), 1))
+	for i, r := range batch {
+		if results[i] != nil {
+			s.rejected.Add(1)
+		} else {
+			s.commits.Add(1)
+		}
+		r.done <- results[i]
+	}
+	return -1, nil
+}
+
+// commitTx commits, or fails as a test asks.
+func (s *Store) commitTx(tx *bolt.Tx) error {
+	if s.failCommit != nil {
+		if err := s.failCommit(); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func answerAll(batch []*request, err error) {
+	for _, r := range batch {
+		r.done <- err
+	}
+}

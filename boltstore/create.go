@@ -1,0 +1,174 @@
+package boltstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// schemaVersion is the layout described in doc.go.
+const schemaVersion = "1"
+
+// Bucket and key names.
+var (
+	bucketMeta      = []byte("meta")
+	bucketRuns      = []byte("runs")
+	bucketEvents    = []byte("events")
+	bucketTasks     = []byte("tasks")
+	bucketWorkflows = []byte("workflows")
+	keySchema       = []byte("schema")
+
+	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketEvents, bucketTasks, bucketWorkflows}
+)
+
+// creatingSuffix marks the temp file a new database is built in.
+const creatingSuffix = ".creating-"
+
+// testHookCreate, set only by tests, is called at each step of createIfMissing, so a crash test
+// can kill the process exactly there.
+var testHookCreate = func(step string) {}
+
+// createIfMissing makes a new, initialised database at path unless a file is already there.
+// bbolt initialises a new file in place (meta pages, then fsync), so a crash during that write
+// can leave a file that will not open (etcd#16596). Instead the database is built in a temp file
+// in the same folder, synced, hard-linked to path (which, unlike rename, never replaces a file
+// another process just created) and the folder synced, so path holds either nothing or a
+// complete database.
+func createIfMissing(path string, opts Options) error {
+	if _, err := os.Lstat(path); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return err // exists (nil), or cannot tell
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, base+creatingSuffix+"*")
+	if err != nil {
+		return fmt.Errorf("create database: %w", err)
+	}
+	tmp := f.Name()
+	f.Close()
+	defer os.Remove(tmp)
+	testHookCreate("temp created")
+	// CreateTemp made an empty 0600 file; bbolt initialises an empty file as new.
+	if err := initFile(tmp, opts); err != nil {
+		return fmt.Errorf("create database: %w", err)
+	}
+	testHookCreate("temp initialised")
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil // another process created it first; open theirs
+		}
+		return fmt.Errorf("create database: %w", err)
+	}
+	testHookCreate("linked")
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("create database: %w", err)
+	}
+	testHookCreate("folder synced")
+	return nil
+}
+
+// initFile writes the buckets and schema version into a new database file and syncs it.
+func initFile(path string, opts Options) error {
+	db, err := bolt.Open(path, 0o600, boltOptions(opts, true))
+	if err != nil {
+		return err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, []byte(schemaVersion))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	// bbolt fsynced its commit; syncing once more covers the file size set at init.
+	return syncFile(path)
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir makes a new directory entry durable.
+func syncDir(dir string) error {
+	if err := syncFile(dir); err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+// removeCreationLeftovers deletes temp files of creations that crashed. Call it only while
+// holding the database lock: a creator still running then finds path taken and opens it.
+func removeCreationLeftovers(path string) {
+	leftovers, _ := filepath.Glob(globEscape(path) + creatingSuffix + "*")
+	for _, l := range leftovers {
+		os.Remove(l)
+	}
+}
+
+// globEscape quotes the glob metacharacters of a literal path.
+func globEscape(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(p)
+}
+
+// checkSchema verifies the file is a wend database this code can read.
+func checkSchema(tx *bolt.Tx) error {
+	for _, b := range allBuckets {
+		if tx.Bucket(b) == nil {
+			return fmt.Errorf("bucket %q missing: %w", b, ErrNotWend)
+		}
+	}
+	if v := string(tx.Bucket(bucketMeta).Get(keySchema)); v != schemaVersion {
+		return fmt.Errorf("schema version %q, this wend reads %q: %w", v, schemaVersion, ErrNotWend)
+	}
+	return nil
+}
+
+// InUseError is Open's error when another process holds the database's lock.
+type InUseError struct {
+	Path string
+	PID  int // 0 when the pid file could not be read
+}
+
+func (e *InUseError) Error() string {
+	pid := "pid unknown"
+	if e.PID > 0 {
+		pid = "pid " + strconv.Itoa(e.PID)
+	}
+	return fmt.Sprintf("database %s is in use by another wend process (%s)", e.Path, pid)
+}
+
+// Is makes errors.Is(err, ErrInUse) true.
+func (e *InUseError) Is(target error) bool { return target == ErrInUse }
+
+func inUse(path string) error {
+	e := &InUseError{Path: path}
+	if b, err := os.ReadFile(path + ".pid"); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			e.PID = pid
+		}
+	}
+	return e
+}

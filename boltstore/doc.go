@@ -1,0 +1,30 @@
+// Package boltstore is the durable history.Store, on a single bbolt file. It is the only
+// package of wend that imports go.etcd.io/bbolt.
+//
+// It owns the file layout, the process lock, the group-commit writer and the store's integrity
+// check. Layout (schema version 1):
+//
+//	meta                 "schema" -> "1"
+//	runs                 run id -> JSON history.Run
+//	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
+//	tasks                task id -> JSON history.Task
+//	workflows            uvarint(len(workflow id)) | workflow id | run id -> {1}
+//
+// Invariants:
+//   - Commit returns nil only after the bbolt transaction holding the whole history.Commit is
+//     fsynced (NoSync is never set). A commit that does not continue its run's stored history
+//     (history.CheckAppend) is rejected alone and writes nothing.
+//   - One goroutine writes. Commits queued while it is busy are applied in one bbolt transaction
+//     (group commit); it starts at once when idle, with no batching timer.
+//   - A failed bbolt commit (an fsync or write error, a full disk, MaxSize) is fatal: the store
+//     answers every later call with that error and writes nothing more, because after a failed
+//     fsync the kernel may have dropped dirty pages it still serves from cache (fsyncgate).
+//   - Events are decoded with their checksum verified on every read; a mismatch is an error
+//     naming the run and seq, never a silently different history.
+//   - Read transactions are short and never nested, so a writer growing the mmap never waits
+//     on a reader held across calls (bbolt remap stalls).
+//   - A new database file appears at its path only complete and synced: it is built in a temp
+//     file beside it, synced, linked into place, and the directory synced (etcd#16596).
+//   - One process holds the file (bbolt's flock); a second Open fails within about a second
+//     naming the holder's pid, read from the PATH.pid sidecar the holder writes.
+package boltstore

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package boltstore
+
+// networkFS is only implemented on Linux; elsewhere every path is accepted.
+func networkFS(string) (string, bool) { return "", false }

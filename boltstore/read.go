@@ -1,0 +1,159 @@
+package boltstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wendflow/wend/history"
+)
+
+// view runs fn in one short read transaction. bbolt panics (or faults on the mmap) on some
+// corrupt pages; that becomes an error here, so a damaged file fails a read rather than the
+// process. Nothing read may escape fn without being copied: the bytes live in the mmap.
+func (s *Store) view(op string, fn func(tx *bolt.Tx) error) (err error) {
+	if f := s.Err(); f != nil {
+		return fmt.Errorf("%s: %w", op, f)
+	}
+	if s.closed.Load() {
+		return fmt.Errorf("%s: %w", op, history.ErrClosed)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: database %s is damaged (bbolt: %v); run wend check", op, s.path, r)
+		}
+	}()
+	if err := s.db.View(fn); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// Run returns a run's record.
+func (s *Store) Run(runID string) (history.Run, error) {
+	var r history.Run
+	err := s.view("read run "+runID, func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketRuns).Get([]byte(runID))
+		if v == nil {
+			return history.ErrNotFound
+		}
+		return json.Unmarshal(v, &r)
+	})
+	return r, err
+}
+
+// Events returns the run's events with Seq > afterSeq, in order, each checked against its
+// checksum and its key.
+func (s *Store) Events(runID string, afterSeq uint64) ([]history.Event, error) {
+	var evs []history.Event
+	err := s.view("read events of run "+runID, func(tx *bolt.Tx) error {
+		eb := tx.Bucket(bucketEvents).Bucket([]byte(runID))
+		if eb == nil {
+			if tx.Bucket(bucketRuns).Get([]byte(runID)) == nil {
+				return history.ErrNotFound
+			}
+			return nil // a run record without events yet
+		}
+		c := eb.Cursor()
+		for k, v := c.Seek(seqKey(afterSeq + 1)); k != nil; k, v = c.Next() {
+			e, err := decodeEvent(runID, k, v)
+			if err != nil {
+				return err
+			}
+			evs = append(evs, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return evs, nil
+}
+
+// decodeEvent decodes one stored event (json.Unmarshal copies, so the result outlives the tx)
+// and checks it sits under its own seq.
+func decodeEvent(runID string, k, v []byte) (history.Event, error) {
+	seq, err := keySeq(k)
+	if err != nil {
+		return history.Event{}, fmt.Errorf("run %s: event key %x: %w", runID, k, err)
+	}
+	e, err := history.DecodeEvent(v)
+	if err != nil {
+		return history.Event{}, fmt.Errorf("run %s: event %d: %w", runID, seq, err)
+	}
+	if e.Seq != seq {
+		return history.Event{}, fmt.Errorf("run %s: event stored under seq %d says seq %d", runID, seq, e.Seq)
+	}
+	return e, nil
+}
+
+// Runs returns the runs matching f, newest first. A workflow id filter reads only that
+// workflow's runs, through the index.
+func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
+	var out []history.Run
+	err := s.view("list runs", func(tx *bolt.Tx) error {
+		runs := tx.Bucket(bucketRuns)
+		add := func(id, v []byte) error {
+			var r history.Run
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("run %s: %w", id, err)
+			}
+			if f.Match(r) {
+				out = append(out, r)
+			}
+			return nil
+		}
+		if f.WorkflowID == "" {
+			return runs.ForEach(add)
+		}
+		prefix := workflowPrefix(f.WorkflowID)
+		c := tx.Bucket(bucketWorkflows).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			id := k[len(prefix):]
+			v := runs.Get(id)
+			if v == nil {
+				return fmt.Errorf("workflow index names run %s, which does not exist", id)
+			}
+			if err := add(id, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	history.SortRuns(out)
+	return out, nil
+}
+
+// Tasks returns every open task, earliest AvailableAt first (then by id, for a stable order).
+func (s *Store) Tasks() ([]history.Task, error) {
+	var out []history.Task
+	err := s.view("list tasks", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
+			var t history.Task
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("task %s: %w", k, err)
+			}
+			out = append(out, t)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b history.Task) int {
+		if c := a.AvailableAt.Compare(b.AvailableAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}

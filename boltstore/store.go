@@ -1,0 +1,203 @@
+package boltstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Errors of the store.
+var (
+	// ErrInUse is wrapped by Open's error when another process holds the database.
+	ErrInUse = errors.New("database in use")
+	// ErrNotWend is returned by Open for a bbolt file without wend's buckets or of a newer schema.
+	ErrNotWend = errors.New("not a wend database")
+	// ErrNetworkFS is returned by Open for a path on a network file system, where bbolt's file
+	// lock may hang or not exclude the other host.
+	ErrNetworkFS = errors.New("database on a network file system")
+)
+
+// DefaultInitialMmapSize is the mmap reserved at open: large enough that a typical history
+// never remaps, because a remap waits for every open read transaction.
+const DefaultInitialMmapSize = 64 << 20
+
+// lockTimeout bounds the wait for another process's lock (RELIABILITY A7: fail at once, not hang).
+const lockTimeout = time.Second
+
+// Options tune Open. The zero value is the production setting.
+type Options struct {
+	// InitialMmapSize is the mmap size reserved at open; 0 means DefaultInitialMmapSize.
+	InitialMmapSize int
+	// MaxSize caps the data file; a commit that would grow it further fails, and that failure
+	// is fatal like any commit error. 0 means no cap.
+	MaxSize int
+	// MaxBatch caps how many queued commits share one bbolt transaction; 0 means 1024.
+	MaxBatch int
+	// AllowNetworkFS skips the refusal of NFS/SMB paths.
+	AllowNetworkFS bool
+}
+
+// Store is a history.Store on bbolt. Its methods are safe for concurrent use.
+type Store struct {
+	db      *bolt.DB
+	path    string
+	pidPath string
+
+	w *writer
+
+	fatalMu sync.Mutex
+	fatal   error // the first failed commit; sticky
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	// failCommit, set by tests before the first commit, makes the writer's transaction fail
+	// with its error instead of committing (an fsync failure, as far as the store can tell).
+	failCommit func() error
+
+	commits  atomic.Uint64 // commits written
+	txs      atomic.Uint64 // bbolt write transactions committed
+	rejected atomic.Uint64 // commits refused by validation
+}
+
+var _ history.Store = (*Store)(nil)
+
+// Open opens the database at path, creating it (and its folder, 0700) when missing.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.InitialMmapSize <= 0 {
+		opts.InitialMmapSize = DefaultInitialMmapSize
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 1024
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if !opts.AllowNetworkFS {
+		if fs, ok := networkFS(dir); ok {
+			return nil, fmt.Errorf("open database: %s is on %s: %w", path, fs, ErrNetworkFS)
+		}
+	}
+	if err := createIfMissing(path, opts); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, boltOptions(opts, false))
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open database: %w", inUse(path))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, pidPath: path + ".pid"}
+	if err := s.init(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	s.w = startWriter(s, opts.MaxBatch)
+	return s, nil
+}
+
+// boltOptions are the settings RELIABILITY.md §2 item 3 asks for. create is true for the temp
+// file of a new database, which bbolt must be allowed to create.
+func boltOptions(opts Options, create bool) *bolt.Options {
+	o := &bolt.Options{
+		Timeout:         lockTimeout,
+		NoSync:          false, // never: a commit is durable when it returns
+		NoFreelistSync:  true,  // smaller commits; the freelist is rebuilt at open
+		FreelistType:    bolt.FreelistMapType,
+		InitialMmapSize: opts.InitialMmapSize,
+		MaxSize:         opts.MaxSize,
+	}
+	if !create {
+		// The file exists (createIfMissing made it); if it vanished meanwhile, fail rather than
+		// let bbolt initialise a file in place, which can tear (etcd#16596).
+		o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			return os.OpenFile(name, flag&^os.O_CREATE, perm)
+		}
+	}
+	return o
+}
+
+// init checks the file is ours, cleans leftovers of an interrupted creation and records our pid.
+func (s *Store) init() error {
+	if s.db.NoSync {
+		return errors.New("bbolt NoSync is set; refusing to run without durable commits")
+	}
+	if err := s.db.View(checkSchema); err != nil {
+		return err
+	}
+	// We hold the lock, so no creator can be mid-way with these: they are crash leftovers.
+	removeCreationLeftovers(s.path)
+	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
+	if err := os.WriteFile(s.pidPath, pid, 0o600); err != nil {
+		return fmt.Errorf("write pid file: %w", err)
+	}
+	return nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Err returns the fatal commit error that stopped the store, or nil. The engine polls it (or
+// sees it from Commit) and must exit: restart is the only recovery (RELIABILITY §2 item 2).
+func (s *Store) Err() error {
+	s.fatalMu.Lock()
+	defer s.fatalMu.Unlock()
+	return s.fatal
+}
+
+func (s *Store) setFatal(err error) {
+	s.fatalMu.Lock()
+	defer s.fatalMu.Unlock()
+	if s.fatal == nil {
+		s.fatal = fmt.Errorf("database %s failed a commit and refuses further use: %w", s.path, err)
+	}
+}
+
+// Stats are counters since Open.
+type Stats struct {
+	Commits      uint64 // history.Commits written
+	Transactions uint64 // bbolt write transactions (each one fsync cycle) that held them
+	Rejected     uint64 // commits refused by validation (sequence conflicts, bad ids)
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Commits: s.commits.Load(), Transactions: s.txs.Load(), Rejected: s.rejected.Load()}
+}
+
+// Close stops taking commits, lets the writer finish what is queued, closes the file and
+// removes the pid file. It returns the fatal error, if the store had one, so a caller that
+// only checks Close still exits non-zero.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.w.stop()
+		s.closed.Store(true)
+		// Remove the pid file while we still hold the lock: after Close, it may be the next
+		// holder's.
+		err := os.Remove(s.pidPath)
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+		if cerr := s.db.Close(); cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			s.closeErr = fmt.Errorf("close database: %w", err)
+		} else if f := s.Err(); f != nil {
+			s.closeErr = fmt.Errorf("close database: %w", f)
+		}
+	})
+	return s.closeErr
+}

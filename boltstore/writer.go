@@ -1,0 +1,136 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Commit writes c atomically; it is durable when Commit returns nil. A commit whose events do
+// not continue their run's stored history fails with history.ErrSeqConflict and writes nothing.
+// Cancelling ctx abandons the commit only if the writer has not taken it yet; once taken, Commit
+// waits for the outcome, so a nil or non-nil result always says what is on disk.
+func (s *Store) Commit(ctx context.Context, c history.Commit) error {
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	p, err := prepare(c)
+	if err != nil {
+		s.rejected.Add(1)
+		return fmt.Errorf("commit: %w", err)
+	}
+	if err := s.w.submit(ctx, p); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Request states: the writer and an impatient caller race to move a request out of queued.
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
+type request struct {
+	p     *prepared
+	state atomic.Int32
+	done  chan error // buffered: the writer never blocks on a caller
+}
+
+// writer is the single goroutine that writes. It sleeps while the queue is empty and, woken,
+// takes everything queued (up to maxBatch) into one transaction: a lone commit is written at
+// once, and commits that arrive during an fsync share the next one.
+type writer struct {
+	s        *Store
+	maxBatch int
+
+	mu     sync.Mutex
+	queue  []*request
+	closed bool
+
+	wake   chan struct{} // capacity 1: a pending wake-up is never lost nor doubled
+	exited chan struct{}
+}
+
+func startWriter(s *Store, maxBatch int) *writer {
+	w := &writer{s: s, maxBatch: maxBatch, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+	go w.loop()
+	return w
+}
+
+func (w *writer) submit(ctx context.Context, p *prepared) error {
+	r := &request{p: p, done: make(chan error, 1)}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return history.ErrClosed
+	}
+	w.queue = append(w.queue, r)
+	w.mu.Unlock()
+	w.poke()
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return ctx.Err()
+		}
+		return <-r.done // being written: its outcome is the truth
+	}
+}
+
+func (w *writer) poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// stop refuses new commits and returns once the queued ones are written.
+func (w *writer) stop() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.poke()
+	<-w.exited
+}
+
+func (w *writer) loop() {
+	defer close(w.exited)
+	for {
+		batch, more, closed := w.take()
+		if len(batch) > 0 {
+			w.s.write(batch)
+		}
+		switch {
+		case len(batch) > 0 || more:
+		case closed:
+			return
+		default:
+			<-w.wake
+		}
+	}
+}
+
+// take removes up to maxBatch requests from the queue, dropping abandoned ones, and says
+// whether more are queued and whether the writer is closed.
+func (w *writer) take() (batch []*request, more, closed bool) {
+	w.mu.Lock()
+	n := min(len(w.queue), w.maxBatch)
+	batch = slices.Clone(w.queue[:n])
+	w.queue = slices.Delete(w.queue, 0, n)
+	more, closed = len(w.queue) > 0, w.closed
+	w.mu.Unlock()
+	batch = slices.DeleteFunc(batch, func(r *request) bool {
+		return !r.state.CompareAndSwap(queued, taken)
+	})
+	return batch, more, closed
+}
