@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""wend's example activity plugin in Python.
+
+Implements the conformance set every example plugin shares (greet, echo, sleep, fail, record)
+with Debian's python3-grpcio and python3-protobuf only. Besides wend.plugin.v1.Activities it
+does what go-plugin does for Go plugins: checks the magic cookie, serves the gRPC health service
+(service "plugin": SERVING) and GRPCController.Shutdown, negotiates AutoMTLS (mtls.py), prints
+the handshake line, and exits when its host goes away.
+
+Use it from a workflow with `plugins: {demo: {command: [python3, plugin.py]}}` (path relative
+to the workflow file).
+"""
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from concurrent import futures
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen"))
+
+import grpc  # noqa: E402
+
+import activities_pb2  # noqa: E402
+import activities_pb2_grpc  # noqa: E402
+import grpc_controller_pb2  # noqa: E402
+import grpc_controller_pb2_grpc  # noqa: E402
+import health_pb2  # noqa: E402
+import health_pb2_grpc  # noqa: E402
+import mtls  # noqa: E402
+
+# Must match plugins/internal/wire.
+COOKIE_KEY, COOKIE_VALUE = "WEND_PLUGIN", "wend-activities-v1"
+APP_PROTOCOL = 1
+MAX_PAYLOAD = 2 << 20
+MAX_MESSAGE = 16 << 20
+
+
+class ActivityError(Exception):
+    """A typed activity failure; non_retryable fails the activity whatever its retry policy."""
+
+    def __init__(self, type_, message, non_retryable=False, details=None):
+        super().__init__(message)
+        self.type, self.message = type_, message
+        self.non_retryable, self.details = non_retryable, details
+
+
+class Context:
+    """One try: its identity, cancellation and heartbeats."""
+
+    def __init__(self, req, events):
+        self.activity = req.activity
+        self.workflow_id, self.run_id, self.step_path = req.workflow_id, req.run_id, req.step_path
+        self.activity_execution_id = req.activity_execution_id
+        self.activity_attempt_id = req.activity_attempt_id
+        self.attempt = req.attempt
+        self.deadline = req.deadline_unix_nanos / 1e9 if req.deadline_unix_nanos else None
+        self.reason = None
+        self._cancelled = threading.Event()
+        self._events = events
+
+    def cancel(self, reason):
+        if not self._cancelled.is_set():
+            self.reason = reason
+            self._cancelled.set()
+
+    def wait(self, seconds):
+        """Sleeps up to seconds; returns True if the try was cancelled or its deadline passed."""
+        if self.deadline is not None:
+            seconds = min(seconds, max(0.0, self.deadline - time.time()))
+        if self._cancelled.wait(seconds):
+            return True
+        if self.deadline is not None and time.time() >= self.deadline:
+            self.cancel("deadline")
+            return True
+        return False
+
+    def check(self):
+        """Raises the error that ends a cancelled try."""
+        if self.reason == "deadline":
+            raise ActivityError("Timeout", "%s: deadline exceeded" % self.activity)
+        raise ActivityError("Cancelled", "%s: cancelled by the host" % self.activity)
+
+    def heartbeat(self, progress=None):
+        raw = b"" if progress is None else json.dumps(progress).encode()
+        self._events.put(("heartbeat", raw))
+
+
+# The conformance set.
+def greet(ctx, inp):
+    return {"greeting": "hello, %s" % inp.get("name", "")}
+
+
+def echo(ctx, inp):
+    return inp
+
+
+def sleep(ctx, inp):
+    start = time.time()
+    end = start + inp.get("ms", 0) / 1000.0
+    while True:
+        left = end - time.time()
+        if left <= 0:
+            return {"slept_ms": int((time.time() - start) * 1000)}
+        if ctx.wait(min(0.1, left)):
+            ctx.check()
+        if time.time() < end:
+            ctx.heartbeat({"slept_ms": int((time.time() - start) * 1000)})
+
+
+def fail(ctx, inp):
+    raise ActivityError(inp.get("type", ""), inp.get("message", ""), bool(inp.get("non_retryable")), inp.get("details"))
+
+
+def record(ctx, inp):
+    if not inp.get("path"):
+        raise ActivityError("BadInput", "record: path is required", True)
+    line = {
+        "activity_execution_id": ctx.activity_execution_id,
+        "activity_attempt_id": ctx.activity_attempt_id,
+        "attempt": ctx.attempt,
+        "note": inp.get("note"),
+        "pid": os.getpid(),
+    }
+    fd = os.open(inp["path"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(line, separators=(",", ":")) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return line
+
+
+ACTIVITIES = {
+    "greet": (greet, "Returns a greeting for name.",
+              {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
+              {"type": "object", "required": ["greeting"], "properties": {"greeting": {"type": "string"}}}),
+    "echo": (echo, "Returns its input unchanged.", {}, {}),
+    "sleep": (sleep, "Sleeps ms milliseconds, heartbeating every 100 ms; stops early when cancelled.",
+              {"type": "object", "required": ["ms"], "properties": {"ms": {"type": "integer", "minimum": 0}}},
+              {"type": "object", "required": ["slept_ms"], "properties": {"slept_ms": {"type": "integer"}}}),
+    "fail": (fail, "Fails with the given error.",
+             {"type": "object", "properties": {"type": {"type": "string"}, "message": {"type": "string"},
+                                               "non_retryable": {"type": "boolean"}}}, {}),
+    "record": (record, "Appends one JSON line describing this try to path and fsyncs it.",
+               {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}, "note": {}}},
+               {"type": "object"}),
+}
+
+
+def _error_event(e):
+    details = b"" if e.details is None else json.dumps(e.details).encode()
+    return activities_pb2.ExecuteEvent(error=activities_pb2.Error(
+        type=e.type, message=e.message, non_retryable=e.non_retryable, details=details))
+
+
+class Activities(activities_pb2_grpc.ActivitiesServicer):
+    def Describe(self, request, context):
+        resp = activities_pb2.DescribeResponse()
+        for name in sorted(ACTIVITIES):
+            _, desc, ins, outs = ACTIVITIES[name]
+            resp.activities.add(name=name, description=desc,
+                                input_schema=json.dumps(ins).encode(), output_schema=json.dumps(outs).encode())
+        return resp
+
+    def Execute(self, request_iterator, context):
+        first = next(request_iterator, None)
+        if first is None or not first.HasField("request"):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "execute: first message must be a request")
+        req = first.request
+        if req.activity not in ACTIVITIES:
+            yield _error_event(ActivityError("UnknownActivity", "unknown activity %r (have %s)" % (
+                req.activity, json.dumps(sorted(ACTIVITIES))), True))
+            return
+        if len(req.input) > MAX_PAYLOAD:
+            yield _error_event(ActivityError("PayloadTooLarge", "input of %s is %d bytes, over the %d-byte limit" % (
+                req.activity, len(req.input), MAX_PAYLOAD), True))
+            return
+        events = queue.Queue()
+        ctx = Context(req, events)
+        context.add_callback(lambda: ctx.cancel("cancelled"))  # the stream ended
+
+        def watch_cancel():  # the host's Cancel message
+            try:
+                for msg in request_iterator:
+                    if msg.HasField("cancel"):
+                        ctx.cancel(msg.cancel.reason or "cancelled")
+            except Exception:  # the stream ended
+                ctx.cancel("cancelled")
+
+        def work():
+            try:
+                inp = json.loads(req.input) if req.input else None
+            except ValueError as e:
+                events.put(("error", ActivityError("BadInput", "decode input of %s: %s" % (req.activity, e), True)))
+                return
+            try:
+                out = ACTIVITIES[req.activity][0](ctx, inp)
+                events.put(("result", json.dumps(out).encode()))
+            except ActivityError as e:
+                events.put(("error", e))
+            except Exception as e:  # a plain exception is a retryable failure
+                events.put(("error", ActivityError("Error", "%s: %s" % (type(e).__name__, e))))
+
+        threading.Thread(target=watch_cancel, daemon=True).start()
+        threading.Thread(target=work, daemon=True).start()
+        while True:
+            kind, value = events.get()
+            if kind == "heartbeat":
+                yield activities_pb2.ExecuteEvent(heartbeat=activities_pb2.Heartbeat(progress=value))
+            elif kind == "result":
+                if len(value) > MAX_PAYLOAD:
+                    yield _error_event(ActivityError("PayloadTooLarge", "output of %s is %d bytes, over the %d-byte limit" % (
+                        req.activity, len(value), MAX_PAYLOAD), True))
+                else:
+                    yield activities_pb2.ExecuteEvent(result=activities_pb2.Result(output=value))
+                return
+            else:
+                yield _error_event(value)
+                return
+
+
+class Health(health_pb2_grpc.HealthServicer):
+    def Check(self, request, context):
+        if request.service in ("", "plugin"):
+            return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
+        return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVICE_UNKNOWN)
+
+    def Watch(self, request, context):
+        yield self.Check(request, context)
+        while context.is_active():  # go-plugin does not watch; keep the stream open like gRPC does
+            time.sleep(1)
+
+
+class Controller(grpc_controller_pb2_grpc.GRPCControllerServicer):
+    def __init__(self, stop):
+        self._stop = stop
+
+    def Shutdown(self, request, context):
+        threading.Thread(target=self._stop, daemon=True).start()
+        return grpc_controller_pb2.Empty()
+
+
+def watch_parent(ppid):
+    """Exit when the host is gone: the parent-death signal covers Linux, this covers the rest."""
+    while True:
+        time.sleep(1)
+        if os.getppid() != ppid:
+            sys.stderr.write("wend plugin: host process %d is gone; exiting\n" % ppid)
+            sys.stderr.flush()
+            os._exit(1)
+
+
+def main():
+    if os.environ.get(COOKIE_KEY) != COOKIE_VALUE:
+        sys.stderr.write("This is a wend plugin; wend starts it (see `wend plugin describe`).\n")
+        return 1
+    versions = os.environ.get("PLUGIN_PROTOCOL_VERSIONS", str(APP_PROTOCOL)).split(",")
+    if str(APP_PROTOCOL) not in versions:
+        sys.stderr.write("wend plugin: host speaks protocol versions %s, this plugin %d\n" % (versions, APP_PROTOCOL))
+        return 1
+    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
+
+    options = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)]
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=64), options=options)
+    done = threading.Event()
+
+    def stop():
+        server.stop(grace=0.5).wait()
+        done.set()
+
+    activities_pb2_grpc.add_ActivitiesServicer_to_server(Activities(), server)
+    health_pb2_grpc.add_HealthServicer_to_server(Health(), server)
+    grpc_controller_pb2_grpc.add_GRPCControllerServicer_to_server(Controller(stop), server)
+
+    client_cert = os.environ.get("PLUGIN_CLIENT_CERT")
+    cert_field = ""
+    if client_cert:  # AutoMTLS: trust only the host's certificate, present our own
+        cert_pem, key_pem, cert_der = mtls.server_certificate()
+        creds = grpc.ssl_server_credentials([(key_pem, cert_pem)], root_certificates=client_cert.encode(),
+                                            require_client_auth=True)
+        port = server.add_secure_port("127.0.0.1:0", creds)
+        cert_field = "|" + mtls.handshake_cert(cert_der)
+    else:
+        port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    sys.stdout.write("1|%d|tcp|127.0.0.1:%d|grpc%s\n" % (APP_PROTOCOL, port, cert_field))
+    sys.stdout.flush()
+    done.wait()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # do not wait for handler threads a host gave up on
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+package plugins
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+)
+
+// examplesDir is examples/plugins, relative to this package.
+const examplesDir = "../examples/plugins"
+
+// pythonCommand finds a python3 that has Debian's grpcio and protobuf. A missing one fails the
+// test: the conformance suite must never be skipped quietly.
+func pythonCommand(t *testing.T) []string {
+	t.Helper()
+	candidates := []string{os.Getenv("WEND_TEST_PYTHON"), "python3", "/usr/bin/python3"}
+	for _, c := range candidates {
+		if c == "" {
+			continue
+		}
+		path, err := exec.LookPath(c)
+		if err != nil {
+			continue
+		}
+		if exec.Command(path, "-c", "import grpc, google.protobuf").Run() == nil {
+			abs, _ := filepath.Abs(filepath.Join(examplesDir, "python", "plugin.py"))
+			return []string{path, abs}
+		}
+	}
+	t.Fatal("no python3 with grpc and protobuf: apt-get install python3-grpcio python3-protobuf (or set WEND_TEST_PYTHON)")
+	return nil
+}
+
+// nodeCommand finds node and the example's npm dependencies; missing ones fail the test.
+func nodeCommand(t *testing.T) []string {
+	t.Helper()
+	path, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node not found: apt-get install nodejs npm, then (cd examples/plugins/node && npm ci)")
+	}
+	dir, _ := filepath.Abs(filepath.Join(examplesDir, "node"))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js")); err != nil {
+		t.Fatalf("node dependencies missing: (cd examples/plugins/node && npm ci)")
+	}
+	return []string{path, filepath.Join(dir, "plugin.js")}
+}
+
+func exampleConfigs(t *testing.T) []Config {
+	return []Config{
+		{Name: "go", Command: []string{bins.goExample}},
+		{Name: "python", Command: pythonCommand(t)},
+	}
+}
+
+func jsonEqual(t *testing.T, got json.RawMessage, want string) bool {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("output %s: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(g, w)
+}
+
+// TestConformance runs the shared activity set against every example plugin.
+func TestConformance(t *testing.T) {
+	for _, cfg := range exampleConfigs(t) {
+		t.Run(cfg.Name, func(t *testing.T) {
+			t.Parallel()
+			conformance(t, cfg)
+		})
+	}
+}
+
+func conformance(t *testing.T, cfg Config) {
+	h, logs := newHost(t, Options{}, cfg)
+	ctx := context.Background()
+	name := cfg.Name
+	defer func() {
+		if t.Failed() {
+			t.Logf("plugin log:\n%s", logs)
+		}
+	}()
+
+	d, err := h.Describe(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range d.Activities {
+		names = append(names, a.Name)
+	}
+	if want := []string{"echo", "fail", "greet", "record", "sleep"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("activities %v, want %v", names, want)
+	}
+	if greet, _ := d.Find("greet"); !strings.Contains(string(greet.InputSchema), `"name"`) || greet.Description == "" {
+		t.Errorf("greet described as %+v", greet)
+	}
+
+	t.Run("greet", func(t *testing.T) {
+		out, err := h.Execute(ctx, call(name, "greet", map[string]string{"name": "ada"}), nil)
+		if err != nil || !jsonEqual(t, out, `{"greeting":"hello, ada"}`) {
+			t.Fatalf("greet = %s, %v", out, err)
+		}
+	})
+	t.Run("echo", func(t *testing.T) {
+		in := `{"a":[1,2.5,{"b":null}],"s":"naïve \"quoted\"","t":true}`
+		c := call(name, "echo", nil)
+		c.Input = json.RawMessage(in)
+		out, err := h.Execute(ctx, c, nil)
+		if err != nil || !jsonEqual(t, out, in) {
+			t.Fatalf("echo = %s, %v", out, err)
+		}
+	})
+	t.Run("sleep heartbeats", func(t *testing.T) {
+		var beats []history.Heartbeat
+		out, err := h.Execute(ctx, call(name, "sleep", map[string]int{"ms": 350}), func(hb history.Heartbeat) { beats = append(beats, hb) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			SleptMS *int `json:"slept_ms"`
+		}
+		if json.Unmarshal(out, &got) != nil || got.SleptMS == nil || *got.SleptMS < 340 {
+			t.Fatalf("sleep = %s", out)
+		}
+		if len(beats) < 2 || !strings.Contains(string(beats[len(beats)-1].Progress), "slept_ms") {
+			t.Fatalf("heartbeats %v, want >= 2 with slept_ms progress", beats)
+		}
+	})
+	t.Run("sleep cancelled", func(t *testing.T) {
+		pid := pidOf(t, h, name)
+		cctx, cancel := context.WithCancelCause(ctx)
+		time.AfterFunc(200*time.Millisecond, func() { cancel(errors.New("stop")) })
+		start := time.Now()
+		_, err := h.Execute(cctx, call(name, "sleep", map[string]int{"ms": 10000}), nil)
+		ae := activityError(t, err)
+		if ae.Category != history.CategoryCancelled || strings.Contains(ae.Message, "killed") || time.Since(start) > 1500*time.Millisecond {
+			t.Fatalf("after %s: %v", time.Since(start), ae)
+		}
+		if pidOf(t, h, name) != pid {
+			t.Fatal("plugin was restarted: it did not stop on cancel")
+		}
+	})
+	t.Run("sleep deadline", func(t *testing.T) {
+		c := call(name, "sleep", map[string]int{"ms": 10000})
+		c.Deadline = time.Now().Add(300 * time.Millisecond)
+		_, err := h.Execute(ctx, c, nil)
+		ae := activityError(t, err)
+		if ae.Category != history.CategoryTimeout || ae.Type != TypeTimeout || strings.Contains(ae.Message, "killed") {
+			t.Fatalf("got %v", ae)
+		}
+	})
+	t.Run("fail", func(t *testing.T) {
+		for _, nr := range []bool{false, true} {
+			_, err := h.Execute(ctx, call(name, "fail", map[string]any{"type": "CardDeclined", "message": "no funds", "non_retryable": nr}), nil)
+			ae := activityError(t, err)
+			if ae.Type != "CardDeclined" || ae.Message != "no funds" || ae.NonRetryable != nr || ae.Category != history.CategoryActivity {
+				t.Fatalf("got %+v", *ae)
+			}
+		}
+	})
+	t.Run("record", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "calls.jsonl")
+		for attempt := 1; attempt <= 2; attempt++ {
+			c := call(name, "record", map[string]any{"path": path, "note": map[string]int{"n": attempt}})
+			c.Attempt, c.ActivityAttemptID = attempt, "attempt-"+string(rune('0'+attempt))
+			if _, err := h.Execute(ctx, c, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		pid := pidOf(t, h, name)
+		sc := bufio.NewScanner(f)
+		n := 0
+		for sc.Scan() {
+			n++
+			var line struct {
+				ActivityExecutionID string          `json:"activity_execution_id"`
+				ActivityAttemptID   string          `json:"activity_attempt_id"`
+				Attempt             int             `json:"attempt"`
+				Note                json.RawMessage `json:"note"`
+				PID                 int             `json:"pid"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+				t.Fatalf("line %d %q: %v", n, sc.Text(), err)
+			}
+			if line.ActivityExecutionID != "exec-1" || line.Attempt != n || line.ActivityAttemptID != "attempt-"+string(rune('0'+n)) ||
+				line.PID != pid || !jsonEqual(t, line.Note, `{"n":`+string(rune('0'+n))+`}`) {
+				t.Fatalf("line %d = %s (plugin pid %d)", n, sc.Text(), pid)
+			}
+		}
+		if n != 2 {
+			t.Fatalf("%d lines, want 2", n)
+		}
+	})
+	t.Run("unknown activity", func(t *testing.T) {
+		_, err := h.Execute(ctx, call(name, "nope", nil), nil)
+		ae := activityError(t, err)
+		if ae.Type != TypeUnknownActivity || !ae.NonRetryable || !strings.Contains(ae.Message, `unknown activity "nope"`) && !strings.Contains(ae.Message, `unknown activity 'nope'`) {
+			t.Fatalf("got %v", ae)
+		}
+	})
+	t.Run("close", func(t *testing.T) {
+		pid := pidOf(t, h, name)
+		start := time.Now()
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Under StopGrace (1s): the plugin exited on GRPCController.Shutdown, it was not killed.
+		if d := time.Since(start); d >= time.Second {
+			t.Errorf("close took %s: the plugin ignored Shutdown", d)
+		}
+		waitGroupGone(t, pid, time.Second)
+	})
+}
