@@ -48,9 +48,10 @@ func (n *node) startActivity() {
 	n.execID = n.r.info.RunID + ":" + n.path
 	n.attempt = 1
 	n.r.activities[n.execID] = n
+	n.sched = history.ActivitySchedule{Plugin: n.s.Plugin, Activity: n.s.Activity, Input: raw,
+		Tries: n.tries, TimeoutMS: timeout.Milliseconds(), HeartbeatTimeout: hb.Milliseconds()}
 	n.r.emit(history.Event{Type: history.ActivityScheduled, Step: n.path, ActivityExecutionID: n.execID, Attempt: 1,
-		Data: history.MustData(history.ActivitySchedule{Plugin: n.s.Plugin, Activity: n.s.Activity, Input: raw,
-			Tries: n.tries, TimeoutMS: timeout.Milliseconds(), HeartbeatTimeout: hb.Milliseconds()})})
+		Data: history.MustData(n.sched)})
 }
 
 func (r *Run) activityFor(ev history.Event) *node {
@@ -59,6 +60,15 @@ func (r *Run) activityFor(ev history.Event) *node {
 		return nil
 	}
 	return n
+}
+
+// Activity returns the schedule of an activity the run is waiting on.
+func (r *Run) Activity(execID string) (history.ActivitySchedule, bool) {
+	n := r.activities[execID]
+	if n == nil {
+		return history.ActivitySchedule{}, false
+	}
+	return n.sched, true
 }
 
 // Expects reports whether an outcome for this attempt would be applied: the engine drops

@@ -25,6 +25,7 @@ type node struct {
 
 	// activity
 	execID  string
+	sched   history.ActivitySchedule
 	attempt int
 	tries   int
 	retry   *spec.Retry

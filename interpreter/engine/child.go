@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
+)
+
+// goStartChild starts a run_workflow child in the background. It is idempotent: the child's
+// workflow id derives from the parent's, so after a crash the task finds the child it started.
+func (e *Engine) goStartChild(parent history.Run, step string, cs history.ChildSchedule) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		if err := e.startChild(parent, step, cs); err != nil && e.isStopped() == nil {
+			e.logf("wend: run %s: start child %s: %v", parent.RunID, cs.WorkflowID, err)
+		}
+	}()
+}
+
+func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSchedule) error {
+	taskID := stepTaskID(parent.RunID, step)
+	e.mu.Lock()
+	runs, err := e.store.Runs(history.RunFilter{WorkflowID: cs.WorkflowID})
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	if len(runs) > 0 { // started before a crash: just finish the bookkeeping
+		e.mu.Unlock()
+		if !runs[0].Open() && runs[0].Status != history.StatusContinued {
+			e.notify(runs[0], waitRef{parent.RunID, step}, history.ChildWorkflowCompleted, history.ChildWorkflowFailed)
+		}
+		return nil
+	}
+	lr, evs, err := e.childRun(parent, step, cs)
+	if err != nil {
+		e.mu.Unlock()
+		return e.failChild(parent, step, err)
+	}
+	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, DeleteTasks: []string{taskID}}
+	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
+	if err := e.store.Commit(e.ctx, c); err != nil {
+		e.mu.Unlock()
+		e.fatal(fmt.Errorf("commit child run: %w", err))
+		return err
+	}
+	lr.mu.Lock()
+	e.publishLocked(lr)
+	e.mu.Unlock()
+	e.effects(lr, evs)
+	lr.mu.Unlock()
+	return nil
+}
+
+// childRun reads, checks and prepares the child's first events. The child's text is read
+// now and recorded in its own history; the parent's never changes.
+func (e *Engine) childRun(parent history.Run, step string, cs history.ChildSchedule) (*liveRun, []history.Event, error) {
+	src, err := os.ReadFile(cs.SpecFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read child workflow: %w", err)
+	}
+	w, ds := (&spec.Loader{}).Load(cs.SpecFile, src)
+	if ds.HasErrors() {
+		return nil, nil, fmt.Errorf("child workflow %s is invalid:\n%s", cs.SpecFile, ds.Error())
+	}
+	input, err := checkInput(w, cs.Input)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := history.Started{WorkflowID: cs.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: cs.SpecFile,
+		SpecSource: string(src), SpecSHA256: sha(src), ParentRunID: parent.RunID, ParentStep: step,
+		ExecutionStarted: e.clock.Now()}
+	return e.newRun(w, st)
+}
+
+// failChild reports a child that could not start as the run_workflow step's failure.
+func (e *Engine) failChild(parent history.Run, step string, cause error) error {
+	lr := e.live(parent.RunID)
+	if lr == nil {
+		return cause
+	}
+	f := &history.Failure{Category: history.CategoryChildWorkflow, PropagationKind: "child_workflow", Type: "ChildStartFailed",
+		Message: cause.Error(), NonRetryable: true}
+	return e.deliver(lr, history.Event{Type: history.ChildWorkflowFailed, Step: step, Data: history.MustData(history.Closed{Failure: f})})
+}
+
+// registerWait makes a wait_for_workflow step hear of the workflow's end; if it has ended
+// already, at once.
+func (e *Engine) registerWait(workflowID string, w waitRef) {
+	e.mu.Lock()
+	runs, err := e.store.Runs(history.RunFilter{WorkflowID: workflowID})
+	if err != nil {
+		e.mu.Unlock()
+		e.logf("wend: wait for %s: %v", workflowID, err)
+		return
+	}
+	if len(runs) > 0 && !runs[0].Open() && runs[0].Status != history.StatusContinued {
+		e.mu.Unlock()
+		e.notify(runs[0], w, history.WorkflowWaitCompleted, history.WorkflowWaitFailed)
+		return
+	}
+	e.waits[workflowID] = append(e.waits[workflowID], w)
+	e.mu.Unlock()
+}

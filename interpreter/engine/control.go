@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Signal sends a signal to the open run of a workflow id. The signal is durable once this
+// returns nil; signals sent before the run waits for them are kept in order.
+func (e *Engine) Signal(ctx context.Context, workflowID, name string, data json.RawMessage) error {
+	if len(data) > 0 && !json.Valid(data) {
+		return fmt.Errorf("signal %s: data is not JSON", name)
+	}
+	lr, err := e.openRun(workflowID)
+	if err != nil {
+		return fmt.Errorf("signal %s: %w", workflowID, err)
+	}
+	return e.deliver(lr, history.Event{Type: history.SignalReceived, Data: history.MustData(history.Signal{Name: name, Data: data})})
+}
+
+// Cancel cancels the open run of a workflow id.
+func (e *Engine) Cancel(ctx context.Context, workflowID, reason string) error {
+	lr, err := e.openRun(workflowID)
+	if err != nil {
+		return fmt.Errorf("cancel %s: %w", workflowID, err)
+	}
+	return e.deliver(lr, history.Event{Type: history.CancelRequested, Data: history.MustData(history.CancelRequest{Reason: reason})})
+}
+
+// openRun finds the open run of a workflow id, explaining why there is none.
+func (e *Engine) openRun(workflowID string) (*liveRun, error) {
+	if err := e.isStopped(); err != nil {
+		return nil, err
+	}
+	if lr := e.liveByWorkflow(workflowID); lr != nil {
+		return lr, nil
+	}
+	runs, err := e.store.Runs(history.RunFilter{WorkflowID: workflowID})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("no workflow %q: %w", workflowID, history.ErrNotFound)
+	}
+	if runs[0].Open() {
+		return nil, fmt.Errorf("run %s of %q is not driven by this engine: %w", runs[0].RunID, workflowID, ErrBlocked)
+	}
+	return nil, fmt.Errorf("run %s of %q is %s: %w", runs[0].RunID, workflowID, runs[0].Status, ErrRunClosed)
+}
+
+// WaitClosed blocks until the workflow id's last run has closed (following continue-as-new)
+// and returns its record.
+func (e *Engine) WaitClosed(ctx context.Context, workflowID string) (history.Run, error) {
+	for {
+		e.mu.Lock()
+		ch := make(chan struct{})
+		_, open := e.current[workflowID]
+		if open {
+			e.closeWaits[workflowID] = append(e.closeWaits[workflowID], ch)
+		}
+		stopped := e.stopped
+		e.mu.Unlock()
+		if !open {
+			runs, err := e.store.Runs(history.RunFilter{WorkflowID: workflowID})
+			if err != nil {
+				return history.Run{}, err
+			}
+			if len(runs) == 0 {
+				return history.Run{}, fmt.Errorf("no workflow %q: %w", workflowID, history.ErrNotFound)
+			}
+			if !runs[0].Open() {
+				return runs[0], nil
+			}
+			if stopped != nil {
+				return runs[0], stopped
+			}
+			return runs[0], fmt.Errorf("run %s: %w", runs[0].RunID, ErrBlocked)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return history.Run{}, ctx.Err()
+		case <-e.ctx.Done():
+			if err := e.isStopped(); err != nil {
+				return history.Run{}, err
+			}
+			return history.Run{}, ErrStopped
+		}
+	}
+}

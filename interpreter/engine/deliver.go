@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/wendflow/wend/history"
+)
+
+// deliver applies one input event to a run, commits it with the decisions it implies and
+// the tasks they create, then acts on them. Inputs to one run are serialised by lr.mu.
+func (e *Engine) deliver(lr *liveRun, ev history.Event) error {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if err := e.isStopped(); err != nil {
+		return err
+	}
+	if lr.blocked != nil {
+		return fmt.Errorf("run %s: %w: %v", lr.rec.RunID, ErrBlocked, lr.blocked)
+	}
+	if !lr.rec.Open() {
+		return fmt.Errorf("run %s is %s: %w", lr.rec.RunID, lr.rec.Status, ErrRunClosed)
+	}
+	if isOutcome(ev.Type) && !lr.interp.Expects(ev.ActivityExecutionID, ev.Attempt) {
+		e.stale.Add(1)
+		return nil // a superseded attempt (G5): never recorded
+	}
+	if ev.Time.IsZero() {
+		ev.Time = e.clock.Now()
+	}
+	decisions, err := lr.interp.Apply(ev)
+	if err != nil {
+		lr.blocked = err
+		e.logf("wend: run %s blocked: %v", lr.rec.RunID, err)
+		return fmt.Errorf("run %s: %w: %v", lr.rec.RunID, ErrBlocked, err)
+	}
+	return e.commitRun(lr, append([]history.Event{ev}, decisions...))
+}
+
+func isOutcome(t history.EventType) bool {
+	return t == history.ActivityCompleted || t == history.ActivityAttemptFailed || t == history.ActivityTimedOut
+}
+
+// commitRun numbers evs after the run's last event, commits them with their tasks (and the
+// next run on continue-as-new), then acts on them. lr.mu is held.
+func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
+	rec := lr.rec
+	for i := range evs {
+		rec.LastSeq++
+		evs[i].Seq = rec.LastSeq
+	}
+	var next *liveRun
+	var nextEvs []history.Event
+	last := evs[len(evs)-1]
+	if last.Type.Terminal() {
+		rec.Status, rec.ClosedReason = closedStatus(last)
+		rec.ClosedAt = last.Time
+	}
+	c := history.Commit{Runs: []history.RunUpdate{{Run: rec, Events: evs}}}
+	tasksFor(rec, evs, lr.interp.Activity, &c)
+	if last.Type == history.WorkflowContinuedAsNew {
+		var err error
+		next, nextEvs, err = e.continueAsNew(lr, last)
+		if err != nil {
+			e.logf("wend: run %s: continue-as-new: %v", rec.RunID, err)
+		} else {
+			c.Runs = append(c.Runs, history.RunUpdate{Run: next.rec, Events: nextEvs})
+			tasksFor(next.rec, nextEvs, next.interp.Activity, &c)
+		}
+	}
+	if err := e.store.Commit(e.ctx, c); err != nil {
+		if e.isStopped() == nil {
+			e.fatal(fmt.Errorf("commit run %s: %w", rec.RunID, err))
+		}
+		return err
+	}
+	lr.rec = rec
+	e.effects(lr, evs)
+	if next != nil {
+		next.mu.Lock()
+		e.publish(next)
+		e.effects(next, nextEvs)
+		next.mu.Unlock()
+	}
+	return nil
+}
+
+func closedStatus(ev history.Event) (status, reason string) {
+	switch ev.Type {
+	case history.WorkflowCompleted:
+		return history.StatusCompleted, history.ClosedCompleted
+	case history.WorkflowContinuedAsNew:
+		return history.StatusContinued, history.ClosedContinued
+	case history.WorkflowCancelled:
+		return history.StatusCancelled, history.ClosedCancelled
+	case history.WorkflowTimedOut:
+		return history.StatusFailed, history.ClosedTimedOut
+	case history.WorkflowTerminated:
+		return history.StatusCancelled, history.ClosedTerminated
+	}
+	return history.StatusFailed, history.ClosedFailed
+}
+
+// effects acts on committed events: calls, timers, children, waits, notifications.
+func (e *Engine) effects(lr *liveRun, evs []history.Event) {
+	for _, ev := range evs {
+		if e.opts.Observe != nil {
+			e.opts.Observe(lr.rec, ev)
+		}
+		switch ev.Type {
+		case history.ActivityScheduled, history.ActivityRetryScheduled:
+			e.scheduleActivityFrom(lr, ev)
+		case history.ActivityCancelled:
+			e.cancelCall(taskIDOf(ev))
+		case history.TimerScheduled:
+			ts, _ := history.DataOf[history.TimerSchedule](ev)
+			e.sched.add(history.Task{ID: timerTaskID(lr.rec.RunID, ts.TimerID), RunID: lr.rec.RunID, Kind: history.TaskTimer,
+				AvailableAt: ts.FireAt, Data: history.MustData(stepTask{RunID: lr.rec.RunID, Step: ev.Step, TimerID: ts.TimerID})})
+		case history.TimerCancelled:
+			ref, _ := history.DataOf[history.TimerRef](ev)
+			e.sched.remove(timerTaskID(lr.rec.RunID, ref.TimerID))
+		case history.ChildWorkflowScheduled:
+			cs, _ := history.DataOf[history.ChildSchedule](ev)
+			e.goStartChild(lr.rec, ev.Step, cs)
+		case history.WorkflowWaitScheduled:
+			ws, _ := history.DataOf[history.WaitSchedule](ev)
+			e.registerWait(ws.WorkflowID, waitRef{lr.rec.RunID, ev.Step})
+		}
+		if ev.Type.Terminal() {
+			e.closed(lr)
+		}
+	}
+}

@@ -1,0 +1,15 @@
+// Package engine drives runs: it feeds the interpreter's decisions into a history.Store
+// (events and the tasks they create, in one commit), hands activity tasks to the Activities
+// it is given, fires timers on its Clock, and takes signals and cancels.
+//
+// Invariants:
+//   - A decision is acted on only after the commit that records it returned: an activity is
+//     called only once ActivityScheduled is durable, so a crash re-runs the attempt with the
+//     same activity_execution_id (at least once), never skips it.
+//   - Inputs to one run are applied one at a time, in history order; runs proceed
+//     concurrently and share commits through the store.
+//   - An outcome the run no longer expects (a superseded attempt) is dropped and counted,
+//     never recorded.
+//   - A failed commit stops the engine: nothing more is written (fsyncgate); a restart
+//     resumes from what was committed.
+package engine

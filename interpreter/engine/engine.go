@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/spec"
+)
+
+// Activities runs one try of an activity. Implementations return a *history.ActivityError
+// to say whether a retry can help; any other error counts as a retryable activity failure.
+type Activities interface {
+	Execute(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat)) (json.RawMessage, error)
+}
+
+// Errors of the engine.
+var (
+	// ErrRunClosed is returned for a signal or cancel sent to a run that has finished.
+	ErrRunClosed = errors.New("run has finished")
+	// ErrBlocked is returned for input to a run the engine stopped driving (replay mismatch
+	// or a history it cannot apply); the run keeps its history untouched.
+	ErrBlocked = errors.New("run is blocked")
+	// ErrStopped is returned after Close or a fatal store error.
+	ErrStopped = errors.New("engine stopped")
+	// ErrInvalidInput is returned by Start when the input does not match the input schema.
+	ErrInvalidInput = errors.New("invalid input")
+)
+
+// Options configure an Engine.
+type Options struct {
+	Store         history.Store
+	Activities    Activities
+	Clock         Clock                                   // RealClock when nil
+	Logf          func(format string, args ...any)        // diagnostics; dropped when nil
+	Observe       func(run history.Run, ev history.Event) // called after each committed event, in order per run
+	MaxActivities int                                     // concurrent activity calls; default 256
+	NewID         func() string                           // run ids; random when nil
+}
+
+// Engine drives runs over a store.
+type Engine struct {
+	opts  Options
+	store history.Store
+	clock Clock
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	sem    chan struct{}
+	sched  *scheduler
+
+	mu         sync.Mutex
+	runs       map[string]*liveRun // open runs by run id
+	current    map[string]string   // workflow id -> its open run id
+	closeWaits map[string][]chan struct{}
+	waits      map[string][]waitRef // awaited workflow id -> waiting steps
+	inflight   map[string]context.CancelFunc
+	stopped    error
+
+	stale atomic.Int64 // outcomes of superseded attempts, dropped
+}
+
+type liveRun struct {
+	mu      sync.Mutex
+	rec     history.Run
+	w       *spec.Workflow
+	interp  *interpreter.Run
+	blocked error
+}
+
+type waitRef struct{ runID, step string }
+
+// New makes an engine; call Recover before Start to resume what a previous process left.
+func New(opts Options) *Engine {
+	if opts.Clock == nil {
+		opts.Clock = RealClock{}
+	}
+	if opts.MaxActivities <= 0 {
+		opts.MaxActivities = 256
+	}
+	if opts.NewID == nil {
+		opts.NewID = randomID
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Engine{
+		opts: opts, store: opts.Store, clock: opts.Clock, ctx: ctx, cancel: cancel,
+		sem:  make(chan struct{}, opts.MaxActivities),
+		runs: map[string]*liveRun{}, current: map[string]string{}, closeWaits: map[string][]chan struct{}{},
+		waits: map[string][]waitRef{}, inflight: map[string]context.CancelFunc{},
+	}
+	e.sched = newScheduler(opts.Clock, e.due)
+	return e
+}
+
+// Close stops taking work, cancels activity calls in flight (their tasks stay in the store
+// and run again after a restart) and waits for the engine's goroutines.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.stopped == nil {
+		e.stopped = ErrStopped
+	}
+	e.mu.Unlock()
+	e.sched.stop()
+	e.cancel()
+	e.wg.Wait()
+	return nil
+}
+
+// Err returns why the engine stopped, or nil while it runs.
+func (e *Engine) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped == ErrStopped {
+		return nil // closed on purpose
+	}
+	return e.stopped
+}
+
+// StaleOutcomes counts activity outcomes dropped because their attempt was superseded.
+func (e *Engine) StaleOutcomes() int64 { return e.stale.Load() }
+
+func (e *Engine) logf(format string, args ...any) {
+	if e.opts.Logf != nil {
+		e.opts.Logf(format, args...)
+	}
+}
+
+// fatal stops the engine after a failed commit: writing on after an fsync error risks a
+// history that says something the disk does not (fsyncgate).
+func (e *Engine) fatal(err error) {
+	e.mu.Lock()
+	if e.stopped == nil {
+		e.stopped = fmt.Errorf("engine stopped after a failed commit: %w", err)
+	}
+	e.mu.Unlock()
+	e.logf("wend: %v", err)
+	e.sched.stop()
+	e.cancel()
+}
+
+func (e *Engine) isStopped() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stopped
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

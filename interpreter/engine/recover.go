@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/spec"
+)
+
+// RecoverReport says what Recover found.
+type RecoverReport struct {
+	Resumed int      // open runs replayed and driven again
+	Blocked []string // runs that could not be replayed, with why
+	Tasks   int      // tasks re-armed (leases of the dead predecessor reclaimed)
+}
+
+// Recover resumes every open run from its history: it replays each with the spec text the run
+// recorded, re-arms every task left in the store (this process holds the database lock, so
+// no other worker owns them), and delivers child and wait outcomes that a crash cut off.
+func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
+	var rep RecoverReport
+	runs, err := e.store.Runs(history.RunFilter{Status: history.StatusRunning})
+	if err != nil {
+		return rep, err
+	}
+	for _, rec := range runs {
+		lr, err := e.replay(rec)
+		if err != nil {
+			rep.Blocked = append(rep.Blocked, fmt.Sprintf("%s (%s): %v", rec.RunID, rec.WorkflowID, err))
+			e.logf("wend: run %s blocked: %v", rec.RunID, err)
+			continue
+		}
+		e.publish(lr)
+		rep.Resumed++
+	}
+	tasks, err := e.store.Tasks()
+	if err != nil {
+		return rep, err
+	}
+	for _, t := range tasks {
+		lr := e.live(t.RunID)
+		if lr == nil {
+			continue // its run is closed or blocked
+		}
+		rep.Tasks++
+		e.rearm(lr, t)
+	}
+	return rep, nil
+}
+
+func (e *Engine) replay(rec history.Run) (*liveRun, error) {
+	evs, err := e.store.Events(rec.RunID, 0)
+	if err != nil {
+		return nil, err
+	}
+	if ps := history.Check(rec, evs); len(ps) > 0 {
+		return nil, fmt.Errorf("history check: %v", ps[0])
+	}
+	st, err := history.DataOf[history.Started](evs[0])
+	if err != nil {
+		return nil, err
+	}
+	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
+	if ds.HasErrors() {
+		return nil, fmt.Errorf("recorded spec no longer loads (was it written by a newer wend?):\n%s", ds.Error())
+	}
+	in := interpreter.New(w, st)
+	if err := in.Replay(evs); err != nil {
+		return nil, err
+	}
+	return &liveRun{rec: rec, w: w, interp: in}, nil
+}
+
+// rearm puts a stored task back to work.
+func (e *Engine) rearm(lr *liveRun, t history.Task) {
+	switch t.Kind {
+	case history.TaskActivity:
+		if t.AvailableAt.After(e.clock.Now()) {
+			e.sched.add(t)
+		} else {
+			e.call(t)
+		}
+	case history.TaskTimer:
+		e.sched.add(t)
+	case history.TaskChild, history.TaskWait:
+		st, err := history.DataOf[stepTask](history.Event{Data: t.Data})
+		if err != nil {
+			e.logf("wend: task %s: %v", t.ID, err)
+			return
+		}
+		if t.Kind == history.TaskChild {
+			cs, _ := history.DataOf[history.ChildSchedule](history.Event{Data: st.Data})
+			e.goStartChild(lr.rec, st.Step, cs)
+			return
+		}
+		ws, _ := history.DataOf[history.WaitSchedule](history.Event{Data: st.Data})
+		e.registerWait(ws.WorkflowID, waitRef{lr.rec.RunID, st.Step})
+	}
+}
+
+// due runs a task whose time has come.
+func (e *Engine) due(t history.Task) {
+	switch t.Kind {
+	case history.TaskActivity:
+		e.call(t)
+	case history.TaskTimer:
+		st, err := history.DataOf[stepTask](history.Event{Data: t.Data})
+		if err != nil {
+			e.logf("wend: task %s: %v", t.ID, err)
+			return
+		}
+		lr := e.live(st.RunID)
+		if lr == nil {
+			return
+		}
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			ev := history.Event{Type: history.TimerFired, Data: history.MustData(history.TimerRef{TimerID: st.TimerID})}
+			if err := e.deliver(lr, ev); err != nil && e.isStopped() == nil {
+				e.logf("wend: timer %s: %v", t.ID, err)
+			}
+		}()
+	}
+}

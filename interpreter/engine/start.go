@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/spec"
+)
+
+// StartRequest describes a new run.
+type StartRequest struct {
+	WorkflowID string          // "" picks NAME-<random>
+	SpecFile   string          // path, for messages and run_workflow paths
+	Source     []byte          // exact spec text
+	Input      json.RawMessage // JSON; empty means null
+}
+
+// Start begins a run, or returns the existing run when the workflow id is taken (G8: start is
+// idempotent by id). The bool reports whether a new run was started.
+func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool, error) {
+	if err := e.isStopped(); err != nil {
+		return history.Run{}, false, err
+	}
+	w, ds := (&spec.Loader{}).Load(req.SpecFile, req.Source)
+	if ds.HasErrors() {
+		return history.Run{}, false, fmt.Errorf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error())
+	}
+	input, err := checkInput(w, req.Input)
+	if err != nil {
+		return history.Run{}, false, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if req.WorkflowID != "" {
+		if runs, err := e.store.Runs(history.RunFilter{WorkflowID: req.WorkflowID}); err != nil {
+			return history.Run{}, false, err
+		} else if len(runs) > 0 {
+			return runs[0], false, nil
+		}
+	} else {
+		req.WorkflowID = w.Name + "-" + e.opts.NewID()[:8]
+	}
+	st := history.Started{WorkflowID: req.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: req.SpecFile,
+		SpecSource: string(req.Source), SpecSHA256: sha(req.Source), ExecutionStarted: e.clock.Now()}
+	lr, evs, err := e.newRun(w, st)
+	if err != nil {
+		return history.Run{}, false, err
+	}
+	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}}
+	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
+	if err := e.store.Commit(ctx, c); err != nil {
+		go e.fatal(fmt.Errorf("commit new run: %w", err))
+		return history.Run{}, false, err
+	}
+	lr.mu.Lock() // before the run is visible, so no input reaches it before its first effects
+	e.publishLocked(lr)
+	e.mu.Unlock()
+	e.effects(lr, evs)
+	rec := lr.rec
+	lr.mu.Unlock()
+	e.mu.Lock() // for the deferred Unlock
+	return rec, true, nil
+}
+
+func checkInput(w *spec.Workflow, raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		raw = json.RawMessage("null")
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("%w: not JSON: %v", ErrInvalidInput, err)
+	}
+	if w.InputSchema != nil {
+		if err := spec.ValidateInput(w.InputSchema, v); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		}
+	}
+	return raw, nil
+}
+
+func sha(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// newRun builds a run's state machine and its first events (WorkflowStarted and the decisions
+// it implies), numbered from 1, not yet committed.
+func (e *Engine) newRun(w *spec.Workflow, st history.Started) (*liveRun, []history.Event, error) {
+	now := e.clock.Now()
+	lr := &liveRun{w: w, interp: interpreter.New(w, st), rec: history.Run{WorkflowID: st.WorkflowID, RunID: st.RunID,
+		Name: w.Name, Status: history.StatusRunning, SpecFile: st.SpecFile, SpecSHA256: st.SpecSHA256,
+		ParentRunID: st.ParentRunID, ParentStep: st.ParentStep, StartedAt: now}}
+	first := history.Event{Type: history.WorkflowStarted, Time: now, Data: history.MustData(st)}
+	decisions, err := lr.interp.Apply(first)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start run: %w", err)
+	}
+	evs := append([]history.Event{first}, decisions...)
+	for i := range evs {
+		evs[i].Seq = uint64(i + 1)
+	}
+	lr.rec.LastSeq = uint64(len(evs))
+	if last := evs[len(evs)-1]; last.Type.Terminal() {
+		lr.rec.Status, lr.rec.ClosedReason = closedStatus(last)
+		lr.rec.ClosedAt = last.Time
+	}
+	return lr, evs, nil
+}
+
+// continueAsNew prepares the next run of a workflow id, to commit with the old run's end.
+func (e *Engine) continueAsNew(old *liveRun, last history.Event) (*liveRun, []history.Event, error) {
+	c, err := history.DataOf[history.Closed](last)
+	if err != nil {
+		return nil, nil, err
+	}
+	prev, err := e.started(old.rec.RunID)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := prev
+	st.RunID, st.Input = e.opts.NewID(), c.Input
+	return e.newRun(old.w, st)
+}
+
+// started reads a run's WorkflowStarted payload.
+func (e *Engine) started(runID string) (history.Started, error) {
+	evs, err := e.store.Events(runID, 0)
+	if err != nil {
+		return history.Started{}, err
+	}
+	if len(evs) == 0 || evs[0].Type != history.WorkflowStarted {
+		return history.Started{}, fmt.Errorf("run %s: history does not start with WorkflowStarted", runID)
+	}
+	return history.DataOf[history.Started](evs[0])
+}
+
+func (e *Engine) publish(lr *liveRun) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.publishLocked(lr)
+}
+
+func (e *Engine) publishLocked(lr *liveRun) {
+	if !lr.rec.Open() {
+		return
+	}
+	e.runs[lr.rec.RunID] = lr
+	e.current[lr.rec.WorkflowID] = lr.rec.RunID
+}
+
+func (e *Engine) live(runID string) *liveRun {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runs[runID]
+}
+
+// liveByWorkflow returns the open run of a workflow id.
+func (e *Engine) liveByWorkflow(workflowID string) *liveRun {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runs[e.current[workflowID]]
+}
+
+// closed forgets a finished run and tells whoever waits on it: a parent, wait_for_workflow
+// steps, WaitClosed callers. A continued run hands its waiters to the next run.
+func (e *Engine) closed(lr *liveRun) {
+	rec := lr.rec
+	e.mu.Lock()
+	delete(e.runs, rec.RunID)
+	if e.current[rec.WorkflowID] == rec.RunID {
+		delete(e.current, rec.WorkflowID)
+	}
+	if rec.Status == history.StatusContinued {
+		e.mu.Unlock()
+		return
+	}
+	chans := e.closeWaits[rec.WorkflowID]
+	delete(e.closeWaits, rec.WorkflowID)
+	refs := e.waits[rec.WorkflowID]
+	delete(e.waits, rec.WorkflowID)
+	e.mu.Unlock()
+	for _, ch := range chans {
+		close(ch)
+	}
+	if rec.ParentRunID != "" {
+		e.notify(rec, waitRef{rec.ParentRunID, rec.ParentStep}, history.ChildWorkflowCompleted, history.ChildWorkflowFailed)
+	}
+	for _, w := range refs {
+		e.notify(rec, w, history.WorkflowWaitCompleted, history.WorkflowWaitFailed)
+	}
+}
+
+// notify delivers a closed run's outcome to a waiting step, asynchronously: the waiter's
+// lock is never taken while another run's is held.
+func (e *Engine) notify(rec history.Run, w waitRef, ok, failed history.EventType) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		lr := e.live(w.runID)
+		if lr == nil {
+			return
+		}
+		ev, err := e.outcomeEvent(rec, w.step, ok, failed)
+		if err != nil {
+			e.logf("wend: notify run %s: %v", w.runID, err)
+			return
+		}
+		if err := e.deliver(lr, ev); err != nil && !errors.Is(err, ErrRunClosed) {
+			e.logf("wend: notify run %s: %v", w.runID, err)
+		}
+	}()
+}
+
+// outcomeEvent reads how a run closed and phrases it as an input for a waiting step.
+func (e *Engine) outcomeEvent(rec history.Run, step string, ok, failed history.EventType) (history.Event, error) {
+	evs, err := e.store.Events(rec.RunID, rec.LastSeq-1)
+	if err != nil {
+		return history.Event{}, err
+	}
+	if len(evs) == 0 || !evs[len(evs)-1].Type.Terminal() {
+		return history.Event{}, fmt.Errorf("run %s has no terminal event", rec.RunID)
+	}
+	c, err := history.DataOf[history.Closed](evs[len(evs)-1])
+	if err != nil {
+		return history.Event{}, err
+	}
+	c.RunID = rec.RunID
+	typ := ok
+	if rec.Status != history.StatusCompleted {
+		typ = failed
+		if c.Failure == nil {
+			c.Failure = &history.Failure{Category: history.CategoryCancelled, Message: "run " + rec.Status}
+		}
+	}
+	return history.Event{Type: typ, Step: step, Data: history.MustData(c)}, nil
+}
