@@ -23,6 +23,18 @@ type ActivityCall struct {
 	Attempt             int // 1-based
 
 	Deadline time.Time // zero: none
+
+	// Declared is the workflow's declaration of Plugin, resolved against the workflow file, so
+	// a worker serving many workflows knows which program to run.
+	Declared PluginRef
+}
+
+// PluginRef is a plugin declaration with its paths resolved.
+type PluginRef struct {
+	Command []string `json:"command"`
+	Dir     string   `json:"dir"` // the workflow file's folder: base of relative paths
+	SHA256  string   `json:"sha256,omitempty"`
+	Env     []string `json:"env,omitempty"`
 }
 
 // Failure categories (DESIGN.md §4).

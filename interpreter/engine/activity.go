@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,6 +106,9 @@ func (e *Engine) execute(ctx context.Context, cancel context.CancelFunc, at acti
 	call := history.ActivityCall{Plugin: at.Plugin, Activity: at.Activity, Input: at.Input, WorkflowID: at.WorkflowID,
 		RunID: at.RunID, StepPath: at.Step, ActivityExecutionID: at.ExecID,
 		ActivityAttemptID: interpreter.AttemptID(at.ExecID, at.Attempt), Attempt: at.Attempt}
+	if lr := e.live(at.RunID); lr != nil {
+		call.Declared = pluginRef(lr, at.Plugin)
+	}
 	if at.TimeoutMS > 0 {
 		call.Deadline = e.clock.Now().Add(time.Duration(at.TimeoutMS) * time.Millisecond)
 	}
@@ -168,4 +172,13 @@ func (e *Engine) cancelCall(taskID string) {
 	if cancel != nil {
 		cancel()
 	}
+}
+
+// pluginRef resolves a run's declaration of a plugin.
+func pluginRef(lr *liveRun, name string) history.PluginRef {
+	p := lr.w.Plugins[name]
+	if p == nil {
+		return history.PluginRef{}
+	}
+	return history.PluginRef{Command: p.Command, Dir: filepath.Dir(lr.rec.SpecFile), SHA256: p.SHA256, Env: p.Env}
 }
