@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -180,5 +179,5 @@ func pluginRef(lr *liveRun, name string) history.PluginRef {
 	if p == nil {
 		return history.PluginRef{}
 	}
-	return history.PluginRef{Command: p.Command, Dir: filepath.Dir(lr.rec.SpecFile), SHA256: p.SHA256, Env: p.Env}
+	return history.PluginRef{Command: p.Command, Dir: lr.dir, SHA256: p.SHA256, Env: p.Env}
 }

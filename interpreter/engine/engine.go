@@ -69,6 +69,7 @@ type Engine struct {
 }
 
 type liveRun struct {
+	dir     string // the spec file's folder; fixed for the run's life
 	mu      sync.Mutex
 	rec     history.Run
 	w       *spec.Workflow

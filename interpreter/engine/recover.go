@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
@@ -70,7 +71,7 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 	if err := in.Replay(evs); err != nil {
 		return nil, err
 	}
-	return &liveRun{rec: rec, w: w, interp: in}, nil
+	return &liveRun{dir: filepath.Dir(st.SpecFile), rec: rec, w: w, interp: in}, nil
 }
 
 // rearm puts a stored task back to work.
