@@ -34,6 +34,7 @@ var commands map[string]*command
 func init() {
 	commands = map[string]*command{
 		"validate": validateCmd,
+		"run":      runCmd,
 		"schema":   schemaCmd,
 		"version":  versionCmd,
 	}

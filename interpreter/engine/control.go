@@ -91,3 +91,16 @@ func (e *Engine) WaitClosed(ctx context.Context, workflowID string) (history.Run
 		}
 	}
 }
+
+// LastEvent returns a run's newest event.
+func (e *Engine) LastEvent(runID string) (history.Event, error) {
+	rec, err := e.store.Run(runID)
+	if err != nil {
+		return history.Event{}, err
+	}
+	evs, err := e.store.Events(runID, rec.LastSeq-1)
+	if err != nil || len(evs) == 0 {
+		return history.Event{}, fmt.Errorf("run %s: read last event: %v", runID, err)
+	}
+	return evs[0], nil
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/wendflow/wend/history"
+)
+
+// progress prints a line per step event of the runs a command follows, on stderr. On a
+// terminal, for_each items also show as a running count on one line.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	start time.Time
+	quiet bool
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) observe(run history.Run, ev history.Event) {
+	if p.quiet {
+		return
+	}
+	line := describe(ev)
+	if line == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	who := run.WorkflowID
+	fmt.Fprintf(p.w, "%7.3fs %s %s\n", time.Since(p.start).Seconds(), who, line)
+}
+
+// describe phrases an event for a person; "" for events not worth a line.
+func describe(ev history.Event) string {
+	at := ev.Step
+	switch ev.Type {
+	case history.WorkflowStarted:
+		st, _ := history.DataOf[history.Started](ev)
+		return fmt.Sprintf("started (run %s, %s)", st.RunID, st.SpecFile)
+	case history.ActivityScheduled:
+		a, _ := history.DataOf[history.ActivitySchedule](ev)
+		return fmt.Sprintf("%s: %s.%s scheduled", at, a.Plugin, a.Activity)
+	case history.ActivityCompleted:
+		return fmt.Sprintf("%s: completed (attempt %d)", at, ev.Attempt)
+	case history.ActivityAttemptFailed, history.ActivityTimedOut, history.ActivityFailed, history.StepFailed:
+		f, _ := history.DataOf[history.AttemptFailure](ev)
+		verb := "attempt failed"
+		switch ev.Type {
+		case history.ActivityFailed:
+			verb = "failed for good"
+		case history.StepFailed:
+			verb = "failed"
+		case history.ActivityTimedOut:
+			verb = "attempt timed out"
+		}
+		return fmt.Sprintf("%s: %s: %s", at, verb, failureText(&f.Failure))
+	case history.ActivityRetryScheduled:
+		rs, _ := history.DataOf[history.RetrySchedule](ev)
+		return fmt.Sprintf("%s: retry %d in %gs", at, rs.NextAttempt, rs.RetryBackoffSeconds)
+	case history.TimerScheduled:
+		ts, _ := history.DataOf[history.TimerSchedule](ev)
+		return fmt.Sprintf("%s: %s until %s", at, ts.Purpose, ts.FireAt.Format(time.RFC3339))
+	case history.SignalReceived:
+		s, _ := history.DataOf[history.Signal](ev)
+		return fmt.Sprintf("signal %q received", s.Name)
+	case history.SignalApplied:
+		s, _ := history.DataOf[history.Signal](ev)
+		return fmt.Sprintf("%s: signal %q applied", at, s.Name)
+	case history.ChildWorkflowScheduled:
+		cs, _ := history.DataOf[history.ChildSchedule](ev)
+		return fmt.Sprintf("%s: child workflow %s (%s)", at, cs.WorkflowID, cs.SpecFile)
+	case history.WorkflowWaitScheduled:
+		ws, _ := history.DataOf[history.WaitSchedule](ev)
+		return fmt.Sprintf("%s: waiting for workflow %s", at, ws.WorkflowID)
+	case history.CancelRequested:
+		return "cancel requested"
+	case history.WorkflowCompleted, history.WorkflowFailed, history.WorkflowCancelled, history.WorkflowTimedOut,
+		history.WorkflowContinuedAsNew, history.WorkflowTerminated:
+		c, _ := history.DataOf[history.Closed](ev)
+		if c.Failure != nil {
+			return fmt.Sprintf("%s: %s", ev.Type, failureText(c.Failure))
+		}
+		return string(ev.Type)
+	}
+	return ""
+}
+
+func failureText(f *history.Failure) string {
+	s := f.Message
+	if f.Type != "" {
+		s = f.Type + ": " + s
+	}
+	s += " [" + f.Category
+	if f.NonRetryable {
+		s += ", non-retryable"
+	}
+	return s + "]"
+}

@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+)
+
+// Exit codes of `wend run` by outcome.
+const (
+	exitRunFailed    = 1
+	exitRunCancelled = 3
+	exitRunTimedOut  = 4
+	exitInterrupted  = 130
+)
+
+var runCmd = &command{
+	summary: "start a workflow run and drive it to the end",
+	usage: `Usage: wend run FILE [--input JSON | --input-file F] [--id ID] [--detach] [--db PATH]
+
+Starts a run of the workflow in FILE and drives it in this process until it ends: a line
+per step event on stderr, the run's output JSON on stdout. Other unfinished runs in the
+database are resumed too. The run is durable: after Ctrl-C or a crash, 'wend run' with the
+same --id (or 'wend resume') picks it up where its committed history ends.
+
+Flags:
+  --input JSON       the run's input (checked against the workflow's input schema)
+  --input-file F     read the input from file F ("-" for stdin)
+  --id ID            workflow id; when a run with this id exists, follow it instead of
+                     starting a second one
+  --detach           start the run and return at once (print its ids); drive it later with
+                     'wend resume' or 'wend serve'
+  --db PATH          database file (default $WEND_DB, else .wend/wend.db)
+
+Exit codes: 0 completed, 1 failed, 2 usage or I/O error, 3 cancelled, 4 timed out,
+130 interrupted (the run resumes later).
+`,
+	run: runRun,
+}
+
+func runRun(e *env, args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	input := fs.String("input", "", "")
+	inputFile := fs.String("input-file", "", "")
+	id := fs.String("id", "", "")
+	detach := fs.Bool("detach", false, "")
+	db := dbFlag(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return usageError(e, "run", "%s", flagError(err))
+	}
+	if len(pos) != 1 {
+		return usageError(e, "run", "want exactly one workflow FILE, got %d arguments", len(pos))
+	}
+	if *input != "" && *inputFile != "" {
+		return usageError(e, "run", "give --input or --input-file, not both")
+	}
+	raw, err := readInput(*input, *inputFile)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		return exitUsage
+	}
+	src, err := os.ReadFile(pos[0])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		return exitUsage
+	}
+	d, err := startDriver(e, dbPath(e, *db))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		return exitUsage
+	}
+	defer d.close()
+	rec, _, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: src, Input: raw})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		if errors.Is(err, engine.ErrInvalidInput) {
+			return exitUsage
+		}
+		return exitFailed
+	}
+	if *detach {
+		fmt.Fprintf(e.stdout, "%s %s\n", rec.WorkflowID, rec.RunID)
+		return exitOK
+	}
+	return d.follow(rec.WorkflowID)
+}
+
+func readInput(inline, file string) (json.RawMessage, error) {
+	var raw []byte
+	switch {
+	case inline != "":
+		raw = []byte(inline)
+	case file == "-":
+		b, err := readAllStdin()
+		if err != nil {
+			return nil, err
+		}
+		raw = b
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		raw = b
+	default:
+		return json.RawMessage("null"), nil
+	}
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("input is not valid JSON: %.60q", raw)
+	}
+	return raw, nil
+}
+
+func readAllStdin() ([]byte, error) {
+	b, err := os.ReadFile("/dev/stdin")
+	if err != nil {
+		return nil, fmt.Errorf("read input from stdin: %w", err)
+	}
+	return b, nil
+}
+
+// driver is an engine over the database with plugins, for commands that drive runs.
+type driver struct {
+	e     *env
+	store interface{ Close() error }
+	eng   *engine.Engine
+	plug  *router
+	prog  *progress
+}
+
+func startDriver(e *env, path string) (*driver, error) {
+	st, err := openStore(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &driver{e: e, store: st, plug: newRouter(e.stderr), prog: newProgress(e.stderr)}
+	d.eng = engine.New(engine.Options{Store: st, Activities: d.plug, Observe: d.prog.observe,
+		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }})
+	rep, err := d.eng.Recover(context.Background())
+	if err != nil {
+		d.close()
+		return nil, fmt.Errorf("resume unfinished runs: %w", err)
+	}
+	for _, b := range rep.Blocked {
+		fmt.Fprintf(e.stderr, "wend: not resuming run %s\n", b)
+	}
+	if rep.Resumed > 0 {
+		fmt.Fprintf(e.stderr, "wend: resumed %d unfinished run(s), %d task(s)\n", rep.Resumed, rep.Tasks)
+	}
+	return d, nil
+}
+
+func (d *driver) close() {
+	d.eng.Close()
+	d.plug.Close()
+	d.store.Close()
+}
+
+// follow waits for the workflow to end, printing its output, and maps the outcome to the exit
+// code. The first Ctrl-C stops cleanly (the run resumes later); a second exits at once.
+func (d *driver) follow(workflowID string) int {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintf(d.e.stderr, "wend: interrupted; stopping after the commit in flight (Ctrl-C again to exit at once)\n")
+		stop()
+		if _, ok := <-sigs; ok {
+			os.Exit(exitInterrupted)
+		}
+	}()
+	rec, err := d.eng.WaitClosed(ctx, workflowID)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(d.e.stderr, "wend: run of %s stopped; it resumes with: wend run --id %s FILE (or wend resume)\n", workflowID, workflowID)
+			return exitInterrupted
+		}
+		fmt.Fprintf(d.e.stderr, "wend run: %v\n", err)
+		return exitFailed
+	}
+	return d.report(rec)
+}
+
+// report prints a closed run's output (or failure) and returns its exit code.
+func (d *driver) report(rec history.Run) int {
+	c, err := closing(d.eng, rec)
+	if err != nil {
+		fmt.Fprintf(d.e.stderr, "wend run: %v\n", err)
+		return exitFailed
+	}
+	switch rec.Status {
+	case history.StatusCompleted:
+		out := c.Output
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		fmt.Fprintf(d.e.stdout, "%s\n", out)
+		return exitOK
+	case history.StatusCancelled:
+		return exitRunCancelled
+	}
+	if rec.ClosedReason == history.ClosedTimedOut {
+		return exitRunTimedOut
+	}
+	return exitRunFailed
+}
+
+// closing reads the terminal event's payload of a run.
+func closing(eng *engine.Engine, rec history.Run) (history.Closed, error) {
+	ev, err := eng.LastEvent(rec.RunID)
+	if err != nil {
+		return history.Closed{}, err
+	}
+	return history.DataOf[history.Closed](ev)
+}
