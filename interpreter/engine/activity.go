@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/faults"
 	"github.com/wendflow/wend/interpreter"
 )
 
@@ -63,6 +64,7 @@ func (e *Engine) call(t history.Task) {
 		}
 		defer func() { <-e.sem }()
 		ev := e.execute(ctx, cancel, at)
+		faults.Hit("after-call")
 		if ev == nil || e.isStopped() != nil {
 			return // cancelled, or shutting down: the task stays and runs again after a restart
 		}

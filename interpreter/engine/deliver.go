@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/faults"
 )
 
 // deliver applies one input event to a run, commits it with the decisions it implies and
@@ -67,6 +68,7 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 			tasksFor(next.rec, nextEvs, next.interp.Activity, &c)
 		}
 	}
+	faults.Hit("before-commit")
 	if err := e.store.Commit(e.ctx, c); err != nil {
 		if e.isStopped() == nil {
 			e.fatal(fmt.Errorf("commit run %s: %w", rec.RunID, err))
@@ -74,6 +76,7 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 		return err
 	}
 	lr.rec = rec
+	faults.Hit("after-commit")
 	e.effects(lr, evs)
 	if next != nil {
 		next.mu.Lock()
