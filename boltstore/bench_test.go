@@ -1,0 +1,127 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
+)
+
+// BenchmarkCommit measures a commit of one appended event through the store, sequentially and
+// with 8 and 64 concurrent committers on their own runs. Fsync latency on a shared machine
+// drifts by several times within a minute, so the sequential case interleaves each store commit
+// with a plain synced bbolt Update of the same bytes on the same options and reports both and
+// their ratio; the concurrent cases report commits/s and how many commits shared each fsync.
+//
+//	go test -run '^$' -bench Commit -benchtime 2000x ./boltstore/
+func BenchmarkCommit(b *testing.B) {
+	b.Run("sequential", benchSequential)
+	b.Run("concurrent-8", func(b *testing.B) { benchConcurrent(b, 8) })
+	b.Run("concurrent-64", func(b *testing.B) { benchConcurrent(b, 64) })
+}
+
+// appends yields successive one-event commits of run id.
+func appends(id string) func() history.Commit {
+	r := storetest.Started("wf", id, t0)
+	first := true
+	return func() history.Commit {
+		if first {
+			first = false
+		} else {
+			r = storetest.Next(r.Run, history.ActivityCompleted, 1)
+			r.Events[0].Data = []byte(`{"output":{"ok":true,"id":"0123456789abcdef"}}`)
+		}
+		return history.Commit{Runs: []history.RunUpdate{r}}
+	}
+}
+
+func benchSequential(b *testing.B) {
+	db := openPlain(b)
+	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	nextPlain, nextStore := appends("r"), appends("r")
+	var plain, store time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		p, err := prepare(nextPlain())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Update(func(tx *bolt.Tx) error { return apply(tx, p) }); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := s.Commit(ctx, nextStore()); err != nil {
+			b.Fatal(err)
+		}
+		plain, store = plain+mid.Sub(start), store+time.Since(mid)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(plain.Nanoseconds())/n, "plain-update-ns/op")
+	b.ReportMetric(float64(store.Nanoseconds())/n, "store-commit-ns/op")
+	b.ReportMetric(float64(store)/float64(plain), "store/plain")
+}
+
+// openPlain is a bbolt file with the store's options and buckets, written to directly.
+func openPlain(b *testing.B) *bolt.DB {
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "plain.db"), 0o600,
+		boltOptions(Options{InitialMmapSize: DefaultInitialMmapSize}, true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	if err := db.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+func benchConcurrent(b *testing.B, writers int) {
+	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range writers {
+		n := b.N / writers
+		if w < b.N%writers {
+			n++
+		}
+		wg.Go(func() {
+			next := appends(fmt.Sprintf("r%d", w))
+			for range n {
+				if err := s.Commit(ctx, next()); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	st := s.Stats()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "commits/s")
+	b.ReportMetric(float64(st.Commits)/float64(max(st.Transactions, 1)), "commits/tx")
+}

@@ -1,0 +1,81 @@
+package boltstore
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
+)
+
+// TestEventChecksum: a byte flipped inside a stored event (rot bbolt does not see: it checks
+// only meta pages) fails Events with an error naming the run and seq, and Check reports it.
+func TestEventChecksum(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s, err := Open(path, Options{})
+	must(t, err)
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	commitRun(t, s, storetest.Next(u.Run, history.ActivityCompleted, 4))
+	must(t, s.Close())
+
+	db, err := bolt.Open(path, 0o600, nil)
+	must(t, err)
+	must(t, db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketEvents).Bucket([]byte("r1"))
+		v := append([]byte(nil), b.Get(seqKey(3))...)
+		v[len(v)/2] ^= 0x01
+		return b.Put(seqKey(3), v)
+	}))
+	must(t, db.Close())
+
+	s = openAt(t, path, Options{})
+	_, err = s.Events("r1", 0)
+	if !errors.Is(err, history.ErrChecksum) || !strings.Contains(err.Error(), "run r1: event 3:") {
+		t.Fatalf("Events over a flipped byte: %v; want a checksum error naming run r1, event 3", err)
+	}
+	if evs, err := s.Events("r1", 3); err != nil || len(evs) != 2 {
+		t.Fatalf("events after the bad one: %d, %v", len(evs), err)
+	}
+	ps, err := s.Check()
+	must(t, err)
+	if len(ps) != 1 || !strings.Contains(ps[0], "run r1: event 3: event checksum mismatch") {
+		t.Fatalf("check: %q", ps)
+	}
+}
+
+// TestCheckFindsHistoryProblems: Check runs history.Check on every run and checks the index.
+func TestCheckFindsHistoryProblems(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s, err := Open(path, Options{})
+	must(t, err)
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	done := storetest.Next(u.Run, history.WorkflowCompleted, 1) // status still running
+	commitRun(t, s, done)
+	must(t, s.Close())
+
+	db, err := bolt.Open(path, 0o600, nil)
+	must(t, err)
+	must(t, db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketWorkflows).Delete(workflowKey("wf", "r1"))
+	}))
+	must(t, db.Close())
+
+	s = openAt(t, path, Options{})
+	ps, err := s.Check()
+	must(t, err)
+	want := []string{"does not agree with the history", "missing from the workflow index"}
+	if len(ps) != len(want) {
+		t.Fatalf("check: %q", ps)
+	}
+	for i, w := range want {
+		if !strings.Contains(ps[i], w) {
+			t.Errorf("problem %d = %q, want it to mention %q", i, ps[i], w)
+		}
+	}
+}

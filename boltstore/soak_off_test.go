@@ -1,0 +1,5 @@
+//go:build !soak
+
+package boltstore
+
+const soak, soakKills = false, 0
