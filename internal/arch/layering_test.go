@@ -25,6 +25,7 @@ var forbidden = map[string][]string{
 	"internal/cli":                 {}, // the top: may import anything of ours
 	"history/storetest":            {module + "/spec", module + "/interpreter", module + "/plugins", module + "/boltstore", "go.etcd.io/bbolt"},
 	"internal/faults":              {module + "/"},
+	"internal/crashtest":           {},
 	"internal/arch":                {},
 	"cmd/wend":                     {},
 	"examples/plugins/go":          {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal", module + "/server"},
