@@ -24,6 +24,8 @@ func Run(t *testing.T, open Open) {
 	t.Run("runs filter and order", func(t *testing.T) { runsFilter(t, open(t)) })
 	t.Run("concurrent commits", func(t *testing.T) { concurrent(t, open(t)) })
 	t.Run("not found", func(t *testing.T) { notFound(t, open(t)) })
+	t.Run("one run twice in a commit", func(t *testing.T) { sameRunTwice(t, open(t)) })
+	t.Run("commit after close", func(t *testing.T) { afterClose(t, open(t)) })
 }
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -193,6 +195,39 @@ func notFound(t *testing.T, s history.Store) {
 	}
 	if _, err := s.Events("nope", 0); !errors.Is(err, history.ErrNotFound) {
 		t.Fatalf("Events(nope) err = %v", err)
+	}
+}
+
+// sameRunTwice: a commit may update a run twice (start it and append to it); each update
+// continues the one before it, and a second update that does not is a conflict for the whole
+// commit.
+func sameRunTwice(t *testing.T, s history.Store) {
+	ctx := context.Background()
+	u := Started("wf", "r1", t0)
+	u2 := Next(u.Run, history.ActivityScheduled, 2)
+	must(t, s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{u, u2}}))
+	evs, err := s.Events("r1", 0)
+	must(t, err)
+	if r, _ := s.Run("r1"); len(evs) != 3 || r.LastSeq != 3 {
+		t.Fatalf("after start and append in one commit: %d events, run %+v", len(evs), r)
+	}
+	again := Next(u2.Run, history.TimerFired, 1)
+	stale := Next(u2.Run, history.TimerFired, 1) // continues seq 3, but again took seq 4
+	err = s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{again, stale}})
+	if !errors.Is(err, history.ErrSeqConflict) {
+		t.Fatalf("two updates of one run that both follow seq 3: err = %v, want ErrSeqConflict", err)
+	}
+	if evs, _ := s.Events("r1", 0); len(evs) != 3 {
+		t.Fatalf("part of a conflicting commit was stored: %d events", len(evs))
+	}
+}
+
+// afterClose: a closed store refuses commits with ErrClosed.
+func afterClose(t *testing.T, s history.Store) {
+	must(t, s.Close())
+	err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{Started("wf", "r1", t0)}})
+	if !errors.Is(err, history.ErrClosed) {
+		t.Fatalf("commit after Close: err = %v, want ErrClosed", err)
 	}
 }
 
