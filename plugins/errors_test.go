@@ -79,11 +79,11 @@ func TestStartErrors(t *testing.T) {
 					t.Errorf("message %q lacks %q", ae.Message, want)
 				}
 			}
-			if elapsed > tt.within {
-				t.Errorf("error after %s, want within %s", elapsed, tt.within)
+			if elapsed > slack(tt.within) {
+				t.Errorf("error after %s, want within %s", elapsed, slack(tt.within))
 			}
 			if pid := loggedPID(logs); pid != 0 {
-				waitGroupGone(t, pid, 100*time.Millisecond)
+				waitGroupGone(t, pid, slack(100*time.Millisecond))
 			} else if strings.Contains(tt.name, "handshake") || strings.Contains(tt.name, "wrong") {
 				t.Errorf("test plugin did not log its pid; logs:\n%s", logs)
 			}
@@ -217,11 +217,11 @@ func TestCallErrors(t *testing.T) {
 					t.Errorf("message %q lacks %q", ae.Message, want)
 				}
 			}
-			if elapsed > tt.deadline+tt.within {
-				t.Errorf("error after %s, want within %s", elapsed, tt.deadline+tt.within)
+			if elapsed > tt.deadline+slack(tt.within) {
+				t.Errorf("error after %s, want within %s", elapsed, tt.deadline+slack(tt.within))
 			}
 			if tt.restarts {
-				waitGroupGone(t, pid, time.Second)
+				waitGroupGone(t, pid, slack(time.Second))
 			}
 			if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
 				t.Fatalf("next call: %v; logs:\n%s", err, logs)
@@ -234,7 +234,7 @@ func TestCallErrors(t *testing.T) {
 			if err := h.Close(); err != nil {
 				t.Fatal(err)
 			}
-			waitGroupGone(t, last, time.Second)
+			waitGroupGone(t, last, slack(time.Second))
 		})
 	}
 }

@@ -68,7 +68,7 @@ func TestHeartbeats(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil || got.SleptMS < 350 {
 		t.Fatalf("sleep = %s (%v)", out, err)
 	}
-	if len(beats) < 2 || !strings.Contains(string(beats[0].Progress), "slept_ms") {
-		t.Fatalf("heartbeats = %v, want >= 2 with progress", beats)
+	if len(beats) < 1 || !strings.Contains(string(beats[0].Progress), "slept_ms") {
+		t.Fatalf("heartbeats = %v, want some with progress", beats)
 	}
 }

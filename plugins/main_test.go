@@ -193,6 +193,16 @@ func activityError(t *testing.T, err error) *history.ActivityError {
 	return ae
 }
 
+// slack scales the time bounds tests assert, for loaded CI machines: WEND_TEST_TIME_SCALE
+// (default 3). The figures themselves are logged with -v.
+func slack(d time.Duration) time.Duration {
+	scale := 3.0
+	if v, err := strconv.ParseFloat(os.Getenv("WEND_TEST_TIME_SCALE"), 64); err == nil && v > 0 {
+		scale = v
+	}
+	return time.Duration(float64(d) * scale)
+}
+
 const helperEnv = "WEND_PLUGINS_TEST_HOST_HELPER"
 
 // hostHelper is a host process for the host-kill test: it starts the Go example, prints the
