@@ -1,0 +1,226 @@
+package plugins
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+)
+
+// The benchmarks run the host and a plain gRPC client of the same plugin binary (the test
+// plugin's plaingrpc mode: unix socket, mTLS, no go-plugin) in the same run, and report
+// medians and plain/host ratios as custom metrics; ns/op covers both sides and is not the figure.
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./plugins/
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// BenchmarkStart: plugin start to ready (handshake read and first RPC answered).
+func BenchmarkStart(b *testing.B) {
+	var host, plain []time.Duration
+	for b.Loop() {
+		h, err := New([]Config{{Name: "go", Command: []string{bins.goExample}}}, Options{Log: func(string, string) {}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := h.process("go"); err != nil {
+			b.Fatal(err)
+		}
+		host = append(host, time.Since(start))
+		h.Close()
+
+		start = time.Now()
+		pc := startPlain(b)
+		if _, err := pc.rpc.Describe(context.Background(), &pluginv1.DescribeRequest{}); err != nil {
+			b.Fatal(err)
+		}
+		plain = append(plain, time.Since(start))
+		pc.close()
+	}
+	b.ReportMetric(float64(median(host).Microseconds())/1000, "host-median-ms")
+	b.ReportMetric(float64(median(plain).Microseconds())/1000, "plain-median-ms")
+	b.ReportMetric(float64(median(plain))/float64(median(host)), "plain/host")
+}
+
+// BenchmarkCallSequential: one no-op call at a time, host and plain interleaved.
+func BenchmarkCallSequential(b *testing.B) {
+	h, pc := benchPair(b)
+	ctx := context.Background()
+	c := call("t", "noop", nil)
+	var host, plain []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := h.Execute(ctx, c, nil); err != nil {
+			b.Fatal(err)
+		}
+		host = append(host, time.Since(start))
+		start = time.Now()
+		if err := pc.noop(ctx); err != nil {
+			b.Fatal(err)
+		}
+		plain = append(plain, time.Since(start))
+	}
+	b.ReportMetric(float64(median(host).Nanoseconds())/1000, "host-median-µs")
+	b.ReportMetric(float64(median(plain).Nanoseconds())/1000, "plain-median-µs")
+	b.ReportMetric(float64(median(plain))/float64(median(host)), "plain/host")
+}
+
+// BenchmarkCallConcurrent8: eight callers at once; throughput of each side.
+func BenchmarkCallConcurrent8(b *testing.B) {
+	h, pc := benchPair(b)
+	ctx := context.Background()
+	c := call("t", "noop", nil)
+	run := func(do func() error) float64 {
+		var wg sync.WaitGroup
+		start := time.Now()
+		per := max(b.N/8, 1)
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range per {
+					if err := do(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return float64(per*8) / time.Since(start).Seconds()
+	}
+	b.ResetTimer()
+	// Alternate the sides so drift in machine load does not favour one.
+	var hostRate, plainRate float64
+	for range 2 {
+		hostRate += run(func() error { _, err := h.Execute(ctx, c, nil); return err }) / 2
+		plainRate += run(func() error { return pc.noop(ctx) }) / 2
+	}
+	b.ReportMetric(hostRate, "host-calls/s")
+	b.ReportMetric(plainRate, "plain-calls/s")
+	b.ReportMetric(hostRate/plainRate, "host/plain")
+}
+
+func benchPair(b *testing.B) (*Host, *plainClient) {
+	h, err := New([]Config{testPlugin("t", "")}, Options{Log: func(string, string) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
+		b.Fatal(err)
+	}
+	pc := startPlain(b)
+	b.Cleanup(pc.close)
+	return h, pc
+}
+
+// plainClient is the baseline: the test plugin serving plain gRPC over a unix socket with
+// mutual TLS, as go-plugin's transport is on Linux, with no go-plugin on either side.
+type plainClient struct {
+	cmd  *exec.Cmd
+	conn *grpc.ClientConn
+	rpc  pluginv1.ActivitiesClient
+}
+
+func startPlain(b *testing.B) *plainClient {
+	b.Helper()
+	certPEM, cert := clientCert(b)
+	cmd := exec.Command(bins.testPlugin)
+	cmd.Env = []string{"WEND_TESTPLUGIN_MODE=plaingrpc", "PLUGIN_CLIENT_CERT=" + string(certPEM)}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	path, certB64, _ := strings.Cut(strings.TrimSpace(line), "|")
+	der, err := base64.RawStdEncoding.DecodeString(certB64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	serverCert, err := x509.ParseCertificate(der)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(serverCert)
+	conn, err := grpc.NewClient("passthrough:///plain", grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
+		Certificates: []tls.Certificate{cert}, RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12,
+	})), grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &plainClient{cmd: cmd, conn: conn, rpc: pluginv1.NewActivitiesClient(conn)}
+}
+
+func (p *plainClient) noop(ctx context.Context) error {
+	stream, err := p.rpc.Execute(ctx)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Request{Request: &pluginv1.ExecuteRequest{Activity: "noop"}}}); err != nil {
+		return err
+	}
+	_, err = stream.Recv()
+	return err
+}
+
+func (p *plainClient) close() {
+	p.conn.Close()
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.cmd.Wait()
+}
+
+// clientCert makes a one-time client certificate the way go-plugin's AutoMTLS does.
+func clientCert(b *testing.B) ([]byte, tls.Certificate) {
+	key, err := ecdsa.GenerateKey(elliptic.P521(), rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+		IsCA:        true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
