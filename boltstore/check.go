@@ -18,6 +18,12 @@ import (
 // The page check holds one read transaction for its whole length, so a commit that must grow
 // the mmap meanwhile waits for it; the per-run checks use one short transaction per run.
 func (s *Store) Check() ([]string, error) {
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("check database: %w", err)
+	}
+	if s.closed.Load() {
+		return nil, fmt.Errorf("check database: %w", history.ErrClosed)
+	}
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
