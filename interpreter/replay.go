@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/wendflow/wend/history"
@@ -35,5 +36,15 @@ func (r *Run) Replay(events []history.Event) error {
 
 func sameDecision(a, b history.Event) bool {
 	return a.Type == b.Type && a.Step == b.Step && a.ActivityExecutionID == b.ActivityExecutionID &&
-		a.Attempt == b.Attempt && bytes.Equal(a.Data, b.Data)
+		a.Attempt == b.Attempt && sameJSON(a.Data, b.Data)
+}
+
+// sameJSON compares payloads byte for byte after removing insignificant space, so a history
+// that was pretty-printed (an export, a test fixture) still replays.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }

@@ -40,16 +40,14 @@ func (sc *scope) withSteps(ids map[string]bool) *scope {
 
 // env is the compile-time environment: the names in scope with the types expr can know.
 // Data from outside (input, state, outputs, items) is typed any, so member access and
-// operators are checked at run time; step ids and run fields are known here.
+// operators are checked at run time. `steps` is any too: which ids may be read here is
+// checked by checkStepRefs with better messages, and a typed map of every available step
+// made each compile cost grow with the number of steps before it.
 func (sc *scope) env() types.Map {
-	steps := make(types.Map, len(sc.avail))
-	for id := range sc.avail {
-		steps[id] = types.Map{"output": types.Any}
-	}
 	env := types.Map{
 		"input": types.Any,
 		"state": types.Any,
-		"steps": steps,
+		"steps": types.Any,
 		"run":   types.Map{"workflow_id": types.String, "run_id": types.String},
 	}
 	for k := range sc.vars {
