@@ -1,0 +1,28 @@
+// Package server is wend's control API: JSON over HTTP, served by the process that holds the
+// database (wend run, wend serve, wend resume) on a unix socket beside the database file, so
+// other wend commands can list, show, start, signal and cancel runs while that process drives
+// them.
+//
+// Every route is a thin layer over a Go method of Server (List, Show, Events, Start, Signal,
+// Cancel, Wait, Check). The CLI calls those methods directly when it holds the database and
+// over HTTP when another process does, so both paths give the same results and the same
+// error texts by construction.
+//
+// Routes (all JSON; errors are {"error": {"code": "...", "message": "..."}}):
+//
+//	GET  /v1/health                    {"status": "ok", "pid": N}
+//	GET  /v1/runs?status=S&workflow_id=W  {"runs": [Run...]}, newest first
+//	POST /v1/runs                      StartRequest -> {"run": Run, "started": bool}; 201 when new
+//	GET  /v1/runs/{id}                 RunDetail of a workflow id's newest run, or of a run id
+//	GET  /v1/runs/{id}/events?after=N  {"run": Run, "events": [...]} with seq > N
+//	GET  /v1/runs/{id}/wait?timeout=D  Outcome once the workflow closed, or closed=false at D
+//	POST /v1/runs/{id}/signals         {"name": "...", "data": JSON} -> {"run": Run}
+//	POST /v1/runs/{id}/cancel          {"reason": "..."} -> {"run": Run}
+//	GET  /v1/check                     CheckReport (when the store can check itself)
+//
+// Statuses: 400 bad input, 404 unknown workflow or route, 409 the run has finished or is
+// blocked, 501 not supported by this store, 503 the engine stopped, 500 anything else.
+//
+// The package never imports the store implementation (bbolt) or internal/: it sees a
+// history.Store and an *engine.Engine.
+package server

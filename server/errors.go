@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+)
+
+// Error codes: stable strings a client can branch on.
+const (
+	CodeBadRequest  = "bad_request"   // malformed request: bad JSON, missing field, bad query
+	CodeInvalid     = "invalid_input" // the workflow or its input does not validate
+	CodeNotFound    = "not_found"     // no such workflow, run or route
+	CodeRunClosed   = "run_closed"    // the run has finished; signals and cancels are rejected
+	CodeBlocked     = "blocked"       // the run exists but no engine here drives it
+	CodeUnsupported = "unsupported"   // the store or server cannot do this
+	CodeStopped     = "stopped"       // the engine stopped (shutdown or a failed commit)
+	CodeInternal    = "internal"
+)
+
+// Error is every error the Server's methods return: a message for people, a code for
+// programs, and the HTTP status the code travels with.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Is lets errors.Is match the engine's and history's sentinels on the client side of the
+// socket too, where only the code survives the trip.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case history.ErrNotFound:
+		return e.Code == CodeNotFound
+	case engine.ErrRunClosed:
+		return e.Code == CodeRunClosed
+	case engine.ErrBlocked:
+		return e.Code == CodeBlocked
+	case engine.ErrInvalidInput:
+		return e.Code == CodeInvalid
+	case engine.ErrStopped:
+		return e.Code == CodeStopped
+	}
+	return false
+}
+
+func errorf(status int, code, msg string) *Error {
+	return &Error{Status: status, Code: code, Message: msg}
+}
+
+// statusOf gives a code its HTTP status, for errors rebuilt from a code alone.
+func statusOf(code string) int {
+	switch code {
+	case CodeBadRequest, CodeInvalid:
+		return http.StatusBadRequest
+	case CodeNotFound:
+		return http.StatusNotFound
+	case CodeRunClosed, CodeBlocked:
+		return http.StatusConflict
+	case CodeUnsupported:
+		return http.StatusNotImplemented
+	case CodeStopped:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// wrap turns an engine or store error into an *Error, keeping its text.
+func wrap(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	code := CodeInternal
+	switch {
+	case errors.Is(err, history.ErrNotFound):
+		code = CodeNotFound
+	case errors.Is(err, engine.ErrRunClosed):
+		code = CodeRunClosed
+	case errors.Is(err, engine.ErrBlocked):
+		code = CodeBlocked
+	case errors.Is(err, engine.ErrInvalidInput):
+		code = CodeInvalid
+	case errors.Is(err, engine.ErrStopped), errors.Is(err, history.ErrClosed), errors.Is(err, context.Canceled):
+		code = CodeStopped
+	}
+	return errorf(statusOf(code), code, err.Error())
+}
+
+// NewError rebuilds an error received over the wire.
+func NewError(code, message string) *Error {
+	return errorf(statusOf(code), code, message)
+}

@@ -1,0 +1,231 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/wendflow/wend/history"
+)
+
+// maxBody bounds a request body: a spec file plus its input, with room to spare.
+const maxBody = 16 << 20
+
+func (s *Server) routes() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /v1/health", s.health)
+	m.HandleFunc("GET /v1/runs", s.listRuns)
+	m.HandleFunc("POST /v1/runs", s.startRun)
+	m.HandleFunc("GET /v1/runs/{id}", s.showRun)
+	m.HandleFunc("GET /v1/runs/{id}/events", s.runEvents)
+	m.HandleFunc("GET /v1/runs/{id}/wait", s.waitRun)
+	m.HandleFunc("POST /v1/runs/{id}/signals", s.signalRun)
+	m.HandleFunc("POST /v1/runs/{id}/cancel", s.cancelRun)
+	m.HandleFunc("GET /v1/check", s.check)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
+	})
+	return m
+}
+
+// ServeHTTP serves the control API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	status := "ok"
+	if s.eng != nil && s.eng.Err() != nil {
+		status = "stopped: " + s.eng.Err().Error()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": status, "pid": os.Getpid(), "engine": s.eng != nil})
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for k := range q {
+		if k != "status" && k != "workflow_id" {
+			writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("list runs: unknown parameter %q (want status, workflow_id)", k)))
+			return
+		}
+	}
+	f := history.RunFilter{Status: q.Get("status"), WorkflowID: q.Get("workflow_id")}
+	if err := CheckStatus(f.Status); err != nil {
+		writeError(w, err)
+		return
+	}
+	runs, err := s.List(f)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+}
+
+// CheckStatus refuses a status filter no run can have, so a typo is an error, not an empty list.
+func CheckStatus(status string) error {
+	switch status {
+	case "", history.StatusRunning, history.StatusCompleted, history.StatusFailed, history.StatusCancelled, history.StatusContinued:
+		return nil
+	}
+	return errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("unknown status %q (want running, completed, failed, cancelled or continued)", status))
+}
+
+func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
+	d, err := s.Show(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
+	var after uint64
+	if a := r.URL.Query().Get("after"); a != "" {
+		n, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("events: after=%q is not a sequence number", a)))
+			return
+		}
+		after = n
+	}
+	p, err := s.Events(r.PathValue("id"), after)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
+	var req StartRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	st, err := s.Start(r.Context(), req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	code := http.StatusOK
+	if st.Started {
+		code = http.StatusCreated
+	}
+	writeJSON(w, code, st)
+}
+
+// SignalRequest is the body of POST /v1/runs/{id}/signals.
+type SignalRequest struct {
+	Name string          `json:"name"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+func (s *Server) signalRun(w http.ResponseWriter, r *http.Request) {
+	var req SignalRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	run, err := s.Signal(r.Context(), r.PathValue("id"), req.Name, req.Data)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"run": run})
+}
+
+// CancelRequest is the body of POST /v1/runs/{id}/cancel.
+type CancelRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	var req CancelRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	run, err := s.Cancel(r.Context(), r.PathValue("id"), req.Reason)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"run": run})
+}
+
+func (s *Server) waitRun(w http.ResponseWriter, r *http.Request) {
+	timeout := 30 * time.Second
+	if t := r.URL.Query().Get("timeout"); t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil || d <= 0 || d > MaxWait {
+			writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("wait: timeout=%q must be a duration like 30s, at most %s", t, MaxWait)))
+			return
+		}
+		timeout = d
+	}
+	o, err := s.Wait(r.Context(), r.PathValue("id"), timeout)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, o)
+}
+
+func (s *Server) check(w http.ResponseWriter, _ *http.Request) {
+	rep, err := s.Check()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// readJSON decodes a request body strictly (unknown fields are errors: a typo must not be
+// silently ignored); on failure it answers 400 and returns false.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	if errors.Is(err, io.EOF) {
+		err = errors.New("empty body")
+	}
+	if err != nil {
+		writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, "bad request body: "+err.Error()))
+		return false
+	}
+	return true
+}
+
+// errorBody is the wire form of an error (issue 7's stable format).
+type errorBody struct {
+	Error *Error `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	e := wrap(err)
+	writeJSON(w, e.Status, errorBody{e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v) // the client went away; nothing to tell it
+}
+
+// DecodeError reads an error response; it falls back to the status text for a body that is
+// not ours (a proxy, a crash mid-answer).
+func DecodeError(status int, body []byte) *Error {
+	var b errorBody
+	if json.Unmarshal(body, &b) == nil && b.Error != nil && b.Error.Code != "" {
+		b.Error.Status = status
+		return b.Error
+	}
+	return &Error{Status: status, Code: CodeInternal, Message: fmt.Sprintf("server answered %d %s", status, http.StatusText(status))}
+}

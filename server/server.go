@@ -1,0 +1,281 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/spec"
+)
+
+// Server answers the control API over an engine and its store. Its methods are safe for
+// concurrent use; each returns an *Error on failure.
+type Server struct {
+	eng   *engine.Engine // nil: read only (list, show, events, check)
+	store history.Store
+	mux   *http.ServeMux
+}
+
+// New makes a Server. eng may be nil for a read-only server over a store no engine drives:
+// Start, Signal, Cancel and Wait then fail with CodeUnsupported.
+func New(eng *engine.Engine, store history.Store) *Server {
+	s := &Server{eng: eng, store: store}
+	s.mux = s.routes()
+	return s
+}
+
+// List returns the runs matching f, newest first.
+func (s *Server) List(f history.RunFilter) ([]history.Run, error) {
+	runs, err := s.store.Runs(f)
+	if err != nil {
+		return nil, wrap(fmt.Errorf("list runs: %w", err))
+	}
+	if runs == nil {
+		runs = []history.Run{}
+	}
+	return runs, nil
+}
+
+// resolve finds the run an id names: the newest run of a workflow id, else a run id.
+func (s *Server) resolve(id string) (history.Run, error) {
+	if id == "" {
+		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "no workflow id given")
+	}
+	runs, err := s.store.Runs(history.RunFilter{WorkflowID: id})
+	if err != nil {
+		return history.Run{}, wrap(err)
+	}
+	if len(runs) > 0 {
+		return runs[0], nil
+	}
+	r, err := s.store.Run(id)
+	if errors.Is(err, history.ErrNotFound) {
+		return history.Run{}, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no workflow or run %q", id))
+	}
+	if err != nil {
+		return history.Run{}, wrap(err)
+	}
+	return r, nil
+}
+
+// EventPage is a run's record and its events after a seq.
+type EventPage struct {
+	Run    history.Run     `json:"run"`
+	Events []history.Event `json:"events"`
+}
+
+// Events returns the events with seq > after of the run id names (see Show).
+func (s *Server) Events(id string, after uint64) (EventPage, error) {
+	r, err := s.resolve(id)
+	if err != nil {
+		return EventPage{}, err
+	}
+	evs, err := s.store.Events(r.RunID, after)
+	if err != nil {
+		return EventPage{}, wrap(fmt.Errorf("read run %s: %w", r.RunID, err))
+	}
+	if evs == nil {
+		evs = []history.Event{}
+	}
+	return EventPage{Run: r, Events: evs}, nil
+}
+
+// Show returns the newest run of workflow id id (or run id id) with its history and what it
+// waits for.
+func (s *Server) Show(id string) (RunDetail, error) {
+	p, err := s.Events(id, 0)
+	if err != nil {
+		return RunDetail{}, err
+	}
+	return Detail(p.Run, p.Events), nil
+}
+
+// StartRequest starts a run: the spec's path (for messages and relative paths, so give it
+// absolute when the server runs elsewhere), its exact text, the input and an optional id.
+type StartRequest struct {
+	WorkflowID string          `json:"id,omitempty"`
+	SpecFile   string          `json:"spec_file"`
+	Source     string          `json:"source"`
+	Input      json.RawMessage `json:"input,omitempty"`
+}
+
+// Started is Start's answer; Started is false when the id named an existing run (G8).
+type Started struct {
+	Run     history.Run `json:"run"`
+	Started bool        `json:"started"`
+}
+
+// Start begins a run, or returns the existing run of req.WorkflowID.
+func (s *Server) Start(ctx context.Context, req StartRequest) (Started, error) {
+	if s.eng == nil {
+		return Started{}, unsupported("start a run")
+	}
+	if req.SpecFile == "" || req.Source == "" {
+		return Started{}, errorf(http.StatusBadRequest, CodeBadRequest, "start: spec_file and source are required")
+	}
+	if len(req.Input) > 0 && !json.Valid(req.Input) {
+		return Started{}, errorf(http.StatusBadRequest, CodeInvalid, "start: input is not JSON")
+	}
+	// Load once here too: the engine reports an invalid workflow as a plain error, and the
+	// caller must get a 400 for it, not a 500.
+	if _, ds := (&spec.Loader{}).Load(req.SpecFile, []byte(req.Source)); ds.HasErrors() {
+		return Started{}, errorf(http.StatusBadRequest, CodeInvalid,
+			fmt.Sprintf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error()))
+	}
+	rec, isNew, err := s.eng.Start(ctx, engine.StartRequest{WorkflowID: req.WorkflowID, SpecFile: req.SpecFile,
+		Source: []byte(req.Source), Input: req.Input})
+	if err != nil {
+		return Started{}, wrap(err)
+	}
+	return Started{Run: rec, Started: isNew}, nil
+}
+
+// Signal sends a signal to the open run of the workflow (or run) id names.
+func (s *Server) Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error) {
+	if name == "" {
+		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: no signal name given")
+	}
+	if len(data) > 0 && !json.Valid(data) {
+		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: data is not JSON")
+	}
+	return s.control(id, "signals to a finished run are rejected", func(wf string) error {
+		return s.eng.Signal(ctx, wf, name, data)
+	})
+}
+
+// Cancel cancels the open run of the workflow (or run) id names.
+func (s *Server) Cancel(ctx context.Context, id, reason string) (history.Run, error) {
+	return s.control(id, "a finished run cannot be cancelled", func(wf string) error {
+		return s.eng.Cancel(ctx, wf, reason)
+	})
+}
+
+// control resolves id, refuses a finished run with a message that names it, and sends.
+func (s *Server) control(id, closedWhy string, send func(workflowID string) error) (history.Run, error) {
+	if s.eng == nil {
+		return history.Run{}, unsupported("steer a run")
+	}
+	r, err := s.resolve(id)
+	if err != nil {
+		return history.Run{}, err
+	}
+	if r.Open() {
+		err = send(r.WorkflowID)
+		if err == nil || !errors.Is(err, engine.ErrRunClosed) {
+			if err != nil {
+				return r, wrap(err)
+			}
+			if now, err := s.resolve(r.WorkflowID); err == nil {
+				r = now
+			}
+			return r, nil
+		}
+		if now, err := s.resolve(r.WorkflowID); err == nil {
+			r = now // it closed meanwhile: name how
+		}
+	}
+	return r, errorf(http.StatusConflict, CodeRunClosed, fmt.Sprintf("run %s of %s is %s: %s", r.RunID, r.WorkflowID, r.Status, closedWhy))
+}
+
+// Outcome is how a workflow ended; Closed is false when Wait's timeout came first.
+type Outcome struct {
+	Run     history.Run      `json:"run"`
+	Closed  bool             `json:"closed"`
+	Output  json.RawMessage  `json:"output,omitempty"`
+	Failure *history.Failure `json:"failure,omitempty"`
+}
+
+// MaxWait caps Wait's timeout, so a long poll never outlives a proxy or a client's patience.
+const MaxWait = 5 * time.Minute
+
+// Wait blocks until the workflow id names has closed (following continue-as-new) or timeout
+// passed, and returns its record with its output or failure.
+func (s *Server) Wait(ctx context.Context, id string, timeout time.Duration) (Outcome, error) {
+	r, err := s.resolve(id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if r.Open() {
+		if s.eng == nil {
+			return Outcome{}, unsupported("wait for a run")
+		}
+		if timeout <= 0 || timeout > MaxWait {
+			timeout = MaxWait
+		}
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		r, err = s.eng.WaitClosed(wctx, r.WorkflowID)
+		if err != nil {
+			if wctx.Err() != nil && ctx.Err() == nil {
+				now, rerr := s.resolve(id)
+				return Outcome{Run: now, Closed: false}, rerr
+			}
+			return Outcome{}, wrap(err)
+		}
+	}
+	return s.outcome(r)
+}
+
+func (s *Server) outcome(r history.Run) (Outcome, error) {
+	o := Outcome{Run: r, Closed: !r.Open()}
+	if !o.Closed || r.LastSeq == 0 {
+		return o, nil
+	}
+	evs, err := s.store.Events(r.RunID, r.LastSeq-1)
+	if err != nil || len(evs) == 0 {
+		return o, wrap(fmt.Errorf("read the end of run %s: %v", r.RunID, err))
+	}
+	c, err := history.DataOf[history.Closed](evs[len(evs)-1])
+	if err != nil {
+		return o, wrap(err)
+	}
+	o.Output, o.Failure = c.Output, c.Failure
+	return o, nil
+}
+
+// CheckReport is the result of an integrity check of the whole store.
+type CheckReport struct {
+	Runs     int      `json:"runs"`
+	Events   uint64   `json:"events"`
+	Problems []string `json:"problems"`
+}
+
+// Checker is a store that can verify itself (boltstore.Store does).
+type Checker interface {
+	Check() ([]string, error)
+}
+
+// Check verifies the store; Problems is empty when it is sound.
+func (s *Server) Check() (CheckReport, error) {
+	c, ok := s.store.(Checker)
+	if !ok {
+		return CheckReport{}, unsupported("check this store")
+	}
+	problems, err := c.Check()
+	if err != nil {
+		return CheckReport{}, wrap(fmt.Errorf("check: %w", err))
+	}
+	rep := CheckReport{Problems: problems}
+	if rep.Problems == nil {
+		rep.Problems = []string{}
+	}
+	runs, err := s.store.Runs(history.RunFilter{})
+	if err != nil {
+		// The check found what it found; a list that fails is one more problem.
+		rep.Problems = append(rep.Problems, fmt.Sprintf("list runs: %v", err))
+	}
+	for _, r := range runs {
+		rep.Runs++
+		rep.Events += r.LastSeq
+	}
+	return rep, nil
+}
+
+func unsupported(what string) *Error {
+	return errorf(http.StatusNotImplemented, CodeUnsupported, "cannot "+what+": no engine drives this database here")
+}

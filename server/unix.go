@@ -1,0 +1,141 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Errors of the unix socket.
+var (
+	// ErrSocketBusy is returned by ListenUnix when a live process already answers on the path.
+	ErrSocketBusy = errors.New("another process serves this socket")
+)
+
+// maxSunPath is the room for a socket path in sockaddr_un (108 on Linux, 104 on BSDs),
+// less the terminating NUL.
+const maxSunPath = 103
+
+// UnixServer serves a handler on a unix socket until Close.
+type UnixServer struct {
+	path   string
+	ln     net.Listener
+	srv    *http.Server
+	info   os.FileInfo // the socket file we made; Close removes only that one
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// ListenUnix serves h on a unix socket at path, readable by the owner only. A socket file
+// left by a dead process is removed first, but only when connecting to it fails; a path that
+// is not a socket, or a socket a live process answers on, is an error.
+func ListenUnix(path string, h http.Handler) (*UnixServer, error) {
+	if err := removeStale(path); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	ln, err := net.Listen("unix", addr(path))
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // Close removes the file itself, if it is still ours
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	info, err := os.Lstat(path)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	// Requests derive their context from base, so Close ends long polls at once instead of
+	// waiting out their timeouts.
+	base, cancel := context.WithCancel(context.Background())
+	u := &UnixServer{path: path, ln: ln, info: info, cancel: cancel, done: make(chan struct{}),
+		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+			BaseContext: func(net.Listener) context.Context { return base }}}
+	go func() {
+		defer close(u.done)
+		_ = u.srv.Serve(ln) // returns http.ErrServerClosed after Close
+	}()
+	return u, nil
+}
+
+// Path returns the socket's path.
+func (u *UnixServer) Path() string { return u.path }
+
+// Close stops accepting, ends requests in flight (long polls answer at once), and removes
+// the socket file unless another process has replaced it meanwhile.
+func (u *UnixServer) Close() error {
+	u.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := u.srv.Shutdown(ctx)
+	<-u.done
+	if now, serr := os.Lstat(u.path); serr == nil && os.SameFile(now, u.info) {
+		if rerr := os.Remove(u.path); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("close socket %s: %w", u.path, err)
+	}
+	return nil
+}
+
+// removeStale removes a socket file nobody answers on.
+func removeStale(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("%s exists and is not a socket; remove it if it is not needed", path)
+	}
+	c, err := net.DialTimeout("unix", addr(path), time.Second)
+	if err == nil {
+		c.Close()
+		return ErrSocketBusy
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("probe existing socket: %w", err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove stale socket: %w", err)
+	}
+	return nil
+}
+
+// DialUnix connects to a socket made by ListenUnix.
+func DialUnix(ctx context.Context, path string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", addr(path))
+}
+
+// addr shortens a socket path too long for sockaddr_un to one relative to the working
+// directory when that fits; the kernel resolves a relative socket path from there.
+func addr(path string) string {
+	if len(path) <= maxSunPath {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && len(rel) < len(path) {
+		return rel
+	}
+	return path
+}
