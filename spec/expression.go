@@ -7,6 +7,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -23,10 +24,13 @@ type Expr struct {
 }
 
 // Eval runs the compiled expression against env (names as in the scope it was compiled for).
+// It adds its byte meter to env for the call, so env must not be shared across goroutines.
 func (e *Expr) Eval(env map[string]any) (any, error) {
 	if e.prog == nil {
 		return nil, fmt.Errorf("expression %q was not compiled", e.Source)
 	}
+	env[meterName] = &meter{left: MaxExpressionOutputBytes}
+	defer delete(env, meterName)
 	m := vm.VM{MemoryBudget: MemoryBudget}
 	out, err := m.Run(e.prog, env)
 	if err != nil {
@@ -45,12 +49,15 @@ func compileExpr(e *Expr, sc *scope, asBool bool) string {
 		return "empty expression"
 	}
 	g := &guard{}
-	opts := []expr.Option{
-		expr.Env(sc.env()),
+	env := sc.env()
+	env[meterName] = types.Any
+	opts := append([]expr.Option{
+		expr.Env(env),
 		expr.MaxNodes(MaxExpressionNodes),
 		expr.Timezone("UTC"),
-		expr.Patch(g),
-	}
+		expr.Patch(g), // before meterPatch: it must see the names the author wrote
+		expr.Patch(meterPatch{}),
+	}, meterFunctions...)
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
@@ -91,6 +98,10 @@ func (g *guard) Visit(node *ast.Node) {
 	case *ast.CallNode:
 		if id, ok := n.Callee.(*ast.IdentifierNode); ok {
 			g.call(id.Value, len(n.Arguments))
+		}
+	case *ast.IdentifierNode:
+		if strings.HasPrefix(n.Value, "__") && g.problem == "" {
+			g.problem = fmt.Sprintf("names starting with __ are reserved for wend (%s)", n.Value)
 		}
 	case *ast.MemberNode:
 		base, ok := n.Node.(*ast.IdentifierNode)
