@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -27,7 +28,9 @@ type event struct {
 
 // execute runs one try on p. The stream's context is not the caller's: on a deadline or a
 // cancellation the host first sends Cancel and watches whether the plugin ends the try within
-// the grace, and only then tears the stream down (killing the plugin if it did not stop).
+// the grace, and only then tears the stream down (killing the plugin if it did not stop). The
+// calling goroutine does all the receiving; timers and ctx only trigger the stop, which keeps
+// the common path free of extra goroutines.
 func (p *process) execute(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat)) (json.RawMessage, error) {
 	started := time.Now()
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -40,43 +43,107 @@ func (p *process) execute(ctx context.Context, call history.ActivityCall, heartb
 		_, err = stream.Recv() // Send reports io.EOF; the real error comes from Recv
 		return nil, p.lost(call, err)
 	}
-	events := make(chan event)
-	go func() {
-		for {
-			ev, err := stream.Recv()
-			select {
-			case events <- event{ev, err}:
-			case <-sctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-
-	var deadline <-chan time.Time
+	st := &stopper{p: p, stream: stream, started: started, cancelStream: cancel}
+	defer st.disarm()
 	if !call.Deadline.IsZero() {
-		t := time.NewTimer(time.Until(call.Deadline))
+		t := time.AfterFunc(time.Until(call.Deadline), func() { st.stop(wire.ReasonDeadline, nil) })
 		defer t.Stop()
-		deadline = t.C
 	}
+	defer context.AfterFunc(ctx, func() {
+		reason := wire.ReasonCancelled
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			reason = wire.ReasonDeadline
+		}
+		st.stop(reason, context.Cause(ctx))
+	})()
 	for {
-		select {
-		case e := <-events:
-			if out, err, final := p.handle(call, e, heartbeat); final {
-				return out, err
+		ev, err := stream.Recv()
+		if st.stopping() {
+			if err == nil && ev.GetHeartbeat() != nil {
+				continue
 			}
-		case <-deadline:
-			return nil, p.stopTry(call, stream, events, wire.ReasonDeadline, started, nil)
-		case <-ctx.Done():
-			reason := wire.ReasonCancelled
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				reason = wire.ReasonDeadline
-			}
-			return nil, p.stopTry(call, stream, events, reason, started, context.Cause(ctx))
+			return nil, st.err(call)
+		}
+		if out, err, final := p.handle(call, event{ev, err}, heartbeat); final {
+			return out, err
 		}
 	}
+}
+
+// stopper ends a try whose deadline passed or whose caller gave up: it sends Cancel and, if the
+// try has not ended within the grace, kills the plugin's process group. Whatever the plugin
+// answers afterwards, the try has failed: a late result is not accepted.
+type stopper struct {
+	p            *process
+	stream       pluginv1.Activities_ExecuteClient
+	started      time.Time
+	cancelStream context.CancelFunc
+
+	mu      sync.Mutex
+	reason  string // "" until stop
+	cause   error
+	elapsed time.Duration
+	killed  bool
+	grace   *time.Timer
+	over    bool // the try has returned
+}
+
+func (s *stopper) stop(reason string, cause error) {
+	s.mu.Lock()
+	if s.reason != "" || s.over {
+		s.mu.Unlock()
+		return
+	}
+	s.reason, s.cause, s.elapsed = reason, cause, time.Since(s.started).Round(time.Millisecond)
+	s.grace = time.AfterFunc(s.p.grace, s.kill)
+	s.mu.Unlock()
+	// Send may run alongside the caller's Recv; no other Send is in flight.
+	_ = s.stream.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Cancel{Cancel: &pluginv1.Cancel{Reason: reason}}})
+}
+
+func (s *stopper) kill() {
+	s.mu.Lock()
+	if s.over {
+		s.mu.Unlock()
+		return
+	}
+	s.killed = true
+	s.mu.Unlock()
+	s.p.kill()
+	s.cancelStream() // unblocks Recv should the process linger
+}
+
+func (s *stopper) stopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reason != ""
+}
+
+func (s *stopper) disarm() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.over = true
+	if s.grace != nil {
+		s.grace.Stop()
+	}
+}
+
+func (s *stopper) err(call history.ActivityCall) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.p
+	note := ""
+	if s.killed {
+		note = fmt.Sprintf("; the plugin did not stop within %s, so its process group was killed", p.grace)
+	}
+	if s.reason == wire.ReasonDeadline {
+		return newError(history.CategoryTimeout, TypeTimeout, false, "plugin %s: activity %s: timed out after %s%s", p.name, call.Activity, s.elapsed, note)
+	}
+	why := ""
+	if s.cause != nil {
+		why = ": " + s.cause.Error()
+	}
+	return newError(history.CategoryCancelled, TypeCancelled, false, "plugin %s: activity %s: cancelled after %s%s%s", p.name, call.Activity, s.elapsed, why, note)
 }
 
 func request(call history.ActivityCall) *pluginv1.ExecuteRequest {
@@ -143,42 +210,6 @@ func checkOutput(plugin, activity string, out []byte) (json.RawMessage, error) {
 		return nil, callError(TypeProtocol, true, "plugin %s: activity %s: output is not valid JSON", plugin, activity)
 	}
 	return json.RawMessage(out), nil
-}
-
-// stopTry asks the plugin to end a try whose deadline passed or whose caller gave up, and kills
-// the plugin's process group if the try has not ended within the grace. Whatever the plugin
-// answers, the try has failed: a late result is not accepted.
-func (p *process) stopTry(call history.ActivityCall, stream pluginv1.Activities_ExecuteClient, events <-chan event, reason string, started time.Time, cause error) error {
-	elapsed := time.Since(started).Round(time.Millisecond)
-	_ = stream.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Cancel{Cancel: &pluginv1.Cancel{Reason: reason}}})
-	grace := time.NewTimer(p.grace)
-	defer grace.Stop()
-	killed := false
-wait:
-	for {
-		select {
-		case e := <-events:
-			if e.err != nil || e.ev.GetHeartbeat() == nil {
-				break wait
-			}
-		case <-grace.C:
-			p.kill()
-			killed = true
-			break wait
-		}
-	}
-	note := ""
-	if killed {
-		note = fmt.Sprintf("; the plugin did not stop within %s, so its process group was killed", p.grace)
-	}
-	if reason == wire.ReasonDeadline {
-		return newError(history.CategoryTimeout, TypeTimeout, false, "plugin %s: activity %s: timed out after %s%s", p.name, call.Activity, elapsed, note)
-	}
-	why := ""
-	if cause != nil {
-		why = ": " + cause.Error()
-	}
-	return newError(history.CategoryCancelled, TypeCancelled, false, "plugin %s: activity %s: cancelled after %s%s%s", p.name, call.Activity, elapsed, why, note)
 }
 
 // lost explains a broken stream: the plugin died (retryable; a new process serves the retry),
