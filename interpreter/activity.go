@@ -16,7 +16,7 @@ const MaxPayloadBytes = 2 << 20
 func (n *node) startActivity() {
 	var input any
 	if n.s.With != nil {
-		v, err := n.s.With.Eval(n.env(nil))
+		v, err := n.s.With.Eval(n.env(n.s.With.StepRefs(), nil))
 		if err != nil {
 			n.stepFailed(exprFailure(n, "with", err))
 			return

@@ -52,7 +52,7 @@ func (n *node) startParallel() {
 // startForEach runs the body once per item, at most `concurrency` at a time; outputs are
 // collected in item order. The first failure cancels the items still running.
 func (n *node) startForEach() {
-	v, err := n.s.ForEach.Eval(n.env(nil))
+	v, err := n.s.ForEach.Eval(n.env(n.s.ForEach.StepRefs(), nil))
 	if err != nil {
 		n.stepFailed(exprFailure(n, "for_each", err))
 		return

@@ -49,11 +49,13 @@ func (r *Run) newNode(s *spec.Step, sc *scope, done func(any, *history.Failure))
 	return &node{r: r, s: s, path: sc.instancePath(s.Path), sc: sc, done: done}
 }
 
-func (n *node) env(extra map[string]any) map[string]any { return n.r.env(n.sc, extra) }
+func (n *node) env(refs []string, extra map[string]any) map[string]any {
+	return n.r.env(n.sc, refs, extra)
+}
 
 func (n *node) start() {
 	if n.s.If != nil {
-		v, err := n.s.If.Eval(n.env(nil))
+		v, err := n.s.If.Eval(n.env(n.s.If.Steps, nil))
 		if err != nil {
 			n.stepFailed(exprFailure(n, "if", err))
 			return
@@ -102,7 +104,11 @@ func (n *node) complete(out any) {
 		if n.s.Kind == spec.KindWaitForSignal {
 			extra["signal"] = out
 		}
-		env := n.env(extra)
+		var refs []string
+		for _, f := range n.s.Set {
+			refs = append(refs, f.Value.StepRefs()...)
+		}
+		env := n.env(refs, extra)
 		vals := make([]any, len(n.s.Set))
 		for i, f := range n.s.Set {
 			v, err := f.Value.Eval(env)

@@ -123,7 +123,7 @@ func (r *Run) finishRun(_ any, f *history.Failure) {
 	}
 	var out any
 	if r.w.Output != nil {
-		v, err := r.w.Output.Eval(r.env(r.root.sc, nil))
+		v, err := r.w.Output.Eval(r.env(r.root.sc, r.w.Output.StepRefs(), nil))
 		if err != nil {
 			r.fail(&history.Failure{Category: history.CategoryExpression, PropagationKind: "workflow",
 				Message: "workflow output: " + err.Error(), NonRetryable: true})

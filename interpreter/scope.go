@@ -36,21 +36,30 @@ func (sc *scope) instancePath(static string) string {
 	return sc.loopInstance + static[len(sc.loopStatic):]
 }
 
-// env builds the evaluation environment; inner names shadow outer ones.
-func (r *Run) env(sc *scope, extra map[string]any) map[string]any {
-	steps := map[string]any{}
-	var chain []*scope
-	for s := sc; s != nil; s = s.parent {
-		chain = append(chain, s)
-	}
+// env builds the evaluation environment; inner names shadow outer ones. Only the step
+// outputs the expressions read (refs) are put in `steps`, so building it costs what the
+// expression uses, not the number of steps that ran before it.
+func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any {
 	env := map[string]any{
 		"input": r.input,
 		"state": r.state,
 		"run":   map[string]any{"workflow_id": r.info.WorkflowID, "run_id": r.info.RunID},
 	}
+	var chain []*scope
+	for s := sc; s != nil; s = s.parent {
+		chain = append(chain, s)
+	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		maps.Copy(steps, chain[i].steps)
 		maps.Copy(env, chain[i].vars)
+	}
+	steps := make(map[string]any, len(refs))
+	for _, id := range refs {
+		for _, s := range chain {
+			if out, ok := s.steps[id]; ok {
+				steps[id] = out
+				break
+			}
+		}
 	}
 	env["steps"] = steps
 	maps.Copy(env, extra)

@@ -12,7 +12,7 @@ import (
 func (n *node) startDelay() {
 	fireAt := n.r.now.Add(n.s.Delay.D)
 	if n.s.DelayUntil != nil {
-		v, err := n.s.DelayUntil.Eval(n.env(nil))
+		v, err := n.s.DelayUntil.Eval(n.env(n.s.DelayUntil.StepRefs(), nil))
 		if err != nil {
 			n.stepFailed(exprFailure(n, "delay.until", err))
 			return
@@ -122,7 +122,7 @@ func (r *Run) PendingSignals() map[string]int {
 func (n *node) startChild() {
 	var input any
 	if n.s.With != nil {
-		v, err := n.s.With.Eval(n.env(nil))
+		v, err := n.s.With.Eval(n.env(n.s.With.StepRefs(), nil))
 		if err != nil {
 			n.stepFailed(exprFailure(n, "with", err))
 			return
@@ -137,7 +137,7 @@ func (n *node) startChild() {
 }
 
 func (n *node) startWorkflowWait() {
-	v, err := n.s.WaitForWorkflow.Eval(n.env(nil))
+	v, err := n.s.WaitForWorkflow.Eval(n.env(n.s.WaitForWorkflow.StepRefs(), nil))
 	if err != nil {
 		n.stepFailed(exprFailure(n, "wait_for_workflow", err))
 		return
@@ -181,7 +181,7 @@ func (r *Run) childClosed(ev history.Event) error {
 func (n *node) continueAsNew() {
 	input := n.r.input
 	if n.s.With != nil {
-		v, err := n.s.With.Eval(n.env(nil))
+		v, err := n.s.With.Eval(n.env(n.s.With.StepRefs(), nil))
 		if err != nil {
 			n.stepFailed(exprFailure(n, "with", err))
 			return
@@ -197,7 +197,7 @@ func (n *node) failStep() {
 	f := &history.Failure{Category: history.CategoryActivity, PropagationKind: "fail_step", Type: n.s.Fail.Type,
 		NonRetryable: n.s.Fail.NonRetryable}
 	if n.s.Fail.Message != nil {
-		v, err := n.s.Fail.Message.Eval(n.env(nil))
+		v, err := n.s.Fail.Message.Eval(n.env(n.s.Fail.Message.StepRefs(), nil))
 		if err != nil {
 			n.stepFailed(exprFailure(n, "fail.message", err))
 			return

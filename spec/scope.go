@@ -11,31 +11,41 @@ import (
 
 // scope is what an expression may read where it appears: the always-present names (input,
 // state, steps, run), extra names (loop variables, output, signal, error) and the step ids
-// that have run on every path to this point.
+// that have run on every path to this point. Scopes form a chain; each level holds only what
+// it adds, so entering a step costs nothing however many steps ran before it.
 type scope struct {
-	c     *checker
-	vars  map[string]any
-	avail map[string]bool
+	c      *checker
+	parent *scope
+	vars   []string        // names this level adds
+	avail  map[string]bool // step ids this level adds; read only while the scope is in use
 }
 
 func (sc *scope) with(names ...string) *scope {
-	n := &scope{c: sc.c, vars: maps.Clone(sc.vars), avail: maps.Clone(sc.avail)}
-	if n.vars == nil {
-		n.vars = map[string]any{}
-	}
-	for _, name := range names {
-		n.vars[name] = nil
-	}
-	return n
+	return &scope{c: sc.c, parent: sc, vars: names}
 }
 
+// withSteps adds ids; the map is shared, not copied: callers do not change it while the
+// returned scope is in use.
 func (sc *scope) withSteps(ids map[string]bool) *scope {
-	n := sc.with()
-	if n.avail == nil {
-		n.avail = map[string]bool{}
+	return &scope{c: sc.c, parent: sc, avail: ids}
+}
+
+func (sc *scope) hasStep(id string) bool {
+	for s := sc; s != nil; s = s.parent {
+		if s.avail[id] {
+			return true
+		}
 	}
-	maps.Copy(n.avail, ids)
-	return n
+	return false
+}
+
+// availSteps lists every step id available here, sorted (for messages).
+func (sc *scope) availSteps() []string {
+	set := map[string]bool{}
+	for s := sc; s != nil; s = s.parent {
+		maps.Copy(set, s.avail)
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 // env is the compile-time environment: the names in scope with the types expr can know.
@@ -50,10 +60,12 @@ func (sc *scope) env() types.Map {
 		"steps": types.Any,
 		"run":   types.Map{"workflow_id": types.String, "run_id": types.String},
 	}
-	for k := range sc.vars {
-		env[k] = types.Any
-		if k == "index" {
-			env[k] = types.Int
+	for s := sc; s != nil; s = s.parent {
+		for _, k := range s.vars {
+			env[k] = types.Any
+			if k == "index" {
+				env[k] = types.Int
+			}
 		}
 	}
 	return env
@@ -66,7 +78,7 @@ func (sc *scope) names() []string {
 // checkStepRefs explains a steps.ID that is not available here.
 func (sc *scope) checkStepRefs(ids []string) string {
 	for _, id := range ids {
-		if sc.avail[id] {
+		if sc.hasStep(id) {
 			continue
 		}
 		if s, ok := sc.c.ids[id]; ok {
@@ -76,8 +88,8 @@ func (sc *scope) checkStepRefs(ids []string) string {
 		if s := suggest(id, slices.Collect(maps.Keys(sc.c.ids))); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
-		if len(sc.avail) > 0 {
-			msg += "; available here: " + strings.Join(slices.Sorted(maps.Keys(sc.avail)), ", ")
+		if avail := sc.availSteps(); len(avail) > 0 {
+			msg += "; available here: " + strings.Join(avail, ", ")
 		}
 		return msg
 	}

@@ -2,7 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -13,6 +15,9 @@ import (
 type Value struct {
 	Pos  Pos
 	Path string
+
+	refsOnce sync.Once
+	refs     []string // step ids read through steps.ID, for StepRefs
 
 	Lit    any       // a scalar without templates (string, int, float64, bool or nil)
 	Parts  []part    // a string with templates: text and expressions, in order
@@ -142,6 +147,24 @@ func (v *Value) exprs() []*Expr {
 		out = append(out, it.exprs()...)
 	}
 	return out
+}
+
+// StepRefs lists the step ids v's expressions read through steps.ID, once each, so an
+// evaluator can hand them just those outputs instead of every output so far.
+func (v *Value) StepRefs() []string {
+	if v == nil {
+		return nil
+	}
+	v.refsOnce.Do(func() {
+		for _, e := range v.exprs() {
+			for _, id := range e.Steps {
+				if !slices.Contains(v.refs, id) {
+					v.refs = append(v.refs, id)
+				}
+			}
+		}
+	})
+	return v.refs
 }
 
 // IsLiteral reports whether v holds no template at all.

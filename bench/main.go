@@ -1,0 +1,79 @@
+// Command bench measures wend's engine on the workloads of issue 4 and prints one JSON line
+// per figure. Every engine figure is taken beside a plain synced bbolt Update of a similar
+// record in the same run, so results read as ratios on any disk.
+//
+//	go run ./bench                 # all workloads
+//	go run ./bench -only seq1000   # one of: update, seq1000, concurrent, foreach, resume, plugin
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"time"
+)
+
+type figure struct {
+	Name   string         `json:"name"`
+	Values map[string]any `json:"values"`
+}
+
+func emit(name string, kv ...any) {
+	f := figure{Name: name, Values: map[string]any{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		f.Values[kv[i].(string)] = kv[i+1]
+	}
+	b, _ := json.Marshal(f)
+	fmt.Println(string(b))
+}
+
+func main() {
+	only := flag.String("only", "", "run one workload: update, seq1000, concurrent, foreach, resume, plugin")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	dir, err := os.MkdirTemp("", "wend-bench-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(dir)
+	b := &bench{dir: dir}
+	b.updateMs = b.plainUpdate()
+	emit("bbolt_update", "ms_per_update", round(b.updateMs))
+	workloads := []struct {
+		name string
+		fn   func()
+	}{
+		{"seq1000", b.sequential},
+		{"concurrent", b.concurrent},
+		{"foreach", b.forEach},
+		{"resume", b.resume},
+		{"plugin", b.plugin},
+	}
+	for _, w := range workloads {
+		if *only == "" || strings.EqualFold(*only, w.name) {
+			w.fn()
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func round(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+func ms(d time.Duration) float64 { return round(float64(d) / float64(time.Millisecond)) }

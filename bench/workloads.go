@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wendflow/wend/boltstore"
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/plugins"
+)
+
+type bench struct {
+	dir      string
+	n        int
+	updateMs float64
+}
+
+// noop answers every activity at once, in process: the engine's own cost.
+type noop struct{}
+
+func (noop) Execute(context.Context, history.ActivityCall, func(history.Heartbeat)) (json.RawMessage, error) {
+	return json.RawMessage(`{}`), nil
+}
+
+func (b *bench) path(name string) string {
+	b.n++
+	return filepath.Join(b.dir, fmt.Sprintf("%s-%d", name, b.n))
+}
+
+// plainUpdate is the yardstick: the median-free mean of 500 synced bbolt Updates of ~300 bytes.
+func (b *bench) plainUpdate() float64 {
+	db, err := bolt.Open(b.path("plain.db"), 0o600, nil)
+	if err != nil {
+		fail(err)
+	}
+	defer db.Close()
+	val := make([]byte, 300)
+	const n = 500
+	start := time.Now()
+	for i := range n {
+		err := db.Update(func(tx *bolt.Tx) error {
+			bk, err := tx.CreateBucketIfNotExists([]byte("b"))
+			if err != nil {
+				return err
+			}
+			return bk.Put([]byte(fmt.Sprintf("%08d", i)), val)
+		})
+		if err != nil {
+			fail(err)
+		}
+	}
+	return float64(time.Since(start)) / float64(time.Millisecond) / n
+}
+
+// workflow writes a spec file and returns its path.
+func (b *bench) workflow(name, body string) string {
+	p := b.path(name) + ".wend.yaml"
+	if err := os.WriteFile(p, []byte("wend: v1\nname: "+name+"\n"+body), 0o644); err != nil {
+		fail(err)
+	}
+	return p
+}
+
+func seqSteps(n int) string {
+	var s strings.Builder
+	s.WriteString("plugins: {p: ./p}\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&s, "  - {id: s%d, activity: p.echo, with: {i: %d}}\n", i, i)
+	}
+	return s.String()
+}
+
+type rig struct {
+	store *boltstore.Store
+	eng   *engine.Engine
+}
+
+func (b *bench) rig(db string, acts engine.Activities) *rig {
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		fail(err)
+	}
+	return &rig{store: st, eng: engine.New(engine.Options{Store: st, Activities: acts, MaxActivities: 512})}
+}
+
+func (r *rig) close() { r.eng.Close(); r.store.Close() }
+
+func (r *rig) run(file, id string, input string) history.Run {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		fail(err)
+	}
+	if _, _, err := r.eng.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: file, Source: src, Input: json.RawMessage(input)}); err != nil {
+		fail(err)
+	}
+	rec, err := r.eng.WaitClosed(context.Background(), id)
+	if err != nil {
+		fail(err)
+	}
+	if rec.Status != history.StatusCompleted {
+		fail(fmt.Errorf("%s ended %s", id, rec.Status))
+	}
+	return rec
+}
+
+// sequential: a 1,000-step workflow of no-op activities; engine time per step against one
+// plain bbolt Update (target: at most 1.5).
+func (b *bench) sequential() {
+	const steps = 1000
+	f := b.workflow("seq", seqSteps(steps))
+	r := b.rig(b.path("seq.db"), noop{})
+	defer r.close()
+	start := time.Now()
+	rec := r.run(f, "seq", "null")
+	took := time.Since(start)
+	st := r.store.Stats()
+	perStep := float64(took) / float64(time.Millisecond) / steps
+	emit("sequential_1000_noop", "steps", steps, "total_ms", ms(took), "ms_per_step", round(perStep),
+		"updates_per_step", round(perStep/b.updateMs), "commits", st.Commits, "transactions", st.Transactions,
+		"events", rec.LastSeq)
+}
+
+// concurrent: 200 runs of 20 steps started together; steps per second (target over 5,000).
+func (b *bench) concurrent() {
+	const runs, steps = 200, 20
+	f := b.workflow("conc", seqSteps(steps))
+	r := b.rig(b.path("conc.db"), noop{})
+	defer r.close()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.run(f, fmt.Sprintf("c%d", i), "null") }()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	st := r.store.Stats()
+	emit("concurrent_200x20_noop", "runs", runs, "steps", runs*steps, "total_ms", ms(took),
+		"steps_per_s", int(float64(runs*steps)/took.Seconds()), "commits", st.Commits, "transactions", st.Transactions,
+		"commits_per_tx", round(float64(st.Commits)/float64(max(st.Transactions, 1))))
+}
+
+// forEach: 1,000 and 10,000 items with concurrency 100; time ratio (target 10x items <= 12x
+// time) and peak RSS (target under 200 MB).
+func (b *bench) forEach() {
+	body := "plugins: {p: ./p}\nsteps:\n  - id: each\n    for_each: \"${{ input.items }}\"\n    concurrency: 100\n    steps: [{activity: p.echo, with: \"${{ item }}\"}]\noutput: \"${{ len(steps.each.output) }}\"\n"
+	f := b.workflow("each", body)
+	var took [2]time.Duration
+	for i, n := range []int{1000, 10000} {
+		items := make([]int, n)
+		for j := range items {
+			items[j] = j
+		}
+		in, _ := json.Marshal(map[string]any{"items": items})
+		r := b.rig(b.path("each.db"), noop{})
+		start := time.Now()
+		r.run(f, fmt.Sprintf("each%d", n), string(in))
+		took[i] = time.Since(start)
+		r.close()
+	}
+	emit("for_each_concurrency_100", "items_1000_ms", ms(took[0]), "items_10000_ms", ms(took[1]),
+		"time_ratio_10x_items", round(float64(took[1])/float64(took[0])), "peak_rss_mb", peakRSSMB())
+}
+
+// resume: Recover a run whose history holds 10,000 events (target under 300 ms).
+func (b *bench) resume() {
+	const steps = 4999 // 1 start + 2 per step + a waiting step's events ~ 10,000
+	f := b.workflow("resume", seqSteps(steps)+"  - wait_for_signal: never\n")
+	db := b.path("resume.db")
+	r := b.rig(db, noop{})
+	src, _ := os.ReadFile(f)
+	if _, _, err := r.eng.Start(context.Background(), engine.StartRequest{WorkflowID: "big", SpecFile: f, Source: src}); err != nil {
+		fail(err)
+	}
+	for {
+		runs, _ := r.store.Runs(history.RunFilter{WorkflowID: "big"})
+		if len(runs) == 1 && runs[0].LastSeq >= 2*steps+1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.close()
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		fail(err)
+	}
+	eng := engine.New(engine.Options{Store: st, Activities: noop{}})
+	start := time.Now()
+	rep, err := eng.Recover(context.Background())
+	took := time.Since(start)
+	if err != nil || rep.Resumed != 1 {
+		fail(fmt.Errorf("recover: %+v %v", rep, err))
+	}
+	runs, _ := st.Runs(history.RunFilter{WorkflowID: "big"})
+	eng.Close()
+	st.Close()
+	emit("resume_10000_events", "events", runs[0].LastSeq, "recover_ms", ms(took))
+}
+
+// plugin: the three workloads users compare engines on, through the example Go plugin.
+func (b *bench) plugin() {
+	bin := b.path("demo")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/wendflow/wend/examples/plugins/go").CombinedOutput(); err != nil {
+		fail(fmt.Errorf("build plugin: %v\n%s", err, out))
+	}
+	host := &hostActs{bin: bin}
+	defer host.close()
+	decl := fmt.Sprintf("plugins: {p: %q}\n", bin)
+	seq := b.workflow("pseq", decl+strings.TrimPrefix(seqSteps(200), "plugins: {p: ./p}\n"))
+	fan := b.workflow("pfan", decl+"steps:\n  - for_each: \"${{ input.items }}\"\n    concurrency: 200\n    steps: [{activity: p.echo, with: \"${{ item }}\"}]\n")
+	three := b.workflow("pthree", decl+strings.TrimPrefix(seqSteps(3), "plugins: {p: ./p}\n"))
+
+	r := b.rig(b.path("plugin.db"), host)
+	defer r.close()
+	r.run(three, "warmup", "null") // start the plugin process once, as a long-running engine has
+	start := time.Now()
+	r.run(seq, "pseq", "null")
+	seqT := time.Since(start)
+	items := make([]int, 200)
+	in, _ := json.Marshal(map[string]any{"items": items})
+	start = time.Now()
+	r.run(fan, "pfan", string(in))
+	fanT := time.Since(start)
+	start = time.Now()
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.run(three, fmt.Sprintf("t%d", i), "null") }()
+	}
+	wg.Wait()
+	threeT := time.Since(start)
+	emit("go_plugin_workloads", "sequential_200_ms", ms(seqT), "parallel_200_ms", ms(fanT), "runs_100x3_ms", ms(threeT),
+		"note", "one engine process with the plugin already started")
+}
+
+// hostActs routes every call to one plugin host of the example plugin.
+type hostActs struct {
+	bin  string
+	once sync.Once
+	h    *plugins.Host
+	err  error
+}
+
+func (a *hostActs) Execute(ctx context.Context, c history.ActivityCall, hb func(history.Heartbeat)) (json.RawMessage, error) {
+	a.once.Do(func() {
+		a.h, a.err = plugins.New([]plugins.Config{{Name: c.Plugin, Command: []string{a.bin}}}, plugins.Options{})
+	})
+	if a.err != nil {
+		return nil, a.err
+	}
+	return a.h.Execute(ctx, c, hb)
+}
+
+func (a *hostActs) close() {
+	if a.h != nil {
+		a.h.Close()
+	}
+}
+
+func peakRSSMB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	_ = runtime.NumGoroutine
+	return round(float64(ru.Maxrss) / 1024)
+}
