@@ -8,33 +8,95 @@ import (
 )
 
 // deliver applies one input event to a run, commits it with the decisions it implies and
-// the tasks they create, then acts on them. Inputs to one run are serialised by lr.mu.
+// the tasks they create, then acts on them; it returns once the input is durable (or
+// refused). Inputs that arrive while a run is busy queue up and are applied and committed
+// together by whichever caller is draining the queue: one commit for many outcomes of a
+// for_each or parallel step, in arrival order.
 func (e *Engine) deliver(lr *liveRun, ev history.Event) error {
+	p := pendingInput{ev: ev, done: make(chan error, 1)}
+	lr.qmu.Lock()
+	lr.queue = append(lr.queue, p)
+	if lr.draining {
+		lr.qmu.Unlock()
+		return <-p.done
+	}
+	lr.draining = true
+	lr.qmu.Unlock()
+	for {
+		lr.qmu.Lock()
+		batch := lr.queue
+		lr.queue = nil
+		if len(batch) == 0 {
+			lr.draining = false
+			lr.qmu.Unlock()
+			break
+		}
+		lr.qmu.Unlock()
+		e.applyBatch(lr, batch)
+	}
+	return <-p.done
+}
+
+type pendingInput struct {
+	ev   history.Event
+	done chan error
+}
+
+// applyBatch applies queued inputs in order and commits everything they produced at once.
+func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
+	var evs []history.Event
+	var applied []pendingInput
+	for _, p := range batch {
+		if err := e.admit(lr, p.ev); err != nil {
+			p.done <- err
+			continue
+		}
+		ev := p.ev
+		if ev.Time.IsZero() {
+			ev.Time = e.clock.Now()
+		}
+		if isOutcome(ev.Type) && !lr.interp.Expects(ev.ActivityExecutionID, ev.Attempt) {
+			e.stale.Add(1)
+			p.done <- nil // a superseded attempt (G5): never recorded
+			continue
+		}
+		decisions, err := lr.interp.Apply(ev)
+		if err != nil {
+			lr.blocked = err
+			e.logf("wend: run %s blocked: %v", lr.rec.RunID, err)
+			p.done <- fmt.Errorf("run %s: %w: %v", lr.rec.RunID, ErrBlocked, err)
+			continue
+		}
+		evs = append(append(evs, ev), decisions...)
+		applied = append(applied, p)
+	}
+	var err error
+	if len(evs) > 0 {
+		err = e.commitRun(lr, evs)
+	}
+	for _, p := range applied {
+		p.done <- err
+	}
+}
+
+// admit says whether a run takes input now.
+func (e *Engine) admit(lr *liveRun, ev history.Event) error {
 	if err := e.isStopped(); err != nil {
 		return err
 	}
 	if lr.blocked != nil {
 		return fmt.Errorf("run %s: %w: %v", lr.rec.RunID, ErrBlocked, lr.blocked)
 	}
-	if !lr.rec.Open() {
-		return fmt.Errorf("run %s is %s: %w", lr.rec.RunID, lr.rec.Status, ErrRunClosed)
+	if !lr.rec.Open() || lr.interp.Closed() != "" {
+		status := lr.rec.Status
+		if lr.interp.Closed() != "" && lr.rec.Open() {
+			status = "closing"
+		}
+		return fmt.Errorf("run %s is %s: %w", lr.rec.RunID, status, ErrRunClosed)
 	}
-	if isOutcome(ev.Type) && !lr.interp.Expects(ev.ActivityExecutionID, ev.Attempt) {
-		e.stale.Add(1)
-		return nil // a superseded attempt (G5): never recorded
-	}
-	if ev.Time.IsZero() {
-		ev.Time = e.clock.Now()
-	}
-	decisions, err := lr.interp.Apply(ev)
-	if err != nil {
-		lr.blocked = err
-		e.logf("wend: run %s blocked: %v", lr.rec.RunID, err)
-		return fmt.Errorf("run %s: %w: %v", lr.rec.RunID, ErrBlocked, err)
-	}
-	return e.commitRun(lr, append([]history.Event{ev}, decisions...))
+	return nil
 }
 
 func isOutcome(t history.EventType) bool {

@@ -69,9 +69,14 @@ type Engine struct {
 }
 
 type liveRun struct {
-	dir     string // the spec file's folder; fixed for the run's life
-	mu      sync.Mutex
-	rec     history.Run
+	dir string // the spec file's folder; fixed for the run's life
+	mu  sync.Mutex
+	rec history.Run
+
+	qmu      sync.Mutex // guards queue and draining
+	queue    []pendingInput
+	draining bool
+
 	w       *spec.Workflow
 	interp  *interpreter.Run
 	blocked error
