@@ -60,7 +60,18 @@ type attempt struct {
 // lets a failpoint end it.
 func runOnce(t *testing.T, wend, db, wf string, delay time.Duration, failpoints string) attempt {
 	t.Helper()
-	cmd := exec.Command(wend, "run", "--id", "crash", "--db", db, wf)
+	return runWith(t, wend, db, wf, "crash", delay, failpoints)
+}
+
+// runOnceID is runOnce for another workflow id, without failpoints.
+func runOnceID(t *testing.T, wend, db, wf, id string, delay time.Duration) attempt {
+	t.Helper()
+	return runWith(t, wend, db, wf, id, delay, "")
+}
+
+func runWith(t *testing.T, wend, db, wf, id string, delay time.Duration, failpoints string) attempt {
+	t.Helper()
+	cmd := exec.Command(wend, "run", "--id", id, "--db", db, wf)
 	cmd.Env = append(os.Environ(), "WEND_FAILPOINTS="+failpoints)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
