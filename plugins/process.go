@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,7 +66,7 @@ func startProcess(cfg Config, program string, opts Options) (*process, error) {
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(program, cfg.Command[1:]...)
 			cmd.Dir = cfg.Dir
-			cmd.Env = append(cfg.environ(), spec.Env...)
+			cmd.Env = append(append(cfg.environ(), spec.Env...), wire.HostPIDEnv+"="+strconv.Itoa(os.Getpid()))
 			p.runner = newRunner(cfg.Name, cmd)
 			return p.runner, nil
 		},

@@ -125,3 +125,36 @@ func TestHostKilled(t *testing.T) {
 	took := waitGroupGone(t, pid, 3*time.Second)
 	t.Logf("plugin gone %s after its host was killed", took.Round(time.Millisecond))
 }
+
+// TestSDKExitsWhenParentDies: without the host's parent-death signal (its parent here is a
+// shell that exits soon), a Go SDK plugin notices it was reparented and exits within ~1 s.
+func TestSDKExitsWhenParentDies(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `WEND_HOST_PID=$$ "$0" & echo $!; sleep 0.2`, bins.goExample)
+	cmd.Env = []string{"WEND_PLUGIN=wend-activities-v1", "PLUGIN_PROTOCOL_VERSIONS=1", "PATH=" + os.Getenv("PATH")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	r := bufio.NewReader(stdout)
+	pid, err := strconv.Atoi(readLine(t, r, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !alive(pid) {
+		t.Fatalf("plugin %d not running while its parent is", pid)
+	}
+	_ = cmd.Wait() // the shell is gone; the plugin is an orphan now
+	start := time.Now()
+	for alive(pid) {
+		if time.Since(start) > slack(1500*time.Millisecond) {
+			t.Fatalf("orphaned plugin %d still running after %s", pid, time.Since(start))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("orphaned plugin exited %s after its parent", time.Since(start).Round(time.Millisecond))
+}

@@ -3,6 +3,7 @@ package sdk
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -17,7 +18,7 @@ import (
 // exits 1: a plugin is started by wend.
 func Serve(acts Activities) {
 	if os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue {
-		go watchParent(os.Getppid(), time.Second)
+		go watchParent(hostPID(), time.Second)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: wire.Handshake,
@@ -36,11 +37,20 @@ func Serve(acts Activities) {
 // watchParent exits the plugin when its parent changes (the host died and the plugin was
 // reparented): the parent-death signal the host sets is lost if the host's starting thread
 // exits (golang/go#27505), and non-Linux hosts have none.
-func watchParent(ppid int, every time.Duration) {
-	for range time.Tick(every) {
-		if os.Getppid() != ppid {
-			fmt.Fprintf(os.Stderr, "wend plugin: host process %d is gone; exiting\n", ppid)
+func watchParent(host int, every time.Duration) {
+	for {
+		if os.Getppid() != host {
+			fmt.Fprintf(os.Stderr, "wend plugin: host process %d is gone; exiting\n", host)
 			os.Exit(1)
 		}
+		time.Sleep(every)
 	}
+}
+
+// hostPID is the pid the host announced, else the parent's at start.
+func hostPID() int {
+	if pid, err := strconv.Atoi(os.Getenv(wire.HostPIDEnv)); err == nil && pid > 0 {
+		return pid
+	}
+	return os.Getppid()
 }

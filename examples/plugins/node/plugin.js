@@ -236,13 +236,15 @@ function main() {
     process.exit(1);
   }
   // Exit when the host is gone: the parent-death signal covers Linux, this covers the rest.
-  const ppid = process.ppid;
-  setInterval(() => {
+  const ppid = Number(process.env.WEND_HOST_PID) || process.ppid;
+  const watchParent = () => {
     if (process.ppid !== ppid) {
       process.stderr.write(`wend plugin: host process ${ppid} is gone; exiting\n`);
       process.exit(1);
     }
-  }, 1000).unref();
+  };
+  watchParent();
+  setInterval(watchParent, 1000).unref();
 
   const protoDir = path.join(__dirname, '..', 'proto');
   const wendProtoDir = path.join(__dirname, '..', '..', '..', 'plugins', 'proto', 'wend', 'plugin', 'v1');

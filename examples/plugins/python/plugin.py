@@ -246,11 +246,11 @@ class Controller(grpc_controller_pb2_grpc.GRPCControllerServicer):
 def watch_parent(ppid):
     """Exit when the host is gone: the parent-death signal covers Linux, this covers the rest."""
     while True:
-        time.sleep(1)
         if os.getppid() != ppid:
             sys.stderr.write("wend plugin: host process %d is gone; exiting\n" % ppid)
             sys.stderr.flush()
             os._exit(1)
+        time.sleep(1)
 
 
 def main():
@@ -261,7 +261,8 @@ def main():
     if str(APP_PROTOCOL) not in versions:
         sys.stderr.write("wend plugin: host speaks protocol versions %s, this plugin %d\n" % (versions, APP_PROTOCOL))
         return 1
-    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
+    host = os.environ.get("WEND_HOST_PID", "")
+    threading.Thread(target=watch_parent, args=(int(host) if host.isdigit() else os.getppid(),), daemon=True).start()
 
     options = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64), options=options)

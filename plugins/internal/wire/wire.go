@@ -22,6 +22,11 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: "wend-activities-v1",
 }
 
+// HostPIDEnv names the variable carrying the host's pid. A plugin exits once its parent is no
+// longer that process: comparing with the pid at the plugin's own start would miss a host that
+// died before the plugin looked.
+const HostPIDEnv = "WEND_HOST_PID"
+
 // PluginName is the key of the single plugin in go-plugin's PluginSet.
 const PluginName = "activities"
 
