@@ -75,7 +75,7 @@ func Detail(r history.Run, events []history.Event) RunDetail {
 			c, _ := history.DataOf[history.Closed](ev)
 			d.Output, d.Failure = c.Output, c.Failure
 		}
-		if f, ok := failureOf(ev); ok {
+		if f, ok := FailureOf(ev); ok {
 			d.Failures = append(d.Failures, FailureAt{Seq: ev.Seq, Type: ev.Type, Time: ev.Time, Failure: f})
 		}
 	}
@@ -88,8 +88,8 @@ func Detail(r history.Run, events []history.Event) RunDetail {
 	return d
 }
 
-// failureOf reads the failure an event records, whichever payload carries it.
-func failureOf(ev history.Event) (history.Failure, bool) {
+// FailureOf reads the failure an event records, whichever payload carries it.
+func FailureOf(ev history.Event) (history.Failure, bool) {
 	switch ev.Type {
 	case history.ActivityAttemptFailed, history.ActivityTimedOut, history.ActivityFailed, history.StepFailed,
 		history.CompensationFailed:

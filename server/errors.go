@@ -11,13 +11,14 @@ import (
 
 // Error codes: stable strings a client can branch on.
 const (
-	CodeBadRequest  = "bad_request"   // malformed request: bad JSON, missing field, bad query
-	CodeInvalid     = "invalid_input" // the workflow or its input does not validate
-	CodeNotFound    = "not_found"     // no such workflow, run or route
-	CodeRunClosed   = "run_closed"    // the run has finished; signals and cancels are rejected
-	CodeBlocked     = "blocked"       // the run exists but no engine here drives it
-	CodeUnsupported = "unsupported"   // the store or server cannot do this
-	CodeStopped     = "stopped"       // the engine stopped (shutdown or a failed commit)
+	CodeBadRequest  = "bad_request"      // malformed request: bad JSON, missing field, bad query
+	CodeInvalid     = "invalid_input"    // the input does not match the workflow's input schema
+	CodeBadWorkflow = "invalid_workflow" // the workflow file does not validate
+	CodeNotFound    = "not_found"        // no such workflow, run or route
+	CodeRunClosed   = "run_closed"       // the run has finished; signals and cancels are rejected
+	CodeBlocked     = "blocked"          // the run exists but no engine here drives it
+	CodeUnsupported = "unsupported"      // the store or server cannot do this
+	CodeStopped     = "stopped"          // the engine stopped (shutdown or a failed commit)
 	CodeInternal    = "internal"
 )
 
@@ -56,7 +57,7 @@ func errorf(status int, code, msg string) *Error {
 // statusOf gives a code its HTTP status, for errors rebuilt from a code alone.
 func statusOf(code string) int {
 	switch code {
-	case CodeBadRequest, CodeInvalid:
+	case CodeBadRequest, CodeInvalid, CodeBadWorkflow:
 		return http.StatusBadRequest
 	case CodeNotFound:
 		return http.StatusNotFound

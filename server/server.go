@@ -124,7 +124,7 @@ func (s *Server) Start(ctx context.Context, req StartRequest) (Started, error) {
 	// Load once here too: the engine reports an invalid workflow as a plain error, and the
 	// caller must get a 400 for it, not a 500.
 	if _, ds := (&spec.Loader{}).Load(req.SpecFile, []byte(req.Source)); ds.HasErrors() {
-		return Started{}, errorf(http.StatusBadRequest, CodeInvalid,
+		return Started{}, errorf(http.StatusBadRequest, CodeBadWorkflow,
 			fmt.Sprintf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error()))
 	}
 	rec, isNew, err := s.eng.Start(ctx, engine.StartRequest{WorkflowID: req.WorkflowID, SpecFile: req.SpecFile,
@@ -157,14 +157,14 @@ func (s *Server) Cancel(ctx context.Context, id, reason string) (history.Run, er
 
 // control resolves id, refuses a finished run with a message that names it, and sends.
 func (s *Server) control(id, closedWhy string, send func(workflowID string) error) (history.Run, error) {
-	if s.eng == nil {
-		return history.Run{}, unsupported("steer a run")
-	}
 	r, err := s.resolve(id)
 	if err != nil {
 		return history.Run{}, err
 	}
 	if r.Open() {
+		if s.eng == nil {
+			return r, unsupported("steer a run")
+		}
 		err = send(r.WorkflowID)
 		if err == nil || !errors.Is(err, engine.ErrRunClosed) {
 			if err != nil {

@@ -37,6 +37,13 @@ func init() {
 		"run":      runCmd,
 		"schema":   schemaCmd,
 		"version":  versionCmd,
+		"list":     listCmd,
+		"show":     showCmd,
+		"signal":   signalCmd,
+		"cancel":   cancelCmd,
+		"serve":    serveCmd,
+		"resume":   resumeCmd,
+		"check":    checkCmd,
 	}
 }
 

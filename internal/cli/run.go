@@ -10,8 +10,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/server"
 )
 
 // Exit codes of `wend run` by outcome.
@@ -28,7 +30,10 @@ var runCmd = &command{
 
 Starts a run of the workflow in FILE and drives it in this process until it ends: a line
 per step event on stderr, the run's output JSON on stdout. Other unfinished runs in the
-database are resumed too. The run is durable: after Ctrl-C or a crash, 'wend run' with the
+database are resumed too. While it runs, other wend commands (signal, show, list, cancel,
+run) reach it over a unix socket beside the database (PATH.sock). When another wend
+process holds the database, the run starts there and this command follows it, with the
+same output and exit codes. The run is durable: after Ctrl-C or a crash, 'wend run' with the
 same --id (or 'wend resume') picks it up where its committed history ends.
 
 Flags:
@@ -73,7 +78,11 @@ func runRun(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
 		return exitUsage
 	}
+	req := server.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw}
 	d, err := startDriver(e, dbPath(e, *db))
+	if errors.Is(err, boltstore.ErrInUse) {
+		return runRemote(e, dbPath(e, *db), req, *detach)
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
 		return exitUsage
@@ -131,10 +140,14 @@ func readAllStdin() ([]byte, error) {
 // driver is an engine over the database with plugins, for commands that drive runs.
 type driver struct {
 	e     *env
-	store interface{ Close() error }
+	path  string
+	store history.Store
 	eng   *engine.Engine
+	ctl   *server.UnixServer // the control socket; nil when it could not be made
 	plug  *router
 	prog  *progress
+	// blocked lists the runs Recover could not resume ("RUNID (WORKFLOW ID): why").
+	blocked []string
 }
 
 func startDriver(e *env, path string) (*driver, error) {
@@ -142,7 +155,7 @@ func startDriver(e *env, path string) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{e: e, store: st, plug: newRouter(e.stderr), prog: newProgress(e.stderr)}
+	d := &driver{path: path, e: e, store: st, plug: newRouter(e.stderr), prog: newProgress(e.stderr)}
 	d.eng = engine.New(engine.Options{Store: st, Activities: d.plug, Observe: d.prog.observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }})
 	rep, err := d.eng.Recover(context.Background())
@@ -156,10 +169,15 @@ func startDriver(e *env, path string) (*driver, error) {
 	if rep.Resumed > 0 {
 		fmt.Fprintf(e.stderr, "wend: resumed %d unfinished run(s), %d task(s)\n", rep.Resumed, rep.Tasks)
 	}
+	d.blocked = rep.Blocked
+	d.ctl = serveControl(e, path, d.eng, st)
 	return d, nil
 }
 
 func (d *driver) close() {
+	if d.ctl != nil {
+		d.ctl.Close() // first: no request may reach an engine that is closing
+	}
 	d.eng.Close()
 	d.plug.Close()
 	d.store.Close()
@@ -202,21 +220,7 @@ func (d *driver) report(rec history.Run) int {
 		fmt.Fprintf(d.e.stderr, "wend run: %v\n", err)
 		return exitFailed
 	}
-	switch rec.Status {
-	case history.StatusCompleted:
-		out := c.Output
-		if len(out) == 0 {
-			out = json.RawMessage("null")
-		}
-		fmt.Fprintf(d.e.stdout, "%s\n", out)
-		return exitOK
-	case history.StatusCancelled:
-		return exitRunCancelled
-	}
-	if rec.ClosedReason == history.ClosedTimedOut {
-		return exitRunTimedOut
-	}
-	return exitRunFailed
+	return outcomeExit(d.e, server.Outcome{Run: rec, Closed: true, Output: c.Output, Failure: c.Failure})
 }
 
 // closing reads the terminal event's payload of a run.

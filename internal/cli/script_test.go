@@ -15,18 +15,22 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs testdata/script/*.txtar: each command with a success case, a usage error
-// and a runtime error, comparing exact output. $EXAMPLES is the repository's examples/ folder.
+// and a runtime error, comparing exact output. $EXAMPLES is the repository's examples/ folder,
+// $DEMO the example Go plugin's binary; `eventually` waits for a background process.
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples")
 	if err != nil {
 		t.Fatal(err)
 	}
+	demo := buildDemo(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("EXAMPLES", examples)
+			e.Setenv("DEMO", demo) // the example Go plugin, built once
 			return nil
 		},
+		Cmds:          scriptCmds(),
 		UpdateScripts: os.Getenv("UPDATE") != "",
 	})
 }

@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wendflow/wend/boltstore"
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/spec"
+)
+
+// backend is what the commands that read or steer runs use. Its methods are server.Server's:
+// called in process when this command holds the database (local), or over the control
+// socket of the wend process that holds it (remote). Either way the same code answers, so
+// results and error texts match.
+type backend interface {
+	List(f history.RunFilter) ([]history.Run, error)
+	Show(id string) (server.RunDetail, error)
+	Events(id string, after uint64) (server.EventPage, error)
+	Start(ctx context.Context, req server.StartRequest) (server.Started, error)
+	Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error)
+	Cancel(ctx context.Context, id, reason string) (history.Run, error)
+	Wait(ctx context.Context, id string, timeout time.Duration) (server.Outcome, error)
+	Check() (server.CheckReport, error)
+	Close() error
+}
+
+// access says what a command needs of a database it opens itself.
+type access int
+
+const (
+	// readRuns lists and shows; a missing database reads as empty and is not created.
+	readRuns access = iota
+	// steerRuns signals and cancels: an engine replays the open runs to take the input.
+	steerRuns
+	// checkDB verifies the file; a missing database is an error.
+	checkDB
+)
+
+// connectWait bounds how long a command retries when the database is held but its holder's
+// socket does not answer yet: a holder is still starting (its socket comes up after it has
+// resumed unfinished runs), or a short-lived command holds the file for a moment.
+const connectWait = 5 * time.Second
+
+// openBackend opens the database at path, or, when another process holds it, connects to
+// that process's control socket (path + ".sock").
+func openBackend(path string, a access) (backend, error) {
+	// Ask a live holder first: opening the file would wait out bbolt's lock timeout (a
+	// second) before saying it is held.
+	if _, err := os.Lstat(socketPath(path)); err == nil {
+		if c, err := dialControl(path, holderPID(path)); err == nil {
+			return c, nil
+		}
+	}
+	deadline := time.Now().Add(connectWait)
+	for {
+		b, err := openLocal(path, a)
+		var inUse *boltstore.InUseError
+		if !errors.As(err, &inUse) {
+			return b, err
+		}
+		c, cerr := dialControl(path, inUse.PID)
+		if cerr == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w, and its control socket %s does not answer (%v); if that process is not wend, stop it",
+				err, socketPath(path), cerr)
+		}
+		// boltstore.Open itself waits about a second for the lock, so this loop does not spin.
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func socketPath(dbPath string) string { return dbPath + ".sock" }
+
+// holderPID reads the pid the database's holder wrote beside it; 0 when unknown.
+func holderPID(dbPath string) int {
+	b, err := os.ReadFile(dbPath + ".pid")
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// local is a backend over a database this process opened.
+type local struct {
+	*server.Server
+	close func() error
+}
+
+func (l local) Close() error { return l.close() }
+
+func openLocal(path string, a access) (backend, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if a == checkDB {
+			return nil, fmt.Errorf("no database at %s", path)
+		}
+		// Reading or steering runs of a database that does not exist finds none; creating
+		// the file as a side effect would surprise whoever asked.
+		return local{server.New(nil, history.NewMemStore()), func() error { return nil }}, nil
+	}
+	st, err := openStore(path)
+	if err != nil {
+		return nil, err
+	}
+	if a != steerRuns {
+		return local{server.New(nil, st), st.Close}, nil
+	}
+	// A signal or cancel goes through an engine, the only writer of histories. It must not
+	// drive the runs it replays: parked holds every activity call until Close, so their
+	// tasks stay in the store for whichever process drives the runs next.
+	eng := engine.New(engine.Options{Store: st, Activities: parked{}})
+	if _, err := eng.Recover(context.Background()); err != nil {
+		eng.Close()
+		st.Close()
+		return nil, fmt.Errorf("replay unfinished runs: %w", err)
+	}
+	return local{server.New(eng, st), func() error {
+		eng.Close()
+		return st.Close()
+	}}, nil
+}
+
+// parked is the Activities of an engine that only takes signals and cancels.
+type parked struct{}
+
+func (parked) Execute(ctx context.Context, _ history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// serveControl serves the control API for an engine this process drives. Without a socket
+// the process still works, but other commands cannot reach it, so it says so.
+func serveControl(e *env, dbPath string, eng *engine.Engine, st history.Store) *server.UnixServer {
+	u, err := server.ListenUnix(socketPath(dbPath), server.New(eng, st))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend: no control socket (%v); other wend commands cannot reach this process\n", err)
+		return nil
+	}
+	return u
+}
+
+// outcomeExit prints a closed run's output and maps its end to `wend run`'s exit code.
+func outcomeExit(e *env, o server.Outcome) int {
+	switch o.Run.Status {
+	case history.StatusCompleted:
+		out := o.Output
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		fmt.Fprintf(e.stdout, "%s\n", out)
+		return exitOK
+	case history.StatusCancelled:
+		return exitRunCancelled
+	}
+	if o.Run.ClosedReason == history.ClosedTimedOut {
+		return exitRunTimedOut
+	}
+	return exitRunFailed
+}
+
+// commandError prints a backend error for command cmd and returns its exit code: 1 when the
+// subject is wrong (unknown id, finished or blocked run, invalid input), 2 for I/O trouble.
+func commandError(e *env, cmd string, err error) int {
+	fmt.Fprintf(e.stderr, "wend %s: %v\n", cmd, err)
+	var se *server.Error
+	if errors.As(err, &se) && se.Code != server.CodeInternal && se.Code != server.CodeStopped {
+		return exitFailed
+	}
+	return exitUsage
+}
+
+// runRemote is `wend run` when another wend process holds the database: the run starts
+// there and this process follows it, printing its events and output as a local run would.
+func runRemote(e *env, dbPath string, req server.StartRequest, detach bool) int {
+	// Check the file here so its errors name it as the user wrote it, like a local run.
+	if _, ds := (&spec.Loader{}).Load(req.SpecFile, []byte(req.Source)); ds.HasErrors() {
+		fmt.Fprintf(e.stderr, "wend run: start %s: the workflow is invalid:\n%s\n", req.SpecFile, ds.Error())
+		return exitFailed
+	}
+	b, err := openBackend(dbPath, steerRuns)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		return exitUsage
+	}
+	defer b.Close()
+	// The holder resolves paths from its own working directory.
+	if abs, err := filepath.Abs(req.SpecFile); err == nil {
+		req.SpecFile = abs
+	}
+	st, err := b.Start(context.Background(), req)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		if errors.Is(err, engine.ErrInvalidInput) {
+			return exitUsage
+		}
+		return exitFailed
+	}
+	if c, ok := b.(*client); ok {
+		fmt.Fprintf(e.stderr, "wend: the database is held by wend pid %d; run %s of %s runs there\n", c.pid, st.Run.RunID, st.Run.WorkflowID)
+	}
+	if detach {
+		fmt.Fprintf(e.stdout, "%s %s\n", st.Run.WorkflowID, st.Run.RunID)
+		return exitOK
+	}
+	return followRemote(e, b, st.Run.WorkflowID)
+}
+
+// followPoll is how long each long poll of a followed run lasts; new events print between
+// polls, so it is also the progress lines' latency.
+const followPoll = time.Second
+
+// followRemote follows a workflow that another process drives until it closes. Ctrl-C stops
+// following; the run goes on there.
+func followRemote(e *env, b backend, workflowID string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := newProgress(e.stderr)
+	var runID string
+	var after uint64
+	printNew := func() {
+		p, err := b.Events(workflowID, after)
+		if err != nil {
+			return // the poll below reports what matters
+		}
+		if p.Run.RunID != runID { // continue-as-new: follow the next run from its start
+			runID, after = p.Run.RunID, 0
+			if p, err = b.Events(workflowID, 0); err != nil {
+				return
+			}
+		}
+		for _, ev := range p.Events {
+			prog.observe(p.Run, ev)
+			after = ev.Seq
+		}
+	}
+	for {
+		printNew()
+		o, err := b.Wait(ctx, workflowID, followPoll)
+		if ctx.Err() != nil {
+			fmt.Fprintf(e.stderr, "wend: stopped following %s; the run goes on in the process that holds the database\n", workflowID)
+			return exitInterrupted
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+			return exitFailed
+		}
+		printNew()
+		if o.Closed {
+			return outcomeExit(e, o)
+		}
+	}
+}

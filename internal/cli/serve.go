@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/wendflow/wend/boltstore"
+)
+
+var serveCmd = &command{
+	summary: "run the engine until stopped, serving the control socket",
+	usage: `Usage: wend serve [--db PATH]
+
+Holds the database and drives its runs until stopped: resumes every unfinished run at
+start, fires timers, calls activities, and takes new runs, signals and cancels from other
+wend commands (run, signal, cancel, list, show, check) over the control socket beside the
+database (PATH.sock, owner-only). Where it listens is printed on stderr, then a line per
+step event of every run.
+
+The first Ctrl-C (or SIGTERM) stops cleanly: no new requests, the commit in flight
+finishes, activity calls in flight are cancelled and run again when the runs resume. A
+second Ctrl-C exits at once; either way the runs resume later.
+
+Flags:
+  --db PATH   database file (default $WEND_DB, else .wend/wend.db)
+
+Exit codes: 0 stopped by Ctrl-C or SIGTERM, 1 the engine stopped on a failed commit, 2 usage
+or I/O error (the database is held by another process).
+`,
+	run: runServe,
+}
+
+func runServe(e *env, args []string) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	db := dbFlag(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return usageError(e, "serve", "%s", flagError(err))
+	}
+	if len(pos) > 0 {
+		return usageError(e, "serve", "unexpected argument %q", pos[0])
+	}
+	path := dbPath(e, *db)
+	d, err := startDriver(e, path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
+		if errors.Is(err, boltstore.ErrInUse) {
+			fmt.Fprintf(e.stderr, "wend serve: that process serves it already: use wend list, show, signal and run as usual\n")
+		}
+		return exitUsage
+	}
+	defer d.close()
+	if d.ctl == nil {
+		return exitUsage // serving is this command's point; serveControl said why
+	}
+	fmt.Fprintf(e.stderr, "wend: serving %s on %s (pid %d); Ctrl-C to stop\n", path, d.ctl.Path(), os.Getpid())
+	return d.serveUntilStopped()
+}
+
+// serveUntilStopped waits for Ctrl-C / SIGTERM or a fatal engine error. The caller closes
+// the driver, which is the clean stop; a second signal exits at once.
+func (d *driver) serveUntilStopped() int {
+	sigs := make(chan os.Signal, 2)
+	// Not stopped on return: a second signal while the caller closes must still exit at once.
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sigs:
+			fmt.Fprintf(d.e.stderr, "wend: stopping after the commit in flight (Ctrl-C again to exit at once)\n")
+			go func() {
+				if _, ok := <-sigs; ok {
+					os.Exit(exitInterrupted)
+				}
+			}()
+			return exitOK
+		case <-tick.C:
+			if err := d.eng.Err(); err != nil {
+				fmt.Fprintf(d.e.stderr, "wend serve: %v\n", err)
+				return exitFailed
+			}
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+)
+
+var signalCmd = &command{
+	summary: "send a signal to a running workflow",
+	usage: `Usage: wend signal ID NAME [--data JSON] [--json] [--db PATH]
+
+Sends signal NAME, with optional JSON data, to the open run of workflow id ID (or to the
+run with run id ID, when it is open). The signal is durable when the command returns. A
+wait_for_signal step waiting for NAME takes it (its data is the step's output, "signal" in
+its set: expressions); a signal sent before the wait is kept and satisfies it later. When
+another wend process holds the database, the signal goes through its control socket and
+that process acts on it at once; otherwise the run takes it when it is next driven
+(wend run --id ID FILE, wend resume, wend serve).
+
+Flags:
+  --data JSON   the signal's data (default null)
+  --json        print the run record after the signal as JSON
+  --db PATH     database file (default $WEND_DB, else .wend/wend.db)
+
+Exit codes: 0 sent, 1 no such workflow or the run has finished (signals to a finished run
+are rejected) or cannot take input, 2 usage or I/O error.
+`,
+	run: runSignal,
+}
+
+func runSignal(e *env, args []string) int {
+	fs := flag.NewFlagSet("signal", flag.ContinueOnError)
+	data := fs.String("data", "", "")
+	asJSON := fs.Bool("json", false, "")
+	db := dbFlag(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return usageError(e, "signal", "%s", flagError(err))
+	}
+	if len(pos) != 2 {
+		return usageError(e, "signal", "want a workflow ID and a signal NAME, got %d arguments", len(pos))
+	}
+	var raw json.RawMessage
+	if *data != "" {
+		if !json.Valid([]byte(*data)) {
+			return usageError(e, "signal", "--data is not valid JSON: %.60q", *data)
+		}
+		raw = json.RawMessage(*data)
+	}
+	b, err := openBackend(dbPath(e, *db), steerRuns)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend signal: %v\n", err)
+		return exitUsage
+	}
+	defer b.Close()
+	run, err := b.Signal(context.Background(), pos[0], pos[1], raw)
+	if err != nil {
+		return commandError(e, "signal", err)
+	}
+	if *asJSON {
+		out, _ := json.MarshalIndent(run, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", out)
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "signal %q sent to run %s of %s\n", pos[1], run.RunID, run.WorkflowID)
+	return exitOK
+}
