@@ -66,7 +66,7 @@ func (t EventType) Decision() bool {
 		TimerScheduled, TimerCancelled, SignalApplied, ChildWorkflowScheduled,
 		WorkflowWaitScheduled, StepFailed, CompensationStarted, CompensationCompleted,
 		CompensationFailed, WorkflowCompleted, WorkflowFailed, WorkflowContinuedAsNew,
-		WorkflowCancelled:
+		WorkflowCancelled, WorkflowTimedOut:
 		return true
 	}
 	return false

@@ -112,6 +112,22 @@ type Closed struct {
 	Failure *Failure        `json:"failure,omitempty"`
 	RunID   string          `json:"run_id,omitempty"` // child/awaited run, or the next run on continue-as-new
 	Input   json.RawMessage `json:"input,omitempty"`  // continue-as-new: the next run's input
+
+	// TimeoutKind is execution_timeout or run_timeout on WorkflowTimedOut.
+	TimeoutKind string `json:"timeout_kind,omitempty"`
+	// ClosedReason refines the status when the event type alone does not say it
+	// (compensation_failed).
+	ClosedReason string `json:"closed_reason,omitempty"`
+	// Uncompensated lists the steps whose compensation did not complete.
+	Uncompensated []string `json:"uncompensated,omitempty"`
+}
+
+// Compensation is the payload of CompensationStarted / Completed / Failed.
+type Compensation struct {
+	Step    string   `json:"step"`              // the compensated step's path
+	Reason  string   `json:"reason"`            // cancel or failure
+	Unknown bool     `json:"outcome_unknown"`   // the step's activity was in flight at the cancel
+	Failure *Failure `json:"failure,omitempty"` // on CompensationFailed
 }
 
 // CancelRequest is CancelRequested's payload.

@@ -122,6 +122,7 @@ func (n *node) complete(out any) {
 			n.r.state[f.Key] = vals[i]
 		}
 	}
+	n.remember(false)
 	n.finish(out)
 }
 

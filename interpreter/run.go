@@ -37,6 +37,11 @@ type Run struct {
 	children   map[string]*node // by step instance path (child and workflow waits)
 	waiters    map[string][]*node
 	signals    map[string][]history.Signal // received and not yet applied, in order
+
+	undo         []undoable        // completed steps with compensate_with, in completion order
+	unwinding    *unwinding        // set once compensations have begun
+	compensating *seq              // the compensation or on_cancel sequence running now
+	wfTimers     map[string]string // workflow timeout timer id -> timeout kind, while armed
 }
 
 // New makes the state machine of a run; nothing happens until Apply gets WorkflowStarted.
@@ -44,7 +49,7 @@ func New(w *spec.Workflow, started history.Started) *Run {
 	return &Run{
 		w: w, info: started, state: map[string]any{},
 		activities: map[string]*node{}, timers: map[string]*node{}, children: map[string]*node{},
-		waiters: map[string][]*node{}, signals: map[string][]history.Signal{},
+		waiters: map[string][]*node{}, signals: map[string][]history.Signal{}, wfTimers: map[string]string{},
 	}
 }
 
@@ -107,6 +112,7 @@ func (r *Run) start(ev history.Event) error {
 			return fmt.Errorf("apply WorkflowStarted: input: %w", err)
 		}
 	}
+	r.armTimeouts(ev.Time, st.ExecutionStarted)
 	r.root = &seq{r: r, steps: r.w.Steps, sc: &scope{steps: map[string]any{}}, done: r.finishRun}
 	r.root.start()
 	return nil
@@ -118,6 +124,10 @@ func (r *Run) finishRun(_ any, f *history.Failure) {
 		return
 	}
 	if f != nil {
+		if r.w.CompensateOnFailure && len(r.undo) > 0 {
+			r.unwind("failure", f)
+			return
+		}
 		r.fail(f)
 		return
 	}
@@ -139,6 +149,7 @@ func (r *Run) fail(f *history.Failure) {
 }
 
 func (r *Run) close(typ history.EventType, c history.Closed) {
+	r.disarmTimeouts()
 	r.emit(history.Event{Type: typ, Data: history.MustData(c)})
 	r.closed = typ
 }

@@ -9,6 +9,7 @@ type scope struct {
 	parent *scope
 	vars   map[string]any
 	steps  map[string]any // nil: writes go to the parent's map
+	state  map[string]any // non-nil in a compensation: the snapshot its expressions see
 
 	loopStatic, loopInstance string // the for_each item this scope belongs to (paths)
 }
@@ -40,9 +41,16 @@ func (sc *scope) instancePath(static string) string {
 // outputs the expressions read (refs) are put in `steps`, so building it costs what the
 // expression uses, not the number of steps that ran before it.
 func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any {
+	state := r.state
+	for s := sc; s != nil; s = s.parent {
+		if s.state != nil {
+			state = s.state
+			break
+		}
+	}
 	env := map[string]any{
 		"input": r.input,
-		"state": r.state,
+		"state": state,
 		"run":   map[string]any{"workflow_id": r.info.WorkflowID, "run_id": r.info.RunID},
 	}
 	var chain []*scope

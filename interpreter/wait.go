@@ -48,6 +48,11 @@ func (r *Run) timerFired(ev history.Event) error {
 	if err != nil {
 		return err
 	}
+	if kind, ok := r.wfTimers[ref.TimerID]; ok {
+		delete(r.wfTimers, ref.TimerID)
+		r.timeOut(kind)
+		return nil
+	}
 	n := r.timers[ref.TimerID]
 	if n == nil || n.state != running {
 		return nil // cancelled before it fired
@@ -212,10 +217,21 @@ func (r *Run) cancelRequested(ev history.Event) error {
 	if err != nil {
 		return err
 	}
+	if r.unwinding != nil {
+		return nil // already compensating: a second cancel changes nothing
+	}
+	for _, n := range r.inFlightUndoables() {
+		n.remember(true)
+	}
 	if r.root != nil {
 		r.root.cancel()
 	}
-	r.close(history.WorkflowCancelled, history.Closed{Failure: &history.Failure{Category: history.CategoryCancelled,
-		PropagationKind: "cancelled", Message: "cancelled: " + c.Reason}})
+	f := &history.Failure{Category: history.CategoryCancelled, PropagationKind: "cancelled", Type: "Cancelled",
+		Message: "cancelled: " + c.Reason}
+	if len(r.undo) > 0 || len(r.w.OnCancel) > 0 {
+		r.unwind("cancel", f)
+		return nil
+	}
+	r.close(history.WorkflowCancelled, history.Closed{Failure: f})
 	return nil
 }

@@ -150,6 +150,14 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 }
 
 func closedStatus(ev history.Event) (status, reason string) {
+	status, reason = closedByType(ev)
+	if c, err := history.DataOf[history.Closed](ev); err == nil && c.ClosedReason != "" {
+		reason = c.ClosedReason // e.g. compensation_failed: the type alone does not say it
+	}
+	return status, reason
+}
+
+func closedByType(ev history.Event) (status, reason string) {
 	switch ev.Type {
 	case history.WorkflowCompleted:
 		return history.StatusCompleted, history.ClosedCompleted
