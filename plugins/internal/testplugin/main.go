@@ -12,7 +12,8 @@
 // Activities: noop, echo, sleep {ms}, hang (ignores cancellation), crash (SIGKILLs itself
 // mid-call), freeze (SIGSTOPs itself), grandchild (starts `sleep 1000` and returns its pid),
 // env (returns its environment), big {bytes} (returns a string of that many bytes), stderr
-// {line} (writes line to stderr), pid.
+// {line} (writes line to stderr), flood {mb, linekb} (writes mb MiB of linekb KiB lines to
+// stderr), pid.
 package main
 
 import (
@@ -105,6 +106,13 @@ func activities() sdk.Activities {
 		}, "", ""),
 		"stderr": sdk.Func(func(_ *sdk.Context, in struct{ Line string }) (empty, error) {
 			fmt.Fprintln(os.Stderr, in.Line)
+			return empty{}, nil
+		}, "", ""),
+		"flood": sdk.Func(func(_ *sdk.Context, in struct{ MB, LineKB int }) (empty, error) {
+			line := strings.Repeat("f", in.LineKB<<10) + "\n"
+			for range (in.MB << 20) / len(line) {
+				os.Stderr.WriteString(line)
+			}
 			return empty{}, nil
 		}, "", ""),
 		"pid": sdk.Func(func(*sdk.Context, empty) (int, error) { return os.Getpid(), nil }, "", ""),
