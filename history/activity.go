@@ -24,6 +24,10 @@ type ActivityCall struct {
 
 	Deadline time.Time // zero: none
 
+	// LastProgress is the progress the previous try last reported by heartbeat, so a retry
+	// can resume instead of starting over; empty on a first try.
+	LastProgress json.RawMessage
+
 	// Declared is the workflow's declaration of Plugin, resolved against the workflow file, so
 	// a worker serving many workflows knows which program to run.
 	Declared PluginRef

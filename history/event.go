@@ -54,8 +54,11 @@ const (
 	CompensationCompleted EventType = "CompensationCompleted"
 	CompensationFailed    EventType = "CompensationFailed"
 
-	CancelRequested EventType = "CancelRequested"
-	RepairRequested EventType = "RepairRequested"
+	CancelRequested    EventType = "CancelRequested"
+	TerminateRequested EventType = "TerminateRequested"
+
+	ChildWorkflowCancelRequested EventType = "ChildWorkflowCancelRequested" // cancel (or terminate) a child with its parent
+	RepairRequested              EventType = "RepairRequested"
 )
 
 // Decision reports whether the interpreter writes events of this type. The others are inputs:
@@ -66,7 +69,7 @@ func (t EventType) Decision() bool {
 		TimerScheduled, TimerCancelled, SignalApplied, ChildWorkflowScheduled,
 		WorkflowWaitScheduled, StepFailed, CompensationStarted, CompensationCompleted,
 		CompensationFailed, WorkflowCompleted, WorkflowFailed, WorkflowContinuedAsNew,
-		WorkflowCancelled, WorkflowTimedOut:
+		WorkflowCancelled, WorkflowTimedOut, WorkflowTerminated, ChildWorkflowCancelRequested:
 		return true
 	}
 	return false

@@ -130,7 +130,15 @@ type Compensation struct {
 	Failure *Failure `json:"failure,omitempty"` // on CompensationFailed
 }
 
-// CancelRequest is CancelRequested's payload.
+// CancelRequest is the payload of CancelRequested, TerminateRequested and
+// ChildWorkflowCancelRequested (with the child's id and whether to terminate it).
 type CancelRequest struct {
-	Reason string `json:"reason,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+	Terminate  bool   `json:"terminate,omitempty"`
+}
+
+// HeartbeatRecord is ActivityHeartbeatRecorded's payload: the try's latest progress.
+type HeartbeatRecord struct {
+	Progress json.RawMessage `json:"progress,omitempty"`
 }

@@ -45,6 +45,10 @@ func (n *node) startActivity() {
 	if hb == 0 {
 		hb = w.Defaults.HeartbeatTimeout.D
 	}
+	if msg := n.r.overPending(len(n.r.activities), "activities"); msg != "" {
+		n.stepFailed(limitFailure(msg))
+		return
+	}
 	n.execID = n.r.info.RunID + ":" + n.path
 	n.attempt = 1
 	n.r.activities[n.execID] = n
@@ -60,6 +64,27 @@ func (r *Run) activityFor(ev history.Event) *node {
 		return nil
 	}
 	return n
+}
+
+// LastProgress returns the latest heartbeat progress recorded for an activity execution.
+func (r *Run) LastProgress(execID string) []byte {
+	if n := r.activities[execID]; n != nil {
+		return n.progress
+	}
+	return nil
+}
+
+func (r *Run) heartbeat(ev history.Event) error {
+	n := r.activityFor(ev)
+	if n == nil {
+		return nil
+	}
+	hb, err := history.DataOf[history.HeartbeatRecord](ev)
+	if err != nil {
+		return err
+	}
+	n.progress = hb.Progress
+	return nil
 }
 
 // Activity returns the schedule of an activity the run is waiting on.

@@ -30,6 +30,8 @@ type node struct {
 	tries   int
 	retry   *spec.Retry
 
+	progress  []byte // activity: the latest heartbeat progress, handed to the next try
+	childID   string // run_workflow: the child's workflow id
 	timerID   string // delay
 	timeoutID string // wait timeouts
 	waiting   string // signal name while waiting
@@ -184,6 +186,11 @@ func (n *node) cancel() {
 	}
 	if n.waiting != "" {
 		n.r.removeWaiter(n)
+	}
+	if n.childID != "" && n.r.children[n.path] == n {
+		// The child goes with its parent: cancelled (or terminated) through the engine.
+		n.r.emit(history.Event{Type: history.ChildWorkflowCancelRequested, Step: n.path,
+			Data: history.MustData(history.CancelRequest{WorkflowID: n.childID, Reason: "parent run ended", Terminate: n.r.terminating})})
 	}
 	delete(n.r.children, n.path)
 	if n.catch != nil {

@@ -42,7 +42,13 @@ type Run struct {
 	unwinding    *unwinding        // set once compensations have begun
 	compensating *seq              // the compensation or on_cancel sequence running now
 	wfTimers     map[string]string // workflow timeout timer id -> timeout kind, while armed
+	signalIDs    map[string]bool   // client signal ids received, for idempotent sends
+	terminating  bool              // children are terminated, not cancelled
+	count        int               // events in the history so far (inputs and decisions)
 }
+
+// Events returns how many events the run's history holds, as the interpreter counts them.
+func (r *Run) Events() int { return r.count }
 
 // New makes the state machine of a run; nothing happens until Apply gets WorkflowStarted.
 func New(w *spec.Workflow, started history.Started) *Run {
@@ -50,6 +56,7 @@ func New(w *spec.Workflow, started history.Started) *Run {
 		w: w, info: started, state: map[string]any{},
 		activities: map[string]*node{}, timers: map[string]*node{}, children: map[string]*node{},
 		waiters: map[string][]*node{}, signals: map[string][]history.Signal{}, wfTimers: map[string]string{},
+		signalIDs: map[string]bool{},
 	}
 }
 
@@ -68,11 +75,14 @@ func (r *Run) Apply(ev history.Event) ([]history.Event, error) {
 		return nil, fmt.Errorf("apply %s: %w", ev.Type, ErrClosed)
 	}
 	r.now, r.out = ev.Time, nil
-	if err := r.input1(ev); err != nil {
+	if r.count >= MaxEvents && r.root != nil {
+		r.overLimit(fmt.Sprintf("the run's history reached %d events; use continue_as_new for long-lived workflows", MaxEvents))
+	} else if err := r.input1(ev); err != nil {
 		return nil, err
 	}
 	out := r.out
 	r.out = nil
+	r.count += 1 + len(out)
 	return out, nil
 }
 
@@ -93,7 +103,11 @@ func (r *Run) input1(ev history.Event) error {
 		return r.childClosed(ev)
 	case history.CancelRequested:
 		return r.cancelRequested(ev)
-	case history.ActivityStarted, history.ActivityHeartbeatRecorded, history.RepairRequested:
+	case history.TerminateRequested:
+		return r.terminate(ev)
+	case history.ActivityHeartbeatRecorded:
+		return r.heartbeat(ev)
+	case history.ActivityStarted, history.RepairRequested:
 		return nil // bookkeeping: no decision follows
 	}
 	return fmt.Errorf("apply %s: not an input event this version understands", ev.Type)

@@ -30,6 +30,10 @@ func (n *node) startDelay() {
 }
 
 func (n *node) schedule(id string, at time.Time, purpose string) {
+	if msg := n.r.overPending(len(n.r.timers), "timers"); msg != "" {
+		n.stepFailed(limitFailure(msg))
+		return
+	}
 	n.r.timers[id] = n
 	n.r.emit(history.Event{Type: history.TimerScheduled, Step: n.path,
 		Data: history.MustData(history.TimerSchedule{TimerID: id, FireAt: at.UTC(), Purpose: purpose})})
@@ -89,6 +93,9 @@ func (r *Run) signalReceived(ev history.Event) error {
 		return err
 	}
 	s.ReceivedSeq = ev.Seq
+	if s.SignalID != "" {
+		r.signalIDs[s.SignalID] = true
+	}
 	r.signals[s.Name] = append(r.signals[s.Name], s)
 	r.matchSignals(s.Name)
 	return nil
@@ -113,6 +120,10 @@ func (r *Run) matchSignals(name string) {
 	}
 }
 
+// SeenSignal reports whether a signal with this client id was received already: a resend
+// after a lost acknowledgement must not be applied twice.
+func (r *Run) SeenSignal(id string) bool { return id != "" && r.signalIDs[id] }
+
 // PendingSignals returns how many received signals wait for a step, by name.
 func (r *Run) PendingSignals() map[string]int {
 	out := map[string]int{}
@@ -134,9 +145,14 @@ func (n *node) startChild() {
 		}
 		input = v
 	}
+	if msg := n.r.overPending(len(n.r.children), "child workflows"); msg != "" {
+		n.stepFailed(limitFailure(msg))
+		return
+	}
 	n.r.children[n.path] = n
+	n.childID = n.r.info.WorkflowID + "/" + n.path
 	n.r.emit(history.Event{Type: history.ChildWorkflowScheduled, Step: n.path,
-		Data: history.MustData(history.ChildSchedule{WorkflowID: n.r.info.WorkflowID + "/" + n.path,
+		Data: history.MustData(history.ChildSchedule{WorkflowID: n.childID,
 			SpecFile: spec.ChildPath(n.r.info.SpecFile, n.s.RunWorkflow), Input: mustJSON(input)})})
 	n.scheduleTimeout()
 }

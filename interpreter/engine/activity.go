@@ -113,7 +113,13 @@ func (e *Engine) execute(ctx context.Context, cancel context.CancelFunc, at acti
 	if at.TimeoutMS > 0 {
 		call.Deadline = e.clock.Now().Add(time.Duration(at.TimeoutMS) * time.Millisecond)
 	}
-	out, err := e.opts.Activities.Execute(ctx, call, func(history.Heartbeat) { armHB() })
+	if lr := e.live(at.RunID); lr != nil {
+		lr.mu.Lock()
+		call.LastProgress = lr.interp.LastProgress(at.ExecID)
+		lr.mu.Unlock()
+	}
+	rec := e.heartbeatRecorder(at)
+	out, err := e.opts.Activities.Execute(ctx, call, func(hb history.Heartbeat) { armHB(); rec(hb) })
 	mu.Lock()
 	for _, s := range stops {
 		s()
@@ -182,4 +188,38 @@ func pluginRef(lr *liveRun, name string) history.PluginRef {
 		return history.PluginRef{}
 	}
 	return history.PluginRef{Command: p.Command, Dir: lr.dir, SHA256: p.SHA256, Env: p.Env}
+}
+
+// HeartbeatEvery is the most often a try's heartbeat progress is written to the history.
+const HeartbeatEvery = time.Second
+
+// heartbeatRecorder returns a heartbeat handler that records progress in the history at most
+// once per HeartbeatEvery, in the background, so a chatty plugin never waits on a commit.
+func (e *Engine) heartbeatRecorder(at activityTask) func(history.Heartbeat) {
+	var mu sync.Mutex
+	var last time.Time
+	return func(hb history.Heartbeat) {
+		if len(hb.Progress) == 0 || !json.Valid(hb.Progress) {
+			return
+		}
+		now := e.clock.Now()
+		mu.Lock()
+		if !last.IsZero() && now.Sub(last) < HeartbeatEvery {
+			mu.Unlock()
+			return
+		}
+		last = now
+		mu.Unlock()
+		lr := e.live(at.RunID)
+		if lr == nil {
+			return
+		}
+		ev := history.Event{Type: history.ActivityHeartbeatRecorded, Step: at.Step, ActivityExecutionID: at.ExecID,
+			Attempt: at.Attempt, Data: history.MustData(history.HeartbeatRecord{Progress: hb.Progress})}
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			_ = e.deliver(lr, ev)
+		}()
+	}
 }

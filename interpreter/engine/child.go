@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -104,4 +105,22 @@ func (e *Engine) registerWait(workflowID string, w waitRef) {
 	}
 	e.waits[workflowID] = append(e.waits[workflowID], w)
 	e.mu.Unlock()
+}
+
+// goCancelChild cancels (or terminates) a child whose parent ended, in the background; a child
+// that already finished needs nothing.
+func (e *Engine) goCancelChild(cr history.CancelRequest) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		var err error
+		if cr.Terminate {
+			err = e.Terminate(e.ctx, cr.WorkflowID, cr.Reason)
+		} else {
+			err = e.Cancel(e.ctx, cr.WorkflowID, cr.Reason)
+		}
+		if err != nil && !errors.Is(err, ErrRunClosed) && !errors.Is(err, history.ErrNotFound) && e.isStopped() == nil {
+			e.logf("wend: cancel child %s: %v", cr.WorkflowID, err)
+		}
+	}()
 }

@@ -11,14 +11,41 @@ import (
 // Signal sends a signal to the open run of a workflow id. The signal is durable once this
 // returns nil; signals sent before the run waits for them are kept in order.
 func (e *Engine) Signal(ctx context.Context, workflowID, name string, data json.RawMessage) error {
-	if len(data) > 0 && !json.Valid(data) {
-		return fmt.Errorf("signal %s: data is not JSON", name)
+	return e.SendSignal(ctx, SignalRequest{WorkflowID: workflowID, Name: name, Data: data})
+}
+
+// SignalRequest is a signal to a workflow id. ID, when set, makes the send idempotent: a
+// client that lost the acknowledgement sends again with the same ID, and the run gets it once.
+type SignalRequest struct {
+	WorkflowID string
+	Name       string
+	Data       json.RawMessage
+	ID         string
+}
+
+// SendSignal is Signal with an optional idempotency id.
+func (e *Engine) SendSignal(ctx context.Context, s SignalRequest) error {
+	if len(s.Data) > 0 && !json.Valid(s.Data) {
+		return fmt.Errorf("signal %s: data is not JSON", s.Name)
 	}
+	if s.Name == "" {
+		return fmt.Errorf("signal %s: the signal needs a name", s.WorkflowID)
+	}
+	lr, err := e.openRun(s.WorkflowID)
+	if err != nil {
+		return fmt.Errorf("signal %s: %w", s.WorkflowID, err)
+	}
+	return e.deliver(lr, history.Event{Type: history.SignalReceived,
+		Data: history.MustData(history.Signal{Name: s.Name, Data: s.Data, SignalID: s.ID})})
+}
+
+// Terminate stops the open run of a workflow id at once: no compensation, no on_cancel.
+func (e *Engine) Terminate(ctx context.Context, workflowID, reason string) error {
 	lr, err := e.openRun(workflowID)
 	if err != nil {
-		return fmt.Errorf("signal %s: %w", workflowID, err)
+		return fmt.Errorf("terminate %s: %w", workflowID, err)
 	}
-	return e.deliver(lr, history.Event{Type: history.SignalReceived, Data: history.MustData(history.Signal{Name: name, Data: data})})
+	return e.deliver(lr, history.Event{Type: history.TerminateRequested, Data: history.MustData(history.CancelRequest{Reason: reason})})
 }
 
 // Cancel cancels the open run of a workflow id.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/faults"
+	"github.com/wendflow/wend/interpreter"
 )
 
 // deliver applies one input event to a run, commits it with the decisions it implies and
@@ -57,10 +58,22 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 		if ev.Time.IsZero() {
 			ev.Time = e.clock.Now()
 		}
-		if isOutcome(ev.Type) && !lr.interp.Expects(ev.ActivityExecutionID, ev.Attempt) {
-			e.stale.Add(1)
+		if (isOutcome(ev.Type) || ev.Type == history.ActivityHeartbeatRecorded) && !lr.interp.Expects(ev.ActivityExecutionID, ev.Attempt) {
+			if ev.Type != history.ActivityHeartbeatRecorded {
+				e.stale.Add(1)
+			}
 			p.done <- nil // a superseded attempt (G5): never recorded
 			continue
+		}
+		if ev.Type == history.SignalReceived {
+			if err := e.admitSignal(lr, ev); err != nil {
+				p.done <- err
+				continue
+			}
+			if s, _ := history.DataOf[history.Signal](ev); lr.interp.SeenSignal(s.SignalID) {
+				p.done <- nil // a resend of a signal already recorded
+				continue
+			}
 		}
 		decisions, err := lr.interp.Apply(ev)
 		if err != nil {
@@ -79,6 +92,18 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 	for _, p := range applied {
 		p.done <- err
 	}
+}
+
+// admitSignal refuses a signal beyond the run's limit of unconsumed signals.
+func (e *Engine) admitSignal(lr *liveRun, ev history.Event) error {
+	n := 0
+	for _, c := range lr.interp.PendingSignals() {
+		n += c
+	}
+	if n >= interpreter.MaxSignals {
+		return fmt.Errorf("run %s has %d signals nobody has consumed, the limit; signal refused", lr.rec.RunID, n)
+	}
+	return nil
 }
 
 // admit says whether a run takes input now.
@@ -137,6 +162,9 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 		}
 		return err
 	}
+	if before, after := lr.rec.LastSeq, rec.LastSeq; before < interpreter.WarnEventsFrom && after >= interpreter.WarnEventsFrom {
+		e.logf("wend: warning: run %s has %d events, 80%% of the %d limit; consider continue_as_new", rec.RunID, after, interpreter.MaxEvents)
+	}
 	lr.rec = rec
 	faults.Hit("after-commit")
 	e.effects(lr, evs)
@@ -191,6 +219,9 @@ func (e *Engine) effects(lr *liveRun, evs []history.Event) {
 		case history.TimerCancelled:
 			ref, _ := history.DataOf[history.TimerRef](ev)
 			e.sched.remove(timerTaskID(lr.rec.RunID, ref.TimerID))
+		case history.ChildWorkflowCancelRequested:
+			cr, _ := history.DataOf[history.CancelRequest](ev)
+			e.goCancelChild(cr)
 		case history.ChildWorkflowScheduled:
 			cs, _ := history.DataOf[history.ChildSchedule](ev)
 			e.goStartChild(lr.rec, ev.Step, cs)

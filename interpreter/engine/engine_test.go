@@ -31,7 +31,7 @@ func (f *fakeActs) Execute(ctx context.Context, c history.ActivityCall, hb func(
 	if fn == nil {
 		return c.Input, nil // echo
 	}
-	return fn(ctx, c)
+	return fn(context.WithValue(ctx, hbKey{}, hb), c)
 }
 
 func (f *fakeActs) count(activity string) int {

@@ -1,0 +1,59 @@
+package interpreter
+
+import (
+	"fmt"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Structural limits (RELIABILITY G7 / I2). Over one, the step or run fails with category
+// structural_limit and a message naming the limit — never silently. Engines warn at 80 %.
+const (
+	MaxEvents      = 51_200 // events in one run's history; continue_as_new starts afresh
+	MaxPending     = 2_000  // activities, timers or child workflows open at once in one run
+	MaxSignals     = 5_000  // received signals not yet consumed
+	WarnEventsFrom = MaxEvents * 8 / 10
+)
+
+// overPending explains why one more open item of a kind would pass MaxPending, or "".
+func (r *Run) overPending(open int, what string) string {
+	if open < MaxPending {
+		return ""
+	}
+	return fmt.Sprintf("the run already has %d open %s, the limit", MaxPending, what)
+}
+
+func limitFailure(msg string) *history.Failure {
+	return &history.Failure{Category: history.CategoryStructuralLimit, PropagationKind: "structural_limit",
+		Type: "StructuralLimit", Message: msg, NonRetryable: true}
+}
+
+// overLimit ends a run that hit a whole-run limit: open work is cancelled and the run fails.
+func (r *Run) overLimit(msg string) {
+	if r.closed != "" {
+		return
+	}
+	r.root.cancel()
+	if r.compensating != nil {
+		r.compensating.cancel()
+	}
+	r.close(history.WorkflowFailed, history.Closed{Failure: limitFailure(msg)})
+}
+
+// terminate stops the run at once: open work is cancelled, no compensation, no on_cancel.
+func (r *Run) terminate(ev history.Event) error {
+	c, err := history.DataOf[history.CancelRequest](ev)
+	if err != nil {
+		return err
+	}
+	r.terminating = true
+	if r.root != nil {
+		r.root.cancel()
+	}
+	if r.compensating != nil {
+		r.compensating.cancel()
+	}
+	r.close(history.WorkflowTerminated, history.Closed{Failure: &history.Failure{Category: history.CategoryTerminated,
+		PropagationKind: "terminated", Type: "Terminated", Message: "terminated: " + c.Reason}})
+	return nil
+}
