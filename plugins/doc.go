@@ -15,7 +15,8 @@
 //     the plugin is frozen (go-plugin's Kill blocks on a SIGSTOPped plugin).
 //   - Never a hang: starting is bounded by Options.StartTimeout; a try past its deadline, or
 //     cancelled, is sent a cancel and gets Options.StopGrace to end before its process group is
-//     killed (the plugin restarts on the next call).
+//     killed (the plugin restarts on the next call; other tries it was running fail as
+//     PluginCrashed, retryable). A crash mid-call is reported within about a second.
 //   - Every failure is a *history.ActivityError with Category set and NonRetryable true when a
 //     retry cannot help (missing binary, checksum mismatch, bad handshake, exit before handshake,
 //     unknown activity, payload too large). Start failures include the tail of the plugin's stderr.

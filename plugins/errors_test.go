@@ -82,12 +82,16 @@ func TestStartErrors(t *testing.T) {
 			if elapsed > slack(tt.within) {
 				t.Errorf("error after %s, want within %s", elapsed, slack(tt.within))
 			}
+			orphans := 0
 			if pid := loggedPID(logs); pid != 0 {
 				waitGroupGone(t, pid, slack(100*time.Millisecond))
+				orphans = len(groupMembers(pid))
 			} else if strings.Contains(tt.name, "handshake") || strings.Contains(tt.name, "wrong") {
 				t.Errorf("test plugin did not log its pid; logs:\n%s", logs)
 			}
-			t.Logf("%s after %s: %v", tt.name, elapsed.Round(time.Millisecond), ae)
+			t.Logf("RELIABILITY suite=plugins test=start case=%q type=%s non_retryable=%v start_error_ms=%d orphans=%d",
+				tt.name, ae.Type, ae.NonRetryable, elapsed.Milliseconds(), orphans)
+			t.Logf("%v", ae)
 		})
 	}
 }
@@ -229,7 +233,9 @@ func TestCallErrors(t *testing.T) {
 			if next := pidOf(t, h, "t"); (next != pid) != tt.restarts {
 				t.Errorf("pid %d -> %d, restart want %v", pid, next, tt.restarts)
 			}
-			t.Logf("%s after %s: %v", tt.name, elapsed.Round(time.Millisecond), ae)
+			t.Logf("RELIABILITY suite=plugins test=call case=%q type=%s category=%s non_retryable=%v error_ms=%d deadline_ms=%d restarted=%v",
+				tt.name, ae.Type, ae.Category, ae.NonRetryable, elapsed.Milliseconds(), tt.deadline.Milliseconds(), tt.restarts)
+			t.Logf("%v", ae)
 			last := pidOf(t, h, "t")
 			if err := h.Close(); err != nil {
 				t.Fatal(err)
