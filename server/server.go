@@ -79,6 +79,13 @@ func (s *Server) Events(id string, after uint64) (EventPage, error) {
 	if err != nil {
 		return EventPage{}, wrap(fmt.Errorf("read run %s: %w", r.RunID, err))
 	}
+	if n := len(evs); n > 0 && evs[n-1].Seq > r.LastSeq {
+		// A commit landed between the two reads: the record is behind its events. Read it
+		// again, so a run never shows as open beside its own terminal event.
+		if now, err := s.store.Run(r.RunID); err == nil {
+			r = now
+		}
+	}
 	if evs == nil {
 		evs = []history.Event{}
 	}

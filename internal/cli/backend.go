@@ -56,12 +56,8 @@ const connectWait = 5 * time.Second
 // openBackend opens the database at path, or, when another process holds it, connects to
 // that process's control socket (path + ".sock").
 func openBackend(path string, a access) (backend, error) {
-	// Ask a live holder first: opening the file would wait out bbolt's lock timeout (a
-	// second) before saying it is held.
-	if _, err := os.Lstat(socketPath(path)); err == nil {
-		if c, err := dialControl(path, holderPID(path)); err == nil {
-			return c, nil
-		}
+	if c := liveHolder(path); c != nil {
+		return c, nil
 	}
 	deadline := time.Now().Add(connectWait)
 	for {
@@ -84,6 +80,20 @@ func openBackend(path string, a access) (backend, error) {
 }
 
 func socketPath(dbPath string) string { return dbPath + ".sock" }
+
+// liveHolder connects to the database's holder when its socket answers, nil otherwise. It is
+// asked first because opening a held file waits out bbolt's lock timeout (a second) before
+// saying it is held.
+func liveHolder(dbPath string) *client {
+	if _, err := os.Lstat(socketPath(dbPath)); err != nil {
+		return nil
+	}
+	c, err := dialControl(dbPath, holderPID(dbPath))
+	if err != nil {
+		return nil
+	}
+	return c
+}
 
 // holderPID reads the pid the database's holder wrote beside it; 0 when unknown.
 func holderPID(dbPath string) int {

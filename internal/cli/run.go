@@ -79,9 +79,14 @@ func runRun(e *env, args []string) int {
 		return exitUsage
 	}
 	req := server.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw}
-	d, err := startDriver(e, dbPath(e, *db))
+	path := dbPath(e, *db)
+	if c := liveHolder(path); c != nil {
+		c.Close()
+		return runRemote(e, path, req, *detach)
+	}
+	d, err := startDriver(e, path)
 	if errors.Is(err, boltstore.ErrInUse) {
-		return runRemote(e, dbPath(e, *db), req, *detach)
+		return runRemote(e, path, req, *detach)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
