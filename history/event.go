@@ -56,6 +56,7 @@ const (
 
 	CancelRequested    EventType = "CancelRequested"
 	TerminateRequested EventType = "TerminateRequested"
+	RetryRequested     EventType = "RetryRequested" // wend retry: the failed activity's tries start over
 
 	ChildWorkflowCancelRequested EventType = "ChildWorkflowCancelRequested" // cancel (or terminate) a child with its parent
 	RepairRequested              EventType = "RepairRequested"

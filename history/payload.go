@@ -20,6 +20,14 @@ type Started struct {
 	ParentStep  string          `json:"parent_step,omitempty"`
 	// ExecutionStarted is when the workflow id's first run started (continue-as-new keeps it).
 	ExecutionStarted time.Time `json:"execution_started"`
+
+	// RetryOf is the failed run this run retries (wend retry): its history up to the failed
+	// try is copied into this one. ExecBase, when set, is the run id activity execution ids
+	// derive from, so a retried step keeps its idempotency key; RunStarted keeps the original
+	// run's start for its run timeout.
+	RetryOf    string    `json:"retry_of,omitempty"`
+	ExecBase   string    `json:"exec_base,omitempty"`
+	RunStarted time.Time `json:"run_started,omitzero"`
 }
 
 // Failure describes why a step, activity or run failed.
@@ -136,6 +144,12 @@ type CancelRequest struct {
 	Reason     string `json:"reason,omitempty"`
 	WorkflowID string `json:"workflow_id,omitempty"`
 	Terminate  bool   `json:"terminate,omitempty"`
+}
+
+// RetryRequest is RetryRequested's payload: the execution whose tries start over.
+type RetryRequest struct {
+	ActivityExecID string `json:"activity_execution_id"`
+	RetryOf        string `json:"retry_of"`
 }
 
 // HeartbeatRecord is ActivityHeartbeatRecorded's payload: the try's latest progress.

@@ -49,7 +49,7 @@ func (n *node) startActivity() {
 		n.stepFailed(limitFailure(msg))
 		return
 	}
-	n.execID = n.r.info.RunID + ":" + n.path
+	n.execID = n.r.execBase() + ":" + n.path
 	n.attempt = 1
 	n.r.activities[n.execID] = n
 	n.sched = history.ActivitySchedule{Plugin: n.s.Plugin, Activity: n.s.Activity, Input: raw,
@@ -139,7 +139,7 @@ func (r *Run) attemptFailed(ev history.Event) error {
 	if n.retry != nil && slices.Contains(n.retry.NonRetryable, f.Type) {
 		f.NonRetryable = true
 	}
-	if f.NonRetryable || (n.tries != 0 && n.attempt >= n.tries) {
+	if f.NonRetryable || (n.tries != 0 && n.attempt-n.attemptBase >= n.tries) {
 		delete(r.activities, n.execID)
 		r.emit(history.Event{Type: history.ActivityFailed, Step: n.path, ActivityExecutionID: n.execID, Attempt: n.attempt,
 			Data: history.MustData(history.AttemptFailure{Failure: f})})
@@ -147,13 +147,42 @@ func (r *Run) attemptFailed(ev history.Event) error {
 		return nil
 	}
 	wait := n.backoff()
+	r.emitRetry(n, wait)
+	return nil
+}
+
+// emitRetry schedules the next try of n after wait.
+func (r *Run) emitRetry(n *node, wait time.Duration) {
 	r.emit(history.Event{Type: history.ActivityRetryScheduled, Step: n.path, ActivityExecutionID: n.execID, Attempt: n.attempt,
 		Data: history.MustData(history.RetrySchedule{
 			RetryOfTaskID: TaskID(n.execID, n.attempt), RetryAfterAttemptID: AttemptID(n.execID, n.attempt),
 			RetryAfterAttempt: n.attempt, RetryBackoffSeconds: wait.Seconds(),
 			AvailableAt: r.now.Add(wait), NextAttempt: n.attempt + 1})})
 	n.attempt++
+	n.retryAt = r.now.Add(wait)
+}
+
+// retryRequested starts a new series of tries for the activity whose failure ended the run
+// this run retries; its history up to that try was copied here.
+func (r *Run) retryRequested(ev history.Event) error {
+	rr, err := history.DataOf[history.RetryRequest](ev)
+	if err != nil {
+		return err
+	}
+	n := r.activities[rr.ActivityExecID]
+	if n == nil || n.state != running {
+		return fmt.Errorf("apply RetryRequested: activity %s is not waiting for a try", rr.ActivityExecID)
+	}
+	n.attemptBase = n.attempt
+	r.emitRetry(n, 0)
 	return nil
+}
+
+func (r *Run) execBase() string {
+	if r.info.ExecBase != "" {
+		return r.info.ExecBase
+	}
+	return r.info.RunID
 }
 
 // backoff is the wait after the current attempt, with the policy's jitter drawn from the

@@ -1,6 +1,8 @@
 package interpreter
 
 import (
+	"time"
+
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/spec"
 )
@@ -28,10 +30,15 @@ type node struct {
 	sched   history.ActivitySchedule
 	attempt int
 	tries   int
-	retry   *spec.Retry
+	// attemptBase is the attempt a new series of tries started after (wend retry): tries are
+	// counted from it. retryAt is when the pending retry is due.
+	attemptBase int
+	retryAt     time.Time
+	retry       *spec.Retry
 
 	progress  []byte // activity: the latest heartbeat progress, handed to the next try
 	childID   string // run_workflow: the child's workflow id
+	waitData  []byte // run_workflow / wait_for_workflow: the schedule payload
 	timerID   string // delay
 	timeoutID string // wait timeouts
 	waiting   string // signal name while waiting

@@ -45,6 +45,7 @@ type Run struct {
 	signalIDs    map[string]bool   // client signal ids received, for idempotent sends
 	terminating  bool              // children are terminated, not cancelled
 	count        int               // events in the history so far (inputs and decisions)
+	timerAt      map[string]time.Time
 }
 
 // Events returns how many events the run's history holds, as the interpreter counts them.
@@ -56,7 +57,7 @@ func New(w *spec.Workflow, started history.Started) *Run {
 		w: w, info: started, state: map[string]any{},
 		activities: map[string]*node{}, timers: map[string]*node{}, children: map[string]*node{},
 		waiters: map[string][]*node{}, signals: map[string][]history.Signal{}, wfTimers: map[string]string{},
-		signalIDs: map[string]bool{},
+		signalIDs: map[string]bool{}, timerAt: map[string]time.Time{},
 	}
 }
 
@@ -105,6 +106,8 @@ func (r *Run) input1(ev history.Event) error {
 		return r.cancelRequested(ev)
 	case history.TerminateRequested:
 		return r.terminate(ev)
+	case history.RetryRequested:
+		return r.retryRequested(ev)
 	case history.ActivityHeartbeatRecorded:
 		return r.heartbeat(ev)
 	case history.ActivityStarted, history.RepairRequested:
@@ -126,7 +129,11 @@ func (r *Run) start(ev history.Event) error {
 			return fmt.Errorf("apply WorkflowStarted: input: %w", err)
 		}
 	}
-	r.armTimeouts(ev.Time, st.ExecutionStarted)
+	runStart := ev.Time
+	if !st.RunStarted.IsZero() {
+		runStart = st.RunStarted
+	}
+	r.armTimeouts(runStart, st.ExecutionStarted)
 	r.root = &seq{r: r, steps: r.w.Steps, sc: &scope{steps: map[string]any{}}, done: r.finishRun}
 	r.root.start()
 	return nil

@@ -35,6 +35,7 @@ func (n *node) schedule(id string, at time.Time, purpose string) {
 		return
 	}
 	n.r.timers[id] = n
+	n.r.timerAt[id] = at.UTC()
 	n.r.emit(history.Event{Type: history.TimerScheduled, Step: n.path,
 		Data: history.MustData(history.TimerSchedule{TimerID: id, FireAt: at.UTC(), Purpose: purpose})})
 }
@@ -151,9 +152,9 @@ func (n *node) startChild() {
 	}
 	n.r.children[n.path] = n
 	n.childID = n.r.info.WorkflowID + "/" + n.path
-	n.r.emit(history.Event{Type: history.ChildWorkflowScheduled, Step: n.path,
-		Data: history.MustData(history.ChildSchedule{WorkflowID: n.childID,
-			SpecFile: spec.ChildPath(n.r.info.SpecFile, n.s.RunWorkflow), Input: mustJSON(input)})})
+	n.waitData = history.MustData(history.ChildSchedule{WorkflowID: n.childID,
+		SpecFile: spec.ChildPath(n.r.info.SpecFile, n.s.RunWorkflow), Input: mustJSON(input)})
+	n.r.emit(history.Event{Type: history.ChildWorkflowScheduled, Step: n.path, Data: n.waitData})
 	n.scheduleTimeout()
 }
 
@@ -169,8 +170,8 @@ func (n *node) startWorkflowWait() {
 		return
 	}
 	n.r.children[n.path] = n
-	n.r.emit(history.Event{Type: history.WorkflowWaitScheduled, Step: n.path,
-		Data: history.MustData(history.WaitSchedule{WorkflowID: id})})
+	n.waitData = history.MustData(history.WaitSchedule{WorkflowID: id})
+	n.r.emit(history.Event{Type: history.WorkflowWaitScheduled, Step: n.path, Data: n.waitData})
 	n.scheduleTimeout()
 }
 

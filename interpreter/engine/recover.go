@@ -63,6 +63,17 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	lr, err := e.buildRun(st, evs)
+	if err != nil {
+		return nil, err
+	}
+	lr.rec = rec
+	return lr, nil
+}
+
+// buildRun loads the spec text a run recorded and replays its events into a fresh state
+// machine.
+func (e *Engine) buildRun(st history.Started, evs []history.Event) (*liveRun, error) {
 	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
 	if ds.HasErrors() {
 		return nil, fmt.Errorf("recorded spec no longer loads (was it written by a newer wend?):\n%s", ds.Error())
@@ -71,7 +82,7 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 	if err := in.Replay(evs); err != nil {
 		return nil, err
 	}
-	return &liveRun{dir: filepath.Dir(st.SpecFile), rec: rec, w: w, interp: in}, nil
+	return &liveRun{dir: filepath.Dir(st.SpecFile), w: w, interp: in}, nil
 }
 
 // rearm puts a stored task back to work.

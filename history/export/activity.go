@@ -1,0 +1,138 @@
+package export
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/wendflow/wend/history"
+)
+
+// activity folds one activity event into its execution. Attempts are rebuilt from the typed
+// events alone: ActivityScheduled opens try 1, each ActivityRetryScheduled closes nothing but
+// opens the next try, and the outcome events close the try whose number they carry.
+func (b *builder) activity(ev history.Event) error {
+	if ev.Type == history.ActivityScheduled {
+		return b.activityScheduled(ev)
+	}
+	i, ok := b.acts[ev.ActivityExecutionID]
+	if !ok {
+		// No execution to attach it to (a damaged history): it stays in history_events, and
+		// a failure it carries still goes to failures[].
+		if af, err := history.DataOf[history.AttemptFailure](ev); err == nil && af.Failure.Message+af.Failure.Category != "" {
+			b.failure(ev, af.Failure)
+		}
+		return nil
+	}
+	a := &b.doc.Activities[i]
+	at := a.attempt(ev.Attempt)
+	switch ev.Type {
+	case history.ActivityStarted:
+		if at != nil && at.Outcome == AttemptScheduled {
+			at.Outcome, at.StartedAt = AttemptRunning, ev.Time
+			a.Status = ActivityRunning
+		}
+	case history.ActivityHeartbeatRecorded:
+		if at != nil {
+			at.Heartbeats++
+			at.LastHeartbeatAt = ev.Time
+		}
+	case history.ActivityCompleted:
+		res, err := history.DataOf[history.ActivityResult](ev)
+		if err != nil {
+			return err
+		}
+		if at.close(ev, AttemptCompleted) {
+			a.Status, a.ClosedAt, a.Output = ActivityCompleted, ev.Time, orNull(res.Output)
+		}
+	case history.ActivityAttemptFailed, history.ActivityTimedOut:
+		af, err := history.DataOf[history.AttemptFailure](ev)
+		if err != nil {
+			return err
+		}
+		outcome := AttemptFailed
+		if ev.Type == history.ActivityTimedOut {
+			outcome = AttemptTimedOut
+		}
+		f := b.failure(ev, af.Failure)
+		if at.close(ev, outcome) {
+			at.Error = attemptError(f)
+		}
+	case history.ActivityRetryScheduled:
+		rs, err := history.DataOf[history.RetrySchedule](ev)
+		if err != nil {
+			return err
+		}
+		if at != nil {
+			at.Retry = &Retry{Seq: ev.Seq, RetryOfTaskID: rs.RetryOfTaskID, RetryAfterAttemptID: rs.RetryAfterAttemptID,
+				RetryAfterAttempt: rs.RetryAfterAttempt, RetryBackoffSeconds: rs.RetryBackoffSeconds,
+				AvailableAt: rs.AvailableAt, NextAttempt: rs.NextAttempt}
+		}
+		a.Attempts = append(a.Attempts, newAttempt(a.ActivityExecutionID, rs.NextAttempt, rs.AvailableAt))
+		a.Status, a.NextAttemptAt = ActivityRetrying, rs.AvailableAt
+	case history.ActivityFailed:
+		af, err := history.DataOf[history.AttemptFailure](ev)
+		if err != nil {
+			return err
+		}
+		f := b.failure(ev, af.Failure)
+		// The final failure is the interpreter's verdict (a type listed in the step's
+		// non_retryable is marked here, not by the plugin), so it replaces the try's error.
+		at.close(ev, AttemptFailed)
+		if at != nil {
+			at.Error = attemptError(f)
+		}
+		a.Status, a.ClosedAt, a.NonRetryable, a.Failure, a.NextAttemptAt = ActivityFailed, ev.Time, f.NonRetryable, f, time.Time{}
+	case history.ActivityCancelled:
+		at.close(ev, AttemptCancelled)
+		a.Status, a.ClosedAt, a.NextAttemptAt = ActivityCancelled, ev.Time, time.Time{}
+	}
+	return nil
+}
+
+func (b *builder) activityScheduled(ev history.Event) error {
+	if _, dup := b.acts[ev.ActivityExecutionID]; dup {
+		return nil // the interpreter never does this; keep the first, the event stays listed
+	}
+	s, err := history.DataOf[history.ActivitySchedule](ev)
+	if err != nil {
+		return err
+	}
+	attempt := max(ev.Attempt, 1)
+	b.acts[ev.ActivityExecutionID] = len(b.doc.Activities)
+	b.doc.Activities = append(b.doc.Activities, Activity{
+		ActivityExecutionID: ev.ActivityExecutionID, Step: ev.Step, Plugin: s.Plugin, Activity: s.Activity,
+		Status: ActivityScheduled, Input: orNull(s.Input), Tries: s.Tries, TimeoutMS: s.TimeoutMS,
+		HeartbeatTimeoutMS: s.HeartbeatTimeout, ScheduledSeq: ev.Seq, ScheduledAt: ev.Time,
+		Attempts: []Attempt{newAttempt(ev.ActivityExecutionID, attempt, ev.Time)},
+	})
+	return nil
+}
+
+func newAttempt(execID string, n int, due time.Time) Attempt {
+	// The same format as the interpreter's AttemptID, the id the plugin was handed.
+	return Attempt{Attempt: n, ActivityAttemptID: fmt.Sprintf("%s#%d", execID, n), Outcome: AttemptScheduled, ScheduledAt: due}
+}
+
+// attempt returns the try numbered n, or nil when the history never opened it.
+func (a *Activity) attempt(n int) *Attempt {
+	for i := range a.Attempts {
+		if a.Attempts[i].Attempt == n {
+			return &a.Attempts[i]
+		}
+	}
+	return nil
+}
+
+// close ends an open try and reports whether it did. A report for a try that is already
+// closed (a superseded attempt) changes nothing, as in the interpreter.
+func (at *Attempt) close(ev history.Event, outcome string) bool {
+	if at == nil || (at.Outcome != AttemptScheduled && at.Outcome != AttemptRunning) {
+		return false
+	}
+	at.Outcome, at.EndedAt, at.EndedSeq = outcome, ev.Time, ev.Seq
+	return true
+}
+
+func attemptError(f *Failure) *AttemptError {
+	return &AttemptError{Type: f.Type, Message: f.Message, NonRetryable: f.NonRetryable, FailureCategory: f.FailureCategory}
+}

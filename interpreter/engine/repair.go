@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter"
+)
+
+// RepairReport says what Repair rebuilt.
+type RepairReport struct {
+	Runs    int      // runs examined
+	Rebuilt []string // "run-id: task-id" for every task recreated
+}
+
+// expectedTasks are the tasks a run's open work needs, derived from its replayed state.
+func expectedTasks(lr *liveRun) []history.Task {
+	var out []history.Task
+	for _, w := range lr.interp.Pending() {
+		switch w.Kind {
+		case history.TaskActivity:
+			ev := history.Event{Step: w.Step, ActivityExecutionID: w.ExecID, Attempt: w.Attempt, Time: w.At}
+			out = append(out, activityTaskOf(lr.rec, ev, w.Schedule, nil))
+		case history.TaskTimer:
+			out = append(out, history.Task{ID: timerTaskID(lr.rec.RunID, w.TimerID), RunID: lr.rec.RunID, Kind: history.TaskTimer,
+				AvailableAt: w.At, Data: history.MustData(stepTask{RunID: lr.rec.RunID, Step: w.Step, TimerID: w.TimerID})})
+		default:
+			out = append(out, history.Task{ID: stepTaskID(lr.rec.RunID, w.Step), RunID: lr.rec.RunID, Kind: w.Kind,
+				AvailableAt: w.At, Data: history.MustData(stepTask{RunID: lr.rec.RunID, Step: w.Step, Data: w.Data})})
+		}
+	}
+	return out
+}
+
+// Repair recreates tasks that the history says must exist but the store lacks, for one
+// workflow id or (workflowID "") every open run. It never touches a task that exists, so
+// an activity that is running is never started twice by it; a repaired run records
+// RepairRequested so the history shows it.
+func (e *Engine) Repair(ctx context.Context, workflowID string) (RepairReport, error) {
+	var rep RepairReport
+	stored, err := e.store.Tasks()
+	if err != nil {
+		return rep, err
+	}
+	have := make(map[string]bool, len(stored))
+	for _, t := range stored {
+		have[t.ID] = true
+	}
+	for _, lr := range e.liveRuns(workflowID) {
+		rep.Runs++
+		lr.mu.Lock()
+		var missing []history.Task
+		for _, t := range expectedTasks(lr) {
+			if !have[t.ID] {
+				missing = append(missing, t)
+			}
+		}
+		if len(missing) == 0 {
+			lr.mu.Unlock()
+			continue
+		}
+		err := e.commitRepair(lr, missing)
+		lr.mu.Unlock()
+		if err != nil {
+			return rep, err
+		}
+		for _, t := range missing {
+			rep.Rebuilt = append(rep.Rebuilt, lr.rec.RunID+": "+t.ID)
+			e.rearm(lr, t)
+		}
+	}
+	return rep, nil
+}
+
+// commitRepair records RepairRequested with the recreated tasks; lr.mu is held.
+func (e *Engine) commitRepair(lr *liveRun, missing []history.Task) error {
+	ev := history.Event{Type: history.RepairRequested, Time: e.clock.Now(), Seq: lr.rec.LastSeq + 1}
+	if _, err := lr.interp.Apply(ev); err != nil {
+		return err
+	}
+	rec := lr.rec
+	rec.LastSeq++
+	c := history.Commit{Runs: []history.RunUpdate{{Run: rec, Events: []history.Event{ev}}}, PutTasks: missing}
+	if err := e.store.Commit(e.ctx, c); err != nil {
+		e.fatal(fmt.Errorf("commit repair of run %s: %w", rec.RunID, err))
+		return err
+	}
+	lr.rec = rec
+	return nil
+}
+
+func (e *Engine) liveRuns(workflowID string) []*liveRun {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*liveRun
+	for _, lr := range e.runs {
+		if workflowID == "" || lr.rec.WorkflowID == workflowID {
+			out = append(out, lr)
+		}
+	}
+	return out
+}
+
+// Watchdog repairs every open run at each interval until the engine stops, so a task lost to
+// a bug or a hand-edited database does not leave a run stuck forever.
+func (e *Engine) Watchdog(interval time.Duration) {
+	var tick func()
+	tick = func() {
+		if e.isStopped() != nil {
+			return
+		}
+		if rep, err := e.Repair(e.ctx, ""); err != nil {
+			e.logf("wend: watchdog: %v", err)
+		} else if len(rep.Rebuilt) > 0 {
+			e.logf("wend: watchdog rebuilt %d task(s): %v", len(rep.Rebuilt), rep.Rebuilt)
+		}
+		e.clock.AfterFunc(interval, tick)
+	}
+	e.clock.AfterFunc(interval, tick)
+}
+
+// Retry resumes the failed last run of a workflow id from its failed activity: a new run
+// under the same workflow id gets the failed run's history up to that activity's last try,
+// then a new series of tries for it (RetryRequested). Completed steps are not run again and
+// the activity keeps its activity_execution_id. A run whose compensations ran, or that
+// failed other than by an activity, cannot be retried.
+func (e *Engine) Retry(ctx context.Context, workflowID string) (history.Run, error) {
+	runs, err := e.store.Runs(history.RunFilter{WorkflowID: workflowID})
+	if err != nil {
+		return history.Run{}, err
+	}
+	if len(runs) == 0 {
+		return history.Run{}, fmt.Errorf("retry %s: no such workflow: %w", workflowID, history.ErrNotFound)
+	}
+	old := runs[0]
+	if old.Status != history.StatusFailed || old.ClosedReason == history.ClosedTimedOut {
+		return history.Run{}, fmt.Errorf("retry %s: run %s is %s (%s); only failed runs can be retried", workflowID, old.RunID, old.Status, old.ClosedReason)
+	}
+	evs, err := e.store.Events(old.RunID, 0)
+	if err != nil {
+		return history.Run{}, err
+	}
+	for _, ev := range evs {
+		if ev.Type == history.CompensationStarted {
+			return history.Run{}, fmt.Errorf("retry %s: run %s was compensated after it failed; its completed steps were undone, so it cannot resume", workflowID, old.RunID)
+		}
+	}
+	execID, cut := interpreter.FailedActivity(evs)
+	if execID == "" {
+		return history.Run{}, fmt.Errorf("retry %s: run %s did not fail in an activity (see wend show %s); retry resumes only from a failed activity", workflowID, old.RunID, workflowID)
+	}
+	return e.retryFrom(ctx, old, evs[:cut], execID)
+}
+
+func (e *Engine) retryFrom(ctx context.Context, old history.Run, prefix []history.Event, execID string) (history.Run, error) {
+	st, err := history.DataOf[history.Started](prefix[0])
+	if err != nil {
+		return history.Run{}, err
+	}
+	if st.ExecBase == "" {
+		st.ExecBase = st.RunID
+	}
+	if st.RunStarted.IsZero() {
+		st.RunStarted = prefix[0].Time
+	}
+	st.RetryOf, st.RunID = old.RunID, e.opts.NewID()
+	lr, copied, err := e.replayCopy(old, st, prefix)
+	if err != nil {
+		return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
+	}
+	now := e.clock.Now()
+	in := history.Event{Type: history.RetryRequested, Time: now,
+		Data: history.MustData(history.RetryRequest{ActivityExecID: execID, RetryOf: old.RunID})}
+	decisions, err := lr.interp.Apply(in)
+	if err != nil {
+		return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
+	}
+	evs := append(append(copied, in), decisions...)
+	for i := range evs {
+		evs[i].Seq = uint64(i + 1)
+	}
+	lr.rec.LastSeq = uint64(len(evs))
+	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, PutTasks: expectedTasks(lr)}
+	e.mu.Lock()
+	if err := e.store.Commit(ctx, c); err != nil {
+		e.mu.Unlock()
+		e.fatal(fmt.Errorf("commit retry run: %w", err))
+		return history.Run{}, err
+	}
+	lr.mu.Lock()
+	e.publishLocked(lr)
+	e.mu.Unlock()
+	for _, t := range c.PutTasks {
+		e.rearm(lr, t)
+	}
+	if e.opts.Observe != nil {
+		for _, ev := range evs[len(evs)-1-len(decisions):] {
+			e.opts.Observe(lr.rec, ev)
+		}
+	}
+	rec := lr.rec
+	lr.mu.Unlock()
+	return rec, nil
+}
+
+// replayCopy builds the retry run's state by replaying the failed run's prefix under the new
+// WorkflowStarted payload.
+func (e *Engine) replayCopy(old history.Run, st history.Started, prefix []history.Event) (*liveRun, []history.Event, error) {
+	evs := append([]history.Event(nil), prefix...)
+	evs[0].Data = history.MustData(st) // its time stays: decisions after it were timed by it
+	for i := range evs {
+		evs[i].Seq = uint64(i + 1)
+	}
+	lr, err := e.buildRun(st, evs)
+	if err != nil {
+		return nil, nil, err
+	}
+	lr.rec = history.Run{WorkflowID: old.WorkflowID, RunID: st.RunID, Name: old.Name, Status: history.StatusRunning,
+		SpecFile: old.SpecFile, SpecSHA256: old.SpecSHA256, ParentRunID: old.ParentRunID, ParentStep: old.ParentStep,
+		StartedAt: e.clock.Now(), LastSeq: uint64(len(evs))}
+	return lr, evs, nil
+}
