@@ -50,8 +50,9 @@ const (
 
 // connectWait bounds how long a command retries when the database is held but its holder's
 // socket does not answer yet: a holder is still starting (its socket comes up after it has
-// resumed unfinished runs), or a short-lived command holds the file for a moment.
-const connectWait = 5 * time.Second
+// resumed unfinished runs), or a short-lived command holds the file for a moment. A variable
+// so tests can shorten it.
+var connectWait = 5 * time.Second
 
 // openBackend opens the database at path, or, when another process holds it, connects to
 // that process's control socket (path + ".sock").

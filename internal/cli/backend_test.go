@@ -1,13 +1,24 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/wendflow/wend/boltstore"
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/server"
 )
 
 // buildDemo builds the example Go plugin once for the scripts ($DEMO), so workflows in
@@ -49,5 +60,81 @@ func cmdEventually(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("eventually: %q never matched the stdout of %v", args[0], args[1:])
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A database held by a process that serves no socket: the command gives up after a while
+// with an error naming the holder's pid and the socket, instead of hanging.
+func TestOpenBackendUnreachableHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	st, err := openStore(path) // this process holds the file now; no socket is served
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	defer func(d time.Duration) { connectWait = d }(connectWait)
+	connectWait = 0
+	_, err = openBackend(path, readRuns)
+	if err == nil {
+		t.Fatal("openBackend on a held database without a socket succeeded")
+	}
+	want := fmt.Sprintf("is in use by another wend process (pid %d), and its control socket %s.sock does not answer", os.Getpid(), path)
+	if !strings.Contains(err.Error(), want) || !errors.Is(err, boltstore.ErrInUse) {
+		t.Fatalf("error %q\nwant it to contain %q and wrap ErrInUse", err, want)
+	}
+}
+
+// Local and remote backends answer alike: the same detail, the same error text and code.
+func TestBackendsAgree(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	spec := filepath.Join(t.TempDir(), "w.wend.yaml")
+	if err := os.WriteFile(spec, []byte("wend: v1\nname: w\nsteps: [{wait_for_signal: go}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	d, err := startDriver(e, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ctl == nil {
+		t.Fatal("no control socket")
+	}
+	loc := local{server.New(d.eng, d.store), func() error { return nil }}
+	rem, err := dialControl(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rem.Close()
+	src, _ := os.ReadFile(spec)
+	st, err := rem.Start(context.Background(), server.StartRequest{WorkflowID: "w1", SpecFile: spec, Source: string(src)})
+	if err != nil || !st.Started {
+		t.Fatalf("remote start: %+v %v", st, err)
+	}
+	for _, b := range []backend{loc, rem} {
+		det, err := b.Show("w1")
+		if err != nil || len(det.Waits) != 1 || det.Waits[0].Signal != "go" {
+			t.Fatalf("%T show: %+v %v", b, det.Waits, err)
+		}
+		_, err = b.Show("nope")
+		var se *server.Error
+		if !errors.As(err, &se) || se.Code != server.CodeNotFound || se.Message != `no workflow or run "nope"` {
+			t.Fatalf("%T show nope: %#v", b, err)
+		}
+	}
+	if _, err := rem.Signal(context.Background(), "w1", "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	o, err := rem.Wait(context.Background(), "w1", 5*time.Second)
+	if err != nil || !o.Closed || o.Run.Status != history.StatusCompleted {
+		t.Fatalf("remote wait: %+v %v", o, err)
+	}
+	_, lerr := loc.Signal(context.Background(), "w1", "go", nil)
+	_, rerr := rem.Signal(context.Background(), "w1", "go", nil)
+	if lerr == nil || rerr == nil || lerr.Error() != rerr.Error() || !errors.Is(rerr, engine.ErrRunClosed) {
+		t.Fatalf("closed-run errors differ: local %v, remote %v", lerr, rerr)
+	}
+	d.close()
+	if _, err := os.Lstat(socketPath(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("socket left after close: %v", err)
 	}
 }
