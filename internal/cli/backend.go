@@ -208,6 +208,12 @@ func runRemote(e *env, dbPath string, req server.StartRequest, detach bool) int 
 		return exitUsage
 	}
 	defer b.Close()
+	if _, ok := b.(*client); !ok {
+		// The holder let go between our look and now; an engine opened here would only
+		// park the run's activities, so start over rather than follow a run nobody drives.
+		fmt.Fprintln(e.stderr, "wend run: the wend process that held the database has just exited; run the command again")
+		return exitUsage
+	}
 	// The holder resolves paths from its own working directory.
 	if abs, err := filepath.Abs(req.SpecFile); err == nil {
 		req.SpecFile = abs
@@ -220,9 +226,7 @@ func runRemote(e *env, dbPath string, req server.StartRequest, detach bool) int 
 		}
 		return exitFailed
 	}
-	if c, ok := b.(*client); ok {
-		fmt.Fprintf(e.stderr, "wend: the database is held by wend pid %d; run %s of %s runs there\n", c.pid, st.Run.RunID, st.Run.WorkflowID)
-	}
+	fmt.Fprintf(e.stderr, "wend: the database is held by wend pid %d; run %s of %s runs there\n", b.(*client).pid, st.Run.RunID, st.Run.WorkflowID)
 	if detach {
 		fmt.Fprintf(e.stdout, "%s %s\n", st.Run.WorkflowID, st.Run.RunID)
 		return exitOK
@@ -267,6 +271,7 @@ func followRemote(e *env, b backend, workflowID string) int {
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+			fmt.Fprintf(e.stderr, "wend: %s did not finish here; it goes on when a wend process drives it (wend resume, wend serve)\n", workflowID)
 			return exitFailed
 		}
 		printNew()
