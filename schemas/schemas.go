@@ -10,3 +10,12 @@ const WorkflowID = "https://wend.dev/schemas/workflow.schema.json"
 //
 //go:embed workflow.schema.json
 var Workflow []byte
+
+// HistoryExportID is the $id of the history export schema.
+const HistoryExportID = "https://wend.dev/schemas/history-export.schema.json"
+
+// HistoryExport is the JSON Schema (draft 2020-12) of a run's history export
+// (`schema: wend.history-export/v1`, built by history/export). Treat it as read-only.
+//
+//go:embed history-export.schema.json
+var HistoryExport []byte

@@ -29,7 +29,7 @@ func (b *builder) activity(ev history.Event) error {
 	case history.ActivityStarted:
 		if at != nil && at.Outcome == AttemptScheduled {
 			at.Outcome, at.StartedAt = AttemptRunning, ev.Time
-			a.Status = ActivityRunning
+			a.Status, a.NextAttemptAt = ActivityRunning, time.Time{}
 		}
 	case history.ActivityHeartbeatRecorded:
 		if at != nil {
@@ -42,7 +42,7 @@ func (b *builder) activity(ev history.Event) error {
 			return err
 		}
 		if at.close(ev, AttemptCompleted) {
-			a.Status, a.ClosedAt, a.Output = ActivityCompleted, ev.Time, orNull(res.Output)
+			a.Status, a.ClosedAt, a.Output, a.NextAttemptAt = ActivityCompleted, ev.Time, orNull(res.Output), time.Time{}
 		}
 	case history.ActivityAttemptFailed, history.ActivityTimedOut:
 		af, err := history.DataOf[history.AttemptFailure](ev)

@@ -85,7 +85,7 @@ type FailureMetrics struct {
 
 // HistoryMetrics describe the history's size, for the structural limits.
 type HistoryMetrics struct {
-	Events int    `json:"events"`
+	Events  int    `json:"events"`
 	LastSeq uint64 `json:"last_seq"`
 	// PayloadBytes is the total size of the events' data.
 	PayloadBytes int       `json:"payload_bytes"`

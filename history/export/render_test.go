@@ -1,0 +1,111 @@
+package export_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/export"
+)
+
+// busySpec makes an open run with something of every pending kind: a try that timed out and
+// waits for its retry, a signal no step takes, the run's deadline timer, a signal wait.
+const busySpec = head + `
+timeouts: {run: 1h}
+steps:
+  - parallel:
+      - {id: fetch, activity: p.fetch, retry: {tries: 3, backoff: [1m]}, timeout: 30s}
+      - {wait_for_signal: approve}
+`
+
+func busyRun(t *testing.T) *sim {
+	s := newSim(t, busySpec, map[string]any{"url": "https://example.com/a"})
+	s.signal("unrelated", map[string]any{"x": 1})
+	s.now = t0.Add(30 * time.Second)
+	s.step(func(string, any, int) (any, *history.Failure) {
+		return nil, &history.Failure{Category: history.CategoryTimeout, PropagationKind: "timeout", Type: "timeout",
+			Message: "attempt 1 exceeded its timeout"}
+	})
+	return s
+}
+
+func render(t *testing.T, s *sim) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := export.Render(&b, exportOf(t, s)); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestRenderGolden(t *testing.T) {
+	for name, drive := range map[string]func(t *testing.T) *sim{
+		"nonretryable": func(t *testing.T) *sim {
+			s := newSim(t, chargeSpec, nil)
+			s.runActivities(declined)
+			return s
+		},
+		"saga": func(t *testing.T) *sim {
+			s := newSim(t, sagaSpec, nil)
+			s.runActivities(sagaAnswers)
+			s.now = t0.Add(time.Minute)
+			s.cancel("user left")
+			s.runActivities(sagaAnswers)
+			return s
+		},
+		"open": busyRun,
+		"timedout": func(t *testing.T) *sim {
+			s := busyRun(t)
+			s.fireTimers(t0.Add(2 * time.Hour))
+			return s
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			golden(t, name+".show.txt", []byte(render(t, drive(t))))
+		})
+	}
+}
+
+// The marks a person scans for must be there, whatever the layout becomes.
+func TestRenderShowsFailureMarks(t *testing.T) {
+	s := newSim(t, chargeSpec, nil)
+	s.runActivities(declined)
+	out := render(t, s)
+	for _, want := range []string{
+		"status    failed\n",
+		"CardDeclined: card declined [activity/activity, non-retryable] at steps[0] #2",
+		"steps[0]  p.charge  failed  NON-RETRYABLE",
+		"retry: try 2 after 1s backoff",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render lacks %q:\n%s", want, out)
+		}
+	}
+	// Exactly the two non-retryable failures (ActivityFailed, WorkflowFailed) carry the mark.
+	section := out[strings.Index(out, "\nfailures\n"):]
+	section = section[:strings.Index(section[1:], "\n\n")+1]
+	if n := strings.Count(section, "NON-RETRYABLE"); n != 2 {
+		t.Errorf("%d non-retryable marks in failures:\n%s", n, section)
+	}
+}
+
+type failWriter struct{ n int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.n--; w.n < 0 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+func TestRenderReportsWriteErrors(t *testing.T) {
+	s := newSim(t, chargeSpec, nil)
+	s.runActivities(declined)
+	doc := exportOf(t, s)
+	if err := export.Render(&failWriter{n: 3}, doc); err == nil || err.Error() != "disk full" {
+		t.Fatalf("Render on a failing writer: %v", err)
+	}
+}
