@@ -14,6 +14,9 @@ const (
 	TypeUnknownPlugin = "UnknownPlugin"
 	// TypePluginNotFound: the plugin's program is missing or not executable.
 	TypePluginNotFound = "PluginNotFound"
+	// TypeStartFailed: the program could not be executed (wrong architecture, bad interpreter
+	// line...).
+	TypeStartFailed = "PluginStartFailed"
 	// TypeChecksumMismatch: the program's sha256 differs from Config.SHA256.
 	TypeChecksumMismatch = "PluginChecksumMismatch"
 	// TypeStartTimeout: no handshake within Options.StartTimeout (retryable: load may be why).

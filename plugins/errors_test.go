@@ -32,6 +32,10 @@ func loggedPID(logs *logLines) int {
 // helps, carries the plugin's stderr, comes within its bound and leaves no process behind.
 func TestStartErrors(t *testing.T) {
 	dir := t.TempDir()
+	badExec := filepath.Join(dir, "badexec")
+	if err := os.WriteFile(badExec, []byte("\x7fELF not really"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	notExec := filepath.Join(dir, "notexec")
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -48,6 +52,8 @@ func TestStartErrors(t *testing.T) {
 			[]string{"start plugin t: " + filepath.Join(dir, "nope") + " does not exist"}},
 		{"not executable", Config{Command: []string{notExec}}, TypePluginNotFound, true, time.Second,
 			[]string{notExec + " is not executable"}},
+		{"not a program", Config{Command: []string{badExec}}, TypeStartFailed, true, time.Second,
+			[]string{"start plugin t: fork/exec " + badExec + ": exec format error"}},
 		{"not in PATH", Config{Command: []string{"wend-no-such-plugin"}}, TypePluginNotFound, true, time.Second,
 			[]string{`"wend-no-such-plugin" not found in PATH`}},
 		{"exit before handshake", testPlugin("t", "exit"), TypeExited, true, 2 * time.Second,

@@ -111,7 +111,7 @@ func (p *process) startFailed(err error) error {
 	first, _, _ := strings.Cut(msg, "\n")
 	if p.runner == nil || p.runner.pid == 0 {
 		p.stop()
-		return startError(TypePluginNotFound, true, "start plugin %s: %v", p.name, err)
+		return startError(TypeStartFailed, true, "start plugin %s: %v", p.name, err)
 	}
 	exited := msg == "plugin exited before we could connect" ||
 		strings.Contains(msg, "Failed to read any lines from plugin's stdout")
