@@ -205,10 +205,16 @@ func slack(d time.Duration) time.Duration {
 
 const helperEnv = "WEND_PLUGINS_TEST_HOST_HELPER"
 
-// hostHelper is a host process for the host-kill test: it starts the Go example, prints the
-// plugin's pid, then calls sleep until it is killed.
+// hostHelper is a host process for the host-kill test: it starts the plugin whose command is
+// the JSON array in the helper variable, prints the plugin's pid, then calls sleep until it is
+// killed.
 func hostHelper() int {
-	h, err := New([]Config{{Name: "demo", Command: []string{os.Getenv(helperEnv)}}}, Options{})
+	var command []string
+	if err := json.Unmarshal([]byte(os.Getenv(helperEnv)), &command); err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	h, err := New([]Config{{Name: "demo", Command: command}}, Options{})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1

@@ -3,6 +3,7 @@ package plugins
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -96,10 +97,24 @@ func TestCrashKillsGrandchildren(t *testing.T) {
 	}
 }
 
-// TestHostKilled: SIGKILL the host during a call; the plugin must be gone within 3 s (G8).
+// TestHostKilled: SIGKILL the host during a call; the plugin must be gone within 3 s (G8), in
+// every language: the parent-death signal does not depend on the plugin's cooperation.
 func TestHostKilled(t *testing.T) {
+	for _, cfg := range exampleConfigs(t) {
+		t.Run(cfg.Name, func(t *testing.T) {
+			t.Parallel()
+			hostKilled(t, cfg.Name, cfg.Command)
+		})
+	}
+}
+
+func hostKilled(t *testing.T, lang string, command []string) {
+	b, err := json.Marshal(command)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+bins.goExample)
+	cmd.Env = append(os.Environ(), helperEnv+"="+string(b))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -123,7 +138,7 @@ func TestHostKilled(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	took := waitGroupGone(t, pid, 3*time.Second)
-	t.Logf("RELIABILITY suite=plugins test=G8 kills=1 orphans_after_3s=0 plugin_gone_ms=%d", took.Milliseconds())
+	t.Logf("RELIABILITY suite=plugins test=G8 lang=%s kills=1 orphans_after_3s=0 plugin_gone_ms=%d", lang, took.Milliseconds())
 }
 
 // TestSDKExitsWhenParentDies: without the host's parent-death signal (its parent here is a
