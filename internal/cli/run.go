@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/spec"
 )
 
 // Exit codes of `wend run` by outcome.
@@ -78,7 +80,19 @@ func runRun(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
 		return exitUsage
 	}
-	req := server.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw}
+	// Check the file here, so findings name it as the user wrote it (the run records the
+	// absolute path, and a remote holder would report that).
+	if _, ds := spec.Load(pos[0], src); ds.HasErrors() {
+		fmt.Fprintf(e.stderr, "wend run: start %s: the workflow is invalid:\n%s\n", pos[0], ds.Error())
+		return exitFailed
+	}
+	// The run records an absolute path: run_workflow children and plugin paths resolve against
+	// it when the run resumes, maybe from another folder.
+	file, err := filepath.Abs(pos[0])
+	if err != nil {
+		file = pos[0]
+	}
+	req := server.StartRequest{WorkflowID: *id, SpecFile: file, Source: string(src), Input: raw}
 	path := dbPath(e, *db)
 	if c := liveHolder(path); c != nil {
 		c.Close()

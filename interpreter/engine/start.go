@@ -28,6 +28,15 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	if err := e.isStopped(); err != nil {
 		return history.Run{}, false, err
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if req.WorkflowID != "" { // G8: the id is taken, so this is the run the caller wants
+		if runs, err := e.store.Runs(history.RunFilter{WorkflowID: req.WorkflowID}); err != nil {
+			return history.Run{}, false, err
+		} else if len(runs) > 0 {
+			return runs[0], false, nil
+		}
+	}
 	w, ds := (&spec.Loader{}).Load(req.SpecFile, req.Source)
 	if ds.HasErrors() {
 		return history.Run{}, false, fmt.Errorf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error())
@@ -36,15 +45,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	if err != nil {
 		return history.Run{}, false, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if req.WorkflowID != "" {
-		if runs, err := e.store.Runs(history.RunFilter{WorkflowID: req.WorkflowID}); err != nil {
-			return history.Run{}, false, err
-		} else if len(runs) > 0 {
-			return runs[0], false, nil
-		}
-	} else {
+	if req.WorkflowID == "" {
 		req.WorkflowID = w.Name + "-" + e.opts.NewID()[:8]
 	}
 	st := history.Started{WorkflowID: req.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: req.SpecFile,
