@@ -84,6 +84,7 @@ type stopper struct {
 	cause   error
 	elapsed time.Duration
 	killed  bool
+	killing chan struct{} // closed once kill has returned; nil unless killing
 	grace   *time.Timer
 	over    bool // the try has returned
 }
@@ -108,9 +109,11 @@ func (s *stopper) kill() {
 		return
 	}
 	s.killed = true
+	s.killing = make(chan struct{})
 	s.mu.Unlock()
 	s.p.kill()
 	s.cancelStream() // unblocks Recv should the process linger
+	close(s.killing)
 }
 
 func (s *stopper) stopping() bool {
@@ -128,7 +131,15 @@ func (s *stopper) disarm() {
 	}
 }
 
+// err is the try's error once stopped. If the plugin was being killed it first waits for the
+// kill to finish, so the caller's next call finds the process dead and starts a new one.
 func (s *stopper) err(call history.ActivityCall) error {
+	s.mu.Lock()
+	killing := s.killing
+	s.mu.Unlock()
+	if killing != nil {
+		<-killing
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.p
