@@ -1,0 +1,17 @@
+// Command testplugin misbehaves on demand so the host's tests can watch it fail cleanly. The
+// mode comes from WEND_TESTPLUGIN_MODE (the host passes it through Config.Env):
+//
+//	""            serve the activities below
+//	garbage       print a line to stdout before serving
+//	nohandshake   never serve (sleep)
+//	exit          complain on stderr and exit 3 before serving
+//	wrongcookie   serve with another magic cookie (go-plugin refuses and exits)
+//	wrongproto    serve app protocol 2
+//	plaingrpc     serve the Activities service on a unix socket without go-plugin (benchmarks)
+//
+// Activities: noop, echo, sleep {ms}, hang (ignores cancellation), crash (SIGKILLs itself
+// mid-call), freeze (SIGSTOPs itself), grandchild (starts `sleep 1000` and returns its pid),
+// env (returns its environment), big {bytes} (returns a string of that many bytes), stderr
+// {line} (writes line to stderr), flood {mb, linekb} (writes mb MiB of linekb KiB lines to
+// stderr), pid.
+package main
