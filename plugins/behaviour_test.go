@@ -164,3 +164,22 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestOverBeforeCall: a try that is already cancelled or past its deadline fails at once,
+// without starting the plugin.
+func TestOverBeforeCall(t *testing.T) {
+	h, _ := newHost(t, Options{}, Config{Name: "demo", Command: []string{"./not-started"}})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("run cancelled"))
+	_, err := h.Execute(ctx, call("demo", "greet", nil), nil)
+	if ae := activityError(t, err); ae.Category != history.CategoryCancelled ||
+		ae.Message != "plugin demo: activity greet: cancelled before the call: run cancelled" {
+		t.Fatalf("got %v", ae)
+	}
+	c := call("demo", "greet", nil)
+	c.Deadline = time.Now().Add(-time.Second)
+	_, err = h.Execute(context.Background(), c, nil)
+	if ae := activityError(t, err); ae.Category != history.CategoryTimeout || ae.Type != TypeTimeout {
+		t.Fatalf("got %v", ae)
+	}
+}

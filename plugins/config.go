@@ -28,7 +28,7 @@ type Config struct {
 
 // Options tune a Host. The zero value is usable.
 type Options struct {
-	// StartTimeout bounds start to handshake. Default 10s.
+	// StartTimeout bounds start to handshake and first health check. Default 5s.
 	StartTimeout time.Duration
 	// StopGrace is how long a plugin gets to end a cancelled try, or to exit when stopped,
 	// before its process group is killed. Default 2s.
@@ -42,7 +42,7 @@ type Options struct {
 }
 
 const (
-	defaultStartTimeout = 10 * time.Second
+	defaultStartTimeout = 5 * time.Second
 	defaultStopGrace    = 2 * time.Second
 )
 

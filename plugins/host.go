@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/plugins/internal/wire"
@@ -66,11 +67,26 @@ func (h *Host) Execute(ctx context.Context, call history.ActivityCall, heartbeat
 	if len(call.Input) > 0 && !json.Valid(call.Input) {
 		return nil, callError(wire.TypeBadInput, true, "plugin %s: activity %s: input is not valid JSON", call.Plugin, call.Activity)
 	}
+	if err := over(ctx, call); err != nil { // do not start a plugin for a try that cannot run
+		return nil, err
+	}
 	p, err := h.process(call.Plugin)
 	if err != nil {
 		return nil, err
 	}
 	return p.execute(ctx, call, heartbeat)
+}
+
+// over returns the error of a try whose caller already gave up or whose deadline has passed.
+func over(ctx context.Context, call history.ActivityCall) error {
+	deadlinePassed := !call.Deadline.IsZero() && !time.Now().Before(call.Deadline)
+	switch {
+	case deadlinePassed || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return newError(history.CategoryTimeout, TypeTimeout, false, "plugin %s: activity %s: deadline passed before the call", call.Plugin, call.Activity)
+	case ctx.Err() != nil:
+		return newError(history.CategoryCancelled, TypeCancelled, false, "plugin %s: activity %s: cancelled before the call: %v", call.Plugin, call.Activity, context.Cause(ctx))
+	}
+	return nil
 }
 
 // Description is what a plugin says about itself.
