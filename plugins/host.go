@@ -39,6 +39,7 @@ type slot struct {
 	mu      sync.Mutex
 	proc    *process
 	program string // resolved (and for a pinned binary, verified copy) once
+	starts  int    // processes started, for Stats
 }
 
 // New returns a Host for configs. It checks the declarations but starts nothing.
@@ -223,6 +224,7 @@ func (h *Host) process(plugin string) (*process, error) {
 		return nil, err
 	}
 	s.proc = p
+	s.starts++
 	return p, nil
 }
 

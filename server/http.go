@@ -27,6 +27,7 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("POST /v1/runs/{id}/signals", s.signalRun)
 	m.HandleFunc("POST /v1/runs/{id}/cancel", s.cancelRun)
 	m.HandleFunc("GET /v1/check", s.check)
+	s.addUIRoutes(m) // the web UI (ui.go)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
 	})

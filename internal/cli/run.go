@@ -167,6 +167,7 @@ type driver struct {
 	prog  *progress
 	// blocked lists the runs Recover could not resume ("RUNID (WORKFLOW ID): why").
 	blocked []string
+	meter   *server.Metrics // times the engine's commits; wend serve publishes it at /metrics
 }
 
 func startDriver(e *env, path string) (*driver, error) {
@@ -174,8 +175,9 @@ func startDriver(e *env, path string) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{path: path, e: e, store: st, plug: newRouter(e.stderr), prog: newProgress(e.stderr)}
-	d.eng = engine.New(engine.Options{Store: st, Activities: d.plug, Observe: d.prog.observe,
+	d := &driver{path: path, e: e, store: st, plug: newRouter(e.stderr), prog: newProgress(e.stderr), meter: server.NewMetrics()}
+	d.meter.SetPluginStats(d.plug.stats)
+	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: d.plug, Observe: d.prog.observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }})
 	rep, err := d.eng.Recover(context.Background())
 	if err != nil {

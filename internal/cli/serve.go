@@ -13,8 +13,8 @@ import (
 )
 
 var serveCmd = &command{
-	summary: "run the engine until stopped, serving the control socket",
-	usage: `Usage: wend serve [--db PATH]
+	summary: "run the engine until stopped, serving the control socket, HTTP API, web UI and metrics",
+	usage: `Usage: wend serve [--db PATH] [--listen ADDR] [--allow-remote] [--token-file FILE]
 
 Holds the database and drives its runs until stopped: resumes every unfinished run at
 start, fires timers, calls activities, and takes new runs, signals and cancels from other
@@ -26,8 +26,17 @@ The first Ctrl-C (or SIGTERM) stops cleanly: no new requests, the commit in flig
 finishes, activity calls in flight are cancelled and run again when the runs resume. A
 second Ctrl-C exits at once; either way the runs resume later.
 
+It also serves the HTTP API (/v1, the same as the socket's), the web UI (/ui/runs) and
+Prometheus metrics (/metrics) on --listen. Reads are open on a loopback address; every
+mutation needs the token (Authorization: Bearer TOKEN, or the UI's login). The token is
+--token-file, else $WEND_TOKEN, else PATH.token, generated and printed on first start.
+
 Flags:
-  --db PATH   database file (default $WEND_DB, else .wend/wend.db)
+  --db PATH           database file (default $WEND_DB, else .wend/wend.db)
+  --listen ADDR       HTTP address (default 127.0.0.1:8080; port 0 picks one; off: none)
+  --allow-remote      allow a non-loopback ADDR; every request then needs the token, which
+                      must come from --token-file or $WEND_TOKEN
+  --token-file FILE   file holding the API token
 
 Exit codes: 0 stopped by Ctrl-C or SIGTERM, 1 the engine stopped on a failed commit, 2 usage
 or I/O error (the database is held by another process).
@@ -38,6 +47,7 @@ or I/O error (the database is held by another process).
 func runServe(e *env, args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	db := dbFlag(fs)
+	hf := addHTTPFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "serve", "%s", flagError(err))
@@ -57,6 +67,14 @@ func runServe(e *env, args []string) int {
 	defer d.close()
 	if d.ctl == nil {
 		return exitUsage // serving is this command's point; serveControl said why
+	}
+	web, err := d.serveHTTP(hf)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
+		return exitUsage
+	}
+	if web != nil {
+		defer web.Close() // runs before d.close: no request may reach a closing engine
 	}
 	fmt.Fprintf(e.stderr, "wend: serving %s on %s (pid %d); Ctrl-C to stop\n", path, d.ctl.Path(), os.Getpid())
 	return d.serveUntilStopped()

@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Metrics is wend's Prometheus surface. Most of it is read from the store at scrape time
+// (runs by status, steps and attempts by outcome, failures by category, backlogs, step
+// latency): the durable history is the truth, so the numbers survive restarts and agree with
+// `wend show` and the export. What the history cannot say is measured live: commit latency
+// (TimeCommits wraps the engine's store), stale outcomes (the engine's counter) and plugin
+// processes (SetPluginStats, from the process that runs the plugins).
+//
+// A closed run's summary never changes, so it is computed once and cached by run id; open
+// runs are read again at each scrape. The cache holds a few hundred bytes per run.
+type Metrics struct {
+	commit prometheus.Histogram
+
+	mu      sync.Mutex
+	plugins func() PluginStats
+	closed  map[string]*runSummary // closed runs' summaries by run id
+}
+
+// PluginStats count plugin processes for /metrics.
+type PluginStats struct {
+	Processes int // alive now
+	Starts    int // processes started since this process began
+	Restarts  int // starts of a plugin that had a process before (it died or was killed)
+}
+
+// stepBuckets cover a step from a millisecond to hours (delays and signal waits are steps).
+var stepBuckets = prometheus.ExponentialBuckets(0.001, 4, 12)
+
+// NewMetrics makes the metrics; give TimeCommits' store to the engine and the Metrics to
+// ListenTCP.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		commit: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "wend_commit_duration_seconds",
+			Help:    "Time for the store to make one history commit durable (fsync included).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}),
+		closed: map[string]*runSummary{},
+	}
+}
+
+// SetPluginStats sets the source of the plugin process counts. Without it those metrics are
+// absent rather than zero, so a dashboard does not mistake "not measured" for "none".
+func (m *Metrics) SetPluginStats(f func() PluginStats) {
+	m.mu.Lock()
+	m.plugins = f
+	m.mu.Unlock()
+}
+
+// TimeCommits wraps st so that every Commit's duration lands in wend_commit_duration_seconds.
+func (m *Metrics) TimeCommits(st history.Store) history.Store {
+	return &timedStore{Store: st, h: m.commit}
+}
+
+type timedStore struct {
+	history.Store
+	h prometheus.Histogram
+}
+
+func (t *timedStore) Commit(ctx context.Context, c history.Commit) error {
+	start := time.Now()
+	err := t.Store.Commit(ctx, c)
+	t.h.Observe(time.Since(start).Seconds())
+	return err
+}
+
+// Handler serves the metrics of s's store and engine in the Prometheus text format.
+func (m *Metrics) Handler(s *Server) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.commit,
+		&collector{m: m, s: s},
+	)
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
+}

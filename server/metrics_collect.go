@@ -1,0 +1,285 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/export"
+)
+
+func metricDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+var (
+	descRuns         = metricDesc("wend_runs", "Runs in the store by status.", "status")
+	descSteps        = metricDesc("wend_steps", "Leaf steps of the stored runs by status (none: no event yet, or skipped).", "status")
+	descAttempts     = metricDesc("wend_activity_attempts", "Activity tries recorded in the stored runs by outcome.", "outcome")
+	descActivities   = metricDesc("wend_activities", "Activity executions of the stored runs by status.", "status")
+	descFailures     = metricDesc("wend_failures_total", "Failures recorded in the stored histories by failure_category.", "category")
+	descNonRetryable = metricDesc("wend_failures_non_retryable_total", "Failures recorded as non-retryable.")
+	descRetryBacklog = metricDesc("wend_retry_backlog", "Activity executions of open runs waiting out a retry backoff.")
+	descPendingActs  = metricDesc("wend_activities_pending", "Activity executions of open runs not finished (scheduled, running or retrying).")
+	descTimers       = metricDesc("wend_timers_pending", "Durable timers of open runs not fired or cancelled yet.")
+	descSignals      = metricDesc("wend_signals_pending", "Signals received by open runs and not yet taken by a wait.")
+	descStepLatency  = metricDesc("wend_step_duration_seconds", "Finished leaf steps: firstNonEmpty to last event, by step kind.", "kind")
+	descStale        = metricDesc("wend_stale_outcomes_total", "Activity outcomes dropped because their attempt was superseded (since this process began).")
+	descEngineUp     = metricDesc("wend_engine_up", "1 while the engine drives runs, 0 after it stopped (or when none runs here).")
+	descPlugProcs    = metricDesc("wend_plugin_processes", "Plugin processes alive.")
+	descPlugStarts   = metricDesc("wend_plugin_starts_total", "Plugin processes started since this process began.")
+	descPlugRestarts = metricDesc("wend_plugin_restarts_total", "Plugin processes started again after the previous one died or was killed.")
+)
+
+var runStatuses = []string{history.StatusRunning, history.StatusCompleted, history.StatusFailed, history.StatusCancelled, history.StatusContinued}
+
+// runSummary is what one run contributes to the metrics.
+type runSummary struct {
+	lastSeq      uint64
+	steps        map[string]int
+	attempts     map[string]int
+	activities   map[string]int
+	failures     map[string]int
+	nonRetryable int
+	backlog      export.Backlog
+	signals      int
+	latency      map[string]*stepHist // by step kind
+}
+
+// hist is a histogram's cumulative state, summed over runs into a const histogram.
+type stepHist struct {
+	count   uint64
+	sum     float64
+	buckets []uint64 // per upper bound, non-cumulative
+}
+
+func (h *stepHist) observe(v float64) {
+	if h.buckets == nil {
+		h.buckets = make([]uint64, len(stepBuckets))
+	}
+	h.count++
+	h.sum += v
+	for i, b := range stepBuckets {
+		if v <= b {
+			h.buckets[i]++
+			return
+		}
+	}
+}
+
+func (h *stepHist) add(o *stepHist) {
+	if h.buckets == nil {
+		h.buckets = make([]uint64, len(stepBuckets))
+	}
+	h.count += o.count
+	h.sum += o.sum
+	for i, n := range o.buckets {
+		h.buckets[i] += n
+	}
+}
+
+func (h *stepHist) cumulative() map[float64]uint64 {
+	out := make(map[float64]uint64, len(stepBuckets))
+	var acc uint64
+	for i, b := range stepBuckets {
+		if h.buckets != nil {
+			acc += h.buckets[i]
+		}
+		out[b] = acc
+	}
+	return out
+}
+
+// summarize reads one run's history into its contribution.
+func summarize(r history.Run, events []history.Event) (*runSummary, error) {
+	doc, err := export.Build(r, events)
+	if err != nil {
+		return nil, err
+	}
+	s := &runSummary{lastSeq: r.LastSeq, steps: map[string]int{}, attempts: map[string]int{}, activities: map[string]int{},
+		failures: map[string]int{}, latency: map[string]*stepHist{}}
+	for _, a := range doc.Activities {
+		s.activities[a.Status]++
+		for _, at := range a.Attempts {
+			s.attempts[at.Outcome]++
+		}
+	}
+	for _, f := range doc.Failures {
+		s.failures[f.FailureCategory]++
+		if f.NonRetryable {
+			s.nonRetryable++
+		}
+	}
+	if r.Open() {
+		s.backlog = doc.OperatorMetrics.Backlog
+		s.signals = doc.OperatorMetrics.Signals.Pending
+	}
+	for _, row := range StepTree(events, r.Open()) {
+		if !row.Leaf() {
+			continue
+		}
+		s.steps[row.Status]++
+		if d := row.Duration(); d > 0 || stepDone(row.Status) && !row.End.IsZero() {
+			h := s.latency[row.Kind]
+			if h == nil {
+				h = &stepHist{}
+				s.latency[row.Kind] = h
+			}
+			h.observe(d.Seconds())
+		}
+	}
+	return s, nil
+}
+
+// collector reads the store at each scrape.
+type collector struct {
+	m *Metrics
+	s *Server
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRuns, descSteps, descAttempts, descActivities, descFailures, descNonRetryable,
+		descRetryBacklog, descPendingActs, descTimers, descSignals, descStepLatency, descStale, descEngineUp,
+		descPlugProcs, descPlugStarts, descPlugRestarts} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v int, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	counter := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	c.engine(gauge, counter)
+	c.plugins(gauge, counter)
+	runs, err := c.s.store.Runs(history.RunFilter{})
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descRuns, fmt.Errorf("list runs: %w", err))
+		return
+	}
+	total := c.total(runs)
+	byStatus := map[string]int{}
+	for _, r := range runs {
+		byStatus[r.Status]++
+	}
+	for _, st := range runStatuses {
+		gauge(descRuns, byStatus[st], st)
+	}
+	for _, st := range []string{StepNone, StepRunning, StepRetrying, StepWaiting, StepCompleted, StepFailed, StepCancelled} {
+		gauge(descSteps, total.steps[st], st)
+	}
+	for _, o := range []string{export.AttemptScheduled, export.AttemptRunning, export.AttemptCompleted, export.AttemptFailed, export.AttemptTimedOut, export.AttemptCancelled} {
+		gauge(descAttempts, total.attempts[o], o)
+	}
+	for _, st := range []string{export.ActivityScheduled, export.ActivityRunning, export.ActivityRetrying, export.ActivityCompleted, export.ActivityFailed, export.ActivityCancelled} {
+		gauge(descActivities, total.activities[st], st)
+	}
+	for _, cat := range knownCategories {
+		if _, seen := total.failures[cat]; !seen {
+			total.failures[cat] = 0 // present at zero, so rate() works from the first failure on
+		}
+	}
+	for cat, n := range total.failures {
+		counter(descFailures, int64(n), cat)
+	}
+	counter(descNonRetryable, int64(total.nonRetryable))
+	gauge(descRetryBacklog, total.backlog.RetryingActivities)
+	gauge(descPendingActs, total.backlog.PendingActivities)
+	gauge(descTimers, total.backlog.PendingTimers)
+	gauge(descSignals, total.signals)
+	for kind, h := range total.latency {
+		ch <- prometheus.MustNewConstHistogram(descStepLatency, h.count, h.sum, h.cumulative(), kind)
+	}
+}
+
+func (c *collector) engine(gauge func(*prometheus.Desc, int, ...string), counter func(*prometheus.Desc, int64, ...string)) {
+	up := 0
+	if e := c.s.eng; e != nil {
+		counter(descStale, e.StaleOutcomes())
+		if e.Err() == nil {
+			up = 1
+		}
+	}
+	gauge(descEngineUp, up)
+}
+
+func (c *collector) plugins(gauge func(*prometheus.Desc, int, ...string), counter func(*prometheus.Desc, int64, ...string)) {
+	c.m.mu.Lock()
+	f := c.m.plugins
+	c.m.mu.Unlock()
+	if f == nil {
+		return
+	}
+	p := f()
+	gauge(descPlugProcs, p.Processes)
+	counter(descPlugStarts, int64(p.Starts))
+	counter(descPlugRestarts, int64(p.Restarts))
+}
+
+// total sums every run's summary, from the cache for closed runs. A run whose history cannot
+// be read is left out (its page in the UI says why); one bad run must not blank the metrics.
+func (c *collector) total(runs []history.Run) *runSummary {
+	t := &runSummary{steps: map[string]int{}, attempts: map[string]int{}, activities: map[string]int{},
+		failures: map[string]int{}, latency: map[string]*stepHist{}}
+	for _, r := range runs {
+		s := c.summary(r)
+		if s == nil {
+			continue
+		}
+		addCounts(t.steps, s.steps)
+		addCounts(t.attempts, s.attempts)
+		addCounts(t.activities, s.activities)
+		addCounts(t.failures, s.failures)
+		t.nonRetryable += s.nonRetryable
+		t.backlog.RetryingActivities += s.backlog.RetryingActivities
+		t.backlog.PendingActivities += s.backlog.PendingActivities
+		t.backlog.PendingTimers += s.backlog.PendingTimers
+		t.signals += s.signals
+		for k, h := range s.latency {
+			if t.latency[k] == nil {
+				t.latency[k] = &stepHist{}
+			}
+			t.latency[k].add(h)
+		}
+	}
+	return t
+}
+
+func (c *collector) summary(r history.Run) *runSummary {
+	if !r.Open() {
+		c.m.mu.Lock()
+		s, ok := c.m.closed[r.RunID]
+		c.m.mu.Unlock()
+		if ok && s.lastSeq == r.LastSeq {
+			return s
+		}
+	}
+	evs, err := c.s.store.Events(r.RunID, 0)
+	if err != nil {
+		return nil
+	}
+	s, err := summarize(r, evs)
+	if err != nil {
+		return nil
+	}
+	if !r.Open() {
+		c.m.mu.Lock()
+		c.m.closed[r.RunID] = s
+		c.m.mu.Unlock()
+	}
+	return s
+}
+
+func addCounts(dst, src map[string]int) {
+	for k, v := range src {
+		dst[k] += v
+	}
+}
+
+// knownCategories are the failure categories history defines; each is exported even at zero.
+var knownCategories = []string{history.CategoryActivity, history.CategoryTimeout, history.CategoryCancelled,
+	history.CategoryTerminated, history.CategoryChildWorkflow, history.CategoryExpression,
+	history.CategoryStructuralLimit, history.CategoryInternal, export.Unclassified}

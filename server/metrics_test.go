@@ -1,0 +1,101 @@
+package server
+
+import (
+	"bufio"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const webFlakySpec = `wend: v1
+name: flaky
+plugins: {demo: ./demo}
+steps:
+  - id: call
+    activity: demo.flaky
+    retry: {tries: 3, backoff: [1h]}
+`
+
+// scrape reads /metrics into name{labels} -> value.
+func (f *webFixture) scrape() map[string]float64 {
+	f.t.Helper()
+	code, _, body := f.send(req{method: "GET", path: "/metrics"})
+	if code != 200 {
+		f.t.Fatalf("/metrics: %d %.300s", code, body)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			f.t.Fatalf("metric line %q: %v", line, err)
+		}
+		out[line[:i]] = v
+	}
+	return out
+}
+
+func TestMetrics(t *testing.T) {
+	f := newWebFixture(t)
+	f.start("w1", waitSpec)
+	f.settle("w1", waitingForSignal)
+	f.start("f1", webFailSpec)
+	f.settle("f1", closed)
+	f.start("d1", inputSpec)
+	f.start("r1", webFlakySpec)
+	f.settle("r1", func(d RunDetail) bool {
+		for _, w := range d.Waits {
+			if w.Kind == WaitActivity && w.Attempt == 2 {
+				return true
+			}
+		}
+		return false
+	})
+	want := map[string]float64{
+		`wend_runs{status="running"}`:                 3,
+		`wend_runs{status="failed"}`:                  1,
+		`wend_runs{status="completed"}`:               0,
+		`wend_steps{status="waiting"}`:                2, // the signal wait and the delay
+		`wend_steps{status="failed"}`:                 1,
+		`wend_steps{status="retrying"}`:               1,
+		`wend_activity_attempts{outcome="failed"}`:    2,
+		`wend_activity_attempts{outcome="scheduled"}`: 1, // the retry, owed
+		`wend_failures_total{category="activity"}`:    4, // f1: attempt, activity, workflow; r1: attempt 1
+		`wend_failures_total{category="timeout"}`:     0,
+		`wend_failures_non_retryable_total`:           3,
+		`wend_retry_backlog`:                          1,
+		`wend_timers_pending`:                         1,
+		`wend_signals_pending`:                        0,
+		`wend_stale_outcomes_total`:                   0,
+		`wend_engine_up`:                              1,
+	}
+	for round := range 2 { // the second scrape reads closed runs from the cache: same numbers
+		got := f.scrape()
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("scrape %d: %s = %v, want %v", round, k, got[k], v)
+			}
+		}
+		if got["wend_commit_duration_seconds_count"] < 5 {
+			t.Errorf("commit latency not measured: %v", got["wend_commit_duration_seconds_count"])
+		}
+		if got[`wend_step_duration_seconds_count{kind="activity"}`] < 2 {
+			t.Errorf("step latency: %v", got[`wend_step_duration_seconds_count{kind="activity"}`])
+		}
+		if _, ok := got["wend_plugin_processes"]; ok {
+			t.Errorf("plugin metrics without a source")
+		}
+	}
+	f.m.SetPluginStats(func() PluginStats { return PluginStats{Processes: 2, Starts: 5, Restarts: 3} })
+	got := f.scrape()
+	for k, v := range map[string]float64{"wend_plugin_processes": 2, "wend_plugin_starts_total": 5, "wend_plugin_restarts_total": 3} {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}

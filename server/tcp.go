@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Errors of the TCP listener.
+var (
+	// ErrRemoteNeedsToken is returned by ListenTCP for a non-loopback address without
+	// AllowRemote and a token: a bearer token is the only thing guarding such a listener.
+	ErrRemoteNeedsToken = errors.New("not a loopback address")
+)
+
+// Timeouts of the TCP listener. The write timeout must outlast the longest answer the API
+// gives on purpose, a wait's long poll (MaxWait); the others bound what a slow or idle
+// client can hold.
+const (
+	tcpReadHeaderTimeout = 10 * time.Second
+	tcpReadTimeout       = 30 * time.Second
+	tcpWriteTimeout      = MaxWait + 30*time.Second
+	tcpIdleTimeout       = 2 * time.Minute
+	tcpMaxHeaderBytes    = 64 << 10
+)
+
+// TCPOptions configure ListenTCP.
+type TCPOptions struct {
+	Addr string // host:port; port 0 picks a free one (see TCPServer.Addr)
+	// Token is the bearer token (and the secret the UI's session and CSRF values derive
+	// from). Required: mutating requests always need it.
+	Token string
+	// AllowRemote permits a non-loopback address; every request then needs the token.
+	AllowRemote bool
+	// Metrics, when set, is served at /metrics.
+	Metrics *Metrics
+}
+
+// TCPServer serves the API, the web UI and /metrics over TCP until Close.
+type TCPServer struct {
+	ln     net.Listener
+	srv    *http.Server
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// ListenTCP serves s (the /v1 API and the UI) and, when opts.Metrics is set, /metrics on
+// opts.Addr behind the guard (auth.go): a token on mutating requests always, on every request
+// unless the address is loopback. A non-loopback address needs AllowRemote.
+func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
+	if opts.Token == "" {
+		return nil, fmt.Errorf("listen on %s: a token is required", opts.Addr)
+	}
+	loopback, err := isLoopbackAddr(opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
+	}
+	if !loopback && !opts.AllowRemote {
+		return nil, fmt.Errorf("listen on %s: %w; binding elsewhere needs --allow-remote and a token (--token-file or WEND_TOKEN)", opts.Addr, ErrRemoteNeedsToken)
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
+	}
+	var h http.Handler = s
+	if opts.Metrics != nil {
+		m := http.NewServeMux()
+		m.Handle("GET /metrics", opts.Metrics.Handler(s))
+		m.Handle("/", s)
+		h = m
+	}
+	g := newGuard(opts.Token, loopback, h)
+	base, cancel := context.WithCancel(context.Background())
+	t := &TCPServer{ln: ln, cancel: cancel, done: make(chan struct{}), srv: &http.Server{
+		Handler:           g,
+		ReadHeaderTimeout: tcpReadHeaderTimeout,
+		ReadTimeout:       tcpReadTimeout,
+		WriteTimeout:      tcpWriteTimeout,
+		IdleTimeout:       tcpIdleTimeout,
+		MaxHeaderBytes:    tcpMaxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}}
+	go func() {
+		defer close(t.done)
+		_ = t.srv.Serve(ln) // http.ErrServerClosed after Close
+	}()
+	return t, nil
+}
+
+// Addr is the address the server listens on, with the port chosen when the asked one was 0.
+func (t *TCPServer) Addr() string { return t.ln.Addr().String() }
+
+// URL is the base URL of the server, e.g. http://127.0.0.1:8080.
+func (t *TCPServer) URL() string { return "http://" + t.Addr() }
+
+// Close stops accepting and ends requests in flight (long polls answer at once).
+func (t *TCPServer) Close() error {
+	t.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := t.srv.Shutdown(ctx)
+	<-t.done
+	if err != nil {
+		return fmt.Errorf("close %s: %w", t.Addr(), err)
+	}
+	return nil
+}
+
+// isLoopbackAddr says whether host:port names only loopback interfaces. An empty host (all
+// interfaces) is not loopback; "localhost" is, as the resolver may not be trusted to say
+// otherwise only for it.
+func isLoopbackAddr(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return false, nil // a name other than localhost: treat as remote
+	}
+	return ip.IsLoopback(), nil
+}

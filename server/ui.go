@@ -1,0 +1,172 @@
+package server
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// The web UI: server-rendered pages (html/template), a stylesheet and one small script that
+// refreshes a page's live part by polling. Everything is embedded, so the binary serves it
+// with no external assets, and a strict Content-Security-Policy allows only those: a run's
+// data (activity outputs, error texts, signal payloads — all untrusted) reaches the page
+// only through html/template's contextual escaping, never as template.HTML, and even a bug
+// there could not run an inline script.
+
+//go:embed ui
+var uiFiles embed.FS
+
+const (
+	uiRunsPath = "/ui/runs"
+	loginPath  = "/ui/login"
+	staticPath = "/ui/static/"
+)
+
+// csp allows the page's own stylesheet and script and nothing else; form-action keeps forms
+// on this origin, frame-ancestors stops click-jacking.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-runAction 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+var uiFuncs = template.FuncMap{
+	"stamp": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2006-01-02 15:04:05.000")
+	},
+	"dur": func(d time.Duration) string {
+		if d <= 0 {
+			return ""
+		}
+		return d.Round(time.Millisecond).String()
+	},
+	"since": func(a, b time.Time) string {
+		if a.IsZero() || b.IsZero() {
+			return ""
+		}
+		return b.Sub(a).Round(time.Millisecond).String()
+	},
+	"json":   prettyJSON,
+	"clip":   clipText,
+	"indent": func(n int) string { return fmt.Sprintf("d%d", min(n, 9)) },
+	"add":    func(a, b int) int { return a + b },
+}
+
+// pages are parsed once; each page template is the layout plus its own file.
+var pages = map[string]*template.Template{
+	"runs":  parsePage("runs.html"),
+	"run":   parsePage("run.html"),
+	"login": parsePage("login.html"),
+	"error": parsePage("error.html"),
+}
+
+func parsePage(name string) *template.Template {
+	return template.Must(template.New(name).Funcs(uiFuncs).ParseFS(uiFiles, "ui/layout.html", "ui/"+name))
+}
+
+// addUIRoutes registers the web UI on m (called by routes).
+func (s *Server) addUIRoutes(m *http.ServeMux) {
+	static, _ := fs.Sub(uiFiles, "ui/static")
+	m.Handle("GET "+staticPath, http.StripPrefix(staticPath, http.FileServerFS(static)))
+	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, uiRunsPath, http.StatusSeeOther)
+	})
+	m.HandleFunc("GET /ui/{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, uiRunsPath, http.StatusSeeOther)
+	})
+	m.HandleFunc("GET "+loginPath, func(w http.ResponseWriter, r *http.Request) {
+		renderLogin(w, http.StatusOK, "") // over TCP the guard answers first; here: no login needed
+	})
+	m.HandleFunc("GET "+uiRunsPath, s.uiList)
+	m.HandleFunc("GET "+uiRunsPath+"/{id}", s.uiRun)
+	m.HandleFunc("GET "+uiRunsPath+"/{id}/export", s.uiExport)
+	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", s.uiAction)
+}
+
+// page is what every page template reads.
+type uiPage struct {
+	Title string
+	Auth  authInfo
+	Guard bool   // served behind the TCP guard (else the unix socket)
+	Flash string // a fixed confirmation text
+	Error string // why the last action failed
+}
+
+func newUIPage(r *http.Request, title string) uiPage {
+	a, guarded := authOf(r)
+	return uiPage{Title: title, Auth: a, Guard: guarded}
+}
+
+// render executes a page (or one of its named fragments) into a buffer first, so a template
+// error becomes a 500 instead of half a page.
+func renderPage(w http.ResponseWriter, status int, name, fragment string, data any) {
+	t := pages[name]
+	var buf bytes.Buffer
+	var err error
+	if fragment != "" {
+		err = t.ExecuteTemplate(&buf, fragment, data)
+	} else {
+		err = t.ExecuteTemplate(&buf, "layout", data)
+	}
+	if err != nil {
+		http.Error(w, "render "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// renderLogin shows the token form.
+func renderLogin(w http.ResponseWriter, status int, why string) {
+	renderPage(w, status, "login", "", uiPage{Title: "Log in", Error: why})
+}
+
+// renderError shows an error page for a UI request.
+func renderError(w http.ResponseWriter, r *http.Request, err error) {
+	e := wrap(err)
+	p := newUIPage(r, "Error")
+	p.Error = e.Message
+	renderPage(w, e.Status, "error", "", p)
+}
+
+// prettyJSON indents a JSON value for a <pre>; it returns text, which the template escapes.
+func prettyJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return clipText(b.String(), 20000)
+}
+
+// clipText shortens s to at most n bytes on a rune boundary, marking the cut.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(" … (%d more bytes)", len(s)-cut)
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// plain reports whether the request asks for a live fragment rather than the whole page.
+func fragmentOf(r *http.Request) string { return strings.TrimSpace(r.URL.Query().Get("partial")) }

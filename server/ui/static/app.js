@@ -1,0 +1,24 @@
+// wend web UI: refresh the page's live part. The server renders it (escaped by html/template);
+// this fetches the same fragment every interval and swaps it in when its version changed.
+// No data is turned into HTML here, and nodes from DOMParser never run scripts.
+(function () {
+  "use strict";
+  var every = 1500;
+  function tick() {
+    var live = document.querySelector("[data-live]");
+    if (!live) return;
+    if (live.dataset.open === "false") return; // a closed run no longer changes
+    fetch(live.dataset.live, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (html === null) return;
+        var next = new DOMParser().parseFromString(html, "text/html").getElementById(live.id);
+        if (next && next.dataset.version !== live.dataset.version) {
+          live.replaceWith(document.importNode(next, true));
+        }
+      })
+      .catch(function () { /* the server restarts or the network hiccups: try again */ })
+      .finally(function () { setTimeout(tick, every); });
+  }
+  setTimeout(tick, every);
+})();

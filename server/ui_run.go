@@ -1,0 +1,124 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/export"
+)
+
+// runView is the run page. Its facts come from the history export (export.Build), the same
+// document `wend show` renders and the download gives, plus two derived views the export
+// does not hold: the step tree (spec + events) and the signal waits (a replay probe).
+type runView struct {
+	uiPage
+	Run       history.Run
+	Doc       *export.Document
+	DocErr    string // the export could not be built; the raw events are still shown
+	Steps     []StepRow
+	Waits     []Wait
+	RetryOf   string // the failed run this run retries
+	Events    []history.Event
+	URL       string // this run's page
+	LiveURL   string
+	Version   string
+	Actions   []runAction
+	DoneLabel string
+}
+
+// action is one operator button (besides the signal form).
+type runAction struct {
+	Name   string // the POST path element
+	Label  string
+	Reason bool   // asks for a reason
+	Help   string // what it does, in a title attribute
+}
+
+var runActions = []runAction{
+	{Name: "cancel", Label: "Cancel", Reason: true, Help: "cancel the run: compensations and on_cancel run"},
+	{Name: "terminate", Label: "Terminate", Reason: true, Help: "stop the run at once: no compensation, no on_cancel"},
+	{Name: "retry", Label: "Retry", Help: "resume a failed run from its failed activity, in a new run"},
+	{Name: "repair", Label: "Repair", Help: "recreate tasks the history needs but the store lacks"},
+}
+
+// doneText are the confirmations ?done= may name; free text never comes from the URL.
+var doneText = map[string]string{
+	"signal": "Signal sent.", "cancel": "Cancel requested.", "terminate": "Terminate requested.",
+	"retry": "Retry started: this is the new run.", "repair": "Repair done.",
+}
+
+// uiRun is GET /ui/runs/{id}: a workflow id shows its newest run, a run id that run.
+func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
+	v, err := s.runView(r, r.PathValue("id"))
+	if err != nil {
+		renderError(w, r, err)
+		return
+	}
+	v.Flash = doneText[r.URL.Query().Get("done")]
+	if fragmentOf(r) == "live" {
+		renderPage(w, http.StatusOK, "run", "live", v)
+		return
+	}
+	renderPage(w, http.StatusOK, "run", "", v)
+}
+
+func (s *Server) runView(r *http.Request, id string) (*runView, error) {
+	p, err := s.Events(id, 0)
+	if err != nil {
+		return nil, err
+	}
+	v := &runView{uiPage: newUIPage(r, "Run "+p.Run.WorkflowID), Run: p.Run, Events: p.Events, Actions: runActions}
+	v.URL = uiRunsPath + "/" + url.PathEscape(p.Run.RunID)
+	v.LiveURL = v.URL + "?partial=live"
+	v.Version = fmt.Sprintf("%d-%s", p.Run.LastSeq, p.Run.Status)
+	if doc, err := export.Build(p.Run, p.Events); err != nil {
+		v.DocErr = err.Error()
+	} else {
+		v.Doc = doc
+	}
+	v.Steps = StepTree(p.Events, p.Run.Open())
+	v.Waits = Detail(p.Run, p.Events).Waits
+	if len(p.Events) > 0 {
+		if st, err := history.DataOf[history.Started](p.Events[0]); err == nil {
+			v.RetryOf = st.RetryOf
+		}
+	}
+	return v, nil
+}
+
+// uiExport is GET /ui/runs/{id}/export: the history export as a file download.
+func (s *Server) uiExport(w http.ResponseWriter, r *http.Request) {
+	p, err := s.Events(r.PathValue("id"), 0)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	doc, err := export.Build(p.Run, p.Events)
+	if err != nil {
+		writeError(w, errorf(http.StatusInternalServerError, CodeInternal, err.Error()))
+		return
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// The run id is hex, but the header must stay safe whatever a store holds.
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", "wend-"+safeName(p.Run.RunID)+".json"))
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func safeName(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			out[i] = '_'
+		}
+	}
+	return string(out)
+}

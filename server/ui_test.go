@@ -1,0 +1,191 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/export"
+)
+
+// TestUIPages covers every UI route: the list with its filters and live fragment, the run
+// page, the export download, static files, and the errors of each.
+func TestUIPages(t *testing.T) {
+	f := newWebFixture(t)
+	w := f.start("w1", waitSpec)
+	f.settle("w1", waitingForSignal)
+	fl := f.start("f1", webFailSpec)
+	f.settle("f1", closed)
+	tests := []struct {
+		name     string
+		path     string
+		status   int
+		contains []string
+		lacks    []string
+	}{
+		{"root redirects", "/", 303, nil, nil},
+		{"list", "/ui/runs", 200, []string{`data-workflow-id="w1"`, `data-workflow-id="f1"`, "Content-Security-Policy"}, nil},
+		{"list by status", "/ui/runs?status=failed", 200, []string{`data-workflow-id="f1"`}, []string{`data-workflow-id="w1"`}},
+		{"list by workflow name", "/ui/runs?workflow=approval", 200, []string{`data-workflow-id="w1"`}, []string{`data-workflow-id="f1"`}},
+		{"list by id text", "/ui/runs?q=f1", 200, []string{`data-workflow-id="f1"`}, []string{`data-workflow-id="w1"`}},
+		{"list search is escaped", "/ui/runs?q=%3Cscript%3E", 200, []string{`value="&lt;script&gt;"`, "match these filters"}, []string{"<script>"}},
+		{"list bad status", "/ui/runs?status=bogus", 400, []string{"unknown status"}, nil},
+		{"list live fragment", "/ui/runs?partial=live", 200, []string{`id="runs-live"`, "data-version"}, []string{"<html"}},
+		{"run by workflow id", "/ui/runs/w1", 200, []string{`id="run-status">running<`, `class="signal-name">approve<`, `data-status="waiting"`, `id="signal-form"`}, nil},
+		{"run by run id", "/ui/runs/" + w.RunID, 200, []string{w.RunID}, nil},
+		{"run live fragment", "/ui/runs/w1?partial=live", 200, []string{`id="run-live"`}, []string{"<html", "signal-form"}},
+		{"failed run", "/ui/runs/f1", 200, []string{`data-category="activity"`, `badge nonretryable`, "card &lt;b&gt;declined&lt;/b&gt;", "CardDeclined"}, []string{"<b>declined</b>"}},
+		{"unknown run", "/ui/runs/nope", 404, []string{"no workflow or run"}, nil},
+		{"stylesheet", "/ui/static/style.css", 200, []string{".badge"}, nil},
+		{"script", "/ui/static/app.js", 200, []string{"DOMParser"}, nil},
+		{"unknown static", "/ui/static/nope.js", 404, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, h, body := f.send(req{method: "GET", path: tt.path, session: true})
+			if code != tt.status {
+				t.Fatalf("status %d, want %d: %.300s", code, tt.status, body)
+			}
+			all := body + "\n" + strings.Join(h.Values("Content-Security-Policy"), " ")
+			for _, c := range tt.contains {
+				if c == "Content-Security-Policy" {
+					if h.Get(c) == "" {
+						t.Errorf("no %s header", c)
+					}
+					continue
+				}
+				if !strings.Contains(all, c) {
+					t.Errorf("lacks %q", c)
+				}
+			}
+			for _, c := range tt.lacks {
+				if strings.Contains(body, c) {
+					t.Errorf("contains %q", c)
+				}
+			}
+		})
+	}
+	t.Run("export download", func(t *testing.T) {
+		code, h, body := f.send(req{method: "GET", path: "/ui/runs/" + fl.RunID + "/export"})
+		if code != 200 || !strings.Contains(h.Get("Content-Disposition"), "attachment") {
+			t.Fatalf("%d %v", code, h)
+		}
+		var doc export.Document
+		if err := json.Unmarshal([]byte(body), &doc); err != nil || doc.Schema != export.SchemaName || doc.Workflow.RunID != fl.RunID {
+			t.Fatalf("export: %v %q %q", err, doc.Schema, doc.Workflow.RunID)
+		}
+		if code, _, _ := f.send(req{method: "GET", path: "/ui/runs/nope/export"}); code != 404 {
+			t.Errorf("unknown run's export: %d", code)
+		}
+	})
+}
+
+// TestUIEscapesRunData: what an activity returns is text on the page, never markup.
+func TestUIEscapesRunData(t *testing.T) {
+	f := newWebFixture(t)
+	f.start("x1", webEchoSpec)
+	f.settle("x1", closed)
+	_, _, body := f.send(req{method: "GET", path: "/ui/runs/x1"})
+	if n := strings.Count(body, "<script"); n != 1 {
+		t.Errorf("%d <script elements, want only the page's own", n)
+	}
+	if !strings.Contains(body, `\u003cscript\u003ealert(1)`) && !strings.Contains(body, "&lt;script&gt;alert(1)") {
+		t.Errorf("the activity's output is not shown escaped")
+	}
+}
+
+// TestUIActions posts each operator action with a session and checks its effect, then the
+// refusals: bad signal data, a finished run, a retry of a run that did not fail.
+func TestUIActions(t *testing.T) {
+	f := newWebFixture(t)
+	post := func(id, action string, v url.Values) (int, http.Header, string) {
+		body, h := form(f, v, f.base)
+		return f.send(req{method: "POST", path: "/ui/runs/" + id + "/" + action, body: body, header: h, session: true})
+	}
+	f.start("c1", waitSpec)
+	f.settle("c1", waitingForSignal)
+	f.start("t1", waitSpec)
+	f.settle("t1", waitingForSignal)
+	f.start("f1", webFailSpec)
+	f.settle("f1", closed)
+
+	if code, h, body := post("c1", "signal", url.Values{"name": {"approve"}, "data": {"{not json"}}); code != 400 || !strings.Contains(body, "data is not JSON") {
+		t.Errorf("bad signal data: %d %v %.200s", code, h, body)
+	}
+	if code, _, body := post("c1", "signal", url.Values{"name": {""}}); code != 400 || !strings.Contains(body, "no signal name") {
+		t.Errorf("no signal name: %d %.200s", code, body)
+	}
+	if code, h, _ := post("c1", "repair", url.Values{}); code != 303 || !strings.Contains(h.Get("Location"), "done=repair") {
+		t.Errorf("repair: %d %v", code, h)
+	}
+	if code, h, _ := post("c1", "cancel", url.Values{"reason": {"<b>stop</b>"}}); code != 303 || !strings.HasSuffix(h.Get("Location"), "/ui/runs/c1?done=cancel") {
+		t.Errorf("cancel: %d %v", code, h)
+	}
+	if d := f.settle("c1", closed); d.Run.Status != history.StatusCancelled {
+		t.Errorf("c1 %s", d.Run.Status)
+	}
+	if code, _, body := post("c1", "cancel", url.Values{}); code != 409 || !strings.Contains(body, "a finished run cannot be cancelled") {
+		t.Errorf("cancel again: %d %.200s", code, body)
+	}
+	if code, _, body := post("c1", "repair", url.Values{}); code != 409 || !strings.Contains(body, "only open runs") {
+		t.Errorf("repair closed: %d %.200s", code, body)
+	}
+	if code, _, _ := post("t1", "terminate", url.Values{"reason": {"now"}}); code != 303 {
+		t.Errorf("terminate: %d", code)
+	}
+	if d := f.settle("t1", closed); d.Run.ClosedReason == history.ClosedCompleted {
+		t.Errorf("t1 %s %s", d.Run.Status, d.Run.ClosedReason)
+	}
+	if code, _, body := post("t1", "retry", url.Values{}); code != 409 {
+		t.Errorf("retry of a terminated run: %d %.200s", code, body)
+	}
+	code, h, body := post("f1", "retry", url.Values{})
+	if code != 303 {
+		t.Fatalf("retry: %d %.300s", code, body)
+	}
+	if loc := h.Get("Location"); !regexp.MustCompile(`^/ui/runs/[0-9a-f]+\?done=retry$`).MatchString(loc) || strings.Contains(loc, "/f1?") {
+		t.Errorf("retry goes to %q, want the new run's page", loc)
+	}
+	runs, _ := f.srv.List(history.RunFilter{WorkflowID: "f1"})
+	if len(runs) != 2 {
+		t.Fatalf("f1 has %d runs after retry, want 2", len(runs))
+	}
+	f.settle(runs[0].RunID, closed)
+	if code, _, body := post(runs[1].RunID, "retry", url.Values{}); code != 409 || !strings.Contains(body, "not the newest run") {
+		t.Errorf("retry of an older run: %d %.300s", code, body)
+	}
+	if code, _, _ := post("f1", "explode", url.Values{}); code != 404 {
+		t.Errorf("unknown action: %d", code)
+	}
+	if code, _, body := post("f1", "signal", url.Values{"name": {"x"}, "data": {strings.Repeat("x", maxFormBody)}}); code != 400 && code != 403 {
+		t.Errorf("oversized form: %d %.200s", code, body)
+	}
+}
+
+// TestUIOverUnixSocketNeedsNoLogin: the socket's file permissions are its auth, so the page
+// shows the actions and posts need no CSRF value.
+func TestUIOverUnixSocketNeedsNoLogin(t *testing.T) {
+	f := newFixture(t, history.NewMemStore())
+	f.start("w1", `{"who":"x"}`)
+	f.waitFor("w1", waitingForSignal)
+	resp, err := http.Get(f.hs.URL + "/ui/runs/w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("page: %d", resp.StatusCode)
+	}
+	resp, err = http.PostForm(f.hs.URL+"/ui/runs/w1/signal", url.Values{"name": {"approve"}, "data": {`{"by":"sock"}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if d := f.waitFor("w1", func(d RunDetail) bool { return !d.Run.Open() }); d.Run.Status != history.StatusCompleted {
+		t.Errorf("w1 %s", d.Run.Status)
+	}
+}
