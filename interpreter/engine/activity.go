@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -75,86 +74,153 @@ func (e *Engine) call(t history.Task) {
 }
 
 // execute makes the call with the step's timeouts and turns its outcome into an input event;
-// nil when the call was cancelled by the engine.
+// nil when the call was cancelled by the engine. At a timeout the try is over for the engine
+// at once, whether or not the plugin stops: a hung call must not hold the run. If it reports
+// later anyway, that report is a superseded attempt's and is dropped (and counted).
 func (e *Engine) execute(ctx context.Context, cancel context.CancelFunc, at activityTask) *history.Event {
-	var timedOut atomic.Value // "timeout" or "heartbeat_timeout"
-	var stops []func() bool
-	var mu sync.Mutex
-	arm := func(d time.Duration, why string) {
-		if d <= 0 {
-			return
+	expired := make(chan string, 1) // "timeout" or "heartbeat_timeout"
+	expire := func(why string) {
+		select {
+		case expired <- why:
+		default:
 		}
-		stop := e.clock.AfterFunc(d, func() { timedOut.CompareAndSwap(nil, why); cancel() })
-		mu.Lock()
-		stops = append(stops, stop)
-		mu.Unlock()
+		cancel()
 	}
-	arm(time.Duration(at.TimeoutMS)*time.Millisecond, "timeout")
-	var hbStop atomic.Value
-	armHB := func() {
-		if at.HeartbeatMS <= 0 {
-			return
+	t := newTryTimers(e.clock, at, expire)
+	defer t.stop()
+	call := e.callOf(at)
+	rec := e.heartbeatRecorder(at)
+	resc := make(chan callResult, 1)
+	go func() {
+		out, err := e.opts.Activities.Execute(ctx, call, func(hb history.Heartbeat) { t.heartbeat(); rec(hb) })
+		resc <- callResult{out, err}
+	}()
+	select {
+	case res := <-resc:
+		select {
+		case why := <-expired:
+			return timedOutEvent(at, why)
+		default:
 		}
-		if s, ok := hbStop.Load().(func() bool); ok {
-			s()
+		if ctx.Err() != nil {
+			return nil
 		}
-		hbStop.Store(e.clock.AfterFunc(time.Duration(at.HeartbeatMS)*time.Millisecond, func() {
-			timedOut.CompareAndSwap(nil, "heartbeat_timeout")
-			cancel()
-		}))
+		return outcomeEvent(at, res)
+	case why := <-expired:
+		go e.lateReport(ctx, at, resc)
+		return timedOutEvent(at, why)
 	}
-	armHB()
+}
+
+type callResult struct {
+	out json.RawMessage
+	err error
+}
+
+// lateReport waits for a timed-out call to end and hands a real result (not the plugin
+// giving up on cancellation) to the run, which drops it as superseded and counts it.
+func (e *Engine) lateReport(ctx context.Context, at activityTask, resc <-chan callResult) {
+	res := <-resc
+	if res.err != nil && ctx.Err() != nil {
+		return
+	}
+	if e.isStopped() != nil {
+		return
+	}
+	lr := e.live(at.RunID)
+	if lr == nil {
+		e.stale.Add(1) // the run has moved on and closed: the report is dropped all the same
+		return
+	}
+	_ = e.deliver(lr, *outcomeEvent(at, res))
+}
+
+// callOf builds the plugin call of a task.
+func (e *Engine) callOf(at activityTask) history.ActivityCall {
 	call := history.ActivityCall{Plugin: at.Plugin, Activity: at.Activity, Input: at.Input, WorkflowID: at.WorkflowID,
 		RunID: at.RunID, StepPath: at.Step, ActivityExecutionID: at.ExecID,
 		ActivityAttemptID: interpreter.AttemptID(at.ExecID, at.Attempt), Attempt: at.Attempt}
-	if lr := e.live(at.RunID); lr != nil {
-		call.Declared = pluginRef(lr, at.Plugin)
-	}
 	if at.TimeoutMS > 0 {
 		call.Deadline = e.clock.Now().Add(time.Duration(at.TimeoutMS) * time.Millisecond)
 	}
 	if lr := e.live(at.RunID); lr != nil {
+		call.Declared = pluginRef(lr, at.Plugin)
 		lr.mu.Lock()
 		call.LastProgress = lr.interp.LastProgress(at.ExecID)
 		lr.mu.Unlock()
 	}
-	rec := e.heartbeatRecorder(at)
-	out, err := e.opts.Activities.Execute(ctx, call, func(hb history.Heartbeat) { armHB(); rec(hb) })
-	mu.Lock()
-	for _, s := range stops {
+	return call
+}
+
+// tryTimers are a try's start-to-close timeout and its heartbeat timeout, re-armed by each
+// heartbeat.
+type tryTimers struct {
+	clock  Clock
+	hb     time.Duration
+	expire func(string)
+	mu     sync.Mutex
+	stops  []func() bool
+	hbStop func() bool
+}
+
+func newTryTimers(c Clock, at activityTask, expire func(string)) *tryTimers {
+	t := &tryTimers{clock: c, hb: time.Duration(at.HeartbeatMS) * time.Millisecond, expire: expire}
+	if d := time.Duration(at.TimeoutMS) * time.Millisecond; d > 0 {
+		t.stops = append(t.stops, c.AfterFunc(d, func() { expire("timeout") }))
+	}
+	t.heartbeat()
+	return t
+}
+
+func (t *tryTimers) heartbeat() {
+	if t.hb <= 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.hbStop != nil {
+		t.hbStop()
+	}
+	t.hbStop = t.clock.AfterFunc(t.hb, func() { t.expire("heartbeat_timeout") })
+}
+
+func (t *tryTimers) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.stops {
 		s()
 	}
-	mu.Unlock()
-	if s, ok := hbStop.Load().(func() bool); ok {
-		s()
+	if t.hbStop != nil {
+		t.hbStop()
 	}
+}
+
+func timedOutEvent(at activityTask, why string) *history.Event {
+	return &history.Event{Type: history.ActivityTimedOut, Step: at.Step, ActivityExecutionID: at.ExecID, Attempt: at.Attempt,
+		Data: history.MustData(history.AttemptFailure{Failure: history.Failure{Category: history.CategoryTimeout,
+			PropagationKind: "timeout", Type: why, Message: fmt.Sprintf("attempt %d exceeded its %s", at.Attempt, why)}})}
+}
+
+// outcomeEvent turns a finished call into ActivityCompleted or ActivityAttemptFailed.
+func outcomeEvent(at activityTask, res callResult) *history.Event {
 	base := history.Event{Step: at.Step, ActivityExecutionID: at.ExecID, Attempt: at.Attempt}
-	if why, ok := timedOut.Load().(string); ok {
-		base.Type = history.ActivityTimedOut
-		base.Data = history.MustData(history.AttemptFailure{Failure: history.Failure{Category: history.CategoryTimeout,
-			PropagationKind: "timeout", Type: why, Message: fmt.Sprintf("attempt %d exceeded its %s", at.Attempt, why)}})
-		return &base
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	if err != nil {
+	switch {
+	case res.err != nil:
 		base.Type = history.ActivityAttemptFailed
-		base.Data = history.MustData(history.AttemptFailure{Failure: failureOf(err)})
-		return &base
-	}
-	if len(out) > interpreter.MaxPayloadBytes {
+		base.Data = history.MustData(history.AttemptFailure{Failure: failureOf(res.err)})
+	case len(res.out) > interpreter.MaxPayloadBytes:
 		base.Type = history.ActivityAttemptFailed
 		base.Data = history.MustData(history.AttemptFailure{Failure: history.Failure{Category: history.CategoryStructuralLimit,
 			Type: "PayloadTooLarge", NonRetryable: true,
-			Message: fmt.Sprintf("activity output is %d bytes, over the %d-byte limit", len(out), interpreter.MaxPayloadBytes)}})
-		return &base
+			Message: fmt.Sprintf("activity output is %d bytes, over the %d-byte limit", len(res.out), interpreter.MaxPayloadBytes)}})
+	default:
+		out := res.out
+		if len(out) == 0 || !json.Valid(out) {
+			out = json.RawMessage("null")
+		}
+		base.Type = history.ActivityCompleted
+		base.Data = history.MustData(history.ActivityResult{Output: out})
 	}
-	if len(out) == 0 || !json.Valid(out) {
-		out = json.RawMessage("null")
-	}
-	base.Type = history.ActivityCompleted
-	base.Data = history.MustData(history.ActivityResult{Output: out})
 	return &base
 }
 
