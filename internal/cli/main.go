@@ -35,6 +35,7 @@ func init() {
 	commands = map[string]*command{
 		"validate": validateCmd,
 		"run":      runCmd,
+		"plugin":   pluginCmd,
 		"schema":   schemaCmd,
 		"version":  versionCmd,
 		"list":     listCmd,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 
 	"flag"
@@ -35,6 +36,9 @@ Output: one line per finding on stdout, sorted by position:
 then a summary on stderr.
 
 Flags:
+  --plugins also start each declared plugin (the workflow must be valid otherwise), check
+            that every activity: exists, and check literal with: inputs against the
+            activity's input schema
   --json    print a JSON array of findings on stdout instead:
             [{"file", "line", "column", "path", "message", "severity"}]
             (line and column are 1-based; 0 when the finding is about the whole file;
@@ -49,6 +53,7 @@ does not exist or cannot be read), 3 internal error.
 func runValidate(e *env, args []string) int {
 	fset := flag.NewFlagSet("validate", flag.ContinueOnError)
 	asJSON := fset.Bool("json", false, "")
+	withPlugins := fset.Bool("plugins", false, "")
 	paths, err := parseArgs(fset, args)
 	if err != nil {
 		return usageError(e, "validate", "%s", flagError(err))
@@ -60,15 +65,19 @@ func runValidate(e *env, args []string) int {
 	results := loadAll(files)
 	var all spec.Diagnostics
 	invalid := 0
-	for _, r := range results {
+	for i, r := range results {
 		if r.err != nil {
 			ioErrs = append(ioErrs, r.err)
 			continue
 		}
-		if r.diags.HasErrors() {
+		ds := r.diags
+		if *withPlugins && !ds.HasErrors() && r.w != nil {
+			ds = append(ds, checkPlugins(context.Background(), e, files[i], r.w)...)
+		}
+		if ds.HasErrors() {
 			invalid++
 		}
-		all = append(all, r.diags...)
+		all = append(all, ds...)
 	}
 	all = relativize(all)
 	if *asJSON {
@@ -92,6 +101,7 @@ func runValidate(e *env, args []string) int {
 }
 
 type loadResult struct {
+	w     *spec.Workflow
 	diags spec.Diagnostics
 	err   error
 }
@@ -112,8 +122,8 @@ func loadAll(files []string) []loadResult {
 			defer wg.Done()
 			l := &spec.Loader{}
 			for i := range next {
-				_, ds, err := l.LoadFile(files[i])
-				out[i] = loadResult{ds, err}
+				w, ds, err := l.LoadFile(files[i])
+				out[i] = loadResult{w, ds, err}
 			}
 		}()
 	}
