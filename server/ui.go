@@ -18,6 +18,15 @@ import (
 // data (activity outputs, error texts, signal payloads — all untrusted) reaches the page
 // only through html/template's contextual escaping, never as template.HTML, and even a bug
 // there could not run an inline script.
+//
+// Routes (registered on the same mux as /v1; over TCP the guard in auth.go comes first):
+//
+//	GET  /ui/runs?status=S&workflow=NAME&q=TEXT&page=N  the runs list (?partial=live: its live part)
+//	GET  /ui/runs/{id}                   a run (workflow id: its newest run; or a run id)
+//	GET  /ui/runs/{id}/export            the history export as a download
+//	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
+//	GET  /ui/login?token=T, POST /ui/login  trade the token for the session cookie
+//	GET  /ui/static/...                  style.css, app.js
 
 //go:embed ui
 var uiFiles embed.FS
@@ -53,6 +62,7 @@ var uiFuncs = template.FuncMap{
 		return b.Sub(a).Round(time.Millisecond).String()
 	},
 	"json":   prettyJSON,
+	"cjson":  compactJSON,
 	"clip":   clipText,
 	"indent": func(n int) string { return fmt.Sprintf("d%d", min(n, 9)) },
 	"add":    func(a, b int) int { return a + b },
@@ -142,16 +152,32 @@ func renderError(w http.ResponseWriter, r *http.Request, err error) {
 	renderPage(w, e.Status, "error", "", p)
 }
 
-// prettyJSON indents a JSON value for a <pre>; it returns text, which the template escapes.
-func prettyJSON(raw json.RawMessage) string {
+// prettyJSON indents a JSON value for a <pre>. It re-encodes without Go's HTML escaping, so
+// "<" reads as "<" rather than \u003c: the page shows what the run produced, and
+// html/template escapes it, as the text it returns is never trusted as markup.
+func prettyJSON(raw json.RawMessage) string { return reencode(raw, "  ", 20000) }
+
+// compactJSON is prettyJSON on one line, clipped to n bytes, for the timeline.
+func compactJSON(raw json.RawMessage, n int) string { return reencode(raw, "", n) }
+
+func reencode(raw json.RawMessage, indent string, n int) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return string(raw)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // keep numbers exactly as written
+	var v any
+	if dec.Decode(&v) != nil {
+		return clipText(string(raw), n)
 	}
-	return clipText(b.String(), 20000)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if enc.Encode(v) != nil {
+		return clipText(string(raw), n)
+	}
+	return clipText(strings.TrimSuffix(b.String(), "\n"), n)
 }
 
 // clipText shortens s to at most n bytes on a rune boundary, marking the cut.

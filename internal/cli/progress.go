@@ -88,6 +88,18 @@ func describe(ev history.Event) string {
 		return fmt.Sprintf("%s: waiting for workflow %s", at, ws.WorkflowID)
 	case history.CancelRequested:
 		return "cancel requested"
+	case history.CompensationStarted, history.CompensationCompleted, history.CompensationFailed:
+		c, _ := history.DataOf[history.Compensation](ev)
+		verb := map[history.EventType]string{history.CompensationStarted: "compensating",
+			history.CompensationCompleted: "compensated", history.CompensationFailed: "compensation failed"}[ev.Type]
+		line := fmt.Sprintf("%s: %s (%s)", at, verb, c.Reason)
+		if c.Unknown {
+			line += ", outcome of the step unknown"
+		}
+		if c.Failure != nil {
+			line += ": " + failureText(c.Failure)
+		}
+		return line
 	case history.WorkflowCompleted, history.WorkflowFailed, history.WorkflowCancelled, history.WorkflowTimedOut,
 		history.WorkflowContinuedAsNew, history.WorkflowTerminated:
 		c, _ := history.DataOf[history.Closed](ev)

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath is Debian's chromium, which .ci/run installs.
+const chromiumPath = "/usr/bin/chromium"
+
+const e2eWait = `wend: v1
+name: approval
+plugins: {demo: ./demo}
+steps:
+  - id: greet
+    activity: demo.greet
+    with: {name: "${{ input.who }}"}
+  - id: approve
+    wait_for_signal: approve
+  - id: record
+    activity: demo.echo
+    with: {approved_by: "${{ steps.approve.output.by }}"}
+output: {by: "${{ steps.approve.output.by }}", hi: "${{ steps.greet.output.greeting }}"}
+`
+
+const e2eFail = `wend: v1
+name: charge
+plugins: {demo: ./demo}
+steps:
+  - id: charge
+    activity: demo.fail
+    with: {type: CardDeclined, message: "card declined by the bank", non_retryable: true}
+`
+
+// The activity returns markup that would run script if the page trusted it.
+const e2eXSS = `wend: v1
+name: hostile
+plugins: {demo: ./demo}
+steps:
+  - id: evil
+    activity: demo.echo
+    with: {html: "<script>window.__xss = 1; alert('xss')</script><img src=x onerror=\"window.__xss = 2; alert(2)\">"}
+output: {html: "${{ steps.evil.output.html }}"}
+`
+
+// browser starts headless chromium for one test. It fails (never skips) without chromium:
+// the UI is part of what wend ships, so a machine that cannot test it must say so.
+func browser(t *testing.T) (context.Context, *atomic.Bool) {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("the browser tests need Debian's chromium at %s: install it with `apt-get install -y chromium` (.ci/run does): %v", chromiumPath, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	// Any dialog (alert, confirm) means script ran that wend did not ship: record and dismiss.
+	dialog := new(atomic.Bool)
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			dialog.Store(true)
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	return ctx, dialog
+}
+
+func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// get runs one action that returns a value.
+func get[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// pageText waits until the element's text is want (the page refreshes itself by polling).
+func pageText(t *testing.T, ctx context.Context, sel, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var got string
+	for time.Now().Before(deadline) {
+		var err error
+		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector(`+jsString(sel)+`)||{}).textContent||""`))
+		if err == nil && strings.TrimSpace(got) == want {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: text %q, want %q", sel, got, want)
+}
+
+func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
+
+// TestBrowser drives the web UI of a real wend serve in headless chromium: log in, the list,
+// a run waiting for a signal signalled from its form until it completes, a failed run's
+// category and non-retryable badge, and hostile activity output that must stay text.
+func TestBrowser(t *testing.T) {
+	s := startServe(t, map[string]string{"wait.wend.yaml": e2eWait, "fail.wend.yaml": e2eFail, "xss.wend.yaml": e2eXSS})
+	s.start("order-7", "wait.wend.yaml", `{"who":"ann"}`)
+	s.start("charge-3", "fail.wend.yaml", "")
+	s.start("hostile-1", "xss.wend.yaml", "")
+	s.waitStatus("order-7", "waiting", 20*time.Second)
+	s.waitStatus("charge-3", "failed", 20*time.Second)
+	s.waitStatus("hostile-1", "completed", 20*time.Second)
+	ctx, dialog := browser(t)
+
+	// Log in with the token; the list shows every run, newest first.
+	browse(t, ctx, "log in and open the list",
+		chromedp.Navigate(s.base+"/ui/login?token="+e2eToken),
+		chromedp.WaitVisible(chromedp.CSS(`#runs`)))
+	rows := get(t, ctx, "list rows", chromedp.Evaluate[[]string](`[...document.querySelectorAll('#runs tr.run')].map(r => r.dataset.workflowId)`))
+	if strings.Join(rows, ",") != "hostile-1,charge-3,order-7" {
+		t.Errorf("list rows %v, want newest first", rows)
+	}
+	screenshot(t, ctx, "ui-runs.png")
+
+	// Open the waiting run from the list, send the signal from its form, see it complete.
+	browse(t, ctx, "open the waiting run",
+		chromedp.Click(chromedp.CSS(`tr[data-workflow-id="order-7"] a.run-link`), chromedp.NodeVisible),
+		chromedp.WaitVisible(chromedp.CSS(`#signal-form`)))
+	waiting := get(t, ctx, "signal wait", chromedp.Text(chromedp.CSS(`#waits .signal-name`)))
+	if waiting != "approve" {
+		t.Errorf("waits for %q, want approve", waiting)
+	}
+	pageText(t, ctx, `#run-status`, "running")
+	pageText(t, ctx, `tr.step[data-path="steps[1]"] .badge`, "waiting")
+	screenshot(t, ctx, "ui-run.png")
+	browse(t, ctx, "send the signal",
+		chromedp.SendKeys(chromedp.CSS(`#signal-name`), "approve"),
+		chromedp.SendKeys(chromedp.CSS(`#signal-data`), `{"by": "ann"}`),
+		chromedp.Click(chromedp.CSS(`#signal-send`)),
+		chromedp.WaitVisible(chromedp.CSS(`#flash`)))
+	pageText(t, ctx, `#flash`, "Signal sent.")
+	pageText(t, ctx, `#run-status`, "completed")
+	pageText(t, ctx, `tr.step[data-path="steps[2]"] .badge`, "completed")
+
+	// A failed run shows its category and the non-retryable badge.
+	browse(t, ctx, "open the failed run",
+		chromedp.Navigate(s.base+"/ui/runs/charge-3"),
+		chromedp.WaitVisible(chromedp.CSS(`#run-failure`)))
+	cat := get(t, ctx, "category", chromedp.Text(chromedp.CSS(`#run-failure .badge.cat`)))
+	badge := get(t, ctx, "badge", chromedp.Text(chromedp.CSS(`#run-failure .badge.nonretryable`)))
+	msg := get(t, ctx, "message", chromedp.Text(chromedp.CSS(`#run-failure .err-text`)))
+	if cat != "activity" || badge != "non-retryable" || msg != "card declined by the bank" {
+		t.Errorf("failure shows category %q, badge %q, message %q", cat, badge, msg)
+	}
+	pageText(t, ctx, `#run-status`, "failed")
+
+	// Hostile output is inert text: no script ran, no element was made from it.
+	browse(t, ctx, "open the hostile run",
+		chromedp.Navigate(s.base+"/ui/runs/hostile-1"),
+		chromedp.WaitVisible(chromedp.CSS(`#run-output`)),
+		chromedp.Sleep(500*time.Millisecond)) // time for an onerror handler to fire, were there one
+	xss := get(t, ctx, "window.__xss", chromedp.Evaluate[string](`typeof window.__xss`))
+	scripts := get(t, ctx, "scripts", chromedp.Evaluate[int](`document.querySelectorAll('script').length`))
+	imgs := get(t, ctx, "images", chromedp.Evaluate[int](`document.querySelectorAll('img').length`))
+	shown := get(t, ctx, "output", chromedp.Text(chromedp.CSS(`#run-output`)))
+	if xss != "undefined" || dialog.Load() || scripts != 1 || imgs != 0 {
+		t.Errorf("hostile output ran: window.__xss is %s, dialog %v, %d scripts, %d images", xss, dialog.Load(), scripts, imgs)
+	}
+	if !strings.Contains(shown, `<script>window.__xss = 1; alert('xss')</script>`) {
+		t.Errorf("the output is not shown as text: %q", shown)
+	}
+}
+
+// screenshot saves the page to docs/NAME when UPDATE_SCREENSHOTS=1 (the README shows them).
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if os.Getenv("UPDATE_SCREENSHOTS") != "1" {
+		return
+	}
+	png := get(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100))
+	if err := os.WriteFile(filepath.Join("..", "..", "docs", name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
