@@ -11,15 +11,16 @@ import (
 
 // Error codes: stable strings a client can branch on.
 const (
-	CodeBadRequest  = "bad_request"      // malformed request: bad JSON, missing field, bad query
-	CodeInvalid     = "invalid_input"    // the input does not match the workflow's input schema
-	CodeBadWorkflow = "invalid_workflow" // the workflow file does not validate
-	CodeNotFound    = "not_found"        // no such workflow, run or route
-	CodeRunClosed   = "run_closed"       // the run has finished; signals and cancels are rejected
-	CodeBlocked     = "blocked"          // the run exists but no engine here drives it
-	CodeUnsupported = "unsupported"      // the store or server cannot do this
-	CodeStopped     = "stopped"          // the engine stopped (shutdown or a failed commit)
-	CodeInternal    = "internal"
+	CodeBadRequest   = "bad_request"      // malformed request: bad JSON, missing field, bad query
+	CodeInvalid      = "invalid_input"    // the input does not match the workflow's input schema
+	CodeBadWorkflow  = "invalid_workflow" // the workflow file does not validate
+	CodeNotFound     = "not_found"        // no such workflow, run or route
+	CodeRunClosed    = "run_closed"       // the run has finished; signals and cancels are rejected
+	CodeBlocked      = "blocked"          // the run exists but no engine here drives it
+	CodeNotRetryable = "not_retryable"    // retry refused: the run did not fail in an activity, timed out or was compensated
+	CodeUnsupported  = "unsupported"      // the store or server cannot do this
+	CodeStopped      = "stopped"          // the engine stopped (shutdown or a failed commit)
+	CodeInternal     = "internal"
 )
 
 // Error is every error the Server's methods return: a message for people, a code for
@@ -46,6 +47,8 @@ func (e *Error) Is(target error) bool {
 		return e.Code == CodeInvalid
 	case engine.ErrStopped:
 		return e.Code == CodeStopped
+	case engine.ErrNotRetryable:
+		return e.Code == CodeNotRetryable
 	}
 	return false
 }
@@ -61,7 +64,7 @@ func statusOf(code string) int {
 		return http.StatusBadRequest
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeRunClosed, CodeBlocked:
+	case CodeRunClosed, CodeBlocked, CodeNotRetryable:
 		return http.StatusConflict
 	case CodeUnsupported:
 		return http.StatusNotImplemented
@@ -90,6 +93,8 @@ func wrap(err error) *Error {
 		code = CodeBlocked
 	case errors.Is(err, engine.ErrInvalidInput):
 		code = CodeInvalid
+	case errors.Is(err, engine.ErrNotRetryable):
+		code = CodeNotRetryable
 	case errors.Is(err, engine.ErrStopped), errors.Is(err, history.ErrClosed), errors.Is(err, context.Canceled):
 		code = CodeStopped
 	}

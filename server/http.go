@@ -26,6 +26,11 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /v1/runs/{id}/wait", s.waitRun)
 	m.HandleFunc("POST /v1/runs/{id}/signals", s.signalRun)
 	m.HandleFunc("POST /v1/runs/{id}/cancel", s.cancelRun)
+	m.HandleFunc("POST /v1/runs/{id}/terminate", s.terminateRun)
+	m.HandleFunc("POST /v1/runs/{id}/retry", s.retryRun)
+	m.HandleFunc("POST /v1/runs/{id}/repair", s.repairRun)
+	m.HandleFunc("POST /v1/repair", s.repairAll)
+	m.HandleFunc("GET /v1/runs/{id}/export", s.exportRun)
 	m.HandleFunc("GET /v1/check", s.check)
 	s.addUIRoutes(m) // the web UI (ui.go)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -123,6 +128,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 type SignalRequest struct {
 	Name string          `json:"name"`
 	Data json.RawMessage `json:"data,omitempty"`
+	// ID makes the send idempotent: a client that lost the answer sends again with the same
+	// ID, and the run gets the signal once.
+	ID string `json:"id,omitempty"`
 }
 
 func (s *Server) signalRun(w http.ResponseWriter, r *http.Request) {
@@ -130,7 +138,7 @@ func (s *Server) signalRun(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	run, err := s.Signal(r.Context(), r.PathValue("id"), req.Name, req.Data)
+	run, err := s.SendSignal(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, err)
 		return

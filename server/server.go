@@ -144,6 +144,13 @@ func (s *Server) Start(ctx context.Context, req StartRequest) (Started, error) {
 
 // Signal sends a signal to the open run of the workflow (or run) id names.
 func (s *Server) Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error) {
+	return s.SendSignal(ctx, id, SignalRequest{Name: name, Data: data})
+}
+
+// SendSignal is Signal with an optional idempotency id (req.ID): a resend with the same id
+// reaches the run once.
+func (s *Server) SendSignal(ctx context.Context, id string, req SignalRequest) (history.Run, error) {
+	name, data := req.Name, req.Data
 	if name == "" {
 		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: no signal name given")
 	}
@@ -151,7 +158,7 @@ func (s *Server) Signal(ctx context.Context, id, name string, data json.RawMessa
 		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: data is not JSON")
 	}
 	return s.control(id, "signals to a finished run are rejected", func(wf string) error {
-		return s.eng.Signal(ctx, wf, name, data)
+		return s.eng.SendSignal(ctx, engine.SignalRequest{WorkflowID: wf, Name: name, Data: data, ID: req.ID})
 	})
 }
 

@@ -75,6 +75,9 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 				continue
 			}
 		}
+		// The seq commitRun will give it: the interpreter records it (SignalApplied names the
+		// SignalReceived it took), and replay sees the committed seq, so live must too.
+		ev.Seq = lr.rec.LastSeq + uint64(len(evs)) + 1
 		decisions, err := lr.interp.Apply(ev)
 		if err != nil {
 			lr.blocked = err

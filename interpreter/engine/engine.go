@@ -32,6 +32,9 @@ var (
 	ErrStopped = errors.New("engine stopped")
 	// ErrInvalidInput is returned by Start when the input does not match the input schema.
 	ErrInvalidInput = errors.New("invalid input")
+	// ErrNotRetryable is returned by Retry for a run it cannot resume: one that did not fail,
+	// timed out, failed other than in an activity, or was compensated.
+	ErrNotRetryable = errors.New("run cannot be retried")
 )
 
 // Options configure an Engine.

@@ -136,7 +136,7 @@ func (e *Engine) Retry(ctx context.Context, workflowID string) (history.Run, err
 	}
 	old := runs[0]
 	if old.Status != history.StatusFailed || old.ClosedReason == history.ClosedTimedOut {
-		return history.Run{}, fmt.Errorf("retry %s: run %s is %s (%s); only failed runs can be retried", workflowID, old.RunID, old.Status, old.ClosedReason)
+		return history.Run{}, refused("retry %s: run %s is %s (%s); only failed runs can be retried", workflowID, old.RunID, old.Status, old.ClosedReason)
 	}
 	evs, err := e.store.Events(old.RunID, 0)
 	if err != nil {
@@ -144,15 +144,25 @@ func (e *Engine) Retry(ctx context.Context, workflowID string) (history.Run, err
 	}
 	for _, ev := range evs {
 		if ev.Type == history.CompensationStarted {
-			return history.Run{}, fmt.Errorf("retry %s: run %s was compensated after it failed; its completed steps were undone, so it cannot resume", workflowID, old.RunID)
+			return history.Run{}, refused("retry %s: run %s was compensated after it failed; its completed steps were undone, so it cannot resume", workflowID, old.RunID)
 		}
 	}
 	execID, cut := interpreter.FailedActivity(evs)
 	if execID == "" {
-		return history.Run{}, fmt.Errorf("retry %s: run %s did not fail in an activity (see wend show %s); retry resumes only from a failed activity", workflowID, old.RunID, workflowID)
+		return history.Run{}, refused("retry %s: run %s did not fail in an activity (see wend show %s); retry resumes only from a failed activity", workflowID, old.RunID, workflowID)
 	}
 	return e.retryFrom(ctx, old, evs[:cut], execID)
 }
+
+// refusal is Retry's answer for a run it cannot resume: its text explains why in full, and it
+// matches ErrNotRetryable so callers (the server's 409) can tell it from a store failure.
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
+
+func (refusal) Is(target error) bool { return target == ErrNotRetryable }
+
+func refused(format string, args ...any) error { return refusal(fmt.Sprintf(format, args...)) }
 
 func (e *Engine) retryFrom(ctx context.Context, old history.Run, prefix []history.Event, execID string) (history.Run, error) {
 	st, err := history.DataOf[history.Started](prefix[0])

@@ -51,7 +51,7 @@ output: "${{ [steps.reserve.output, steps.charge.output] }}"
 		t.Fatalf("charge calls: %+v", charges)
 	}
 	// The same run cannot be retried twice: it completed.
-	if _, err := h.e.Retry(context.Background(), "o"); err == nil || !strings.Contains(err.Error(), "completed") {
+	if _, err := h.e.Retry(context.Background(), "o"); err == nil || !strings.Contains(err.Error(), "completed") || !errors.Is(err, ErrNotRetryable) {
 		t.Fatalf("second retry: %v", err)
 	}
 }
@@ -65,7 +65,7 @@ func TestRetryRefusesACompensatedRun(t *testing.T) {
 	h.start(f, "c", "null")
 	h.wait("c")
 	_, err := h.e.Retry(context.Background(), "c")
-	if err == nil || !strings.Contains(err.Error(), "compensated") {
+	if err == nil || !strings.Contains(err.Error(), "compensated") || !errors.Is(err, ErrNotRetryable) {
 		t.Fatalf("retry of a compensated run: %v", err)
 	}
 }
