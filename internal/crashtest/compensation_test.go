@@ -1,0 +1,158 @@
+package crashtest
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/boltstore"
+	"github.com/wendflow/wend/history"
+)
+
+// TestCompensationsAcrossKills is RELIABILITY F3: a 10-step saga is cancelled, then the
+// process compensating it is killed at a failpoint after an early commit, again and again,
+// and resumed. Every compensation must be recorded exactly once, in reverse completion
+// order, and each must have reached the plugin at least once.
+func TestCompensationsAcrossKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test builds and runs real processes")
+	}
+	wend, plugin := bins(t)
+	dir := t.TempDir()
+	db, log := filepath.Join(dir, "wend.db"), filepath.Join(dir, "inv.jsonl")
+	const n = 10
+	var b strings.Builder
+	fmt.Fprintf(&b, "wend: v1\nname: saga\nplugins: {demo: %q}\nsteps:\n", plugin)
+	for i := range n {
+		fmt.Fprintf(&b, "  - {id: s%d, activity: demo.record, with: {path: %q, note: \"do%d\"}, compensate_with: {activity: demo.record, with: {path: %q, note: \"undo%d\"}}}\n", i, log, i, log, i)
+	}
+	b.WriteString("  - wait_for_signal: never\n")
+	wf := filepath.Join(dir, "saga.wend.yaml")
+	if err := os.WriteFile(wf, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) error {
+		out, err := exec.Command(wend, append(args, "--db", db)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("wend %v: %v\n%s", args, err, out)
+		}
+		return nil
+	}
+	if err := run("run", "--detach", "--id", "saga", wf); err != nil {
+		t.Fatal(err)
+	}
+	serve := func(failpoints string) *exec.Cmd {
+		cmd := exec.Command(wend, "serve", "--db", db, "--listen", "off")
+		cmd.Env = append(os.Environ(), "WEND_FAILPOINTS="+failpoints)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	srv := serve("")
+	for deadline := time.Now().Add(30 * time.Second); !fileHasLines(log, n); {
+		if time.Now().After(deadline) {
+			t.Fatal("the saga's steps never all ran")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := run("cancel", "saga", "--reason", "crash test"); err != nil {
+		t.Fatal(err)
+	}
+	_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL) // the cancel is durable: it was acknowledged
+	_ = srv.Wait()
+
+	seed := time.Now().UnixNano() % 100000
+	rng := rand.New(rand.NewSource(seed))
+	kills := 0
+	for round := 0; round < 60; round++ {
+		// Die right after the first commit: each process moves the unwinding one step, so the
+		// crashes land between every pair of compensations.
+		fp := "after-commit=1"
+		if rng.Intn(4) == 0 {
+			fp = "before-commit=1" // now and then, before it instead
+		}
+		cmd := serve(fp)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if exitCode(err) == 137 {
+				kills++
+			}
+		case <-time.After(3 * time.Second): // nothing left to commit: the run has closed
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			round = 60
+		}
+	}
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _ := st.Runs(history.RunFilter{WorkflowID: "saga"})
+	evs, err := st.Events(runs[0].RunID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	started := map[string]int{}
+	for _, e := range evs {
+		switch e.Type {
+		case history.CompensationCompleted:
+			order = append(order, e.Step)
+		case history.CompensationStarted:
+			started[e.Step]++
+		}
+	}
+	var want []string
+	for i := n - 1; i >= 0; i-- {
+		want = append(want, fmt.Sprintf("steps[%d]", i))
+	}
+	dup := 0
+	for _, c := range started {
+		dup += c - 1
+	}
+	inv := readLog(t, log)
+	skipped := 0
+	for i := range n {
+		if len(inv[fmt.Sprintf("undo%d", i)]) == 0 {
+			skipped++
+		}
+	}
+	fmt.Printf("RELIABILITY suite=compensation crashes=%d compensated=%d dup_compensation_in_history=%d skipped=%d undo_invocations=%d seed=%d\n",
+		kills, len(order), dup, skipped, countPrefix(inv, "undo"), seed)
+	if runs[0].Status != history.StatusCancelled || strings.Join(order, ",") != strings.Join(want, ",") || dup != 0 || skipped != 0 {
+		t.Fatalf("run %s; compensated %v, want %v; dup %d, skipped %d", runs[0].Status, order, want, dup, skipped)
+	}
+	if ps := history.Check(runs[0], evs); len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if kills < n-1 {
+		t.Fatalf("only %d kills during %d compensations", kills, n)
+	}
+}
+
+func countPrefix(m map[string][]record, prefix string) int {
+	n := 0
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) {
+			n += len(v)
+		}
+	}
+	return n
+}
+
+// fileHasLines reports whether path exists with at least n lines.
+func fileHasLines(path string, n int) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && strings.Count(string(b), "\n") >= n
+}
