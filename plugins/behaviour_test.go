@@ -183,3 +183,27 @@ func TestOverBeforeCall(t *testing.T) {
 		t.Fatalf("got %v", ae)
 	}
 }
+
+// TestTryIdentityAndProgressReachThePlugin: the host hands the plugin the try's ids, attempt
+// and the previous try's last heartbeat progress.
+func TestTryIdentityAndProgressReachThePlugin(t *testing.T) {
+	h, _ := newHost(t, Options{}, testPlugin("t", ""))
+	c := call("t", "info", nil)
+	c.ActivityExecutionID, c.ActivityAttemptID, c.Attempt = "run:steps[0]", "run:steps[0]#2", 2
+	c.LastProgress = json.RawMessage(`{"page":7}`)
+	out, err := h.Execute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		ActivityExecutionID, ActivityAttemptID string
+		Attempt                                int
+		LastProgress                           json.RawMessage
+	}
+	if err := json.Unmarshal(out, &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.ActivityExecutionID != "run:steps[0]" || info.ActivityAttemptID != "run:steps[0]#2" || info.Attempt != 2 || string(info.LastProgress) != `{"page":7}` {
+		t.Fatalf("plugin saw %+v", info)
+	}
+}

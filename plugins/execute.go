@@ -162,7 +162,7 @@ func request(call history.ActivityCall) *pluginv1.ExecuteRequest {
 		Activity: call.Activity, Input: call.Input,
 		WorkflowId: call.WorkflowID, RunId: call.RunID, StepPath: call.StepPath,
 		ActivityExecutionId: call.ActivityExecutionID, ActivityAttemptId: call.ActivityAttemptID,
-		Attempt: int32(call.Attempt),
+		Attempt: int32(call.Attempt), LastProgress: call.LastProgress,
 	}
 	if !call.Deadline.IsZero() {
 		req.DeadlineUnixNanos = call.Deadline.UnixNano()

@@ -19,6 +19,9 @@ type Info struct {
 	ActivityAttemptID   string
 	Attempt             int       // 1-based
 	Deadline            time.Time // zero: none
+	// LastProgress is the progress the previous try last reported (JSON), recorded in the
+	// workflow's history; empty on a first try. Decode it to resume instead of starting over.
+	LastProgress json.RawMessage
 }
 
 // Context is what a handler receives: a context.Context cancelled when the try must stop,

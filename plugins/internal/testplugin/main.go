@@ -99,6 +99,7 @@ func activities() sdk.Activities {
 			}
 			return empty{}, nil
 		}, "", ""),
-		"pid": sdk.Func(func(*sdk.Context, empty) (int, error) { return os.Getpid(), nil }, "", ""),
+		"pid":  sdk.Func(func(*sdk.Context, empty) (int, error) { return os.Getpid(), nil }, "", ""),
+		"info": sdk.Func(func(ctx *sdk.Context, _ empty) (sdk.Info, error) { return ctx.Info, nil }, "", ""),
 	}
 }

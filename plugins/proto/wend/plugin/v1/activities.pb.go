@@ -274,8 +274,11 @@ type ExecuteRequest struct {
 	ActivityAttemptId string `protobuf:"bytes,7,opt,name=activity_attempt_id,json=activityAttemptId,proto3" json:"activity_attempt_id,omitempty"`
 	Attempt           int32  `protobuf:"varint,8,opt,name=attempt,proto3" json:"attempt,omitempty"`                                                // 1-based
 	DeadlineUnixNanos int64  `protobuf:"varint,9,opt,name=deadline_unix_nanos,json=deadlineUnixNanos,proto3" json:"deadline_unix_nanos,omitempty"` // 0: none
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The progress the previous try last reported by heartbeat (JSON), so a retry can resume
+	// where it left off; empty on a first try.
+	LastProgress  []byte `protobuf:"bytes,10,opt,name=last_progress,json=lastProgress,proto3" json:"last_progress,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
@@ -369,6 +372,13 @@ func (x *ExecuteRequest) GetDeadlineUnixNanos() int64 {
 		return x.DeadlineUnixNanos
 	}
 	return 0
+}
+
+func (x *ExecuteRequest) GetLastProgress() []byte {
+	if x != nil {
+		return x.LastProgress
+	}
+	return nil
 }
 
 type Cancel struct {
@@ -687,7 +697,7 @@ const file_activities_proto_rawDesc = "" +
 	"\fExecuteInput\x12:\n" +
 	"\arequest\x18\x01 \x01(\v2\x1e.wend.plugin.v1.ExecuteRequestH\x00R\arequest\x120\n" +
 	"\x06cancel\x18\x02 \x01(\v2\x16.wend.plugin.v1.CancelH\x00R\x06cancelB\a\n" +
-	"\x05input\"\xc5\x02\n" +
+	"\x05input\"\xea\x02\n" +
 	"\x0eExecuteRequest\x12\x1a\n" +
 	"\bactivity\x18\x01 \x01(\tR\bactivity\x12\x14\n" +
 	"\x05input\x18\x02 \x01(\fR\x05input\x12\x1f\n" +
@@ -698,7 +708,9 @@ const file_activities_proto_rawDesc = "" +
 	"\x15activity_execution_id\x18\x06 \x01(\tR\x13activityExecutionId\x12.\n" +
 	"\x13activity_attempt_id\x18\a \x01(\tR\x11activityAttemptId\x12\x18\n" +
 	"\aattempt\x18\b \x01(\x05R\aattempt\x12.\n" +
-	"\x13deadline_unix_nanos\x18\t \x01(\x03R\x11deadlineUnixNanos\" \n" +
+	"\x13deadline_unix_nanos\x18\t \x01(\x03R\x11deadlineUnixNanos\x12#\n" +
+	"\rlast_progress\x18\n" +
+	" \x01(\fR\flastProgress\" \n" +
 	"\x06Cancel\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xb3\x01\n" +
 	"\fExecuteEvent\x129\n" +
