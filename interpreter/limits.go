@@ -13,6 +13,10 @@ const (
 	MaxPending     = 2_000  // activities, timers or child workflows open at once in one run
 	MaxSignals     = 5_000  // received signals not yet consumed
 	WarnEventsFrom = MaxEvents * 8 / 10
+
+	// MaxHistoryBytes caps the payload bytes of one run's history (Temporal's error threshold).
+	MaxHistoryBytes = 50 << 20
+	WarnBytesFrom   = MaxHistoryBytes * 8 / 10
 )
 
 // overPending explains why one more open item of a kind would pass MaxPending, or "".

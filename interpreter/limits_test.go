@@ -38,3 +38,13 @@ func TestHistoryEventLimit(t *testing.T) {
 		t.Fatalf("closed %+v", c.Failure)
 	}
 }
+
+func TestHistoryBytesLimit(t *testing.T) {
+	s := newSim(t, head+"steps:\n  - wait_for_signal: never\n", nil)
+	s.r.bytes = MaxHistoryBytes
+	s.signal("other", nil)
+	c := s.closed(t)
+	if c.Failure.Category != history.CategoryStructuralLimit || !strings.Contains(c.Failure.Message, "50 MiB") {
+		t.Fatalf("closed %+v", c.Failure)
+	}
+}

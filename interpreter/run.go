@@ -45,11 +45,15 @@ type Run struct {
 	signalIDs    map[string]bool   // client signal ids received, for idempotent sends
 	terminating  bool              // children are terminated, not cancelled
 	count        int               // events in the history so far (inputs and decisions)
+	bytes        int               // payload bytes in the history so far
 	timerAt      map[string]time.Time
 }
 
 // Events returns how many events the run's history holds, as the interpreter counts them.
 func (r *Run) Events() int { return r.count }
+
+// HistoryBytes returns the payload bytes of the run's history so far.
+func (r *Run) HistoryBytes() int { return r.bytes }
 
 // New makes the state machine of a run; nothing happens until Apply gets WorkflowStarted.
 func New(w *spec.Workflow, started history.Started) *Run {
@@ -76,14 +80,23 @@ func (r *Run) Apply(ev history.Event) ([]history.Event, error) {
 		return nil, fmt.Errorf("apply %s: %w", ev.Type, ErrClosed)
 	}
 	r.now, r.out = ev.Time, nil
-	if r.count >= MaxEvents && r.root != nil {
+	switch {
+	case r.count >= MaxEvents && r.root != nil:
 		r.overLimit(fmt.Sprintf("the run's history reached %d events; use continue_as_new for long-lived workflows", MaxEvents))
-	} else if err := r.input1(ev); err != nil {
-		return nil, err
+	case r.bytes >= MaxHistoryBytes && r.root != nil:
+		r.overLimit(fmt.Sprintf("the run's history reached %d MiB of payloads; use continue_as_new for long-lived workflows", MaxHistoryBytes>>20))
+	default:
+		if err := r.input1(ev); err != nil {
+			return nil, err
+		}
 	}
 	out := r.out
 	r.out = nil
 	r.count += 1 + len(out)
+	r.bytes += len(ev.Data)
+	for _, d := range out {
+		r.bytes += len(d.Data)
+	}
 	return out, nil
 }
 

@@ -168,6 +168,10 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 	if before, after := lr.rec.LastSeq, rec.LastSeq; before < interpreter.WarnEventsFrom && after >= interpreter.WarnEventsFrom {
 		e.logf("wend: warning: run %s has %d events, 80%% of the %d limit; consider continue_as_new", rec.RunID, after, interpreter.MaxEvents)
 	}
+	if b := lr.interp.HistoryBytes(); b >= interpreter.WarnBytesFrom && !lr.warnedBytes {
+		lr.warnedBytes = true
+		e.logf("wend: warning: run %s has %d MiB of payloads, 80%% of the %d MiB limit; consider continue_as_new", rec.RunID, b>>20, interpreter.MaxHistoryBytes>>20)
+	}
 	lr.rec = rec
 	faults.Hit("after-commit")
 	e.effects(lr, evs)

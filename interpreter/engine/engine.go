@@ -83,6 +83,8 @@ type liveRun struct {
 	w       *spec.Workflow
 	interp  *interpreter.Run
 	blocked error
+
+	warnedBytes bool // the 80 % history-bytes warning was logged
 }
 
 type waitRef struct{ runID, step string }
