@@ -206,8 +206,14 @@ func outcomeEvent(at activityTask, res callResult) *history.Event {
 	base := history.Event{Step: at.Step, ActivityExecutionID: at.ExecID, Attempt: at.Attempt}
 	switch {
 	case res.err != nil:
+		f := failureOf(res.err)
 		base.Type = history.ActivityAttemptFailed
-		base.Data = history.MustData(history.AttemptFailure{Failure: failureOf(res.err)})
+		if f.Category == history.CategoryTimeout {
+			// The worker enforced the try's deadline before the engine's timer fired: the same
+			// fact, recorded the same way.
+			base.Type = history.ActivityTimedOut
+		}
+		base.Data = history.MustData(history.AttemptFailure{Failure: f})
 	case len(res.out) > interpreter.MaxPayloadBytes:
 		base.Type = history.ActivityAttemptFailed
 		base.Data = history.MustData(history.AttemptFailure{Failure: history.Failure{Category: history.CategoryStructuralLimit,
