@@ -40,3 +40,26 @@ type Run struct {
 
 // Open reports whether the run has not closed yet.
 func (r Run) Open() bool { return r.Status == StatusRunning }
+
+// ClosedBy maps a terminal event to the status and closed reason of the run it closes. The
+// event's payload can refine the reason (compensation_failed), which its type alone cannot say.
+func ClosedBy(ev Event) (status, reason string) {
+	switch ev.Type {
+	case WorkflowCompleted:
+		status, reason = StatusCompleted, ClosedCompleted
+	case WorkflowContinuedAsNew:
+		status, reason = StatusContinued, ClosedContinued
+	case WorkflowCancelled:
+		status, reason = StatusCancelled, ClosedCancelled
+	case WorkflowTimedOut:
+		status, reason = StatusFailed, ClosedTimedOut
+	case WorkflowTerminated:
+		status, reason = StatusCancelled, ClosedTerminated
+	default:
+		status, reason = StatusFailed, ClosedFailed
+	}
+	if c, err := DataOf[Closed](ev); err == nil && c.ClosedReason != "" {
+		reason = c.ClosedReason
+	}
+	return status, reason
+}

@@ -14,14 +14,9 @@ import (
 const MaxPayloadBytes = 2 << 20
 
 func (n *node) startActivity() {
-	var input any
-	if n.s.With != nil {
-		v, err := n.s.With.Eval(n.env(n.s.With.StepRefs(), nil))
-		if err != nil {
-			n.stepFailed(exprFailure(n, "with", err))
-			return
-		}
-		input = v
+	input, ok := n.with(nil)
+	if !ok {
+		return
 	}
 	raw := mustJSON(input)
 	if len(raw) > MaxPayloadBytes {

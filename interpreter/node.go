@@ -223,6 +223,20 @@ func (n *node) cancelTimers() {
 	}
 }
 
+// with evaluates the step's `with` (def when it has none); on an expression error the step
+// fails and ok is false.
+func (n *node) with(def any) (v any, ok bool) {
+	if n.s.With == nil {
+		return def, true
+	}
+	v, err := n.s.With.Eval(n.env(n.s.With.StepRefs(), nil))
+	if err != nil {
+		n.stepFailed(exprFailure(n, "with", err))
+		return nil, false
+	}
+	return v, true
+}
+
 func exprFailure(n *node, what string, err error) *history.Failure {
 	return &history.Failure{Category: history.CategoryExpression, PropagationKind: "step", Type: "ExpressionError",
 		Message: what + ": " + err.Error(), NonRetryable: true, Step: n.path}

@@ -137,14 +137,9 @@ func (r *Run) PendingSignals() map[string]int {
 }
 
 func (n *node) startChild() {
-	var input any
-	if n.s.With != nil {
-		v, err := n.s.With.Eval(n.env(n.s.With.StepRefs(), nil))
-		if err != nil {
-			n.stepFailed(exprFailure(n, "with", err))
-			return
-		}
-		input = v
+	input, ok := n.with(nil)
+	if !ok {
+		return
 	}
 	if msg := n.r.overPending(len(n.r.children), "child workflows"); msg != "" {
 		n.stepFailed(limitFailure(msg))
@@ -201,14 +196,9 @@ func (r *Run) childClosed(ev history.Event) error {
 }
 
 func (n *node) continueAsNew() {
-	input := n.r.input
-	if n.s.With != nil {
-		v, err := n.s.With.Eval(n.env(n.s.With.StepRefs(), nil))
-		if err != nil {
-			n.stepFailed(exprFailure(n, "with", err))
-			return
-		}
-		input = v
+	input, ok := n.with(n.r.input)
+	if !ok {
+		return
 	}
 	n.state = finished
 	n.r.root.cancel()

@@ -34,10 +34,7 @@ func (b *builder) closed(ev history.Event) error {
 	}
 	w := &b.doc.Workflow
 	w.ClosedAt = ev.Time
-	w.Status, w.ClosedReason = closedStatus(ev.Type)
-	if c.ClosedReason != "" {
-		w.ClosedReason = c.ClosedReason // e.g. compensation_failed: the type alone does not say it
-	}
+	w.Status, w.ClosedReason = history.ClosedBy(ev)
 	if ev.Type == history.WorkflowCompleted {
 		w.Output = orNull(c.Output)
 	}
@@ -50,24 +47,6 @@ func (b *builder) closed(ev history.Event) error {
 		w.NextRunID = c.RunID
 	}
 	return nil
-}
-
-// closedStatus maps a terminal event to the run's status and closed reason, as the engine
-// records them on the run.
-func closedStatus(t history.EventType) (status, reason string) {
-	switch t {
-	case history.WorkflowCompleted:
-		return history.StatusCompleted, history.ClosedCompleted
-	case history.WorkflowContinuedAsNew:
-		return history.StatusContinued, history.ClosedContinued
-	case history.WorkflowCancelled:
-		return history.StatusCancelled, history.ClosedCancelled
-	case history.WorkflowTimedOut:
-		return history.StatusFailed, history.ClosedTimedOut
-	case history.WorkflowTerminated:
-		return history.StatusCancelled, history.ClosedTerminated
-	}
-	return history.StatusFailed, history.ClosedFailed
 }
 
 // workflowRecord merges the run record into the workflow section once every event is read.

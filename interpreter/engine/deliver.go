@@ -143,7 +143,7 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 	var nextEvs []history.Event
 	last := evs[len(evs)-1]
 	if last.Type.Terminal() {
-		rec.Status, rec.ClosedReason = closedStatus(last)
+		rec.Status, rec.ClosedReason = history.ClosedBy(last)
 		rec.ClosedAt = last.Time
 	}
 	c := history.Commit{Runs: []history.RunUpdate{{Run: rec, Events: evs}}}
@@ -182,30 +182,6 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 		next.mu.Unlock()
 	}
 	return nil
-}
-
-func closedStatus(ev history.Event) (status, reason string) {
-	status, reason = closedByType(ev)
-	if c, err := history.DataOf[history.Closed](ev); err == nil && c.ClosedReason != "" {
-		reason = c.ClosedReason // e.g. compensation_failed: the type alone does not say it
-	}
-	return status, reason
-}
-
-func closedByType(ev history.Event) (status, reason string) {
-	switch ev.Type {
-	case history.WorkflowCompleted:
-		return history.StatusCompleted, history.ClosedCompleted
-	case history.WorkflowContinuedAsNew:
-		return history.StatusContinued, history.ClosedContinued
-	case history.WorkflowCancelled:
-		return history.StatusCancelled, history.ClosedCancelled
-	case history.WorkflowTimedOut:
-		return history.StatusFailed, history.ClosedTimedOut
-	case history.WorkflowTerminated:
-		return history.StatusCancelled, history.ClosedTerminated
-	}
-	return history.StatusFailed, history.ClosedFailed
 }
 
 // effects acts on committed events: calls, timers, children, waits, notifications.

@@ -109,7 +109,7 @@ func (e *Engine) newRun(w *spec.Workflow, st history.Started) (*liveRun, []histo
 	}
 	lr.rec.LastSeq = uint64(len(evs))
 	if last := evs[len(evs)-1]; last.Type.Terminal() {
-		lr.rec.Status, lr.rec.ClosedReason = closedStatus(last)
+		lr.rec.Status, lr.rec.ClosedReason = history.ClosedBy(last)
 		lr.rec.ClosedAt = last.Time
 	}
 	return lr, evs, nil
