@@ -15,6 +15,7 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
@@ -30,7 +31,12 @@ type backend interface {
 	Events(id string, after uint64) (server.EventPage, error)
 	Start(ctx context.Context, req server.StartRequest) (server.Started, error)
 	Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error)
+	SendSignal(ctx context.Context, id string, req server.SignalRequest) (history.Run, error)
 	Cancel(ctx context.Context, id, reason string) (history.Run, error)
+	Terminate(ctx context.Context, id, reason string) (history.Run, error)
+	Retry(ctx context.Context, id string) (server.Retried, error)
+	Repair(ctx context.Context, id string) (server.RepairReport, error)
+	Export(id string) (*export.Document, error)
 	Wait(ctx context.Context, id string, timeout time.Duration) (server.Outcome, error)
 	Check() (server.CheckReport, error)
 	Close() error

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/server"
 )
 
@@ -125,6 +126,42 @@ func (c *client) Signal(ctx context.Context, id, name string, data json.RawMessa
 	var out struct{ Run history.Run }
 	err := c.call(ctx, "POST", runPath(id, "/signals"), server.SignalRequest{Name: name, Data: data}, &out)
 	return out.Run, err
+}
+
+func (c *client) SendSignal(ctx context.Context, id string, req server.SignalRequest) (history.Run, error) {
+	var out struct{ Run history.Run }
+	err := c.call(ctx, "POST", runPath(id, "/signals"), req, &out)
+	return out.Run, err
+}
+
+func (c *client) Terminate(ctx context.Context, id, reason string) (history.Run, error) {
+	var out struct{ Run history.Run }
+	err := c.call(ctx, "POST", runPath(id, "/terminate"), server.TerminateRequest{Reason: reason}, &out)
+	return out.Run, err
+}
+
+func (c *client) Retry(ctx context.Context, id string) (server.Retried, error) {
+	var out server.Retried
+	err := c.call(ctx, "POST", runPath(id, "/retry"), struct{}{}, &out)
+	return out, err
+}
+
+func (c *client) Repair(ctx context.Context, id string) (server.RepairReport, error) {
+	path := "/v1/repair"
+	if id != "" {
+		path = runPath(id, "/repair")
+	}
+	var out server.RepairReport
+	err := c.call(ctx, "POST", path, struct{}{}, &out)
+	return out, err
+}
+
+func (c *client) Export(id string) (*export.Document, error) {
+	var doc export.Document
+	if err := c.call(context.Background(), "GET", runPath(id, "/export"), nil, &doc); err != nil {
+		return nil, err
+	}
+	return &doc, nil
 }
 
 func (c *client) Cancel(ctx context.Context, id, reason string) (history.Run, error) {

@@ -45,6 +45,12 @@ func init() {
 		"serve":    serveCmd,
 		"resume":   resumeCmd,
 		"check":    checkCmd,
+
+		// Operating runs: stop, resume, repair and export them.
+		"terminate": terminateCmd,
+		"retry":     retryCmd,
+		"repair":    repairCmd,
+		"history":   historyCmd,
 	}
 }
 

@@ -20,7 +20,8 @@ Holds the database and drives its runs until stopped: resumes every unfinished r
 start, fires timers, calls activities, and takes new runs, signals and cancels from other
 wend commands (run, signal, cancel, list, show, check) over the control socket beside the
 database (PATH.sock, owner-only). Where it listens is printed on stderr, then a line per
-step event of every run.
+step event of every run. Every minute it rebuilds tasks that open runs lost, as
+'wend repair' does.
 
 The first Ctrl-C (or SIGTERM) stops cleanly: no new requests, the commit in flight
 finishes, activity calls in flight are cancelled and run again when the runs resume. A
@@ -68,6 +69,8 @@ func runServe(e *env, args []string) int {
 	if d.ctl == nil {
 		return exitUsage // serving is this command's point; serveControl said why
 	}
+	// A task lost to a bug or a hand-edited database must not leave a served run stuck.
+	d.eng.Watchdog(time.Minute)
 	web, err := d.serveHTTP(hf)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)

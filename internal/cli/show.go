@@ -5,31 +5,34 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
-	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/server"
 )
 
 var showCmd = &command{
-	summary: "show a run: status, current waits, failures, events, output",
+	summary: "show a run: status, timeline, attempts, failures, current waits",
 	usage: `Usage: wend show ID [--json] [--db PATH]
 
-Shows the newest run of workflow id ID (or the run with run id ID): its record; what it is
-waiting for now (activities in flight or backing off before a retry, timers, signal waits,
-child workflows and awaited workflows); signals received and not yet taken; every failure
-recorded, with its category and a non-retryable mark; the event timeline, one line per
-event (seq, time, type, step, detail); and the output or the failure it ended with.
+Shows the newest run of workflow id ID (or the run with run id ID) for a person, with the
+same facts as its history export ('wend history ID --json'): the run's header (ids,
+status, spec, times, timeouts, input, output or failure, cancel reason); the timeline, one
+line per event; each activity with its attempts, their errors and retry schedule; every
+failure with its category, propagation kind and a NON-RETRYABLE mark; pending timers and
+signals no step has taken; children, compensations and the operator metrics. For an open
+run it ends with what the run is waiting for now (activities in flight or backing off
+before a retry, timers, signal waits, child workflows and awaited workflows).
 
 Flags:
-  --json      print the run detail as one JSON object: run, input, output, failure,
+  --json      print the run detail as one JSON object (not the export; for that use
+              'wend history ID --json'): run, input, output, failure,
               waits[] (kind: activity, timer, signal, child_workflow, workflow; step, since,
               until, activity, attempt, signal, workflow_id...), pending_signals[],
               failures[] (seq, type, time, failure) and events[] (the full history)
   --db PATH   database file (default $WEND_DB, else .wend/wend.db)
 
-Exit codes: 0 shown, 1 no such workflow or run, 2 usage or I/O error.
+Exit codes: 0 shown, 1 no such workflow or run, 2 usage or I/O error (or a history this
+build cannot read; --json still prints its events).
 `,
 	run: runShow,
 }
@@ -60,60 +63,34 @@ func runShow(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s\n", out)
 		return exitOK
 	}
-	printDetail(e.stdout, d)
+	// The export is a function of the record and events, so building it here from the detail
+	// gives what 'wend history' gets from the server, and the waits below come from the same
+	// snapshot of the history.
+	doc, err := export.Build(d.Run, d.Events)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend show: run %s: %v (wend show --json prints its events as stored)\n", d.Run.RunID, err)
+		return exitUsage
+	}
+	if err := export.Render(e.stdout, doc); err != nil {
+		fmt.Fprintf(e.stderr, "wend show: %v\n", err)
+		return exitUsage
+	}
+	printWaits(e.stdout, d)
 	return exitOK
 }
 
-func printDetail(w io.Writer, d server.RunDetail) {
-	r := d.Run
-	fmt.Fprintf(w, "workflow  %s\nrun       %s\nname      %s\nstatus    %s\n", r.WorkflowID, r.RunID, r.Name, statusText(r))
-	fmt.Fprintf(w, "spec      %s (sha256 %.12s)\n", r.SpecFile, r.SpecSHA256)
-	fmt.Fprintf(w, "started   %s\nclosed    %s\n", stamp(r.StartedAt), stamp(r.ClosedAt))
-	if r.ParentRunID != "" {
-		fmt.Fprintf(w, "parent    run %s, step %s\n", r.ParentRunID, r.ParentStep)
+// printWaits adds what the export cannot say: what an open run waits for now. Signal waits
+// leave no event, so only the server's replay probe (RunDetail.Waits) knows them.
+func printWaits(w io.Writer, d server.RunDetail) {
+	if !d.Run.Open() {
+		return
 	}
-	if len(d.Input) > 0 {
-		fmt.Fprintf(w, "input     %s\n", d.Input)
+	fmt.Fprintln(w, "\nwaiting for")
+	if len(d.Waits) == 0 {
+		fmt.Fprintln(w, "  nothing the history shows (an engine has to drive the run: wend resume)")
 	}
-	if r.Open() {
-		fmt.Fprintln(w, "\nwaiting for:")
-		if len(d.Waits) == 0 {
-			fmt.Fprintln(w, "  nothing the history shows (an engine has to drive the run: wend resume)")
-		}
-		for _, wt := range d.Waits {
-			fmt.Fprintf(w, "  %s\n", waitText(wt))
-		}
-	}
-	if len(d.Signals) > 0 {
-		fmt.Fprintln(w, "\nsignals received, not yet taken:")
-		for _, s := range d.Signals {
-			fmt.Fprintf(w, "  %q (event %d)\n", s.Name, s.ReceivedSeq)
-		}
-	}
-	if len(d.Failures) > 0 {
-		fmt.Fprintln(w, "\nfailures:")
-		for _, f := range d.Failures {
-			at := ""
-			if f.Failure.Step != "" {
-				at = " " + f.Failure.Step
-			}
-			fmt.Fprintf(w, "  event %d %s%s: %s\n", f.Seq, f.Type, at, failureText(&f.Failure))
-		}
-	}
-	fmt.Fprintln(w, "\nevents:")
-	for _, ev := range d.Events {
-		fmt.Fprintf(w, "  %4d %s %-24s %s\n", ev.Seq, ev.Time.UTC().Format("2006-01-02T15:04:05.000Z"), ev.Type,
-			strings.TrimSpace(ev.Step+"  "+eventDetail(ev)))
-	}
-	switch {
-	case d.Failure != nil:
-		fmt.Fprintf(w, "\nfailure: %s\n", failureText(d.Failure))
-	case r.Status == history.StatusCompleted:
-		out := d.Output
-		if len(out) == 0 {
-			out = json.RawMessage("null")
-		}
-		fmt.Fprintf(w, "\noutput: %s\n", out)
+	for _, wt := range d.Waits {
+		fmt.Fprintf(w, "  %s\n", waitText(wt))
 	}
 }
 
@@ -142,40 +119,4 @@ func waitText(w server.Wait) string {
 		s += " since " + stamp(w.Since)
 	}
 	return s
-}
-
-// eventDetail is the short tail of a timeline line: what the event says beyond its type.
-func eventDetail(ev history.Event) string {
-	switch ev.Type {
-	case history.WorkflowStarted:
-		st, _ := history.DataOf[history.Started](ev)
-		return st.SpecFile
-	case history.ActivityScheduled:
-		a, _ := history.DataOf[history.ActivitySchedule](ev)
-		return a.Plugin + "." + a.Activity
-	case history.ActivityCompleted:
-		return fmt.Sprintf("attempt %d", ev.Attempt)
-	case history.ActivityRetryScheduled:
-		rs, _ := history.DataOf[history.RetrySchedule](ev)
-		return fmt.Sprintf("attempt %d at %s", rs.NextAttempt, rs.AvailableAt.UTC().Format(time.RFC3339))
-	case history.TimerScheduled:
-		ts, _ := history.DataOf[history.TimerSchedule](ev)
-		return fmt.Sprintf("%s until %s", ts.Purpose, ts.FireAt.UTC().Format(time.RFC3339))
-	case history.SignalReceived, history.SignalApplied:
-		s, _ := history.DataOf[history.Signal](ev)
-		return fmt.Sprintf("%q", s.Name)
-	case history.ChildWorkflowScheduled:
-		cs, _ := history.DataOf[history.ChildSchedule](ev)
-		return cs.WorkflowID
-	case history.WorkflowWaitScheduled:
-		ws, _ := history.DataOf[history.WaitSchedule](ev)
-		return ws.WorkflowID
-	case history.CancelRequested:
-		c, _ := history.DataOf[history.CancelRequest](ev)
-		return c.Reason
-	}
-	if f, ok := server.FailureOf(ev); ok {
-		return failureText(&f)
-	}
-	return ""
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+
+	"github.com/wendflow/wend/server"
 )
 
 var signalCmd = &command{
 	summary: "send a signal to a running workflow",
-	usage: `Usage: wend signal ID NAME [--data JSON] [--json] [--db PATH]
+	usage: `Usage: wend signal ID NAME [--data JSON] [--id SIGNAL_ID] [--json] [--db PATH]
 
 Sends signal NAME, with optional JSON data, to the open run of workflow id ID (or to the
 run with run id ID, when it is open). The signal is durable when the command returns. A
@@ -20,9 +22,12 @@ that process acts on it at once; otherwise the run takes it when it is next driv
 (wend run --id ID FILE, wend resume, wend serve).
 
 Flags:
-  --data JSON   the signal's data (default null)
-  --json        print the run record after the signal as JSON
-  --db PATH     database file (default $WEND_DB, else .wend/wend.db)
+  --data JSON       the signal's data (default null)
+  --id SIGNAL_ID    make the send idempotent: a send with an id the run has already
+                    received is acknowledged and not recorded again, so a script that did
+                    not see the answer (a timeout, a crash) can simply send again
+  --json            print the run record after the signal as JSON
+  --db PATH         database file (default $WEND_DB, else .wend/wend.db)
 
 Exit codes: 0 sent, 1 no such workflow or the run has finished (signals to a finished run
 are rejected) or cannot take input, 2 usage or I/O error.
@@ -33,6 +38,7 @@ are rejected) or cannot take input, 2 usage or I/O error.
 func runSignal(e *env, args []string) int {
 	fs := flag.NewFlagSet("signal", flag.ContinueOnError)
 	data := fs.String("data", "", "")
+	signalID := fs.String("id", "", "")
 	asJSON := fs.Bool("json", false, "")
 	db := dbFlag(fs)
 	pos, err := parseArgs(fs, args)
@@ -55,7 +61,7 @@ func runSignal(e *env, args []string) int {
 		return exitUsage
 	}
 	defer b.Close()
-	run, err := b.Signal(context.Background(), pos[0], pos[1], raw)
+	run, err := b.SendSignal(context.Background(), pos[0], server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID})
 	if err != nil {
 		return commandError(e, "signal", err)
 	}

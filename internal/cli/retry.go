@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/wendflow/wend/boltstore"
+	"github.com/wendflow/wend/server"
+)
+
+var retryCmd = &command{
+	summary: "resume a failed run from its failed activity",
+	usage: `Usage: wend retry ID [--follow | --json] [--db PATH]
+
+Resumes the failed newest run of workflow id ID (or the run with run id ID, when it is its
+workflow's newest) from the activity whose failure ended it: a new run under the same
+workflow id gets the failed run's history up to that activity's last try, then a new
+series of tries for it (RetryRequested). Completed steps do not run again, and the
+activity keeps its activity_execution_id, so a plugin's idempotency key holds. The new
+run id is printed on stdout.
+
+A run is refused (exit 1, with the reason) when it did not fail (it completed, was
+cancelled or is still running), when it timed out, when it failed other than in an
+activity (an expression, a limit), or when its compensations ran: its completed steps were
+undone, so there is nothing to resume from.
+
+Without --follow the new run is recorded and this command returns; when another wend
+process holds the database that process drives it at once, otherwise it runs when a wend
+process next drives the database (wend resume, wend serve). With --follow this command
+drives it (or follows it in the process that holds the database) like 'wend run': a line
+per step event on stderr, the output JSON on stdout, and wend run's exit codes.
+
+Flags:
+  --follow    drive or follow the new run until it ends
+  --json      print {"run": the new run's record, "retry_of": the failed run id}
+  --db PATH   database file (default $WEND_DB, else .wend/wend.db)
+
+Exit codes: 0 retry recorded (with --follow: the run completed), 1 no such workflow or the
+run cannot be retried (with --follow also: the retried run failed), 2 usage or I/O error;
+with --follow 3 cancelled, 4 timed out, 130 interrupted (the run resumes later).
+`,
+	run: runRetry,
+}
+
+func runRetry(e *env, args []string) int {
+	fs := flag.NewFlagSet("retry", flag.ContinueOnError)
+	follow := fs.Bool("follow", false, "")
+	asJSON := fs.Bool("json", false, "")
+	db := dbFlag(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return usageError(e, "retry", "%s", flagError(err))
+	}
+	if len(pos) != 1 {
+		return usageError(e, "retry", "want one workflow or run ID, got %d arguments", len(pos))
+	}
+	if *follow && *asJSON {
+		return usageError(e, "retry", "give --follow or --json, not both (--follow prints the run's output)")
+	}
+	path := dbPath(e, *db)
+	if *follow {
+		return retryFollow(e, path, pos[0])
+	}
+	b, err := openBackend(path, steerRuns)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend retry: %v\n", err)
+		return exitUsage
+	}
+	defer b.Close()
+	rt, err := b.Retry(context.Background(), pos[0])
+	if err != nil {
+		return commandError(e, "retry", err)
+	}
+	if *asJSON {
+		out, _ := json.MarshalIndent(rt, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", out)
+	} else {
+		fmt.Fprintln(e.stdout, rt.Run.RunID)
+	}
+	where := "it runs when a wend process drives the database (wend resume, wend serve)"
+	if c, ok := b.(*client); ok {
+		where = fmt.Sprintf("it runs in wend pid %d, which holds the database", c.pid)
+	}
+	fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s; %s\n", rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf, where)
+	return exitOK
+}
+
+// retryFollow retries and then follows the new run as `wend run` follows a run: driven here
+// when this process can hold the database, else followed in the process that holds it.
+func retryFollow(e *env, path, id string) int {
+	if c := liveHolder(path); c != nil {
+		defer c.Close()
+		return retryRemote(e, c, id)
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		// Nothing to retry; say so without creating a database as a side effect.
+		return commandError(e, "retry", server.NewError(server.CodeNotFound, fmt.Sprintf("no workflow or run %q", id)))
+	}
+	d, err := startDriver(e, path)
+	if errors.Is(err, boltstore.ErrInUse) {
+		b, err := openBackend(path, steerRuns)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "wend retry: %v\n", err)
+			return exitUsage
+		}
+		defer b.Close()
+		c, ok := b.(*client)
+		if !ok {
+			// As in runRemote: an engine opened here would only park the run's activities.
+			fmt.Fprintln(e.stderr, "wend retry: the wend process that held the database has just exited; run the command again")
+			return exitUsage
+		}
+		return retryRemote(e, c, id)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend retry: %v\n", err)
+		return exitUsage
+	}
+	defer d.close()
+	rt, err := server.New(d.eng, d.store).Retry(context.Background(), id)
+	if err != nil {
+		return commandError(e, "retry", err)
+	}
+	fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s\n", rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf)
+	return d.follow(rt.Run.WorkflowID)
+}
+
+// retryRemote retries in the process that holds the database, which drives the new run,
+// and follows it there.
+func retryRemote(e *env, c *client, id string) int {
+	rt, err := c.Retry(context.Background(), id)
+	if err != nil {
+		return commandError(e, "retry", err)
+	}
+	fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s; it runs in wend pid %d, which holds the database\n",
+		rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf, c.pid)
+	return followRemote(e, c, rt.Run.WorkflowID)
+}
