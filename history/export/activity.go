@@ -136,3 +136,22 @@ func (at *Attempt) close(ev history.Event, outcome string) bool {
 func attemptError(f *Failure) *AttemptError {
 	return &AttemptError{Type: f.Type, Message: f.Message, NonRetryable: f.NonRetryable, FailureCategory: f.FailureCategory}
 }
+
+// retryRequested closes the try that a retry run (wend retry) starts over from. The retry
+// copies the failed run's history up to that try's outcome, which it leaves out, so without
+// this the try would read as scheduled forever. It did fail: a retry starts only from the
+// activity whose failure ended the run named in retry_of (its error is in that run's export).
+func (b *builder) retryRequested(ev history.Event) error {
+	rr, err := history.DataOf[history.RetryRequest](ev)
+	if err != nil {
+		return err
+	}
+	i, ok := b.acts[rr.ActivityExecID]
+	if !ok {
+		return nil
+	}
+	for k := range b.doc.Activities[i].Attempts {
+		b.doc.Activities[i].Attempts[k].close(ev, AttemptFailed)
+	}
+	return nil
+}

@@ -81,6 +81,8 @@ func (b *builder) event(ev history.Event) error {
 		}
 		b.failure(ev, af.Failure)
 		return nil
+	case history.RetryRequested:
+		return b.retryRequested(ev)
 	case history.CancelRequested:
 		c, err := history.DataOf[history.CancelRequest](ev)
 		if err != nil {
