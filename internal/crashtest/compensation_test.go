@@ -47,15 +47,7 @@ func TestCompensationsAcrossKills(t *testing.T) {
 	if err := run("run", "--detach", "--id", "saga", wf); err != nil {
 		t.Fatal(err)
 	}
-	serve := func(failpoints string) *exec.Cmd {
-		cmd := exec.Command(wend, "serve", "--db", db, "--listen", "off")
-		cmd.Env = append(os.Environ(), "WEND_FAILPOINTS="+failpoints)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
+	serve := func(failpoints string) *exec.Cmd { return startServe(t, wend, db, failpoints) }
 	srv := serve("")
 	for deadline := time.Now().Add(30 * time.Second); !fileHasLines(log, n); {
 		if time.Now().After(deadline) {

@@ -287,3 +287,16 @@ func pluginsAlive(plugin string, grace time.Duration) int {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// startServe starts `wend serve` on db in its own process group (so a kill takes its plugins
+// too), with no HTTP listener and the given failpoints.
+func startServe(t *testing.T, wend, db, failpoints string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(wend, "serve", "--db", db, "--listen", "off")
+	cmd.Env = append(os.Environ(), "WEND_FAILPOINTS="+failpoints)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
