@@ -288,10 +288,8 @@ func (e *Engine) heartbeatRecorder(at activityTask) func(history.Heartbeat) {
 		}
 		ev := history.Event{Type: history.ActivityHeartbeatRecorded, Step: at.Step, ActivityExecutionID: at.ExecID,
 			Attempt: at.Attempt, Data: history.MustData(history.HeartbeatRecord{Progress: hb.Progress})}
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
+		e.spawn(func() {
 			_ = e.deliver(lr, ev)
-		}()
+		})
 	}
 }

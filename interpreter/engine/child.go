@@ -12,13 +12,11 @@ import (
 // goStartChild starts a run_workflow child in the background. It is idempotent: the child's
 // workflow id derives from the parent's, so after a crash the task finds the child it started.
 func (e *Engine) goStartChild(parent history.Run, step string, cs history.ChildSchedule) {
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
+	e.spawn(func() {
 		if err := e.startChild(parent, step, cs); err != nil && e.isStopped() == nil {
 			e.logf("wend: run %s: start child %s: %v", parent.RunID, cs.WorkflowID, err)
 		}
-	}()
+	})
 }
 
 func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSchedule) error {
@@ -110,9 +108,7 @@ func (e *Engine) registerWait(workflowID string, w waitRef) {
 // goCancelChild cancels (or terminates) a child whose parent ended, in the background; a child
 // that already finished needs nothing.
 func (e *Engine) goCancelChild(cr history.CancelRequest) {
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
+	e.spawn(func() {
 		var err error
 		if cr.Terminate {
 			err = e.Terminate(e.ctx, cr.WorkflowID, cr.Reason)
@@ -122,5 +118,5 @@ func (e *Engine) goCancelChild(cr history.CancelRequest) {
 		if err != nil && !errors.Is(err, ErrRunClosed) && !errors.Is(err, history.ErrNotFound) && e.isStopped() == nil {
 			e.logf("wend: cancel child %s: %v", cr.WorkflowID, err)
 		}
-	}()
+	})
 }

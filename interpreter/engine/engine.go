@@ -138,6 +138,22 @@ func (e *Engine) Err() error {
 // StaleOutcomes counts activity outcomes dropped because their attempt was superseded.
 func (e *Engine) StaleOutcomes() int64 { return e.stale.Load() }
 
+// spawn runs fn in a goroutine that Close waits for — unless the engine is stopping: a
+// WaitGroup must never be added to while Close waits on it.
+func (e *Engine) spawn(fn func()) {
+	e.mu.Lock()
+	if e.stopped != nil {
+		e.mu.Unlock()
+		return
+	}
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		fn()
+	}()
+}
+
 func (e *Engine) logf(format string, args ...any) {
 	if e.opts.Logf != nil {
 		e.opts.Logf(format, args...)

@@ -127,13 +127,11 @@ func (e *Engine) due(t history.Task) {
 		if lr == nil {
 			return
 		}
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
+		e.spawn(func() {
 			ev := history.Event{Type: history.TimerFired, Data: history.MustData(history.TimerRef{TimerID: st.TimerID})}
 			if err := e.deliver(lr, ev); err != nil && e.isStopped() == nil {
 				e.logf("wend: timer %s: %v", t.ID, err)
 			}
-		}()
+		})
 	}
 }

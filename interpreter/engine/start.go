@@ -201,9 +201,7 @@ func (e *Engine) closed(lr *liveRun) {
 // notify delivers a closed run's outcome to a waiting step, asynchronously: the waiter's
 // lock is never taken while another run's is held.
 func (e *Engine) notify(rec history.Run, w waitRef, ok, failed history.EventType) {
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
+	e.spawn(func() {
 		lr := e.live(w.runID)
 		if lr == nil {
 			return
@@ -216,7 +214,7 @@ func (e *Engine) notify(rec history.Run, w waitRef, ok, failed history.EventType
 		if err := e.deliver(lr, ev); err != nil && !errors.Is(err, ErrRunClosed) {
 			e.logf("wend: notify run %s: %v", w.runID, err)
 		}
-	}()
+	})
 }
 
 // outcomeEvent reads how a run closed and phrases it as an input for a waiting step.
