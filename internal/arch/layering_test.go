@@ -28,7 +28,7 @@ var forbidden = map[string][]string{
 	"history/storetest":            {module + "/spec", module + "/interpreter", module + "/plugins", module + "/boltstore", "go.etcd.io/bbolt"},
 	"internal/faults":              {module + "/"},
 	"internal/crashtest":           {},
-	"bench":                        {}, // a measuring tool: it times raw bbolt next to the engine
+	"bench":                        {}, // a measuring tool over the engine and boltstore (PlainUpdate is its yardstick)
 	"internal/arch":                {},
 	"cmd/wend":                     {},
 	"examples/plugins/go":          {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal", module + "/server"},
