@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,7 +19,13 @@ type progress struct {
 	tty   bool
 	start time.Time
 	quiet bool
+
+	loops   map[string]*loopCount // for_each step path -> its items' activities (terminal only)
+	pending bool                  // a count line is on screen without its newline
 }
+
+// loopCount is what a terminal shows of a for_each: its items' activities done and running.
+type loopCount struct{ done, running int }
 
 func newProgress(w io.Writer) *progress {
 	p := &progress{w: w, start: time.Now()}
@@ -40,8 +47,48 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	who := run.WorkflowID
-	fmt.Fprintf(p.w, "%7.3fs %s %s\n", time.Since(p.start).Seconds(), who, line)
+	at := time.Since(p.start).Seconds()
+	if p.tty && p.countItem(ev) {
+		loop, _, _ := strings.Cut(ev.Step, "@")
+		c := p.loops[loop]
+		// One line per for_each, rewritten in place: a 10,000-item loop is not 20,000 lines.
+		fmt.Fprintf(p.w, "\r%7.3fs %s %s for_each: %d done, %d running\x1b[K", at, run.WorkflowID, loop, c.done, c.running)
+		p.pending = true
+		return
+	}
+	if p.pending {
+		fmt.Fprintln(p.w)
+		p.pending = false
+	}
+	fmt.Fprintf(p.w, "%7.3fs %s %s\n", at, run.WorkflowID, line)
+}
+
+// countItem updates the counts of the for_each an item's activity event belongs to, and says
+// whether the event is one the count line stands for.
+func (p *progress) countItem(ev history.Event) bool {
+	loop, _, inLoop := strings.Cut(ev.Step, "@")
+	if !inLoop {
+		return false
+	}
+	if p.loops == nil {
+		p.loops = map[string]*loopCount{}
+	}
+	c := p.loops[loop]
+	if c == nil {
+		c = &loopCount{}
+		p.loops[loop] = c
+	}
+	switch ev.Type {
+	case history.ActivityScheduled:
+		c.running++
+	case history.ActivityCompleted:
+		c.running--
+		c.done++
+	case history.ActivityRetryScheduled:
+	default:
+		return false // failures and the rest keep their own lines
+	}
+	return true
 }
 
 // describe phrases an event for a person; "" for events not worth a line.
