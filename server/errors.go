@@ -21,6 +21,8 @@ const (
 	CodeUnsupported  = "unsupported"      // the store or server cannot do this
 	CodeStopped      = "stopped"          // the engine stopped (shutdown or a failed commit)
 	CodeInternal     = "internal"
+	// CodeUnauthorized (401) and CodeForbidden (403) are the TCP listener's guard's, declared
+	// in auth.go beside the model they belong to.
 )
 
 // Error is every error the Server's methods return: a message for people, a code for
@@ -62,6 +64,10 @@ func statusOf(code string) int {
 	switch code {
 	case CodeBadRequest, CodeInvalid, CodeBadWorkflow:
 		return http.StatusBadRequest
+	case CodeUnauthorized:
+		return http.StatusUnauthorized
+	case CodeForbidden:
+		return http.StatusForbidden
 	case CodeNotFound:
 		return http.StatusNotFound
 	case CodeRunClosed, CodeBlocked, CodeNotRetryable:

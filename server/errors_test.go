@@ -1,0 +1,59 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Every code rebuilds to the status it travels with, the guard's included.
+func TestStatusOfEveryCode(t *testing.T) {
+	for code, want := range map[string]int{
+		CodeBadRequest: 400, CodeInvalid: 400, CodeBadWorkflow: 400,
+		CodeUnauthorized: 401, CodeForbidden: 403, CodeNotFound: 404,
+		CodeRunClosed: 409, CodeBlocked: 409, CodeNotRetryable: 409,
+		CodeUnsupported: 501, CodeStopped: 503, CodeInternal: 500,
+	} {
+		if e := NewError(code, "m"); e.Status != want || e.Code != code {
+			t.Errorf("NewError(%s) = %d %s, want %d", code, e.Status, e.Code, want)
+		}
+	}
+}
+
+// A client that keeps only the code of the guard's refusals rebuilds the right status.
+func TestGuardErrorsRebuild(t *testing.T) {
+	g := newGuard(webToken, true, New(nil, history.NewMemStore()))
+	hs := httptest.NewServer(g)
+	defer hs.Close()
+	send := func(r *http.Request) (int, string) {
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	// No token on a mutation: 401 unauthorized.
+	r, _ := http.NewRequest("POST", hs.URL+"/v1/runs/x/cancel", strings.NewReader(`{}`))
+	code, body := send(r)
+	wantError(t, code, body, http.StatusUnauthorized, CodeUnauthorized, "needs the token")
+	if e := DecodeError(code, []byte(body)); NewError(e.Code, e.Message).Status != http.StatusUnauthorized {
+		t.Fatalf("rebuilt %s: status %d", e.Code, NewError(e.Code, e.Message).Status)
+	}
+
+	// A session's mutation from another origin: 403 forbidden.
+	r, _ = http.NewRequest("POST", hs.URL+"/v1/runs/x/cancel", strings.NewReader(`{}`))
+	r.AddCookie(&http.Cookie{Name: sessionCookie, Value: g.session})
+	r.Header.Set("Origin", "http://evil.example")
+	code, body = send(r)
+	wantError(t, code, body, http.StatusForbidden, CodeForbidden, "cross-site request refused")
+	if e := DecodeError(code, []byte(body)); NewError(e.Code, e.Message).Status != http.StatusForbidden {
+		t.Fatalf("rebuilt %s: status %d", e.Code, NewError(e.Code, e.Message).Status)
+	}
+}
