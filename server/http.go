@@ -50,25 +50,19 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": status, "pid": os.Getpid(), "engine": s.eng != nil})
 }
 
+// listRuns is GET /v1/runs: filters and a cursor (list.go), {"runs": [...], "next_cursor": "..."}.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	for k := range q {
-		if k != "status" && k != "workflow_id" {
-			writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("list runs: unknown parameter %q (want status, workflow_id)", k)))
-			return
-		}
-	}
-	f := history.RunFilter{Status: q.Get("status"), WorkflowID: q.Get("workflow_id")}
-	if err := CheckStatus(f.Status); err != nil {
-		writeError(w, err)
-		return
-	}
-	runs, err := s.List(f)
+	q, err := ParseListQuery(r.URL.Query())
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	page, err := s.ListPage(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
 }
 
 // CheckStatus refuses a status filter no run can have, so a typo is an error, not an empty list.

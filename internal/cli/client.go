@@ -91,17 +91,22 @@ func (c *client) holder() string {
 
 func runPath(id, suffix string) string { return "/v1/runs/" + url.PathEscape(id) + suffix }
 
+// List returns every run matching f, following the API's pages (GET /v1/runs answers at most
+// server.MaxListLimit runs at a time) until the last.
 func (c *client) List(f history.RunFilter) ([]history.Run, error) {
-	q := url.Values{}
-	if f.Status != "" {
-		q.Set("status", f.Status)
+	q := server.ListQuery{Status: f.Status, WorkflowID: f.WorkflowID, Limit: server.MaxListLimit}
+	all := []history.Run{} // not nil: `wend list --json` prints [] for none, as the local backend does
+	for {
+		var page server.RunPage
+		if err := c.call(context.Background(), "GET", "/v1/runs?"+q.Values().Encode(), nil, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Runs...)
+		if page.NextCursor == "" {
+			return all, nil
+		}
+		q.Cursor = page.NextCursor
 	}
-	if f.WorkflowID != "" {
-		q.Set("workflow_id", f.WorkflowID)
-	}
-	var out struct{ Runs []history.Run }
-	err := c.call(context.Background(), "GET", "/v1/runs?"+q.Encode(), nil, &out)
-	return out.Runs, err
 }
 
 func (c *client) Show(id string) (server.RunDetail, error) {
