@@ -14,7 +14,7 @@ import (
 
 var serveCmd = &command{
 	summary: "run the engine until stopped, serving the control socket, HTTP API, web UI and metrics",
-	usage: `Usage: wend serve [--db PATH] [--listen ADDR] [--allow-remote] [--token-file FILE]
+	usage: `Usage: wend serve [--db PATH] [--http ADDR] [--allow-remote] [--token-file FILE]
 
 Holds the database and drives its runs until stopped: resumes every unfinished run at
 start, fires timers, calls activities, and takes new runs, signals and cancels from other
@@ -28,13 +28,15 @@ finishes, activity calls in flight are cancelled and run again when the runs res
 second Ctrl-C exits at once; either way the runs resume later.
 
 It also serves the HTTP API (/v1, the same as the socket's), the web UI (/ui/runs) and
-Prometheus metrics (/metrics) on --listen. Reads are open on a loopback address; every
+Prometheus metrics (/metrics) on --http. Reads are open on a loopback address; every
 mutation needs the token (Authorization: Bearer TOKEN, or the UI's login). The token is
 --token-file, else $WEND_TOKEN, else PATH.token, generated and printed on first start.
+The API is described in docs/api.md.
 
 Flags:
   --db PATH           database file (default $WEND_DB, else .wend/wend.db)
-  --listen ADDR       HTTP address (default 127.0.0.1:8080; port 0 picks one; off: none)
+  --http ADDR         HTTP address (default 127.0.0.1:8080; port 0 picks one; off: none)
+  --listen ADDR       the same as --http
   --allow-remote      allow a non-loopback ADDR; every request then needs the token, which
                       must come from --token-file or $WEND_TOKEN
   --token-file FILE   file holding the API token
@@ -49,9 +51,13 @@ func runServe(e *env, args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	db := dbFlag(fs)
 	hf := addHTTPFlags(fs)
+	fs.StringVar(hf.listen, "http", defaultListen, "") // issue 7's name; --listen is the same flag
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "serve", "%s", flagError(err))
+	}
+	if msg := addrConflict(fs); msg != "" {
+		return usageError(e, "serve", "%s", msg)
 	}
 	if len(pos) > 0 {
 		return usageError(e, "serve", "unexpected argument %q", pos[0])
@@ -81,6 +87,21 @@ func runServe(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stderr, "wend: serving %s on %s (pid %d); Ctrl-C to stop\n", path, d.ctl.Path(), os.Getpid())
 	return d.serveUntilStopped()
+}
+
+// addrConflict refuses --http and --listen given together: both write the same variable, so
+// which address won would depend on their order.
+func addrConflict(fs *flag.FlagSet) string {
+	var given []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "http" || f.Name == "listen" {
+			given = append(given, f.Name)
+		}
+	})
+	if len(given) < 2 {
+		return ""
+	}
+	return "--http and --listen are the same flag; give one"
 }
 
 // serveUntilStopped waits for Ctrl-C / SIGTERM or a fatal engine error. The caller closes
