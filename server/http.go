@@ -21,6 +21,7 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /v1/health", s.health)
 	m.HandleFunc("GET /v1/runs", s.listRuns)
 	m.HandleFunc("POST /v1/runs", s.startRun)
+	m.HandleFunc("GET /v1/workflows", s.listWorkflows)
 	m.HandleFunc("GET /v1/runs/{id}", s.showRun)
 	m.HandleFunc("GET /v1/runs/{id}/events", s.runEvents)
 	m.HandleFunc("GET /v1/runs/{id}/wait", s.waitRun)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -19,6 +20,8 @@ type Server struct {
 	eng   *engine.Engine // nil: read only (list, show, events, check)
 	store history.Store
 	mux   *http.ServeMux
+	// workflows are the registered workflows POST /v1/runs may start by name (workflows.go).
+	workflows atomic.Pointer[[]Workflow]
 }
 
 // New makes a Server. eng may be nil for a read-only server over a store no engine drives:
@@ -104,10 +107,13 @@ func (s *Server) Show(id string) (RunDetail, error) {
 
 // StartRequest starts a run: the spec's path (for messages and relative paths, so give it
 // absolute when the server runs elsewhere), its exact text, the input and an optional id.
+// Workflow, instead of SpecFile and Source, names a registered workflow (SetWorkflows),
+// whose file the server reads at the start.
 type StartRequest struct {
 	WorkflowID string          `json:"id,omitempty"`
-	SpecFile   string          `json:"spec_file"`
-	Source     string          `json:"source"`
+	Workflow   string          `json:"workflow,omitempty"`
+	SpecFile   string          `json:"spec_file,omitempty"`
+	Source     string          `json:"source,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
 }
 
@@ -122,8 +128,14 @@ func (s *Server) Start(ctx context.Context, req StartRequest) (Started, error) {
 	if s.eng == nil {
 		return Started{}, unsupported("start a run")
 	}
+	if req.Workflow != "" {
+		var err error
+		if req, err = s.fromRegistered(req); err != nil {
+			return Started{}, err
+		}
+	}
 	if req.SpecFile == "" || req.Source == "" {
-		return Started{}, errorf(http.StatusBadRequest, CodeBadRequest, "start: spec_file and source are required")
+		return Started{}, errorf(http.StatusBadRequest, CodeBadRequest, "start: spec_file and source are required (or workflow, a registered name)")
 	}
 	if len(req.Input) > 0 && !json.Valid(req.Input) {
 		return Started{}, errorf(http.StatusBadRequest, CodeInvalid, "start: input is not JSON")

@@ -41,6 +41,7 @@ type TCPOptions struct {
 
 // TCPServer serves the API, the web UI and /metrics over TCP until Close.
 type TCPServer struct {
+	s      *Server
 	ln     net.Listener
 	srv    *http.Server
 	cancel context.CancelFunc
@@ -74,7 +75,7 @@ func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 	}
 	g := newGuard(opts.Token, loopback, h)
 	base, cancel := context.WithCancel(context.Background())
-	t := &TCPServer{ln: ln, cancel: cancel, done: make(chan struct{}), srv: &http.Server{
+	t := &TCPServer{s: s, ln: ln, cancel: cancel, done: make(chan struct{}), srv: &http.Server{
 		Handler:           g,
 		ReadHeaderTimeout: tcpReadHeaderTimeout,
 		ReadTimeout:       tcpReadTimeout,
@@ -89,6 +90,9 @@ func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 	}()
 	return t, nil
 }
+
+// Server is the Server this listener serves (to register workflows on, say).
+func (t *TCPServer) Server() *Server { return t.s }
 
 // Addr is the address the server listens on, with the port chosen when the asked one was 0.
 func (t *TCPServer) Addr() string { return t.ln.Addr().String() }

@@ -24,6 +24,7 @@ const maxSunPath = 103
 
 // UnixServer serves a handler on a unix socket until Close.
 type UnixServer struct {
+	h      http.Handler
 	path   string
 	ln     net.Listener
 	srv    *http.Server
@@ -56,7 +57,7 @@ func ListenUnix(path string, h http.Handler) (*UnixServer, error) {
 	// Requests derive their context from base, so Close ends long polls at once instead of
 	// waiting out their timeouts.
 	base, cancel := context.WithCancel(context.Background())
-	u := &UnixServer{path: path, ln: ln, info: info, cancel: cancel, done: make(chan struct{}),
+	u := &UnixServer{h: h, path: path, ln: ln, info: info, cancel: cancel, done: make(chan struct{}),
 		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 			BaseContext: func(net.Listener) context.Context { return base }}}
 	go func() {
@@ -65,6 +66,9 @@ func ListenUnix(path string, h http.Handler) (*UnixServer, error) {
 	}()
 	return u, nil
 }
+
+// Handler is the handler the socket serves (a *Server when made by wend).
+func (u *UnixServer) Handler() http.Handler { return u.h }
 
 // Path returns the socket's path.
 func (u *UnixServer) Path() string { return u.path }

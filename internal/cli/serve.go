@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/wendflow/wend/boltstore"
+	"github.com/wendflow/wend/server"
 )
 
 var serveCmd = &command{
 	summary: "run the engine until stopped, serving the control socket, HTTP API, web UI and metrics",
 	usage: `Usage: wend serve [--db PATH] [--http ADDR] [--allow-remote] [--token-file FILE]
+                  [--workflows DIR]...
 
 Holds the database and drives its runs until stopped: resumes every unfinished run at
 start, fires timers, calls activities, and takes new runs, signals and cancels from other
@@ -33,6 +36,13 @@ mutation needs the token (Authorization: Bearer TOKEN, or the UI's login). The t
 --token-file, else $WEND_TOKEN, else PATH.token, generated and printed on first start.
 The API is described in docs/api.md.
 
+--workflows DIR registers every *.wend.yaml and *.wend.yml file below DIR by its name:
+field, so POST /v1/runs can start one by name ({"workflow": "NAME"}) and GET /v1/workflows
+lists them. Give it once per folder, as often as needed. The files are found and checked at
+start only (not watched: restart to add, rename or remove one); an invalid file or a name
+in two files stops the start. Each start by name reads the file again, so the run records
+the text it started with.
+
 Flags:
   --db PATH           database file (default $WEND_DB, else .wend/wend.db)
   --http ADDR         HTTP address (default 127.0.0.1:8080; port 0 picks one; off: none)
@@ -40,6 +50,8 @@ Flags:
   --allow-remote      allow a non-loopback ADDR; every request then needs the token, which
                       must come from --token-file or $WEND_TOKEN
   --token-file FILE   file holding the API token
+  --workflows DIR     register the workflow files below DIR by name (repeatable; read at
+                      start, not watched)
 
 Exit codes: 0 stopped by Ctrl-C or SIGTERM, 1 the engine stopped on a failed commit, 2 usage
 or I/O error (the database is held by another process).
@@ -52,6 +64,8 @@ func runServe(e *env, args []string) int {
 	db := dbFlag(fs)
 	hf := addHTTPFlags(fs)
 	fs.StringVar(hf.listen, "http", defaultListen, "") // issue 7's name; --listen is the same flag
+	var wfDirs dirList
+	fs.Var(&wfDirs, "workflows", "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "serve", "%s", flagError(err))
@@ -61,6 +75,14 @@ func runServe(e *env, args []string) int {
 	}
 	if len(pos) > 0 {
 		return usageError(e, "serve", "unexpected argument %q", pos[0])
+	}
+	var workflows []server.Workflow
+	if len(wfDirs) > 0 {
+		// Before the database: a bad registry must not start (and resume) anything.
+		if workflows, err = server.LoadWorkflows(wfDirs...); err != nil {
+			fmt.Fprintf(e.stderr, "wend serve: --workflows: %v\n", err)
+			return exitUsage
+		}
 	}
 	path := dbPath(e, *db)
 	d, err := startDriver(e, path)
@@ -85,8 +107,41 @@ func runServe(e *env, args []string) int {
 	if web != nil {
 		defer web.Close() // runs before d.close: no request may reach a closing engine
 	}
+	if len(wfDirs) > 0 {
+		registerWorkflows(e, d, web, workflows)
+	}
 	fmt.Fprintf(e.stderr, "wend: serving %s on %s (pid %d); Ctrl-C to stop\n", path, d.ctl.Path(), os.Getpid())
 	return d.serveUntilStopped()
+}
+
+// dirList is a repeatable folder flag.
+type dirList []string
+
+func (l *dirList) String() string { return strings.Join(*l, ",") }
+
+func (l *dirList) Set(dir string) error {
+	*l = append(*l, dir)
+	return nil
+}
+
+// registerWorkflows gives the registered workflows to both servers (socket and HTTP) and says
+// which they are.
+func registerWorkflows(e *env, d *driver, web *server.TCPServer, ws []server.Workflow) {
+	if s, ok := d.ctl.Handler().(*server.Server); ok {
+		s.SetWorkflows(ws)
+	}
+	if web != nil {
+		web.Server().SetWorkflows(ws)
+	}
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = w.Name
+	}
+	if len(names) == 0 {
+		fmt.Fprintf(e.stderr, "wend: no workflow files found below --workflows\n")
+		return
+	}
+	fmt.Fprintf(e.stderr, "wend: %d registered workflow(s): %s\n", len(ws), strings.Join(names, ", "))
 }
 
 // addrConflict refuses --http and --listen given together: both write the same variable, so
