@@ -94,6 +94,7 @@ func (s *Server) addUIRoutes(m *http.ServeMux) {
 		renderLogin(w, http.StatusOK, "") // over TCP the guard answers first; here: no login needed
 	})
 	m.HandleFunc("GET "+uiRunsPath, s.uiList)
+	m.HandleFunc("POST "+uiRunsPath, s.uiStart)
 	m.HandleFunc("GET "+uiRunsPath+"/{id}", s.uiRun)
 	m.HandleFunc("GET "+uiRunsPath+"/{id}/export", s.uiExport)
 	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", s.uiAction)

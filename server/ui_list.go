@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -32,6 +33,11 @@ type listView struct {
 	NextURL   string
 	LiveURL   string
 	Version   string // changes whenever a run changes; the script compares it
+	// Registered are the workflows the start form offers (wend serve --workflows).
+	Registered []Workflow
+	StartName  string // the start form's values, kept when a start failed
+	StartInput string
+	StartID    string
 }
 
 type statusCount struct {
@@ -59,11 +65,56 @@ func (s *Server) uiList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.fill(all)
+	v.Registered = s.Workflows()
 	if fragmentOf(r) == "live" {
 		renderPage(w, http.StatusOK, "runs", "live", v)
 		return
 	}
 	renderPage(w, http.StatusOK, "runs", "", v)
+}
+
+// uiStart is POST /ui/runs: the start form. Over TCP the guard has checked the session and
+// its CSRF value, as for the run buttons. Success redirects to the run's page; failure shows
+// the list again with the reason and the form as filled.
+func (s *Server) uiStart(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
+	if err := r.ParseForm(); err != nil {
+		renderError(w, r, errorf(http.StatusBadRequest, CodeBadRequest, "unreadable form: "+err.Error()))
+		return
+	}
+	name, input := strings.TrimSpace(r.PostForm.Get("workflow")), strings.TrimSpace(r.PostForm.Get("input"))
+	id := strings.TrimSpace(r.PostForm.Get("id"))
+	var err error
+	var st Started
+	if name == "" {
+		err = errorf(http.StatusBadRequest, CodeBadRequest, "start: choose a workflow")
+	} else {
+		req := StartRequest{Workflow: name, WorkflowID: id}
+		if input != "" {
+			req.Input = json.RawMessage(input)
+		}
+		st, err = s.Start(r.Context(), req)
+	}
+	if err != nil {
+		e := wrap(err)
+		v := listView{uiPage: newUIPage(r, "Runs"), Statuses: runStatuses, Page: 1,
+			StartName: name, StartInput: input, StartID: id}
+		v.Error = e.Message
+		all, lerr := s.List(history.RunFilter{})
+		if lerr != nil {
+			renderError(w, r, err)
+			return
+		}
+		v.fill(all)
+		v.Registered = s.Workflows()
+		renderPage(w, e.Status, "runs", "", v)
+		return
+	}
+	done := "start"
+	if !st.Started {
+		done = "exists"
+	}
+	http.Redirect(w, r, uiRunsPath+"/"+url.PathEscape(st.Run.RunID)+"?done="+done, http.StatusSeeOther)
 }
 
 func (v *listView) fill(all []history.Run) {

@@ -48,6 +48,7 @@ var runActions = []runAction{
 var doneText = map[string]string{
 	"signal": "Signal sent.", "cancel": "Cancel requested.", "terminate": "Terminate requested.",
 	"retry": "Retry started: this is the new run.", "repair": "Repair done.",
+	"start": "Run started.", "exists": "A run with that id exists already: this is it.",
 }
 
 // uiRun is GET /ui/runs/{id}: a workflow id shows its newest run, a run id that run.

@@ -37,11 +37,11 @@ mutation needs the token (Authorization: Bearer TOKEN, or the UI's login). The t
 The API is described in docs/api.md.
 
 --workflows DIR registers every *.wend.yaml and *.wend.yml file below DIR by its name:
-field, so POST /v1/runs can start one by name ({"workflow": "NAME"}) and GET /v1/workflows
-lists them. Give it once per folder, as often as needed. The files are found and checked at
-start only (not watched: restart to add, rename or remove one); an invalid file or a name
-in two files stops the start. Each start by name reads the file again, so the run records
-the text it started with.
+field, so POST /v1/runs can start one by name ({"workflow": "NAME"}), GET /v1/workflows
+lists them and the web UI's runs page has a form to start them. Give it once per folder,
+as often as needed. The files are found and checked at start only (not watched: restart
+to add, rename or remove one); an invalid file or a name in two files stops the start.
+Each start by name reads the file again, so the run records the text it started with.
 
 Flags:
   --db PATH           database file (default $WEND_DB, else .wend/wend.db)
