@@ -11,13 +11,37 @@ import (
 const (
 	MaxEvents      = 51_200 // events in one run's history; continue_as_new starts afresh
 	MaxPending     = 2_000  // activities, timers or child workflows open at once in one run
-	MaxSignals     = 5_000  // received signals not yet consumed
-	WarnEventsFrom = MaxEvents * 8 / 10
+	MaxSignals     = 5_000  // received signals not yet consumed; one more fails the run
 
 	// MaxHistoryBytes caps the payload bytes of one run's history (Temporal's error threshold).
 	MaxHistoryBytes = 50 << 20
-	WarnBytesFrom   = MaxHistoryBytes * 8 / 10
 )
+
+// Near is a structural limit a run has reached 80 % of.
+type Near struct {
+	What     string // e.g. "open activities"
+	N, Limit int
+}
+
+func (n Near) String() string { return fmt.Sprintf("%d %s of the %d allowed", n.N, n.What, n.Limit) }
+
+// NearLimits lists the structural limits the run is within 20 % of, for an engine to warn
+// about before the run fails on one (G7: a warning well below the error).
+func (r *Run) NearLimits() []Near {
+	var out []Near
+	near := func(n, limit int, what string) {
+		if n >= limit*8/10 {
+			out = append(out, Near{What: what, N: n, Limit: limit})
+		}
+	}
+	near(r.count, MaxEvents, "history events")
+	near(r.bytes, MaxHistoryBytes, "history payload bytes")
+	near(len(r.activities), MaxPending, "open activities")
+	near(len(r.timers), MaxPending, "open timers")
+	near(len(r.children), MaxPending, "open child workflows")
+	near(r.unconsumedSignals(), MaxSignals, "unconsumed signals")
+	return out
+}
 
 // overPending explains why one more open item of a kind would pass MaxPending, or "".
 func (r *Run) overPending(open int, what string) string {

@@ -48,3 +48,21 @@ func TestHistoryBytesLimit(t *testing.T) {
 		t.Fatalf("closed %+v", c.Failure)
 	}
 }
+
+func TestSignalLimitFailsTheRun(t *testing.T) {
+	s := newSim(t, head+"steps:\n  - wait_for_signal: never\n", nil)
+	for range MaxSignals {
+		s.signal("other", nil)
+	}
+	if s.last().Type.Terminal() {
+		t.Fatalf("closed at %d signals", MaxSignals)
+	}
+	if near := s.r.NearLimits(); len(near) != 1 || near[0].What != "unconsumed signals" {
+		t.Fatalf("near limits %v", near)
+	}
+	s.signal("other", nil)
+	c := s.closed(t)
+	if c.Failure.Category != history.CategoryStructuralLimit || !strings.Contains(c.Failure.Message, "over the limit of 5000") {
+		t.Fatalf("closed %+v", c.Failure)
+	}
+}

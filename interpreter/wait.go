@@ -99,7 +99,18 @@ func (r *Run) signalReceived(ev history.Event) error {
 	}
 	r.signals[s.Name] = append(r.signals[s.Name], s)
 	r.matchSignals(s.Name)
+	if n := r.unconsumedSignals(); n > MaxSignals {
+		r.overLimit(fmt.Sprintf("the run has %d signals nobody consumed, over the limit of %d", n, MaxSignals))
+	}
 	return nil
+}
+
+func (r *Run) unconsumedSignals() int {
+	n := 0
+	for _, l := range r.signals {
+		n += len(l)
+	}
+	return n
 }
 
 // matchSignals hands received signals to waiting steps, oldest to oldest.

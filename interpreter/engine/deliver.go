@@ -5,7 +5,6 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/faults"
-	"github.com/wendflow/wend/interpreter"
 )
 
 // deliver applies one input event to a run, commits it with the decisions it implies and
@@ -66,10 +65,6 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 			continue
 		}
 		if ev.Type == history.SignalReceived {
-			if err := e.admitSignal(lr, ev); err != nil {
-				p.done <- err
-				continue
-			}
 			if s, _ := history.DataOf[history.Signal](ev); lr.interp.SeenSignal(s.SignalID) {
 				p.done <- nil // a resend of a signal already recorded
 				continue
@@ -95,18 +90,6 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 	for _, p := range applied {
 		p.done <- err
 	}
-}
-
-// admitSignal refuses a signal beyond the run's limit of unconsumed signals.
-func (e *Engine) admitSignal(lr *liveRun, ev history.Event) error {
-	n := 0
-	for _, c := range lr.interp.PendingSignals() {
-		n += c
-	}
-	if n >= interpreter.MaxSignals {
-		return fmt.Errorf("run %s has %d signals nobody has consumed, the limit; signal refused", lr.rec.RunID, n)
-	}
-	return nil
 }
 
 // admit says whether a run takes input now.
@@ -165,12 +148,14 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 		}
 		return err
 	}
-	if before, after := lr.rec.LastSeq, rec.LastSeq; before < interpreter.WarnEventsFrom && after >= interpreter.WarnEventsFrom {
-		e.logf("wend: warning: run %s has %d events, 80%% of the %d limit; consider continue_as_new", rec.RunID, after, interpreter.MaxEvents)
-	}
-	if b := lr.interp.HistoryBytes(); b >= interpreter.WarnBytesFrom && !lr.warnedBytes {
-		lr.warnedBytes = true
-		e.logf("wend: warning: run %s has %d MiB of payloads, 80%% of the %d MiB limit; consider continue_as_new", rec.RunID, b>>20, interpreter.MaxHistoryBytes>>20)
+	for _, near := range lr.interp.NearLimits() {
+		if !lr.warned[near.What] {
+			if lr.warned == nil {
+				lr.warned = map[string]bool{}
+			}
+			lr.warned[near.What] = true
+			e.logf("wend: warning: run %s has %s (80%% of a structural limit; over it the step or run fails)", rec.RunID, near)
+		}
 	}
 	lr.rec = rec
 	faults.Hit("after-commit")

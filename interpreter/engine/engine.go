@@ -84,7 +84,7 @@ type liveRun struct {
 	interp  *interpreter.Run
 	blocked error
 
-	warnedBytes bool // the 80 % history-bytes warning was logged
+	warned map[string]bool // structural limits already warned about (80 %), by kind
 }
 
 type waitRef struct{ runID, step string }
