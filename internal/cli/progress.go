@@ -94,6 +94,9 @@ func (p *progress) countItem(ev history.Event) bool {
 // describe phrases an event for a person; "" for events not worth a line.
 func describe(ev history.Event) string {
 	at := ev.Step
+	if at == "" {
+		at = "workflow" // the run's own timers (deadlines)
+	}
 	switch ev.Type {
 	case history.WorkflowStarted:
 		st, _ := history.DataOf[history.Started](ev)
