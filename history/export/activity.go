@@ -35,6 +35,9 @@ func (b *builder) activity(ev history.Event) error {
 		if at != nil {
 			at.Heartbeats++
 			at.LastHeartbeatAt = ev.Time
+			if hb, err := history.DataOf[history.HeartbeatRecord](ev); err == nil && len(hb.Progress) > 0 {
+				at.LastProgress = hb.Progress
+			}
 		}
 	case history.ActivityCompleted:
 		res, err := history.DataOf[history.ActivityResult](ev)

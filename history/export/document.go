@@ -132,12 +132,14 @@ type Attempt struct {
 	// retry's available_at for the others. The engine starts it then or as soon as it can.
 	ScheduledAt time.Time `json:"scheduled_at"`
 	// StartedAt is set only when the history has an ActivityStarted for the try.
-	StartedAt       time.Time     `json:"started_at,omitzero"`
-	EndedAt         time.Time     `json:"ended_at,omitzero"`
-	EndedSeq        uint64        `json:"ended_seq,omitempty"`
-	Heartbeats      int           `json:"heartbeats,omitempty"`
-	LastHeartbeatAt time.Time     `json:"last_heartbeat_at,omitzero"`
-	Error           *AttemptError `json:"error,omitempty"`
+	StartedAt       time.Time `json:"started_at,omitzero"`
+	EndedAt         time.Time `json:"ended_at,omitzero"`
+	EndedSeq        uint64    `json:"ended_seq,omitempty"`
+	Heartbeats      int       `json:"heartbeats,omitempty"`
+	LastHeartbeatAt time.Time `json:"last_heartbeat_at,omitzero"`
+	// LastProgress is the progress the try's last recorded heartbeat reported.
+	LastProgress json.RawMessage `json:"last_progress,omitempty"`
+	Error        *AttemptError   `json:"error,omitempty"`
 	// Retry is the ActivityRetryScheduled that followed this try, if one did.
 	Retry *Retry `json:"retry,omitempty"`
 }
