@@ -122,12 +122,13 @@ func (v *listView) fill(all []history.Run) {
 	names := map[string]bool{}
 	var version uint64
 	var match []history.Run
+	filter := ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q} // the API's filter: same search rules
+	lowerQ := strings.ToLower(v.Q)
 	for _, run := range all {
 		counts[run.Status]++
 		names[run.Name] = true
 		version += run.LastSeq
-		if (v.Status == "" || run.Status == v.Status) && (v.Workflow == "" || run.Name == v.Workflow) &&
-			(v.Q == "" || strings.Contains(run.WorkflowID, v.Q) || strings.Contains(run.RunID, v.Q)) {
+		if filter.match(run, lowerQ) {
 			match = append(match, run)
 		}
 	}
