@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -256,6 +255,5 @@ func peakRSSMB() float64 {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return -1
 	}
-	_ = runtime.NumGoroutine
 	return round(float64(ru.Maxrss) / 1024)
 }

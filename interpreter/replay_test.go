@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,13 +94,15 @@ func TestReplayRecordedHistories(t *testing.T) {
 			if err := New(w, st).Replay(rec.Events); err != nil {
 				t.Fatalf("recorded history no longer replays: %v", err)
 			}
-			// The same history against an edited spec is refused, not re-interpreted.
-			edited, _ := spec.Load("test.wend.yaml", []byte(rec.Spec+"  - {activity: p.extra}\n"))
-			if edited != nil && !ds.HasErrors() {
-				err := New(edited, st).Replay(rec.Events)
-				if err != nil && !errors.Is(err, ErrNondeterministic) {
-					t.Fatalf("edited spec: %v", err)
-				}
+			// The same history against an edited spec (one more step before the output) is
+			// refused, not re-interpreted.
+			editedSrc := strings.Replace(rec.Spec, "\noutput:", "\n  - {activity: p.extra}\noutput:", 1)
+			edited, eds := spec.Load("test.wend.yaml", []byte(editedSrc))
+			if eds.HasErrors() || editedSrc == rec.Spec {
+				t.Fatalf("edited spec does not load: %v", eds.Error())
+			}
+			if err := New(edited, st).Replay(rec.Events); !errors.Is(err, ErrNondeterministic) {
+				t.Fatalf("replay against the edited spec: %v, want ErrNondeterministic", err)
 			}
 		})
 	}

@@ -49,12 +49,6 @@ type Run struct {
 	timerAt      map[string]time.Time
 }
 
-// Events returns how many events the run's history holds, as the interpreter counts them.
-func (r *Run) Events() int { return r.count }
-
-// HistoryBytes returns the payload bytes of the run's history so far.
-func (r *Run) HistoryBytes() int { return r.bytes }
-
 // New makes the state machine of a run; nothing happens until Apply gets WorkflowStarted.
 func New(w *spec.Workflow, started history.Started) *Run {
 	return &Run{

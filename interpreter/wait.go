@@ -136,17 +136,6 @@ func (r *Run) matchSignals(name string) {
 // after a lost acknowledgement must not be applied twice.
 func (r *Run) SeenSignal(id string) bool { return id != "" && r.signalIDs[id] }
 
-// PendingSignals returns how many received signals wait for a step, by name.
-func (r *Run) PendingSignals() map[string]int {
-	out := map[string]int{}
-	for k, v := range r.signals {
-		if len(v) > 0 {
-			out[k] = len(v)
-		}
-	}
-	return out
-}
-
 func (n *node) startChild() {
 	input, ok := n.with(nil)
 	if !ok {
