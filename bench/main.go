@@ -3,7 +3,10 @@
 // record in the same run, so results read as ratios on any disk.
 //
 //	go run ./bench                 # all workloads
-//	go run ./bench -only seq1000   # one of: update, seq1000, concurrent, foreach, resume, plugin
+//	go run ./bench -only seq1000   # one of: update, seq1000, concurrent, foreach, resume, plugin, process
+//
+// process builds the wend binary and the example plugin and measures the plugin workloads
+// through a real `wend serve` (over its control socket) and a cold `wend run`.
 package main
 
 import (
@@ -31,7 +34,7 @@ func emit(name string, kv ...any) {
 }
 
 func main() {
-	only := flag.String("only", "", "run one workload: update, seq1000, concurrent, foreach, resume, plugin")
+	only := flag.String("only", "", "run one workload: update, seq1000, concurrent, foreach, resume, plugin, process")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -61,6 +64,7 @@ func main() {
 		{"foreach", b.forEach},
 		{"resume", b.resume},
 		{"plugin", b.plugin},
+		{"process", b.process},
 	}
 	for _, w := range workloads {
 		if *only == "" || strings.EqualFold(*only, w.name) {
@@ -69,8 +73,17 @@ func main() {
 	}
 }
 
+// atFail registers fn to run, newest first, when fail exits (os.Exit skips deferred calls):
+// child processes must not outlive a failed bench.
+var onFail []func()
+
+func atFail(fn func()) { onFail = append(onFail, fn) }
+
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "bench:", err)
+	for i := len(onFail) - 1; i >= 0; i-- {
+		onFail[i]()
+	}
 	os.Exit(1)
 }
 

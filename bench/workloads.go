@@ -47,11 +47,31 @@ func (b *bench) plainUpdate() float64 {
 
 // workflow writes a spec file and returns its path.
 func (b *bench) workflow(name, body string) string {
-	p := b.path(name) + ".wend.yaml"
+	return writeWorkflow(b.path(name)+".wend.yaml", name, body)
+}
+
+func writeWorkflow(p, name, body string) string {
 	if err := os.WriteFile(p, []byte("wend: v1\nname: "+name+"\n"+body), 0o644); err != nil {
 		fail(err)
 	}
 	return p
+}
+
+// pluginFlows are the bodies of issue 4's workloads with the example plugin at bin: 200
+// sequential echo steps, a for_each of concurrency 200 over input.items, and 3 sequential
+// steps. The plugin and process workloads run the same ones.
+func pluginFlows(bin string) (seq, fan, three string) {
+	decl := fmt.Sprintf("plugins: {p: %q}\n", bin)
+	seq = decl + strings.TrimPrefix(seqSteps(200), "plugins: {p: ./p}\n")
+	fan = decl + "steps:\n  - for_each: \"${{ input.items }}\"\n    concurrency: 200\n    steps: [{activity: p.echo, with: \"${{ item }}\"}]\n"
+	three = decl + strings.TrimPrefix(seqSteps(3), "plugins: {p: ./p}\n")
+	return seq, fan, three
+}
+
+// fanInput is the for_each workload's input: 200 items.
+func fanInput() string {
+	in, _ := json.Marshal(map[string]any{"items": make([]int, 200)})
+	return string(in)
 }
 
 func seqSteps(n int) string {
@@ -198,10 +218,10 @@ func (b *bench) plugin() {
 	}
 	host := &hostActs{bin: bin}
 	defer host.close()
-	decl := fmt.Sprintf("plugins: {p: %q}\n", bin)
-	seq := b.workflow("pseq", decl+strings.TrimPrefix(seqSteps(200), "plugins: {p: ./p}\n"))
-	fan := b.workflow("pfan", decl+"steps:\n  - for_each: \"${{ input.items }}\"\n    concurrency: 200\n    steps: [{activity: p.echo, with: \"${{ item }}\"}]\n")
-	three := b.workflow("pthree", decl+strings.TrimPrefix(seqSteps(3), "plugins: {p: ./p}\n"))
+	seqBody, fanBody, threeBody := pluginFlows(bin)
+	seq := b.workflow("pseq", seqBody)
+	fan := b.workflow("pfan", fanBody)
+	three := b.workflow("pthree", threeBody)
 
 	r := b.rig(b.path("plugin.db"), host)
 	defer r.close()
@@ -209,10 +229,8 @@ func (b *bench) plugin() {
 	start := time.Now()
 	r.run(seq, "pseq", "null")
 	seqT := time.Since(start)
-	items := make([]int, 200)
-	in, _ := json.Marshal(map[string]any{"items": items})
 	start = time.Now()
-	r.run(fan, "pfan", string(in))
+	r.run(fan, "pfan", fanInput())
 	fanT := time.Since(start)
 	start = time.Now()
 	var wg sync.WaitGroup
