@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/wendflow/wend/plugins/internal/wire"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
 
@@ -67,12 +68,15 @@ func BenchmarkStart(b *testing.B) {
 	b.ReportMetric(float64(median(plain))/float64(median(host)), "plain/host")
 }
 
-// BenchmarkCallSequential: one no-op call at a time, host and plain interleaved.
+// BenchmarkCallSequential: one no-op call at a time, host and plain (over a reused lane, as
+// the host calls) interleaved; then, in a phase of its own, plain calls over a new Execute
+// stream each (how a plugin without lanes is called). That phase runs apart because closing a
+// stream leaves both processes work that would land in the next call's time.
 func BenchmarkCallSequential(b *testing.B) {
 	h, pc := benchPair(b)
 	ctx := context.Background()
 	c := call("t", "noop", nil)
-	var host, plain []time.Duration
+	var host, plain, plainExec []time.Duration
 	for b.Loop() {
 		start := time.Now()
 		if _, err := h.Execute(ctx, c, nil); err != nil {
@@ -85,8 +89,16 @@ func BenchmarkCallSequential(b *testing.B) {
 		}
 		plain = append(plain, time.Since(start))
 	}
+	for range len(host) {
+		start := time.Now()
+		if err := pc.noopExecute(ctx); err != nil {
+			b.Fatal(err)
+		}
+		plainExec = append(plainExec, time.Since(start))
+	}
 	b.ReportMetric(float64(median(host).Nanoseconds())/1000, "host-median-µs")
 	b.ReportMetric(float64(median(plain).Nanoseconds())/1000, "plain-median-µs")
+	b.ReportMetric(float64(median(plainExec).Nanoseconds())/1000, "plain-execute-median-µs")
 	b.ReportMetric(float64(median(plain))/float64(median(host)), "plain/host")
 }
 
@@ -141,11 +153,14 @@ func benchPair(b *testing.B) (*Host, *plainClient) {
 }
 
 // plainClient is the baseline: the test plugin serving plain gRPC over a unix socket with
-// mutual TLS, as go-plugin's transport is on Linux, with no go-plugin on either side.
+// mutual TLS and the same gRPC options, as go-plugin's transport is on Linux, with no go-plugin
+// on either side. noop calls the way the host does, over a reused Lane stream; noopExecute
+// opens an Execute stream per call, the way a plugin without lanes is called.
 type plainClient struct {
-	cmd  *exec.Cmd
-	conn *grpc.ClientConn
-	rpc  pluginv1.ActivitiesClient
+	cmd   *exec.Cmd
+	conn  *grpc.ClientConn
+	rpc   pluginv1.ActivitiesClient
+	lanes chan pluginv1.Activities_LaneClient
 }
 
 func startPlain(b *testing.B) *plainClient {
@@ -176,23 +191,45 @@ func startPlain(b *testing.B) *plainClient {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(serverCert)
-	conn, err := grpc.NewClient("passthrough:///plain", grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
+	conn, err := grpc.NewClient("passthrough:///plain", append(wire.DialOptions(), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
 		Certificates: []tls.Certificate{cert}, RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12,
 	})), grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", path)
-	}))
+	}))...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &plainClient{cmd: cmd, conn: conn, rpc: pluginv1.NewActivitiesClient(conn)}
+	return &plainClient{cmd: cmd, conn: conn, rpc: pluginv1.NewActivitiesClient(conn), lanes: make(chan pluginv1.Activities_LaneClient, 64)}
 }
 
+var noopInput = &pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Request{Request: &pluginv1.ExecuteRequest{Activity: "noop"}}}
+
 func (p *plainClient) noop(ctx context.Context) error {
+	var lane pluginv1.Activities_LaneClient
+	select {
+	case lane = <-p.lanes:
+	default:
+		var err error
+		if lane, err = p.rpc.Lane(ctx); err != nil {
+			return err
+		}
+	}
+	if err := lane.Send(noopInput); err != nil {
+		return err
+	}
+	if _, err := lane.Recv(); err != nil {
+		return err
+	}
+	p.lanes <- lane
+	return nil
+}
+
+func (p *plainClient) noopExecute(ctx context.Context) error {
 	stream, err := p.rpc.Execute(ctx)
 	if err != nil {
 		return err
 	}
-	if err := stream.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Request{Request: &pluginv1.ExecuteRequest{Activity: "noop"}}}); err != nil {
+	if err := stream.Send(noopInput); err != nil {
 		return err
 	}
 	_, err = stream.Recv()

@@ -26,25 +26,18 @@ type event struct {
 	err error
 }
 
-// execute runs one try on p. The stream's context is not the caller's: on a deadline or a
-// cancellation the host first sends Cancel and watches whether the plugin ends the try within
+// execute runs one try on p, on a lane or an Execute stream. The stream's context is not the
+// caller's: on a deadline or a cancellation the host first sends Cancel and watches whether the plugin ends the try within
 // the grace, and only then tears the stream down (killing the plugin if it did not stop). The
 // calling goroutine does all the receiving; timers and ctx only trigger the stop, which keeps
 // the common path free of extra goroutines.
 func (p *process) execute(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat)) (json.RawMessage, error) {
 	started := time.Now()
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	stream, err := p.rpc.Execute(sctx)
+	ts, err := p.open(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Request{Request: request(call)}})
 	if err != nil {
 		return nil, p.lost(call, err)
 	}
-	if err := stream.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Request{Request: request(call)}}); err != nil {
-		_, err = stream.Recv() // Send reports io.EOF; the real error comes from Recv
-		return nil, p.lost(call, err)
-	}
-	st := &stopper{p: p, stream: stream, started: started, cancelStream: cancel}
-	defer st.disarm()
+	st := &stopper{p: p, stream: ts.stream, started: started, cancelStream: ts.cancel}
 	if !call.Deadline.IsZero() {
 		t := time.AfterFunc(time.Until(call.Deadline), func() { st.stop(wire.ReasonDeadline, nil) })
 		defer t.Stop()
@@ -57,14 +50,24 @@ func (p *process) execute(ctx context.Context, call history.ActivityCall, heartb
 		st.stop(reason, context.Cause(ctx))
 	})()
 	for {
-		ev, err := stream.Recv()
+		ev, err := ts.stream.Recv()
 		if st.stopping() {
 			if err == nil && ev.GetHeartbeat() != nil {
 				continue
 			}
+			st.disarm()
+			ts.cancel()
 			return nil, st.err(call)
 		}
 		if out, err, final := p.handle(call, event{ev, err}, heartbeat); final {
+			// A lane is reused only if its try ended with the plugin's own answer and no stop
+			// began: a stop may still send Cancel on the stream, which must not reach the next
+			// try. disarm settles that race.
+			if st.disarm() && ts.lane && (ev.GetResult() != nil || ev.GetError() != nil) {
+				p.lanes.put(ts)
+			} else {
+				ts.cancel()
+			}
 			return out, err
 		}
 	}
@@ -122,13 +125,15 @@ func (s *stopper) stopping() bool {
 	return s.reason != ""
 }
 
-func (s *stopper) disarm() {
+// disarm marks the try over and reports whether it ended unstopped; after it, stop does nothing.
+func (s *stopper) disarm() (clean bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.over = true
 	if s.grace != nil {
 		s.grace.Stop()
 	}
+	return s.reason == ""
 }
 
 // err is the try's error once stopped. If the plugin was being killed it first waits for the

@@ -32,6 +32,7 @@ type process struct {
 	conn         *grpc.ClientConn
 	rpc          pluginv1.ActivitiesClient
 	stderr       *stderrLog
+	lanes        lanes
 
 	stopOnce sync.Once
 }
@@ -53,6 +54,7 @@ func startProcess(cfg Config, program string, opts Options) (*process, error) {
 		Plugins:          plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
+		GRPCDialOptions:  wire.DialOptions(),
 		SkipHostEnv:      true,
 		StartTimeout:     opts.StartTimeout,
 		Stderr:           p.stderr,
@@ -86,6 +88,7 @@ func startProcess(cfg Config, program string, opts Options) (*process, error) {
 		p.stop()
 		return nil, startError(TypeBadHandshake, true, "start plugin %s: health check: %v%s", p.name, err, p.stderr.last())
 	}
+	p.probeLanes(opts.StartTimeout, opts.Log)
 	return p, nil
 }
 
@@ -149,6 +152,7 @@ func lowerFirst(s string) string {
 // process group is killed.
 func (p *process) stop() {
 	p.stopOnce.Do(func() {
+		p.lanes.close()
 		done := make(chan struct{})
 		go func() {
 			p.client.Kill()

@@ -24,9 +24,7 @@ func Serve(acts Activities) {
 		HandshakeConfig: wire.Handshake,
 		Plugins:         plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{Impl: NewServer(acts)}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts,
-				grpc.MaxRecvMsgSize(wire.MaxMessageBytes),
-				grpc.MaxSendMsgSize(wire.MaxMessageBytes))...)
+			return grpc.NewServer(append(opts, wire.ServerOptions()...)...)
 		},
 		// go-plugin logs at trace level by default; the host tags every stderr line, so keep
 		// only what an operator should read.

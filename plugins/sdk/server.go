@@ -56,25 +56,8 @@ func (s *server) Execute(stream pluginv1.Activities_ExecuteServer) error {
 	if req == nil {
 		return status.Error(codes.InvalidArgument, "execute: first message must be a request")
 	}
-	t := &try{stream: stream}
-	defer t.end()
-
-	act, ok := s.acts[req.Activity]
-	if !ok {
-		return t.fail(NonRetryable(TypeUnknownActivity, fmt.Sprintf("unknown activity %q (have %s)", req.Activity, s.names())))
-	}
-	if len(req.Input) > MaxPayloadBytes {
-		return t.fail(NonRetryable(TypePayloadTooLarge, fmt.Sprintf("input of %s is %d bytes, over the %d-byte limit", req.Activity, len(req.Input), MaxPayloadBytes)))
-	}
-
 	ctx, cancel := context.WithCancelCause(stream.Context())
 	defer cancel(nil)
-	info := infoOf(req)
-	if !info.Deadline.IsZero() {
-		var stop context.CancelFunc
-		ctx, stop = context.WithDeadline(ctx, info.Deadline)
-		defer stop()
-	}
 	go func() { // the host's Cancel, or the stream's end, cancels the handler
 		for {
 			in, err := stream.Recv()
@@ -86,7 +69,26 @@ func (s *server) Execute(stream pluginv1.Activities_ExecuteServer) error {
 			}
 		}
 	}()
+	t := &try{stream: stream}
+	defer t.end()
+	return s.serve(ctx, t, req)
+}
 
+// serve runs one try of req and sends its final event (result or error) on t.
+func (s *server) serve(ctx context.Context, t *try, req *pluginv1.ExecuteRequest) error {
+	act, ok := s.acts[req.Activity]
+	if !ok {
+		return t.fail(NonRetryable(TypeUnknownActivity, fmt.Sprintf("unknown activity %q (have %s)", req.Activity, s.names())))
+	}
+	if len(req.Input) > MaxPayloadBytes {
+		return t.fail(NonRetryable(TypePayloadTooLarge, fmt.Sprintf("input of %s is %d bytes, over the %d-byte limit", req.Activity, len(req.Input), MaxPayloadBytes)))
+	}
+	info := infoOf(req)
+	if !info.Deadline.IsZero() {
+		var stop context.CancelFunc
+		ctx, stop = context.WithDeadline(ctx, info.Deadline)
+		defer stop()
+	}
 	out, err := run(&Context{Context: ctx, Info: info, heartbeat: t.heartbeat}, act, req.Input)
 	if err != nil {
 		return t.fail(asError(ctx, err))
@@ -98,7 +100,7 @@ func (s *server) Execute(stream pluginv1.Activities_ExecuteServer) error {
 	if len(b) > MaxPayloadBytes {
 		return t.fail(NonRetryable(TypePayloadTooLarge, fmt.Sprintf("output of %s is %d bytes, over the %d-byte limit", req.Activity, len(b), MaxPayloadBytes)))
 	}
-	return t.send(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Result{Result: &pluginv1.Result{Output: b}}})
+	return t.final(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Result{Result: &pluginv1.Result{Output: b}}})
 }
 
 func (s *server) names() string {
@@ -171,12 +173,25 @@ func (t *try) send(ev *pluginv1.ExecuteEvent) error {
 	return t.stream.Send(ev)
 }
 
+// final sends the try's last event; nothing is sent after it, so a heartbeat from a goroutine
+// the handler left running cannot reach the host after the result (on a lane: inside the next
+// try).
+func (t *try) final(ev *pluginv1.ExecuteEvent) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return errTryEnded
+	}
+	t.ended = true
+	return t.stream.Send(ev)
+}
+
 func (t *try) heartbeat(progress json.RawMessage) error {
 	return t.send(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Heartbeat{Heartbeat: &pluginv1.Heartbeat{Progress: progress}}})
 }
 
 func (t *try) fail(e *Error) error {
-	return t.send(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Error{Error: &pluginv1.Error{
+	return t.final(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Error{Error: &pluginv1.Error{
 		Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.details(),
 	}}})
 }

@@ -39,7 +39,7 @@ func servePlain(acts sdk.Activities) {
 		os.Exit(1)
 	}
 	creds := serverCreds()
-	s := grpc.NewServer(grpc.Creds(creds), grpc.MaxRecvMsgSize(wire.MaxMessageBytes))
+	s := grpc.NewServer(append(wire.ServerOptions(), grpc.Creds(creds))...)
 	pluginv1.RegisterActivitiesServer(s, sdk.NewServer(acts))
 	fmt.Println(path + "|" + base64.RawStdEncoding.EncodeToString(serverCertDER))
 	_ = s.Serve(l)

@@ -73,3 +73,27 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return pluginv1.NewActivitiesClient(c), nil
 }
+
+// Flow-control windows fixed on both sides. gRPC otherwise estimates the bandwidth-delay
+// product by sending a ping after data arrives, which on a call-sized exchange adds a ping and
+// its ack — two more writes and wake-ups — to nearly every round trip. A window of 4 MiB per
+// stream holds the largest message (2 MiB payload plus envelope) without waiting for an update.
+const (
+	streamWindow = 4 << 20
+	connWindow   = 16 << 20
+)
+
+// DialOptions are the host's gRPC options for a plugin connection, added to go-plugin's.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithInitialWindowSize(streamWindow), grpc.WithInitialConnWindowSize(connWindow),
+	}
+}
+
+// ServerOptions are the Go SDK's gRPC server options.
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.InitialWindowSize(streamWindow), grpc.InitialConnWindowSize(connWindow),
+		grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
+	}
+}

@@ -726,11 +726,12 @@ const file_activities_proto_rawDesc = "" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12#\n" +
 	"\rnon_retryable\x18\x03 \x01(\bR\fnonRetryable\x12\x18\n" +
-	"\adetails\x18\x04 \x01(\fR\adetails2\xa6\x01\n" +
+	"\adetails\x18\x04 \x01(\fR\adetails2\xee\x01\n" +
 	"\n" +
 	"Activities\x12M\n" +
 	"\bDescribe\x12\x1f.wend.plugin.v1.DescribeRequest\x1a .wend.plugin.v1.DescribeResponse\x12I\n" +
-	"\aExecute\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x010\x01B@Z>github.com/wendflow/wend/plugins/proto/wend/plugin/v1;pluginv1b\x06proto3"
+	"\aExecute\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x010\x01\x12F\n" +
+	"\x04Lane\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x010\x01B@Z>github.com/wendflow/wend/plugins/proto/wend/plugin/v1;pluginv1b\x06proto3"
 
 var (
 	file_activities_proto_rawDescOnce sync.Once
@@ -766,10 +767,12 @@ var file_activities_proto_depIdxs = []int32{
 	9, // 5: wend.plugin.v1.ExecuteEvent.error:type_name -> wend.plugin.v1.Error
 	0, // 6: wend.plugin.v1.Activities.Describe:input_type -> wend.plugin.v1.DescribeRequest
 	3, // 7: wend.plugin.v1.Activities.Execute:input_type -> wend.plugin.v1.ExecuteInput
-	1, // 8: wend.plugin.v1.Activities.Describe:output_type -> wend.plugin.v1.DescribeResponse
-	6, // 9: wend.plugin.v1.Activities.Execute:output_type -> wend.plugin.v1.ExecuteEvent
-	8, // [8:10] is the sub-list for method output_type
-	6, // [6:8] is the sub-list for method input_type
+	3, // 8: wend.plugin.v1.Activities.Lane:input_type -> wend.plugin.v1.ExecuteInput
+	1, // 9: wend.plugin.v1.Activities.Describe:output_type -> wend.plugin.v1.DescribeResponse
+	6, // 10: wend.plugin.v1.Activities.Execute:output_type -> wend.plugin.v1.ExecuteEvent
+	6, // 11: wend.plugin.v1.Activities.Lane:output_type -> wend.plugin.v1.ExecuteEvent
+	9, // [9:12] is the sub-list for method output_type
+	6, // [6:9] is the sub-list for method input_type
 	6, // [6:6] is the sub-list for extension type_name
 	6, // [6:6] is the sub-list for extension extendee
 	0, // [0:6] is the sub-list for field type_name

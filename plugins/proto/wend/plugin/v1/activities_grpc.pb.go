@@ -31,6 +31,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Activities_Describe_FullMethodName = "/wend.plugin.v1.Activities/Describe"
 	Activities_Execute_FullMethodName  = "/wend.plugin.v1.Activities/Execute"
+	Activities_Lane_FullMethodName     = "/wend.plugin.v1.Activities/Lane"
 )
 
 // ActivitiesClient is the client API for Activities service.
@@ -46,6 +47,17 @@ type ActivitiesClient interface {
 	// host see whether the plugin stopped: a plugin that has not ended the stream within a short
 	// grace after cancel is killed.
 	Execute(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecuteInput, ExecuteEvent], error)
+	// Lane is Execute many times over one stream, one try at a time: the host sends a request,
+	// the plugin answers with heartbeats and exactly one result or error, and the stream stays
+	// open for the host's next request. A cancel applies to the try in flight; one that arrives
+	// when no try is in flight is ignored. The host ends a lane by closing its send side (the
+	// plugin then returns) and never reuses a lane whose try it cancelled.
+	//
+	// Lane exists for speed: setting up a stream costs about as much as the call it carries
+	// (a no-op round trip over a reused stream took 0.55-0.6 of one over a new stream, measured on
+	// a 2-core machine), and the host keeps one lane per call in flight. It is optional: to a
+	// plugin that answers Unimplemented the host sends every try through Execute.
+	Lane(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecuteInput, ExecuteEvent], error)
 }
 
 type activitiesClient struct {
@@ -79,6 +91,19 @@ func (c *activitiesClient) Execute(ctx context.Context, opts ...grpc.CallOption)
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Activities_ExecuteClient = grpc.BidiStreamingClient[ExecuteInput, ExecuteEvent]
 
+func (c *activitiesClient) Lane(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecuteInput, ExecuteEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Activities_ServiceDesc.Streams[1], Activities_Lane_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecuteInput, ExecuteEvent]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Activities_LaneClient = grpc.BidiStreamingClient[ExecuteInput, ExecuteEvent]
+
 // ActivitiesServer is the server API for Activities service.
 // All implementations must embed UnimplementedActivitiesServer
 // for forward compatibility.
@@ -92,6 +117,17 @@ type ActivitiesServer interface {
 	// host see whether the plugin stopped: a plugin that has not ended the stream within a short
 	// grace after cancel is killed.
 	Execute(grpc.BidiStreamingServer[ExecuteInput, ExecuteEvent]) error
+	// Lane is Execute many times over one stream, one try at a time: the host sends a request,
+	// the plugin answers with heartbeats and exactly one result or error, and the stream stays
+	// open for the host's next request. A cancel applies to the try in flight; one that arrives
+	// when no try is in flight is ignored. The host ends a lane by closing its send side (the
+	// plugin then returns) and never reuses a lane whose try it cancelled.
+	//
+	// Lane exists for speed: setting up a stream costs about as much as the call it carries
+	// (a no-op round trip over a reused stream took 0.55-0.6 of one over a new stream, measured on
+	// a 2-core machine), and the host keeps one lane per call in flight. It is optional: to a
+	// plugin that answers Unimplemented the host sends every try through Execute.
+	Lane(grpc.BidiStreamingServer[ExecuteInput, ExecuteEvent]) error
 	mustEmbedUnimplementedActivitiesServer()
 }
 
@@ -107,6 +143,9 @@ func (UnimplementedActivitiesServer) Describe(context.Context, *DescribeRequest)
 }
 func (UnimplementedActivitiesServer) Execute(grpc.BidiStreamingServer[ExecuteInput, ExecuteEvent]) error {
 	return status.Error(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedActivitiesServer) Lane(grpc.BidiStreamingServer[ExecuteInput, ExecuteEvent]) error {
+	return status.Error(codes.Unimplemented, "method Lane not implemented")
 }
 func (UnimplementedActivitiesServer) mustEmbedUnimplementedActivitiesServer() {}
 func (UnimplementedActivitiesServer) testEmbeddedByValue()                    {}
@@ -154,6 +193,13 @@ func _Activities_Execute_Handler(srv interface{}, stream grpc.ServerStream) erro
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Activities_ExecuteServer = grpc.BidiStreamingServer[ExecuteInput, ExecuteEvent]
 
+func _Activities_Lane_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ActivitiesServer).Lane(&grpc.GenericServerStream[ExecuteInput, ExecuteEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Activities_LaneServer = grpc.BidiStreamingServer[ExecuteInput, ExecuteEvent]
+
 // Activities_ServiceDesc is the grpc.ServiceDesc for Activities service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -170,6 +216,12 @@ var Activities_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Execute",
 			Handler:       _Activities_Execute_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Lane",
+			Handler:       _Activities_Lane_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

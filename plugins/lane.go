@@ -1,0 +1,134 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+)
+
+// maxIdleLanes bounds the lanes a process keeps open between calls: enough for the usual
+// concurrency, few enough that idle streams cannot crowd a plugin's stream limit.
+const maxIdleLanes = 32
+
+// tryStream is the stream one try runs on: a lane, reused by the next try if this one ends
+// cleanly, or an Execute stream, used once.
+type tryStream struct {
+	stream pluginv1.Activities_ExecuteClient
+	cancel context.CancelFunc // ends the stream
+	lane   bool
+}
+
+// lanes holds a process's idle lanes. on is decided once at start by probeLanes.
+type lanes struct {
+	on bool
+
+	mu     sync.Mutex
+	idle   []*tryStream
+	closed bool
+}
+
+func (l *lanes) take() *tryStream {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.idle)
+	if n == 0 {
+		return nil
+	}
+	ts := l.idle[n-1]
+	l.idle = l.idle[:n-1]
+	return ts
+}
+
+// put returns a lane whose try ended cleanly; it is closed instead if the pool is full.
+func (l *lanes) put(ts *tryStream) {
+	l.mu.Lock()
+	if !l.closed && len(l.idle) < maxIdleLanes {
+		l.idle = append(l.idle, ts)
+		ts = nil
+	}
+	l.mu.Unlock()
+	if ts != nil {
+		ts.cancel()
+	}
+}
+
+func (l *lanes) close() {
+	l.mu.Lock()
+	idle := l.idle
+	l.idle, l.closed = nil, true
+	l.mu.Unlock()
+	for _, ts := range idle {
+		ts.cancel()
+	}
+}
+
+// open sends call's request on a stream: an idle lane, a new lane, or (for a plugin without
+// lanes) a new Execute stream.
+func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
+	if p.lanes.on {
+		for {
+			ts := p.lanes.take()
+			fresh := ts == nil
+			if fresh {
+				ctx, cancel := context.WithCancel(context.Background())
+				s, err := p.rpc.Lane(ctx)
+				if err != nil {
+					cancel()
+					return nil, err
+				}
+				ts = &tryStream{stream: s, cancel: cancel, lane: true}
+			}
+			if err := ts.stream.Send(call); err != nil {
+				ts.cancel()
+				if !fresh {
+					continue // an idle lane that broke: the request never left, so use another
+				}
+				_, err = ts.stream.Recv() // Send reports io.EOF; the real error comes from Recv
+				return nil, err
+			}
+			return ts, nil
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := p.rpc.Execute(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	ts := &tryStream{stream: s, cancel: cancel}
+	if err := s.Send(call); err != nil {
+		_, err = s.Recv()
+		cancel()
+		return nil, err
+	}
+	return ts, nil
+}
+
+// probeLanes asks whether the plugin serves Lane: it opens one and closes its send side at
+// once. A plugin with lanes ends it cleanly; one without answers Unimplemented. Anything else
+// (an error, no answer within timeout) also means Execute only, and is logged: Execute is the
+// contract, lanes only a faster road to it.
+func (p *process) probeLanes(timeout time.Duration, log func(plugin, line string)) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	s, err := p.rpc.Lane(ctx)
+	if err == nil {
+		if err = s.CloseSend(); err == nil {
+			_, err = s.Recv()
+		}
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		p.lanes.on = true
+	case status.Code(err) == codes.Unimplemented:
+	default:
+		log(p.name, "wend: the plugin's Lane stream did not end cleanly when closed ("+err.Error()+"); using Execute for every call")
+	}
+}
