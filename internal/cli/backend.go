@@ -161,8 +161,12 @@ func (parked) Execute(ctx context.Context, _ history.ActivityCall, _ func(histor
 
 // serveControl serves the control API for an engine this process drives. Without a socket
 // the process still works, but other commands cannot reach it, so it says so.
-func serveControl(e *env, dbPath string, eng *engine.Engine, st history.Store) *server.UnixServer {
-	u, err := server.ListenUnix(socketPath(dbPath), server.New(eng, st))
+func serveControl(e *env, dbPath string, eng *engine.Engine, st history.Store, workflows []server.Workflow) *server.UnixServer {
+	s := server.New(eng, st)
+	if len(workflows) > 0 {
+		s.SetWorkflows(workflows) // before listening: a client must never see an empty registry
+	}
+	u, err := server.ListenUnix(socketPath(dbPath), s)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend: no control socket (%v); other wend commands cannot reach this process\n", err)
 		return nil

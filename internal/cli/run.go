@@ -170,7 +170,7 @@ type driver struct {
 	meter   *server.Metrics // times the engine's commits; wend serve publishes it at /metrics
 }
 
-func startDriver(e *env, path string) (*driver, error) {
+func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, error) {
 	st, err := openStore(path)
 	if err != nil {
 		return nil, err
@@ -191,7 +191,7 @@ func startDriver(e *env, path string) (*driver, error) {
 		fmt.Fprintf(e.stderr, "wend: resumed %d unfinished run(s), %d task(s)\n", rep.Resumed, rep.Tasks)
 	}
 	d.blocked = rep.Blocked
-	d.ctl = serveControl(e, path, d.eng, st)
+	d.ctl = serveControl(e, path, d.eng, st, workflows)
 	return d, nil
 }
 

@@ -85,7 +85,7 @@ func runServe(e *env, args []string) int {
 		}
 	}
 	path := dbPath(e, *db)
-	d, err := startDriver(e, path)
+	d, err := startDriver(e, path, workflows...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
 		if errors.Is(err, boltstore.ErrInUse) {
@@ -99,7 +99,7 @@ func runServe(e *env, args []string) int {
 	}
 	// A task lost to a bug or a hand-edited database must not leave a served run stuck.
 	d.eng.Watchdog(time.Minute)
-	web, err := d.serveHTTP(hf)
+	web, err := d.serveHTTP(hf, workflows)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
 		return exitUsage
@@ -108,7 +108,7 @@ func runServe(e *env, args []string) int {
 		defer web.Close() // runs before d.close: no request may reach a closing engine
 	}
 	if len(wfDirs) > 0 {
-		registerWorkflows(e, d, web, workflows)
+		registerWorkflows(e, workflows)
 	}
 	fmt.Fprintf(e.stderr, "wend: serving %s on %s (pid %d); Ctrl-C to stop\n", path, d.ctl.Path(), os.Getpid())
 	return d.serveUntilStopped()
@@ -124,15 +124,9 @@ func (l *dirList) Set(dir string) error {
 	return nil
 }
 
-// registerWorkflows gives the registered workflows to both servers (socket and HTTP) and says
-// which they are.
-func registerWorkflows(e *env, d *driver, web *server.TCPServer, ws []server.Workflow) {
-	if s, ok := d.ctl.Handler().(*server.Server); ok {
-		s.SetWorkflows(ws)
-	}
-	if web != nil {
-		web.Server().SetWorkflows(ws)
-	}
+// registerWorkflows says which workflows are registered; both servers got them before they
+// listened, so no client ever sees an empty registry.
+func registerWorkflows(e *env, ws []server.Workflow) {
 	names := make([]string, len(ws))
 	for i, w := range ws {
 		names[i] = w.Name

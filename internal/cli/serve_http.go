@@ -81,7 +81,7 @@ func readToken(path string) (string, error) {
 }
 
 // serveHTTP starts the TCP listener (API, web UI, /metrics) unless --listen is off.
-func (d *driver) serveHTTP(f httpFlags) (*server.TCPServer, error) {
+func (d *driver) serveHTTP(f httpFlags, workflows []server.Workflow) (*server.TCPServer, error) {
 	if *f.listen == "off" || *f.listen == "" {
 		return nil, nil
 	}
@@ -92,7 +92,11 @@ func (d *driver) serveHTTP(f httpFlags) (*server.TCPServer, error) {
 	if *f.allowRemote && !explicit {
 		return nil, errors.New("--allow-remote needs a token chosen on purpose: --token-file FILE or WEND_TOKEN")
 	}
-	t, err := server.ListenTCP(server.New(d.eng, d.store), server.TCPOptions{Addr: *f.listen, Token: token,
+	s := server.New(d.eng, d.store)
+	if len(workflows) > 0 {
+		s.SetWorkflows(workflows) // before listening, as for the socket
+	}
+	t, err := server.ListenTCP(s, server.TCPOptions{Addr: *f.listen, Token: token,
 		AllowRemote: *f.allowRemote, Metrics: d.meter})
 	if err != nil {
 		return nil, err
