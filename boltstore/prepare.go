@@ -68,7 +68,7 @@ func prepareRun(u history.RunUpdate) (preparedRun, error) {
 	if err := checkKey("workflow", u.Run.WorkflowID); err != nil {
 		return preparedRun{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	rec, err := json.Marshal(u.Run)
+	rec, err := u.Run.AppendJSON(make([]byte, 0, 256))
 	if err != nil {
 		return preparedRun{}, fmt.Errorf("run %s: %w", id, err)
 	}

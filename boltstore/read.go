@@ -43,9 +43,31 @@ func (s *Store) Run(runID string) (history.Run, error) {
 		if v == nil {
 			return history.ErrNotFound
 		}
-		return json.Unmarshal(v, &r)
+		var err error
+		r, err = decodeRun(tx, []byte(runID), v)
+		return err
 	})
 	return r, err
+}
+
+// decodeRun decodes a run record and sets its LastSeq from the run's last stored event: a
+// commit that changes nothing else in the record does not rewrite it (see apply), so the
+// stored last_seq may be behind, never ahead, and the events are the truth anyway.
+func decodeRun(tx *bolt.Tx, id, v []byte) (history.Run, error) {
+	var r history.Run
+	if err := json.Unmarshal(v, &r); err != nil {
+		return r, err
+	}
+	if eb := tx.Bucket(bucketEvents).Bucket(id); eb != nil {
+		if k, _ := eb.Cursor().Last(); k != nil {
+			seq, err := keySeq(k)
+			if err != nil {
+				return r, fmt.Errorf("run %s: %w", id, err)
+			}
+			r.LastSeq = seq
+		}
+	}
+	return r, nil
 }
 
 // Events returns the run's events with Seq > afterSeq, in order, each checked against its
@@ -100,8 +122,8 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 	err := s.view("list runs", func(tx *bolt.Tx) error {
 		runs := tx.Bucket(bucketRuns)
 		add := func(id, v []byte) error {
-			var r history.Run
-			if err := json.Unmarshal(v, &r); err != nil {
+			r, err := decodeRun(tx, id, v)
+			if err != nil {
 				return fmt.Errorf("run %s: %w", id, err)
 			}
 			if f.Match(r) {

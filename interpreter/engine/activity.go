@@ -28,21 +28,27 @@ func (e *Engine) scheduleActivityFrom(lr *liveRun, ev history.Event) {
 		rs = &r
 		ev.Attempt = r.NextAttempt
 	}
-	t := activityTaskOf(lr.rec, ev, a, rs)
-	if t.AvailableAt.After(e.clock.Now()) {
-		e.sched.add(t)
+	at, avail := activityTaskData(lr.rec, ev, a, rs)
+	if avail.After(e.clock.Now()) {
+		e.sched.add(activityTaskOf(lr.rec, ev, a, rs))
 		return
 	}
-	e.call(t)
+	e.launch(interpreter.TaskID(at.ExecID, at.Attempt), at)
 }
 
-// call runs one activity try in its own goroutine and delivers the outcome to the run.
+// call runs one activity task in its own goroutine and delivers the outcome to the run.
 func (e *Engine) call(t history.Task) {
 	at, err := history.DataOf[activityTask](history.Event{Data: t.Data})
 	if err != nil {
 		e.logf("wend: task %s: %v", t.ID, err)
 		return
 	}
+	e.launch(t.ID, at)
+}
+
+// launch is call with the task's payload already decoded (the common path: the payload was
+// built in this process moments ago).
+func (e *Engine) launch(taskID string, at activityTask) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.mu.Lock()
 	if e.stopped != nil {
@@ -50,12 +56,12 @@ func (e *Engine) call(t history.Task) {
 		cancel()
 		return
 	}
-	e.inflight[t.ID] = cancel
+	e.inflight[taskID] = cancel
 	e.wg.Add(1)
 	e.mu.Unlock()
 	go func() {
 		defer e.wg.Done()
-		defer e.cancelCall(t.ID)
+		defer e.cancelCall(taskID)
 		select {
 		case e.sem <- struct{}{}:
 		case <-ctx.Done():

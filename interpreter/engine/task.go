@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
@@ -44,7 +45,10 @@ func tasksFor(rec history.Run, evs []history.Event, schedules func(execID string
 	for _, ev := range evs {
 		switch ev.Type {
 		case history.ActivityScheduled:
-			a, _ := history.DataOf[history.ActivitySchedule](ev)
+			a, ok := schedules(ev.ActivityExecutionID) // the interpreter's copy: no decoding
+			if !ok {
+				a, _ = history.DataOf[history.ActivitySchedule](ev)
+			}
 			c.PutTasks = append(c.PutTasks, activityTaskOf(rec, ev, a, nil))
 		case history.ActivityRetryScheduled:
 			rs, _ := history.DataOf[history.RetrySchedule](ev)
@@ -78,6 +82,13 @@ func tasksFor(rec history.Run, evs []history.Event, schedules func(execID string
 }
 
 func activityTaskOf(rec history.Run, ev history.Event, a history.ActivitySchedule, rs *history.RetrySchedule) history.Task {
+	t, avail := activityTaskData(rec, ev, a, rs)
+	return history.Task{ID: interpreter.TaskID(t.ExecID, t.Attempt), RunID: rec.RunID, Kind: history.TaskActivity,
+		AvailableAt: avail, Data: history.MustData(t)}
+}
+
+// activityTaskData is an activity task's payload and when it becomes due.
+func activityTaskData(rec history.Run, ev history.Event, a history.ActivitySchedule, rs *history.RetrySchedule) (activityTask, time.Time) {
 	t := activityTask{WorkflowID: rec.WorkflowID, RunID: rec.RunID, Step: ev.Step, ExecID: ev.ActivityExecutionID,
 		Attempt: ev.Attempt, Plugin: a.Plugin, Activity: a.Activity, Input: a.Input, TimeoutMS: a.TimeoutMS,
 		HeartbeatMS: a.HeartbeatTimeout}
@@ -87,6 +98,5 @@ func activityTaskOf(rec history.Run, ev history.Event, a history.ActivitySchedul
 		t.RetryAfterAttempt, t.RetryBackoffSeconds = rs.RetryAfterAttempt, rs.RetryBackoffSeconds
 		avail = rs.AvailableAt
 	}
-	return history.Task{ID: interpreter.TaskID(t.ExecID, t.Attempt), RunID: rec.RunID, Kind: history.TaskActivity,
-		AvailableAt: avail, Data: history.MustData(t)}
+	return t, avail
 }
