@@ -55,6 +55,7 @@ type writer struct {
 	mu     sync.Mutex
 	queue  []*request
 	closed bool
+	busy   bool // a batch is being written, by loop or inline by a caller; never both
 
 	wake   chan struct{} // capacity 1: a pending wake-up is never lost nor doubled
 	exited chan struct{}
@@ -73,6 +74,9 @@ func (w *writer) submit(ctx context.Context, p *prepared) error {
 		w.mu.Unlock()
 		return history.ErrClosed
 	}
+	if !w.busy && len(w.queue) == 0 {
+		return w.inline(r)
+	}
 	w.queue = append(w.queue, r)
 	w.mu.Unlock()
 	w.poke()
@@ -85,6 +89,22 @@ func (w *writer) submit(ctx context.Context, p *prepared) error {
 		}
 		return <-r.done // being written: its outcome is the truth
 	}
+}
+
+// inline writes r in the caller's goroutine; the caller holds w.mu, with the writer idle and
+// nothing queued. A lone commit (the sequential path) thus skips waking the writer goroutine
+// and being woken back: two thread hand-offs, measured at about a tenth of a no-op step on a
+// 2-core VM. Commits queued meanwhile are left to loop, which is poked when this one is done.
+func (w *writer) inline(r *request) error {
+	w.busy = true
+	w.mu.Unlock()
+	r.state.Store(taken)
+	w.s.write([]*request{r})
+	w.mu.Lock()
+	w.busy = false
+	w.mu.Unlock()
+	w.poke() // queued commits, or a stop waiting for this write to end
+	return <-r.done
 }
 
 func (w *writer) poke() {
@@ -109,6 +129,9 @@ func (w *writer) loop() {
 		batch, more, closed := w.take()
 		if len(batch) > 0 {
 			w.s.write(batch)
+			w.mu.Lock()
+			w.busy = false
+			w.mu.Unlock()
 		}
 		switch {
 		case len(batch) > 0 || more:
@@ -121,16 +144,22 @@ func (w *writer) loop() {
 }
 
 // take removes up to maxBatch requests from the queue, dropping abandoned ones, and says
-// whether more are queued and whether the writer is closed.
+// whether more are queued and whether the writer is closed. While a caller writes inline it
+// takes nothing and reports neither: that caller pokes when it is done.
 func (w *writer) take() (batch []*request, more, closed bool) {
 	w.mu.Lock()
+	if w.busy {
+		w.mu.Unlock()
+		return nil, false, false
+	}
 	n := min(len(w.queue), w.maxBatch)
 	batch = slices.Clone(w.queue[:n])
 	w.queue = slices.Delete(w.queue, 0, n)
-	more, closed = len(w.queue) > 0, w.closed
-	w.mu.Unlock()
 	batch = slices.DeleteFunc(batch, func(r *request) bool {
 		return !r.state.CompareAndSwap(queued, taken)
 	})
+	w.busy = len(batch) > 0 // loop clears it after writing
+	more, closed = len(w.queue) > 0, w.closed
+	w.mu.Unlock()
 	return batch, more, closed
 }
