@@ -74,7 +74,7 @@ func main() {
 		name string
 		fn   func()
 	}{
-		{"seq1000", b.sequential},
+		{"seq1000", func() { b.sequential(); b.sequentialPlugin() }},
 		{"concurrent", b.concurrent},
 		{"foreach", b.forEach},
 		{"resume", b.resume},

@@ -160,6 +160,50 @@ func (b *bench) sequential() {
 		"start_ms", round(medianOf(starts)), "commits", commits, "transactions", txs, "events", events)
 }
 
+// sequentialPlugin is sequential on the real Go example plugin: the same 1,000 steps, each an
+// echo call. The engine's overhead per step is the step's time less a direct host call of the
+// same echo, measured (median of 300) in the same round.
+func (b *bench) sequentialPlugin() {
+	const steps, rounds = 1000, 5
+	bin := b.buildDemo()
+	host := &hostActs{bin: bin}
+	defer host.close()
+	decl := fmt.Sprintf("plugins: {p: %q}\n", bin)
+	f := b.workflow("pseq1000", decl+strings.TrimPrefix(seqSteps(steps), "plugins: {p: ./p}\n"))
+	call := history.ActivityCall{Plugin: "p", Activity: "echo", Input: json.RawMessage(`{"i":1}`)}
+	var ratios, perSteps, calls []float64
+	for i := range rounds {
+		before := b.plainUpdates(200)
+		ds := make([]float64, 0, 300)
+		for range 300 {
+			start := time.Now()
+			if _, err := host.Execute(context.Background(), call, nil); err != nil {
+				fail(err)
+			}
+			ds = append(ds, float64(time.Since(start))/float64(time.Millisecond))
+		}
+		r := b.rig(b.path("pseq.db"), host)
+		_, took := r.runTimed(f, fmt.Sprintf("pseq%d", i), "null")
+		r.close()
+		upd := (before + b.plainUpdates(200)) / 2
+		perStep, callMs := float64(took)/float64(time.Millisecond)/steps, medianOf(ds)
+		ratios, perSteps, calls = append(ratios, (perStep-callMs)/upd), append(perSteps, perStep), append(calls, callMs)
+	}
+	emit("sequential_1000_go_plugin", "steps", steps, "rounds", rounds,
+		"overhead_updates_per_step", round(medianOf(ratios)), "overhead_updates_per_step_each", roundAll(ratios),
+		"ms_per_step", round(medianOf(perSteps)), "call_ms", round(medianOf(calls)),
+		"note", "overhead = step time - median direct host call of the same echo, over this round's plain Update")
+}
+
+// buildDemo builds the Go example plugin into the bench's folder.
+func (b *bench) buildDemo() string {
+	bin := b.path("demo")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/wendflow/wend/examples/plugins/go").CombinedOutput(); err != nil {
+		fail(fmt.Errorf("build plugin: %v\n%s", err, out))
+	}
+	return bin
+}
+
 func medianOf(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -253,10 +297,7 @@ func (b *bench) resume() {
 
 // plugin: the three workloads users compare engines on, through the example Go plugin.
 func (b *bench) plugin() {
-	bin := b.path("demo")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/wendflow/wend/examples/plugins/go").CombinedOutput(); err != nil {
-		fail(fmt.Errorf("build plugin: %v\n%s", err, out))
-	}
+	bin := b.buildDemo()
 	host := &hostActs{bin: bin}
 	defer host.close()
 	seqBody, fanBody, threeBody := pluginFlows(bin)
