@@ -5,7 +5,7 @@
 // check. Layout (schema version 1):
 //
 //	meta                 "schema" -> "1"
-//	runs                 run id -> JSON history.Run
+//	runs                 run id -> JSON history.Run (its last_seq may lag: see below)
 //	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
 //	tasks                task id -> JSON history.Task
 //	workflows            uvarint(len(workflow id)) | workflow id | run id -> {1}
@@ -19,6 +19,8 @@
 //   - A failed bbolt commit (an fsync or write error, a full disk, MaxSize) is fatal: the store
 //     answers every later call with that error and writes nothing more, because after a failed
 //     fsync the kernel may have dropped dirty pages it still serves from cache (fsyncgate).
+//   - A commit that changes nothing in a run record but last_seq leaves the record as stored
+//     (one page write fewer per step); reads set Run.LastSeq from the run's last event key.
 //   - Events are decoded with their checksum verified on every read; a mismatch is an error
 //     naming the run and seq, never a silently different history.
 //   - Read transactions are short and never nested, so a writer growing the mmap never waits
