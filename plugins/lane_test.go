@@ -3,9 +3,15 @@ package plugins
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
 
 func idleLanes(t *testing.T, h *Host, plugin string) (on bool, idle int) {
@@ -19,63 +25,214 @@ func idleLanes(t *testing.T, h *Host, plugin string) (on bool, idle int) {
 	return p.lanes.on, len(p.lanes.idle)
 }
 
-// The Go SDK serves lanes: sequential calls share one stream, and a try that was stopped does
-// not give its lane back (a Cancel may still be in flight on it).
+// Every example plugin serves lanes: sequential calls share one stream, and a try that was
+// stopped does not give its lane back (a Cancel may still be in flight on it).
 func TestLanesReused(t *testing.T) {
-	h, logs := newHost(t, Options{}, Config{Name: "demo", Command: []string{bins.goExample}})
+	for _, cfg := range exampleConfigs(t) {
+		t.Run(cfg.Name, func(t *testing.T) {
+			t.Parallel()
+			lanesReused(t, cfg)
+		})
+	}
+}
+
+func lanesReused(t *testing.T, cfg Config) {
+	name := cfg.Name
+	h, logs := newHost(t, Options{}, cfg)
 	for i := range 5 {
-		if _, err := h.Execute(context.Background(), call("demo", "greet", map[string]string{"name": "x"}), nil); err != nil {
+		if _, err := h.Execute(context.Background(), call(name, "greet", map[string]string{"name": "x"}), nil); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	if on, idle := idleLanes(t, h, "demo"); !on || idle != 1 {
+	if on, idle := idleLanes(t, h, name); !on || idle != 1 {
 		t.Fatalf("after 5 sequential calls: lanes on=%v idle=%d, want on and 1 (%s)", on, idle, logs)
 	}
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("stop")) })
-	_, err := h.Execute(ctx, call("demo", "sleep", map[string]int{"ms": 10000}), nil)
+	_, err := h.Execute(ctx, call(name, "sleep", map[string]int{"ms": 10000}), nil)
 	if ae := activityError(t, err); ae.Type != TypeCancelled {
 		t.Fatalf("got %v", ae)
 	}
-	if _, idle := idleLanes(t, h, "demo"); idle != 0 {
+	if _, idle := idleLanes(t, h, name); idle != 0 {
 		t.Fatalf("a cancelled try's lane went back to the pool (idle=%d)", idle)
 	}
-	if _, err := h.Execute(context.Background(), call("demo", "greet", map[string]string{"name": "y"}), nil); err != nil {
+	if _, err := h.Execute(context.Background(), call(name, "greet", map[string]string{"name": "y"}), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, idle := idleLanes(t, h, "demo"); idle != 1 {
+	if _, idle := idleLanes(t, h, name); idle != 1 {
 		t.Fatalf("idle=%d after a call on a new lane, want 1", idle)
 	}
 
 	// A plugin error is the plugin's own answer: the lane stays usable.
-	_, err = h.Execute(context.Background(), call("demo", "fail", map[string]any{"type": "Boom", "message": "no"}), nil)
+	_, err = h.Execute(context.Background(), call(name, "fail", map[string]any{"type": "Boom", "message": "no"}), nil)
 	if ae := activityError(t, err); ae.Type != "Boom" {
 		t.Fatalf("got %v", ae)
 	}
-	if _, idle := idleLanes(t, h, "demo"); idle != 1 {
+	if _, idle := idleLanes(t, h, name); idle != 1 {
 		t.Fatalf("idle=%d after a plugin error, want 1", idle)
+	}
+	if strings.Contains(logs.String(), "Lane") {
+		t.Fatalf("probe logged: %s", logs)
 	}
 }
 
-// Plugins without Lane (the Python and Node examples) are called through Execute, and the
-// probe that found out logs nothing.
-func TestLanesFallBackToExecute(t *testing.T) {
-	for _, cfg := range exampleConfigs(t)[1:] {
+func laneRequest(t *testing.T, s pluginv1.Activities_LaneClient, activity, input string) {
+	t.Helper()
+	err := s.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Request{Request: &pluginv1.ExecuteRequest{
+		Activity: activity, Input: []byte(input), ActivityExecutionId: "exec-1", ActivityAttemptId: "attempt-1", Attempt: 1,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func laneCancel(t *testing.T, s pluginv1.Activities_LaneClient) {
+	t.Helper()
+	if err := s.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Cancel{Cancel: &pluginv1.Cancel{Reason: "cancelled"}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// laneFinal reads a try's events up to its final one.
+func laneFinal(t *testing.T, s pluginv1.Activities_LaneClient) (heartbeats int, last *pluginv1.ExecuteEvent) {
+	t.Helper()
+	for {
+		ev, err := s.Recv()
+		if err != nil {
+			t.Fatalf("lane ended before the try's final event: %v", err)
+		}
+		if ev.GetHeartbeat() != nil {
+			heartbeats++
+			continue
+		}
+		return heartbeats, ev
+	}
+}
+
+// The Lane protocol as the proto states it, spoken to every example plugin directly: tries one
+// after another on one stream, a cancel for the try in flight, a cancel while idle ignored, a
+// clean end when the host closes its send side (cancelling a try still in flight).
+func TestLaneProtocol(t *testing.T) {
+	for _, cfg := range exampleConfigs(t) {
 		t.Run(cfg.Name, func(t *testing.T) {
+			t.Parallel()
 			h, logs := newHost(t, Options{}, cfg)
-			for range 3 {
-				if _, err := h.Execute(context.Background(), call(cfg.Name, "greet", map[string]string{"name": "x"}), nil); err != nil {
-					t.Fatal(err)
+			defer func() {
+				if t.Failed() {
+					t.Logf("plugin log:\n%s", logs)
+				}
+			}()
+			p, err := h.process(cfg.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := p.rpc.Lane(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			for _, who := range []string{"ada", "grace", "alan"} {
+				laneRequest(t, s, "greet", `{"name":"`+who+`"}`)
+				if _, ev := laneFinal(t, s); !jsonEqual(t, ev.GetResult().GetOutput(), `{"greeting":"hello, `+who+`"}`) {
+					t.Fatalf("greet %s: %v", who, ev)
 				}
 			}
-			if on, idle := idleLanes(t, h, cfg.Name); on || idle != 0 {
-				t.Fatalf("lanes on=%v idle=%d for a plugin without Lane", on, idle)
+
+			laneRequest(t, s, "sleep", `{"ms":10000}`)
+			time.Sleep(150 * time.Millisecond)
+			laneCancel(t, s)
+			start := time.Now()
+			if _, ev := laneFinal(t, s); ev.GetError().GetType() != TypeCancelled {
+				t.Fatalf("cancelled try ended with %v, want a %s error", ev, TypeCancelled)
 			}
-			if strings.Contains(logs.String(), "Lane") {
-				t.Fatalf("probe logged: %s", logs)
+			if d := time.Since(start); d > slack(time.Second) {
+				t.Fatalf("the cancelled try took %s to end", d)
+			}
+
+			// A stray cancel is ignored; the next tries run to their results.
+			laneCancel(t, s)
+			laneRequest(t, s, "sleep", `{"ms":250}`)
+			if hb, ev := laneFinal(t, s); hb == 0 || ev.GetResult() == nil {
+				t.Fatalf("try after a stray cancel: %d heartbeats, %v; want some and a result", hb, ev)
+			}
+			laneRequest(t, s, "fail", `{"type":"Boom","message":"no","non_retryable":true}`)
+			if _, ev := laneFinal(t, s); ev.GetError().GetType() != "Boom" || !ev.GetError().GetNonRetryable() {
+				t.Fatalf("fail: %v", ev)
+			}
+			laneRequest(t, s, "nosuch", `{}`)
+			if _, ev := laneFinal(t, s); ev.GetError().GetType() != "UnknownActivity" {
+				t.Fatalf("unknown activity: %v", ev)
+			}
+			laneRequest(t, s, "echo", `[1,"two"]`)
+			if hb, ev := laneFinal(t, s); hb != 0 || !jsonEqual(t, ev.GetResult().GetOutput(), `[1,"two"]`) {
+				t.Fatalf("echo: %d heartbeats, %v", hb, ev)
+			}
+
+			// Closing the send side with a try in flight: the try is cancelled, sends its final
+			// event, and the lane ends cleanly.
+			laneRequest(t, s, "sleep", `{"ms":10000}`)
+			time.Sleep(150 * time.Millisecond)
+			if err := s.CloseSend(); err != nil {
+				t.Fatal(err)
+			}
+			if _, ev := laneFinal(t, s); ev.GetError().GetType() != TypeCancelled {
+				t.Fatalf("try in flight at CloseSend ended with %v, want a %s error", ev, TypeCancelled)
+			}
+			if _, err := s.Recv(); !errors.Is(err, io.EOF) {
+				t.Fatalf("after CloseSend: %v, want io.EOF", err)
+			}
+
+			// A lane whose stream is cancelled mid-try ends; the plugin serves the next one.
+			ctx, cancel := context.WithCancel(t.Context())
+			s2, err := p.rpc.Lane(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			laneRequest(t, s2, "sleep", `{"ms":10000}`)
+			if ev, err := s2.Recv(); ev.GetHeartbeat() == nil {
+				t.Fatalf("sleep sent %v, %v first, want a heartbeat", ev, err)
+			}
+			cancel()
+			if _, err := s2.Recv(); status.Code(err) != codes.Canceled {
+				t.Fatalf("after cancelling the stream: %v, want Canceled", err)
+			}
+			s3, err := p.rpc.Lane(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			laneRequest(t, s3, "greet", `{"name":"z"}`)
+			if _, ev := laneFinal(t, s3); ev.GetResult() == nil {
+				t.Fatalf("greet on a new lane: %v", ev)
 			}
 		})
+	}
+}
+
+// A plugin without Lane (here the test plugin serving only Describe and Execute) is called
+// through Execute, and the probe that found out logs nothing.
+func TestLanesFallBackToExecute(t *testing.T) {
+	h, logs := newHost(t, Options{}, testPlugin("old", "nolane"))
+	for range 3 {
+		out, err := h.Execute(context.Background(), call("old", "echo", map[string]string{"name": "x"}), nil)
+		if err != nil || !jsonEqual(t, out, `{"name":"x"}`) {
+			t.Fatalf("echo = %s, %v", out, err)
+		}
+	}
+	if on, idle := idleLanes(t, h, "old"); on || idle != 0 {
+		t.Fatalf("lanes on=%v idle=%d for a plugin without Lane", on, idle)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("stop")) })
+	_, err := h.Execute(ctx, call("old", "sleep", map[string]int{"ms": 10000}), nil)
+	if ae := activityError(t, err); ae.Type != TypeCancelled {
+		t.Fatalf("got %v", ae)
+	}
+	if _, err := h.Execute(context.Background(), call("old", "noop", nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "Lane") {
+		t.Fatalf("probe logged: %s", logs)
 	}
 }
 

@@ -167,16 +167,24 @@ function describe(call, callback) {
   });
 }
 
+// startTry runs one try of req: send(event, final) gets its heartbeats, then exactly one result
+// or error (final true), after which nothing is sent. Returns the try's Context, which cancels it.
+// Execute and Lane share it.
+function startTry(req, send) {
+  let ended = false;
+  const ctx = new Context(req, (progress) => {
+    if (!ended) send({ heartbeat: { progress: progress === undefined ? Buffer.alloc(0) : json(progress) } }, false);
+  });
+  run(req, ctx).then((event) => {
+    ended = true;
+    ctx.done();
+    send(event, true);
+  });
+  return ctx;
+}
+
 function execute(call) {
   let ctx = null;
-  let ended = false;
-  const finish = (event) => {
-    if (ended) return;
-    ended = true;
-    if (ctx) ctx.done();
-    call.write(event);
-    call.end();
-  };
   call.on('cancelled', () => { if (ctx) ctx.cancel('cancelled'); });
   call.on('error', () => { if (ctx) ctx.cancel('cancelled'); });
   call.on('data', (msg) => {
@@ -189,10 +197,58 @@ function execute(call) {
       call.destroy({ code: grpc.status.INVALID_ARGUMENT, details: 'execute: first message must be a request' });
       return;
     }
-    ctx = new Context(req, (progress) => {
-      if (!ended) call.write({ heartbeat: { progress: progress === undefined ? Buffer.alloc(0) : json(progress) } });
+    ctx = startTry(req, (event, final) => {
+      call.write(event);
+      if (final) call.end();
     });
-    run(req, ctx).then(finish);
+  });
+}
+
+// lane is Execute many times over one stream, one try at a time (see activities.proto). A
+// request starts a try once the last one has ended; a cancel applies to the latest request's try
+// and is ignored when there is none in flight. When the host closes its send side, that try too
+// is cancelled and the lane ends cleanly once it has sent its final event; when the stream
+// breaks, the try in flight is cancelled and nothing more is sent. (A host waits for a result
+// before its next request; queueing one that comes early is what the Go SDK does too.)
+function lane(call) {
+  let ctx = null; // the try in flight
+  const waiting = []; // {req, reason}: requests sent before the last try ended
+  let closed = false; // the host closed its send side
+  let broken = false;
+  const start = ({ req, reason }) => {
+    ctx = startTry(req, (event, final) => {
+      if (broken) return;
+      call.write(event);
+      if (!final) return;
+      ctx = null;
+      if (waiting.length > 0) start(waiting.shift());
+      else if (closed) call.end();
+    });
+    if (reason) ctx.cancel(reason);
+  };
+  const cancelLatest = (reason) => {
+    if (waiting.length > 0) waiting[waiting.length - 1].reason ||= reason;
+    else if (ctx) ctx.cancel(reason);
+  };
+  const stop = () => {
+    broken = true;
+    waiting.length = 0;
+    if (ctx) ctx.cancel('cancelled');
+  };
+  call.on('cancelled', stop);
+  call.on('error', stop);
+  call.on('data', (msg) => {
+    if (msg.cancel) {
+      cancelLatest(msg.cancel.reason || 'cancelled');
+    } else if (msg.request) {
+      if (ctx) waiting.push({ req: msg.request, reason: null });
+      else start({ req: msg.request, reason: null });
+    }
+  });
+  call.on('end', () => {
+    closed = true;
+    if (ctx) cancelLatest('cancelled');
+    else if (!broken) call.end();
   });
 }
 
@@ -257,7 +313,7 @@ function main() {
     'grpc.max_receive_message_length': MAX_MESSAGE,
     'grpc.max_send_message_length': MAX_MESSAGE,
   });
-  server.addService(proto.wend.plugin.v1.Activities.service, { Describe: describe, Execute: execute });
+  server.addService(proto.wend.plugin.v1.Activities.service, { Describe: describe, Execute: execute, Lane: lane });
   server.addService(proto.grpc.health.v1.Health.service, {
     Check: (call, callback) => {
       const known = call.request.service === '' || call.request.service === 'plugin';

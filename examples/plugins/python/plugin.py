@@ -50,7 +50,8 @@ class ActivityError(Exception):
 class Context:
     """One try: its identity, cancellation and heartbeats."""
 
-    def __init__(self, req, events):
+    def __init__(self, req, emit):
+        self.request = req
         self.activity = req.activity
         self.workflow_id, self.run_id, self.step_path = req.workflow_id, req.run_id, req.step_path
         self.activity_execution_id = req.activity_execution_id
@@ -59,7 +60,9 @@ class Context:
         self.deadline = req.deadline_unix_nanos / 1e9 if req.deadline_unix_nanos else None
         self.reason = None
         self._cancelled = threading.Event()
-        self._events = events
+        self._emit = emit
+        self._lock = threading.Lock()  # orders heartbeats before the final event
+        self._ended = False
 
     def cancel(self, reason):
         if not self._cancelled.is_set():
@@ -85,7 +88,16 @@ class Context:
 
     def heartbeat(self, progress=None):
         raw = b"" if progress is None else json.dumps(progress).encode()
-        self._events.put(("heartbeat", raw))
+        self._send(activities_pb2.ExecuteEvent(heartbeat=activities_pb2.Heartbeat(progress=raw)), False)
+
+    def _send(self, event, final):
+        """Emits event unless the try has ended: nothing follows its result or error, not even a
+        heartbeat from a thread the activity left running."""
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = final
+            self._emit(event, final)
 
 
 # The conformance set.
@@ -169,17 +181,8 @@ class Activities(activities_pb2_grpc.ActivitiesServicer):
         first = next(request_iterator, None)
         if first is None or not first.HasField("request"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "execute: first message must be a request")
-        req = first.request
-        if req.activity not in ACTIVITIES:
-            yield _error_event(ActivityError("UnknownActivity", "unknown activity %r (have %s)" % (
-                req.activity, json.dumps(sorted(ACTIVITIES))), True))
-            return
-        if len(req.input) > MAX_PAYLOAD:
-            yield _error_event(ActivityError("PayloadTooLarge", "input of %s is %d bytes, over the %d-byte limit" % (
-                req.activity, len(req.input), MAX_PAYLOAD), True))
-            return
         events = queue.Queue()
-        ctx = Context(req, events)
+        ctx = Context(first.request, lambda event, final: events.put((event, final)))
         context.add_callback(lambda: ctx.cancel("cancelled"))  # the stream ended
 
         def watch_cancel():  # the host's Cancel message
@@ -190,36 +193,118 @@ class Activities(activities_pb2_grpc.ActivitiesServicer):
             except Exception:  # the stream ended
                 ctx.cancel("cancelled")
 
-        def work():
-            try:
-                inp = json.loads(req.input) if req.input else None
-            except ValueError as e:
-                events.put(("error", ActivityError("BadInput", "decode input of %s: %s" % (req.activity, e), True)))
-                return
-            try:
-                out = ACTIVITIES[req.activity][0](ctx, inp)
-                events.put(("result", json.dumps(out).encode()))
-            except ActivityError as e:
-                events.put(("error", e))
-            except Exception as e:  # a plain exception is a retryable failure
-                events.put(("error", ActivityError("Error", "%s: %s" % (type(e).__name__, e))))
-
         threading.Thread(target=watch_cancel, daemon=True).start()
+        start_try(ctx)
+        while True:
+            event, final = events.get()
+            yield event
+            if final:
+                return
+
+    def Lane(self, request_iterator, context):
+        """Execute many times over one stream, one try at a time (see activities.proto).
+
+        A reader thread takes the host's messages: a request starts a try (once the last one has
+        ended) on the lane's worker thread, a cancel cancels the try in flight and is ignored when
+        there is none. The end of the stream cancels the try in flight; when the host closed its
+        send side, the lane ends cleanly once that try has sent its final event. This handler
+        only sends the events. (One worker for all the lane's tries, rather than a new thread
+        per try as Execute starts, took about a quarter off a no-op call's time.)"""
+        events = queue.Queue()  # the tries' events, then None: the lane is over
+        tries = queue.Queue()  # for the worker, then None
+        lock = threading.Lock()
+        idle = threading.Event()  # no try in flight
+        idle.set()
+        lane = {"try": None}  # the Context of the try in flight
+
+        def emit(event, final):
+            events.put(event)
+            if final:
+                with lock:
+                    lane["try"] = None
+                idle.set()
+
+        def cancel(reason):
+            with lock:
+                ctx = lane["try"]
+            if ctx is not None:
+                ctx.cancel(reason)
+
+        def read():
+            try:
+                for msg in request_iterator:
+                    kind = msg.WhichOneof("input")
+                    if kind == "cancel":
+                        cancel(msg.cancel.reason or "cancelled")
+                    elif kind == "request":
+                        idle.wait()  # the host sent the next request before reading the last result
+                        idle.clear()
+                        ctx = Context(msg.request, emit)
+                        with lock:
+                            lane["try"] = ctx
+                        start_try(ctx, tries.put)
+                cancel("cancelled")  # the host closed the lane
+                idle.wait()
+            except Exception:  # the stream broke or was cancelled
+                cancel("cancelled")
+            tries.put(None)
+            events.put(None)
+
+        def work():
+            for ctx in iter(tries.get, None):
+                _work(ctx)
+
+        context.add_callback(lambda: cancel("cancelled"))  # the stream ended
+        threading.Thread(target=read, daemon=True).start()
         threading.Thread(target=work, daemon=True).start()
         while True:
-            kind, value = events.get()
-            if kind == "heartbeat":
-                yield activities_pb2.ExecuteEvent(heartbeat=activities_pb2.Heartbeat(progress=value))
-            elif kind == "result":
-                if len(value) > MAX_PAYLOAD:
-                    yield _error_event(ActivityError("PayloadTooLarge", "output of %s is %d bytes, over the %d-byte limit" % (
-                        req.activity, len(value), MAX_PAYLOAD), True))
-                else:
-                    yield activities_pb2.ExecuteEvent(result=activities_pb2.Result(output=value))
+            event = events.get()
+            if event is None:
                 return
-            else:
-                yield _error_event(value)
-                return
+            yield event
+
+
+def _new_thread(ctx):
+    threading.Thread(target=_work, args=(ctx,), daemon=True).start()
+
+
+def start_try(ctx, run=_new_thread):
+    """Starts the try ctx describes: run(ctx) has _work(ctx) called on another thread (a new one
+    unless the caller has one waiting). ctx emits the try's heartbeats and then exactly one
+    result or error. Execute and Lane share it."""
+    req = ctx.request
+    if req.activity not in ACTIVITIES:
+        ctx._send(_error_event(ActivityError("UnknownActivity", "unknown activity %r (have %s)" % (
+            req.activity, json.dumps(sorted(ACTIVITIES))), True)), True)
+        return
+    if len(req.input) > MAX_PAYLOAD:
+        ctx._send(_error_event(ActivityError("PayloadTooLarge", "input of %s is %d bytes, over the %d-byte limit" % (
+            req.activity, len(req.input), MAX_PAYLOAD), True)), True)
+        return
+    run(ctx)
+
+
+def _work(ctx):
+    """Runs the try's activity and emits its result or error."""
+    req = ctx.request
+    try:
+        inp = json.loads(req.input) if req.input else None
+    except ValueError as e:
+        ctx._send(_error_event(ActivityError("BadInput", "decode input of %s: %s" % (req.activity, e), True)), True)
+        return
+    try:
+        out = json.dumps(ACTIVITIES[req.activity][0](ctx, inp)).encode()
+    except ActivityError as e:
+        ctx._send(_error_event(e), True)
+        return
+    except Exception as e:  # a plain exception is a retryable failure
+        ctx._send(_error_event(ActivityError("Error", "%s: %s" % (type(e).__name__, e))), True)
+        return
+    if len(out) > MAX_PAYLOAD:
+        ctx._send(_error_event(ActivityError("PayloadTooLarge", "output of %s is %d bytes, over the %d-byte limit" % (
+            req.activity, len(out), MAX_PAYLOAD), True)), True)
+    else:
+        ctx._send(activities_pb2.ExecuteEvent(result=activities_pb2.Result(output=out)), True)
 
 
 class Health(health_pb2_grpc.HealthServicer):

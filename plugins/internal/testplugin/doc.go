@@ -8,6 +8,7 @@
 //	wrongcookie   serve with another magic cookie (go-plugin refuses and exits)
 //	wrongproto    serve app protocol 2
 //	plaingrpc     serve the Activities service on a unix socket without go-plugin (benchmarks)
+//	nolane        serve the activities without the Lane RPC (it answers Unimplemented)
 //
 // Activities: noop, echo, sleep {ms}, hang (ignores cancellation), crash (SIGKILLs itself
 // mid-call), freeze (SIGSTOPs itself), grandchild (starts `sleep 1000` and returns its pid),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,9 +9,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	"github.com/wendflow/wend/plugins/internal/wire"
+	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 	"github.com/wendflow/wend/plugins/sdk"
 )
 
@@ -43,11 +47,33 @@ func main() {
 		})
 	case "plaingrpc":
 		servePlain(acts)
+	case "nolane":
+		plugin.Serve(&plugin.ServeConfig{
+			HandshakeConfig: wire.Handshake,
+			Plugins:         plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{Impl: noLane{srv: sdk.NewServer(acts)}}},
+			GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+				return grpc.NewServer(append(opts, wire.ServerOptions()...)...)
+			},
+			Logger: hclog.New(&hclog.LoggerOptions{Name: "testplugin", Level: hclog.Warn, Output: os.Stderr}),
+		})
 	default:
 		fmt.Fprintf(os.Stderr, "testplugin: unknown mode %q\n", mode)
 		os.Exit(2)
 	}
 }
+
+// noLane serves the Activities service without Lane, as a plugin built before lanes (or in a
+// language whose SDK has none) does: Lane answers Unimplemented.
+type noLane struct {
+	pluginv1.UnimplementedActivitiesServer
+	srv pluginv1.ActivitiesServer
+}
+
+func (n noLane) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	return n.srv.Describe(ctx, req)
+}
+
+func (n noLane) Execute(stream pluginv1.Activities_ExecuteServer) error { return n.srv.Execute(stream) }
 
 type empty struct{}
 

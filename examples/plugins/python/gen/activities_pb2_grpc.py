@@ -24,6 +24,11 @@ class ActivitiesStub(object):
                 request_serializer=activities__pb2.ExecuteInput.SerializeToString,
                 response_deserializer=activities__pb2.ExecuteEvent.FromString,
                 )
+        self.Lane = channel.stream_stream(
+                '/wend.plugin.v1.Activities/Lane',
+                request_serializer=activities__pb2.ExecuteInput.SerializeToString,
+                response_deserializer=activities__pb2.ExecuteEvent.FromString,
+                )
 
 
 class ActivitiesServicer(object):
@@ -48,6 +53,22 @@ class ActivitiesServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Lane(self, request_iterator, context):
+        """Lane is Execute many times over one stream, one try at a time: the host sends a request,
+        the plugin answers with heartbeats and exactly one result or error, and the stream stays
+        open for the host's next request. A cancel applies to the try in flight; one that arrives
+        when no try is in flight is ignored. The host ends a lane by closing its send side (the
+        plugin then returns) and never reuses a lane whose try it cancelled.
+
+        Lane exists for speed: setting up a stream costs about as much as the call it carries
+        (a no-op round trip over a reused stream took 0.55-0.6 of one over a new stream, measured on
+        a 2-core machine), and the host keeps one lane per call in flight. It is optional: to a
+        plugin that answers Unimplemented the host sends every try through Execute.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ActivitiesServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -58,6 +79,11 @@ def add_ActivitiesServicer_to_server(servicer, server):
             ),
             'Execute': grpc.stream_stream_rpc_method_handler(
                     servicer.Execute,
+                    request_deserializer=activities__pb2.ExecuteInput.FromString,
+                    response_serializer=activities__pb2.ExecuteEvent.SerializeToString,
+            ),
+            'Lane': grpc.stream_stream_rpc_method_handler(
+                    servicer.Lane,
                     request_deserializer=activities__pb2.ExecuteInput.FromString,
                     response_serializer=activities__pb2.ExecuteEvent.SerializeToString,
             ),
@@ -100,6 +126,23 @@ class Activities(object):
             timeout=None,
             metadata=None):
         return grpc.experimental.stream_stream(request_iterator, target, '/wend.plugin.v1.Activities/Execute',
+            activities__pb2.ExecuteInput.SerializeToString,
+            activities__pb2.ExecuteEvent.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Lane(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(request_iterator, target, '/wend.plugin.v1.Activities/Lane',
             activities__pb2.ExecuteInput.SerializeToString,
             activities__pb2.ExecuteEvent.FromString,
             options, channel_credentials,
