@@ -33,12 +33,17 @@ type Options struct {
 	// StopGrace is how long a plugin gets to end a cancelled try, or to exit when stopped,
 	// before its process group is killed. Default 2s.
 	StopGrace time.Duration
-	// Log receives each line the plugin writes to stderr, tagged with the plugin's name.
+	// Log receives each line the plugin writes to stderr, tagged with the plugin's name, and
+	// the host's warnings about the plugin (a registry it cannot write).
 	// Default: written to os.Stderr as "plugin NAME: LINE".
 	Log func(plugin, line string)
 	// CacheDir holds verified copies of pinned binaries; it must be private to this user.
 	// Default: a fresh 0700 temporary directory removed by Close.
 	CacheDir string
+	// Registry is a file where the host records the plugin processes it runs, so that Reap,
+	// run by the next owner after this host was killed, can end those still running. Only
+	// one process may use a registry at a time. Empty: none.
+	Registry string
 }
 
 const (

@@ -70,6 +70,7 @@ func startProcess(cfg Config, program string, opts Options) (*process, error) {
 			cmd.Dir = cfg.Dir
 			cmd.Env = append(append(cfg.environ(), spec.Env...), wire.HostPIDEnv+"="+strconv.Itoa(os.Getpid()))
 			p.runner = newRunner(cfg.Name, cmd)
+			p.runner.reg, p.runner.log = registryAt(opts.Registry), opts.Log
 			return p.runner, nil
 		},
 	})
@@ -88,6 +89,7 @@ func startProcess(cfg Config, program string, opts Options) (*process, error) {
 		p.stop()
 		return nil, startError(TypeBadHandshake, true, "start plugin %s: health check: %v%s", p.name, err, p.stderr.last())
 	}
+	p.runner.refresh()
 	p.probeLanes(opts.StartTimeout, opts.Log)
 	return p, nil
 }

@@ -30,6 +30,10 @@ type procRunner struct {
 	pid     int
 	done    chan struct{} // closed once the process is reaped
 	waitErr error
+
+	reg   *registry                 // records the process for a later host's Reap; nil: none
+	entry *regEntry                 // what reg holds for it (guarded by mu)
+	log   func(plugin, line string) // for registry warnings
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -66,6 +70,7 @@ func (r *procRunner) Start(context.Context) error {
 			return
 		}
 		r.pid = r.cmd.Process.Pid
+		r.register()
 		started <- nil
 		r.reap()
 	}()
@@ -95,6 +100,7 @@ func (r *procRunner) reap() {
 	defer r.mu.Unlock()
 	_ = syscall.Kill(-r.pid, syscall.SIGKILL)
 	r.waitErr = r.cmd.Wait()
+	r.unregister()
 	close(r.done)
 }
 

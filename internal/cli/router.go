@@ -14,12 +14,15 @@ import (
 // router is the engine's Activities for the CLI: one plugin host per distinct declaration
 // (workflows may give the same plugin name to different programs), started on first use.
 type router struct {
-	log   io.Writer
-	mu    sync.Mutex
-	hosts map[string]*plugins.Host
+	log      io.Writer
+	registry string // plugins.Options.Registry of every host
+	mu       sync.Mutex
+	hosts    map[string]*plugins.Host
 }
 
-func newRouter(log io.Writer) *router { return &router{log: log, hosts: map[string]*plugins.Host{}} }
+func newRouter(log io.Writer, registry string) *router {
+	return &router{log: log, registry: registry, hosts: map[string]*plugins.Host{}}
+}
 
 func (r *router) Execute(ctx context.Context, call history.ActivityCall, hb func(history.Heartbeat)) (json.RawMessage, error) {
 	h, err := r.host(call.Plugin, call.Declared)
@@ -44,7 +47,7 @@ func (r *router) host(name string, ref history.PluginRef) (*plugins.Host, error)
 		return h, nil
 	}
 	h, err := plugins.New([]plugins.Config{{Name: name, Command: ref.Command, Dir: ref.Dir, SHA256: ref.SHA256, Env: ref.Env}},
-		plugins.Options{Log: func(plugin, line string) { fmt.Fprintf(r.log, "plugin %s: %s\n", plugin, line) }})
+		plugins.Options{Log: func(plugin, line string) { fmt.Fprintf(r.log, "plugin %s: %s\n", plugin, line) }, Registry: r.registry})
 	if err != nil {
 		return nil, &history.ActivityError{Category: history.CategoryInternal, Type: "PluginConfig", NonRetryable: true, Message: err.Error()}
 	}

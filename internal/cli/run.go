@@ -175,7 +175,8 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{path: path, e: e, store: st, plug: newRouter(e.stderr), prog: newProgress(e.stderr), meter: server.NewMetrics()}
+	reapPlugins(e, pluginRegistry(path)) // now, while we hold the database: no other wend uses it
+	d := &driver{path: path, e: e, store: st, plug: newRouter(e.stderr, pluginRegistry(path)), prog: newProgress(e.stderr), meter: server.NewMetrics()}
 	d.meter.SetPluginStats(d.plug.stats)
 	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: d.plug, Observe: d.prog.observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }})
