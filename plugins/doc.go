@@ -12,7 +12,12 @@
 //     from an OS thread that stays locked for the process's life (golang/go#27505). When the
 //     plugin's main process exits, the rest of its group is killed before it is reaped. Stopping
 //     asks go-plugin to shut the plugin down, and kills the group after Options.StopGrace even if
-//     the plugin is frozen (go-plugin's Kill blocks on a SIGSTOPped plugin).
+//     the plugin is frozen (go-plugin's Kill blocks on a SIGSTOPped plugin). Should all that
+//     fail (a wrapper that clears the death signal), Options.Registry records each process by
+//     pid, start time and exe, and Reap — run by the next wend on the same database — kills
+//     those a dead host left, and only those whose start time and exe still match (G8).
+//   - Calls go over Lane streams that are reused, one try at a time, when the plugin serves
+//     Lane (probed once at start); otherwise each try opens an Execute stream.
 //   - Never a hang: starting is bounded by Options.StartTimeout; a try past its deadline, or
 //     cancelled, is sent a cancel and gets Options.StopGrace to end before its process group is
 //     killed (the plugin restarts on the next call; other tries it was running fail as
