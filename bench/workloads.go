@@ -244,6 +244,7 @@ func (b *bench) forEach() {
 	body := "plugins: {p: ./p}\nsteps:\n  - id: each\n    for_each: \"${{ input.items }}\"\n    concurrency: 100\n    steps: [{activity: p.echo, with: \"${{ item }}\"}]\noutput: \"${{ len(steps.each.output) }}\"\n"
 	f := b.workflow("each", body)
 	var took [2]time.Duration
+	var txs [2]uint64
 	for i, n := range []int{1000, 10000} {
 		items := make([]int, n)
 		for j := range items {
@@ -254,9 +255,11 @@ func (b *bench) forEach() {
 		start := time.Now()
 		r.run(f, fmt.Sprintf("each%d", n), string(in))
 		took[i] = time.Since(start)
+		txs[i] = r.store.Stats().Transactions
 		r.close()
 	}
 	emit("for_each_concurrency_100", "items_1000_ms", ms(took[0]), "items_10000_ms", ms(took[1]),
+		"transactions_1000", txs[0], "transactions_10000", txs[1],
 		"time_ratio_10x_items", round(float64(took[1])/float64(took[0])), "peak_rss_mb", peakRSSMB())
 }
 

@@ -102,8 +102,11 @@ func (w *writer) inline(r *request) error {
 	w.s.write([]*request{r})
 	w.mu.Lock()
 	w.busy = false
+	wake := len(w.queue) > 0 || w.closed // commits queued meanwhile, or a stop waiting for us
 	w.mu.Unlock()
-	w.poke() // queued commits, or a stop waiting for this write to end
+	if wake { // only then: a needless wake-up costs the other core a thread switch per commit
+		w.poke()
+	}
 	return <-r.done
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/faults"
@@ -33,6 +34,11 @@ func (e *Engine) deliver(lr *liveRun, ev history.Event) error {
 		}
 		lr.qmu.Unlock()
 		e.applyBatch(lr, batch)
+		// Let the activities the commit just launched run before taking the next batch: a fast
+		// one reports at once and joins it, where taking the queue right away would commit it
+		// alone and pay an fsync for it (for_each over 10,000 no-ops: 3,200 commits without
+		// this, 1,500 with it).
+		runtime.Gosched()
 	}
 	return <-p.done
 }
