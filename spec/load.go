@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -73,7 +74,13 @@ func (l *Loader) load(file string, data []byte) (*Workflow, Diagnostics) {
 	if root == nil {
 		return nil, ds
 	}
-	ds = append(ds, schemaDiagnostics(file, root)...)
+	if sum := sha256.Sum256(data); !schemaPassed.has(sum) {
+		sds := schemaDiagnostics(file, root)
+		if len(sds) == 0 {
+			schemaPassed.add(sum)
+		}
+		ds = append(ds, sds...)
+	}
 	d := &decoder{file: file}
 	w := d.workflow(root)
 	w.File, w.Source = file, data
