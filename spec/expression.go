@@ -162,7 +162,7 @@ func compileMessage(err error, sc *scope) string {
 		if s := suggest(name, sc.names()); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
-		msg += "; names here: " + strings.Join(sc.names(), ", ")
+		msg += "; names here: " + nameList(sc.names())
 	}
 	return msg
 }

@@ -149,7 +149,7 @@ func ChildPath(parent, rel string) string {
 func cycleText(stack []string, back string) string {
 	names := make([]string, 0, len(stack)+1)
 	for _, p := range append(stack, back) {
-		names = append(names, filepath.Base(p))
+		names = append(names, oneLine(filepath.Base(p)))
 	}
 	return strings.Join(names, " -> ")
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/expr-lang/expr/types"
 )
@@ -89,7 +88,7 @@ func (sc *scope) checkStepRefs(ids []string) string {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		if avail := sc.availSteps(); len(avail) > 0 {
-			msg += "; available here: " + strings.Join(avail, ", ")
+			msg += "; available here: " + nameList(avail)
 		}
 		return msg
 	}

@@ -1,5 +1,11 @@
 package spec
 
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
 // suggest returns the candidate closest to name, or "" when none is close enough to be a
 // likely typo: at most one edit per three characters (a swap of two letters is one edit).
 func suggest(name string, candidates []string) string {
@@ -37,4 +43,22 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(ra)][len(rb)]
+}
+
+// nameList joins names from the user's file for a message. A name holding a line break or
+// another control character is shown quoted, so a finding always stays on one line.
+func nameList(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = oneLine(n)
+	}
+	return strings.Join(out, ", ")
+}
+
+// oneLine is n, quoted if it holds a line break or another control character.
+func oneLine(n string) string {
+	if strings.ContainsFunc(n, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }) {
+		return strconv.Quote(n)
+	}
+	return n
 }
