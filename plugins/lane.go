@@ -86,11 +86,12 @@ func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 				ts = &tryStream{stream: s, cancel: cancel, lane: true}
 			}
 			if err := ts.stream.Send(call); err != nil {
-				ts.cancel()
 				if !fresh {
+					ts.cancel()
 					continue // an idle lane that broke: the request never left, so use another
 				}
 				_, err = ts.stream.Recv() // Send reports io.EOF; the real error comes from Recv
+				ts.cancel()
 				return nil, err
 			}
 			return ts, nil
