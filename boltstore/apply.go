@@ -72,7 +72,7 @@ func apply(tx *bolt.Tx, p *prepared) error {
 		// Most commits change only the record's last_seq, which reads take from the events:
 		// leaving the record as it is spares a page write in every step's commit.
 		if old := runs.Get(r.id); old == nil || !onlyLastSeqDiffers(old, r.record) {
-			if err := reindex(runs, wfs, r); err != nil {
+			if err := reindex(wfs, old, r); err != nil {
 				return fmt.Errorf("run %s: %w", r.id, err)
 			}
 			if err := runs.Put(r.id, r.record); err != nil {
@@ -116,20 +116,9 @@ func onlyLastSeqDiffers(old, record []byte) bool {
 
 var lastSeqField = []byte(`,"last_seq":`)
 
-// sameWorkflowID reports whether two run records (history.Run as JSON, workflow_id first)
-// start with the same workflow_id. `,"run_id":` cannot occur inside the encoded id, whose quotes
-// are escaped, so the prefix up to it is exactly the id field. false means "decode to find out".
-func sameWorkflowID(old, record []byte) bool {
-	i := bytes.Index(record, []byte(`,"run_id":`))
-	return bytes.HasPrefix(record, []byte(`{"workflow_id":`)) && i > 0 && bytes.HasPrefix(old, record[:i+1])
-}
-
-// reindex keeps the workflow index pointing at the run's current workflow id.
-func reindex(runs, wfs *bolt.Bucket, r preparedRun) error {
-	old := runs.Get(r.id)
-	if old != nil && sameWorkflowID(old, r.record) {
-		return nil // the common case, decided without decoding the stored record
-	}
+// reindex keeps the workflow index pointing at the run's current workflow id; old is the
+// stored record, nil for a new run.
+func reindex(wfs *bolt.Bucket, old []byte, r preparedRun) error {
 	if old != nil {
 		var prev struct {
 			WorkflowID string `json:"workflow_id"`

@@ -13,33 +13,6 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-func TestSameWorkflowID(t *testing.T) {
-	rec := func(wf string) []byte {
-		b, err := json.Marshal(history.Run{WorkflowID: wf, RunID: "r1", Status: history.StatusRunning, StartedAt: time.Unix(0, 0)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	for _, tc := range []struct {
-		name     string
-		old, new []byte
-		want     bool
-	}{
-		{"same id", rec("order-1"), rec("order-1"), true},
-		{"other id", rec("order-1"), rec("order-2"), false},
-		{"prefix of the other", rec("order-1"), rec("order-12"), false},
-		{"other is prefix", rec("order-12"), rec("order-1"), false},
-		{"id holding the separator", rec(`a","run_id":"x`), rec(`a","run_id":"x`), true},
-		{"separator id against its prefix", rec(`a`), rec(`a","run_id":"x`), false},
-		{"not a record", []byte(`{"run_id":"r1"}`), []byte(`{"run_id":"r1"}`), false},
-	} {
-		if got := sameWorkflowID(tc.old, tc.new); got != tc.want {
-			t.Errorf("%s: sameWorkflowID(%s, %s) = %v, want %v", tc.name, tc.old, tc.new, got, tc.want)
-		}
-	}
-}
-
 func TestOnlyLastSeqDiffers(t *testing.T) {
 	rec := func(r history.Run) []byte {
 		b, err := json.Marshal(r)

@@ -69,47 +69,31 @@ func (l *lanes) close() {
 	}
 }
 
-// open sends call's request on a stream: an idle lane, a new lane, or (for a plugin without
-// lanes) a new Execute stream.
+// open sends call's request on a stream: an idle lane, else a new lane, or a new Execute
+// stream for a plugin without lanes.
 func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
-	if p.lanes.on {
-		for {
-			ts := p.lanes.take()
-			fresh := ts == nil
-			if fresh {
-				ctx, cancel := context.WithCancel(context.Background())
-				s, err := p.rpc.Lane(ctx)
-				if err != nil {
-					cancel()
-					return nil, err
-				}
-				ts = &tryStream{stream: s, cancel: cancel, lane: true}
-			}
-			if err := ts.stream.Send(call); err != nil {
-				if !fresh {
-					ts.cancel()
-					continue // an idle lane that broke: the request never left, so use another
-				}
-				_, err = ts.stream.Recv() // Send reports io.EOF; the real error comes from Recv
-				ts.cancel()
-				return nil, err
-			}
+	for ts := p.lanes.take(); ts != nil; ts = p.lanes.take() {
+		if err := ts.stream.Send(call); err == nil {
 			return ts, nil
 		}
+		ts.cancel() // an idle lane that broke: the request never left, so use another
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := p.rpc.Execute(ctx)
+	newStream := p.rpc.Execute
+	if p.lanes.on {
+		newStream = p.rpc.Lane
+	}
+	s, err := newStream(ctx)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	ts := &tryStream{stream: s, cancel: cancel}
 	if err := s.Send(call); err != nil {
-		_, err = s.Recv()
+		_, err = s.Recv() // Send reports io.EOF; the real error comes from Recv
 		cancel()
 		return nil, err
 	}
-	return ts, nil
+	return &tryStream{stream: s, cancel: cancel, lane: p.lanes.on}, nil
 }
 
 // probeLanes asks whether the plugin serves Lane: it opens one and closes its send side at

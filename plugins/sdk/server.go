@@ -69,9 +69,7 @@ func (s *server) Execute(stream pluginv1.Activities_ExecuteServer) error {
 			}
 		}
 	}()
-	t := &try{stream: stream}
-	defer t.end()
-	return s.serve(ctx, t, req)
+	return s.serve(ctx, &try{stream: stream}, req)
 }
 
 // serve runs one try of req and sends its final event (result or error) on t.
@@ -194,10 +192,4 @@ func (t *try) fail(e *Error) error {
 	return t.final(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Error{Error: &pluginv1.Error{
 		Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.details(),
 	}}})
-}
-
-func (t *try) end() {
-	t.mu.Lock()
-	t.ended = true
-	t.mu.Unlock()
 }
