@@ -261,3 +261,44 @@ func clientCert(b *testing.B) ([]byte, tls.Certificate) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
+
+// BenchmarkExampleCall: a no-op echo through the host to each example plugin, sequential, over
+// lanes and then (lanes switched off for the process) over an Execute stream per call.
+//
+//	go test -run '^$' -bench ExampleCall -benchtime 1000x ./plugins/
+func BenchmarkExampleCall(b *testing.B) {
+	ctx := context.Background()
+	for _, cfg := range exampleConfigs(b) {
+		h, err := New([]Config{cfg}, Options{Log: func(string, string) {}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := call(cfg.Name, "echo", map[string]int{"i": 1})
+		measure := func() time.Duration {
+			ds := make([]time.Duration, 0, b.N)
+			for range b.N {
+				start := time.Now()
+				if _, err := h.Execute(ctx, c, nil); err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(start))
+			}
+			return median(ds)
+		}
+		p, err := h.process(cfg.Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !p.lanes.on {
+			b.Fatalf("%s: lanes are off", cfg.Name)
+		}
+		measure() // warm up
+		lane := measure()
+		p.lanes.close()
+		p.lanes.on = false
+		exec := measure()
+		h.Close()
+		b.ReportMetric(float64(lane.Nanoseconds())/1000, cfg.Name+"-lane-median-µs")
+		b.ReportMetric(float64(exec.Nanoseconds())/1000, cfg.Name+"-execute-median-µs")
+	}
+}

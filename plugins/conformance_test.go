@@ -28,7 +28,7 @@ const examplesDir = "../examples/plugins"
 
 // pythonCommand finds a python3 that has Debian's grpcio and protobuf. A missing one fails the
 // test: the conformance suite must never be skipped quietly.
-func pythonCommand(t *testing.T) []string {
+func pythonCommand(t testing.TB) []string {
 	t.Helper()
 	candidates := []string{os.Getenv("WEND_TEST_PYTHON"), "python3", "/usr/bin/python3"}
 	for _, c := range candidates {
@@ -49,7 +49,7 @@ func pythonCommand(t *testing.T) []string {
 }
 
 // nodeCommand finds node and the example's npm dependencies; missing ones fail the test.
-func nodeCommand(t *testing.T) []string {
+func nodeCommand(t testing.TB) []string {
 	t.Helper()
 	path, err := exec.LookPath("node")
 	if err != nil {
@@ -62,7 +62,7 @@ func nodeCommand(t *testing.T) []string {
 	return []string{path, filepath.Join(dir, "plugin.js")}
 }
 
-func exampleConfigs(t *testing.T) []Config {
+func exampleConfigs(t testing.TB) []Config {
 	return []Config{
 		{Name: "go", Command: []string{bins.goExample}},
 		{Name: "python", Command: pythonCommand(t)},

@@ -60,9 +60,10 @@ class ActivitiesServicer(object):
         when no try is in flight is ignored. The host ends a lane by closing its send side (the
         plugin then returns) and never reuses a lane whose try it cancelled.
 
-        Lane exists for speed: setting up a stream costs about as much as the call it carries
-        (a no-op round trip over a reused stream took 0.55-0.6 of one over a new stream, measured on
-        a 2-core machine), and the host keeps one lane per call in flight. It is optional: to a
+        Lane exists for speed: setting up a stream is a large part of a short call (a no-op round
+        trip took 185-205 us over a reused stream against 248-277 us over a new one on a 2-core VM;
+        BenchmarkCallSequential and BenchmarkExampleCall in plugins), and the host keeps one lane
+        per call in flight. It is optional: to a
         plugin that answers Unimplemented the host sends every try through Execute.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -53,9 +53,10 @@ type ActivitiesClient interface {
 	// when no try is in flight is ignored. The host ends a lane by closing its send side (the
 	// plugin then returns) and never reuses a lane whose try it cancelled.
 	//
-	// Lane exists for speed: setting up a stream costs about as much as the call it carries
-	// (a no-op round trip over a reused stream took 0.55-0.6 of one over a new stream, measured on
-	// a 2-core machine), and the host keeps one lane per call in flight. It is optional: to a
+	// Lane exists for speed: setting up a stream is a large part of a short call (a no-op round
+	// trip took 185-205 us over a reused stream against 248-277 us over a new one on a 2-core VM;
+	// BenchmarkCallSequential and BenchmarkExampleCall in plugins), and the host keeps one lane
+	// per call in flight. It is optional: to a
 	// plugin that answers Unimplemented the host sends every try through Execute.
 	Lane(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecuteInput, ExecuteEvent], error)
 }
@@ -123,9 +124,10 @@ type ActivitiesServer interface {
 	// when no try is in flight is ignored. The host ends a lane by closing its send side (the
 	// plugin then returns) and never reuses a lane whose try it cancelled.
 	//
-	// Lane exists for speed: setting up a stream costs about as much as the call it carries
-	// (a no-op round trip over a reused stream took 0.55-0.6 of one over a new stream, measured on
-	// a 2-core machine), and the host keeps one lane per call in flight. It is optional: to a
+	// Lane exists for speed: setting up a stream is a large part of a short call (a no-op round
+	// trip took 185-205 us over a reused stream against 248-277 us over a new one on a 2-core VM;
+	// BenchmarkCallSequential and BenchmarkExampleCall in plugins), and the host keeps one lane
+	// per call in flight. It is optional: to a
 	// plugin that answers Unimplemented the host sends every try through Execute.
 	Lane(grpc.BidiStreamingServer[ExecuteInput, ExecuteEvent]) error
 	mustEmbedUnimplementedActivitiesServer()
