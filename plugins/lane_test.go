@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/wendflow/wend/plugins/internal/lanetest"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
 
@@ -77,37 +78,12 @@ func lanesReused(t *testing.T, cfg Config) {
 	}
 }
 
+// laneRequest sends a request with a try identity, as the host would.
 func laneRequest(t *testing.T, s pluginv1.Activities_LaneClient, activity, input string) {
 	t.Helper()
-	err := s.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Request{Request: &pluginv1.ExecuteRequest{
+	lanetest.Request(t, s, &pluginv1.ExecuteRequest{
 		Activity: activity, Input: []byte(input), ActivityExecutionId: "exec-1", ActivityAttemptId: "attempt-1", Attempt: 1,
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func laneCancel(t *testing.T, s pluginv1.Activities_LaneClient) {
-	t.Helper()
-	if err := s.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Cancel{Cancel: &pluginv1.Cancel{Reason: "cancelled"}}}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// laneFinal reads a try's events up to its final one.
-func laneFinal(t *testing.T, s pluginv1.Activities_LaneClient) (heartbeats int, last *pluginv1.ExecuteEvent) {
-	t.Helper()
-	for {
-		ev, err := s.Recv()
-		if err != nil {
-			t.Fatalf("lane ended before the try's final event: %v", err)
-		}
-		if ev.GetHeartbeat() != nil {
-			heartbeats++
-			continue
-		}
-		return heartbeats, ev
-	}
+	})
 }
 
 // The Lane protocol as the proto states it, spoken to every example plugin directly: tries one
@@ -134,16 +110,16 @@ func TestLaneProtocol(t *testing.T) {
 
 			for _, who := range []string{"ada", "grace", "alan"} {
 				laneRequest(t, s, "greet", `{"name":"`+who+`"}`)
-				if _, ev := laneFinal(t, s); !jsonEqual(t, ev.GetResult().GetOutput(), `{"greeting":"hello, `+who+`"}`) {
+				if _, ev := lanetest.Final(t, s); !jsonEqual(t, ev.GetResult().GetOutput(), `{"greeting":"hello, `+who+`"}`) {
 					t.Fatalf("greet %s: %v", who, ev)
 				}
 			}
 
 			laneRequest(t, s, "sleep", `{"ms":10000}`)
 			time.Sleep(150 * time.Millisecond)
-			laneCancel(t, s)
+			lanetest.Cancel(t, s)
 			start := time.Now()
-			if _, ev := laneFinal(t, s); ev.GetError().GetType() != TypeCancelled {
+			if _, ev := lanetest.Final(t, s); ev.GetError().GetType() != TypeCancelled {
 				t.Fatalf("cancelled try ended with %v, want a %s error", ev, TypeCancelled)
 			}
 			if d := time.Since(start); d > slack(time.Second) {
@@ -151,21 +127,21 @@ func TestLaneProtocol(t *testing.T) {
 			}
 
 			// A stray cancel is ignored; the next tries run to their results.
-			laneCancel(t, s)
+			lanetest.Cancel(t, s)
 			laneRequest(t, s, "sleep", `{"ms":250}`)
-			if hb, ev := laneFinal(t, s); hb == 0 || ev.GetResult() == nil {
+			if hb, ev := lanetest.Final(t, s); hb == 0 || ev.GetResult() == nil {
 				t.Fatalf("try after a stray cancel: %d heartbeats, %v; want some and a result", hb, ev)
 			}
 			laneRequest(t, s, "fail", `{"type":"Boom","message":"no","non_retryable":true}`)
-			if _, ev := laneFinal(t, s); ev.GetError().GetType() != "Boom" || !ev.GetError().GetNonRetryable() {
+			if _, ev := lanetest.Final(t, s); ev.GetError().GetType() != "Boom" || !ev.GetError().GetNonRetryable() {
 				t.Fatalf("fail: %v", ev)
 			}
 			laneRequest(t, s, "nosuch", `{}`)
-			if _, ev := laneFinal(t, s); ev.GetError().GetType() != "UnknownActivity" {
+			if _, ev := lanetest.Final(t, s); ev.GetError().GetType() != "UnknownActivity" {
 				t.Fatalf("unknown activity: %v", ev)
 			}
 			laneRequest(t, s, "echo", `[1,"two"]`)
-			if hb, ev := laneFinal(t, s); hb != 0 || !jsonEqual(t, ev.GetResult().GetOutput(), `[1,"two"]`) {
+			if hb, ev := lanetest.Final(t, s); hb != 0 || !jsonEqual(t, ev.GetResult().GetOutput(), `[1,"two"]`) {
 				t.Fatalf("echo: %d heartbeats, %v", hb, ev)
 			}
 
@@ -176,7 +152,7 @@ func TestLaneProtocol(t *testing.T) {
 			if err := s.CloseSend(); err != nil {
 				t.Fatal(err)
 			}
-			if _, ev := laneFinal(t, s); ev.GetError().GetType() != TypeCancelled {
+			if _, ev := lanetest.Final(t, s); ev.GetError().GetType() != TypeCancelled {
 				t.Fatalf("try in flight at CloseSend ended with %v, want a %s error", ev, TypeCancelled)
 			}
 			if _, err := s.Recv(); !errors.Is(err, io.EOF) {
@@ -202,7 +178,7 @@ func TestLaneProtocol(t *testing.T) {
 				t.Fatal(err)
 			}
 			laneRequest(t, s3, "greet", `{"name":"z"}`)
-			if _, ev := laneFinal(t, s3); ev.GetResult() == nil {
+			if _, ev := lanetest.Final(t, s3); ev.GetResult() == nil {
 				t.Fatalf("greet on a new lane: %v", ev)
 			}
 		})
