@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/proctest"
 )
 
 var pidLine = regexp.MustCompile(`testplugin pid (\d+)`)
@@ -91,7 +92,7 @@ func TestStartErrors(t *testing.T) {
 			orphans := 0
 			if pid := loggedPID(logs); pid != 0 {
 				waitGroupGone(t, pid, slack(100*time.Millisecond))
-				orphans = len(groupMembers(pid))
+				orphans = len(proctest.Group(pid))
 			} else if strings.Contains(tt.name, "handshake") || strings.Contains(tt.name, "wrong") {
 				t.Errorf("test plugin did not log its pid; logs:\n%s", logs)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/proctest"
 )
 
 func TestGoExampleGreet(t *testing.T) {
@@ -48,7 +49,7 @@ func TestSharedProcessConcurrentCalls(t *testing.T) {
 	}
 	_ = pidOf(t, h, "demo")
 	// One process served every call: its group has exactly one member.
-	if n := len(groupMembers(pidOf(t, h, "demo"))); n != 1 {
+	if n := len(proctest.Group(pidOf(t, h, "demo"))); n != 1 {
 		t.Fatalf("plugin group has %d processes, want 1", n)
 	}
 }

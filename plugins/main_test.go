@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/proctest"
 )
 
 // bins holds the plugins built once for the whole test binary.
@@ -130,49 +131,12 @@ func pidOf(t *testing.T, h *Host, plugin string) int {
 	return pid
 }
 
-// groupMembers lists the live (non-zombie) processes of process group pgid.
-func groupMembers(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may contain spaces, so split after ')'.
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 3 || fields[0] == "Z" || fields[0] == "X" {
-			continue
-		}
-		if g, _ := strconv.Atoi(fields[2]); g == pgid {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
-}
-
 // waitGroupGone fails the test unless process group pgid is empty within d.
 func waitGroupGone(t *testing.T, pgid int, d time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for {
-		left := groupMembers(pgid)
+		left := proctest.Group(pgid)
 		if len(left) == 0 {
 			return time.Since(start)
 		}

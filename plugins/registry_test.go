@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wendflow/wend/internal/proctest"
 	"github.com/wendflow/wend/plugins/internal/wire"
 )
 
@@ -136,7 +137,7 @@ func TestReapAfterHostKill(t *testing.T) {
 		// Without the registry this is where G8 fails: the plugin outlives its host, past the
 		// SDK watchdog's 1 s period.
 		time.Sleep(1500 * time.Millisecond)
-		if len(groupMembers(pid)) >= 2 {
+		if len(proctest.Group(pid)) >= 2 {
 			survivedHost++
 		}
 		rep, err := Reap(reg)
@@ -148,7 +149,7 @@ func TestReapAfterHostKill(t *testing.T) {
 		}
 		took := waitGroupGone(t, pid, 3*time.Second)
 		worst = max(worst, took)
-		if len(groupMembers(pid)) > 0 {
+		if len(proctest.Group(pid)) > 0 {
 			orphansAfter++
 		}
 		if _, err := os.Stat(reg); !os.IsNotExist(err) {
@@ -213,7 +214,7 @@ func TestReapOrphanGroup(t *testing.T) {
 	reg := filepath.Join(t.TempDir(), "reg")
 	orphan := spawn(t, "sh", "-c", "sleep 1000 & wait")
 	pgid := orphan.Process.Pid
-	for len(groupMembers(pgid)) < 2 {
+	for len(proctest.Group(pgid)) < 2 {
 		time.Sleep(5 * time.Millisecond)
 	}
 	writeEntries(t, reg, entryFor(t, pgid))
@@ -269,7 +270,7 @@ func TestReapDecoys(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	unrelatedKilled := 0
 	for _, pid := range pids {
-		if !alive(pid) {
+		if !proctest.Alive(pid) {
 			unrelatedKilled++
 		}
 	}

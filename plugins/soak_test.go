@@ -4,11 +4,11 @@ import (
 	"context"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wendflow/wend/internal/proctest"
 )
 
 // restartCycles is 10 by default; WEND_SOAK=1 makes it 100 (RELIABILITY G10, T2 tier).
@@ -22,27 +22,6 @@ func restartCycles() int {
 func openFDs() int {
 	entries, _ := os.ReadDir("/proc/self/fd")
 	return len(entries)
-}
-
-// zombieChildren counts children of this process that died and were never reaped.
-func zombieChildren() int {
-	entries, _ := os.ReadDir("/proc")
-	me := os.Getpid()
-	n := 0
-	for _, e := range entries {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[0] == "Z" {
-			if ppid, _ := strconv.Atoi(f[1]); ppid == me {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // TestRestartLeaks: crash/restart cycles leave no goroutines, fds or zombies behind (G10).
@@ -80,7 +59,7 @@ func TestRestartLeaks(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	zombies := zombieChildren()
+	zombies := proctest.ZombieChildren(os.Getpid())
 	t.Logf("RELIABILITY suite=plugins test=G10 cycles=%d goroutines_delta=%d fds_delta=%d zombies=%d", n, dg, dfd, zombies)
 	if dg > 10 || dfd > 0 || zombies > 0 {
 		t.Fatalf("after %d restarts: goroutines %+d, fds %+d, zombies %d", n, dg, dfd, zombies)

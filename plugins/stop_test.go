@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,21 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// procState returns the state letter of pid from /proc (R, S, T, Z...).
-func procState(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) == 0 {
-		return ""
-	}
-	return fields[0]
-}
+	"github.com/wendflow/wend/internal/proctest"
+)
 
 // TestCloseFrozenPlugin: go-plugin's Kill blocks for good on a SIGSTOPped plugin; Close must
 // still return, killing the group (G7).
@@ -38,9 +25,9 @@ func TestCloseFrozenPlugin(t *testing.T) {
 	pid := pidOf(t, h, "t")
 	go h.Execute(context.Background(), call("t", "freeze", nil), nil)
 	deadline := time.Now().Add(3 * time.Second)
-	for procState(pid) != "T" {
+	for proctest.State(pid) != "T" {
 		if time.Now().After(deadline) {
-			t.Fatalf("plugin state %q, never stopped", procState(pid))
+			t.Fatalf("plugin state %q, never stopped", proctest.State(pid))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -52,7 +39,7 @@ func TestCloseFrozenPlugin(t *testing.T) {
 		t.Errorf("close took %s, want <= %s (grace 500ms)", d, slack(time.Second))
 	}
 	waitGroupGone(t, pid, time.Second)
-	t.Logf("RELIABILITY suite=plugins test=G7 shutdown_ms=%d orphans=%d", time.Since(start).Milliseconds(), len(groupMembers(pid)))
+	t.Logf("RELIABILITY suite=plugins test=G7 shutdown_ms=%d orphans=%d", time.Since(start).Milliseconds(), len(proctest.Group(pid)))
 }
 
 // TestCloseKillsGrandchildren: a plugin's child holding its pipes dies with it (G9).
@@ -63,7 +50,7 @@ func TestCloseKillsGrandchildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	child, err := strconv.Atoi(string(out))
-	if err != nil || !alive(child) {
+	if err != nil || !proctest.Alive(child) {
 		t.Fatalf("grandchild %s not running (%v)", out, err)
 	}
 	pid := pidOf(t, h, "t")
@@ -72,7 +59,7 @@ func TestCloseKillsGrandchildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGroupGone(t, pid, 3*time.Second)
-	if alive(child) {
+	if proctest.Alive(child) {
 		t.Fatalf("grandchild %d survived", child)
 	}
 	t.Logf("RELIABILITY suite=plugins test=G9 grandchildren_alive=0 stop_ms=%d", time.Since(start).Milliseconds())
@@ -89,7 +76,7 @@ func TestCrashKillsGrandchildren(t *testing.T) {
 	child, _ := strconv.Atoi(string(out))
 	pid := pidOf(t, h, "t")
 	killPlugin(t, h, "t")
-	if alive(child) {
+	if proctest.Alive(child) {
 		t.Fatalf("grandchild %d survived its plugin %d", child, pid)
 	}
 	if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
@@ -130,7 +117,7 @@ func hostKilled(t *testing.T, lang string, command []string) {
 		t.Fatalf("helper said %q", line)
 	}
 	time.Sleep(300 * time.Millisecond) // let the call get going
-	if procState(pid) == "" {
+	if proctest.State(pid) == "" {
 		t.Fatalf("plugin %d not running", pid)
 	}
 	if err := cmd.Process.Kill(); err != nil {
@@ -160,12 +147,12 @@ func TestSDKExitsWhenParentDies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !alive(pid) {
+	if !proctest.Alive(pid) {
 		t.Fatalf("plugin %d not running while its parent is", pid)
 	}
 	_ = cmd.Wait() // the shell is gone; the plugin is an orphan now
 	start := time.Now()
-	for alive(pid) {
+	for proctest.Alive(pid) {
 		if time.Since(start) > slack(1500*time.Millisecond) {
 			t.Fatalf("orphaned plugin %d still running after %s", pid, time.Since(start))
 		}

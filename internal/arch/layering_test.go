@@ -27,6 +27,7 @@ var forbidden = map[string][]string{
 	"history/export":               {module + "/spec", module + "/interpreter", module + "/plugins", module + "/boltstore", module + "/internal", module + "/server", module + "/schemas", module + "/history/storetest", "go.etcd.io", "go.yaml.in", "google.golang.org", "golang.org/x", "github.com/expr-lang", "github.com/hashicorp", "github.com/santhosh-tekuri", "github.com/golang", "github.com/fatih", "github.com/mattn", "github.com/oklog", "github.com/rogpeppe"},
 	"history/storetest":            {module + "/spec", module + "/interpreter", module + "/plugins", module + "/boltstore", "go.etcd.io/bbolt"},
 	"internal/faults":              {module + "/"},
+	"internal/proctest":            {module + "/"},
 	"internal/crashtest":           {},
 	"bench":                        {}, // a measuring tool over the engine and boltstore (PlainUpdate is its yardstick)
 	"internal/arch":                {},

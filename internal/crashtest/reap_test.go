@@ -7,12 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wendflow/wend/internal/proctest"
 )
 
 // TestReapAfterKill is RELIABILITY G8 through the CLI: `wend run` is SIGKILLed while its plugin
@@ -57,8 +58,8 @@ func TestReapAfterKill(t *testing.T) {
 	_ = run.Process.Signal(syscall.SIGKILL)
 	_ = run.Wait()
 	time.Sleep(1500 * time.Millisecond) // past the SDK watchdog's 1 s period
-	if len(group(pid)) < 2 {
-		t.Fatalf("plugin group %d (%v) did not outlive wend: the wrapper did not defeat the orphan defences, so this test proves nothing\nwend stderr:\n%s", pid, group(pid), runErr.String())
+	if len(proctest.Group(pid)) < 2 {
+		t.Fatalf("plugin group %d (%v) did not outlive wend: the wrapper did not defeat the orphan defences, so this test proves nothing\nwend stderr:\n%s", pid, proctest.Group(pid), runErr.String())
 	}
 
 	resume := exec.Command(wend, "resume", "--db", db)
@@ -68,11 +69,11 @@ func TestReapAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	for len(group(pid)) > 0 {
+	for len(proctest.Group(pid)) > 0 {
 		if time.Since(start) > 3*time.Second {
 			_ = resume.Process.Kill()
 			_ = resume.Wait()
-			t.Fatalf("orphan plugin group %d still has %v 3s after wend resume started\n%s", pid, group(pid), out.String())
+			t.Fatalf("orphan plugin group %d still has %v 3s after wend resume started\n%s", pid, proctest.Group(pid), out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -120,31 +121,6 @@ func registered(t *testing.T, path, exe string, d time.Duration) int {
 	}
 	t.Fatalf("no process running %s registered in %s within %s", exe, path, d)
 	return 0
-}
-
-// group lists the live (non-zombie) members of process group pgid.
-func group(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 3 || fields[0] == "Z" || fields[0] == "X" {
-			continue
-		}
-		if g, _ := strconv.Atoi(fields[2]); g == pgid {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // syncBuffer is a bytes.Buffer a test may read while a command writes to it.
