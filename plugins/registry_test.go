@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -112,23 +111,7 @@ func TestReapAfterHostKill(t *testing.T) {
 	n, orphansAfter, survivedHost := kills(), 0, 0
 	var worst time.Duration
 	for i := range n {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), reapHostEnv+"="+string(arg))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line := readLine(t, bufio.NewReader(stdout), 10*time.Second)
-		pid, err := strconv.Atoi(strings.TrimPrefix(line, "pid "))
-		if err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatalf("kill %d: host helper said %q", i, line)
-		}
+		cmd, pid := startHost(t, reapHostEnv+"="+string(arg))
 		t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)

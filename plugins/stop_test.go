@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -100,22 +99,7 @@ func hostKilled(t *testing.T, lang string, command []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+string(b))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
-	line := readLine(t, bufio.NewReader(stdout), 10*time.Second)
-	pid, err := strconv.Atoi(strings.TrimPrefix(line, "pid "))
-	if err != nil {
-		t.Fatalf("helper said %q", line)
-	}
+	cmd, pid := startHost(t, helperEnv+"="+string(b))
 	time.Sleep(300 * time.Millisecond) // let the call get going
 	if proctest.State(pid) == "" {
 		t.Fatalf("plugin %d not running", pid)
