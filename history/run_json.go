@@ -8,7 +8,8 @@ import (
 
 // AppendJSON appends r encoded exactly as json.Marshal encodes it (TestRunAppendJSON and
 // FuzzRunAppendJSON hold it to that), without reflection: the store encodes a run record on
-// every commit, and on the sequential path that reflection was a tenth of a step's CPU.
+// every commit, and reflection cost 28 µs of a sequential step here (`go run ./bench -only
+// seq1000 -cpuprofile F`).
 func (r Run) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"workflow_id":`...)
 	b = appendString(b, r.WorkflowID)
