@@ -23,8 +23,11 @@
 //     (one page write fewer per step); reads set Run.LastSeq from the run's last event key.
 //   - Events are decoded with their checksum verified on every read; a mismatch is an error
 //     naming the run and seq, never a silently different history.
-//   - Read transactions are short and never nested, so a writer growing the mmap never waits
-//     on a reader held across calls (bbolt remap stalls).
+//   - Read transactions are short and never nested: a history is copied out in chunks of about
+//     1 MiB, each in its own transaction, and decoded outside them. A commit that grows the mmap
+//     waits for every open reader (bbolt remap stalls), so it never waits long, and the large mmap
+//     reserved at open makes it rare. Check's page check is the exception: it holds one
+//     transaction for the whole file.
 //   - A new database file appears at its path only complete and synced: it is built in a temp
 //     file beside it, synced, linked into place, and the directory synced (etcd#16596).
 //   - One process holds the file (bbolt's flock); a second Open fails within about a second

@@ -41,3 +41,39 @@ func TestReadsOutliveRemap(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsInChunks: a history longer than readChunk is read in several transactions and comes
+// back whole and in order, from any seq, as from one.
+func TestEventsInChunks(t *testing.T) {
+	s := openTemp(t)
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	r := u.Run
+	const size, perCommit = 8000, 64
+	for range 2*readChunk/(size*perCommit) + 1 {
+		n := storetest.Next(r, history.ActivityCompleted, perCommit)
+		for i := range n.Events {
+			n.Events[i].Data = payload(size + i)
+		}
+		commitRun(t, s, n)
+		r = n.Run
+	}
+	first, more, err := s.eventChunk("r1", 0)
+	must(t, err)
+	if !more || len(first) < 2 {
+		t.Fatalf("first chunk of %d events of %d (more=%v): the history is not read in chunks", len(first), r.LastSeq, more)
+	}
+	for _, after := range []uint64{0, 1, uint64(len(first)), uint64(len(first)) + 1, r.LastSeq - 1, r.LastSeq} {
+		evs, err := s.Events("r1", after)
+		must(t, err)
+		if uint64(len(evs)) != r.LastSeq-after {
+			t.Fatalf("Events after %d: %d events, want %d", after, len(evs), r.LastSeq-after)
+		}
+		for i, e := range evs {
+			seq := after + uint64(i) + 1
+			if e.Seq != seq || seq > 1 && !bytes.Equal(e.Data, payload(size+int(seq-2)%perCommit)) {
+				t.Fatalf("Events after %d: event %d is seq %d with %d bytes of data", after, seq, e.Seq, len(e.Data))
+			}
+		}
+	}
+}

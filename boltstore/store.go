@@ -26,9 +26,14 @@ var (
 	ErrNetworkFS = errors.New("database on a network file system")
 )
 
-// DefaultInitialMmapSize is the mmap reserved at open: large enough that a typical history
-// never remaps, because a remap waits for every open read transaction.
-const DefaultInitialMmapSize = 64 << 20
+// DefaultInitialMmapSize is the mmap reserved at open. A commit that outgrows the mmap remaps
+// it, and the remap waits for every open read transaction (bbolt#854). One run's history may
+// hold 50 MB of payloads, and while any reader is open the pages commits free are not reused,
+// so the file grows faster than the history: with 64 MiB, a commit of TestRemapStall waited
+// 0.7-1.2 s for its reader held 3 s (RELIABILITY A8). A reservation costs address space only:
+// the file is not extended to it on Linux, and pages past the file are never touched. etcd
+// reserves 10 GiB for the same reason.
+const DefaultInitialMmapSize = 1 << 30
 
 // lockTimeout bounds the wait for another process's lock (RELIABILITY A7: fail at once, not hang).
 const lockTimeout = time.Second
