@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -61,60 +62,63 @@ func (e *Engine) launch(taskID string, at activityTask) {
 	e.mu.Unlock()
 	go func() {
 		defer e.wg.Done()
-		defer e.cancelCall(taskID)
 		select {
 		case e.sem <- struct{}{}:
 		case <-ctx.Done():
+			e.cancelCall(taskID)
 			return
 		}
-		defer func() { <-e.sem }()
-		ev := e.execute(ctx, cancel, at)
-		faults.Hit("after-call")
-		if ev == nil || e.isStopped() != nil {
-			return // cancelled, or shutting down: the task stays and runs again after a restart
-		}
-		if lr := e.live(at.RunID); lr != nil {
-			_ = e.deliver(lr, *ev)
-		}
+		e.try(ctx, taskID, at)
 	}()
 }
 
-// execute makes the call with the step's timeouts and turns its outcome into an input event;
-// nil when the call was cancelled by the engine. At a timeout the try is over for the engine
-// at once, whether or not the plugin stops: a hung call must not hold the run. If it reports
-// later anyway, that report is a superseded attempt's and is dropped (and counted).
-func (e *Engine) execute(ctx context.Context, cancel context.CancelFunc, at activityTask) *history.Event {
-	expired := make(chan string, 1) // "timeout" or "heartbeat_timeout"
-	expire := func(why string) {
-		select {
-		case expired <- why:
-		default:
-		}
-		cancel()
+// try makes one call, on the calling goroutine, with the step's timeouts, and reports its
+// outcome to the run. The try ends for the engine at whichever comes first, the call's return
+// or a timeout; at a timeout it ends at once, whether or not the plugin stops, so a hung call
+// holds neither the run nor a slot of MaxActivities. If the call reports later anyway, that is
+// a superseded attempt's report: dropped and counted. (The call is not made on a goroutine of
+// its own: handing each result from one goroutine to another cost a wake-up per step.)
+func (e *Engine) try(ctx context.Context, taskID string, at activityTask) {
+	var ended atomic.Bool
+	release := func() {
+		e.cancelCall(taskID)
+		<-e.sem
 	}
-	t := newTryTimers(e.clock, at, expire)
-	defer t.stop()
-	call := e.callOf(at)
+	t := newTryTimers(e.clock, at, func(why string) {
+		if !ended.CompareAndSwap(false, true) {
+			return // the call returned first
+		}
+		release()   // cancels the call: the plugin is told to stop
+		e.wg.Add(1) // this try's goroutine is still in the call, so the group is not done
+		go func() {
+			defer e.wg.Done()
+			e.report(at.RunID, timedOutEvent(at, why))
+		}()
+	})
 	rec := e.heartbeatRecorder(at)
-	resc := make(chan callResult, 1)
-	go func() {
-		out, err := e.opts.Activities.Execute(ctx, call, func(hb history.Heartbeat) { t.heartbeat(); rec(hb) })
-		resc <- callResult{out, err}
-	}()
-	select {
-	case res := <-resc:
-		select {
-		case why := <-expired:
-			return timedOutEvent(at, why)
-		default:
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		return outcomeEvent(at, res)
-	case why := <-expired:
-		go e.lateReport(ctx, at, resc)
-		return timedOutEvent(at, why)
+	out, err := e.opts.Activities.Execute(ctx, e.callOf(at), func(hb history.Heartbeat) { t.heartbeat(); rec(hb) })
+	t.stop()
+	faults.Hit("after-call")
+	res := callResult{out, err}
+	if !ended.CompareAndSwap(false, true) {
+		e.lateReport(ctx, at, res)
+		return
+	}
+	cancelled := ctx.Err() != nil // by the engine: only a timeout cancels after ended is set
+	release()
+	if cancelled {
+		return // cancelled, or shutting down: the task stays and runs again after a restart
+	}
+	e.report(at.RunID, outcomeEvent(at, res))
+}
+
+// report hands an outcome to its run, unless the engine is stopping or the run is gone.
+func (e *Engine) report(runID string, ev *history.Event) {
+	if e.isStopped() != nil {
+		return
+	}
+	if lr := e.live(runID); lr != nil {
+		_ = e.deliver(lr, *ev)
 	}
 }
 
@@ -123,10 +127,9 @@ type callResult struct {
 	err error
 }
 
-// lateReport waits for a timed-out call to end and hands a real result (not the plugin
-// giving up on cancellation) to the run, which drops it as superseded and counts it.
-func (e *Engine) lateReport(ctx context.Context, at activityTask, resc <-chan callResult) {
-	res := <-resc
+// lateReport hands the result of a timed-out call that ended anyway (not the plugin giving up
+// on cancellation) to the run, which drops it as superseded and counts it.
+func (e *Engine) lateReport(ctx context.Context, at activityTask, res callResult) {
 	if res.err != nil && ctx.Err() != nil {
 		return
 	}

@@ -53,6 +53,7 @@ type harness struct {
 	acts  *fakeActs
 	e     *Engine
 	dir   string
+	slots int // MaxActivities; 0 is the default
 }
 
 func newHarness(t *testing.T) *harness {
@@ -63,7 +64,7 @@ func newHarness(t *testing.T) *harness {
 }
 
 func (h *harness) open() {
-	h.e = New(Options{Store: h.store, Activities: h.acts, Clock: h.clock, Logf: h.t.Logf})
+	h.e = New(Options{Store: h.store, Activities: h.acts, Clock: h.clock, Logf: h.t.Logf, MaxActivities: h.slots})
 	h.t.Cleanup(func() { h.e.Close() })
 }
 
@@ -244,6 +245,30 @@ func TestTimeoutThenRetry(t *testing.T) {
 	}
 	if r.Status != history.StatusCompleted || !strings.Contains(strings.Join(types, ","), "ActivityTimedOut,ActivityRetryScheduled") {
 		t.Fatalf("status %s, events %v", r.Status, types)
+	}
+}
+
+// A call that ignores its cancellation after a timeout must not keep its MaxActivities slot:
+// with one slot, the retry could not run otherwise.
+func TestHungCallFreesItsSlot(t *testing.T) {
+	h := newHarness(t)
+	h.e.Close()
+	h.slots = 1
+	h.open()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // before the engine's Close, which waits for its calls
+	h.acts.fns["stuck"] = func(ctx context.Context, c history.ActivityCall) (json.RawMessage, error) {
+		if c.Attempt == 1 {
+			<-release // ignores its cancellation
+			return nil, errors.New("gave up late")
+		}
+		return json.RawMessage(`"fresh"`), nil
+	}
+	f := h.write("w.wend.yaml", head+"steps: [{id: s, activity: p.stuck, timeout: 10s, retry: {tries: 2}}]\noutput: \"${{ steps.s.output }}\"\n")
+	h.start(f, "w", "null")
+	r := h.wait("w")
+	if r.Status != history.StatusCompleted || h.output(r) != `"fresh"` {
+		t.Fatalf("%s, output %s", r.Status, h.output(r))
 	}
 }
 
