@@ -32,4 +32,8 @@
 //     file beside it, synced, linked into place, and the directory synced (etcd#16596).
 //   - One process holds the file (bbolt's flock); a second Open fails within about a second
 //     naming the holder's pid, read from the PATH.pid sidecar the holder writes.
+//   - A damaged file (a torn sector, rot) fails Open or a read with ErrDamaged, never the
+//     process: bbolt's panics on bad pages become errors. bbolt's Open walks every page in a
+//     goroutine of its own, where such a panic cannot be caught, so Open first reads every
+//     bucket of the file, read-only, in the caller's goroutine, where it can (RELIABILITY A3).
 package boltstore

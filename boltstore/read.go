@@ -3,8 +3,8 @@ package boltstore
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -16,20 +16,18 @@ import (
 // view runs fn in one short read transaction. bbolt panics (or faults on the mmap) on some
 // corrupt pages; that becomes an error here, so a damaged file fails a read rather than the
 // process. Nothing read may escape fn without being copied: the bytes live in the mmap.
-func (s *Store) view(op string, fn func(tx *bolt.Tx) error) (err error) {
+func (s *Store) view(op string, fn func(tx *bolt.Tx) error) error {
 	if f := s.Err(); f != nil {
 		return fmt.Errorf("%s: %w", op, f)
 	}
 	if s.closed.Load() {
 		return fmt.Errorf("%s: %w", op, history.ErrClosed)
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: database %s is damaged (bbolt: %v); run wend check", op, s.path, r)
-		}
-	}()
-	if err := s.db.View(fn); err != nil {
+	err := guard(func() error { return s.db.View(fn) })
+	if errors.Is(err, ErrDamaged) {
+		return fmt.Errorf("%s: %s: %w; run wend check", op, s.path, err)
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil

@@ -24,6 +24,9 @@ var (
 	// ErrNetworkFS is returned by Open for a path on a network file system, where bbolt's file
 	// lock may hang or not exclude the other host.
 	ErrNetworkFS = errors.New("database on a network file system")
+	// ErrDamaged is wrapped by the error of Open or of a read when the file's pages are corrupt
+	// (a torn write, rot): bbolt panicked or faulted on them, or a bucket's keys are out of order.
+	ErrDamaged = errors.New("database is damaged")
 )
 
 // DefaultInitialMmapSize is the mmap reserved at open. A commit that outgrows the mmap remaps
@@ -97,7 +100,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := createIfMissing(path, opts); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, boltOptions(opts, false))
+	db, err := openChecked(path, opts)
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open database: %w", inUse(path))
 	}
@@ -139,7 +142,7 @@ func (s *Store) init() error {
 	if s.db.NoSync {
 		return errors.New("bbolt NoSync is set; refusing to run without durable commits")
 	}
-	if err := s.db.View(checkSchema); err != nil {
+	if err := guard(func() error { return s.db.View(checkSchema) }); err != nil {
 		return err
 	}
 	// We hold the lock, so no creator can be mid-way with these: they are crash leftovers.

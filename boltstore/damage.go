@@ -1,0 +1,104 @@
+package boltstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// guard runs fn with a panic, or a fault on the mmap, turned into an error wrapping ErrDamaged:
+// on some damaged pages bbolt asserts instead of returning an error. Only the calling goroutine
+// is covered; a goroutine bbolt starts itself is not (see openChecked).
+func guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w (bbolt: %v)", ErrDamaged, r)
+		}
+	}()
+	return fn()
+}
+
+// openChecked opens the file for writing with bbolt, after reading its pages where a damaged
+// one cannot take the process down.
+//
+// With NoFreelistSync, bbolt's Open rebuilds the freelist by walking every page of the tree in
+// a goroutine of its own. A page failing bbolt's assertions there (a torn write leaves a page
+// whose header names another page, or no page type) panics in that goroutine, which nothing can
+// recover: the process dies. So the file is first opened read-only, which does not walk, and
+// every bucket is read here under guard (walkTree); only then is it opened for writing.
+// Problems only bbolt's walk finds (a leaf's keys outside its parent's range, a page referenced
+// twice) come back to Open's own goroutine as a panic, which guard turns into ErrDamaged. bbolt's
+// handle is lost with it: its lock is released and its file closed here, but its walker
+// goroutine stays blocked and its mmap mapped (the walker may still be reading it). A process
+// whose database fails to open is expected to exit.
+func openChecked(path string, opts Options) (*bolt.DB, error) {
+	if err := walkReadOnly(path, opts); err != nil {
+		return nil, err
+	}
+	o := boltOptions(opts, false)
+	var f *os.File
+	open := o.OpenFile
+	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		var err error
+		f, err = open(name, flag, perm)
+		return f, err
+	}
+	var db *bolt.DB
+	err := guard(func() (err error) {
+		db, err = bolt.Open(path, 0o600, o)
+		return err
+	})
+	if errors.Is(err, ErrDamaged) && f != nil {
+		unlock(f) // the mmap holds the open file, and with it the lock, after Close
+		f.Close()
+	}
+	return db, err
+}
+
+// walkReadOnly opens the file read-only and reads every bucket under guard.
+func walkReadOnly(path string, opts Options) error {
+	o := boltOptions(opts, false)
+	o.ReadOnly = true
+	var db *bolt.DB
+	err := guard(func() (err error) {
+		db, err = bolt.Open(path, 0o600, o)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return guard(func() error { return db.View(walkTree) })
+}
+
+// walkTree reads every key of every bucket, inline buckets included (bbolt's own walks skip
+// those), and checks each bucket's keys ascend.
+func walkTree(tx *bolt.Tx) error {
+	return walkBucket(tx.Cursor(), tx.Bucket, nil)
+}
+
+func walkBucket(c *bolt.Cursor, sub func([]byte) *bolt.Bucket, path []string) error {
+	var prev []byte
+	// Seek, not First: Seek checks the type of an inline bucket's page, where First, finding
+	// no type on a zeroed one, takes it for a branch pointing at itself and loops for ever.
+	for k, v := c.Seek(nil); k != nil; k, v = c.Next() {
+		if prev != nil && bytes.Compare(prev, k) >= 0 {
+			return fmt.Errorf("bucket %q: key %x after %x: %w", path, k, prev, ErrDamaged)
+		}
+		prev = k
+		if v != nil {
+			continue
+		}
+		if b := sub(k); b != nil {
+			if err := walkBucket(b.Cursor(), b.Bucket, append(path, string(k))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
