@@ -5,6 +5,8 @@
 //	go run ./bench                 # all workloads
 //	go run ./bench -only seq1000   # one of: update, seq1000, concurrent, foreach, resume, plugin, process
 //
+// seq1000 is seqnoop (in-process no-op activities) and seqplugin (the Go example plugin).
+//
 // process builds the wend binary and the example plugin and measures the plugin workloads
 // through a real `wend serve` (over its control socket) and a cold `wend run`.
 package main
@@ -35,7 +37,7 @@ func emit(name string, kv ...any) {
 }
 
 func main() {
-	only := flag.String("only", "", "run one workload: update, seq1000, concurrent, foreach, resume, plugin, process")
+	only := flag.String("only", "", "run one workload: update, seq1000 (= seqnoop + seqplugin), concurrent, foreach, resume, plugin, process")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
 	flag.Parse()
@@ -71,18 +73,21 @@ func main() {
 	b.updateMs = b.plainUpdate()
 	emit("bbolt_update", "ms_per_update", round(b.updateMs))
 	workloads := []struct {
-		name string
-		fn   func()
+		name    string
+		fn      func()
+		partial bool // a part of another workload: run only when named
 	}{
-		{"seq1000", func() { b.sequential(); b.sequentialPlugin() }},
-		{"concurrent", b.concurrent},
-		{"foreach", b.forEach},
-		{"resume", b.resume},
-		{"plugin", b.plugin},
-		{"process", b.process},
+		{"seq1000", func() { b.sequential(); b.sequentialPlugin() }, false},
+		{"seqnoop", b.sequential, true},
+		{"seqplugin", b.sequentialPlugin, true},
+		{"concurrent", b.concurrent, false},
+		{"foreach", b.forEach, false},
+		{"resume", b.resume, false},
+		{"plugin", b.plugin, false},
+		{"process", b.process, false},
 	}
 	for _, w := range workloads {
-		if *only == "" || strings.EqualFold(*only, w.name) {
+		if (*only == "" && !w.partial) || strings.EqualFold(*only, w.name) {
 			w.fn()
 		}
 	}
