@@ -46,7 +46,7 @@ func TestRemapStall(t *testing.T) {
 			if mmap == 0 {
 				mmap = DefaultInitialMmapSize
 			}
-			fmt.Printf("RELIABILITY suite=store test=A8 mmap=%dMiB reader_ms=%d commits=%d mb=%d p50_ms=%.1f p99_ms=%.1f max_ms=%.1f stalled=%d held_commits=%d file_mb=%d\n",
+			fmt.Printf("RELIABILITY suite=boltstore-remap mmap=%dMiB reader_ms=%d commits=%d mb=%d p50_ms=%.1f p99_ms=%.1f max_ms=%.1f stalled=%d held_commits=%d file_mb=%d\n",
 				mmap>>20, f.reader.Milliseconds(), len(f.lat), remapBytes>>20, ms(f.quantile(0.5)), ms(f.quantile(0.99)),
 				ms(f.max()), b2i(f.stalled), f.held, f.fileSize>>20)
 			if c.mmap != 0 {

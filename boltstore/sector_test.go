@@ -89,7 +89,7 @@ func TestTornSector(t *testing.T) {
 			t.Logf("first %s: %s", outcomeNames[byCheck+outcome(o)], ex)
 		}
 	}
-	fmt.Printf("RELIABILITY suite=store test=A3 trials=%d no_effect=%d detected_by_check=%d detected_by_crc=%d panics=%d silent=%d pages=%d high_water=%d sweep=%s\n",
+	fmt.Printf("RELIABILITY suite=boltstore-torn-sector trials=%d no_effect=%d detected_by_check=%d detected_by_crc=%d panics=%d silent=%d pages=%d high_water=%d sweep=%s\n",
 		len(offs), counts[noEffect], counts[byCheck], counts[byCRC], counts[panicked], counts[silent],
 		pages, highWater(orig, pageSize), sweep)
 }
