@@ -53,6 +53,8 @@ func (b *bench) process() {
 	writeWorkflow(filepath.Join(flows, "pfan.wend.yaml"), "pfan", fanBody)
 	writeWorkflow(filepath.Join(flows, "pthree.wend.yaml"), "pthree", threeBody)
 
+	floor := b.sequentialFloor(plugin)
+	atFail(floor.close)
 	srv, readyT := startServe(wend, filepath.Join(dir, "serve.db"), flows, filepath.Join(dir, "serve.log"))
 	atFail(srv.kill)
 	check := func(err error) {
@@ -61,8 +63,9 @@ func (b *bench) process() {
 		}
 	}
 	check(srv.run("warmup", "pthree", "null"))
-	var seqT, fanT, threeT []time.Duration
+	var seqT, fanT, threeT, floorT []time.Duration
 	for rep := range processRepeats {
+		floorT = append(floorT, floor.run(200))
 		start := time.Now()
 		check(srv.run(fmt.Sprintf("seq-%d", rep), "pseq", "null"))
 		seqT = append(seqT, time.Since(start))
@@ -82,6 +85,7 @@ func (b *bench) process() {
 		threeT = append(threeT, time.Since(start))
 		check(errors.Join(errs...))
 	}
+	floor.close()
 	stopT, err := srv.stop()
 	check(err)
 	check(noLeftovers(wend, plugin))
@@ -105,14 +109,48 @@ func (b *bench) process() {
 		"runs_100x3_ms", threeMs, "runs_100x3_ms_range", span(threeT),
 		"cli_run_sequential_200_ms", median(cliT), "cli_run_sequential_200_ms_range", span(cliT),
 		"sequential_200_updates_per_step", round(seqMs/200/b.updateMs),
+		"sequential_200_floor_ms", median(floorT), "sequential_200_floor_ms_range", span(floorT),
 		"temporal_ratio_sequential_200", round(seqMs/temporalSeqMs),
 		"temporal_ratio_parallel_200", round(fanMs/temporalFanMs),
 		"temporal_ratio_runs_100x3", round(threeMs/temporalThreeMs),
 		"serve_ready_ms", ms(readyT), "serve_stop_ms", ms(stopT), "repeats", processRepeats,
 		"note", "wend serve + example Go plugin, plugin started; POST /v1/runs + GET /v1/runs/{id}/wait over the control socket; "+
 			"cli_run is `wend run` exec to exit on a fresh db; ms are medians, ranges min and max; updates_per_step is against this run's "+
-			"bbolt_update; temporal_ratio is wend/Temporal (target 0.1)")
+			"bbolt_update; temporal_ratio is wend/Temporal (target 0.1); sequential_200_floor is 200 rounds of the bare durable loop (a plain synced "+
+			"Update, then the same call through a plugin host in the bench), no engine")
 }
+
+// floorLoop is the bare durable loop on the example plugin: a plain synced Update, then one
+// echo call through a host in this process. No engine that makes each step durable before it
+// calls the plugin can run n sequential steps in less than run(n) on this machine; it is
+// timed right before each served sequential run, as disk speed here drifts within a minute.
+type floorLoop struct {
+	b    *bench
+	host *hostActs
+}
+
+func (b *bench) sequentialFloor(bin string) *floorLoop {
+	f := &floorLoop{b: b, host: &hostActs{bin: bin}}
+	f.call() // start the plugin, as the served workloads have it started
+	return f
+}
+
+func (f *floorLoop) call() time.Duration {
+	start := time.Now()
+	call := history.ActivityCall{Plugin: "p", Activity: "echo", Input: json.RawMessage(`{"i":1}`)}
+	if _, err := f.host.Execute(context.Background(), call, nil); err != nil {
+		fail(err)
+	}
+	return time.Since(start)
+}
+
+func (f *floorLoop) run(n int) time.Duration {
+	var upd, calls time.Duration
+	f.b.bareLoop(n, f.call, &upd, &calls)
+	return upd + calls
+}
+
+func (f *floorLoop) close() { f.host.close() }
 
 func goBuild(out, pkg string) {
 	if o, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {

@@ -186,23 +186,7 @@ func (b *bench) sequentialPlugin() {
 		}
 		return time.Since(start)
 	}
-	// loop runs n iterations of the bare durable loop and adds up its Updates and its calls.
-	val := make([]byte, 300)
-	loop := func(n int, upd, calls *time.Duration) {
-		plain, err := boltstore.OpenPlain(b.path("bare.db"))
-		if err != nil {
-			fail(err)
-		}
-		defer plain.Close()
-		for range n {
-			start := time.Now()
-			if err := plain.Update(val); err != nil {
-				fail(err)
-			}
-			*upd += time.Since(start)
-			*calls += execute()
-		}
-	}
+	loop := func(n int, upd, calls *time.Duration) { b.bareLoop(n, execute, upd, calls) }
 	var ratios, crude, perSteps, loopUpds, loopCalls, hot []float64
 	for i := range rounds {
 		before := b.plainUpdates(200)
@@ -229,6 +213,25 @@ func (b *bench) sequentialPlugin() {
 		"loop_update_ms", round(medianOf(loopUpds)), "loop_call_ms", round(medianOf(loopCalls)),
 		"call_back_to_back_ms", round(medianOf(hot)), "overhead_vs_hot_call", round(medianOf(crude)),
 		"note", "overhead = (step - the bare loop's call) / the bare loop's Update; the loop is a plain synced Update then the same call, 200 times before and 200 after each run")
+}
+
+// bareLoop runs n iterations of the bare durable loop, a plain synced Update and then a call,
+// and adds up the Updates' and the calls' time.
+func (b *bench) bareLoop(n int, call func() time.Duration, upd, calls *time.Duration) {
+	plain, err := boltstore.OpenPlain(b.path("bare.db"))
+	if err != nil {
+		fail(err)
+	}
+	defer plain.Close()
+	val := make([]byte, 300)
+	for range n {
+		start := time.Now()
+		if err := plain.Update(val); err != nil {
+			fail(err)
+		}
+		*upd += time.Since(start)
+		*calls += call()
+	}
 }
 
 // buildDemo builds the Go example plugin into the bench's folder.
