@@ -111,7 +111,11 @@ func conformance(t *testing.T, cfg Config) {
 	for _, a := range d.Activities {
 		names = append(names, a.Name)
 	}
-	if want := []string{"echo", "fail", "greet", "record", "sleep"}; !reflect.DeepEqual(names, want) {
+	want := []string{"echo", "fail", "greet", "record", "sleep"}
+	if name == "python" { // the conformance set plus resume (TestPythonResumesFromLastProgress)
+		want = []string{"echo", "fail", "greet", "record", "resume", "sleep"}
+	}
+	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("activities %v, want %v", names, want)
 	}
 	if greet, _ := d.Find("greet"); !strings.Contains(string(greet.InputSchema), `"name"`) || greet.Description == "" {
@@ -264,4 +268,39 @@ func conformance(t *testing.T, cfg Config) {
 		}
 		waitGroupGone(t, pid, slack(time.Second))
 	})
+}
+
+// TestPythonResumesFromLastProgress: a Python activity's second try sees, as ctx.last_progress,
+// the progress its first try last reported before failing retryably. The test stands in for the
+// engine, which hands a retry the last recorded heartbeat progress.
+func TestPythonResumesFromLastProgress(t *testing.T) {
+	h, logs := newHost(t, Options{}, Config{Name: "python", Command: pythonCommand(t)})
+	defer func() {
+		if t.Failed() {
+			t.Logf("plugin log:\n%s", logs)
+		}
+	}()
+	ctx := context.Background()
+	in := map[string]int{"pages": 5, "fail_at": 4}
+
+	var last json.RawMessage
+	first := call("python", "resume", in)
+	_, err := h.Execute(ctx, first, func(hb history.Heartbeat) { last = hb.Progress })
+	if ae := activityError(t, err); ae.Type != "Interrupted" || ae.NonRetryable || ae.Category != history.CategoryActivity {
+		t.Fatalf("first try: %+v", *ae)
+	}
+	if !jsonEqual(t, last, `{"page":3}`) {
+		t.Fatalf("first try last reported %s, want page 3", last)
+	}
+
+	second := call("python", "resume", in)
+	second.Attempt, second.ActivityAttemptID, second.LastProgress = 2, "attempt-2", last
+	var beats []string
+	out, err := h.Execute(ctx, second, func(hb history.Heartbeat) { beats = append(beats, string(hb.Progress)) })
+	if err != nil || !jsonEqual(t, out, `{"resumed_from":3,"pages":5}`) {
+		t.Fatalf("second try = %s, %v", out, err)
+	}
+	if want := []string{`{"page": 4}`, `{"page": 5}`}; !reflect.DeepEqual(beats, want) {
+		t.Fatalf("second try heartbeats %q, want %q", beats, want)
+	}
 }

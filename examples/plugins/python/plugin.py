@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """wend's example activity plugin in Python.
 
-Implements the conformance set every example plugin shares (greet, echo, sleep, fail, record)
-with Debian's python3-grpcio and python3-protobuf only. Besides wend.plugin.v1.Activities it
+Implements the conformance set every example plugin shares (greet, echo, sleep, fail, record),
+plus resume, with Debian's python3-grpcio and python3-protobuf only. Besides wend.plugin.v1.Activities it
 does what go-plugin does for Go plugins: checks the magic cookie, serves the gRPC health service
 (service "plugin": SERVING) and GRPCController.Shutdown, negotiates AutoMTLS (mtls.py), prints
 the handshake line, and exits when its host goes away.
@@ -48,7 +48,7 @@ class ActivityError(Exception):
 
 
 class Context:
-    """One try: its identity, cancellation and heartbeats."""
+    """One try: its identity, the previous try's last progress, cancellation and heartbeats."""
 
     def __init__(self, req, emit):
         self.request = req
@@ -79,6 +79,14 @@ class Context:
             self.cancel("deadline")
             return True
         return False
+
+    @property
+    def last_progress(self):
+        """The progress the previous try last reported, as heartbeat() was given it (decoded from
+        the JSON recorded in the workflow's history); None on a first try. Read it to resume
+        instead of starting over."""
+        raw = self.request.last_progress
+        return json.loads(raw) if raw else None
 
     def check(self):
         """Raises the error that ends a cancelled try."""
@@ -145,6 +153,16 @@ def record(ctx, inp):
     return line
 
 
+def resume(ctx, inp):
+    pages, fail_at = inp.get("pages", 0), inp.get("fail_at")
+    start = (ctx.last_progress or {}).get("page", 0)
+    for page in range(start + 1, pages + 1):
+        if page == fail_at and ctx.last_progress is None:
+            raise ActivityError("Interrupted", "resume: interrupted before page %d" % page)
+        ctx.heartbeat({"page": page})
+    return {"resumed_from": start, "pages": pages}
+
+
 ACTIVITIES = {
     "greet": (greet, "Returns a greeting for name.",
               {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
@@ -159,6 +177,12 @@ ACTIVITIES = {
     "record": (record, "Appends one JSON line describing this try to path and fsyncs it.",
                {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}, "note": {}}},
                {"type": "object"}),
+    "resume": (resume, "Does pages 1..pages, heartbeating {page} after each; resumes after the last progress's "
+                       "page; a first try fails retryably before page fail_at.",
+               {"type": "object", "required": ["pages"],
+                "properties": {"pages": {"type": "integer", "minimum": 0}, "fail_at": {"type": "integer"}}},
+               {"type": "object", "required": ["resumed_from", "pages"],
+                "properties": {"resumed_from": {"type": "integer"}, "pages": {"type": "integer"}}}),
 }
 
 
