@@ -1,4 +1,4 @@
-package interpreter
+package interpreter_test
 
 import (
 	"fmt"
@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter"
 )
 
 // saga is the seed's example: three steps, two with compensations reading their snapshot.
-const saga = head + `
+const saga = simtest.Head + `
 compensate_on_failure: true
 on_cancel:
   - activity: p.notify_cancelled
@@ -34,7 +36,7 @@ steps:
   - wait_for_signal: done
 `
 
-func sagaAnswers(failOn string) answer {
+func sagaAnswers(failOn string) simtest.Answer {
 	return func(act string, in any, _ int) (any, *history.Failure) {
 		switch act {
 		case failOn:
@@ -59,11 +61,11 @@ func compensationSteps(evs []history.Event, typ history.EventType) []string {
 }
 
 func TestCancelCompensatesInReverseWithSnapshots(t *testing.T) {
-	s := newSim(t, saga, nil)
-	s.runActivities(sagaAnswers(""))
-	s.apply(history.Event{Type: history.CancelRequested, Data: history.MustData(history.CancelRequest{Reason: "user left"})})
+	s := simtest.New(t, saga, nil)
+	s.RunActivities(sagaAnswers(""))
+	s.Apply(history.Event{Type: history.CancelRequested, Data: history.MustData(history.CancelRequest{Reason: "user left"})})
 	var calls []string
-	s.runActivities(func(act string, in any, _ int) (any, *history.Failure) {
+	s.RunActivities(func(act string, in any, _ int) (any, *history.Failure) {
 		calls = append(calls, fmt.Sprintf("%s %v", act, in))
 		return nil, nil
 	})
@@ -76,36 +78,36 @@ func TestCancelCompensatesInReverseWithSnapshots(t *testing.T) {
 	if !reflect.DeepEqual(calls, want) {
 		t.Fatalf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}
-	if got := compensationSteps(s.events, history.CompensationCompleted); !reflect.DeepEqual(got, []string{"steps[1]", "steps[0]"}) {
+	if got := compensationSteps(s.Events, history.CompensationCompleted); !reflect.DeepEqual(got, []string{"steps[1]", "steps[0]"}) {
 		t.Fatalf("compensated %v", got)
 	}
-	if s.last().Type != history.WorkflowCancelled {
-		t.Fatalf("closed with %s", s.last().Type)
+	if s.Last().Type != history.WorkflowCancelled {
+		t.Fatalf("closed with %s", s.Last().Type)
 	}
-	s.replayOK(t)
+	s.ReplayOK(t)
 }
 
 func TestFailureCompensatesWhenAsked(t *testing.T) {
-	s := newSim(t, saga, nil)
-	s.runActivities(sagaAnswers("send_welcome_email"))
-	c := s.closed(t)
-	if s.last().Type != history.WorkflowFailed || c.Failure.Message != "send_welcome_email failed" || c.ClosedReason != "" {
-		t.Fatalf("closed %s %+v", s.last().Type, c)
+	s := simtest.New(t, saga, nil)
+	s.RunActivities(sagaAnswers("send_welcome_email"))
+	c := s.Closed(t)
+	if s.Last().Type != history.WorkflowFailed || c.Failure.Message != "send_welcome_email failed" || c.ClosedReason != "" {
+		t.Fatalf("closed %s %+v", s.Last().Type, c)
 	}
-	if got := compensationSteps(s.events, history.CompensationCompleted); !reflect.DeepEqual(got, []string{"steps[1]", "steps[0]"}) {
+	if got := compensationSteps(s.Events, history.CompensationCompleted); !reflect.DeepEqual(got, []string{"steps[1]", "steps[0]"}) {
 		t.Fatalf("compensated %v", got)
 	}
-	if n := len(compensationSteps(s.events, history.ActivityScheduled)); n != 5 { // 3 steps + 2 compensations, no on_cancel
+	if n := len(compensationSteps(s.Events, history.ActivityScheduled)); n != 5 { // 3 steps + 2 compensations, no on_cancel
 		t.Fatalf("%d activities scheduled", n)
 	}
-	s.replayOK(t)
+	s.ReplayOK(t)
 }
 
 // TestSagaEveryFailingPosition is RELIABILITY F1: a 10-step saga failing at step k compensates
 // steps k-1..1 in reverse order, each exactly once; steps without compensation are skipped.
 func TestSagaEveryFailingPosition(t *testing.T) {
 	var b strings.Builder
-	b.WriteString(head + "compensate_on_failure: true\nsteps:\n")
+	b.WriteString(simtest.Head + "compensate_on_failure: true\nsteps:\n")
 	for i := 1; i <= 10; i++ {
 		if i%4 == 0 {
 			fmt.Fprintf(&b, "  - {id: s%d, activity: p.step, with: %d}\n", i, i) // no compensation
@@ -115,9 +117,9 @@ func TestSagaEveryFailingPosition(t *testing.T) {
 	}
 	for k := 1; k <= 10; k++ {
 		t.Run(fmt.Sprint("fail at ", k), func(t *testing.T) {
-			s := newSim(t, b.String(), nil)
+			s := simtest.New(t, b.String(), nil)
 			var undone []int
-			s.runActivities(func(act string, in any, _ int) (any, *history.Failure) {
+			s.RunActivities(func(act string, in any, _ int) (any, *history.Failure) {
 				n := int(in.(float64))
 				if act == "undo" {
 					undone = append(undone, n)
@@ -137,10 +139,10 @@ func TestSagaEveryFailingPosition(t *testing.T) {
 			if !reflect.DeepEqual(undone, want) {
 				t.Fatalf("undone %v, want %v", undone, want)
 			}
-			if got := len(compensationSteps(s.events, history.CompensationStarted)); got != len(want) {
+			if got := len(compensationSteps(s.Events, history.CompensationStarted)); got != len(want) {
 				t.Fatalf("%d CompensationStarted, want %d", got, len(want))
 			}
-			s.replayOK(t)
+			s.ReplayOK(t)
 		})
 	}
 }
@@ -149,82 +151,82 @@ func TestCompensationFailurePolicy(t *testing.T) {
 	for _, cont := range []bool{false, true} {
 		t.Run(fmt.Sprint("continue_on_error=", cont), func(t *testing.T) {
 			src := strings.Replace(saga, "compensate_on_failure: true", fmt.Sprintf("compensate_on_failure: true\ncompensation: {continue_on_error: %v}", cont), 1)
-			s := newSim(t, src, nil)
-			s.runActivities(func(act string, in any, attempt int) (any, *history.Failure) {
+			s := simtest.New(t, src, nil)
+			s.RunActivities(func(act string, in any, attempt int) (any, *history.Failure) {
 				switch act {
 				case "send_welcome_email", "cancel_subscription":
 					return nil, &history.Failure{Message: act + " failed", NonRetryable: true}
 				}
 				return map[string]any{"id": "x"}, nil
 			})
-			c := s.closed(t)
+			c := s.Closed(t)
 			if c.ClosedReason != history.ClosedCompensationFailed {
 				t.Fatalf("closed reason %q", c.ClosedReason)
 			}
-			deleted := len(compensationSteps(s.events, history.CompensationCompleted)) == 1
+			deleted := len(compensationSteps(s.Events, history.CompensationCompleted)) == 1
 			if deleted != cont {
 				t.Fatalf("delete_remote_user compensated = %v with continue_on_error %v", deleted, cont)
 			}
 			if !reflect.DeepEqual(c.Uncompensated[0], "steps[1]") || (!cont && len(c.Uncompensated) != 2) {
 				t.Fatalf("uncompensated %v", c.Uncompensated)
 			}
-			s.replayOK(t)
+			s.ReplayOK(t)
 		})
 	}
 }
 
 func TestCancelCompensatesInFlightActivity(t *testing.T) {
-	s := newSim(t, saga, nil)
+	s := simtest.New(t, saga, nil)
 	// create_remote_user is in flight (never answered) when the cancel comes.
-	s.apply(history.Event{Type: history.CancelRequested, Data: history.MustData(history.CancelRequest{})})
-	tail := types(s.events)
+	s.Apply(history.Event{Type: history.CancelRequested, Data: history.MustData(history.CancelRequest{})})
+	tail := types(s.Events)
 	if !reflect.DeepEqual(tail[3:6], []history.EventType{history.ActivityCancelled, history.CompensationStarted, history.ActivityScheduled}) {
 		t.Fatalf("events %v", tail)
 	}
-	cs, _ := history.DataOf[history.Compensation](s.events[4])
+	cs, _ := history.DataOf[history.Compensation](s.Events[4])
 	if !cs.Unknown {
 		t.Fatal("compensation of an in-flight step not marked outcome_unknown")
 	}
-	s.runActivities(echo)
-	if s.last().Type != history.WorkflowCancelled {
-		t.Fatalf("closed %s", s.last().Type)
+	s.RunActivities(simtest.Echo)
+	if s.Last().Type != history.WorkflowCancelled {
+		t.Fatalf("closed %s", s.Last().Type)
 	}
-	s.replayOK(t)
+	s.ReplayOK(t)
 }
 
 func TestExecutionTimeoutWhileWaitingOnTimer(t *testing.T) {
-	s := newSim(t, head+"timeouts: {execution: 1h}\nsteps:\n  - delay: 2h\n", nil)
-	s.fireTimers(t0.Add(3 * time.Hour))
-	got := types(s.events)
+	s := simtest.New(t, simtest.Head+"timeouts: {execution: 1h}\nsteps:\n  - delay: 2h\n", nil)
+	s.FireTimers(simtest.T0.Add(3 * time.Hour))
+	got := types(s.Events)
 	want := []history.EventType{history.WorkflowStarted, history.TimerScheduled, history.TimerScheduled,
 		history.TimerFired, history.TimerCancelled, history.WorkflowTimedOut}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	c := s.closed(t)
-	if c.TimeoutKind != ExecutionTimeout || c.Failure.Category != history.CategoryTimeout || c.Failure.PropagationKind != "timeout" {
+	c := s.Closed(t)
+	if c.TimeoutKind != interpreter.ExecutionTimeout || c.Failure.Category != history.CategoryTimeout || c.Failure.PropagationKind != "timeout" {
 		t.Fatalf("closed %+v", c)
 	}
-	if !s.now.Equal(t0.Add(time.Hour)) {
-		t.Fatalf("timed out at %v, want the deadline", s.now)
+	if !s.Now.Equal(simtest.T0.Add(time.Hour)) {
+		t.Fatalf("timed out at %v, want the deadline", s.Now)
 	}
-	s.replayOK(t)
+	s.ReplayOK(t)
 }
 
 func TestRunTimeoutCancelsTheActivity(t *testing.T) {
-	s := newSim(t, head+"timeouts: {run: 30m}\nsteps:\n  - activity: p.slow\n", nil)
-	s.fireTimers(t0.Add(time.Hour))
-	got := types(s.events)
-	if got[len(got)-2] != history.ActivityCancelled || s.last().Type != history.WorkflowTimedOut || s.closed(t).TimeoutKind != RunTimeout {
+	s := simtest.New(t, simtest.Head+"timeouts: {run: 30m}\nsteps:\n  - activity: p.slow\n", nil)
+	s.FireTimers(simtest.T0.Add(time.Hour))
+	got := types(s.Events)
+	if got[len(got)-2] != history.ActivityCancelled || s.Last().Type != history.WorkflowTimedOut || s.Closed(t).TimeoutKind != interpreter.RunTimeout {
 		t.Fatalf("events %v", got)
 	}
-	s.replayOK(t)
+	s.ReplayOK(t)
 }
 
 func TestCompletedRunDisarmsTimeouts(t *testing.T) {
-	s := newSim(t, head+"timeouts: {run: 1h, execution: 2h}\nsteps:\n  - activity: p.x\n", nil)
-	s.runActivities(echo)
-	if len(s.timers) != 0 || s.last().Type != history.WorkflowCompleted {
-		t.Fatalf("timers left %v, last %s", s.timers, s.last().Type)
+	s := simtest.New(t, simtest.Head+"timeouts: {run: 1h, execution: 2h}\nsteps:\n  - activity: p.x\n", nil)
+	s.RunActivities(simtest.Echo)
+	if len(s.Timers) != 0 || s.Last().Type != history.WorkflowCompleted {
+		t.Fatalf("timers left %v, last %s", s.Timers, s.Last().Type)
 	}
 }

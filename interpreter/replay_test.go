@@ -1,4 +1,4 @@
-package interpreter
+package interpreter_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -25,9 +27,9 @@ type recorded struct {
 var replayCases = map[string]struct {
 	spec  string
 	input any
-	drive func(s *sim)
+	drive func(s *simtest.Sim)
 }{
-	"sequence_parallel_foreach": {head + `
+	"sequence_parallel_foreach": {simtest.Head + `
 steps:
   - {id: a, activity: p.echo, with: {n: "${{ input.n }}"}, set: {n: "${{ output.n }}"}}
   - id: par
@@ -39,12 +41,12 @@ steps:
     concurrency: 2
     steps: [{id: x, activity: p.echo, with: "${{ item }}"}, {activity: p.echo, with: "${{ steps.x.output }}"}]
 output: "${{ [state.n, steps.par.output, steps.loop.output] }}"
-`, map[string]any{"n": 5}, func(s *sim) {
-		s.runActivities(echo)
-		s.fireTimers(t0.Add(time.Hour))
-		s.runActivities(echo)
+`, map[string]any{"n": 5}, func(s *simtest.Sim) {
+		s.RunActivities(simtest.Echo)
+		s.FireTimers(simtest.T0.Add(time.Hour))
+		s.RunActivities(simtest.Echo)
 	}},
-	"retries_catch_signal": {head + `
+	"retries_catch_signal": {simtest.Head + `
 steps:
   - id: flaky
     activity: p.flaky
@@ -52,14 +54,14 @@ steps:
     catch: [{activity: p.page, with: "${{ error.message }}"}]
   - {id: ok, wait_for_signal: go, timeout: 1h, set: {by: "${{ signal }}"}}
 output: "${{ state.by }}"
-`, nil, func(s *sim) {
-		s.runActivities(func(act string, in any, _ int) (any, *history.Failure) {
+`, nil, func(s *simtest.Sim) {
+		s.RunActivities(func(act string, in any, _ int) (any, *history.Failure) {
 			if act == "flaky" {
 				return nil, &history.Failure{Type: "Busy", Message: "busy"}
 			}
 			return in, nil
 		})
-		s.signal("go", "ann")
+		s.Signal("go", "ann")
 	}},
 }
 
@@ -68,9 +70,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "histories", name+".json")
 			if os.Getenv("UPDATE") != "" {
-				s := newSim(t, tc.spec, tc.input)
+				s := simtest.New(t, tc.spec, tc.input)
 				tc.drive(s)
-				b, _ := json.MarshalIndent(recorded{Spec: tc.spec, Events: s.events}, "", " ")
+				b, _ := json.MarshalIndent(recorded{Spec: tc.spec, Events: s.Events}, "", " ")
 				if err := os.WriteFile(path, b, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -91,7 +93,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 				t.Fatal(ds.Error())
 			}
 			st, _ := history.DataOf[history.Started](rec.Events[0])
-			if err := New(w, st).Replay(rec.Events); err != nil {
+			if err := interpreter.New(w, st).Replay(rec.Events); err != nil {
 				t.Fatalf("recorded history no longer replays: %v", err)
 			}
 			// The same history against an edited spec (one more step before the output) is
@@ -101,7 +103,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			if eds.HasErrors() || editedSrc == rec.Spec {
 				t.Fatalf("edited spec does not load: %v", eds.Error())
 			}
-			if err := New(edited, st).Replay(rec.Events); !errors.Is(err, ErrNondeterministic) {
+			if err := interpreter.New(edited, st).Replay(rec.Events); !errors.Is(err, interpreter.ErrNondeterministic) {
 				t.Fatalf("replay against the edited spec: %v, want ErrNondeterministic", err)
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/schemas"
 )
 
@@ -38,14 +39,14 @@ var exportSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 
 // exportOf builds the export of the sim's history so far, checks it against the schema and
 // checks that building again gives the same bytes (the export is a function of the history).
-func exportOf(t *testing.T, s *sim) *export.Document {
+func exportOf(t *testing.T, s *simtest.Sim) *export.Document {
 	t.Helper()
-	doc, err := export.Build(s.run(), s.events)
+	doc, err := export.Build(s.Record(), s.Events)
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
 	js := validate(t, doc)
-	again, err := export.Build(s.run(), s.events)
+	again, err := export.Build(s.Record(), s.Events)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,12 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/internal/simtest"
 )
 
 // busySpec makes an open run with something of every pending kind: a try that timed out and
 // waits for its retry, a signal no step takes, the run's deadline timer, a signal wait.
-const busySpec = head + `
+const busySpec = simtest.Head + `
 timeouts: {run: 1h}
 steps:
   - parallel:
@@ -21,18 +22,18 @@ steps:
       - {wait_for_signal: approve}
 `
 
-func busyRun(t *testing.T) *sim {
-	s := newSim(t, busySpec, map[string]any{"url": "https://example.com/a"})
-	s.signal("unrelated", map[string]any{"x": 1})
-	s.now = t0.Add(30 * time.Second)
-	s.step(func(string, any, int) (any, *history.Failure) {
+func busyRun(t *testing.T) *simtest.Sim {
+	s := simtest.New(t, busySpec, map[string]any{"url": "https://example.com/a"})
+	s.Signal("unrelated", map[string]any{"x": 1})
+	s.Now = simtest.T0.Add(30 * time.Second)
+	s.Step(func(string, any, int) (any, *history.Failure) {
 		return nil, &history.Failure{Category: history.CategoryTimeout, PropagationKind: "timeout", Type: "timeout",
 			Message: "attempt 1 exceeded its timeout"}
 	})
 	return s
 }
 
-func render(t *testing.T, s *sim) string {
+func render(t *testing.T, s *simtest.Sim) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := export.Render(&b, exportOf(t, s)); err != nil {
@@ -42,24 +43,24 @@ func render(t *testing.T, s *sim) string {
 }
 
 func TestRenderGolden(t *testing.T) {
-	for name, drive := range map[string]func(t *testing.T) *sim{
-		"nonretryable": func(t *testing.T) *sim {
-			s := newSim(t, chargeSpec, nil)
-			s.runActivities(declined)
+	for name, drive := range map[string]func(t *testing.T) *simtest.Sim{
+		"nonretryable": func(t *testing.T) *simtest.Sim {
+			s := simtest.New(t, chargeSpec, nil)
+			s.RunActivities(declined)
 			return s
 		},
-		"saga": func(t *testing.T) *sim {
-			s := newSim(t, sagaSpec, nil)
-			s.runActivities(sagaAnswers)
-			s.now = t0.Add(time.Minute)
-			s.cancel("user left")
-			s.runActivities(sagaAnswers)
+		"saga": func(t *testing.T) *simtest.Sim {
+			s := simtest.New(t, sagaSpec, nil)
+			s.RunActivities(sagaAnswers)
+			s.Now = simtest.T0.Add(time.Minute)
+			s.Cancel("user left")
+			s.RunActivities(sagaAnswers)
 			return s
 		},
 		"open": busyRun,
-		"timedout": func(t *testing.T) *sim {
+		"timedout": func(t *testing.T) *simtest.Sim {
 			s := busyRun(t)
-			s.fireTimers(t0.Add(2 * time.Hour))
+			s.FireTimers(simtest.T0.Add(2 * time.Hour))
 			return s
 		},
 	} {
@@ -71,8 +72,8 @@ func TestRenderGolden(t *testing.T) {
 
 // The marks a person scans for must be there, whatever the layout becomes.
 func TestRenderShowsFailureMarks(t *testing.T) {
-	s := newSim(t, chargeSpec, nil)
-	s.runActivities(declined)
+	s := simtest.New(t, chargeSpec, nil)
+	s.RunActivities(declined)
 	out := render(t, s)
 	for _, want := range []string{
 		"status    failed\n",
@@ -102,8 +103,8 @@ func (w *failWriter) Write(p []byte) (int, error) {
 }
 
 func TestRenderReportsWriteErrors(t *testing.T) {
-	s := newSim(t, chargeSpec, nil)
-	s.runActivities(declined)
+	s := simtest.New(t, chargeSpec, nil)
+	s.RunActivities(declined)
 	doc := exportOf(t, s)
 	if err := export.Render(&failWriter{n: 3}, doc); err == nil || err.Error() != "disk full" {
 		t.Fatalf("Render on a failing writer: %v", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/schemas"
 )
 
@@ -152,8 +153,8 @@ func TestSchemaDescribesEveryProperty(t *testing.T) {
 
 // TestSchemaRejects proves the validation in every other test can fail.
 func TestSchemaRejects(t *testing.T) {
-	s := newSim(t, head+"steps: [{activity: p.x}]\n", nil)
-	s.runActivities(echo)
+	s := simtest.New(t, simtest.Head+"steps: [{activity: p.x}]\n", nil)
+	s.RunActivities(simtest.Echo)
 	good := exportOf(t, s)
 	sch, err := exportSchema()
 	if err != nil {

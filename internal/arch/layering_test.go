@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,7 @@ var forbidden = map[string][]string{
 	"history/storetest":            {module + "/spec", module + "/interpreter", module + "/plugins", module + "/boltstore", "go.etcd.io/bbolt"},
 	"internal/faults":              {module + "/"},
 	"internal/proctest":            {module + "/"},
+	"internal/simtest":             {module + "/interpreter/engine", module + "/history/", module + "/internal/", module + "/plugins", module + "/boltstore", module + "/server", module + "/bench", module + "/cmd", module + "/examples", "go.etcd.io/bbolt", "google.golang.org/grpc", "github.com/hashicorp"}, // the interpreter, history and spec only
 	"internal/crashtest":           {},
 	"bench":                        {}, // a measuring tool over the engine and boltstore (PlainUpdate is its yardstick)
 	"internal/arch":                {},
@@ -35,6 +37,9 @@ var forbidden = map[string][]string{
 	"examples/plugins/go":          {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal", module + "/server"},
 	"plugins/proto/wend/plugin/v1": {module + "/spec", module + "/interpreter", module + "/boltstore", module + "/internal"},
 }
+
+// testOnly lists the test-support packages: tests import them, no package of ours may.
+var testOnly = []string{module + "/internal/simtest"}
 
 func TestLayering(t *testing.T) {
 	cmd := exec.Command("go", "list", "-json=ImportPath,Deps", "./...")
@@ -61,6 +66,9 @@ func TestLayering(t *testing.T) {
 		}
 		checked++
 		for _, d := range p.Deps {
+			if slices.Contains(testOnly, d) {
+				t.Errorf("%s depends on %s, which only tests may import", rel, d)
+			}
 			for _, b := range bad {
 				if strings.HasPrefix(d, b) && !strings.HasPrefix(d, p.ImportPath) {
 					t.Errorf("%s depends on %s (forbidden: %s*); see DESIGN.md §1", rel, d, b)
