@@ -16,7 +16,8 @@ import (
 // is returned only when the check itself could not run (store closed or failed).
 //
 // The page check holds one read transaction for its whole length, so a commit that must grow
-// the mmap meanwhile waits for it; the per-run checks use one short transaction per run.
+// the mmap meanwhile waits for it; each run's history is read in chunks of short transactions,
+// as Events reads it.
 func (s *Store) Check() ([]string, error) {
 	if err := s.Err(); err != nil {
 		return nil, fmt.Errorf("check database: %w", err)
@@ -74,29 +75,30 @@ func (s *Store) runIDs() ([]string, error) {
 	return ids, err
 }
 
-// checkRun decodes every event of a run (checksums included) and checks its history.
+// checkRun checks one run: every stored event decodes under its own seq with its checksum, and
+// history.Check (contiguous seqs, one start, at most one terminal event and nothing after it,
+// the status agreeing) passes on the history with the run's record. The record is read first,
+// then the events up to the record's last seq, in chunks of short transactions as Events reads
+// them: stored events never change, so these are the history the record was read with even while
+// commits go on, and a commit that must grow the mmap waits for one chunk at most (RELIABILITY A8).
 func (s *Store) checkRun(id string) []string {
-	var out []string
 	r, err := s.Run(id)
 	if err != nil {
 		return []string{fmt.Sprintf("run %s: record: %v", id, err)}
 	}
+	var out []string
 	var evs []history.Event
-	err = s.view("check run "+id, func(tx *bolt.Tx) error {
-		eb := tx.Bucket(bucketEvents).Bucket([]byte(id))
-		if eb == nil {
-			return nil
-		}
-		// Keep going past a bad event: the report should name every one.
-		return eb.ForEach(func(k, v []byte) error {
-			e, err := decodeEvent(id, k, v)
+	// From the first key, whatever it is: a key that is no seq is reported too.
+	err = s.eventChunks(id, nil, seqKey(r.LastSeq), func(chunk []kv) error {
+		for _, raw := range chunk {
+			e, err := decodeEvent(id, raw.k, raw.v)
 			if err != nil {
-				out = append(out, err.Error())
-				return nil
+				out = append(out, err.Error()) // keep going: the report should name every bad event
+				continue
 			}
 			evs = append(evs, e)
-			return nil
-		})
+		}
+		return nil
 	})
 	if err != nil {
 		return append(out, err.Error())

@@ -26,8 +26,8 @@
 //   - Read transactions are short and never nested: a history is copied out in chunks of about
 //     1 MiB, each in its own transaction, and decoded outside them. A commit that grows the mmap
 //     waits for every open reader (bbolt remap stalls), so it never waits long, and the large mmap
-//     reserved at open makes it rare. Check's page check is the exception: it holds one
-//     transaction for the whole file.
+//     reserved at open makes it rare. Check reads each run's history the same way; its page
+//     check is the exception: it holds one transaction for the whole file.
 //   - A new database file appears at its path only complete and synced: it is built in a temp
 //     file beside it, synced, linked into place, and the directory synced (etcd#16596).
 //   - One process holds the file (bbolt's flock); a second Open fails within about a second

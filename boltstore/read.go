@@ -79,28 +79,50 @@ const readChunk = 1 << 20
 // transactions one after another, add up to the history as the last one saw it.
 func (s *Store) Events(runID string, afterSeq uint64) ([]history.Event, error) {
 	var evs []history.Event
-	for {
-		chunk, more, err := s.eventChunk(runID, afterSeq)
-		if err != nil {
-			return nil, err
-		}
+	err := s.eventChunks(runID, seqKey(afterSeq+1), nil, func(chunk []kv) error {
 		for _, raw := range chunk {
 			e, err := decodeEvent(runID, raw.k, raw.v)
 			if err != nil {
-				return nil, fmt.Errorf("read events of run %s: %w", runID, err)
+				return fmt.Errorf("read events of run %s: %w", runID, err)
 			}
 			evs = append(evs, e)
-			afterSeq = e.Seq
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return evs, nil
+}
+
+// testHookChunk, set only by tests, is called between two chunks of a history read by
+// eventChunks, when no transaction of that read is open.
+var testHookChunk = func(runID string) {}
+
+// eventChunks hands fn the run's stored events with keys from from on (nil: the first), and up
+// to last when it is not nil, in chunks: each is copied out of its own read transaction
+// (eventChunk) and handed over after that transaction has ended.
+func (s *Store) eventChunks(runID string, from, last []byte, fn func(chunk []kv) error) error {
+	for {
+		chunk, more, err := s.eventChunk(runID, from, last)
+		if err != nil {
+			return err
+		}
+		if err := fn(chunk); err != nil {
+			return err
 		}
 		if !more {
-			return evs, nil
+			return nil
 		}
+		testHookChunk(runID)
+		from = append(slices.Clone(chunk[len(chunk)-1].k), 0) // the least key after it
 	}
 }
 
-// eventChunk copies the run's stored events after afterSeq out of one read transaction, up to
-// readChunk bytes (at least one event), and says whether more follow.
-func (s *Store) eventChunk(runID string, afterSeq uint64) (chunk []kv, more bool, err error) {
+// eventChunk copies the run's stored events with keys from from on (up to last, when not nil)
+// out of one read transaction, up to readChunk bytes (at least one event), and says whether more
+// follow.
+func (s *Store) eventChunk(runID string, from, last []byte) (chunk []kv, more bool, err error) {
 	err = s.view("read events of run "+runID, func(tx *bolt.Tx) error {
 		eb := tx.Bucket(bucketEvents).Bucket([]byte(runID))
 		if eb == nil {
@@ -111,7 +133,7 @@ func (s *Store) eventChunk(runID string, afterSeq uint64) (chunk []kv, more bool
 		}
 		c := eb.Cursor()
 		size := 0
-		for k, v := c.Seek(seqKey(afterSeq + 1)); k != nil; k, v = c.Next() {
+		for k, v := c.Seek(from); k != nil && (last == nil || bytes.Compare(k, last) <= 0); k, v = c.Next() {
 			if size >= readChunk {
 				more = true
 				break

@@ -58,7 +58,7 @@ func TestEventsInChunks(t *testing.T) {
 		commitRun(t, s, n)
 		r = n.Run
 	}
-	first, more, err := s.eventChunk("r1", 0)
+	first, more, err := s.eventChunk("r1", seqKey(1), nil)
 	must(t, err)
 	if !more || len(first) < 2 {
 		t.Fatalf("first chunk of %d events of %d (more=%v): the history is not read in chunks", len(first), r.LastSeq, more)
