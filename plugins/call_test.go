@@ -13,7 +13,7 @@ func TestDescribeCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Plugin != "plugin" || len(d.Activities) != 5 {
+	if d.Plugin != "plugin" || len(d.Activities) != 6 { // the conformance set
 		t.Fatalf("got %+v", d)
 	}
 	sleep, ok := d.Find("sleep")

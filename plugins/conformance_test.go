@@ -111,11 +111,7 @@ func conformance(t *testing.T, cfg Config) {
 	for _, a := range d.Activities {
 		names = append(names, a.Name)
 	}
-	want := []string{"echo", "fail", "greet", "record", "sleep"}
-	if name == "python" { // the conformance set plus resume (TestPythonResumesFromLastProgress)
-		want = []string{"echo", "fail", "greet", "record", "resume", "sleep"}
-	}
-	if !reflect.DeepEqual(names, want) {
+	if want := []string{"echo", "fail", "greet", "record", "resume", "sleep"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("activities %v, want %v", names, want)
 	}
 	if greet, _ := d.Find("greet"); !strings.Contains(string(greet.InputSchema), `"name"`) || greet.Description == "" {
@@ -270,11 +266,21 @@ func conformance(t *testing.T, cfg Config) {
 	})
 }
 
-// TestPythonResumesFromLastProgress: a Python activity's second try sees, as ctx.last_progress,
-// the progress its first try last reported before failing retryably. The test stands in for the
-// engine, which hands a retry the last recorded heartbeat progress.
-func TestPythonResumesFromLastProgress(t *testing.T) {
-	h, logs := newHost(t, Options{}, Config{Name: "python", Command: pythonCommand(t)})
+// TestResumesFromLastProgress: in every example plugin, an activity's second try sees the
+// progress its first try last reported before failing retryably (Go ctx.LastProgress, Python
+// ctx.last_progress, Node ctx.lastProgress). The test stands in for the engine, which hands a
+// retry the last recorded heartbeat progress.
+func TestResumesFromLastProgress(t *testing.T) {
+	for _, cfg := range exampleConfigs(t) {
+		t.Run(cfg.Name, func(t *testing.T) {
+			t.Parallel()
+			resumes(t, cfg)
+		})
+	}
+}
+
+func resumes(t *testing.T, cfg Config) {
+	h, logs := newHost(t, Options{}, cfg)
 	defer func() {
 		if t.Failed() {
 			t.Logf("plugin log:\n%s", logs)
@@ -284,7 +290,7 @@ func TestPythonResumesFromLastProgress(t *testing.T) {
 	in := map[string]int{"pages": 5, "fail_at": 4}
 
 	var last json.RawMessage
-	first := call("python", "resume", in)
+	first := call(cfg.Name, "resume", in)
 	_, err := h.Execute(ctx, first, func(hb history.Heartbeat) { last = hb.Progress })
 	if ae := activityError(t, err); ae.Type != "Interrupted" || ae.NonRetryable || ae.Category != history.CategoryActivity {
 		t.Fatalf("first try: %+v", *ae)
@@ -293,14 +299,14 @@ func TestPythonResumesFromLastProgress(t *testing.T) {
 		t.Fatalf("first try last reported %s, want page 3", last)
 	}
 
-	second := call("python", "resume", in)
+	second := call(cfg.Name, "resume", in)
 	second.Attempt, second.ActivityAttemptID, second.LastProgress = 2, "attempt-2", last
-	var beats []string
-	out, err := h.Execute(ctx, second, func(hb history.Heartbeat) { beats = append(beats, string(hb.Progress)) })
+	var beats []json.RawMessage
+	out, err := h.Execute(ctx, second, func(hb history.Heartbeat) { beats = append(beats, hb.Progress) })
 	if err != nil || !jsonEqual(t, out, `{"resumed_from":3,"pages":5}`) {
 		t.Fatalf("second try = %s, %v", out, err)
 	}
-	if want := []string{`{"page": 4}`, `{"page": 5}`}; !reflect.DeepEqual(beats, want) {
-		t.Fatalf("second try heartbeats %q, want %q", beats, want)
+	if len(beats) != 2 || !jsonEqual(t, beats[0], `{"page":4}`) || !jsonEqual(t, beats[1], `{"page":5}`) {
+		t.Fatalf("second try heartbeats %s, want pages 4 and 5", beats)
 	}
 }

@@ -1,6 +1,6 @@
 // Command go is wend's example activity plugin in Go. It implements the conformance set every
-// example plugin shares (greet, echo, sleep, fail, record); tests in plugins/ run it, and a
-// workflow uses it with `plugins: {demo: ./examples/plugins/go/go}` after `go build`.
+// example plugin shares (greet, echo, sleep, fail, record, resume); tests in plugins/ run it,
+// and a workflow uses it with `plugins: {demo: ./examples/plugins/go/go}` after `go build`.
 package main
 
 import (
@@ -32,6 +32,10 @@ func main() {
 			`{"type":"object","required":["path"],"properties":{"path":{"type":"string"},"note":{}}}`,
 			`{"type":"object"}`).
 			Describe("Appends one JSON line describing this try to path and fsyncs it."),
+		"resume": sdk.Func(resume,
+			`{"type":"object","required":["pages"],"properties":{"pages":{"type":"integer","minimum":0},"fail_at":{"type":"integer"}}}`,
+			`{"type":"object","required":["resumed_from","pages"],"properties":{"resumed_from":{"type":"integer"},"pages":{"type":"integer"}}}`).
+			Describe("Does pages 1..pages, heartbeating {page} after each; resumes after the last progress's page; a first try fails retryably before page fail_at."),
 	})
 }
 
@@ -135,4 +139,40 @@ func record(ctx *sdk.Context, in recordIn) (recordLine, error) {
 		return recordLine{}, fmt.Errorf("record: %w", err)
 	}
 	return line, nil
+}
+
+type resumeIn struct {
+	Pages  int `json:"pages"`
+	FailAt int `json:"fail_at"` // 0: never
+}
+
+type resumeOut struct {
+	ResumedFrom int `json:"resumed_from"`
+	Pages       int `json:"pages"`
+}
+
+// resumeProgress is what resume heartbeats after each page, and so what a retry finds in
+// ctx.LastProgress.
+type resumeProgress struct {
+	Page int `json:"page"`
+}
+
+func resume(ctx *sdk.Context, in resumeIn) (resumeOut, error) {
+	var last *resumeProgress // nil on a first try
+	if len(ctx.LastProgress) > 0 {
+		if err := json.Unmarshal(ctx.LastProgress, &last); err != nil {
+			return resumeOut{}, fmt.Errorf("resume: decode last progress: %w", err)
+		}
+	}
+	start := 0
+	if last != nil {
+		start = last.Page
+	}
+	for page := start + 1; page <= in.Pages; page++ {
+		if page == in.FailAt && last == nil {
+			return resumeOut{}, sdk.NewError("Interrupted", fmt.Sprintf("resume: interrupted before page %d", page))
+		}
+		_ = ctx.Heartbeat(resumeProgress{Page: page})
+	}
+	return resumeOut{ResumedFrom: start, Pages: in.Pages}, nil
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 'use strict';
 // wend's example activity plugin in Node.js: the conformance set every example plugin shares
-// (greet, echo, sleep, fail, record) on @grpc/grpc-js. Besides wend.plugin.v1.Activities it does
-// what go-plugin does for Go plugins: checks the magic cookie, serves the gRPC health service
-// (service "plugin": SERVING) and GRPCController.Shutdown, negotiates AutoMTLS (mtls.js),
-// prints the handshake line, and exits when its host goes away.
+// (greet, echo, sleep, fail, record, resume) on @grpc/grpc-js. Besides wend.plugin.v1.Activities
+// it does what go-plugin does for Go plugins: checks the magic cookie, serves the gRPC health
+// service (service "plugin": SERVING) and GRPCController.Shutdown, negotiates AutoMTLS
+// (mtls.js), prints the handshake line, and exits when its host goes away.
 //
 // Setup: (cd examples/plugins/node && npm ci). Use it from a workflow with
 // `plugins: {demo: {command: [node, plugin.js]}}` (path relative to the workflow file).
@@ -31,7 +31,8 @@ class ActivityError extends Error {
   }
 }
 
-// Context is one try: its identity, cancellation and heartbeats.
+// Context is one try: its identity, the previous try's last progress, cancellation and
+// heartbeats.
 class Context {
   constructor(req, heartbeat) {
     this.activity = req.activity;
@@ -41,6 +42,7 @@ class Context {
     this.activityExecutionId = req.activity_execution_id;
     this.activityAttemptId = req.activity_attempt_id;
     this.attempt = req.attempt;
+    this.rawLastProgress = req.last_progress; // Buffer; empty on a first try
     const nanos = BigInt(req.deadline_unix_nanos || 0);
     this.deadline = nanos > 0n ? Number(nanos / 1000000n) : null; // ms since the epoch
     this.reason = null;
@@ -52,6 +54,14 @@ class Context {
   }
 
   get cancelled() { return this.reason !== null; }
+
+  // lastProgress is the progress the previous try last reported, as heartbeat() was given it
+  // (decoded from the JSON recorded in the workflow's history); null on a first try. Read it to
+  // resume instead of starting over. It is decoded when read, so a bad value fails the activity.
+  get lastProgress() {
+    const raw = this.rawLastProgress;
+    return raw && raw.length > 0 ? JSON.parse(raw.toString('utf8')) : null;
+  }
 
   cancel(reason) {
     if (this.reason !== null) return;
@@ -79,7 +89,7 @@ class Context {
   done() { clearTimeout(this.deadlineTimer); }
 }
 
-// The conformance set.
+// The conformance set shared by every example plugin.
 const activities = {
   greet: {
     description: 'Returns a greeting for name.',
@@ -141,6 +151,30 @@ const activities = {
         fs.closeSync(fd);
       }
       return line;
+    },
+  },
+  resume: {
+    description: 'Does pages 1..pages, heartbeating {page} after each; resumes after the last progress\'s '
+      + 'page; a first try fails retryably before page fail_at.',
+    input: {
+      type: 'object', required: ['pages'],
+      properties: { pages: { type: 'integer', minimum: 0 }, fail_at: { type: 'integer' } },
+    },
+    output: {
+      type: 'object', required: ['resumed_from', 'pages'],
+      properties: { resumed_from: { type: 'integer' }, pages: { type: 'integer' } },
+    },
+    run: async (ctx, input) => {
+      const pages = input.pages || 0;
+      const last = ctx.lastProgress;
+      const start = (last && last.page) || 0;
+      for (let page = start + 1; page <= pages; page++) {
+        if (page === input.fail_at && last === null) {
+          throw new ActivityError('Interrupted', `resume: interrupted before page ${page}`);
+        }
+        ctx.heartbeat({ page });
+      }
+      return { resumed_from: start, pages };
     },
   },
 };

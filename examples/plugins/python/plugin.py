@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """wend's example activity plugin in Python.
 
-Implements the conformance set every example plugin shares (greet, echo, sleep, fail, record),
-plus resume, with Debian's python3-grpcio and python3-protobuf only. Besides wend.plugin.v1.Activities it
+Implements the conformance set every example plugin shares (greet, echo, sleep, fail, record,
+resume) with Debian's python3-grpcio and python3-protobuf only. Besides wend.plugin.v1.Activities it
 does what go-plugin does for Go plugins: checks the magic cookie, serves the gRPC health service
 (service "plugin": SERVING) and GRPCController.Shutdown, negotiates AutoMTLS (mtls.py), prints
 the handshake line, and exits when its host goes away.
