@@ -16,7 +16,7 @@ import (
 const (
 	DefaultListLimit = 100  // runs per page when the request names no limit
 	MaxListLimit     = 1000 // the most runs one page holds
-	maxListQuery     = 256  // the longest q= accepted
+	MaxListQuery     = 256  // the longest q= accepted, in bytes
 )
 
 // ListQuery is what GET /v1/runs filters and pages by. Zero fields match everything.
@@ -62,8 +62,8 @@ func ParseListQuery(v url.Values) (ListQuery, error) {
 	if err := CheckStatus(q.Status); err != nil {
 		return ListQuery{}, badList(err.Error())
 	}
-	if len(q.Q) > maxListQuery {
-		return ListQuery{}, badList(fmt.Sprintf("q is %d bytes long, more than %d", len(q.Q), maxListQuery))
+	if len(q.Q) > MaxListQuery {
+		return ListQuery{}, badList(fmt.Sprintf("q is %d bytes long, more than %d", len(q.Q), MaxListQuery))
 	}
 	var err error
 	if q.StartedAfter, err = parseListTime(v, "started_after"); err != nil {
@@ -132,7 +132,12 @@ func (q ListQuery) Values() url.Values {
 	return v
 }
 
-// match reports whether r passes q's filters (not its cursor).
+// Match reports whether r passes q's filters (not its cursor or limit): the rule GET /v1/runs
+// lists by, for a caller that filters runs it read itself (`wend list` on a database it
+// opened), so both list the same runs.
+func (q ListQuery) Match(r history.Run) bool { return q.match(r, strings.ToLower(q.Q)) }
+
+// match is Match with q.Q already lower-cased, for loops over many runs.
 func (q ListQuery) match(r history.Run, lowerQ string) bool {
 	return (q.Status == "" || r.Status == q.Status) &&
 		(q.WorkflowID == "" || r.WorkflowID == q.WorkflowID) &&

@@ -147,6 +147,28 @@ func TestListFilters(t *testing.T) {
 			if !strings.Contains(body, `"runs":[`) {
 				t.Fatalf("runs not an array: %s", body)
 			}
+			// Match, which `wend list` uses on a database it opened, keeps the same runs.
+			v, err := url.ParseQuery(tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := ParseListQuery(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := f.store.Runs(history.RunFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := []string{}
+			for _, r := range all {
+				if q.Match(r) {
+					kept = append(kept, r.RunID)
+				}
+			}
+			if !slices.Equal(kept, tt.want) {
+				t.Fatalf("Match keeps %v, want %v", kept, tt.want)
+			}
 		})
 	}
 }
