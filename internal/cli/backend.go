@@ -26,7 +26,9 @@ import (
 // socket of the wend process that holds it (remote). Either way the same code answers, so
 // results and error texts match.
 type backend interface {
-	List(f history.RunFilter) ([]history.Run, error)
+	// List returns the runs passing q's filters (server.ListQuery.Match; q's Limit and
+	// Cursor are unused), newest first, at most limit of them (0: all); never nil.
+	List(q server.ListQuery, limit int) ([]history.Run, error)
 	Show(id string) (server.RunDetail, error)
 	Events(id string, after uint64) (server.EventPage, error)
 	Start(ctx context.Context, req server.StartRequest) (server.Started, error)
@@ -119,6 +121,25 @@ type local struct {
 }
 
 func (l local) Close() error { return l.close() }
+
+// List keeps the runs GET /v1/runs would (server.ListQuery.Match), so a database held by
+// another process, listed through it, gives the same answer.
+func (l local) List(q server.ListQuery, limit int) ([]history.Run, error) {
+	runs, err := l.Server.List(history.RunFilter{Status: q.Status, WorkflowID: q.WorkflowID})
+	if err != nil {
+		return nil, err
+	}
+	out := runs[:0] // Server.List's is never nil, so neither is this: --json prints [] for none
+	for _, r := range runs {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		if q.Match(r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
 
 func openLocal(path string, a access) (backend, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {

@@ -91,18 +91,23 @@ func (c *client) holder() string {
 
 func runPath(id, suffix string) string { return "/v1/runs/" + url.PathEscape(id) + suffix }
 
-// List returns every run matching f, following the API's pages (GET /v1/runs answers at most
-// server.MaxListLimit runs at a time) until the last.
-func (c *client) List(f history.RunFilter) ([]history.Run, error) {
-	q := server.ListQuery{Status: f.Status, WorkflowID: f.WorkflowID, Limit: server.MaxListLimit}
+// List returns the runs matching q's filters, at most limit (0: all), following the API's
+// pages (GET /v1/runs answers at most server.MaxListLimit runs at a time) until the last or
+// until it has limit runs.
+func (c *client) List(q server.ListQuery, limit int) ([]history.Run, error) {
+	q.Cursor = ""
 	all := []history.Run{} // not nil: `wend list --json` prints [] for none, as the local backend does
 	for {
+		q.Limit = server.MaxListLimit
+		if limit > 0 {
+			q.Limit = min(q.Limit, limit-len(all))
+		}
 		var page server.RunPage
 		if err := c.call(context.Background(), "GET", "/v1/runs?"+q.Values().Encode(), nil, &page); err != nil {
 			return nil, err
 		}
 		all = append(all, page.Runs...)
-		if page.NextCursor == "" {
+		if page.NextCursor == "" || (limit > 0 && len(all) >= limit) {
 			return all, nil
 		}
 		q.Cursor = page.NextCursor

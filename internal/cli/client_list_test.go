@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,37 +13,64 @@ import (
 	"github.com/wendflow/wend/server"
 )
 
-// The remote List follows GET /v1/runs's pages to the last: more runs than one page holds
-// come back whole, newest first, each once.
-func TestClientListFollowsPages(t *testing.T) {
-	store := history.NewMemStore()
+// listBackends serves store on a control socket and returns a local backend over it and a
+// client of the socket, the two ways `wend list` reads runs.
+func listBackends(t *testing.T, store history.Store) (local, *client) {
+	t.Helper()
+	srv := server.New(nil, store)
 	path := filepath.Join(t.TempDir(), "wend.db")
-	u, err := server.ListenUnix(socketPath(path), server.New(nil, store))
+	u, err := server.ListenUnix(socketPath(path), srv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer u.Close()
+	t.Cleanup(func() { u.Close() })
 	c, err := dialControl(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return local{srv, func() error { return nil }}, c
+}
 
-	if runs, err := c.List(history.RunFilter{}); err != nil || runs == nil || len(runs) != 0 {
-		t.Fatalf("empty store: %v (nil %v) %v", runs, runs == nil, err)
+// putRun stores a run of workflow wf named name, with status, started at at.
+func putRun(t *testing.T, store history.Store, wf, runID, name, status string, at time.Time) {
+	t.Helper()
+	up := storetest.Started(wf, runID, at)
+	up.Run.Name, up.Run.Status = name, status
+	if err := store.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{up}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func listIDs(runs []history.Run) []string {
+	out := []string{}
+	for _, r := range runs {
+		out = append(out, r.RunID)
+	}
+	return out
+}
+
+// The remote List follows GET /v1/runs's pages to the last: more runs than one page holds
+// come back whole, newest first, each once; a limit stops it early, on a page boundary or not.
+func TestClientListFollowsPages(t *testing.T) {
+	store := history.NewMemStore()
+	loc, c := listBackends(t, store)
+
+	for _, b := range []backend{loc, c} {
+		if runs, err := b.List(server.ListQuery{}, 0); err != nil || runs == nil || len(runs) != 0 {
+			t.Fatalf("%T, empty store: %v (nil %v) %v", b, runs, runs == nil, err)
+		}
 	}
 	const n = 2*server.MaxListLimit + 3
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
-		up := storetest.Started(fmt.Sprintf("wf-%04d", i%7), fmt.Sprintf("run-%04d", i), t0.Add(time.Duration(i)*time.Second))
+		status := history.StatusRunning
 		if i%3 == 0 {
-			up.Run.Status = history.StatusCompleted
+			status = history.StatusCompleted
 		}
-		if err := store.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{up}}); err != nil {
-			t.Fatal(err)
-		}
+		putRun(t, store, fmt.Sprintf("wf-%04d", i%7), fmt.Sprintf("run-%04d", i), "w", status, t0.Add(time.Duration(i)*time.Second))
 	}
-	runs, err := c.List(history.RunFilter{})
+	runs, err := c.List(server.ListQuery{}, 0)
 	if err != nil || len(runs) != n {
 		t.Fatalf("list: %d runs, want %d: %v", len(runs), n, err)
 	}
@@ -51,7 +79,7 @@ func TestClientListFollowsPages(t *testing.T) {
 			t.Fatalf("run %d is %s, want %s", i, r.RunID, want)
 		}
 	}
-	done, err := c.List(history.RunFilter{Status: history.StatusCompleted, WorkflowID: "wf-0000"})
+	done, err := c.List(server.ListQuery{Status: history.StatusCompleted, WorkflowID: "wf-0000"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,5 +91,65 @@ func TestClientListFollowsPages(t *testing.T) {
 	}
 	if len(done) != want {
 		t.Fatalf("filtered list: %d runs, want %d", len(done), want)
+	}
+	for _, limit := range []int{1, server.MaxListLimit, server.MaxListLimit + 1, n - 1, n, n + 5} {
+		rem, err := c.List(server.ListQuery{}, limit)
+		if err != nil || len(rem) != min(limit, n) || !slices.Equal(listIDs(rem), listIDs(runs[:len(rem)])) {
+			t.Fatalf("limit %d: %d runs, want the newest %d: %v", limit, len(rem), min(limit, n), err)
+		}
+	}
+}
+
+// Both backends list the same runs for the same filters and limit: the local one applies
+// server.ListQuery.Match itself, the remote one asks GET /v1/runs.
+func TestListBackendsAgree(t *testing.T) {
+	store := history.NewMemStore()
+	loc, c := listBackends(t, store)
+	t0 := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	// r0 oldest to r5 newest, a minute apart.
+	for i, r := range []struct{ wf, name, status string }{
+		{"order-A1", "billing", history.StatusCompleted},
+		{"order-a2", "billing", history.StatusRunning},
+		{"Ship-1", "shipping", history.StatusFailed},
+		{"ship-2", "shipping", history.StatusRunning},
+		{"other", "billing", history.StatusCancelled},
+		{"ORDER-b", "shipping", history.StatusRunning},
+	} {
+		putRun(t, store, r.wf, fmt.Sprintf("r%d", i), r.name, r.status, t0.Add(time.Duration(i)*time.Minute))
+	}
+	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
+	tests := []struct {
+		name  string
+		q     server.ListQuery
+		limit int
+		want  []string
+	}{
+		{"all", server.ListQuery{}, 0, []string{"r5", "r4", "r3", "r2", "r1", "r0"}},
+		{"status", server.ListQuery{Status: history.StatusRunning}, 0, []string{"r5", "r3", "r1"}},
+		{"workflow id", server.ListQuery{WorkflowID: "ship-2"}, 0, []string{"r3"}},
+		{"name", server.ListQuery{Name: "billing"}, 0, []string{"r4", "r1", "r0"}},
+		{"name is exact", server.ListQuery{Name: "bill"}, 0, []string{}},
+		{"q any case", server.ListQuery{Q: "ORDER"}, 0, []string{"r5", "r1", "r0"}},
+		{"q in the run id", server.ListQuery{Q: "R4"}, 0, []string{"r4"}},
+		{"started after is inclusive", server.ListQuery{StartedAfter: at(3)}, 0, []string{"r5", "r4", "r3"}},
+		{"started before is exclusive", server.ListQuery{StartedBefore: at(2)}, 0, []string{"r1", "r0"}},
+		{"a range in another zone", server.ListQuery{StartedAfter: at(1).In(time.FixedZone("", 2*3600)), StartedBefore: at(4).Add(-time.Nanosecond)}, 0, []string{"r3", "r2", "r1"}},
+		{"limit keeps the newest", server.ListQuery{}, 2, []string{"r5", "r4"}},
+		{"limit after filters", server.ListQuery{Name: "shipping", Q: "s"}, 1, []string{"r3"}},
+		{"limit above the matches", server.ListQuery{Status: history.StatusRunning}, 10, []string{"r5", "r3", "r1"}},
+		{"everything at once", server.ListQuery{Status: history.StatusRunning, Name: "shipping", Q: "b", StartedAfter: at(0), StartedBefore: at(6)}, 1, []string{"r5"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, b := range []backend{loc, c} {
+				runs, err := b.List(tt.q, tt.limit)
+				if err != nil || runs == nil {
+					t.Fatalf("%T: %v (nil %v)", b, err, runs == nil)
+				}
+				if got := listIDs(runs); !slices.Equal(got, tt.want) {
+					t.Fatalf("%T: runs %v, want %v", b, got, tt.want)
+				}
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -13,20 +14,34 @@ import (
 
 var listCmd = &command{
 	summary: "list runs, newest first",
-	usage: `Usage: wend list [--status S] [--workflow ID] [--json] [--db PATH]
+	usage: `Usage: wend list [--status S] [--workflow ID] [--name NAME] [--q TEXT]
+                 [--started-after TIME] [--started-before TIME] [--limit N] [--json] [--db PATH]
 
-Lists the runs in the database, newest first, as a table on stdout: workflow id, run id,
-workflow name, status (with the closed reason when it says more, e.g. "failed (timed_out)"),
-start and close times in UTC. When another wend process holds the database, the list comes
-from it over its control socket.
+Lists the runs in the database, newest first (by start time, then run id), as a table on
+stdout: workflow id, run id, workflow name, status (with the closed reason when it says more,
+e.g. "failed (timed_out)"), start and close times in UTC. When another wend process holds the
+database, the list comes from it over its control socket, with the same results.
+
+The filters are GET /v1/runs's (docs/api.md) and combine with AND; an empty value filters
+nothing.
 
 Flags:
-  --status S      only runs with status S: running, completed, failed, cancelled, continued
-  --workflow ID   only the runs of workflow id ID (continue-as-new makes several)
-  --json          print a JSON array of run records instead (fields: workflow_id, run_id,
-                  name, status, closed_reason, spec_file, spec_sha256, parent_run_id,
-                  parent_step, started_at, closed_at, last_seq)
-  --db PATH       database file (default $WEND_DB, else .wend/wend.db)
+  --status S             only runs with status S: running, completed, failed, cancelled,
+                         continued
+  --workflow ID          only the runs of workflow id ID (continue-as-new makes several)
+  --name NAME            only runs of the workflow named NAME (the spec's name:), exact
+  --q TEXT               only runs whose workflow id or run id contains TEXT, in any case
+                         (at most 256 bytes)
+  --started-after TIME   only runs started at or after TIME, an RFC 3339 time with a zone
+                         like 2024-05-01T12:00:00Z
+  --started-before TIME  only runs started strictly before TIME (so adjacent ranges never
+                         share a run); must be later than --started-after
+  --limit N              at most N runs, the newest (default all)
+  --json                 print a JSON array of run records instead, [] for none (fields:
+                         workflow_id, run_id, name, status, closed_reason, spec_file,
+                         spec_sha256, parent_run_id, parent_step, started_at, closed_at,
+                         last_seq)
+  --db PATH              database file (default $WEND_DB, else .wend/wend.db)
 
 Exit codes: 0 listed (also when no run matches), 1 the database holder refused, 2 usage or
 I/O error.
@@ -36,8 +51,14 @@ I/O error.
 
 func runList(e *env, args []string) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	status := fs.String("status", "", "")
-	workflow := fs.String("workflow", "", "")
+	var f listFlags
+	fs.StringVar(&f.q.Status, "status", "", "")
+	fs.StringVar(&f.q.WorkflowID, "workflow", "", "")
+	fs.StringVar(&f.q.Name, "name", "", "")
+	fs.StringVar(&f.q.Q, "q", "", "")
+	fs.StringVar(&f.after, "started-after", "", "")
+	fs.StringVar(&f.before, "started-before", "", "")
+	fs.StringVar(&f.limit, "limit", "", "")
 	asJSON := fs.Bool("json", false, "")
 	db := dbFlag(fs)
 	pos, err := parseArgs(fs, args)
@@ -47,8 +68,9 @@ func runList(e *env, args []string) int {
 	if len(pos) > 0 {
 		return usageError(e, "list", "unexpected argument %q", pos[0])
 	}
-	if err := server.CheckStatus(*status); err != nil {
-		return usageError(e, "list", "--status: %v", err)
+	q, limit, err := f.query()
+	if err != nil {
+		return usageError(e, "list", "%v", err)
 	}
 	b, err := openBackend(dbPath(e, *db), readRuns)
 	if err != nil {
@@ -56,7 +78,7 @@ func runList(e *env, args []string) int {
 		return exitUsage
 	}
 	defer b.Close()
-	runs, err := b.List(history.RunFilter{Status: *status, WorkflowID: *workflow})
+	runs, err := b.List(q, limit)
 	if err != nil {
 		return commandError(e, "list", err)
 	}
@@ -76,6 +98,55 @@ func runList(e *env, args []string) int {
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// listFlags are `wend list`'s filter flags as given: the string filters straight in q, the
+// times and the limit still to check.
+type listFlags struct {
+	q                    server.ListQuery
+	after, before, limit string
+}
+
+// query checks the flags as GET /v1/runs checks its parameters (server.ParseListQuery), with
+// the flags' names in the messages, and returns the filters and the most runs to list (0:
+// all). Checking here keeps a held database from refusing what a local list would take.
+func (f listFlags) query() (server.ListQuery, int, error) {
+	q := f.q
+	if err := server.CheckStatus(q.Status); err != nil {
+		return q, 0, fmt.Errorf("--status: %w", err)
+	}
+	if len(q.Q) > server.MaxListQuery {
+		return q, 0, fmt.Errorf("--q: %d bytes long, more than %d", len(q.Q), server.MaxListQuery)
+	}
+	var err error
+	if q.StartedAfter, err = listTime("--started-after", f.after); err != nil {
+		return q, 0, err
+	}
+	if q.StartedBefore, err = listTime("--started-before", f.before); err != nil {
+		return q, 0, err
+	}
+	if !q.StartedAfter.IsZero() && !q.StartedBefore.IsZero() && !q.StartedAfter.Before(q.StartedBefore) {
+		return q, 0, fmt.Errorf("--started-after (%s) must be earlier than --started-before (%s)", f.after, f.before)
+	}
+	limit := 0
+	if f.limit != "" {
+		if limit, err = strconv.Atoi(f.limit); err != nil || limit < 1 {
+			return q, 0, fmt.Errorf("--limit: %q must be a whole number, at least 1", f.limit)
+		}
+	}
+	return q, limit, nil
+}
+
+// listTime parses a time flag; empty is no bound.
+func listTime(name, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %q is not an RFC 3339 time like 2024-05-01T12:00:00Z", name, s)
+	}
+	return t, nil
 }
 
 // statusText is a run's status, with the closed reason when that says more.

@@ -110,7 +110,7 @@ func runResume(e *env, args []string) int {
 // settled checks every open run (but those in skip) against the settled condition of
 // resume's help, returning the open runs and whether any is still busy.
 func settled(b backend, skip map[string]bool) (open []history.Run, busy bool, err error) {
-	runs, err := b.List(history.RunFilter{Status: history.StatusRunning})
+	runs, err := b.List(server.ListQuery{Status: history.StatusRunning}, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -136,7 +136,7 @@ func settled(b backend, skip map[string]bool) (open []history.Run, busy bool, er
 			if w.Kind != server.WaitChild && w.Kind != server.WaitWorkflow {
 				continue
 			}
-			others, err := b.List(history.RunFilter{WorkflowID: w.WorkflowID})
+			others, err := b.List(server.ListQuery{WorkflowID: w.WorkflowID}, 0)
 			if err != nil {
 				return nil, false, err
 			}
