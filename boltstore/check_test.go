@@ -13,8 +13,8 @@ import (
 // copied out of its own short read transaction, so no transaction spans a history longer than
 // readChunk. Between two chunks bbolt counts no open reader, and a commit made there, one that
 // grows the file past the mmap and so must remap (which waits for every open reader), completes
-// while the check is half-way through the run it appends to. That check, reading the history the
-// run's record was read with, finds nothing; nor does the next, reading the longer one.
+// while the check is half-way through the run it appends to. The check, reading the history the
+// run's record was read with, finds nothing.
 func TestCheckInChunks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	// A small mmap: the file is mapped to the power of two above its size, and grown to it.
@@ -66,9 +66,6 @@ func TestCheckInChunks(t *testing.T) {
 	}
 	if !remapped {
 		t.Errorf("the commit made between two chunks did not grow the file past the mmap")
-	}
-	if ps, err := s.Check(); err != nil || len(ps) > 0 {
-		t.Errorf("check after it: %q, %v", ps, err)
 	}
 }
 
