@@ -32,7 +32,7 @@ func (v *batchView) lastSeq(runID []byte) (uint64, error) {
 	if eb == nil {
 		return 0, nil
 	}
-	k, _ := eb.Cursor().Last()
+	k := lastKey(eb)
 	if k == nil {
 		return 0, nil
 	}

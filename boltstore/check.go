@@ -10,14 +10,15 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// Check verifies the whole database and returns every problem found, or none. It runs bbolt's
-// page-level check (tx.Check), then decodes every event of every run with its checksum and runs
-// history.Check on each history, and checks the workflow index and the tasks decode. An error
-// is returned only when the check itself could not run (store closed or failed).
+// Check verifies the whole database and returns every problem found, or none. It reads every
+// key of every bucket as Open does (walkTree) and runs bbolt's page-level check (tx.Check), then
+// decodes every event of every run with its checksum and runs history.Check on each history,
+// and checks the workflow index and the tasks decode. An error is returned only when the check
+// itself could not run (store closed or failed).
 //
-// The page check holds one read transaction for its whole length, so a commit that must grow
-// the mmap meanwhile waits for it; each run's history is read in chunks of short transactions,
-// as Events reads it.
+// The walk and the page check each hold one read transaction for the whole file, so a commit
+// that must grow the mmap meanwhile waits for it; each run's history is read in chunks of short
+// transactions, as Events reads it.
 func (s *Store) Check() ([]string, error) {
 	if err := s.Err(); err != nil {
 		return nil, fmt.Errorf("check database: %w", err)
@@ -28,6 +29,13 @@ func (s *Store) Check() ([]string, error) {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
+	// The walk first, under guard: bbolt's check skips inline buckets, and runs in a goroutine
+	// of its own, where a fault on a damaged page cannot be caught (see openChecked), so it does
+	// not run on pages the walk found damaged.
+	if err := guard(func() error { return s.db.View(walkTree) }); err != nil {
+		add("%s: %v", s.path, err)
+		return problems, nil
+	}
 	err := s.view("check database", func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
 			add("bbolt: %v", err)
@@ -67,10 +75,10 @@ func (s *Store) runIDs() ([]string, error) {
 			}
 			return nil
 		}
-		if err := tx.Bucket(bucketRuns).ForEach(collect); err != nil {
+		if err := forEach(tx.Bucket(bucketRuns), collect); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketEvents).ForEach(collect)
+		return forEach(tx.Bucket(bucketEvents), collect)
 	})
 	return ids, err
 }
@@ -119,7 +127,7 @@ func (s *Store) checkIndexAndTasks() []string {
 	err := s.view("check database", func(tx *bolt.Tx) error {
 		runs := tx.Bucket(bucketRuns)
 		seen := map[string]bool{}
-		err := tx.Bucket(bucketWorkflows).ForEach(func(k, _ []byte) error {
+		err := forEach(tx.Bucket(bucketWorkflows), func(k, _ []byte) error {
 			wf, id, ok := splitWorkflowKey(k)
 			if !ok {
 				out = append(out, fmt.Sprintf("workflow index: malformed key %x", k))
@@ -135,7 +143,7 @@ func (s *Store) checkIndexAndTasks() []string {
 		if err != nil {
 			return err
 		}
-		err = runs.ForEach(func(k, _ []byte) error {
+		err = forEach(runs, func(k, _ []byte) error {
 			if !seen[string(k)] {
 				out = append(out, fmt.Sprintf("run %s: missing from the workflow index", k))
 			}
@@ -144,7 +152,7 @@ func (s *Store) checkIndexAndTasks() []string {
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
+		return forEach(tx.Bucket(bucketTasks), func(k, v []byte) error {
 			var t history.Task
 			if err := json.Unmarshal(v, &t); err != nil {
 				out = append(out, fmt.Sprintf("task %s: %v", k, err))

@@ -82,7 +82,15 @@ func walkTree(tx *bolt.Tx) error {
 	return walkBucket(tx.Cursor(), tx.Bucket, nil)
 }
 
-func walkBucket(c *bolt.Cursor, sub func([]byte) *bolt.Bucket, path []string) error {
+// walkBucket reads the keys of one bucket and of the buckets in it. A panic of bbolt's on a page
+// of the bucket (not of one inside it) becomes an error naming the bucket; a fault on the mmap
+// becomes one too, when the caller's guard has made faults panic.
+func walkBucket(c *bolt.Cursor, sub func([]byte) *bolt.Bucket, path []string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("bucket %q: %w (bbolt: %v)", path, ErrDamaged, r)
+		}
+	}()
 	var prev []byte
 	// Seek, not First: Seek checks the type of an inline bucket's page, where First, finding
 	// no type on a zeroed one, takes it for a branch pointing at itself and loops for ever.
@@ -101,4 +109,34 @@ func walkBucket(c *bolt.Cursor, sub func([]byte) *bolt.Bucket, path []string) er
 		}
 	}
 	return nil
+}
+
+// forEach calls fn on every key of b in order, as b.ForEach does, but starts with Seek: on a
+// zeroed inline bucket page, ForEach (First) loops for ever, allocating as it goes (walkBucket).
+// A damaged page makes it panic instead, which a read's guard turns into ErrDamaged.
+func forEach(b *bolt.Bucket, fn func(k, v []byte) error) error {
+	c := b.Cursor()
+	for k, v := c.Seek(nil); k != nil; k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// afterSeqKeys sorts after every seq key (8 bytes).
+var afterSeqKeys = bytes.Repeat([]byte{0xff}, 9)
+
+// lastKey returns the last key of an events bucket, as b.Cursor().Last() does. It seeks past
+// every key and steps back: Seek checks the type of each page on its way down, where Last, on a
+// zeroed inline bucket page, reads a branch element about 1 MiB past the page and follows it (a
+// fault, a panic, or, where zeros lie there, First's loop). A key at or after afterSeqKeys is
+// no seq key: it is returned, for keySeq to reject.
+func lastKey(b *bolt.Bucket) []byte {
+	c := b.Cursor()
+	if k, _ := c.Seek(afterSeqKeys); k != nil {
+		return k
+	}
+	k, _ := c.Prev()
+	return k
 }

@@ -27,7 +27,8 @@
 //     1 MiB, each in its own transaction, and decoded outside them. A commit that grows the mmap
 //     waits for every open reader (bbolt remap stalls), so it never waits long, and the large mmap
 //     reserved at open makes it rare. Check reads each run's history the same way; its page
-//     check is the exception: it holds one transaction for the whole file.
+//     checks (Open's walk, then bbolt's tx.Check) are the exception: each holds one
+//     transaction for the whole file.
 //   - A new database file appears at its path only complete and synced: it is built in a temp
 //     file beside it, synced, linked into place, and the directory synced (etcd#16596).
 //   - One process holds the file (bbolt's flock); a second Open fails within about a second
@@ -36,4 +37,7 @@
 //     process: bbolt's panics on bad pages become errors. bbolt's Open walks every page in a
 //     goroutine of its own, where such a panic cannot be caught, so Open first reads every
 //     bucket of the file, read-only, in the caller's goroutine, where it can (RELIABILITY A3).
+//     Damage after Open (rot) fails the read that meets it, and Check, which walks every bucket
+//     as Open does, reports it. Buckets are iterated from a Seek, never from First or Last: on a
+//     zeroed inline bucket page those loop for ever where Seek panics.
 package boltstore

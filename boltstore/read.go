@@ -57,7 +57,7 @@ func decodeRun(tx *bolt.Tx, id, v []byte) (history.Run, error) {
 		return r, err
 	}
 	if eb := tx.Bucket(bucketEvents).Bucket(id); eb != nil {
-		if k, _ := eb.Cursor().Last(); k != nil {
+		if k := lastKey(eb); k != nil {
 			seq, err := keySeq(k)
 			if err != nil {
 				return r, fmt.Errorf("run %s: %w", id, err)
@@ -180,7 +180,7 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 			return nil
 		}
 		if f.WorkflowID == "" {
-			return runs.ForEach(add)
+			return forEach(runs, add)
 		}
 		prefix := workflowPrefix(f.WorkflowID)
 		c := tx.Bucket(bucketWorkflows).Cursor()
@@ -207,7 +207,7 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 func (s *Store) Tasks() ([]history.Task, error) {
 	var out []history.Task
 	err := s.view("list tasks", func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
+		return forEach(tx.Bucket(bucketTasks), func(k, v []byte) error {
 			var t history.Task
 			if err := json.Unmarshal(v, &t); err != nil {
 				return fmt.Errorf("task %s: %w", k, err)
