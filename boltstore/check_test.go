@@ -19,18 +19,8 @@ func TestCheckInChunks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	// A small mmap: the file is mapped to the power of two above its size, and grown to it.
 	s := openAt(t, path, Options{InitialMmapSize: 64 << 10})
-	u := storetest.Started("wf", "r1", t0)
-	commitRun(t, s, u)
-	r := u.Run
-	const size, perCommit = 8000, 64
-	for range 2*readChunk/(size*perCommit) + 1 {
-		n := storetest.Next(r, history.ActivityCompleted, perCommit)
-		for i := range n.Events {
-			n.Events[i].Data = payload(size)
-		}
-		commitRun(t, s, n)
-		r = n.Run
-	}
+	const size = 8000
+	r := longHistory(t, s, "r1", func(int) []byte { return payload(size) })
 	checked := r.LastSeq
 
 	between, remapped := 0, false

@@ -46,18 +46,8 @@ func TestReadsOutliveRemap(t *testing.T) {
 // back whole and in order, from any seq, as from one.
 func TestEventsInChunks(t *testing.T) {
 	s := openTemp(t)
-	u := storetest.Started("wf", "r1", t0)
-	commitRun(t, s, u)
-	r := u.Run
 	const size, perCommit = 8000, 64
-	for range 2*readChunk/(size*perCommit) + 1 {
-		n := storetest.Next(r, history.ActivityCompleted, perCommit)
-		for i := range n.Events {
-			n.Events[i].Data = payload(size + i)
-		}
-		commitRun(t, s, n)
-		r = n.Run
-	}
+	r := longHistory(t, s, "r1", func(i int) []byte { return payload(size + i) })
 	first, more, err := s.eventChunk("r1", seqKey(1), nil)
 	must(t, err)
 	if !more || len(first) < 2 {
@@ -76,4 +66,23 @@ func TestEventsInChunks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// longHistory commits run id with more than two readChunks of events, 64 to a commit of 8,000
+// bytes or so each, the i-th of a commit carrying data(i), and returns the run's record.
+func longHistory(t *testing.T, s *Store, id string, data func(i int) []byte) history.Run {
+	t.Helper()
+	u := storetest.Started("wf", id, t0)
+	commitRun(t, s, u)
+	r := u.Run
+	const size, perCommit = 8000, 64
+	for range 2*readChunk/(size*perCommit) + 1 {
+		n := storetest.Next(r, history.ActivityCompleted, perCommit)
+		for i := range n.Events {
+			n.Events[i].Data = data(i)
+		}
+		commitRun(t, s, n)
+		r = n.Run
+	}
+	return r
 }
