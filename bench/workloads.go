@@ -166,8 +166,8 @@ func (b *bench) sequential() {
 // 200 after: a plain synced Update, then the same echo through the host, no engine. That loop
 // is the floor of any engine that makes a step durable before it calls the plugin, and it
 // prices the Update and the call as they cost in that position: here a call right after an
-// fsync costs about twice one made back to back (the idle plugin's CPU must be woken), and an
-// Update right after a call costs more than one after another Update. So the engine's
+// fsync costs 1.6-1.9 times one made back to back, and an Update right after a call more than
+// one after another Update (README, Performance). So the engine's
 // overhead per step, in commits, is (step - loop's call) / loop's Update: the same as the
 // in-process figure, which is step / Update. overhead_vs_hot_call is the older, cruder figure:
 // step less a back-to-back call, over the yardstick taken apart from any call.
@@ -178,28 +178,19 @@ func (b *bench) sequentialPlugin() {
 	defer host.close()
 	decl := fmt.Sprintf("plugins: {p: %q}\n", bin)
 	f := b.workflow("pseq1000", decl+strings.TrimPrefix(seqSteps(steps), "plugins: {p: ./p}\n"))
-	call := history.ActivityCall{Plugin: "p", Activity: "echo", Input: json.RawMessage(`{"i":1}`)}
-	execute := func() time.Duration {
-		start := time.Now()
-		if _, err := host.Execute(context.Background(), call, nil); err != nil {
-			fail(err)
-		}
-		return time.Since(start)
-	}
-	loop := func(n int, upd, calls *time.Duration) { b.bareLoop(n, execute, upd, calls) }
 	var ratios, crude, perSteps, loopUpds, loopCalls, hot []float64
 	for i := range rounds {
 		before := b.plainUpdates(200)
 		ds := make([]float64, 0, bare)
 		for range bare {
-			ds = append(ds, float64(execute())/float64(time.Millisecond))
+			ds = append(ds, float64(host.echo())/float64(time.Millisecond))
 		}
 		var upd, calls time.Duration
-		loop(bare, &upd, &calls)
+		b.bareLoop(bare, host.echo, &upd, &calls)
 		r := b.rig(b.path("pseq.db"), host)
 		_, took := r.runTimed(f, fmt.Sprintf("pseq%d", i), "null")
 		r.close()
-		loop(bare, &upd, &calls)
+		b.bareLoop(bare, host.echo, &upd, &calls)
 		yardstick := (before + b.plainUpdates(200)) / 2
 		perStep := float64(took) / float64(time.Millisecond) / steps
 		loopUpd := float64(upd) / float64(time.Millisecond) / (2 * bare)
@@ -384,6 +375,16 @@ func (a *hostActs) Execute(ctx context.Context, c history.ActivityCall, hb func(
 		return nil, a.err
 	}
 	return a.h.Execute(ctx, c, hb)
+}
+
+// echo makes one echo call and returns how long it took.
+func (a *hostActs) echo() time.Duration {
+	start := time.Now()
+	call := history.ActivityCall{Plugin: "p", Activity: "echo", Input: json.RawMessage(`{"i":1}`)}
+	if _, err := a.Execute(context.Background(), call, nil); err != nil {
+		fail(err)
+	}
+	return time.Since(start)
 }
 
 func (a *hostActs) close() {
