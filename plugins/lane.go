@@ -113,6 +113,8 @@ func (p *process) probeLanes(timeout time.Duration, log func(plugin, line string
 	case errors.Is(err, io.EOF):
 		p.lanes.on = true
 	case status.Code(err) == codes.Unimplemented:
+	case err == nil:
+		log(p.name, "wend: the plugin answered a Lane stream closed at once with an event; using Execute for every call")
 	default:
 		log(p.name, "wend: the plugin's Lane stream did not end cleanly when closed ("+err.Error()+"); using Execute for every call")
 	}

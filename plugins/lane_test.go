@@ -212,6 +212,22 @@ func TestLanesFallBackToExecute(t *testing.T) {
 	}
 }
 
+// A plugin whose Lane answers the probe with an event instead of ending is called through
+// Execute, and the probe says why in the log (it used to panic on the missing error).
+func TestLaneProbeAnsweredWithAnEvent(t *testing.T) {
+	h, logs := newHost(t, Options{}, testPlugin("chatty", "chattylane"))
+	out, err := h.Execute(context.Background(), call("chatty", "echo", map[string]string{"name": "x"}), nil)
+	if err != nil || !jsonEqual(t, out, `{"name":"x"}`) {
+		t.Fatalf("echo = %s, %v", out, err)
+	}
+	if on, idle := idleLanes(t, h, "chatty"); on || idle != 0 {
+		t.Fatalf("lanes on=%v idle=%d for a plugin whose Lane misbehaved", on, idle)
+	}
+	if !strings.Contains(logs.String(), "answered a Lane stream closed at once with an event") {
+		t.Fatalf("probe logged: %q", logs)
+	}
+}
+
 // Concurrent calls open a lane each and keep at most maxIdleLanes of them.
 func TestLanesBounded(t *testing.T) {
 	h, _ := newHost(t, Options{}, Config{Name: "demo", Command: []string{bins.goExample}})

@@ -47,10 +47,14 @@ func main() {
 		})
 	case "plaingrpc":
 		servePlain(acts)
-	case "nolane":
+	case "nolane", "chattylane":
+		var impl pluginv1.ActivitiesServer = noLane{srv: sdk.NewServer(acts)}
+		if mode == "chattylane" {
+			impl = chattyLane{noLane{srv: sdk.NewServer(acts)}}
+		}
 		plugin.Serve(&plugin.ServeConfig{
 			HandshakeConfig: wire.Handshake,
-			Plugins:         plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{Impl: noLane{srv: sdk.NewServer(acts)}}},
+			Plugins:         plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{Impl: impl}},
 			GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 				return grpc.NewServer(append(opts, wire.ServerOptions()...)...)
 			},
@@ -74,6 +78,21 @@ func (n noLane) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*p
 }
 
 func (n noLane) Execute(stream pluginv1.Activities_ExecuteServer) error { return n.srv.Execute(stream) }
+
+// chattyLane serves a Lane that speaks before it is asked anything: it sends an event on
+// every lane it is given, then waits for the host to end it.
+type chattyLane struct{ noLane }
+
+func (chattyLane) Lane(stream pluginv1.Activities_LaneServer) error {
+	if err := stream.Send(&pluginv1.ExecuteEvent{}); err != nil {
+		return err
+	}
+	for {
+		if _, err := stream.Recv(); err != nil {
+			return nil
+		}
+	}
+}
 
 type empty struct{}
 
