@@ -3,6 +3,7 @@ package boltstore
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,5 +78,35 @@ func TestCheckFindsHistoryProblems(t *testing.T) {
 		if !strings.Contains(ps[i], w) {
 			t.Errorf("problem %d = %q, want it to mention %q", i, ps[i], w)
 		}
+	}
+}
+
+// TestCheckFindsLostTail: a run record stored with a last seq its events do not reach (the
+// tail of its history lost) is reported, though reads take LastSeq from the events.
+func TestCheckFindsLostTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s, err := Open(path, Options{})
+	must(t, err)
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	next := storetest.Next(u.Run, history.ActivityCompleted, 2)
+	next.Run.Status = history.StatusFailed // a record change, so the record is rewritten with last seq 3
+	commitRun(t, s, next)
+	must(t, s.Close())
+
+	db, err := bolt.Open(path, 0o600, nil)
+	must(t, err)
+	must(t, db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketEvents).Bucket([]byte("r1")).Delete(seqKey(3))
+	}))
+	must(t, db.Close())
+
+	s = openAt(t, path, Options{})
+	ps, err := s.Check()
+	must(t, err)
+	if !slices.ContainsFunc(ps, func(p string) bool {
+		return strings.Contains(p, "record says last seq 3, history ends at 2: events were lost")
+	}) {
+		t.Fatalf("check: %q", ps)
 	}
 }

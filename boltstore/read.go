@@ -35,37 +35,43 @@ func (s *Store) view(op string, fn func(tx *bolt.Tx) error) error {
 
 // Run returns a run's record.
 func (s *Store) Run(runID string) (history.Run, error) {
-	var r history.Run
-	err := s.view("read run "+runID, func(tx *bolt.Tx) error {
+	r, _, err := s.runRecord(runID)
+	return r, err
+}
+
+// runRecord is Run, and also the last_seq the record has stored (see decodeRun).
+func (s *Store) runRecord(runID string) (r history.Run, stored uint64, err error) {
+	err = s.view("read run "+runID, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketRuns).Get([]byte(runID))
 		if v == nil {
 			return history.ErrNotFound
 		}
 		var err error
-		r, err = decodeRun(tx, []byte(runID), v)
+		r, stored, err = decodeRun(tx, []byte(runID), v)
 		return err
 	})
-	return r, err
+	return r, stored, err
 }
 
 // decodeRun decodes a run record and sets its LastSeq from the run's last stored event: a
 // commit that changes nothing else in the record does not rewrite it (see apply), so the
-// stored last_seq may be behind, never ahead, and the events are the truth anyway.
-func decodeRun(tx *bolt.Tx, id, v []byte) (history.Run, error) {
-	var r history.Run
+// stored last_seq, also returned, may be behind, never ahead, and the events are the truth
+// anyway. (A stored last_seq ahead of the events means events were lost: Check says so.)
+func decodeRun(tx *bolt.Tx, id, v []byte) (r history.Run, stored uint64, err error) {
 	if err := json.Unmarshal(v, &r); err != nil {
-		return r, err
+		return r, 0, err
 	}
+	stored = r.LastSeq
 	if eb := tx.Bucket(bucketEvents).Bucket(id); eb != nil {
 		if k := lastKey(eb); k != nil {
 			seq, err := keySeq(k)
 			if err != nil {
-				return r, fmt.Errorf("run %s: %w", id, err)
+				return r, stored, fmt.Errorf("run %s: %w", id, err)
 			}
 			r.LastSeq = seq
 		}
 	}
-	return r, nil
+	return r, stored, nil
 }
 
 // readChunk caps the event bytes one read transaction of Events copies out. A history is
@@ -170,7 +176,7 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 	err := s.view("list runs", func(tx *bolt.Tx) error {
 		runs := tx.Bucket(bucketRuns)
 		add := func(id, v []byte) error {
-			r, err := decodeRun(tx, id, v)
+			r, _, err := decodeRun(tx, id, v)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", id, err)
 			}
