@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"fmt"
+	"runtime/debug"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -29,13 +30,27 @@ func (s *Store) write(batch []*request) {
 
 // writeOnce tries the batch. It returns the index of a request whose apply failed (and rolls
 // back), or -1 when every request has been answered.
-func (s *Store) writeOnce(batch []*request) (int, error) {
+func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 	tx, err := s.db.Begin(true)
 	if err != nil {
 		s.setFatal(fmt.Errorf("begin transaction: %w", err))
 		answerAll(batch, s.Err())
 		return -1, nil
 	}
+	// bbolt panics (or faults on the mmap) on some damaged pages. In the writer goroutine that
+	// would end the process without a word; inline, in a caller whose panics are recovered
+	// (net/http's), it would leave this transaction open and every later commit waiting for it.
+	// The store cannot write any more either way: it fails, as on a commit error (RELIABILITY
+	// §2 item 2). Nothing of this batch has been answered when bbolt can panic.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			_ = guard(tx.Rollback)
+			s.setFatal(fmt.Errorf("write: %s: %w (bbolt: %v); run wend check", s.path, ErrDamaged, r))
+			answerAll(batch, s.Err())
+			bad, err = -1, nil
+		}
+	}()
 	view := newBatchView(tx)
 	results := make([]error, len(batch))
 	accepted := 0

@@ -75,6 +75,45 @@ func TestDamagedInlineBucket(t *testing.T) {
 	}
 }
 
+// TestDamagedPageFailsTheStore: a commit that meets a page damaged after Open (here the run's
+// inline events bucket, zeroed) fails the store with ErrDamaged, rather than panicking in the
+// committing goroutine and leaving its transaction open; later commits are refused at once and
+// Close returns.
+func TestDamagedPageFailsTheStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s := openAt(t, path, Options{InitialMmapSize: 1 << 20})
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	next := storetest.Next(u.Run, history.ActivityCompleted, 2)
+	commitRun(t, s, next)
+
+	b, err := os.ReadFile(path)
+	must(t, err)
+	off, n := inlinePage(t, b, "events", "r1")
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteAt(make([]byte, n), int64(off))
+	must(t, err)
+	must(t, f.Close())
+
+	stop := watchLoop()
+	defer stop()
+	c := history.Commit{Runs: []history.RunUpdate{storetest.Next(next.Run, history.ActivityCompleted, 1)}}
+	if err := s.Commit(t.Context(), c); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("commit over a damaged page: %v; want ErrDamaged", err)
+	}
+	if !errors.Is(s.Err(), ErrDamaged) {
+		t.Fatalf("store error after it: %v", s.Err())
+	}
+	other := history.Commit{Runs: []history.RunUpdate{storetest.Started("wf", "r2", t0)}}
+	if err := s.Commit(t.Context(), other); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("a later commit: %v; want the store's ErrDamaged", err)
+	}
+	if err := s.Close(); !errors.Is(err, ErrDamaged) { // a failed store's Close says why
+		t.Fatalf("close: %v", err)
+	}
+}
+
 // readDamaged runs Check and each read of the public API, and returns Check's problems and
 // every call's error by name.
 func readDamaged(s *Store) ([]string, map[string]error) {

@@ -45,9 +45,10 @@ type request struct {
 	done  chan error // buffered: the writer never blocks on a caller
 }
 
-// writer is the single goroutine that writes. It sleeps while the queue is empty and, woken,
-// takes everything queued (up to maxBatch) into one transaction: a lone commit is written at
-// once, and commits that arrive during an fsync share the next one.
+// writer serialises the writes: one batch at a time, by its goroutine or, when that is idle
+// and nothing is queued, inline by the committing caller. The goroutine sleeps while the queue
+// is empty and, woken, takes everything queued (up to maxBatch) into one transaction: a lone
+// commit is written at once, and commits that arrive during an fsync share the next one.
 type writer struct {
 	s        *Store
 	maxBatch int
