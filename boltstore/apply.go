@@ -106,12 +106,17 @@ func apply(tx *bolt.Tx, p *prepared) error {
 	return nil
 }
 
-// onlyLastSeqDiffers reports whether two run records (history.Run as JSON, last_seq the last
-// field) are equal up to their last_seq. `,"last_seq":` cannot occur inside an encoded string,
-// whose quotes are escaped, so its last occurrence is the field.
+// onlyLastSeqDiffers reports whether two run records (history.Run as JSON) are equal but for
+// their last_seq. `,"last_seq":` cannot occur inside an encoded string, whose quotes are
+// escaped, so its last occurrence is the field; what follows its number is compared too, so a
+// field ever added after it is not missed.
 func onlyLastSeqDiffers(old, record []byte) bool {
 	i := bytes.LastIndex(record, lastSeqField)
-	return i > 0 && bytes.LastIndex(old, lastSeqField) == i && bytes.Equal(old[:i], record[:i])
+	if i <= 0 || bytes.LastIndex(old, lastSeqField) != i || !bytes.Equal(old[:i], record[:i]) {
+		return false
+	}
+	j := i + len(lastSeqField)
+	return bytes.Equal(bytes.TrimLeft(old[j:], "0123456789"), bytes.TrimLeft(record[j:], "0123456789"))
 }
 
 var lastSeqField = []byte(`,"last_seq":`)

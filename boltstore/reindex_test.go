@@ -2,15 +2,14 @@ package boltstore
 
 import (
 	"context"
-
-	bolt "go.etcd.io/bbolt"
-
 	"encoding/json"
-	"github.com/wendflow/wend/history/storetest"
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
 )
 
 func TestOnlyLastSeqDiffers(t *testing.T) {
@@ -34,6 +33,8 @@ func TestOnlyLastSeqDiffers(t *testing.T) {
 		{"closed_at added", rec(base), with(func(r *history.Run) { r.ClosedAt = time.Unix(9, 0).UTC() }), false},
 		{"id holding the field", with(func(r *history.Run) { r.Name = `x,"last_seq":1` }), with(func(r *history.Run) { r.Name = `x,"last_seq":1`; r.LastSeq = 4 }), true},
 		{"garbage", []byte(`{}`), rec(base), false},
+		{"a field after last_seq changed", []byte(`{"a":1,"last_seq":3,"z":1}`), []byte(`{"a":1,"last_seq":4,"z":2}`), false},
+		{"a field after last_seq kept", []byte(`{"a":1,"last_seq":3,"z":1}`), []byte(`{"a":1,"last_seq":40,"z":1}`), true},
 	} {
 		if got := onlyLastSeqDiffers(tc.old, tc.new); got != tc.want {
 			t.Errorf("%s: onlyLastSeqDiffers(%s, %s) = %v, want %v", tc.name, tc.old, tc.new, got, tc.want)
