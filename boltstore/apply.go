@@ -28,7 +28,12 @@ func (v *batchView) lastSeq(runID []byte) (uint64, error) {
 	if s, ok := v.last[string(runID)]; ok {
 		return s, nil
 	}
-	eb := v.tx.Bucket(bucketEvents).Bucket(runID)
+	return lastStoredSeq(v.tx, runID)
+}
+
+// lastStoredSeq is the seq of the run's last stored event, 0 when it has none.
+func lastStoredSeq(tx *bolt.Tx, runID []byte) (uint64, error) {
+	eb := tx.Bucket(bucketEvents).Bucket(runID)
 	if eb == nil {
 		return 0, nil
 	}

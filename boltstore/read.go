@@ -62,14 +62,12 @@ func decodeRun(tx *bolt.Tx, id, v []byte) (r history.Run, stored uint64, err err
 		return r, 0, err
 	}
 	stored = r.LastSeq
-	if eb := tx.Bucket(bucketEvents).Bucket(id); eb != nil {
-		if k := lastKey(eb); k != nil {
-			seq, err := keySeq(k)
-			if err != nil {
-				return r, stored, fmt.Errorf("run %s: %w", id, err)
-			}
-			r.LastSeq = seq
-		}
+	seq, err := lastStoredSeq(tx, id)
+	if err != nil {
+		return r, stored, fmt.Errorf("run %s: %w", id, err)
+	}
+	if seq > 0 {
+		r.LastSeq = seq
 	}
 	return r, stored, nil
 }
