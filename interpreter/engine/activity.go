@@ -31,7 +31,7 @@ func (e *Engine) scheduleActivityFrom(lr *liveRun, ev history.Event) {
 	}
 	at, avail := activityTaskData(lr.rec, ev, a, rs)
 	if avail.After(e.clock.Now()) {
-		e.sched.add(activityTaskOf(lr.rec, ev, a, rs))
+		e.sched.add(storedActivityTask(at, avail))
 		return
 	}
 	e.launch(interpreter.TaskID(at.ExecID, at.Attempt), at)

@@ -82,8 +82,12 @@ func tasksFor(rec history.Run, evs []history.Event, schedules func(execID string
 }
 
 func activityTaskOf(rec history.Run, ev history.Event, a history.ActivitySchedule, rs *history.RetrySchedule) history.Task {
-	t, avail := activityTaskData(rec, ev, a, rs)
-	return history.Task{ID: interpreter.TaskID(t.ExecID, t.Attempt), RunID: rec.RunID, Kind: history.TaskActivity,
+	return storedActivityTask(activityTaskData(rec, ev, a, rs))
+}
+
+// storedActivityTask is the task stored for an activity's payload, due at avail.
+func storedActivityTask(t activityTask, avail time.Time) history.Task {
+	return history.Task{ID: interpreter.TaskID(t.ExecID, t.Attempt), RunID: t.RunID, Kind: history.TaskActivity,
 		AvailableAt: avail, Data: history.MustData(t)}
 }
 
