@@ -63,7 +63,7 @@ func (p *process) execute(ctx context.Context, call history.ActivityCall, heartb
 			// A lane is reused only if its try ended with the plugin's own answer and no stop
 			// began: a stop may still send Cancel on the stream, which must not reach the next
 			// try. disarm settles that race.
-			if st.disarm() && ts.lane && (ev.GetResult() != nil || ev.GetError() != nil) {
+			if st.disarm() && p.lanes.on && (ev.GetResult() != nil || ev.GetError() != nil) {
 				p.lanes.put(ts)
 			} else {
 				ts.cancel()

@@ -17,12 +17,11 @@ import (
 // concurrency, few enough that idle streams cannot crowd a plugin's stream limit.
 const maxIdleLanes = 32
 
-// tryStream is the stream one try runs on: a lane, reused by the next try if this one ends
-// cleanly, or an Execute stream, used once.
+// tryStream is the stream one try runs on: a lane (the process has lanes on), reused by the
+// next try if this one ends cleanly, or an Execute stream, used once.
 type tryStream struct {
 	stream pluginv1.Activities_ExecuteClient
 	cancel context.CancelFunc // ends the stream
-	lane   bool
 }
 
 // lanes holds a process's idle lanes. on is decided once at start by probeLanes.
@@ -93,7 +92,7 @@ func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 		cancel()
 		return nil, err
 	}
-	return &tryStream{stream: s, cancel: cancel, lane: p.lanes.on}, nil
+	return &tryStream{stream: s, cancel: cancel}, nil
 }
 
 // probeLanes asks whether the plugin serves Lane: it opens one and closes its send side at

@@ -24,8 +24,8 @@ import (
 // namespace. A recycled pid is never signalled (go-plugin PR #320 killed unrelated processes
 // on reattach).
 //
-// The file holds one JSON object per line. Writes replace it (temporary file + rename, about
-// 0.1 ms) and are not fsynced: the registry covers the host process dying, which loses no
+// The file holds one JSON object per line. Writes replace it (temporary file + rename) and
+// are not fsynced: the registry covers the host process dying, which loses no
 // finished write (the page cache outlives the process); a kernel crash or power loss ends every
 // plugin too, and entries from an earlier boot are dropped unsignalled, so losing the last
 // writes then costs nothing.

@@ -162,30 +162,23 @@ type try struct {
 
 var errTryEnded = errors.New("heartbeat: the try has ended")
 
-func (t *try) send(ev *pluginv1.ExecuteEvent) error {
+// send sends one of the try's events; last ends the try, so a heartbeat from a goroutine the
+// handler left running cannot reach the host after the result (on a lane: inside the next try).
+func (t *try) send(ev *pluginv1.ExecuteEvent, last bool) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.ended {
 		return errTryEnded
 	}
+	t.ended = last
 	return t.stream.Send(ev)
 }
 
-// final sends the try's last event; nothing is sent after it, so a heartbeat from a goroutine
-// the handler left running cannot reach the host after the result (on a lane: inside the next
-// try).
-func (t *try) final(ev *pluginv1.ExecuteEvent) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.ended {
-		return errTryEnded
-	}
-	t.ended = true
-	return t.stream.Send(ev)
-}
+// final sends the try's last event.
+func (t *try) final(ev *pluginv1.ExecuteEvent) error { return t.send(ev, true) }
 
 func (t *try) heartbeat(progress json.RawMessage) error {
-	return t.send(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Heartbeat{Heartbeat: &pluginv1.Heartbeat{Progress: progress}}})
+	return t.send(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Heartbeat{Heartbeat: &pluginv1.Heartbeat{Progress: progress}}}, false)
 }
 
 func (t *try) fail(e *Error) error {

@@ -57,8 +57,9 @@ class ActivitiesServicer(object):
         """Lane is Execute many times over one stream, one try at a time: the host sends a request,
         the plugin answers with heartbeats and exactly one result or error, and the stream stays
         open for the host's next request. A cancel applies to the try in flight; one that arrives
-        when no try is in flight is ignored. The host ends a lane by closing its send side (the
-        plugin then returns) and never reuses a lane whose try it cancelled.
+        when no try is in flight is ignored. The host ends a lane by closing its send side or by
+        cancelling the stream (the plugin then returns) and never reuses a lane whose try it
+        cancelled.
 
         Lane exists for speed: setting up a stream is a large part of a short call (a no-op round
         trip took 185-205 us over a reused stream against 248-277 us over a new one on a 2-core VM;
