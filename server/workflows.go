@@ -100,13 +100,18 @@ func (s *Server) Workflows() []Workflow {
 // registered finds a registered workflow's file; unknown names are a 404 listing the
 // registered ones.
 func (s *Server) registered(name string) (string, error) {
-	ws := s.Workflows()
-	names := make([]string, 0, len(ws))
+	var ws []Workflow
+	if p := s.workflows.Load(); p != nil {
+		ws = *p // replaced whole, never changed in place
+	}
 	for _, w := range ws {
 		if w.Name == name {
 			return w.File, nil
 		}
-		names = append(names, w.Name)
+	}
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = w.Name
 	}
 	if len(names) == 0 {
 		return "", errorf(http.StatusNotFound, CodeNotFound,

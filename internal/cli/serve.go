@@ -108,7 +108,7 @@ func runServe(e *env, args []string) int {
 		defer web.Close() // runs before d.close: no request may reach a closing engine
 	}
 	if len(wfDirs) > 0 {
-		registerWorkflows(e, workflows)
+		reportWorkflows(e, workflows)
 	}
 	fmt.Fprintf(e.stderr, "wend: serving %s on %s (pid %d); Ctrl-C to stop\n", path, d.ctl.Path(), os.Getpid())
 	return d.serveUntilStopped()
@@ -124,9 +124,9 @@ func (l *dirList) Set(dir string) error {
 	return nil
 }
 
-// registerWorkflows says which workflows are registered; both servers got them before they
+// reportWorkflows says which workflows are registered; both servers got them before they
 // listened, so no client ever sees an empty registry.
-func registerWorkflows(e *env, ws []server.Workflow) {
+func reportWorkflows(e *env, ws []server.Workflow) {
 	names := make([]string, len(ws))
 	for i, w := range ws {
 		names[i] = w.Name
