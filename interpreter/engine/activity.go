@@ -76,8 +76,8 @@ func (e *Engine) launch(taskID string, at activityTask) {
 // outcome to the run. The try ends for the engine at whichever comes first, the call's return
 // or a timeout; at a timeout it ends at once, whether or not the plugin stops, so a hung call
 // holds neither the run nor a slot of MaxActivities. If the call reports later anyway, that is
-// a superseded attempt's report: dropped and counted. (The call is not made on a goroutine of
-// its own: handing each result from one goroutine to another cost a wake-up per step.)
+// a superseded attempt's report: dropped and counted. (The call is made on this goroutine, not
+// on one of its own beside the timers: a timeout needs no result handed over to end the try.)
 func (e *Engine) try(ctx context.Context, taskID string, at activityTask) {
 	var ended atomic.Bool
 	release := func() {
