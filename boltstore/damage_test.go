@@ -44,15 +44,7 @@ func TestDamagedInlineBucket(t *testing.T) {
 			must(t, s.Commit(t.Context(), history.Commit{Runs: []history.RunUpdate{u}, PutTasks: []history.Task{task}}))
 			commitRun(t, s, storetest.Next(u.Run, history.ActivityCompleted, 2))
 
-			b, err := os.ReadFile(path)
-			must(t, err)
-			off, n := inlinePage(t, b, c.bucket...)
-			// The store's mmap is shared: what is written to the file, its reads see.
-			f, err := os.OpenFile(path, os.O_WRONLY, 0)
-			must(t, err)
-			_, err = f.WriteAt(make([]byte, n), int64(off))
-			must(t, err)
-			must(t, f.Close())
+			zeroInline(t, path, c.bucket...)
 
 			stop := watchLoop()
 			ps, errs := readDamaged(s)
@@ -87,14 +79,7 @@ func TestDamagedPageFailsTheStore(t *testing.T) {
 	next := storetest.Next(u.Run, history.ActivityCompleted, 2)
 	commitRun(t, s, next)
 
-	b, err := os.ReadFile(path)
-	must(t, err)
-	off, n := inlinePage(t, b, "events", "r1")
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	must(t, err)
-	_, err = f.WriteAt(make([]byte, n), int64(off))
-	must(t, err)
-	must(t, f.Close())
+	zeroInline(t, path, "events", "r1")
 
 	stop := watchLoop()
 	defer stop()
@@ -112,6 +97,20 @@ func TestDamagedPageFailsTheStore(t *testing.T) {
 	if err := s.Close(); !errors.Is(err, ErrDamaged) { // a failed store's Close says why
 		t.Fatalf("close: %v", err)
 	}
+}
+
+// zeroInline zeroes, in the database file at path, the inline page of a bucket, under an
+// open store: its mmap is shared, so what is written to the file, its reads see.
+func zeroInline(t *testing.T, path string, bucket ...string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	must(t, err)
+	off, n := inlinePage(t, b, bucket...)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteAt(make([]byte, n), int64(off))
+	must(t, err)
+	must(t, f.Close())
 }
 
 // readDamaged runs Check and each read of the public API, and returns Check's problems and
