@@ -1,0 +1,64 @@
+// Package wire is the contract between wend's Temporal parts: the names the workflow, its
+// activities, signals and queries are registered under, and the shapes that cross the
+// Temporal client. The driver, the worker and the CLI backend all take them from here, so a
+// rename cannot split them. It imports the history package and the standard library only.
+package wire
+
+import (
+	"encoding/json"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Names registered on a worker. The workflow type carries a version: an interpreter change
+// that decides differently for an existing history needs a new type (or a patch), never a
+// silent change under open runs.
+const (
+	WorkflowType     = "wend.v1"
+	ActivityCall     = "wend.activity"      // one try of one plugin activity
+	ActivityAwait    = "wend.awaitWorkflow" // wait_for_workflow: block until another run closes
+	SignalName       = "wend.signal"        // every wend signal, one channel, arrival order kept
+	CancelSignalName = "wend.cancel"        // a cancel with its reason, sent before Temporal's cancel
+	QueryEvents      = "wend.events"        // a page of the run's wend history
+	DefaultTaskQueue = "wend"
+	DefaultNamespace = "default"
+)
+
+// StartInput is the workflow's input. Started is the WorkflowStarted payload (spec text
+// included); Specs holds the text of every run_workflow file the spec reaches, keyed by the
+// path the interpreter names it by, so a child runs the text its parent started with and
+// editing files never changes an open run.
+type StartInput struct {
+	Started history.Started   `json:"started"`
+	Specs   map[string]string `json:"specs,omitempty"`
+}
+
+// Signal is the payload of SignalName: one wend signal.
+type Signal struct {
+	Name     string          `json:"name"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	SignalID string          `json:"signal_id,omitempty"`
+}
+
+// Cancel is the payload of CancelSignalName.
+type Cancel struct {
+	Reason string `json:"reason"`
+}
+
+// EventsQuery asks for the events after seq After, at most MaxBytes of them (at least one).
+type EventsQuery struct {
+	After    uint64 `json:"after"`
+	MaxBytes int    `json:"max_bytes"`
+}
+
+// EventsPage answers an EventsQuery. More says more events follow; Total is the run's count.
+type EventsPage struct {
+	Events []history.Event `json:"events"`
+	More   bool            `json:"more"`
+	Total  uint64          `json:"total"`
+}
+
+// AwaitInput is wend.awaitWorkflow's input: the workflow id to wait for.
+type AwaitInput struct {
+	WorkflowID string `json:"workflow_id"`
+}
