@@ -30,6 +30,7 @@ var forbidden = map[string][]string{
 	"internal/faults":              {module + "/"},
 	"internal/proctest":            {module + "/"},
 	"internal/simtest":             {module + "/interpreter/engine", module + "/history/", module + "/internal/", module + "/plugins", module + "/boltstore", module + "/server", module + "/bench", module + "/cmd", module + "/examples", "go.etcd.io/bbolt", "google.golang.org/grpc", "github.com/hashicorp"}, // the interpreter, history and spec only
+	"wendtest":                     {module + "/interpreter/engine", module + "/boltstore", module + "/plugins", module + "/server", module + "/internal", "go.etcd.io/bbolt", "google.golang.org/grpc", "github.com/hashicorp"},                                                                                  // `wend test`: the interpreter, spec, history and schemas only
 	"internal/crashtest":           {},
 	"bench":                        {}, // a measuring tool over the engine and boltstore (PlainUpdate is its yardstick)
 	"internal/arch":                {},

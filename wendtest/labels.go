@@ -1,0 +1,88 @@
+package wendtest
+
+import (
+	"strings"
+
+	"github.com/wendflow/wend/spec"
+)
+
+// labels names steps for people: the id of the nearest step with one, then the rest of the
+// path ("charge.catch[0]"), keeping for_each item numbers ("pack@2.steps[0]").
+type labels struct {
+	ids   map[string]string // static path -> id
+	steps map[string]*spec.Step
+}
+
+func newLabels(w *spec.Workflow) *labels {
+	l := &labels{ids: map[string]string{}, steps: map[string]*spec.Step{}}
+	w.Walk(func(s *spec.Step) {
+		l.steps[s.Path] = s
+		if s.ID != "" {
+			l.ids[s.Path] = s.ID
+		}
+	})
+	return l
+}
+
+// static strips for_each item numbers from an instance path.
+func static(path string) string {
+	if !strings.Contains(path, "@") {
+		return path
+	}
+	var b strings.Builder
+	for i, seg := range strings.Split(path, ".") {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		seg, _, _ = strings.Cut(seg, "@")
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+func (l *labels) label(path string) string {
+	if path == "" {
+		return ""
+	}
+	var out, st strings.Builder
+	for i, seg := range strings.Split(path, ".") {
+		name, item, hasItem := strings.Cut(seg, "@")
+		if i > 0 {
+			st.WriteByte('.')
+		}
+		st.WriteString(name)
+		if id, ok := l.ids[st.String()]; ok {
+			out.Reset()
+			out.WriteString(id)
+		} else {
+			if out.Len() > 0 {
+				out.WriteByte('.')
+			}
+			out.WriteString(name)
+		}
+		if hasItem {
+			out.WriteString("@" + item)
+		}
+	}
+	return out.String()
+}
+
+// matches reports whether a step reference from a test file (an id, a label or a path)
+// names the step at path or one of the steps it is inside.
+func (l *labels) matches(ref, path string) bool {
+	if ref == path || ref == l.label(path) || ref == static(l.label(path)) || ref == static(path) {
+		return true
+	}
+	st := static(path)
+	for p := st; p != ""; {
+		if l.ids[p] == ref {
+			return true
+		}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return false
+}
