@@ -45,6 +45,7 @@ func (l *labels) label(path string) string {
 		return ""
 	}
 	var out, st strings.Builder
+	var items []string // for_each item numbers on the way, kept when an inner id takes over
 	for i, seg := range strings.Split(path, ".") {
 		name, item, hasItem := strings.Cut(seg, "@")
 		if i > 0 {
@@ -54,6 +55,9 @@ func (l *labels) label(path string) string {
 		if id, ok := l.ids[st.String()]; ok {
 			out.Reset()
 			out.WriteString(id)
+			for _, it := range items {
+				out.WriteString("@" + it)
+			}
 		} else {
 			if out.Len() > 0 {
 				out.WriteByte('.')
@@ -62,6 +66,7 @@ func (l *labels) label(path string) string {
 		}
 		if hasItem {
 			out.WriteString("@" + item)
+			items = append(items, item)
 		}
 	}
 	return out.String()

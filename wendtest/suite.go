@@ -207,6 +207,19 @@ func (f *File) checkRefs(w *spec.Workflow) spec.Diagnostics {
 }
 
 func (cv *cover) add(o *Outcome) {
+	if n := len(o.Events); n > 0 && o.Events[n-1].Type == history.WorkflowContinuedAsNew {
+		// WorkflowContinuedAsNew names no step: when the workflow has one continue_as_new
+		// step, it is the one that ran.
+		var can []*spec.Step
+		cv.w.Walk(func(s *spec.Step) {
+			if s.Kind == spec.KindContinueAsNew {
+				can = append(can, s)
+			}
+		})
+		if len(can) == 1 {
+			cv.mark(can[0].Path)
+		}
+	}
 	for _, e := range o.Events {
 		if e.Step == "" {
 			continue
@@ -216,15 +229,20 @@ func (cv *cover) add(o *Outcome) {
 			cv.compRan[p] = true
 			continue
 		}
-		// A step is reached when it or a step inside it recorded anything.
-		for {
-			cv.reached[p] = true
-			i := strings.LastIndexByte(p, '.')
-			if i < 0 {
-				break
-			}
-			p = p[:i]
+		cv.mark(p)
+	}
+}
+
+// mark records a step as reached, and the steps it is inside: a step is reached when it or
+// a step inside it recorded anything.
+func (cv *cover) mark(p string) {
+	for {
+		cv.reached[p] = true
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			return
 		}
+		p = p[:i]
 	}
 }
 
