@@ -19,3 +19,12 @@ const HistoryExportID = "https://wend.dev/schemas/history-export.schema.json"
 //
 //go:embed history-export.schema.json
 var HistoryExport []byte
+
+// WorkflowTestID is the $id of the workflow test schema.
+const WorkflowTestID = "https://wend.dev/schemas/workflow-test.schema.json"
+
+// WorkflowTest is the JSON Schema (draft 2020-12) of a workflow test file
+// (NAME.wend.test.yaml, run by `wend test`). Treat it as read-only.
+//
+//go:embed workflow-test.schema.json
+var WorkflowTest []byte

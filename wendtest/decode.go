@@ -19,6 +19,9 @@ import (
 func Decode(path string, data []byte) (*File, spec.Diagnostics) {
 	root, ds := spec.ParseNode(path, data)
 	if root == nil {
+		for i := range ds {
+			ds[i].Message = forTestFiles(ds[i].Message)
+		}
 		return nil, ds
 	}
 	d := &decoder{file: path}
@@ -27,6 +30,20 @@ func Decode(path string, data []byte) (*File, spec.Diagnostics) {
 		return nil, d.diags.Sorted()
 	}
 	return f, d.diags
+}
+
+// forTestFiles rewords the reader's findings that speak of workflows.
+func forTestFiles(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "file is empty;"), strings.HasPrefix(msg, "file has no content;"):
+		return "file has no content; a test file needs `workflow` and `cases`"
+	case strings.HasPrefix(msg, "a workflow must be a mapping"):
+		_, kind, _ := strings.Cut(msg, ", not ")
+		return "a test file must be a mapping with keys `workflow` and `cases`, not " + kind
+	case strings.HasSuffix(msg, "put one workflow per file"):
+		return strings.Replace(msg, "put one workflow per file", "put all cases under one `cases` list", 1)
+	}
+	return msg
 }
 
 type decoder struct {
@@ -117,7 +134,7 @@ func (d *decoder) value(n *yaml.Node, path string) any {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		d.errorf(n, path, "not a JSON value (mapping keys must be strings): %v", err)
+		d.errorf(n, path, "not a JSON value: mapping keys must be strings")
 		return nil
 	}
 	var out any

@@ -18,6 +18,9 @@ func (rep *Report) WriteText(w io.Writer, coverage bool) {
 			}
 			continue
 		}
+		if len(fr.Cases) == 0 {
+			continue // --run selected none of its cases
+		}
 		failed := 0
 		for _, c := range fr.Cases {
 			if c.Passed {

@@ -129,14 +129,14 @@ func (rep *Report) runFile(path string, data []byte, loader *spec.Loader, opt Op
 		rep.Failed++
 		return fr
 	}
-	cv := rep.covered[w.File]
-	if cv == nil {
-		cv = &cover{w: w, reached: map[string]bool{}, compRan: map[string]bool{}}
-		rep.covered[w.File] = cv
-	}
 	for _, c := range f.Cases {
 		if opt.Run != nil && !opt.Run.MatchString(c.Name) {
 			continue
+		}
+		cv := rep.covered[w.File]
+		if cv == nil {
+			cv = &cover{w: w, reached: map[string]bool{}, compRan: map[string]bool{}}
+			rep.covered[w.File] = cv
 		}
 		o := Play(f, c, w, loader)
 		cv.add(o)

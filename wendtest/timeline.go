@@ -7,6 +7,9 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
+// A long timeline keeps its start and its end, where a failure usually shows.
+const timelineHead, timelineTail = 40, 160
+
 // Timeline renders a case's events, one a line, at their virtual offsets from the start:
 // what a failed expectation is read against.
 func Timeline(o *Outcome) []string {
@@ -14,8 +17,14 @@ func Timeline(o *Outcome) []string {
 		return nil
 	}
 	t0 := o.Events[0].Time
-	lines := make([]string, 0, len(o.Events))
-	for _, e := range o.Events {
+	lines := make([]string, 0, min(len(o.Events), timelineHead+timelineTail+1))
+	for i, e := range o.Events {
+		if n := len(o.Events); n > timelineHead+timelineTail && i >= timelineHead && i < n-timelineTail {
+			if i == timelineHead {
+				lines = append(lines, fmt.Sprintf("... %d events left out ...", n-timelineHead-timelineTail))
+			}
+			continue
+		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%-8s %3d %s", "+"+fmtDuration(e.Time.Sub(t0)), e.Seq, e.Type)
 		if e.Step != "" {

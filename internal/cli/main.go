@@ -45,6 +45,7 @@ func init() {
 		"serve":    serveCmd,
 		"resume":   resumeCmd,
 		"check":    checkCmd,
+		"test":     testCmd,
 
 		// Operating runs: stop, resume, repair and export them.
 		"terminate": terminateCmd,
