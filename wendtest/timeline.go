@@ -64,7 +64,7 @@ func detail(e history.Event) string {
 		return t.TimerID
 	case history.SignalReceived, history.SignalApplied:
 		s, _ := history.DataOf[history.Signal](e)
-		return s.Name + " " + clip(string(s.Data))
+		return strings.TrimSpace(s.Name + " " + clip(string(s.Data)))
 	case history.CancelRequested, history.TerminateRequested:
 		c, _ := history.DataOf[history.CancelRequest](e)
 		return c.Reason
