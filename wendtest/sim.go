@@ -378,7 +378,8 @@ func runWhen(p *vm.Program, in any) (ok bool, err error) {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	out, err := vm.Run(p, map[string]any{"input": in})
+	m := vm.VM{MemoryBudget: spec.MemoryBudget} // the budget workflow expressions get
+	out, err := m.Run(p, map[string]any{"input": in})
 	if err != nil {
 		return false, err
 	}
