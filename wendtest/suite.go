@@ -61,7 +61,8 @@ type Options struct {
 	Run *regexp.Regexp // cases whose name matches; nil for all
 }
 
-// Find lists the test files under paths (files are taken as given, folders searched), sorted.
+// Find lists the test files under paths (files are taken as given, folders searched, without
+// hidden, node_modules and testdata folders), sorted.
 func Find(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
@@ -77,7 +78,8 @@ func Find(paths []string) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if de.IsDir() && path != p && (strings.HasPrefix(de.Name(), ".") || de.Name() == "node_modules") {
+			// testdata holds fixtures (Go's convention), some invalid on purpose.
+			if de.IsDir() && path != p && (strings.HasPrefix(de.Name(), ".") || de.Name() == "node_modules" || de.Name() == "testdata") {
 				return filepath.SkipDir
 			}
 			if !de.IsDir() && strings.HasSuffix(de.Name(), Suffix) {

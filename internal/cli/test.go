@@ -20,7 +20,7 @@ Runs the cases of workflow test files through the same interpreter as wend run, 
 activities answered by the cases' mocks and time virtual: delays, timeouts, backoffs and
 signal waits take no wall time. No plugin, database or network is used.
 A PATH may be a file or a folder (default .); folders are searched for *.wend.test.yaml
-(hidden folders and node_modules are skipped). See docs/testing.md for the format.
+(hidden folders, node_modules and testdata are skipped). See docs/testing.md for the format.
 
 Output: "ok FILE (N cases)" per passing file; for each failed case, every failed
 expectation at the file:line:col that states it, expected and actual, then the case's
