@@ -59,6 +59,10 @@ type cover struct {
 // Options select what Run does.
 type Options struct {
 	Run *regexp.Regexp // cases whose name matches; nil for all
+	// Check, when set, is asked about each test file and its workflow before the cases run;
+	// an error among its findings makes the file fail (`wend test --plugins` checks the mocks
+	// against the real plugins, which this package does not reach).
+	Check func(f *File, w *spec.Workflow) spec.Diagnostics
 }
 
 // Find lists the test files under paths (files are taken as given, folders searched, without
@@ -130,6 +134,13 @@ func (rep *Report) runFile(path string, data []byte, loader *spec.Loader, opt Op
 		fr.Findings = ds
 		rep.Failed++
 		return fr
+	}
+	if opt.Check != nil {
+		if ds := opt.Check(f, w); ds.HasErrors() {
+			fr.Findings = ds
+			rep.Failed++
+			return fr
+		}
 	}
 	for _, c := range f.Cases {
 		if opt.Run != nil && !opt.Run.MatchString(c.Name) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -14,11 +15,11 @@ import (
 
 var testCmd = &command{
 	summary: "run workflow tests (*.wend.test.yaml) with mocked activities in virtual time",
-	usage: `Usage: wend test [--json] [--run PATTERN] [--junit FILE] [--coverage] [PATH...]
+	usage: `Usage: wend test [--json] [--run PATTERN] [--junit FILE] [--coverage] [--plugins] [PATH...]
 
 Runs the cases of workflow test files through the same interpreter as wend run, with the
 activities answered by the cases' mocks and time virtual: delays, timeouts, backoffs and
-signal waits take no wall time. No plugin, database or network is used.
+signal waits take no wall time. No plugin (unless --plugins), database or network is used.
 A PATH may be a file or a folder (default .); folders are searched for *.wend.test.yaml
 (hidden folders, node_modules and testdata are skipped). See docs/testing.md for the format.
 
@@ -34,6 +35,9 @@ Flags:
                  "passed", "failed", "coverage"}
   --junit FILE   also write the results as JUnit XML to FILE
   --coverage     list the steps no case reached and the compensations no case ran
+  --plugins      also start the plugins each workflow declares and check that every mocked
+                 activity exists and every mocked output matches its declared output
+                 schema (a mismatch makes the test file fail)
 
 Exit codes: 0 all cases passed, 1 a case failed or a test file is invalid, 2 usage or I/O
 error (a PATH that does not exist, no test file found, --junit not writable), 3 internal error.
@@ -47,6 +51,7 @@ func runTest(e *env, args []string) int {
 	pattern := fset.String("run", "", "")
 	junit := fset.String("junit", "", "")
 	coverage := fset.Bool("coverage", false, "")
+	withPlugins := fset.Bool("plugins", false, "")
 	paths, err := parseArgs(fset, args)
 	if err != nil {
 		return usageError(e, "test", "%s", flagError(err))
@@ -56,6 +61,9 @@ func runTest(e *env, args []string) int {
 		if opt.Run, err = regexp.Compile(*pattern); err != nil {
 			return usageError(e, "test", "--run: %v", err)
 		}
+	}
+	if *withPlugins {
+		opt.Check = newMockChecker(context.Background(), e).check
 	}
 	if len(paths) == 0 {
 		paths = []string{"."}
