@@ -215,7 +215,7 @@ func (d *decoder) case1(n *yaml.Node, path string) *Case {
 func (d *decoder) mocks(n *yaml.Node, path string) []*Mock {
 	var out []*Mock
 	d.list(n, path, func(_ int, item *yaml.Node, p string) {
-		m := &Mock{Pos: pos(item)}
+		m := &Mock{Pos: pos(item), Path: p}
 		var single *yaml.Node
 		d.mapping(item, p, []string{"activity", "step", "when", "results", "output", "echo", "error", "timeout", "takes"}, []string{"activity"}, func(key string, v *yaml.Node) {
 			kp := join(p, key)
@@ -302,6 +302,7 @@ func (d *decoder) result(n *yaml.Node, path string, allowTimeout bool) Result {
 		switch key {
 		case "output":
 			r.Output, r.HasOutput = d.value(v, p), true
+			r.Pos = pos(v) // where a finding about the output points
 			kinds++
 		case "echo":
 			r.Echo = d.boolean(v, p)
@@ -346,7 +347,7 @@ func (d *decoder) errorSpec(n *yaml.Node, path string) *ErrorSpec {
 }
 
 func (d *decoder) trigger(n *yaml.Node, path string, signal bool) *Trigger {
-	t := &Trigger{Pos: pos(n)}
+	t := &Trigger{Pos: pos(n), Path: path}
 	known, req := []string{"at", "after", "reason"}, []string(nil)
 	if signal {
 		known, req = []string{"name", "data", "at", "after"}, []string{"name"}
@@ -376,7 +377,7 @@ func (d *decoder) trigger(n *yaml.Node, path string, signal bool) *Trigger {
 }
 
 func (d *decoder) child(n *yaml.Node, path string) *Child {
-	c := &Child{Pos: pos(n)}
+	c := &Child{Pos: pos(n), Path: path}
 	var res *yaml.Node
 	d.mapping(n, path, []string{"step", "run", "output", "error", "takes"}, []string{"step"}, func(key string, v *yaml.Node) {
 		p := join(path, key)

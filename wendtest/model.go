@@ -39,6 +39,7 @@ type Mock struct {
 	When     *vm.Program
 	WhenSrc  string
 	Pos      spec.Pos
+	Path     string   // in the test file: cases[0].mocks[1]
 	Results  []Result // one per call, the last one repeating
 }
 
@@ -67,6 +68,7 @@ type Trigger struct {
 	At     time.Duration
 	After  string // step id; "" when At is used
 	Pos    spec.Pos
+	Path   string
 }
 
 // Child mocks a run_workflow or wait_for_workflow step, or runs the real child file.
@@ -75,6 +77,7 @@ type Child struct {
 	Run    bool // run the child workflow file with the case's mocks
 	Result Result
 	Pos    spec.Pos
+	Path   string
 }
 
 // Expect is what a case checks; nil fields are not checked.

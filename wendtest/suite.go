@@ -191,14 +191,14 @@ func (f *File) checkRefs(w *spec.Workflow) spec.Diagnostics {
 		return false
 	}
 	var ds spec.Diagnostics
-	bad := func(pos spec.Pos, what, ref string) {
-		ds = append(ds, spec.Diagnostic{File: f.Path, Line: pos.Line, Column: pos.Col, Path: what,
+	bad := func(pos spec.Pos, path, ref string) {
+		ds = append(ds, spec.Diagnostic{File: f.Path, Line: pos.Line, Column: pos.Col, Path: path,
 			Message: fmt.Sprintf("no step %q in %s", ref, w.File), Severity: spec.SeverityError})
 	}
 	checkMocks := func(ms []*Mock) {
 		for _, m := range ms {
 			if m.Step != "" && !known(m.Step) {
-				bad(m.Pos, "mocks.step", m.Step)
+				bad(m.Pos, m.Path+".step", m.Step)
 			}
 		}
 	}
@@ -212,7 +212,7 @@ func (f *File) checkRefs(w *spec.Workflow) spec.Diagnostics {
 		}
 		for _, ch := range c.Children {
 			if !known(ch.Step) {
-				bad(ch.Pos, "children.step", ch.Step)
+				bad(ch.Pos, ch.Path+".step", ch.Step)
 			}
 		}
 	}
@@ -291,9 +291,9 @@ func (f *File) checkAfter(l *labels, w *spec.Workflow, t *Trigger, bad func(spec
 	}
 	switch {
 	case s == nil:
-		bad(t.Pos, "after", t.After)
+		bad(t.Pos, t.Path+".after", t.After)
 	case s.Kind == spec.KindSteps || s.Kind == spec.KindParallel || s.Kind == spec.KindForEach || s.Kind == spec.KindContinueAsNew:
-		*ds = append(*ds, spec.Diagnostic{File: f.Path, Line: t.Pos.Line, Column: t.Pos.Col, Path: "after",
+		*ds = append(*ds, spec.Diagnostic{File: f.Path, Line: t.Pos.Line, Column: t.Pos.Col, Path: t.Path + ".after",
 			Message:  fmt.Sprintf("step %q is a %s step, which records no completion of its own; name a step inside it, or use at:", t.After, s.Kind),
 			Severity: spec.SeverityError})
 	}

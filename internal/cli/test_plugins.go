@@ -42,12 +42,12 @@ func (mc *mockChecker) check(f *wendtest.File, w *spec.Workflow) spec.Diagnostic
 		plugin, activity, _ := strings.Cut(m.Activity, ".")
 		p, ok := w.Plugins[plugin]
 		if !ok {
-			add(m.Pos, "mocks.activity", "%s declares no plugin %q", w.File, plugin)
+			add(m.Pos, m.Path+".activity", "%s declares no plugin %q", w.File, plugin)
 			continue
 		}
 		d, err := mc.describe(w.File, p)
 		if err != nil {
-			add(m.Pos, "mocks.activity", "plugin %s does not start: %v", plugin, err)
+			add(m.Pos, m.Path+".activity", "plugin %s does not start: %v", plugin, err)
 			continue
 		}
 		a, ok := d.Find(activity)
@@ -57,7 +57,7 @@ func (mc *mockChecker) check(f *wendtest.File, w *spec.Workflow) spec.Diagnostic
 				names[i] = x.Name
 			}
 			slices.Sort(names)
-			add(m.Pos, "mocks.activity", "plugin %s has no activity %q; it offers: %s", plugin, activity, strings.Join(names, ", "))
+			add(m.Pos, m.Path+".activity", "plugin %s has no activity %q; it offers: %s", plugin, activity, strings.Join(names, ", "))
 			continue
 		}
 		if len(a.OutputSchema) == 0 {
@@ -67,7 +67,7 @@ func (mc *mockChecker) check(f *wendtest.File, w *spec.Workflow) spec.Diagnostic
 		schema, ok := mc.schemas[key]
 		if !ok {
 			if schema, err = spec.CompileJSONSchema(a.OutputSchema); err != nil {
-				add(m.Pos, "mocks.activity", "plugin %s's output schema for %s does not compile: %v", plugin, activity, err)
+				add(m.Pos, m.Path+".activity", "plugin %s's output schema for %s does not compile: %v", plugin, activity, err)
 				continue
 			}
 			mc.schemas[key] = schema
@@ -78,7 +78,7 @@ func (mc *mockChecker) check(f *wendtest.File, w *spec.Workflow) spec.Diagnostic
 			}
 			if err := spec.ValidateInput(schema, r.Output); err != nil {
 				msg := strings.Replace(err.Error(), "input", "output", 1)
-				add(r.Pos, "mocks.output", "does not match %s's output schema: %s", m.Activity, msg)
+				add(r.Pos, m.Path+".output", "does not match %s's output schema: %s", m.Activity, msg)
 			}
 		}
 	}
