@@ -61,6 +61,9 @@ func TestTestSchemaIssue15(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(string(schemas.WorkflowTest), `"$id": "`+schemas.WorkflowTestID+`"`) {
+		t.Errorf("the schema's $id is not %s", schemas.WorkflowTestID)
+	}
 	files, _ := Find([]string{"../examples", "testdata/report"})
 	for _, f := range files {
 		if err := s.Validate(yamlValue(t, f)); err != nil {
