@@ -60,6 +60,10 @@ const (
 
 	ChildWorkflowCancelRequested EventType = "ChildWorkflowCancelRequested" // cancel (or terminate) a child with its parent
 	RepairRequested              EventType = "RepairRequested"
+
+	// StructuralLimitReached is a limit the hosting engine measures itself (Temporal's own
+	// history length and size); the run fails with category structural_limit.
+	StructuralLimitReached EventType = "StructuralLimitReached"
 )
 
 // Decision reports whether the interpreter writes events of this type. The others are inputs:

@@ -156,3 +156,8 @@ type RetryRequest struct {
 type HeartbeatRecord struct {
 	Progress json.RawMessage `json:"progress,omitempty"`
 }
+
+// LimitReached is StructuralLimitReached's payload: which limit, in words for the failure.
+type LimitReached struct {
+	Message string `json:"message"`
+}

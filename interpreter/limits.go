@@ -68,6 +68,20 @@ func (r *Run) overLimit(msg string) {
 	r.close(history.WorkflowFailed, history.Closed{Failure: limitFailure(msg)})
 }
 
+// limitReached fails the run on a limit the hosting engine measured (Temporal counts its own
+// history, about 2.5 events per wend event): the same end as a limit wend counts itself.
+func (r *Run) limitReached(ev history.Event) error {
+	l, err := history.DataOf[history.LimitReached](ev)
+	if err != nil {
+		return err
+	}
+	if r.root == nil {
+		return fmt.Errorf("apply %s: run not started", ev.Type)
+	}
+	r.overLimit(l.Message)
+	return nil
+}
+
 // terminate stops the run at once: open work is cancelled, no compensation, no on_cancel.
 func (r *Run) terminate(ev history.Event) error {
 	c, err := history.DataOf[history.CancelRequest](ev)

@@ -68,3 +68,29 @@ func TestSignalLimitFailsTheRun(t *testing.T) {
 		t.Fatalf("closed %+v", c.Failure)
 	}
 }
+
+// TestStructuralLimitReachedFailsTheRun: a limit the hosting engine measured (Temporal's own
+// history length) ends the run like one wend counts: open work cancelled, structural_limit,
+// and the history replays.
+func TestStructuralLimitReachedFailsTheRun(t *testing.T) {
+	s := simtest.New(t, simtest.Head+"steps:\n  - activity: p.x\n", nil)
+	s.Apply(history.Event{Type: history.StructuralLimitReached,
+		Data: history.MustData(history.LimitReached{Message: "Temporal history has 48640 events"})})
+	c := s.Closed(t)
+	if s.Last().Type != history.WorkflowFailed || c.Failure.Category != history.CategoryStructuralLimit ||
+		c.Failure.Message != "Temporal history has 48640 events" {
+		t.Fatalf("closed %s %+v", s.Last().Type, c.Failure)
+	}
+	if n := len(compensationSteps(s.Events, history.ActivityCancelled)); n != 1 {
+		t.Fatalf("%d activities cancelled, want 1", n)
+	}
+	s.ReplayOK(t)
+}
+
+func TestStructuralLimitReachedBeforeStartIsAnError(t *testing.T) {
+	r := interpreter.New(simtest.Load(t, simtest.Head+"steps:\n  - activity: p.x\n"), history.Started{})
+	_, err := r.Apply(history.Event{Type: history.StructuralLimitReached, Data: history.MustData(history.LimitReached{Message: "x"})})
+	if err == nil || !strings.Contains(err.Error(), "not started") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -117,6 +117,8 @@ func (r *Run) input1(ev history.Event) error {
 		return r.retryRequested(ev)
 	case history.ActivityHeartbeatRecorded:
 		return r.heartbeat(ev)
+	case history.StructuralLimitReached:
+		return r.limitReached(ev)
 	case history.ActivityStarted, history.RepairRequested:
 		return nil // bookkeeping: no decision follows
 	}
