@@ -1,0 +1,180 @@
+package driver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/temporal/wire"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// taskKey is the Temporal ActivityID of one try: wend's task id, so a try is named the same
+// in both engines' records.
+func taskKey(execID string, attempt int) string { return interpreter.TaskID(execID, attempt) }
+
+// startActivity runs one try of an activity as one Temporal activity with Temporal's retries
+// off: wend keeps the backoff list, jitter, non_retryable types and attempt numbers, and a
+// retry waits on a Temporal timer until availableAt.
+func (d *driver) startActivity(step, execID string, attempt int, availableAt time.Time) {
+	sched, ok := d.r.Activity(execID)
+	if !ok {
+		return
+	}
+	key := taskKey(execID, attempt)
+	actx := d.withCancel(key)
+	base := history.Event{Step: step, ActivityExecutionID: execID, Attempt: attempt}
+	wait := availableAt.Sub(workflow.Now(d.ctx))
+	workflow.Go(d.ctx, func(gctx workflow.Context) {
+		if wait > 0 && workflow.NewTimer(actx, wait).Get(gctx, nil) != nil {
+			return // cancelled during the backoff
+		}
+		// Built now, not at scheduling: LastProgress holds what the previous try reported.
+		call := d.call(step, execID, attempt, sched)
+		if f := d.admitCall(call); f != nil {
+			delete(d.cancels, key)
+			base.Type, base.Data = history.ActivityAttemptFailed, history.MustData(history.AttemptFailure{Failure: *f})
+			d.send(gctx, base)
+			return
+		}
+		d.acts++
+		var out json.RawMessage
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, tryOptions(key, sched)), wire.ActivityCall, call).Get(gctx, &out)
+		d.acts--
+		if actx.Err() != nil {
+			return // wend cancelled the try; the interpreter expects nothing from it
+		}
+		delete(d.cancels, key)
+		for _, ev := range tryOutcome(base, out, err) {
+			d.send(gctx, ev)
+		}
+	})
+}
+
+func (d *driver) call(step, execID string, attempt int, sched history.ActivitySchedule) history.ActivityCall {
+	call := history.ActivityCall{Plugin: sched.Plugin, Activity: sched.Activity, Input: sched.Input,
+		WorkflowID: d.st.WorkflowID, RunID: d.st.RunID, StepPath: step, ActivityExecutionID: execID,
+		ActivityAttemptID: interpreter.AttemptID(execID, attempt), Attempt: attempt, LastProgress: d.r.LastProgress(execID)}
+	if sched.TimeoutMS > 0 {
+		call.Deadline = workflow.Now(d.ctx).Add(time.Duration(sched.TimeoutMS) * time.Millisecond).UTC()
+	}
+	if p := d.w.Plugins[sched.Plugin]; p != nil {
+		call.Declared = history.PluginRef{Command: p.Command, Dir: filepath.Dir(d.st.SpecFile), SHA256: p.SHA256, Env: p.Env}
+	}
+	return call
+}
+
+// admitCall refuses a try Temporal would refuse with an error of its own: a call over the
+// payload limit, or one more activity than Temporal lets a workflow hold open. The try fails
+// for good with a wend failure that says what to change.
+func (d *driver) admitCall(call history.ActivityCall) *history.Failure {
+	if n := encodedSize(call); n > MaxPayloadBytes {
+		return payloadFailure("activity call", n)
+	}
+	if d.acts >= MaxPendingActivities {
+		return pendingFailure(d.acts)
+	}
+	return nil
+}
+
+func payloadFailure(what string, n int) *history.Failure {
+	return &history.Failure{Category: history.CategoryStructuralLimit, PropagationKind: "structural_limit",
+		Type: "PayloadTooLarge", NonRetryable: true,
+		Message: fmt.Sprintf("%s is %d bytes with its input, over the %d-byte limit of a Temporal payload; pass a reference to the data instead", what, n, MaxPayloadBytes)}
+}
+
+func pendingFailure(n int) *history.Failure {
+	return &history.Failure{Category: history.CategoryStructuralLimit, PropagationKind: "structural_limit",
+		Type: "StructuralLimit", NonRetryable: true,
+		Message: fmt.Sprintf("the run already has %d activities open on Temporal, the limit", n)}
+}
+
+// tryOptions are one try's Temporal options. A heartbeat timeout is always set: the worker
+// beats for the plugin every HeartbeatTimeout/3, so a dead worker is noticed in seconds.
+func tryOptions(key string, sched history.ActivitySchedule) workflow.ActivityOptions {
+	o := workflow.ActivityOptions{ActivityID: key, StartToCloseTimeout: DefaultStartToClose,
+		HeartbeatTimeout: wire.DefaultHeartbeatTimeout, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}}
+	if sched.TimeoutMS > 0 {
+		o.StartToCloseTimeout = time.Duration(sched.TimeoutMS) * time.Millisecond
+	}
+	if sched.HeartbeatTimeout > 0 {
+		o.HeartbeatTimeout = time.Duration(sched.HeartbeatTimeout) * time.Millisecond
+	}
+	return o
+}
+
+// tryOutcome phrases a finished try as wend inputs: the progress it last reported (so the
+// next try gets it as LastProgress), then its outcome.
+func tryOutcome(base history.Event, out json.RawMessage, err error) []history.Event {
+	if err == nil {
+		ev := base
+		switch {
+		case len(out) > interpreter.MaxPayloadBytes:
+			ev.Type, ev.Data = history.ActivityAttemptFailed, history.MustData(history.AttemptFailure{Failure: history.Failure{
+				Category: history.CategoryStructuralLimit, Type: "PayloadTooLarge", NonRetryable: true,
+				Message: fmt.Sprintf("activity output is %d bytes, over the %d-byte limit", len(out), interpreter.MaxPayloadBytes)}})
+		default:
+			if len(out) == 0 || !json.Valid(out) {
+				out = json.RawMessage("null")
+			}
+			ev.Type, ev.Data = history.ActivityCompleted, history.MustData(history.ActivityResult{Output: out})
+		}
+		return []history.Event{ev}
+	}
+	f, progress := tryFailure(base.Attempt, err)
+	var evs []history.Event
+	if len(progress) > 0 && json.Valid(progress) {
+		hb := base
+		hb.Type, hb.Data = history.ActivityHeartbeatRecorded, history.MustData(history.HeartbeatRecord{Progress: progress})
+		evs = append(evs, hb)
+	}
+	ev := base
+	ev.Type = history.ActivityAttemptFailed
+	if f.Category == history.CategoryTimeout {
+		ev.Type = history.ActivityTimedOut
+	}
+	ev.Data = history.MustData(history.AttemptFailure{Failure: f})
+	return append(evs, ev)
+}
+
+// tryFailure reads a failed try: a timeout (start-to-close or heartbeat) with the last
+// heartbeat's progress, or the plugin's failure as the worker sent it (wire.ActivityFailure).
+func tryFailure(attempt int, err error) (history.Failure, json.RawMessage) {
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) {
+		why := "timeout"
+		if te.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT {
+			why = "heartbeat_timeout"
+		}
+		var p wire.Progress
+		if te.HasLastHeartbeatDetails() {
+			_ = te.LastHeartbeatDetails(&p) // undecodable progress is no progress
+		}
+		return history.Failure{Category: history.CategoryTimeout, PropagationKind: "timeout", Type: why,
+			Message: fmt.Sprintf("attempt %d exceeded its %s", attempt, why)}, p.Progress
+	}
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		var af wire.ActivityFailure
+		if ae.HasDetails() && ae.Details(&af) == nil && (af.Error.Message != "" || af.Error.Type != "") {
+			e := af.Error
+			cat := e.Category
+			if cat == "" {
+				cat = history.CategoryActivity
+			}
+			return history.Failure{Category: cat, Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details}, af.Progress
+		}
+		return history.Failure{Category: history.CategoryActivity, Type: ae.Type(), Message: ae.Message(), NonRetryable: ae.NonRetryable()}, nil
+	}
+	var ce *temporal.CanceledError
+	if errors.As(err, &ce) {
+		return history.Failure{Category: history.CategoryActivity, Type: "Cancelled", Message: "the worker cancelled the attempt"}, nil
+	}
+	return history.Failure{Category: history.CategoryActivity, Message: err.Error()}, nil
+}

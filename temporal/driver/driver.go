@@ -1,0 +1,230 @@
+// Package driver runs wend's interpreter inside one generic Temporal workflow, wire.WorkflowType.
+// The interpreter decides; the driver turns its decisions into Temporal commands (activities,
+// timers, child workflows) and what Temporal reports back into the interpreter's inputs. The
+// wend event list is workflow state, rebuilt identically by every replay and served by the
+// wire.QueryEvents query, so show, history and export work as they do locally.
+//
+// Everything here runs as workflow code: no goroutines, no clock, no select, no map
+// iteration. Commands go on a disconnected context, because the interpreter, not Temporal,
+// decides what a cancel stops (compensation and on_cancel still run after one).
+package driver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/spec"
+	"github.com/wendflow/wend/temporal/wire"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Registry is the part of a Temporal worker (or test environment) the driver registers on.
+type Registry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// Register registers Workflow as wire.WorkflowType.
+func Register(r Registry) {
+	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: wire.WorkflowType})
+}
+
+// driver is one wend run hosted in a workflow execution.
+type driver struct {
+	root workflow.Context // the workflow's own context: Done when Temporal cancels the run
+	ctx  workflow.Context // disconnected from root: every command goes on it
+
+	in wire.StartInput
+	st history.Started
+	w  *spec.Workflow
+	r  *interpreter.Run
+
+	events []history.Event
+	inbox  workflow.Channel // inputs from the coroutines that wait on Temporal
+	queue  []history.Event  // inputs known at once (a timer already due), taken before inbox
+
+	cancels   map[string]workflow.CancelFunc          // per command key (see key helpers)
+	awaiting  []string                                // steps with a child or wait open, in start order (never a map walk)
+	children  map[string]workflow.ChildWorkflowFuture // running children by step path
+	cancelled []workflow.ChildWorkflowFuture          // children cancelled with the run, awaited before it closes
+	specs     map[string]*spec.Workflow               // child specs already checked, by file
+	acts      int                                     // activities Temporal holds open for this run
+	warned    map[string]bool
+}
+
+// Workflow hosts one wend run: in.Started is its WorkflowStarted payload.
+func Workflow(ctx workflow.Context, in wire.StartInput) (json.RawMessage, error) {
+	d, err := newDriver(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := workflow.SetQueryHandler(ctx, wire.QueryEvents, d.query); err != nil {
+		return nil, err
+	}
+	d.listen()
+	d.apply(history.Event{Type: history.WorkflowStarted, Data: history.MustData(d.st)})
+	for d.r.Closed() == "" {
+		if msg := d.overLimit(); msg != "" {
+			d.apply(history.Event{Type: history.StructuralLimitReached, Data: history.MustData(history.LimitReached{Message: msg})})
+			continue
+		}
+		var ev history.Event
+		if len(d.queue) > 0 {
+			ev, d.queue = d.queue[0], d.queue[1:]
+		} else {
+			d.inbox.Receive(d.ctx, &ev)
+		}
+		d.apply(ev)
+	}
+	d.awaitCancelledChildren()
+	return d.result()
+}
+
+func newDriver(ctx workflow.Context, in wire.StartInput) (*driver, error) {
+	info := workflow.GetInfo(ctx)
+	st := in.Started
+	st.WorkflowID, st.RunID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
+	if st.ExecutionStarted.IsZero() { // a first run; continue-as-new carries it on
+		st.ExecutionStarted = info.WorkflowStartTime.UTC()
+	}
+	if st.SpecSHA256 == "" {
+		sum := sha256.Sum256([]byte(st.SpecSource))
+		st.SpecSHA256 = hex.EncodeToString(sum[:])
+	}
+	// Children are checked when they start, from the text in in.Specs: a workflow never
+	// reads files.
+	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
+	if w == nil || ds.HasErrors() {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("wend: workflow %s is invalid: %s", st.SpecFile, ds.Error()), "InvalidSpec", nil)
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	return &driver{root: ctx, ctx: dctx, in: in, st: st, w: w, r: interpreter.New(w, st),
+		inbox: workflow.NewChannel(dctx), cancels: map[string]workflow.CancelFunc{},
+		children: map[string]workflow.ChildWorkflowFuture{}, specs: map[string]*spec.Workflow{},
+		warned: map[string]bool{}}, nil
+}
+
+// listen turns wend signals and Temporal's cancel into inputs.
+func (d *driver) listen() {
+	// One channel for every wend signal name keeps their arrival order across names.
+	sig := workflow.GetSignalChannel(d.root, wire.SignalName)
+	workflow.Go(d.ctx, func(gctx workflow.Context) {
+		for {
+			var s wire.Signal
+			sig.Receive(gctx, &s)
+			d.inbox.Send(gctx, history.Event{Type: history.SignalReceived,
+				Data: history.MustData(history.Signal{Name: s.Name, Data: s.Data, SignalID: s.SignalID})})
+		}
+	})
+	workflow.Go(d.ctx, func(gctx workflow.Context) {
+		d.root.Done().Receive(gctx, nil)
+		d.inbox.Send(gctx, history.Event{Type: history.CancelRequested,
+			Data: history.MustData(history.CancelRequest{Reason: d.cancelReason()})})
+	})
+}
+
+// cancelReason is the reason of the last wire.CancelSignalName signal: Temporal's cancel
+// carries none, so a client sends the reason first. The signal was delivered before the
+// cancel, so it is in the channel by now.
+func (d *driver) cancelReason() string {
+	reason := "cancel requested through Temporal"
+	ch := workflow.GetSignalChannel(d.root, wire.CancelSignalName)
+	for {
+		var c wire.Cancel
+		if !ch.ReceiveAsync(&c) {
+			return reason
+		}
+		if c.Reason != "" {
+			reason = c.Reason
+		}
+	}
+}
+
+// apply feeds one input to the interpreter, records it with its decisions and acts on them.
+func (d *driver) apply(ev history.Event) {
+	switch {
+	case ev.Type == history.SignalReceived:
+		if s, _ := history.DataOf[history.Signal](ev); d.r.SeenSignal(s.SignalID) {
+			return // a resend of a signal already recorded
+		}
+	case isAttemptInput(ev.Type) && !d.r.Expects(ev.ActivityExecutionID, ev.Attempt):
+		return // a superseded or cancelled attempt's report: never recorded
+	case isChildOutcome(ev.Type) && !d.r.Awaits(ev.Step):
+		return // the step stopped waiting (cancelled or timed out)
+	}
+	ev.Time = workflow.Now(d.ctx).UTC()
+	ev.Seq = uint64(len(d.events) + 1)
+	out, err := d.r.Apply(ev)
+	if err != nil {
+		// The interpreter refused its own kind of input: a bug, or a history this version
+		// cannot continue. Failing the workflow task keeps the run blocked (Temporal retries
+		// the task), as the local engine blocks it, instead of deciding something else.
+		panic(fmt.Sprintf("wend: run %s: apply %s: %v", d.st.RunID, ev.Type, err))
+	}
+	d.events = append(d.events, ev)
+	for _, dec := range out {
+		dec.Seq = uint64(len(d.events) + 1)
+		d.events = append(d.events, dec)
+		d.effect(dec)
+	}
+	d.dropStale()
+}
+
+func isAttemptInput(t history.EventType) bool {
+	switch t {
+	case history.ActivityCompleted, history.ActivityAttemptFailed, history.ActivityTimedOut, history.ActivityHeartbeatRecorded:
+		return true
+	}
+	return false
+}
+
+func isChildOutcome(t history.EventType) bool {
+	switch t {
+	case history.ChildWorkflowCompleted, history.ChildWorkflowFailed, history.WorkflowWaitCompleted, history.WorkflowWaitFailed:
+		return true
+	}
+	return false
+}
+
+// send hands an input to the main loop from a coroutine.
+func (d *driver) send(gctx workflow.Context, ev history.Event) { d.inbox.Send(gctx, ev) }
+
+// result turns the wend terminal event into the workflow's result.
+func (d *driver) result() (json.RawMessage, error) {
+	last := d.events[len(d.events)-1]
+	c, _ := history.DataOf[history.Closed](last)
+	switch last.Type {
+	case history.WorkflowCompleted:
+		return c.Output, nil
+	case history.WorkflowContinuedAsNew:
+		return nil, d.continueAsNew(c)
+	case history.WorkflowCancelled:
+		if d.root.Err() != nil {
+			return nil, d.root.Err() // Temporal status Canceled
+		}
+	}
+	msg := string(last.Type)
+	if c.Failure != nil {
+		msg = c.Failure.Error()
+	}
+	return nil, temporal.NewNonRetryableApplicationError(msg, string(last.Type), nil, c)
+}
+
+// continueAsNew starts the next run with the same spec texts; ExecutionStarted carries over
+// so the execution timeout spans the chain.
+func (d *driver) continueAsNew(c history.Closed) error {
+	st := d.st
+	st.RunID, st.Input = "", c.Input
+	next := wire.StartInput{Started: st, Specs: d.in.Specs}
+	if n := encodedSize(next); n > MaxPayloadBytes {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("continue_as_new: the next run's start input is %d bytes, over the %d-byte limit", n, MaxPayloadBytes),
+			history.CategoryStructuralLimit, nil)
+	}
+	return workflow.NewContinueAsNewError(d.root, wire.WorkflowType, next)
+}
