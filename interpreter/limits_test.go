@@ -3,6 +3,7 @@ package interpreter_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/simtest"
@@ -92,5 +93,22 @@ func TestStructuralLimitReachedBeforeStartIsAnError(t *testing.T) {
 	_, err := r.Apply(history.Event{Type: history.StructuralLimitReached, Data: history.MustData(history.LimitReached{Message: "x"})})
 	if err == nil || !strings.Contains(err.Error(), "not started") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestAwaitsEndsWithTheWait: an engine asks Awaits before feeding a child's or wait's outcome;
+// it is true while the step waits and false once the step's timeout gave up on it.
+func TestAwaitsEndsWithTheWait(t *testing.T) {
+	s := simtest.New(t, simtest.Head+"steps:\n  - wait_for_workflow: other\n    timeout: 1m\n  - activity: p.x\n", nil)
+	step := s.Events[1].Step
+	if s.Events[1].Type != history.WorkflowWaitScheduled || !s.R.Awaits(step) {
+		t.Fatalf("after start: %s, awaits %v", s.Events[1].Type, s.R.Awaits(step))
+	}
+	if s.R.Awaits("steps[1]") {
+		t.Fatal("awaits a step that is not a wait")
+	}
+	s.FireTimers(simtest.T0.Add(time.Minute))
+	if s.R.Awaits(step) {
+		t.Fatal("still awaits after the wait timed out")
 	}
 }

@@ -79,3 +79,11 @@ func FailedActivity(events []history.Event) (execID string, cut int) {
 	}
 	return "", 0
 }
+
+// Awaits reports whether the run still waits on the child run or workflow wait it started
+// for a step: an engine drops the outcome of one it stopped waiting on (timed out or
+// cancelled), as Expects does for activities.
+func (r *Run) Awaits(step string) bool {
+	n := r.children[step]
+	return n != nil && n.state == running
+}
