@@ -72,28 +72,29 @@ func (p *plugin) call(ctx context.Context, call history.ActivityCall) (json.RawM
 			return nil, temporal.NewApplicationError(af.Error.Message, typ, af)
 		}
 	case "hang":
-		if len(call.LastProgress) > 0 {
+		if len(call.LastProgress) > 0 && string(call.LastProgress) != "null" { // none arrives as JSON null
 			return history.MustData(map[string]any{"resumed": call.LastProgress}), nil
 		}
 		activity.RecordHeartbeat(ctx, wire.Progress{Progress: json.RawMessage(fmt.Sprintf(`{"attempt":%d}`, call.Attempt))})
-		return nil, block(ctx)
+		return nil, block(ctx, info.HeartbeatTimeout)
 	case "slow":
 		if p.onSlow != nil {
 			p.onSlow()
 		}
-		return nil, block(ctx)
+		return nil, block(ctx, time.Minute)
 	}
 	return call.Input, nil
 }
 
-// block waits for the try's end (cancel or timeout); the bound only keeps a broken test from
-// hanging forever.
-func block(ctx context.Context) error {
+// block waits for the try's end: its cancel or its start-to-close deadline. The test
+// environment marks a missed heartbeat but leaves the call running, so a hung call also
+// returns after three heartbeat timeouts (then the environment reports the timeout).
+func block(ctx context.Context, heartbeat time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(time.Minute):
-		return errors.New("fake plugin: never cancelled")
+	case <-time.After(3 * heartbeat):
+		return errors.New("fake plugin: hung")
 	}
 }
 

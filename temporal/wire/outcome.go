@@ -7,6 +7,9 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
+// The ActivityCall activity's input is a history.ActivityCall encoded as JSON: a first try's
+// empty LastProgress arrives as the JSON null (json.RawMessage("null")), which means none.
+
 // DefaultHeartbeatTimeout is the heartbeat timeout the driver gives a try whose step sets
 // none, so a worker that dies mid-call is noticed in seconds, not at the step's timeout. The
 // ActivityCall activity heartbeats on the plugin's behalf every HeartbeatTimeout/3 (from
