@@ -86,7 +86,7 @@ func TestRetryExponentialJitter(t *testing.T) {
 
 func TestRetryNonRetryable(t *testing.T) {
 	for _, tc := range []struct {
-		name, retry string
+		name, retry  string
 		nonRetryable bool
 	}{
 		{"listed type", "retry: {tries: 5, backoff: [1s], non_retryable: [Fatal]}", false},
