@@ -49,8 +49,36 @@ type plugin struct {
 	env    *testsuite.TestWorkflowEnvironment
 	onSlow func()
 
-	mu    sync.Mutex
-	tries []try
+	mu        sync.Mutex
+	tries     []try
+	cancelled []string                 // ActivityIDs Temporal was asked to cancel
+	released  map[string]chan struct{} // closed when that ActivityID is cancelled
+}
+
+// release returns the channel closed when the activity with this id is cancelled.
+func (p *plugin) release(id string) chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released[id] == nil {
+		p.released[id] = make(chan struct{})
+	}
+	return p.released[id]
+}
+
+// activityCancelled is the environment's listener: the test environment drops a cancelled
+// activity without cancelling its context, so the fake is told here.
+func (p *plugin) activityCancelled(info *activity.Info) {
+	ch := p.release(info.ActivityID)
+	p.mu.Lock()
+	p.cancelled = append(p.cancelled, info.ActivityID)
+	p.mu.Unlock()
+	close(ch)
+}
+
+func (p *plugin) cancelledIDs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.cancelled)
 }
 
 func (p *plugin) call(ctx context.Context, call history.ActivityCall) (json.RawMessage, error) {
@@ -76,12 +104,12 @@ func (p *plugin) call(ctx context.Context, call history.ActivityCall) (json.RawM
 			return history.MustData(map[string]any{"resumed": call.LastProgress}), nil
 		}
 		activity.RecordHeartbeat(ctx, wire.Progress{Progress: json.RawMessage(fmt.Sprintf(`{"attempt":%d}`, call.Attempt))})
-		return nil, block(ctx, info.HeartbeatTimeout)
+		return nil, p.block(ctx, info.ActivityID, info.HeartbeatTimeout)
 	case "slow":
 		if p.onSlow != nil {
 			p.onSlow()
 		}
-		return nil, block(ctx, time.Minute)
+		return nil, p.block(ctx, info.ActivityID, time.Minute)
 	}
 	return call.Input, nil
 }
@@ -89,10 +117,12 @@ func (p *plugin) call(ctx context.Context, call history.ActivityCall) (json.RawM
 // block waits for the try's end: its cancel or its start-to-close deadline. The test
 // environment marks a missed heartbeat but leaves the call running, so a hung call also
 // returns after three heartbeat timeouts (then the environment reports the timeout).
-func block(ctx context.Context, heartbeat time.Duration) error {
+func (p *plugin) block(ctx context.Context, id string, heartbeat time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-p.release(id):
+		return errors.New("fake plugin: cancelled")
 	case <-time.After(3 * heartbeat):
 		return errors.New("fake plugin: hung")
 	}
@@ -117,7 +147,8 @@ func newEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *plugin) {
 	e := s.NewTestWorkflowEnvironment()
 	e.SetStartTime(simtest.T0)
 	e.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "wf"})
-	p := &plugin{env: e}
+	p := &plugin{env: e, released: map[string]chan struct{}{}}
+	e.SetOnActivityCanceledListener(p.activityCancelled)
 	Register(e)
 	e.RegisterActivityWithOptions(p.call, activity.RegisterOptions{Name: wire.ActivityCall})
 	return e, p
