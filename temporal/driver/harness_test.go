@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -141,9 +142,14 @@ func (p *plugin) triesOf(activityName string) []try {
 }
 
 func newEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *plugin) {
+	return newEnvLogging(t, os.Stderr)
+}
+
+// newEnvLogging is newEnv with the workflow's warnings written to w.
+func newEnvLogging(t *testing.T, w io.Writer) (*testsuite.TestWorkflowEnvironment, *plugin) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	e := s.NewTestWorkflowEnvironment()
 	e.SetStartTime(simtest.T0)
 	e.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "wf"})

@@ -1,0 +1,106 @@
+package driver
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/temporal/wire"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+)
+
+const canSrc = simtest.Head + `timeouts: {execution: 3h}
+steps:
+  - id: a
+    activity: p.echo
+    with: "${{ input.i }}"
+  - if: "${{ input.i >= 2 }}"
+    wait_for_signal: never
+  - continue_as_new: true
+    with: {i: "${{ input.i + 1 }}"}
+`
+
+// nextRun reads the start input of the run a ContinueAsNewError asks for.
+func nextRun(t *testing.T, err error) wire.StartInput {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	if !errors.As(err, &can) {
+		t.Fatalf("workflow error %v, want continue-as-new", err)
+	}
+	if can.WorkflowType.Name != wire.WorkflowType {
+		t.Fatalf("continues as %q", can.WorkflowType.Name)
+	}
+	var in wire.StartInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// TestContinueAsNewAndExecutionTimeout: each run continues as new with the same spec texts
+// and the first run's start, so the execution timeout spans the chain: the third run, started
+// an hour in, times out 3h after the first started.
+func TestContinueAsNewAndExecutionTimeout(t *testing.T) {
+	in := startInput(canSrc, map[string]any{"i": 0}, childSpecs)
+	start := simtest.T0
+	for i := range 3 {
+		e, _ := newEnv(t)
+		e.SetStartTime(start)
+		evs := run(t, e, in)
+		if i < 2 {
+			if evs[len(evs)-1].Type != history.WorkflowContinuedAsNew {
+				t.Fatalf("run %d closed with %s", i, evs[len(evs)-1].Type)
+			}
+			next := nextRun(t, e.GetWorkflowError())
+			if !next.Started.ExecutionStarted.Equal(simtest.T0) || len(next.Specs) != len(childSpecs) ||
+				next.Started.SpecSource != canSrc || string(next.Started.Input) != `{"i":`+string(rune('1'+i))+`}` {
+				t.Fatalf("run %d continues with %+v", i, next)
+			}
+			in = next
+			start = start.Add(30 * time.Minute)
+			continue
+		}
+		c := wendFailure(t, e, history.WorkflowTimedOut)
+		if c.TimeoutKind != interpreter.ExecutionTimeout {
+			t.Fatalf("timed out with %q", c.TimeoutKind)
+		}
+		if at := evs[len(evs)-1].Time; !at.Equal(simtest.T0.Add(3 * time.Hour)) {
+			t.Fatalf("timed out at %s, want 3h after the first run's start", at)
+		}
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	src := simtest.Head + `timeouts: {run: 10m}
+steps:
+  - activity: p.echo
+    with: 1
+  - wait_for_signal: never
+`
+	e, _ := newEnv(t)
+	evs := run(t, e, startInput(src, nil, nil))
+	c := wendFailure(t, e, history.WorkflowTimedOut)
+	if c.TimeoutKind != interpreter.RunTimeout || !evs[len(evs)-1].Time.Equal(simtest.T0.Add(10*time.Minute)) {
+		t.Fatalf("timed out %q at %s", c.TimeoutKind, evs[len(evs)-1].Time)
+	}
+	local := simtest.New(t, src, nil)
+	local.RunActivities(simtest.Echo)
+	local.FireTimers(simtest.T0.Add(time.Hour))
+	sameAsLocal(t, evs, local)
+}
+
+// TestInvalidSpecFailsTheStart: a spec that does not load fails the workflow at once with a
+// message naming the file, not a workflow task that retries forever.
+func TestInvalidSpecFailsTheStart(t *testing.T) {
+	e, _ := newEnv(t)
+	e.ExecuteWorkflow(wire.WorkflowType, startInput("wend: v1\nname: t\nsteps:\n  - activity: nope\n", nil, nil))
+	err := e.GetWorkflowError()
+	if err == nil || !strings.Contains(err.Error(), "/flows/test.wend.yaml") || !strings.Contains(err.Error(), "InvalidSpec") {
+		t.Fatalf("workflow error %v", err)
+	}
+}
