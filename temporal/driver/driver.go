@@ -1,12 +1,3 @@
-// Package driver runs wend's interpreter inside one generic Temporal workflow, wire.WorkflowType.
-// The interpreter decides; the driver turns its decisions into Temporal commands (activities,
-// timers, child workflows) and what Temporal reports back into the interpreter's inputs. The
-// wend event list is workflow state, rebuilt identically by every replay and served by the
-// wire.QueryEvents query, so show, history and export work as they do locally.
-//
-// Everything here runs as workflow code: no goroutines, no clock, no select, no map
-// iteration. Commands go on a disconnected context, because the interpreter, not Temporal,
-// decides what a cancel stops (compensation and on_cancel still run after one).
 package driver
 
 import (

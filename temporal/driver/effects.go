@@ -69,9 +69,8 @@ func (d *driver) startTimer(step string, ts history.TimerSchedule) {
 	key := timerKey(ts.TimerID)
 	f := workflow.NewTimer(d.withCancel(key), wait)
 	workflow.Go(d.ctx, func(gctx workflow.Context) {
-		err := f.Get(gctx, nil)
-		if err != nil {
-			return // cancelled: the interpreter already let go of it
+		if f.Get(gctx, nil) != nil || d.cancels[key] == nil {
+			return // cancelled (a timer may fire in the task that cancels it): nothing to report
 		}
 		delete(d.cancels, key)
 		d.send(gctx, fired)

@@ -1,0 +1,35 @@
+// Package driver runs wend's interpreter inside one generic Temporal workflow, wire.WorkflowType.
+// The interpreter decides; the driver turns its decisions into Temporal commands and what
+// Temporal reports back into the interpreter's inputs. The wend event list is workflow state,
+// rebuilt identically by every replay and served by the paged wire.QueryEvents query, so
+// show, history and export read the same format as for local runs.
+//
+// Everything here runs as workflow code: no goroutines, no clock, no select, no map
+// iteration. Commands go on a disconnected context, because the interpreter, not Temporal,
+// decides what a cancel stops (compensation and on_cancel still run after one).
+//
+// Mapping:
+//
+//   - ActivityScheduled: activity wire.ActivityCall with a history.ActivityCall, ActivityID =
+//     interpreter.TaskID, Temporal retries off, StartToClose = the step's timeout
+//     (DefaultStartToClose when none), HeartbeatTimeout = the step's (wire.DefaultHeartbeatTimeout
+//     when none: the worker beats for the plugin, so a dead worker is noticed).
+//   - ActivityRetryScheduled: a Temporal timer until available_at, then the next try; wend
+//     keeps the backoff list, jitter, non_retryable and attempt numbers.
+//   - TimerScheduled / TimerCancelled / ActivityCancelled: timers and cancels.
+//   - ChildWorkflowScheduled: a child of the same type with the parent's spec texts,
+//     ParentClosePolicy terminate; ChildWorkflowCancelRequested cancels it, and the parent
+//     waits for a cancelled child to finish before it closes.
+//   - WorkflowWaitScheduled: activity wire.ActivityAwait, cancelled when the step stops waiting.
+//   - Inputs: wire.SignalName signals (resends dropped by signal id), Temporal's cancel
+//     (reason from a prior wire.CancelSignalName signal), outcomes (stale ones dropped by
+//     Run.Expects / Run.Awaits), Temporal's own history count (StructuralLimitReached).
+//   - The run's end: output; ContinueAsNewError with the same spec texts; Temporal's
+//     Canceled for a cancelled run; otherwise a non-retryable ApplicationError whose type is
+//     the wend terminal event type and whose detail is its history.Closed.
+//
+// What differs from a local run: a worker that dies mid-try costs that try (it times out on
+// its heartbeat, where the local engine re-runs the same attempt); event times are workflow
+// task times; a child runs the spec text its parent started with; an activity call over
+// Temporal's payload limit (MaxPayloadBytes) fails its step with structural_limit.
+package driver
