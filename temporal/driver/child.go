@@ -61,14 +61,8 @@ func (d *driver) childInput(step string, cs history.ChildSchedule) (wire.StartIn
 		}
 		d.specs[cs.SpecFile] = w
 	}
-	if w.InputSchema != nil {
-		var v any
-		if err := json.Unmarshal(cs.Input, &v); err != nil {
-			return wire.StartInput{}, startFailure(fmt.Errorf("child workflow %s: input is not JSON: %v", cs.SpecFile, err))
-		}
-		if err := spec.ValidateInput(w.InputSchema, v); err != nil {
-			return wire.StartInput{}, startFailure(fmt.Errorf("child workflow %s: invalid input: %v", cs.SpecFile, err))
-		}
+	if err := checkInput(w, cs.Input); err != nil {
+		return wire.StartInput{}, startFailure(fmt.Errorf("child workflow %s: %v", cs.SpecFile, err))
 	}
 	sum := sha256.Sum256([]byte(src))
 	in := wire.StartInput{Specs: d.in.Specs, Started: history.Started{WorkflowID: cs.WorkflowID, Input: cs.Input,

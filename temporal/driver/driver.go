@@ -93,6 +93,10 @@ func newDriver(ctx workflow.Context, in wire.StartInput) (*driver, error) {
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("wend: workflow %s is invalid: %s", st.SpecFile, ds.Error()), "InvalidSpec", nil)
 	}
+	if err := checkInput(w, st.Input); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("wend: workflow %s: %v", st.SpecFile, err), "InvalidInput", nil)
+	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	return &driver{root: ctx, ctx: dctx, in: in, st: st, w: w, r: interpreter.New(w, st),
 		inbox: workflow.NewChannel(dctx), cancels: map[string]workflow.CancelFunc{},
@@ -218,4 +222,22 @@ func (d *driver) continueAsNew(c history.Closed) error {
 			history.CategoryStructuralLimit, nil)
 	}
 	return workflow.NewContinueAsNewError(d.root, wire.WorkflowType, next)
+}
+
+// checkInput refuses an input the interpreter could not start with, as the local engine
+// does before it records a run: not JSON, or not what the spec's input schema asks for.
+func checkInput(w *spec.Workflow, raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("input is not JSON: %v", err)
+	}
+	if w.InputSchema != nil {
+		if err := spec.ValidateInput(w.InputSchema, v); err != nil {
+			return fmt.Errorf("invalid input: %v", err)
+		}
+	}
+	return nil
 }

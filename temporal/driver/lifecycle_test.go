@@ -94,13 +94,29 @@ steps:
 	sameAsLocal(t, evs, local)
 }
 
-// TestInvalidSpecFailsTheStart: a spec that does not load fails the workflow at once with a
-// message naming the file, not a workflow task that retries forever.
-func TestInvalidSpecFailsTheStart(t *testing.T) {
-	e, _ := newEnv(t)
-	e.ExecuteWorkflow(wire.WorkflowType, startInput("wend: v1\nname: t\nsteps:\n  - activity: nope\n", nil, nil))
-	err := e.GetWorkflowError()
-	if err == nil || !strings.Contains(err.Error(), "/flows/test.wend.yaml") || !strings.Contains(err.Error(), "InvalidSpec") {
-		t.Fatalf("workflow error %v", err)
+// TestBadStartFailsTheWorkflow: a spec that does not load, or an input it refuses, fails the
+// workflow at once with a message naming the file and the problem, not a workflow task that
+// panics and retries forever.
+func TestBadStartFailsTheWorkflow(t *testing.T) {
+	schema := simtest.Head + "input:\n  type: object\n  required: [n]\nsteps:\n  - activity: p.echo\n"
+	for _, tc := range []struct {
+		name string
+		in   wire.StartInput
+		want []string
+	}{
+		{"invalid spec", startInput("wend: v1\nname: t\nsteps:\n  - activity: nope\n", nil, nil), []string{"InvalidSpec", "/flows/test.wend.yaml:4"}},
+		{"input against the schema", startInput(schema, map[string]any{"m": 1}, nil), []string{"InvalidInput", "invalid input", "n"}},
+		{"no spec at all", wire.StartInput{}, []string{"InvalidSpec"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := newEnv(t)
+			e.ExecuteWorkflow(wire.WorkflowType, tc.in)
+			err := e.GetWorkflowError()
+			for _, w := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Fatalf("workflow error %v, want it to mention %q", err, w)
+				}
+			}
+		})
 	}
 }
