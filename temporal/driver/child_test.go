@@ -26,6 +26,7 @@ steps:
 output: "${{ steps.x.output }}"
 `,
 	"/flows/failing.wend.yaml": "wend: v1\nname: failing\nsteps:\n  - fail: child says no\n",
+	"/flows/strict.wend.yaml":  "wend: v1\nname: strict\ninput:\n  type: object\n  required: [n]\nsteps:\n  - fail: never runs\n",
 	"/flows/waiting.wend.yaml": `wend: v1
 name: waiting
 plugins: {p: ./p}
@@ -68,6 +69,12 @@ func TestRunWorkflowChild(t *testing.T) {
     catch:
       - activity: p.echo
         with: "${{ error.message }}"
+  - id: strict
+    run_workflow: ./strict.wend.yaml
+    with: {m: 1}
+    catch:
+      - activity: p.echo
+        with: "${{ error.message }}"
 output: "${{ steps.c.output }}"
 `
 	e, p := newEnv(t)
@@ -88,7 +95,8 @@ output: "${{ steps.c.output }}"
 			caught = append(caught, string(tr.Call.Input))
 		}
 	}
-	if len(caught) != 2 || !strings.Contains(caught[0], "child says no") || !strings.Contains(caught[1], "not in the run's start input") {
+	if len(caught) != 3 || !strings.Contains(caught[0], "child says no") || !strings.Contains(caught[1], "not in the run's start input") ||
+		!strings.Contains(caught[2], "strict.wend.yaml: invalid input") {
 		t.Fatalf("catches saw %q", caught)
 	}
 	// The child ran the text from the parent's start input, with its own history.
