@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 )
 
 // specFile is where the test workflows say they come from; children resolve against it.
@@ -151,6 +152,9 @@ func newEnvLogging(t *testing.T, w io.Writer) (*testsuite.TestWorkflowEnvironmen
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	e := s.NewTestWorkflowEnvironment()
+	// The SDK fails a workflow task whose code runs over 1 s without yielding; under -race on
+	// a loaded 2-core machine the first spec load alone can take that long.
+	e.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	e.SetStartTime(simtest.T0)
 	e.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "wf"})
 	p := &plugin{env: e, released: map[string]chan struct{}{}}
