@@ -27,6 +27,7 @@ func (d *driver) startChild(step string, cs history.ChildSchedule) {
 	}
 	cctx := workflow.WithChildOptions(d.withCancel(childKey(step)), workflow.ChildWorkflowOptions{
 		WorkflowID:          cs.WorkflowID,
+		Memo:                map[string]any{wire.MemoName: d.specs[cs.SpecFile].Name, wire.MemoSpecFile: cs.SpecFile, wire.MemoSpecSHA256: in.Started.SpecSHA256},
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_TERMINATE,
 		WaitForCancellation: true, // a cancelled child compensates before its parent closes
 	})

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +13,10 @@ import (
 	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
 var childSpecs = map[string]string{
@@ -78,6 +82,8 @@ func TestRunWorkflowChild(t *testing.T) {
 output: "${{ steps.c.output }}"
 `
 	e, p := newEnv(t)
+	spy := &memoSpy{memos: map[string]map[string]any{}}
+	e.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute, Interceptors: []interceptor.WorkerInterceptor{spy}})
 	evs := run(t, e, startInput(src, nil, childSpecs))
 	if got := output(t, e); got != "6" {
 		t.Fatalf("output %s", got)
@@ -104,6 +110,11 @@ output: "${{ steps.c.output }}"
 	st, _ := history.DataOf[history.Started](child[0])
 	if st.SpecSource != childSpecs["/flows/child.wend.yaml"] || st.ParentRunID == "" || st.ParentStep != "steps[0]" {
 		t.Fatalf("child started %+v", st)
+	}
+	// A list shows the child without asking a worker.
+	want := map[string]any{wire.MemoName: "child", wire.MemoSpecFile: "/flows/child.wend.yaml", wire.MemoSpecSHA256: st.SpecSHA256}
+	if got := spy.memos["wf/steps[0]"]; !maps.Equal(got, want) {
+		t.Fatalf("child memo %v, want %v", got, want)
 	}
 }
 
@@ -191,4 +202,35 @@ output: "${{ steps.a.output }}"
 	if n := len(ofType(evs, history.WorkflowWaitCompleted)) + len(ofType(evs, history.WorkflowWaitFailed)); n != 2 {
 		t.Fatalf("%d wait outcomes recorded, want 2 (none for the timed-out wait)", n)
 	}
+}
+
+// memoSpy records the memo of every child workflow the driver starts (the test environment
+// does not hand a child its memo).
+type memoSpy struct {
+	interceptor.WorkerInterceptorBase
+	memos map[string]map[string]any
+}
+
+func (m *memoSpy) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &memoInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, spy: m}
+}
+
+type memoInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	spy *memoSpy
+}
+
+func (i *memoInbound) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&memoOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, spy: i.spy})
+}
+
+type memoOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	spy *memoSpy
+}
+
+func (o *memoOutbound) ExecuteChildWorkflow(ctx workflow.Context, typ string, args ...any) workflow.ChildWorkflowFuture {
+	opts := workflow.GetChildWorkflowOptions(ctx)
+	o.spy.memos[opts.WorkflowID] = opts.Memo
+	return o.Next.ExecuteChildWorkflow(ctx, typ, args...)
 }

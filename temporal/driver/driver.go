@@ -72,6 +72,7 @@ func Workflow(ctx workflow.Context, in wire.StartInput) (json.RawMessage, error)
 		d.apply(ev)
 	}
 	d.awaitCancelledChildren()
+	d.recordReason()
 	return d.result()
 }
 
@@ -208,6 +209,18 @@ func (d *driver) result() (json.RawMessage, error) {
 		msg = c.Failure.Error()
 	}
 	return nil, temporal.NewNonRetryableApplicationError(msg, string(last.Type), nil, c)
+}
+
+// recordReason writes the run's closed reason into its memo, where a list reads it.
+func (d *driver) recordReason() {
+	last := d.events[len(d.events)-1]
+	if last.Type == history.WorkflowContinuedAsNew {
+		return // the status says it, and the next run must not inherit a reason
+	}
+	_, reason := history.ClosedBy(last)
+	if err := workflow.UpsertMemo(d.ctx, map[string]any{wire.MemoClosedReason: reason}); err != nil {
+		workflow.GetLogger(d.ctx).Warn("wend: record the closed reason in the memo", "error", err)
+	}
 }
 
 // continueAsNew starts the next run with the same spec texts; ExecutionStarted carries over

@@ -83,7 +83,10 @@ steps:
   - wait_for_signal: never
 `
 	e, _ := newEnv(t)
+	// Temporal says Failed; the memo tells a list it timed out.
+	e.OnUpsertMemo(map[string]any{wire.MemoClosedReason: history.ClosedTimedOut}).Return(nil).Once()
 	evs := run(t, e, startInput(src, nil, nil))
+	e.AssertExpectations(t)
 	c := wendFailure(t, e, history.WorkflowTimedOut)
 	if c.TimeoutKind != interpreter.RunTimeout || !evs[len(evs)-1].Time.Equal(simtest.T0.Add(10*time.Minute)) {
 		t.Fatalf("timed out %q at %s", c.TimeoutKind, evs[len(evs)-1].Time)
