@@ -162,7 +162,7 @@ func (a awaiter) await(ctx context.Context, in wire.AwaitInput) (wire.AwaitResul
 		return wire.AwaitResult{RunID: "r-failed", Status: history.StatusFailed, Closed: history.Closed{
 			Failure: &history.Failure{Category: history.CategoryActivity, Type: "Boom", Message: "it broke"}}}, nil
 	}
-	return wire.AwaitResult{}, a.p.block(ctx, activity.GetInfo(ctx).ActivityID, time.Minute)
+	return wire.AwaitResult{}, a.p.block(ctx, activity.GetInfo(ctx).ActivityID, 6*time.Second)
 }
 
 func TestWaitForWorkflow(t *testing.T) {

@@ -111,21 +111,22 @@ func (p *plugin) call(ctx context.Context, call history.ActivityCall) (json.RawM
 		if p.onSlow != nil {
 			p.onSlow()
 		}
-		return nil, p.block(ctx, info.ActivityID, time.Minute)
+		return nil, p.block(ctx, info.ActivityID, 6*time.Second)
 	}
 	return call.Input, nil
 }
 
 // block waits for the try's end: its cancel or its start-to-close deadline. The test
-// environment marks a missed heartbeat but leaves the call running, so a hung call also
-// returns after three heartbeat timeouts (then the environment reports the timeout).
+// environment marks a missed heartbeat (its watcher looks every half timeout) but leaves the
+// call running, so a hung call also returns after ten heartbeat timeouts, by when even a
+// starved watcher has marked it; the environment then reports the timeout.
 func (p *plugin) block(ctx context.Context, id string, heartbeat time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-p.release(id):
 		return errors.New("fake plugin: cancelled")
-	case <-time.After(3 * heartbeat):
+	case <-time.After(10 * heartbeat):
 		return errors.New("fake plugin: hung")
 	}
 }
