@@ -136,3 +136,39 @@ func TestCancelCompensatesCompletedAndInFlight(t *testing.T) {
 		})
 	}
 }
+
+// TestSagaCompensatesOnFailure: with compensate_on_failure a failed run undoes its completed
+// steps, newest first, then fails.
+func TestSagaCompensatesOnFailure(t *testing.T) {
+	src := simtest.Head + `compensate_on_failure: true
+steps:
+  - activity: p.echo
+    with: reserve
+    compensate_with:
+      - activity: p.echo
+        with: release
+  - activity: p.echo
+    with: charge
+    compensate_with:
+      - activity: p.echo
+        with: refund
+  - activity: p.fail
+    with: {type: Declined, non_retryable: true}
+`
+	e, p := newEnv(t)
+	evs := run(t, e, startInput(src, nil, nil))
+	c := wendFailure(t, e, history.WorkflowFailed)
+	if c.Failure == nil || c.Failure.Type != "Declined" {
+		t.Fatalf("failure %+v", c.Failure)
+	}
+	var inputs []string
+	for _, tr := range p.triesOf("echo") {
+		inputs = append(inputs, string(tr.Call.Input))
+	}
+	if want := []string{`"reserve"`, `"charge"`, `"refund"`, `"release"`}; !slices.Equal(inputs, want) {
+		t.Fatalf("plugin ran %q, want %q", inputs, want)
+	}
+	local := simtest.New(t, src, nil)
+	local.RunActivities(failUntil("Declined", 0, true))
+	sameAsLocal(t, evs, local)
+}
