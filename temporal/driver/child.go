@@ -62,11 +62,12 @@ func (d *driver) childInput(step string, cs history.ChildSchedule) (wire.StartIn
 		}
 		d.specs[cs.SpecFile] = w
 	}
-	if err := checkInput(w, cs.Input); err != nil {
+	input, err := checkInput(w, cs.Input)
+	if err != nil {
 		return wire.StartInput{}, startFailure(fmt.Errorf("child workflow %s: %v", cs.SpecFile, err))
 	}
 	sum := sha256.Sum256([]byte(src))
-	in := wire.StartInput{Specs: d.in.Specs, Started: history.Started{WorkflowID: cs.WorkflowID, Input: cs.Input,
+	in := wire.StartInput{Specs: d.in.Specs, Started: history.Started{WorkflowID: cs.WorkflowID, Input: input,
 		SpecFile: cs.SpecFile, SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:]), ParentRunID: d.st.RunID, ParentStep: step}}
 	if n := encodedSize(in); n > MaxPayloadBytes {
 		return wire.StartInput{}, payloadFailure("child workflow start input "+cs.WorkflowID, n)

@@ -94,7 +94,8 @@ func newDriver(ctx workflow.Context, in wire.StartInput) (*driver, error) {
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("wend: workflow %s is invalid: %s", st.SpecFile, ds.Error()), "InvalidSpec", nil)
 	}
-	if err := checkInput(w, st.Input); err != nil {
+	var err error
+	if st.Input, err = checkInput(w, st.Input); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("wend: workflow %s: %v", st.SpecFile, err), "InvalidInput", nil)
 	}
@@ -238,19 +239,23 @@ func (d *driver) continueAsNew(c history.Closed) error {
 }
 
 // checkInput refuses an input the interpreter could not start with, as the local engine
-// does before it records a run: not JSON, or not what the spec's input schema asks for.
-func checkInput(w *spec.Workflow, raw json.RawMessage) error {
-	if len(raw) == 0 {
-		return nil
-	}
+// does before it records a run: not JSON, or not what the spec's input schema asks for. No
+// input (or null) is the empty object, as the local engine makes it, so `input.n ?? 0`
+// reads a missing field instead of failing to index null.
+func checkInput(w *spec.Workflow, raw json.RawMessage) (json.RawMessage, error) {
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("input is not JSON: %v", err)
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("input is not JSON: %v", err)
+		}
+	}
+	if v == nil {
+		raw, v = json.RawMessage("{}"), map[string]any{}
 	}
 	if w.InputSchema != nil {
 		if err := spec.ValidateInput(w.InputSchema, v); err != nil {
-			return fmt.Errorf("invalid input: %v", err)
+			return nil, fmt.Errorf("invalid input: %v", err)
 		}
 	}
-	return nil
+	return raw, nil
 }

@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +60,7 @@ func TestContinueAsNewAndExecutionTimeout(t *testing.T) {
 			}
 			next := nextRun(t, e.GetWorkflowError())
 			if !next.Started.ExecutionStarted.Equal(simtest.T0) || len(next.Specs) != len(childSpecs) ||
-				next.Started.SpecSource != canSrc || string(next.Started.Input) != `{"i":`+string(rune('1'+i))+`}` {
+				next.Started.SpecSource != canSrc || string(next.Started.Input) != fmt.Sprintf(`{"i":%d}`, i+1) {
 				t.Fatalf("run %d continues with %+v", i, next)
 			}
 			in = next
@@ -121,5 +123,28 @@ func TestBadStartFailsTheWorkflow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoInputIsTheEmptyObject: a run (or child) started without input gets {}, as the local
+// engine gives it, so `input.n ?? 0` reads a missing field instead of failing on null.
+func TestNoInputIsTheEmptyObject(t *testing.T) {
+	src := simtest.Head + `steps:
+  - id: c
+    run_workflow: ./defaults.wend.yaml
+output: {mine: "${{ input.n ?? 0 }}", child: "${{ steps.c.output }}"}
+`
+	specs := map[string]string{"/flows/defaults.wend.yaml": "wend: v1\nname: d\nsteps:\n  - delay: 1s\noutput: \"${{ input.n ?? 7 }}\"\n"}
+	for _, raw := range []json.RawMessage{nil, json.RawMessage("null")} {
+		e, _ := newEnv(t)
+		in := startInput(src, nil, specs)
+		in.Started.Input = raw
+		evs := run(t, e, in)
+		if got := output(t, e); got != `{"child":7,"mine":0}` {
+			t.Fatalf("input %q: output %s", raw, got)
+		}
+		if st, _ := history.DataOf[history.Started](evs[0]); string(st.Input) != "{}" {
+			t.Fatalf("input %q recorded as %s", raw, st.Input)
+		}
 	}
 }

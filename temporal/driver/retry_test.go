@@ -7,6 +7,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter"
 )
 
 // failUntil answers the local sim as the fake plugin's fail activity does.
@@ -42,7 +43,7 @@ output: "${{ steps.f.output.type }}"
 		if got := tries[i+1].At.Sub(tries[i].At); got != w {
 			t.Errorf("wait before try %d: %s, want %s", i+2, got, w)
 		}
-		if tries[i+1].Call.Attempt != i+2 || tries[i+1].ActivityID != tries[0].Call.ActivityExecutionID+"#"+string(rune('2'+i)) {
+		if tries[i+1].Call.Attempt != i+2 || tries[i+1].ActivityID != interpreter.TaskID(tries[0].Call.ActivityExecutionID, i+2) {
 			t.Errorf("try %d: attempt %d, ActivityID %s", i+2, tries[i+1].Call.Attempt, tries[i+1].ActivityID)
 		}
 	}
