@@ -58,6 +58,19 @@ func queryEventsOf(t *testing.T, e *testsuite.TestWorkflowEnvironment, id string
 	return page.Events
 }
 
+// childIDOf is the workflow id the interpreter gave the child of a step.
+func childIDOf(t *testing.T, evs []history.Event, step string) string {
+	t.Helper()
+	for _, ev := range ofType(evs, history.ChildWorkflowScheduled) {
+		if ev.Step == step {
+			cs, _ := history.DataOf[history.ChildSchedule](ev)
+			return cs.WorkflowID
+		}
+	}
+	t.Fatalf("no child scheduled at %s", step)
+	return ""
+}
+
 func TestRunWorkflowChild(t *testing.T) {
 	src := simtest.Head + `steps:
   - id: c
@@ -106,14 +119,15 @@ output: "${{ steps.c.output }}"
 		t.Fatalf("catches saw %q", caught)
 	}
 	// The child ran the text from the parent's start input, with its own history.
-	child := queryEventsOf(t, e, "wf/steps[0]")
+	childID := childIDOf(t, evs, "steps[0]")
+	child := queryEventsOf(t, e, childID)
 	st, _ := history.DataOf[history.Started](child[0])
 	if st.SpecSource != childSpecs["/flows/child.wend.yaml"] || st.ParentRunID == "" || st.ParentStep != "steps[0]" {
 		t.Fatalf("child started %+v", st)
 	}
 	// A list shows the child without asking a worker.
 	want := map[string]any{wire.MemoName: "child", wire.MemoSpecFile: "/flows/child.wend.yaml", wire.MemoSpecSHA256: st.SpecSHA256}
-	if got := spy.memos["wf/steps[0]"]; !maps.Equal(got, want) {
+	if got := spy.memos[childID]; !maps.Equal(got, want) {
 		t.Fatalf("child memo %v, want %v", got, want)
 	}
 }
@@ -137,7 +151,7 @@ func TestChildCancelledWithParent(t *testing.T) {
 	if n := len(ofType(evs, history.ChildWorkflowCancelRequested)); n != 1 {
 		t.Fatalf("%d child cancels recorded", n)
 	}
-	child := queryEventsOf(t, e, "wf/steps[0].parallel[0]")
+	child := queryEventsOf(t, e, childIDOf(t, evs, "steps[0].parallel[0]"))
 	if last := child[len(child)-1]; last.Type != history.WorkflowCancelled {
 		t.Fatalf("child closed with %s", last.Type)
 	}
