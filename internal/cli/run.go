@@ -94,6 +94,9 @@ func runRun(e *env, args []string) int {
 		file = pos[0]
 	}
 	req := server.StartRequest{WorkflowID: *id, SpecFile: file, Source: string(src), Input: raw}
+	if e.temporal != nil {
+		return runOnTemporal(e, pos[0], req, *detach)
+	}
 	path := dbPath(e, *db)
 	if c := liveHolder(path); c != nil {
 		c.Close()
