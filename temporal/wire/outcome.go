@@ -1,0 +1,41 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/wendflow/wend/history"
+)
+
+// The ActivityCall activity's input is a history.ActivityCall encoded as JSON: a first try's
+// empty LastProgress arrives as the JSON null (json.RawMessage("null")), which means none.
+
+// DefaultHeartbeatTimeout is the heartbeat timeout the driver gives a try whose step sets
+// none, so a worker that dies mid-call is noticed in seconds, not at the step's timeout. The
+// ActivityCall activity heartbeats on the plugin's behalf every HeartbeatTimeout/3 (from
+// activity.GetInfo), carrying the plugin's latest progress as Progress.
+const DefaultHeartbeatTimeout = 30 * time.Second
+
+// Progress is the heartbeat detail of an ActivityCall try: the plugin's latest progress,
+// empty when it reported none. The driver reads it from a heartbeat timeout
+// (TimeoutError.LastHeartbeatDetails) and records it, so the next try gets it as LastProgress.
+type Progress struct {
+	Progress json.RawMessage `json:"progress,omitempty"`
+}
+
+// ActivityFailure is the single detail of the ApplicationError an ActivityCall try fails
+// with (the error's type is Error.Type): the plugin's failure as wend records it, and the
+// progress the try last reported, for the next try.
+type ActivityFailure struct {
+	Error    history.ActivityError `json:"error"`
+	Progress json.RawMessage       `json:"progress,omitempty"`
+}
+
+// AwaitResult is what ActivityAwait returns once the awaited workflow id's run has closed
+// for good (a continue-as-new chain is followed to its end): the run, its wend status
+// (history.Status*) and the payload of its terminal event.
+type AwaitResult struct {
+	RunID  string         `json:"run_id"`
+	Status string         `json:"status"`
+	Closed history.Closed `json:"closed"`
+}
