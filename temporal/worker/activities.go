@@ -133,7 +133,7 @@ func (a *Activities) Await(ctx context.Context, in wire.AwaitInput) (wire.AwaitR
 	}()
 	var out json.RawMessage
 	err := a.Client.GetWorkflow(ctx, in.WorkflowID, "").Get(ctx, &out)
-	status, c, ok := closing.Of(out, err)
+	status, _, c, ok := closing.Of(out, err)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return wire.AwaitResult{}, temporal.NewNonRetryableApplicationError(
