@@ -61,7 +61,7 @@ func (b *Backend) Start(ctx context.Context, req server.StartRequest) (server.St
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		// As locally, an id names one workflow for good: a closed run is not started again.
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		Memo: map[string]any{memoName: w.Name, memoSpecFile: req.SpecFile, memoSpecSHA256: in.Started.SpecSHA256},
+		Memo:                  map[string]any{memoName: w.Name, memoSpecFile: req.SpecFile, memoSpecSHA256: in.Started.SpecSHA256},
 	}, wire.WorkflowType, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
