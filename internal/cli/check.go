@@ -70,6 +70,10 @@ func runCheck(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "wend check: %d problem(s) in %s (%d runs, %d events)\n", len(rep.Problems), where, rep.Runs, rep.Events)
 		return code
 	}
+	if e.temporal != nil {
+		fmt.Fprintf(e.stdout, "ok: workers poll task queue %s of namespace %s; %d wend runs there\n", e.temporal.TaskQueue, e.temporal.Namespace, rep.Runs)
+		return code
+	}
 	fmt.Fprintf(e.stdout, "ok: %d runs, %d events checked\n", rep.Runs, rep.Events)
 	return code
 }

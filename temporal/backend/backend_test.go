@@ -140,7 +140,7 @@ func TestWendTerminalEventDecides(t *testing.T) {
 	evs = append(evs, history.Event{Seq: uint64(len(evs) + 1), Type: history.WorkflowTimedOut, Time: t1,
 		Data: history.MustData(history.Closed{TimeoutKind: "run_timeout", Failure: &history.Failure{Category: history.CategoryTimeout, Message: "late"}})})
 	r, got := withEvents(runOf(info(enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, nil)), evs)
-	if len(got) != len(evs) || r.Status != history.StatusFailed || r.ClosedReason != history.ClosedTimedOut || !r.ClosedAt.Equal(t1) {
+	if len(got) != len(evs) || r.Status != history.StatusFailed || r.ClosedReason != history.ClosedTimedOut || !r.ClosedAt.Equal(t1) || !r.StartedAt.Equal(t0) {
 		t.Fatalf("record %+v with %d events (had %d)", r, len(got), len(evs))
 	}
 	// A running run is left as it is.

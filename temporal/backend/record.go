@@ -85,7 +85,9 @@ func memoString(m *commonpb.Memo, key string) string {
 }
 
 // withEvents completes a record from the run's wend history: the spec and parent from its
-// WorkflowStarted, its start and close times and reason from its events, its event count.
+// WorkflowStarted, the status and closed reason from its terminal event, its event count.
+// Start and close times stay Temporal's, so list and show agree (wend's event times are
+// workflow-task times, a little later).
 // A run Temporal closed without workflow code (terminate, a server timeout, a failed
 // workflow task) has no wend terminal event: one is made up from Temporal's status, dated
 // at its close, so the history ends as a local one does.
@@ -100,7 +102,6 @@ func withEvents(r history.Run, events []history.Event) (history.Run, []history.E
 				}
 			}
 		}
-		r.StartedAt = events[0].Time
 	}
 	last := history.Event{}
 	if n := len(events); n > 0 {
@@ -109,7 +110,9 @@ func withEvents(r history.Run, events []history.Event) (history.Run, []history.E
 	switch {
 	case last.Type.Terminal():
 		r.Status, r.ClosedReason = history.ClosedBy(last)
-		r.ClosedAt = last.Time
+		if r.ClosedAt.IsZero() {
+			r.ClosedAt = last.Time
+		}
 	case r.Status != history.StatusRunning:
 		events = append(events, synthesized(r, last.Seq))
 	}
