@@ -42,8 +42,9 @@ Flags:
   --target temporal
             also report what cannot run on a Temporal cluster or runs differently there
             (a run_workflow file that cannot be read is an error; a plugin program run
-            by relative path without sha256, and plugin env names read on the worker,
-            are warnings; wait_for_workflow holding a worker slot is an info)
+            by relative path without sha256, plugin env names read on the worker and a
+            heartbeat_timeout under 1s are warnings; wait_for_workflow holding a worker
+            slot is an info)
   --json    print a JSON array of findings on stdout instead:
             [{"file", "line", "column", "path", "message", "severity"}]
             (line and column are 1-based; 0 when the finding is about the whole file;
