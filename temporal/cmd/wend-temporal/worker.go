@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/worker"
 	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 )
 
 var workerCmd = cli.Command{
@@ -74,7 +76,9 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 	if dir == "" {
 		dir = ".wend/worker"
 	}
-	c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: t.Namespace})
+	// The SDK's own lines at warning and above: its default logs every timer at debug level.
+	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(sys.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logger})
 	if err != nil {
 		fmt.Fprintf(sys.Stderr, "wend worker: connect to Temporal at %s (namespace %s): %v\n", t.Address, t.Namespace, err)
 		return 2
