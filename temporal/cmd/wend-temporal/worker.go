@@ -103,4 +103,3 @@ func usage(sys cli.IO, format string, args ...any) int {
 	fmt.Fprintf(sys.Stderr, "wend worker: %s\ntry: wend help worker\n", fmt.Sprintf(format, args...))
 	return 2
 }
-
