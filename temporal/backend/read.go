@@ -16,26 +16,26 @@ const pageBytes = 1 << 20
 
 // events reads a run's wend history after seq after, page by page, from its workflow (a
 // worker replays a closed run to answer).
-func (b *Backend) events(ctx context.Context, info *workflowpb.WorkflowExecutionInfo, after uint64) ([]history.Event, error) {
+func (b *Backend) events(ctx context.Context, info *workflowpb.WorkflowExecutionInfo, after uint64) ([]history.Event, uint64, error) {
 	wid, rid := info.GetExecution().GetWorkflowId(), info.GetExecution().GetRunId()
 	out := []history.Event{}
 	for {
 		v, err := b.c.QueryWorkflow(ctx, wid, rid, wire.QueryEvents, wire.EventsQuery{After: after, MaxBytes: pageBytes})
 		if err != nil {
-			return nil, server.NewError(server.CodeInternal, fmt.Sprintf(
+			return nil, 0, server.NewError(server.CodeInternal, fmt.Sprintf(
 				"read the history of run %s of %s: %v (a worker of task queue %s answers this query: is one running? wend worker --temporal ADDR)",
 				rid, wid, err, info.GetTaskQueue()))
 		}
 		var p wire.EventsPage
 		if err := v.Get(&p); err != nil {
-			return nil, server.NewError(server.CodeInternal, fmt.Sprintf("read the history of run %s: %v", rid, err))
+			return nil, 0, server.NewError(server.CodeInternal, fmt.Sprintf("read the history of run %s: %v", rid, err))
 		}
 		out = append(out, p.Events...)
 		if len(p.Events) > 0 {
 			after = p.Events[len(p.Events)-1].Seq
 		}
 		if !p.More || len(p.Events) == 0 {
-			return out, nil
+			return out, p.Total, nil
 		}
 	}
 }
@@ -46,7 +46,7 @@ func (b *Backend) read(ctx context.Context, id string) (history.Run, []history.E
 	if err != nil {
 		return history.Run{}, nil, nil, err
 	}
-	evs, err := b.events(ctx, info, 0)
+	evs, _, err := b.events(ctx, info, 0)
 	if err != nil {
 		return history.Run{}, nil, nil, err
 	}
@@ -58,6 +58,19 @@ func (b *Backend) read(ctx context.Context, id string) (history.Run, []history.E
 func (b *Backend) Events(id string, after uint64) (server.EventPage, error) {
 	ctx, cancel := b.ctx()
 	defer cancel()
+	info, err := b.resolve(ctx, id)
+	if err != nil {
+		return server.EventPage{}, err
+	}
+	if r := runOf(info); r.Open() {
+		// Only the new events: a followed run is asked every second.
+		evs, total, err := b.events(ctx, info, after)
+		if err != nil {
+			return server.EventPage{}, err
+		}
+		r.LastSeq = total
+		return server.EventPage{Run: r, Events: evs}, nil
+	}
 	r, evs, _, err := b.read(ctx, id)
 	if err != nil {
 		return server.EventPage{}, err
