@@ -17,12 +17,12 @@ import (
 	"go.temporal.io/sdk/converter"
 )
 
-// Memo keys the start writes, so list can show a run without asking a worker.
+// Memo keys: what a list shows without asking a worker (wire.Memo*).
 const (
-	memoName       = "name"
-	memoSpecFile   = "spec_file"
-	memoSpecSHA256 = "spec_sha256"
-	memoReason     = "closed_reason" // when the driver records it; else the status decides
+	memoName       = wire.MemoName
+	memoSpecFile   = wire.MemoSpecFile
+	memoSpecSHA256 = wire.MemoSpecSHA256
+	memoReason     = wire.MemoClosedReason // the driver writes it when the run closes
 )
 
 // statusOf maps Temporal's execution status to wend's status and closed reason. A wend run

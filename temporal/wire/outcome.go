@@ -33,7 +33,9 @@ type ActivityFailure struct {
 
 // AwaitResult is what ActivityAwait returns once the awaited workflow id's run has closed
 // for good (a continue-as-new chain is followed to its end): the run, its wend status
-// (history.Status*) and the payload of its terminal event.
+// (history.Status*) and the payload of its terminal event. The activity heartbeats every
+// HeartbeatTimeout/3 while it waits (the driver sets DefaultHeartbeatTimeout) and may be
+// retried by Temporal: waiting has no effect to repeat.
 type AwaitResult struct {
 	RunID  string         `json:"run_id"`
 	Status string         `json:"status"`
