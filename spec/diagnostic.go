@@ -11,6 +11,8 @@ import (
 const (
 	SeverityError   = "error"
 	SeverityWarning = "warning"
+	// SeverityInfo explains a difference that needs no change (CheckTarget's findings).
+	SeverityInfo = "info"
 )
 
 // Diagnostic is one finding about a workflow file, with the position it refers to.
@@ -36,8 +38,8 @@ func (d Diagnostic) String() string {
 		b.WriteString(d.Path)
 		b.WriteString(": ")
 	}
-	if d.Severity == SeverityWarning {
-		b.WriteString("warning: ")
+	if d.Severity == SeverityWarning || d.Severity == SeverityInfo {
+		b.WriteString(d.Severity + ": ")
 	}
 	b.WriteString(d.Message)
 	return b.String()
@@ -46,9 +48,14 @@ func (d Diagnostic) String() string {
 // Diagnostics is the list of findings for one or more files.
 type Diagnostics []Diagnostic
 
-// HasErrors reports whether any finding is an error (not a warning).
+// IsError reports whether a finding makes its file invalid (not a warning or an info).
+func (d Diagnostic) IsError() bool {
+	return d.Severity != SeverityWarning && d.Severity != SeverityInfo
+}
+
+// HasErrors reports whether any finding is an error (not a warning or an info).
 func (ds Diagnostics) HasErrors() bool {
-	return slices.ContainsFunc(ds, func(d Diagnostic) bool { return d.Severity != SeverityWarning })
+	return slices.ContainsFunc(ds, Diagnostic.IsError)
 }
 
 // Sorted returns the findings sorted by file and position, without exact duplicates.

@@ -125,7 +125,7 @@ func (l *Loader) child(parent string, s *Step) string {
 	case ds.HasErrors():
 		n := 0
 		for _, d := range ds {
-			if d.Severity != SeverityWarning {
+			if d.IsError() {
 				n++
 			}
 		}

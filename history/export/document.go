@@ -53,6 +53,15 @@ type Workflow struct {
 	Uncompensated []string `json:"uncompensated,omitempty"`
 	// NextRunID is the run that continued this one (continue-as-new), when recorded.
 	NextRunID string `json:"next_run_id,omitempty"`
+	// Engine names the engine that ran the run when it was not wend's own (absent then).
+	Engine *Engine `json:"engine,omitempty"`
+}
+
+// Engine is where a run ran, when not on wend's own engine.
+type Engine struct {
+	Kind      string `json:"kind"` // "temporal"
+	Namespace string `json:"namespace,omitempty"`
+	TaskQueue string `json:"task_queue,omitempty"`
 }
 
 // Timeouts holds the workflow's deadlines, read from its run_timeout / execution_timeout timers.

@@ -63,8 +63,12 @@ const (
 var connectWait = 5 * time.Second
 
 // openBackend opens the database at path, or, when another process holds it, connects to
-// that process's control socket (path + ".sock").
-func openBackend(path string, a access) (backend, error) {
+// that process's control socket (path + ".sock"). A command given --temporal gets the
+// Temporal cluster instead (extensions.go).
+func openBackend(e *env, path string, a access) (backend, error) {
+	if e.temporal != nil {
+		return e.openTemporal()
+	}
 	if c := liveHolder(path); c != nil {
 		return c, nil
 	}
@@ -233,7 +237,7 @@ func runRemote(e *env, dbPath string, req server.StartRequest, detach bool) int 
 		fmt.Fprintf(e.stderr, "wend run: start %s: the workflow is invalid:\n%s\n", req.SpecFile, ds.Error())
 		return exitFailed
 	}
-	b, err := openBackend(dbPath, steerRuns)
+	b, err := openBackend(e, dbPath, steerRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
 		return exitUsage
@@ -272,6 +276,13 @@ const followPoll = time.Second
 // followRemote follows a workflow that another process drives until it closes. Ctrl-C stops
 // following; the run goes on there.
 func followRemote(e *env, b backend, workflowID string) int {
+	return followElsewhere(e, b, workflowID, "in the process that holds the database",
+		"it goes on when a wend process drives it (wend resume, wend serve)")
+}
+
+// followElsewhere follows a workflow that b's engine drives: where says where the run goes
+// on after Ctrl-C, stuck what happens when following fails.
+func followElsewhere(e *env, b backend, workflowID, where, stuck string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := newProgress(e.stderr)
@@ -297,12 +308,12 @@ func followRemote(e *env, b backend, workflowID string) int {
 		printNew()
 		o, err := b.Wait(ctx, workflowID, followPoll)
 		if ctx.Err() != nil {
-			fmt.Fprintf(e.stderr, "wend: stopped following %s; the run goes on in the process that holds the database\n", workflowID)
+			fmt.Fprintf(e.stderr, "wend: stopped following %s; the run goes on %s\n", workflowID, where)
 			return exitInterrupted
 		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "wend run: %v\n", err)
-			fmt.Fprintf(e.stderr, "wend: %s did not finish here; it goes on when a wend process drives it (wend resume, wend serve)\n", workflowID)
+			fmt.Fprintf(e.stderr, "wend: %s did not finish here; %s\n", workflowID, stuck)
 			return exitFailed
 		}
 		printNew()

@@ -74,7 +74,7 @@ func TestOpenBackendUnreachableHolder(t *testing.T) {
 	defer st.Close()
 	defer func(d time.Duration) { connectWait = d }(connectWait)
 	connectWait = 0
-	_, err = openBackend(path, readRuns)
+	_, err = openBackend(&env{}, path, readRuns)
 	if err == nil {
 		t.Fatal("openBackend on a held database without a socket succeeded")
 	}

@@ -42,7 +42,7 @@ func runCancel(e *env, args []string) int {
 	if len(pos) != 1 {
 		return usageError(e, "cancel", "want one workflow or run ID, got %d arguments", len(pos))
 	}
-	b, err := openBackend(dbPath(e, *db), steerRuns)
+	b, err := openBackend(e, dbPath(e, *db), steerRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend cancel: %v\n", err)
 		return exitUsage

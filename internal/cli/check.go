@@ -39,7 +39,7 @@ func runCheck(e *env, args []string) int {
 		return usageError(e, "check", "unexpected argument %q", pos[0])
 	}
 	path := dbPath(e, *db)
-	b, err := openBackend(path, checkDB)
+	b, err := openBackend(e, path, checkDB)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend check: %v\n", err)
 		return exitUsage
@@ -63,7 +63,15 @@ func runCheck(e *env, args []string) int {
 		fmt.Fprintln(e.stdout, p)
 	}
 	if code != exitOK {
-		fmt.Fprintf(e.stderr, "wend check: %d problem(s) in %s (%d runs, %d events)\n", len(rep.Problems), path, rep.Runs, rep.Events)
+		where := path
+		if e.temporal != nil {
+			where = "Temporal " + e.temporal.Address
+		}
+		fmt.Fprintf(e.stderr, "wend check: %d problem(s) in %s (%d runs, %d events)\n", len(rep.Problems), where, rep.Runs, rep.Events)
+		return code
+	}
+	if e.temporal != nil {
+		fmt.Fprintf(e.stdout, "ok: workers poll task queue %s of namespace %s; %d wend runs there\n", e.temporal.TaskQueue, e.temporal.Namespace, rep.Runs)
 		return code
 	}
 	fmt.Fprintf(e.stdout, "ok: %d runs, %d events checked\n", rep.Runs, rep.Events)

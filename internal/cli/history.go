@@ -50,7 +50,7 @@ func runHistory(e *env, args []string) int {
 	if isFlagSet(fs, "output") && *output == "" {
 		return usageError(e, "history", "--output needs a file name")
 	}
-	b, err := openBackend(dbPath(e, *db), readRuns)
+	b, err := openBackend(e, dbPath(e, *db), readRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend history: %v\n", err)
 		return exitUsage

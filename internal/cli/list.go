@@ -72,7 +72,7 @@ func runList(e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "list", "%v", err)
 	}
-	b, err := openBackend(dbPath(e, *db), readRuns)
+	b, err := openBackend(e, dbPath(e, *db), readRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend list: %v\n", err)
 		return exitUsage

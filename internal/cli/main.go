@@ -21,6 +21,8 @@ const (
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	ext            *Extensions // what the binary adds (MainWith); nil for plain wend
+	temporal       *Temporal   // the cluster this command goes to; nil: this machine's database
 }
 
 type command struct {
@@ -55,9 +57,14 @@ func init() {
 	}
 }
 
-// Main runs the wend command line and returns the process exit code.
+// Main runs the wend command line and returns the process exit code. A command for a
+// Temporal cluster is handed to the wend-temporal binary (handoff.go).
 func Main() int {
-	return run(&env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	if wantsTemporal(os.Args[1:], os.Getenv) {
+		return handoff(e, os.Args[1:])
+	}
+	return run(e, os.Args[1:])
 }
 
 func run(e *env, args []string) (code int) {
@@ -68,24 +75,24 @@ func run(e *env, args []string) (code int) {
 		}
 	}()
 	if len(args) == 0 {
-		printHelp(e.stderr)
+		printHelp(e, e.stderr)
 		return exitUsage
 	}
 	name := args[0]
 	switch name {
 	case "help", "-h", "--help":
 		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
+			if c, ok := e.lookup(args[1]); ok {
 				fmt.Fprint(e.stdout, c.usage)
 				return exitOK
 			}
 		}
-		printHelp(e.stdout)
+		printHelp(e, e.stdout)
 		return exitOK
 	case "--version", "-version":
 		name = "version"
 	}
-	c, ok := commands[name]
+	c, ok := e.lookup(name)
 	if !ok {
 		fmt.Fprintf(e.stderr, "wend: unknown command %q\ntry: wend help\n", name)
 		return exitUsage
@@ -94,20 +101,25 @@ func run(e *env, args []string) (code int) {
 		fmt.Fprint(e.stdout, c.usage)
 		return exitOK
 	}
-	return c.run(e, args[1:])
+	rest, code, ok := selectEngine(e, name, args[1:])
+	if !ok {
+		return code
+	}
+	return c.run(e, rest)
 }
 
-func printHelp(w io.Writer) {
+func printHelp(e *env, w io.Writer) {
 	fmt.Fprint(w, "wend runs declarative YAML workflows durably.\n\nUsage: wend COMMAND [ARGS]\n\nCommands:\n")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
+	names := e.names()
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		c, _ := e.lookup(n)
+		fmt.Fprintf(w, "  %-10s %s\n", n, c.summary)
 	}
 	fmt.Fprint(w, "\nRun 'wend help COMMAND' for a command's flags and exit codes.\n")
+	fmt.Fprint(w, "On a Temporal cluster: add --temporal HOST:PORT [--namespace N] [--task-queue Q] (or set\n"+
+		"WEND_TEMPORAL) to run, list, show, history, signal, cancel, terminate and check, and start\n"+
+		"workers with 'wend worker' (these need the wend-temporal program; docs/design.md).\n")
 }
 
 // usageError prints a usage problem with a hint and returns exitUsage.

@@ -1,17 +1,23 @@
 package cli
 
-import "github.com/wendflow/wend/server"
+import (
+	"fmt"
 
-// stats sums the process counts of every plugin host, for /metrics.
-func (r *router) stats() server.PluginStats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out server.PluginStats
-	for _, h := range r.hosts {
-		st := h.Stats()
-		out.Processes += st.Processes
-		out.Starts += st.Starts
-		out.Restarts += st.Restarts
+	"github.com/wendflow/wend/plugins"
+	"github.com/wendflow/wend/server"
+)
+
+// pluginStats reads a router's process counts for /metrics.
+func pluginStats(r *plugins.Router) func() server.PluginStats {
+	return func() server.PluginStats {
+		st := r.Stats()
+		return server.PluginStats{Processes: st.Processes, Starts: st.Starts, Restarts: st.Restarts}
 	}
-	return out
+}
+
+// newRouter makes the plugin router of a process that drives runs: plugin stderr lines go
+// to the command's stderr as "plugin NAME: LINE", processes are recorded in registry.
+func newRouter(e *env, registry string) *plugins.Router {
+	return plugins.NewRouter(plugins.Options{Registry: registry,
+		Log: func(plugin, line string) { fmt.Fprintf(e.stderr, "plugin %s: %s\n", plugin, line) }})
 }

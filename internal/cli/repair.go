@@ -53,7 +53,7 @@ func runRepair(e *env, args []string) int {
 			return usageError(e, "repair", "the ID is empty")
 		}
 	}
-	b, err := openBackend(dbPath(e, *db), steerRuns)
+	b, err := openBackend(e, dbPath(e, *db), steerRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend repair: %v\n", err)
 		return exitUsage

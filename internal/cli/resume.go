@@ -65,7 +65,7 @@ func runResume(e *env, args []string) int {
 	d, err := startDriver(e, path)
 	switch {
 	case errors.Is(err, boltstore.ErrInUse):
-		if b, err = openBackend(path, readRuns); err != nil {
+		if b, err = openBackend(e, path, readRuns); err != nil {
 			fmt.Fprintf(e.stderr, "wend resume: %v\n", err)
 			return exitUsage
 		}

@@ -62,10 +62,10 @@ func runRetry(e *env, args []string) int {
 		return usageError(e, "retry", "give --follow or --json, not both (--follow prints the run's output)")
 	}
 	path := dbPath(e, *db)
-	if *follow {
+	if *follow && e.temporal == nil {
 		return retryFollow(e, path, pos[0])
 	}
-	b, err := openBackend(path, steerRuns)
+	b, err := openBackend(e, path, steerRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend retry: %v\n", err)
 		return exitUsage
@@ -102,7 +102,7 @@ func retryFollow(e *env, path, id string) int {
 	}
 	d, err := startDriver(e, path)
 	if errors.Is(err, boltstore.ErrInUse) {
-		b, err := openBackend(path, steerRuns)
+		b, err := openBackend(e, path, steerRuns)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "wend retry: %v\n", err)
 			return exitUsage

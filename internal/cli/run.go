@@ -14,6 +14,7 @@ import (
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
 )
@@ -93,6 +94,9 @@ func runRun(e *env, args []string) int {
 		file = pos[0]
 	}
 	req := server.StartRequest{WorkflowID: *id, SpecFile: file, Source: string(src), Input: raw}
+	if e.temporal != nil {
+		return runOnTemporal(e, pos[0], req, *detach)
+	}
 	path := dbPath(e, *db)
 	if c := liveHolder(path); c != nil {
 		c.Close()
@@ -163,7 +167,7 @@ type driver struct {
 	store history.Store
 	eng   *engine.Engine
 	ctl   *server.UnixServer // the control socket; nil when it could not be made
-	plug  *router
+	plug  *plugins.Router
 	prog  *progress
 	// blocked lists the runs Recover could not resume ("RUNID (WORKFLOW ID): why").
 	blocked []string
@@ -176,8 +180,8 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 		return nil, err
 	}
 	reapPlugins(e, pluginRegistry(path)) // now, while we hold the database: no other wend uses it
-	d := &driver{path: path, e: e, store: st, plug: newRouter(e.stderr, pluginRegistry(path)), prog: newProgress(e.stderr), meter: server.NewMetrics()}
-	d.meter.SetPluginStats(d.plug.stats)
+	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: server.NewMetrics()}
+	d.meter.SetPluginStats(pluginStats(d.plug))
 	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: d.plug, Observe: d.prog.observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }})
 	rep, err := d.eng.Recover(context.Background())

@@ -48,7 +48,7 @@ func runShow(e *env, args []string) int {
 	if len(pos) != 1 {
 		return usageError(e, "show", "want one workflow or run ID, got %d arguments", len(pos))
 	}
-	b, err := openBackend(dbPath(e, *db), readRuns)
+	b, err := openBackend(e, dbPath(e, *db), readRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend show: %v\n", err)
 		return exitUsage

@@ -55,7 +55,7 @@ func runSignal(e *env, args []string) int {
 		}
 		raw = json.RawMessage(*data)
 	}
-	b, err := openBackend(dbPath(e, *db), steerRuns)
+	b, err := openBackend(e, dbPath(e, *db), steerRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend signal: %v\n", err)
 		return exitUsage

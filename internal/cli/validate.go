@@ -23,7 +23,7 @@ const maxTextFindings = 50
 
 var validateCmd = &command{
 	summary: "check workflow files against the schema and the language rules",
-	usage: `Usage: wend validate [--json] PATH...
+	usage: `Usage: wend validate [--json] [--plugins] [--target local|temporal] PATH...
 
 Checks workflow files without running anything: YAML syntax, the JSON Schema, step kinds,
 step ids, expressions (compiled against the names in scope), durations, plugins and
@@ -39,10 +39,16 @@ Flags:
   --plugins also start each declared plugin (the workflow must be valid otherwise), check
             that every activity: exists, and check literal with: inputs against the
             activity's input schema
+  --target temporal
+            also report what cannot run on a Temporal cluster or runs differently there
+            (a run_workflow file that cannot be read is an error; a plugin program run
+            by relative path without sha256, plugin env names read on the worker and a
+            heartbeat_timeout under 1s are warnings; wait_for_workflow holding a worker
+            slot is an info)
   --json    print a JSON array of findings on stdout instead:
             [{"file", "line", "column", "path", "message", "severity"}]
             (line and column are 1-based; 0 when the finding is about the whole file;
-            severity is "error" or "warning"). An empty array means all valid.
+            severity is "error", "warning" or "info"). An empty array means all valid.
 
 Exit codes: 0 all files valid, 1 some file invalid, 2 usage or I/O error (a PATH that
 does not exist or cannot be read), 3 internal error.
@@ -54,9 +60,13 @@ func runValidate(e *env, args []string) int {
 	fset := flag.NewFlagSet("validate", flag.ContinueOnError)
 	asJSON := fset.Bool("json", false, "")
 	withPlugins := fset.Bool("plugins", false, "")
+	target := fset.String("target", spec.TargetLocal, "")
 	paths, err := parseArgs(fset, args)
 	if err != nil {
 		return usageError(e, "validate", "%s", flagError(err))
+	}
+	if !slices.Contains(spec.Targets, *target) {
+		return usageError(e, "validate", "--target %q: want one of %s", *target, strings.Join(spec.Targets, ", "))
 	}
 	if len(paths) == 0 {
 		return usageError(e, "validate", "no PATH given; name workflow files or folders, e.g. wend validate examples/")
@@ -73,6 +83,9 @@ func runValidate(e *env, args []string) int {
 		ds := r.diags
 		if *withPlugins && !ds.HasErrors() && r.w != nil {
 			ds = append(ds, checkPlugins(context.Background(), e, files[i], r.w)...)
+		}
+		if !ds.HasErrors() {
+			ds = append(ds, spec.CheckTarget(r.w, *target)...)
 		}
 		if ds.HasErrors() {
 			invalid++
@@ -224,12 +237,15 @@ func printJSON(e *env, ds spec.Diagnostics) {
 }
 
 func summary(files, invalid int, ds spec.Diagnostics) string {
-	errs, warns := 0, 0
+	errs, warns, infos := 0, 0, 0
 	for _, d := range ds {
-		if d.Severity == spec.SeverityWarning {
-			warns++
-		} else {
+		switch {
+		case d.IsError():
 			errs++
+		case d.Severity == spec.SeverityWarning:
+			warns++
+		default:
+			infos++
 		}
 	}
 	s := fmt.Sprintf("%s checked", plural(files, "file"))
@@ -240,6 +256,9 @@ func summary(files, invalid int, ds spec.Diagnostics) string {
 	}
 	if warns > 0 {
 		s += fmt.Sprintf(", %s", plural(warns, "warning"))
+	}
+	if infos > 0 {
+		s += fmt.Sprintf(", %s", plural(infos, "note"))
 	}
 	return s
 }

@@ -1,0 +1,85 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Router runs activity calls on one Host per distinct plugin declaration, started on first
+// use: workflows may give the same plugin name to different programs, and a worker serving
+// many workflows sees all of them. It is the engine's Activities for `wend run` and `wend
+// serve`, and what a Temporal worker's activities call.
+type Router struct {
+	opts  Options // of every host
+	mu    sync.Mutex
+	hosts map[string]*Host
+}
+
+// NewRouter makes a Router whose hosts share opts (the log, the registry of processes).
+func NewRouter(opts Options) *Router {
+	return &Router{opts: opts, hosts: map[string]*Host{}}
+}
+
+// Execute runs one try of call on the host of call.Declared.
+func (r *Router) Execute(ctx context.Context, call history.ActivityCall, hb func(history.Heartbeat)) (json.RawMessage, error) {
+	h, err := r.host(call.Plugin, call.Declared)
+	if err != nil {
+		return nil, err
+	}
+	return h.Execute(ctx, call, hb)
+}
+
+func (r *Router) host(name string, ref history.PluginRef) (*Host, error) {
+	if len(ref.Command) == 0 {
+		return nil, &history.ActivityError{Category: history.CategoryInternal, Type: "PluginNotDeclared", NonRetryable: true,
+			Message: fmt.Sprintf("plugin %q is not declared by the run's workflow", name)}
+	}
+	key, _ := json.Marshal(struct {
+		Name string
+		Ref  history.PluginRef
+	}{name, ref})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h, ok := r.hosts[string(key)]; ok {
+		return h, nil
+	}
+	h, err := New([]Config{{Name: name, Command: ref.Command, Dir: ref.Dir, SHA256: ref.SHA256, Env: ref.Env}}, r.opts)
+	if err != nil {
+		return nil, &history.ActivityError{Category: history.CategoryInternal, Type: "PluginConfig", NonRetryable: true, Message: err.Error()}
+	}
+	r.hosts[string(key)] = h
+	return h, nil
+}
+
+// Stats sums the process counts of every host, for the operator's metrics.
+func (r *Router) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out Stats
+	for _, h := range r.hosts {
+		st := h.Stats()
+		out.Processes += st.Processes
+		out.Starts += st.Starts
+		out.Restarts += st.Restarts
+	}
+	return out
+}
+
+// Close stops every plugin process. The Router may be used again afterwards: a later call
+// starts a fresh host.
+func (r *Router) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var first error
+	for k, h := range r.hosts {
+		if err := h.Close(); err != nil && first == nil {
+			first = err
+		}
+		delete(r.hosts, k)
+	}
+	return first
+}

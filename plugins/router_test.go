@@ -1,0 +1,84 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wendflow/wend/history"
+)
+
+// TestRouterHostPerDeclaration: the same plugin name declared with two programs (here: two
+// environments) gets two hosts, a repeated declaration reuses its host, and Close stops
+// every process and empties the registry, so a later Reap finds nothing to kill.
+func TestRouterHostPerDeclaration(t *testing.T) {
+	reg := filepath.Join(t.TempDir(), "plugins.reg")
+	logs := &logLines{}
+	r := NewRouter(Options{Registry: reg, Log: logs.log})
+	a := call("demo", "greet", map[string]string{"name": "ada"})
+	a.Declared = history.PluginRef{Command: []string{bins.goExample}}
+	b := a
+	b.Declared.Env = []string{"WEND_ROUTER_TEST=1"}
+	for i, c := range []history.ActivityCall{a, a, b, b} {
+		out, err := r.Execute(context.Background(), c, nil)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if string(out) != `{"greeting":"hello, ada"}` {
+			t.Fatalf("call %d = %s", i, out)
+		}
+	}
+	if st := r.Stats(); st.Processes != 2 || st.Starts != 2 || st.Restarts != 0 {
+		t.Fatalf("stats after two declarations = %+v, want 2 processes, 2 starts", st)
+	}
+	if got := registryLines(t, reg); got != 2 {
+		t.Fatalf("registry holds %d processes, want 2", got)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Stats(); st != (Stats{}) {
+		t.Fatalf("stats after Close = %+v, want none", st)
+	}
+	rep, err := Reap(reg)
+	if err != nil || len(rep.Reaped) != 0 {
+		t.Fatalf("Reap after Close = %+v, %v; want nothing left to reap", rep, err)
+	}
+}
+
+// TestRouterUndeclaredPlugin: a call whose plugin the workflow never declared fails for
+// good, as an internal error, without starting anything.
+func TestRouterUndeclaredPlugin(t *testing.T) {
+	r := NewRouter(Options{})
+	defer r.Close()
+	_, err := r.Execute(context.Background(), call("ghost", "x", nil), nil)
+	var ae *history.ActivityError
+	if !errors.As(err, &ae) || ae.Type != "PluginNotDeclared" || !ae.NonRetryable || ae.Category != history.CategoryInternal {
+		t.Fatalf("err = %#v, want a non-retryable internal PluginNotDeclared", err)
+	}
+	if !strings.Contains(ae.Message, `"ghost"`) {
+		t.Fatalf("message %q does not name the plugin", ae.Message)
+	}
+}
+
+// registryLines counts the non-empty lines of a registry file (missing: 0).
+func registryLines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) != "" {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,96 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Targets CheckTarget knows: where a workflow is meant to run.
+const (
+	TargetLocal    = "local"    // wend's own engine on this machine: nothing to add
+	TargetTemporal = "temporal" // a Temporal cluster through wend workers
+)
+
+// Targets lists the accepted targets, for messages.
+var Targets = []string{TargetLocal, TargetTemporal}
+
+// CheckTarget reports what in a valid workflow cannot run on target, or runs differently
+// there than on this machine: errors block a start, warnings and infos explain. The file is
+// named as w.File; positions are the offending step's or plugin's.
+func CheckTarget(w *Workflow, target string) Diagnostics {
+	if w == nil || target != TargetTemporal {
+		return nil
+	}
+	var ds Diagnostics
+	add := func(sev string, pos Pos, path, format string, args ...any) {
+		ds = append(ds, Diagnostic{File: w.File, Line: pos.Line, Column: pos.Col, Path: path,
+			Message: fmt.Sprintf(format, args...), Severity: sev})
+	}
+	dir := filepath.Dir(w.File)
+	for _, name := range w.PluginOrder {
+		p := w.Plugins[name]
+		if p == nil || len(p.Command) == 0 {
+			continue
+		}
+		if rel := relativeProgram(dir, p.Command); rel != "" && p.SHA256 == "" {
+			add(SeverityWarning, p.Pos, "plugins."+name,
+				"on Temporal %s runs on each worker from that worker's copy of the workflow's folder; pin it with sha256 so every worker runs the same program", rel)
+		}
+		for _, v := range p.Env {
+			if !strings.Contains(v, "=") {
+				add(SeverityWarning, p.Pos, "plugins."+name+".env",
+					"on Temporal %s is read from the environment of the worker that runs the activity, not of 'wend run'; set it on every worker (or write NAME=VALUE)", v)
+			}
+		}
+	}
+	w.Walk(func(s *Step) {
+		switch s.Kind {
+		case KindRunWorkflow:
+			if s.RunWorkflow == "" {
+				return
+			}
+			if _, err := os.Stat(ChildPath(w.File, s.RunWorkflow)); err != nil {
+				add(SeverityError, s.Pos, s.Path+".run_workflow",
+					"on Temporal the text of every run_workflow file travels in the run's start input, and %s cannot be read (%v)", s.RunWorkflow, unwrapPathError(err))
+			}
+		case KindActivity:
+			hb := s.HeartbeatTimeout
+			if !hb.IsSet() {
+				hb = w.Defaults.HeartbeatTimeout
+			}
+			if hb.IsSet() && hb.D < time.Second {
+				pos := hb.Pos
+				if pos.Line == 0 {
+					pos = s.Pos
+				}
+				add(SeverityWarning, pos, s.Path+".heartbeat_timeout",
+					"on Temporal a heartbeat timeout under 1s fires late (the server checks it about once a second), so the try may run well past %s", hb.D)
+			}
+		case KindWaitForWorkflow:
+			add(SeverityInfo, s.Pos, s.Path,
+				"on Temporal this wait holds one of a worker's activity slots (wend worker --max-activities) until the other run closes")
+		}
+	})
+	return ds.Sorted()
+}
+
+// relativeProgram returns the program a plugin command runs from a path relative to the
+// workflow's folder: the command itself ("./bin/plugin"), or the first argument naming a
+// file there (the script of ["python3", "plugin.py"]); "" when there is none.
+func relativeProgram(dir string, command []string) string {
+	if c := command[0]; !filepath.IsAbs(c) && strings.ContainsRune(c, filepath.Separator) {
+		return c
+	}
+	for _, a := range command[1:] {
+		if a == "" || strings.HasPrefix(a, "-") || filepath.IsAbs(a) {
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(dir, a)); err == nil && st.Mode().IsRegular() {
+			return a
+		}
+	}
+	return ""
+}

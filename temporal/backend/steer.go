@@ -1,0 +1,159 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/temporal/internal/closing"
+	"github.com/wendflow/wend/temporal/wire"
+	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+)
+
+// Signal sends a wend signal to the open run id names.
+func (b *Backend) Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error) {
+	return b.SendSignal(ctx, id, server.SignalRequest{Name: name, Data: data})
+}
+
+// SendSignal sends a wend signal on wire.SignalName; the run keeps signal ids it has seen,
+// so a resend with the same id reaches it once.
+func (b *Backend) SendSignal(ctx context.Context, id string, req server.SignalRequest) (history.Run, error) {
+	if req.Name == "" {
+		return history.Run{}, server.NewError(server.CodeBadRequest, "signal: no signal name given")
+	}
+	if len(req.Data) > 0 && !json.Valid(req.Data) {
+		return history.Run{}, server.NewError(server.CodeBadRequest, "signal: data is not JSON")
+	}
+	return b.control(ctx, id, "signals to a finished run are rejected", func(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) error {
+		e := info.GetExecution()
+		return b.c.SignalWorkflow(ctx, e.GetWorkflowId(), e.GetRunId(), wire.SignalName, wire.Signal{Name: req.Name, Data: req.Data, SignalID: req.ID})
+	})
+}
+
+// Cancel sends the reason on wire.CancelSignalName (Temporal's cancel carries none), then
+// cancels: the run records CancelRequested with the reason and compensates as locally.
+func (b *Backend) Cancel(ctx context.Context, id, reason string) (history.Run, error) {
+	return b.control(ctx, id, "a finished run cannot be cancelled", func(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) error {
+		e := info.GetExecution()
+		if err := b.c.SignalWorkflow(ctx, e.GetWorkflowId(), e.GetRunId(), wire.CancelSignalName, wire.Cancel{Reason: reason}); err != nil {
+			return err
+		}
+		return b.c.CancelWorkflow(ctx, e.GetWorkflowId(), e.GetRunId())
+	})
+}
+
+// Terminate ends the run at once on the server: no workflow code runs, so no compensation;
+// its history ends with a WorkflowTerminated this backend adds when reading it.
+func (b *Backend) Terminate(ctx context.Context, id, reason string) (history.Run, error) {
+	return b.control(ctx, id, "a finished run cannot be terminated", func(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) error {
+		e := info.GetExecution()
+		if reason == "" {
+			reason = "wend terminate"
+		}
+		return b.c.TerminateWorkflow(ctx, e.GetWorkflowId(), e.GetRunId(), reason)
+	})
+}
+
+// control resolves id, refuses a closed run with the local message, sends, and returns the
+// run's record afterwards.
+func (b *Backend) control(ctx context.Context, id, closedWhy string, send func(context.Context, *workflowpb.WorkflowExecutionInfo) error) (history.Run, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	info, err := b.resolve(ctx, id)
+	if err != nil {
+		return history.Run{}, err
+	}
+	r := runOf(info)
+	if !r.Open() {
+		return r, closedError(r, closedWhy)
+	}
+	if err := send(ctx, info); err != nil {
+		if now, rerr := b.resolve(ctx, id); rerr == nil && !runOf(now).Open() {
+			return runOf(now), closedError(runOf(now), closedWhy) // it closed meanwhile
+		}
+		return r, clusterError(id, err)
+	}
+	e := info.GetExecution()
+	if d, err := b.c.DescribeWorkflowExecution(ctx, e.GetWorkflowId(), e.GetRunId()); err == nil {
+		r = runOf(d.GetWorkflowExecutionInfo())
+	}
+	return r, nil
+}
+
+// Retry is not built on Temporal yet.
+func (b *Backend) Retry(context.Context, string) (server.Retried, error) {
+	return server.Retried{}, server.NewError(server.CodeUnsupported,
+		"wend retry is not available on Temporal yet; start the workflow again (wend run --temporal ADDR FILE with a new --id)")
+}
+
+// Repair does not apply: the cluster's history is the record, there is no local index to rebuild.
+func (b *Backend) Repair(context.Context, string) (server.RepairReport, error) {
+	return server.RepairReport{}, server.NewError(server.CodeUnsupported,
+		"wend repair rebuilds a local database's records; on Temporal the cluster's history is the record and there is nothing to repair")
+}
+
+// Wait blocks until the workflow id names has closed for good (following continue-as-new)
+// or timeout passed, and returns the last run's record with its output or failure.
+func (b *Backend) Wait(ctx context.Context, id string, timeout time.Duration) (server.Outcome, error) {
+	rctx, cancel := context.WithTimeout(ctx, b.timeout)
+	info, err := b.resolve(rctx, id)
+	cancel()
+	if err != nil {
+		return server.Outcome{}, err
+	}
+	if timeout <= 0 || timeout > server.MaxWait {
+		timeout = server.MaxWait
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	wid := info.GetExecution().GetWorkflowId()
+	var out json.RawMessage
+	gerr := b.c.GetWorkflow(wctx, wid, "").Get(wctx, &out)
+	status, reason, c, closed := closing.Of(out, gerr)
+	rctx, cancel2 := context.WithTimeout(ctx, b.timeout)
+	defer cancel2()
+	now, err := b.resolveWorkflow(rctx, wid)
+	if err != nil {
+		return server.Outcome{}, err
+	}
+	r := runOf(now)
+	if !closed {
+		if wctx.Err() != nil && ctx.Err() == nil {
+			return server.Outcome{Run: r}, nil // the timeout came first
+		}
+		return server.Outcome{}, clusterError(id, gerr)
+	}
+	r.Status, r.ClosedReason = status, reason
+	return server.Outcome{Run: r, Closed: true, Output: c.Output, Failure: c.Failure}, nil
+}
+
+// Check reports whether workers poll the task queue: without one, nothing runs.
+func (b *Backend) Check() (server.CheckReport, error) {
+	ctx, cancel := b.ctx()
+	defer cancel()
+	rep := server.CheckReport{Problems: []string{}}
+	for _, k := range []struct {
+		t    enumspb.TaskQueueType
+		what string
+	}{{enumspb.TASK_QUEUE_TYPE_WORKFLOW, "workflow"}, {enumspb.TASK_QUEUE_TYPE_ACTIVITY, "activity"}} {
+		d, err := b.c.DescribeTaskQueue(ctx, b.tq, k.t)
+		if err != nil {
+			return rep, clusterError("", err)
+		}
+		if len(d.GetPollers()) == 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("task queue %s of namespace %s: no worker polls for %s tasks; runs wait until one does (wend worker --temporal ADDR --task-queue %s)", b.tq, b.ns, k.what, b.tq))
+		}
+	}
+	n, err := b.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: b.ns,
+		Query: fmt.Sprintf("WorkflowType = '%s'", wire.WorkflowType)})
+	if err != nil {
+		return rep, clusterError("", err)
+	}
+	rep.Runs = int(n.GetCount())
+	return rep, nil
+}

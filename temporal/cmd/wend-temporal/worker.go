@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/wendflow/wend/internal/cli"
+	"github.com/wendflow/wend/temporal/driver"
+	"github.com/wendflow/wend/temporal/worker"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+)
+
+var workerCmd = cli.Command{
+	Summary: "host wend runs and their plugins for a Temporal cluster",
+	Usage: `Usage: wend worker --temporal HOST:PORT [--namespace N] [--task-queue Q]
+                   [--max-activities N] [--state DIR]
+
+Polls task queue Q of the Temporal cluster and runs what it is given: the generic workflow
+wend.v1 (wend's interpreter, one per run) and the activities that call plugins, each try
+exactly once (wend keeps the retries). Plugins start, stop, restart and are pinned as they
+are locally; the processes are recorded in DIR, and a worker started again on DIR first
+kills those a killed worker left behind. Start as many workers as you like, on as many
+machines: they share the work, and killing one loses nothing (a try it was running times
+out and counts as a try). SIGTERM or Ctrl-C stops it gracefully: no new tasks, running
+tries get 10 seconds, then plugins stop.
+
+Plugin commands resolve against the workflow file's folder as the client that started the
+run saw it: give every worker the same tree at the same path.
+
+Flags:
+  --temporal HOST:PORT  the cluster's frontend (default $WEND_TEMPORAL)
+  --namespace N         namespace (default $WEND_NAMESPACE, else default)
+  --task-queue Q        task queue (default $WEND_TASK_QUEUE, else wend)
+  --max-activities N    plugin tries and workflow waits run at once (default: the SDK's)
+  --state DIR           the worker's plugin registry, one worker per folder
+                        (default $WEND_WORKER_STATE, else .wend/worker)
+
+Exit codes: 0 stopped by a signal, 2 usage error or the cluster cannot be reached.
+`,
+	Run: runWorker,
+}
+
+func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	maxActs := fs.String("max-activities", "", "")
+	state := fs.String("state", "", "")
+	if err := fs.Parse(args); err != nil {
+		return usage(sys, "%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usage(sys, "unexpected argument %q", fs.Arg(0))
+	}
+	if t == nil {
+		return usage(sys, "no cluster named; give --temporal HOST:PORT (or set WEND_TEMPORAL)")
+	}
+	n := 0
+	if *maxActs != "" {
+		var err error
+		if n, err = strconv.Atoi(*maxActs); err != nil || n < 1 {
+			return usage(sys, "--max-activities: %q must be a whole number, at least 1", *maxActs)
+		}
+	}
+	dir := *state
+	if dir == "" {
+		dir = sys.Getenv("WEND_WORKER_STATE")
+	}
+	if dir == "" {
+		dir = ".wend/worker"
+	}
+	// The SDK's own lines at warning and above: its default logs every timer at debug level.
+	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(sys.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logger})
+	if err != nil {
+		fmt.Fprintf(sys.Stderr, "wend worker: connect to Temporal at %s (namespace %s): %v\n", t.Address, t.Namespace, err)
+		return 2
+	}
+	defer c.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = worker.Run(ctx, worker.Options{Client: c, TaskQueue: t.TaskQueue, MaxActivities: n, StateDir: dir,
+		RegisterWorkflow: func(r worker.Registry) { driver.Register(r) }, Log: sys.Stderr,
+		Ready: func() {
+			fmt.Fprintf(sys.Stderr, "wend worker: polling task queue %s of namespace %s at %s (state %s)\n", t.TaskQueue, t.Namespace, t.Address, dir)
+		}})
+	if err != nil {
+		fmt.Fprintf(sys.Stderr, "wend worker: %v\n", err)
+		return 2
+	}
+	fmt.Fprintln(sys.Stderr, "wend worker: stopped")
+	return 0
+}
+
+func usage(sys cli.IO, format string, args ...any) int {
+	fmt.Fprintf(sys.Stderr, "wend worker: %s\ntry: wend help worker\n", fmt.Sprintf(format, args...))
+	return 2
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/wendflow/wend/internal/cli"
+)
+
+// TestWorkerUsage: the mistakes `wend worker` catches before dialing a cluster, each with
+// exit 2 and a message naming the fix.
+func TestWorkerUsage(t *testing.T) {
+	tc := &cli.Temporal{Address: "127.0.0.1:1", Namespace: "default", TaskQueue: "wend"}
+	cases := []struct {
+		name string
+		t    *cli.Temporal
+		args []string
+		want string
+	}{
+		{"no cluster", nil, nil, "no cluster named; give --temporal HOST:PORT (or set WEND_TEMPORAL)"},
+		{"bad max", tc, []string{"--max-activities", "0"}, `--max-activities: "0" must be a whole number, at least 1`},
+		{"stray argument", tc, []string{"extra"}, `unexpected argument "extra"`},
+		{"unknown flag", tc, []string{"--bogus"}, "flag provided but not defined: -bogus"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := runWorker(cli.IO{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, c.t, c.args)
+			if code != 2 || !strings.Contains(errb.String(), c.want) || !strings.Contains(errb.String(), "try: wend help worker") {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", code, errb.String(), c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,17 @@
+package arch
+
+// The packages users touch: the worker, the CLI backend and the binary. Kept apart from
+// the driver's rules so the two land without touching one file.
+func init() {
+	sdk := []string{"go.temporal.io/sdk/", "go.temporal.io/api/", "google.golang.org/protobuf/"}
+	allowed["internal/closing"] = []string{wend + "/history", "go.temporal.io/sdk/temporal"}
+	allowed["worker"] = append([]string{wend + "/history", wend + "/plugins", module + "/wire", module + "/internal/closing", "golang.org/x/sys/unix"}, sdk...)
+	allowed["backend"] = append([]string{wend + "/history", wend + "/history/export", wend + "/spec", wend + "/server", wend + "/internal/cli",
+		module + "/wire", module + "/internal/closing"}, sdk...)
+	allowed["cmd/wend-temporal"] = []string{wend + "/internal/cli", module + "/backend", module + "/worker", module + "/driver", "go.temporal.io/sdk/client", "go.temporal.io/sdk/log"}
+	// The worker runs plugins and workflow code, never a database; the backend reads runs
+	// through the cluster and hosts no workflow code.
+	forbiddenDeps["worker"] = []string{wend + "/boltstore", wend + "/interpreter/engine", wend + "/internal/cli", wend + "/server", "go.etcd.io/bbolt"}
+	forbiddenDeps["backend"] = []string{module + "/driver", module + "/worker"}
+	forbiddenDeps["internal/closing"] = []string{wend + "/interpreter", wend + "/spec", wend + "/plugins", wend + "/internal/cli"}
+}

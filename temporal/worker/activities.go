@@ -1,0 +1,150 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/temporal/internal/closing"
+	"github.com/wendflow/wend/temporal/wire"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Plugins runs one try of a plugin activity: plugins.Router on a worker, a fake in tests.
+type Plugins interface {
+	Execute(ctx context.Context, call history.ActivityCall, hb func(history.Heartbeat)) (json.RawMessage, error)
+}
+
+// Activities are the activities a wend worker hosts.
+type Activities struct {
+	Plugins Plugins
+	// Client reads other workflows' outcomes for wait_for_workflow.
+	Client client.Client
+}
+
+func (a *Activities) beat(ctx context.Context, p wire.Progress) { activity.RecordHeartbeat(ctx, p) }
+
+// Call is wire.ActivityCall: exactly one try of a plugin activity (the driver keeps wend's
+// retries, so Temporal's are off). Every heartbeat carries the plugin's latest progress
+// (wire.Progress), so a try that times out hands it to the next one. When the step set no
+// heartbeat_timeout the driver gives wire.DefaultHeartbeatTimeout, and the worker beats for
+// the plugin every third of it: a worker that dies is noticed in seconds, not at the step's
+// timeout. A step with its own heartbeat_timeout gets only the plugin's beats, so a plugin
+// that stops beating times out as it does locally.
+func (a *Activities) Call(ctx context.Context, call history.ActivityCall) (json.RawMessage, error) {
+	if string(call.LastProgress) == "null" {
+		call.LastProgress = nil // a first try's "none", as JSON carries it
+	}
+	var mu sync.Mutex
+	var progress json.RawMessage
+	last := func() json.RawMessage {
+		mu.Lock()
+		defer mu.Unlock()
+		return progress
+	}
+	hb := func(h history.Heartbeat) {
+		if len(h.Progress) > 0 {
+			mu.Lock()
+			progress = h.Progress
+			mu.Unlock()
+		}
+		a.beat(ctx, wire.Progress{Progress: last()})
+	}
+	if every := workerBeat(activity.GetInfo(ctx).HeartbeatTimeout); every > 0 {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					a.beat(ctx, wire.Progress{Progress: last()})
+				}
+			}
+		}()
+	}
+	out, err := a.Plugins.Execute(ctx, call, hb)
+	if err != nil {
+		return nil, tryError(err, last())
+	}
+	return out, nil
+}
+
+// workerBeat is how often the worker beats for the plugin under a heartbeat timeout: a third
+// of the default the driver sets for steps without their own, else never.
+func workerBeat(timeout time.Duration) time.Duration {
+	if timeout != wire.DefaultHeartbeatTimeout {
+		return 0
+	}
+	return timeout / 3
+}
+
+// tryError turns a failed try into the ApplicationError the driver reads: its type and
+// message are the plugin's, its one detail wire.ActivityFailure (the error as wend records
+// it and the last progress), and the non-retryable flag is kept.
+func tryError(err error, progress json.RawMessage) error {
+	var ae *history.ActivityError
+	if !errors.As(err, &ae) {
+		ae = &history.ActivityError{Category: history.CategoryInternal, Type: "WorkerError", Message: err.Error()}
+	}
+	return temporal.NewApplicationErrorWithOptions(ae.Message, ae.Type, temporal.ApplicationErrorOptions{
+		NonRetryable: ae.NonRetryable, Cause: err,
+		Details: []any{wire.ActivityFailure{Error: *ae, Progress: progress}}})
+}
+
+// Await is wire.ActivityAwait: it blocks until the awaited workflow id's run has closed for
+// good (following continue-as-new), heartbeating so a dead worker is noticed, and returns
+// that run's wend status and terminal payload. Waiting has no effect, so Temporal may retry it.
+func (a *Activities) Await(ctx context.Context, in wire.AwaitInput) (wire.AwaitResult, error) {
+	if in.WorkflowID == "" {
+		return wire.AwaitResult{}, temporal.NewNonRetryableApplicationError("wait_for_workflow: no workflow id", "BadAwait", nil)
+	}
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		every = wire.DefaultHeartbeatTimeout / 3
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				a.beat(ctx, wire.Progress{})
+			}
+		}
+	}()
+	var out json.RawMessage
+	err := a.Client.GetWorkflow(ctx, in.WorkflowID, "").Get(ctx, &out)
+	status, _, c, ok := closing.Of(out, err)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return wire.AwaitResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("no workflow %s on this namespace", in.WorkflowID), "WorkflowNotFound", err)
+	}
+	if !ok {
+		return wire.AwaitResult{}, fmt.Errorf("wait for workflow %s: %w", in.WorkflowID, err)
+	}
+	d, derr := a.Client.DescribeWorkflowExecution(ctx, in.WorkflowID, "")
+	if derr != nil {
+		return wire.AwaitResult{}, fmt.Errorf("wait for workflow %s: %w", in.WorkflowID, derr)
+	}
+	return wire.AwaitResult{RunID: d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), Status: status, Closed: c}, nil
+}

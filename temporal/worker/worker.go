@@ -1,0 +1,137 @@
+// Package worker is `wend worker`: a Temporal worker hosting the wend.v1 workflow and the
+// activities that call plugins (wire.ActivityCall) and wait for other runs
+// (wire.ActivityAwait). Plugins run as they do locally, through plugins.Router: one process
+// per declaration, pinned by sha256, recorded in a registry so the next worker started with
+// the same state folder kills those a killed worker left behind.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wendflow/wend/plugins"
+	"github.com/wendflow/wend/temporal/wire"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"golang.org/x/sys/unix"
+)
+
+// Options configure Run.
+type Options struct {
+	// Client is the connection to the cluster; Run does not close it.
+	Client    client.Client
+	TaskQueue string // default wire.DefaultTaskQueue
+	// MaxActivities bounds the activities (plugin tries and workflow waits) run at once;
+	// 0 is the SDK's default.
+	MaxActivities int
+	// StateDir holds the worker's plugin registry (and its lock): one worker per folder.
+	StateDir string
+	// RegisterWorkflow registers the wend.v1 workflow (driver.Register); nil registers only
+	// the activities, for a worker that runs plugins and no workflow code.
+	RegisterWorkflow func(Registry)
+	// Log receives the worker's own lines and plugin stderr ("plugin NAME: LINE").
+	Log io.Writer
+	// StopTimeout is how long running activities get to finish once ctx ends before they
+	// are cancelled. Default 10s.
+	StopTimeout time.Duration
+	// Ready, when set, is called once the worker polls its task queue.
+	Ready func()
+}
+
+// Registry is what RegisterWorkflow registers on.
+type Registry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// registryFile is the plugin registry inside StateDir.
+const registryFile = "worker.plugins"
+
+// Run hosts wend on the task queue until ctx ends (SIGTERM in `wend worker`), then stops
+// gracefully: no new tasks, running activities get StopTimeout, plugins are stopped.
+func Run(ctx context.Context, o Options) error {
+	if o.Client == nil {
+		return errors.New("worker: no Temporal client")
+	}
+	if o.TaskQueue == "" {
+		o.TaskQueue = wire.DefaultTaskQueue
+	}
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 10 * time.Second
+	}
+	if o.StateDir == "" {
+		return errors.New("worker: no state folder for the plugin registry")
+	}
+	unlock, err := lockState(o.StateDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	registry := filepath.Join(o.StateDir, registryFile)
+	reap(o.Log, registry)
+	router := plugins.NewRouter(plugins.Options{Registry: registry,
+		Log: func(plugin, line string) { fmt.Fprintf(o.Log, "plugin %s: %s\n", plugin, line) }})
+	defer router.Close()
+
+	w := sdkworker.New(o.Client, o.TaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: o.MaxActivities,
+		WorkerStopTimeout:                  o.StopTimeout,
+	})
+	if o.RegisterWorkflow != nil {
+		o.RegisterWorkflow(w)
+	}
+	acts := &Activities{Plugins: router, Client: o.Client}
+	w.RegisterActivityWithOptions(acts.Call, activity.RegisterOptions{Name: wire.ActivityCall})
+	w.RegisterActivityWithOptions(acts.Await, activity.RegisterOptions{Name: wire.ActivityAwait})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker on task queue %s: %w", o.TaskQueue, err)
+	}
+	if o.Ready != nil {
+		o.Ready()
+	}
+	<-ctx.Done()
+	w.Stop() // waits up to StopTimeout for running activities; their plugins stop below
+	return nil
+}
+
+// reap kills the plugin processes a killed worker of this state folder left running.
+// Problems with the registry are warnings: they must not keep a worker from starting.
+func reap(log io.Writer, registry string) {
+	rep, err := plugins.Reap(registry)
+	if err != nil {
+		fmt.Fprintf(log, "wend worker: warning: %v\n", err)
+	}
+	if rep.Corrupt > 0 {
+		fmt.Fprintf(log, "wend worker: warning: dropped %d unreadable line(s) of plugin registry %s\n", rep.Corrupt, registry)
+	}
+	if len(rep.Reaped) > 0 {
+		fmt.Fprintf(log, "wend worker: reaped %d plugin process(es) left by a previous worker\n", len(rep.Reaped))
+	}
+}
+
+// lockState takes the state folder for this worker alone: a plugin registry has one owner,
+// and a second worker reaping it would kill the first one's plugins.
+func lockState(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("worker state folder: %w", err)
+	}
+	path := filepath.Join(dir, "worker.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("worker state folder: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("worker state folder %s is in use by another wend worker; give each worker its own --state", dir)
+	}
+	return func() { f.Close() }, nil
+}
