@@ -6,6 +6,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
 	github.com/wendflow/wend v0.0.0
 	go.temporal.io/api v1.63.5
+	// v1.50.0 exactly: v1.51 pulls api v1.64, which server v1.32.2 (the e2e tests') rejects.
 	go.temporal.io/sdk v1.50.0
 	golang.org/x/sys v0.50.0
 	google.golang.org/protobuf v1.36.12
