@@ -119,7 +119,10 @@ func TestKillAndResume(t *testing.T) {
 	wend, plugin := bins(t)
 	dir := t.TempDir()
 	db, log := filepath.Join(dir, "wend.db"), filepath.Join(dir, "invocations.jsonl")
-	const steps = 150
+	crashes := kills(t)
+	// No process gets further than 4 steps (see below), so 4 steps per crash keep the run from
+	// finishing before the last crash.
+	steps := max(150, 4*crashes)
 	wf := sequential(t, dir, plugin, log, steps)
 	seed := time.Now().UnixNano() % 100000
 	if s := os.Getenv("WEND_CRASH_SEED"); s != "" {
@@ -131,12 +134,12 @@ func TestKillAndResume(t *testing.T) {
 	faults, random := 0, 0
 	points := []string{"after-commit", "before-commit", "after-call"}
 	finished := false
-	for i := 0; !finished && i < 400; i++ {
+	for i := 0; !finished && i < 10*crashes; i++ {
 		// Alternate failpoint deaths (at an early pass, so each process makes little progress)
-		// with SIGKILLs at random times; after 40 crashes let the run finish.
+		// with SIGKILLs at random times; after the last crash let the run finish.
 		fp, delay := "", time.Duration(0)
 		switch {
-		case faults+random >= 40:
+		case faults+random >= crashes:
 		case i%2 == 0:
 			fp = fmt.Sprintf("%s=%d", points[(i/2)%len(points)], 1+rng.Intn(3))
 		default:
@@ -231,9 +234,23 @@ func TestKillAndResume(t *testing.T) {
 	if missing > 0 || dupHistory > 0 || maxIDs != 1 {
 		t.Fatalf("missing %d, duplicated in history %d, max exec ids per step %d", missing, dupHistory, maxIDs)
 	}
-	if faults+random < 30 {
-		t.Fatalf("only %d crashes; the test wants at least 30", faults+random)
+	if faults+random < crashes*3/4 {
+		t.Fatalf("only %d crashes; the test wants at least %d", faults+random, crashes*3/4)
 	}
+}
+
+// kills is the number of crashes TestKillAndResume inflicts: 40, or WEND_KILLS (the long run
+// of RELIABILITY's T3 uses 200 or more).
+func kills(t *testing.T) int {
+	v := os.Getenv("WEND_KILLS")
+	if v == "" {
+		return 40
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("WEND_KILLS=%q: want a positive number of crashes", v)
+	}
+	return n
 }
 
 type record struct {
