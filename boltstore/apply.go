@@ -75,8 +75,10 @@ func apply(tx *bolt.Tx, p *prepared) error {
 	runs, events, wfs := tx.Bucket(bucketRuns), tx.Bucket(bucketEvents), tx.Bucket(bucketWorkflows)
 	for _, r := range p.runs {
 		// Most commits change only the record's last_seq, which reads take from the events:
-		// leaving the record as it is spares a page write in every step's commit.
-		if old := runs.Get(r.id); old == nil || !onlyLastSeqDiffers(old, r.record) {
+		// leaving the record as it is spares a page write in every step's commit. A record
+		// without a checksum (written before records had one) or a damaged one is rewritten.
+		old := runs.Get(r.id)
+		if oldBody, legacy, err := unframe(r.id, old); old == nil || legacy || err != nil || !onlyLastSeqDiffers(oldBody, r.record[frameHeader:]) {
 			if err := reindex(wfs, old, r); err != nil {
 				return fmt.Errorf("run %s: %w", r.id, err)
 			}
@@ -127,19 +129,72 @@ func onlyLastSeqDiffers(old, record []byte) bool {
 var lastSeqField = []byte(`,"last_seq":`)
 
 // reindex keeps the workflow index pointing at the run's current workflow id; old is the
-// stored record, nil for a new run.
+// stored record, nil for a new run. A legacy entry (no checksum) is framed on the way.
 func reindex(wfs *bolt.Bucket, old []byte, r preparedRun) error {
 	if old != nil {
 		var prev struct {
 			WorkflowID string `json:"workflow_id"`
 		}
-		if err := json.Unmarshal(old, &prev); err == nil && prev.WorkflowID == r.u.Run.WorkflowID {
-			return nil // already indexed
+		// A damaged record's workflow id is a guess; a stale entry left by a wrong guess is
+		// what wend check reports.
+		body, _, _ := unframe(r.id, old)
+		if body == nil && len(old) > frameHeader {
+			body = old[frameHeader:]
+		}
+		if err := json.Unmarshal(body, &prev); err == nil && prev.WorkflowID == r.u.Run.WorkflowID {
+			if v := wfs.Get(r.wfKey); v != nil {
+				if legacy, err := readIndexEntry(r.wfKey, v); err == nil && !legacy {
+					return nil // already indexed
+				}
+			}
 		} else if err == nil {
 			if err := wfs.Delete(workflowKey(prev.WorkflowID, string(r.id))); err != nil {
 				return err
 			}
+			if err := countIndex(wfs, prev.WorkflowID, -1); err != nil {
+				return err
+			}
 		}
 	}
-	return wfs.Put(r.wfKey, []byte{1})
+	delta := 0 // a legacy or damaged entry is framed; the head is made sound too
+	if wfs.Get(r.wfKey) == nil {
+		delta = 1
+	}
+	if err := wfs.Put(r.wfKey, indexEntry(r.wfKey)); err != nil {
+		return err
+	}
+	return countIndex(wfs, r.u.Run.WorkflowID, delta)
+}
+
+// countIndex moves the head of a workflow's index entries by delta, after the entry was put or
+// deleted. A workflow without a sound head (a legacy index, a damaged head) is counted afresh,
+// and its legacy entries are framed.
+func countIndex(wfs *bolt.Bucket, workflowID string, delta int) error {
+	prefix := workflowPrefix(workflowID)
+	if v := wfs.Get(prefix); v != nil {
+		if n, err := readIndexHead(prefix, v); err == nil && (delta > 0 || n > 0) {
+			return wfs.Put(prefix, indexHead(prefix, uint64(int64(n)+int64(delta))))
+		}
+	}
+	var n uint64
+	var legacy [][]byte
+	c := wfs.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) == len(prefix) {
+			continue // the head
+		}
+		n++
+		if old, err := readIndexEntry(k, v); old || err != nil {
+			legacy = append(legacy, bytes.Clone(k))
+		}
+	}
+	for _, k := range legacy {
+		if err := wfs.Put(k, indexEntry(k)); err != nil {
+			return err
+		}
+	}
+	if n == 0 {
+		return wfs.Delete(prefix)
+	}
+	return wfs.Put(prefix, indexHead(prefix, n))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -116,6 +117,9 @@ func (s *Store) checkRun(id string) []string {
 		for _, p := range history.Check(r, evs) {
 			out = append(out, p.String())
 		}
+		for _, p := range history.CheckRecord(r, evs) {
+			out = append(out, p.String())
+		}
 	}
 	if stored > r.LastSeq { // the record may lag its events, never lead them
 		out = append(out, fmt.Sprintf("run %s: record says last seq %d, history ends at %d: events were lost", id, stored, r.LastSeq))
@@ -123,22 +127,44 @@ func (s *Store) checkRun(id string) []string {
 	return out
 }
 
-// checkIndexAndTasks checks the workflow index points at runs of that workflow and every task
-// decodes and belongs to a stored run.
+// checkIndexAndTasks checks every workflow index entry and head against its checksum, the
+// entries point at runs of that workflow and are as many as the head counts, every run is
+// indexed, and every task verifies, decodes and belongs to a stored run.
 func (s *Store) checkIndexAndTasks() []string {
 	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	err := s.view("check database", func(tx *bolt.Tx) error {
 		runs := tx.Bucket(bucketRuns)
 		seen := map[string]bool{}
-		err := forEach(tx.Bucket(bucketWorkflows), func(k, _ []byte) error {
+		heads := map[string]uint64{}
+		entries := map[string]uint64{}
+		framed := map[string]bool{}
+		err := forEach(tx.Bucket(bucketWorkflows), func(k, v []byte) error {
 			wf, id, ok := splitWorkflowKey(k)
-			if !ok {
-				out = append(out, fmt.Sprintf("workflow index: malformed key %x", k))
+			switch {
+			case !ok:
+				add("workflow index: malformed key %x", k)
+				return nil
+			case id == "":
+				n, err := readIndexHead(k, v)
+				if err != nil {
+					add("workflow index: head of %q: %v", wf, err)
+				} else {
+					heads[wf] = n
+				}
 				return nil
 			}
+			entries[wf]++
+			legacy, err := readIndexEntry(k, v)
+			if err != nil {
+				add("workflow index: %s -> run %s: %v", wf, id, err)
+			}
+			framed[wf] = framed[wf] || !legacy
 			var r history.Run
-			if v := runs.Get([]byte(id)); v == nil || json.Unmarshal(v, &r) != nil || r.WorkflowID != wf {
-				out = append(out, fmt.Sprintf("workflow index: %s -> run %s does not match a run record", wf, id))
+			rv := runs.Get([]byte(id))
+			body, _, err := unframe([]byte(id), rv)
+			if rv == nil || err != nil || json.Unmarshal(body, &r) != nil || r.WorkflowID != wf {
+				add("workflow index: %s -> run %s does not match a run record", wf, id)
 			}
 			seen[id] = true
 			return nil
@@ -146,9 +172,21 @@ func (s *Store) checkIndexAndTasks() []string {
 		if err != nil {
 			return err
 		}
+		for wf, n := range entries {
+			if h, ok := heads[wf]; ok && h != n {
+				add("workflow index: %q counts %d run(s), %d indexed", wf, h, n)
+			} else if !ok && framed[wf] {
+				add("workflow index: %q has no head", wf)
+			}
+		}
+		for wf, h := range heads {
+			if _, ok := entries[wf]; !ok {
+				add("workflow index: %q counts %d run(s), none indexed", wf, h)
+			}
+		}
 		err = forEach(runs, func(k, _ []byte) error {
 			if !seen[string(k)] {
-				out = append(out, fmt.Sprintf("run %s: missing from the workflow index", k))
+				add("run %s: missing from the workflow index", k)
 			}
 			return nil
 		})
@@ -156,11 +194,11 @@ func (s *Store) checkIndexAndTasks() []string {
 			return err
 		}
 		return forEach(tx.Bucket(bucketTasks), func(k, v []byte) error {
-			var t history.Task
-			if err := json.Unmarshal(v, &t); err != nil {
-				out = append(out, fmt.Sprintf("task %s: %v", k, err))
+			t, err := decodeTask(k, v)
+			if err != nil {
+				add("%v (repair rebuilds it from its run's history)", err)
 			} else if runs.Get([]byte(t.RunID)) == nil {
-				out = append(out, fmt.Sprintf("task %s: run %s does not exist", k, t.RunID))
+				add("task %s: run %s does not exist", k, t.RunID)
 			}
 			return nil
 		})
@@ -168,6 +206,7 @@ func (s *Store) checkIndexAndTasks() []string {
 	if err != nil {
 		out = append(out, err.Error())
 	}
+	slices.Sort(out) // map order must not reach the report
 	return out
 }
 

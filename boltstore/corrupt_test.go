@@ -70,7 +70,8 @@ func TestCheckFindsHistoryProblems(t *testing.T) {
 	s = openAt(t, path, Options{})
 	ps, err := s.Check()
 	must(t, err)
-	want := []string{"does not agree with the history", "missing from the workflow index"}
+	want := []string{"does not agree with the history", "run record: status running (), its terminal WorkflowCompleted says completed",
+		"run record: closed_at is 0001-01-01T00:00:00Z", "missing from the workflow index", `workflow index: "wf" counts 1 run(s), none indexed`}
 	if len(ps) != len(want) {
 		t.Fatalf("check: %q", ps)
 	}

@@ -133,10 +133,15 @@ var afterSeqKeys = bytes.Repeat([]byte{0xff}, 9)
 // fault, a panic, or, where zeros lie there, First's loop). A key at or after afterSeqKeys is
 // no seq key: it is returned, for keySeq to reject.
 func lastKey(b *bolt.Bucket) []byte {
-	c := b.Cursor()
-	if k, _ := c.Seek(afterSeqKeys); k != nil {
-		return k
-	}
-	k, _ := c.Prev()
+	k, _ := lastKV(b)
 	return k
+}
+
+// lastKV is lastKey with the key's value.
+func lastKV(b *bolt.Bucket) (k, v []byte) {
+	c := b.Cursor()
+	if k, v := c.Seek(afterSeqKeys); k != nil {
+		return k, v
+	}
+	return c.Prev()
 }

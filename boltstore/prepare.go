@@ -26,7 +26,7 @@ type preparedRun struct {
 	u      history.RunUpdate
 	id     []byte
 	wfKey  []byte // index key
-	record []byte // JSON history.Run
+	record []byte // JSON history.Run, framed (record.go)
 	events []kv   // seq key -> framed event
 }
 
@@ -49,7 +49,7 @@ func prepare(c history.Commit) (*prepared, error) {
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", t.ID, err)
 		}
-		p.puts = append(p.puts, kv{[]byte(t.ID), v})
+		p.puts = append(p.puts, kv{[]byte(t.ID), frame([]byte(t.ID), v)})
 	}
 	for _, id := range c.DeleteTasks {
 		if err := checkKey("task", id); err != nil {
@@ -72,7 +72,7 @@ func prepareRun(u history.RunUpdate) (preparedRun, error) {
 	if err != nil {
 		return preparedRun{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	r := preparedRun{u: u, id: []byte(id), wfKey: workflowKey(u.Run.WorkflowID, id), record: rec}
+	r := preparedRun{u: u, id: []byte(id), wfKey: workflowKey(u.Run.WorkflowID, id), record: frame([]byte(id), rec)}
 	r.events = make([]kv, 0, len(u.Events))
 	for _, e := range u.Events {
 		v, err := history.EncodeEvent(e)

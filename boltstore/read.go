@@ -2,10 +2,13 @@ package boltstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
+	"strconv"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -53,23 +56,86 @@ func (s *Store) runRecord(runID string) (r history.Run, stored uint64, err error
 	return r, stored, err
 }
 
-// decodeRun decodes a run record and sets its LastSeq from the run's last stored event: a
-// commit that changes nothing else in the record does not rewrite it (see apply), so the
-// stored last_seq, also returned, may be behind, never ahead, and the events are the truth
-// anyway. (A stored last_seq ahead of the events means events were lost: Check says so.)
+// decodeRun verifies and decodes a run record and sets its LastSeq from the run's last stored
+// event: a commit that changes nothing else in the record does not rewrite it (see apply), so
+// the stored last_seq, also returned, may be behind, never ahead, and the events are the truth
+// anyway. (A stored last_seq ahead of the events means events were lost: Check says so.) The
+// last event is checked against its checksum and its key, since it sets LastSeq.
 func decodeRun(tx *bolt.Tx, id, v []byte) (r history.Run, stored uint64, err error) {
-	if err := json.Unmarshal(v, &r); err != nil {
-		return r, 0, err
+	body, _, err := unframe(id, v)
+	if err != nil {
+		return r, 0, fmt.Errorf("run %s: record: %w", id, err)
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return r, 0, fmt.Errorf("run %s: record: %w", id, err)
+	}
+	if r.RunID != string(id) {
+		return r, 0, fmt.Errorf("run %s: record stored under it says run %q", id, r.RunID)
 	}
 	stored = r.LastSeq
-	seq, err := lastStoredSeq(tx, id)
+	seq, err := lastEventSeq(tx, id)
 	if err != nil {
 		return r, stored, fmt.Errorf("run %s: %w", id, err)
 	}
-	if seq > 0 {
+	switch {
+	case seq > 0:
 		r.LastSeq = seq
+	case stored > 0:
+		return r, stored, fmt.Errorf("run %s: record says last seq %d, but the run has no events: they were lost", id, stored)
 	}
 	return r, stored, nil
+}
+
+// lastEventSeq is the seq of the run's last stored event, 0 when it has none, with that event's
+// checksum verified and its seq matching its key.
+func lastEventSeq(tx *bolt.Tx, runID []byte) (uint64, error) {
+	eb := tx.Bucket(bucketEvents).Bucket(runID)
+	if eb == nil {
+		return 0, nil
+	}
+	k, v := lastKV(eb)
+	if k == nil {
+		return 0, nil
+	}
+	seq, err := keySeq(k)
+	if err != nil {
+		return 0, fmt.Errorf("event key %x: %w", k, err)
+	}
+	if err := checkEventSeq(seq, v); err != nil {
+		return 0, fmt.Errorf("event %d: %w", seq, err)
+	}
+	return seq, nil
+}
+
+var seqPrefix = []byte(`{"seq":`)
+
+// checkEventSeq verifies a stored event's checksum and that it says seq, without decoding the
+// rest of it: history.EncodeEvent's JSON starts with the seq.
+func checkEventSeq(seq uint64, v []byte) error {
+	if len(v) < 4 || crc32.Checksum(v[4:], castagnoli) != binary.BigEndian.Uint32(v) {
+		return history.ErrChecksum
+	}
+	j := v[4:]
+	if !bytes.HasPrefix(j, seqPrefix) {
+		e, err := history.DecodeEvent(v)
+		if err != nil {
+			return err
+		}
+		if e.Seq != seq {
+			return fmt.Errorf("stored under seq %d, says seq %d", seq, e.Seq)
+		}
+		return nil
+	}
+	j = j[len(seqPrefix):]
+	end := 0
+	for end < len(j) && j[end] >= '0' && j[end] <= '9' {
+		end++
+	}
+	got, err := strconv.ParseUint(string(j[:end]), 10, 64)
+	if err != nil || got != seq {
+		return fmt.Errorf("stored under seq %d, says seq %s", seq, j[:end])
+	}
+	return nil
 }
 
 // readChunk caps the event bytes one read transaction of Events copies out. A history is
@@ -130,10 +196,12 @@ func (s *Store) eventChunk(runID string, from, last []byte) (chunk []kv, more bo
 	err = s.view("read events of run "+runID, func(tx *bolt.Tx) error {
 		eb := tx.Bucket(bucketEvents).Bucket([]byte(runID))
 		if eb == nil {
-			if tx.Bucket(bucketRuns).Get([]byte(runID)) == nil {
+			v := tx.Bucket(bucketRuns).Get([]byte(runID))
+			if v == nil {
 				return history.ErrNotFound
 			}
-			return nil // a run record without events yet
+			_, _, err := decodeRun(tx, []byte(runID), v) // a record without events yet, or lost ones
+			return err
 		}
 		c := eb.Cursor()
 		size := 0
@@ -186,19 +254,7 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 		if f.WorkflowID == "" {
 			return forEach(runs, add)
 		}
-		prefix := workflowPrefix(f.WorkflowID)
-		c := tx.Bucket(bucketWorkflows).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			id := k[len(prefix):]
-			v := runs.Get(id)
-			if v == nil {
-				return fmt.Errorf("workflow index names run %s, which does not exist", id)
-			}
-			if err := add(id, v); err != nil {
-				return err
-			}
-		}
-		return nil
+		return indexedRuns(tx, f.WorkflowID, add)
 	})
 	if err != nil {
 		return nil, err
@@ -207,14 +263,66 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 	return out, nil
 }
 
+// indexedRuns calls add on every run the workflow index lists under workflowID, after checking
+// each entry's checksum, that its run is of that workflow, and that the entries found are as
+// many as the workflow's head counts: an entry lost or moved by damage is an error, not a run
+// silently missing from the answer.
+func indexedRuns(tx *bolt.Tx, workflowID string, add func(id, v []byte) error) error {
+	runs := tx.Bucket(bucketRuns)
+	prefix := workflowPrefix(workflowID)
+	c := tx.Bucket(bucketWorkflows).Cursor()
+	k, v := c.Seek(prefix)
+	head, hasHead := uint64(0), false
+	if bytes.Equal(k, prefix) {
+		var err error
+		if head, err = readIndexHead(prefix, v); err != nil {
+			return fmt.Errorf("workflow index of %q: %w; run wend check", workflowID, err)
+		}
+		hasHead = true
+		k, v = c.Next()
+	}
+	var n, framed uint64
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		id := k[len(prefix):]
+		legacy, err := readIndexEntry(k, v)
+		if err != nil {
+			return fmt.Errorf("workflow index entry %q -> run %q: %w; run wend check", workflowID, id, err)
+		}
+		n++
+		if !legacy {
+			framed++
+		}
+		rv := runs.Get(id)
+		if rv == nil {
+			return fmt.Errorf("workflow index names run %s, which does not exist; run wend check", id)
+		}
+		if err := add(id, rv); err != nil {
+			return err
+		}
+	}
+	switch {
+	case hasHead && head != n:
+		return fmt.Errorf("workflow index of %q counts %d run(s), %d found: an entry was lost; run wend check", workflowID, head, n)
+	case !hasHead && framed > 0:
+		return fmt.Errorf("workflow index of %q has lost its head; run wend check", workflowID)
+	}
+	return nil
+}
+
 // Tasks returns every open task, earliest AvailableAt first (then by id, for a stable order).
+// A task record that fails its checksum or does not decode is set aside, not returned: tasks
+// are derived from the runs' histories, so the engine's repair rebuilds it, and one damaged task
+// must not stop every run (issue 12 item 12): the sound tasks come with a
+// *history.DamagedTasksError naming the others.
 func (s *Store) Tasks() ([]history.Task, error) {
 	var out []history.Task
+	var damaged []string
 	err := s.view("list tasks", func(tx *bolt.Tx) error {
 		return forEach(tx.Bucket(bucketTasks), func(k, v []byte) error {
-			var t history.Task
-			if err := json.Unmarshal(v, &t); err != nil {
-				return fmt.Errorf("task %s: %w", k, err)
+			t, err := decodeTask(k, v)
+			if err != nil {
+				damaged = append(damaged, err.Error())
+				return nil
 			}
 			out = append(out, t)
 			return nil
@@ -229,5 +337,27 @@ func (s *Store) Tasks() ([]history.Task, error) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	if len(damaged) > 0 {
+		return out, &history.DamagedTasksError{Damaged: damaged}
+	}
 	return out, nil
+}
+
+// decodeTask verifies and decodes one stored task; the error names it.
+func decodeTask(k, v []byte) (history.Task, error) {
+	var t history.Task
+	body, _, err := unframe(k, v)
+	if err == nil {
+		err = json.Unmarshal(body, &t)
+	}
+	if err == nil && t.ID != string(k) {
+		err = fmt.Errorf("stored under it, the task says id %q", t.ID)
+	}
+	if err == nil && t.RunID == "" {
+		err = errors.New("no run id")
+	}
+	if err != nil {
+		return t, fmt.Errorf("task %q: %w", k, err)
+	}
+	return t, nil
 }

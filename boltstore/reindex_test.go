@@ -54,7 +54,9 @@ func TestRecordRewrittenOnlyWhenChanged(t *testing.T) {
 	}
 	raw := func() history.Run {
 		var r history.Run
-		if err := s.db.View(func(tx *bolt.Tx) error { return json.Unmarshal(tx.Bucket(bucketRuns).Get([]byte("r1")), &r) }); err != nil {
+		if err := s.db.View(func(tx *bolt.Tx) error {
+			return json.Unmarshal(tx.Bucket(bucketRuns).Get([]byte("r1"))[frameHeader:], &r)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		return r
@@ -75,7 +77,8 @@ func TestRecordRewrittenOnlyWhenChanged(t *testing.T) {
 		t.Fatalf("Runs: %+v (%v), want one run at seq 4", list, err)
 	}
 	u = storetest.Next(u.Run, history.WorkflowCompleted, 1)
-	u.Run.Status, u.Run.ClosedAt = history.StatusCompleted, at.Add(time.Second)
+	u.Run.Status, u.Run.ClosedReason = history.ClosedBy(u.Events[0])
+	u.Run.ClosedAt = u.Events[0].Time
 	if err := s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{u}}); err != nil {
 		t.Fatal(err)
 	}

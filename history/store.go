@@ -46,8 +46,21 @@ type Store interface {
 	Run(runID string) (Run, error)
 	Events(runID string, afterSeq uint64) ([]Event, error)
 	Runs(f RunFilter) ([]Run, error) // newest first
+	// Tasks returns every open task. A store that finds task records damaged may return the
+	// sound ones with a *DamagedTasksError naming the others: tasks are derived from history,
+	// so a caller that can rebuild them (the engine's repair) goes on without them.
 	Tasks() ([]Task, error)
 	Close() error
+}
+
+// DamagedTasksError is Tasks' error when it set damaged task records aside; the tasks it
+// returns with it are the sound ones.
+type DamagedTasksError struct {
+	Damaged []string // one "task ID: what is wrong" per record set aside
+}
+
+func (e *DamagedTasksError) Error() string {
+	return fmt.Sprintf("%d damaged task record(s) set aside: %s", len(e.Damaged), strings.Join(e.Damaged, "; "))
 }
 
 // Match reports whether r passes the filter.

@@ -35,8 +35,15 @@ func Started(workflowID, runID string, at time.Time) history.RunUpdate {
 	return history.RunUpdate{
 		Run: history.Run{WorkflowID: workflowID, RunID: runID, Name: "w", Status: history.StatusRunning,
 			StartedAt: at, LastSeq: 1},
-		Events: []history.Event{{Seq: 1, Type: history.WorkflowStarted, Time: at, Data: []byte(`{"input":{}}`)}},
+		Events: []history.Event{{Seq: 1, Type: history.WorkflowStarted, Time: at,
+			Data: startedData(workflowID, runID)}},
 	}
+}
+
+// startedData is the WorkflowStarted payload Started records: the ids, which the run record
+// must agree with (history.CheckRecord), and an empty input.
+func startedData(workflowID, runID string) []byte {
+	return fmt.Appendf(nil, `{"workflow_id":%q,"run_id":%q,"input":{}}`, workflowID, runID)
 }
 
 // Next appends n events of type typ after r's last one.
@@ -64,7 +71,7 @@ func appendAndRead(t *testing.T, s history.Store) {
 	must(t, s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{u2}}))
 	evs, err := s.Events("r1", 0)
 	must(t, err)
-	if len(evs) != 4 || evs[0].Type != history.WorkflowStarted || evs[3].Seq != 4 || string(evs[0].Data) != `{"input":{}}` {
+	if len(evs) != 4 || evs[0].Type != history.WorkflowStarted || evs[3].Seq != 4 || string(evs[0].Data) != string(startedData("wf", "r1")) {
 		t.Fatalf("events = %+v", evs)
 	}
 	tail, err := s.Events("r1", 2)
