@@ -316,12 +316,12 @@ func indexedRuns(tx *bolt.Tx, workflowID string, add func(id, v []byte) error) e
 // *history.DamagedTasksError naming the others.
 func (s *Store) Tasks() ([]history.Task, error) {
 	var out []history.Task
-	var damaged []string
+	var damaged []history.DamagedTask
 	err := s.view("list tasks", func(tx *bolt.Tx) error {
 		return forEach(tx.Bucket(bucketTasks), func(k, v []byte) error {
 			t, err := decodeTask(k, v)
 			if err != nil {
-				damaged = append(damaged, err.Error())
+				damaged = append(damaged, history.DamagedTask{Key: string(k), Problem: err.Error()})
 				return nil
 			}
 			out = append(out, t)

@@ -56,11 +56,21 @@ type Store interface {
 // DamagedTasksError is Tasks' error when it set damaged task records aside; the tasks it
 // returns with it are the sound ones.
 type DamagedTasksError struct {
-	Damaged []string // one "task ID: what is wrong" per record set aside
+	Damaged []DamagedTask
+}
+
+// DamagedTask is a task record that could not be read.
+type DamagedTask struct {
+	Key     string // the key it is stored under, which may itself be damaged
+	Problem string // what is wrong, naming the task
 }
 
 func (e *DamagedTasksError) Error() string {
-	return fmt.Sprintf("%d damaged task record(s) set aside: %s", len(e.Damaged), strings.Join(e.Damaged, "; "))
+	ps := make([]string, len(e.Damaged))
+	for i, d := range e.Damaged {
+		ps[i] = d.Problem
+	}
+	return fmt.Sprintf("%d damaged task record(s) set aside: %s", len(e.Damaged), strings.Join(ps, "; "))
 }
 
 // Match reports whether r passes the filter.

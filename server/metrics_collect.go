@@ -26,6 +26,7 @@ var (
 	descSignals      = metricDesc("wend_signals_pending", "Signals received by open runs and not yet taken by a wait.")
 	descStepLatency  = metricDesc("wend_step_duration_seconds", "Finished leaf steps: firstNonEmpty to last event, by step kind.", "kind")
 	descStale        = metricDesc("wend_stale_outcomes_total", "Activity outcomes dropped because their attempt was superseded (since this process began).")
+	descDamagedTasks = metricDesc("wend_damaged_tasks_total", "Damaged task records the engine set aside to rebuild from history (since this process began); wend check names them.")
 	descEngineUp     = metricDesc("wend_engine_up", "1 while the engine drives runs, 0 after it stopped (or when none runs here).")
 	descPlugProcs    = metricDesc("wend_plugin_processes", "Plugin processes alive.")
 	descPlugStarts   = metricDesc("wend_plugin_starts_total", "Plugin processes started since this process began.")
@@ -140,7 +141,7 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRuns, descSteps, descAttempts, descActivities, descFailures, descNonRetryable,
-		descRetryBacklog, descPendingActs, descTimers, descSignals, descStepLatency, descStale, descEngineUp,
+		descRetryBacklog, descPendingActs, descTimers, descSignals, descStepLatency, descStale, descDamagedTasks, descEngineUp,
 		descPlugProcs, descPlugStarts, descPlugRestarts} {
 		ch <- d
 	}
@@ -199,6 +200,7 @@ func (c *collector) engine(gauge func(*prometheus.Desc, int, ...string), counter
 	up := 0
 	if e := c.s.eng; e != nil {
 		counter(descStale, e.StaleOutcomes())
+		counter(descDamagedTasks, e.DamagedTasks())
 		if e.Err() == nil {
 			up = 1
 		}

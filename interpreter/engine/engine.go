@@ -68,7 +68,8 @@ type Engine struct {
 	inflight   map[string]context.CancelFunc
 	stopped    error
 
-	stale atomic.Int64 // outcomes of superseded attempts, dropped
+	stale        atomic.Int64 // outcomes of superseded attempts, dropped
+	damagedTasks atomic.Int64 // damaged task records set aside (recover.go)
 }
 
 type liveRun struct {

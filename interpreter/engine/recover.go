@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -15,11 +16,17 @@ type RecoverReport struct {
 	Resumed int      // open runs replayed and driven again
 	Blocked []string // runs that could not be replayed, with why
 	Tasks   int      // tasks re-armed (leases of the dead predecessor reclaimed)
+	// Repair is the repair run after the replay, as Watchdog runs it: tasks the histories of
+	// open runs need but the store lacks (lost, or set aside as damaged) are rebuilt.
+	Repair RepairReport
 }
 
 // Recover resumes every open run from its history: it replays each with the spec text the run
 // recorded, re-arms every task left in the store (this process holds the database lock, so
-// no other worker owns them), and delivers child and wait outcomes that a crash cut off.
+// no other worker owns them), and delivers child and wait outcomes that a crash cut off. Then
+// it repairs, as Watchdog does: a run whose task was lost or damaged would otherwise wait for
+// it for ever (issue 12 items 12 and 13). Damaged task records are set aside, never the end of
+// every run.
 func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 	var rep RecoverReport
 	runs, err := e.store.Runs(history.RunFilter{Status: history.StatusRunning})
@@ -37,6 +44,9 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 		rep.Resumed++
 	}
 	tasks, err := e.store.Tasks()
+	if d := (*history.DamagedTasksError)(nil); errors.As(err, &d) {
+		err = nil // the repair below reports them and rebuilds what the runs need
+	}
 	if err != nil {
 		return rep, err
 	}
@@ -48,8 +58,33 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 		rep.Tasks++
 		e.rearm(lr, t)
 	}
+	if rep.Repair, err = e.Repair(ctx, ""); err != nil {
+		return rep, err
+	}
+	if n := len(rep.Repair.Rebuilt); n > 0 {
+		e.logf("wend: rebuilt %d task(s) the histories need: %v", n, rep.Repair.Rebuilt)
+	}
 	return rep, nil
 }
+
+// storedTasks reads the store's tasks. Damaged records are set aside: logged, counted
+// (DamagedTasks) and returned apart, for Repair to rebuild what the history needs and drop the
+// rest.
+func (e *Engine) storedTasks() ([]history.Task, []history.DamagedTask, error) {
+	tasks, err := e.store.Tasks()
+	var d *history.DamagedTasksError
+	if !errors.As(err, &d) {
+		return tasks, nil, err
+	}
+	for _, t := range d.Damaged {
+		e.logf("wend: %s; set aside: repair rebuilds it from its run's history", t.Problem)
+	}
+	e.damagedTasks.Add(int64(len(d.Damaged)))
+	return tasks, d.Damaged, nil
+}
+
+// DamagedTasks counts the damaged task records set aside since the engine started.
+func (e *Engine) DamagedTasks() int64 { return e.damagedTasks.Load() }
 
 func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 	evs, err := e.store.Events(rec.RunID, 0)

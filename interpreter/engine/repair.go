@@ -13,6 +13,7 @@ import (
 type RepairReport struct {
 	Runs    int      // runs examined
 	Rebuilt []string // "run-id: task-id" for every task recreated
+	Dropped []string // keys of damaged task records deleted: no open run's history needs them
 }
 
 // expectedTasks are the tasks a run's open work needs, derived from its replayed state.
@@ -37,13 +38,20 @@ func expectedTasks(lr *liveRun) []history.Task {
 // Repair recreates tasks that the history says must exist but the store lacks, for one
 // workflow id or (workflowID "") every open run. It never touches a task that exists, so
 // an activity that is running is never started twice by it; a repaired run records
-// RepairRequested so the history shows it.
-func (e *Engine) Repair(ctx context.Context, workflowID string) (RepairReport, error) {
-	var rep RepairReport
-	stored, err := e.store.Tasks()
+// RepairRequested so the history shows it. A damaged task record counts as lacking: the
+// rebuilt task replaces it, and one left over (its key damaged too) is deleted after a repair
+// of every run.
+func (e *Engine) Repair(ctx context.Context, workflowID string) (rep RepairReport, err error) {
+	stored, damaged, err := e.storedTasks()
 	if err != nil {
 		return rep, err
 	}
+	rebuilt := map[string]bool{}
+	defer func() {
+		if err == nil && workflowID == "" {
+			err = e.dropDamaged(damaged, rebuilt, &rep)
+		}
+	}()
 	have := make(map[string]bool, len(stored))
 	for _, t := range stored {
 		have[t.ID] = true
@@ -61,17 +69,39 @@ func (e *Engine) Repair(ctx context.Context, workflowID string) (RepairReport, e
 			lr.mu.Unlock()
 			continue
 		}
-		err := e.commitRepair(lr, missing)
+		err = e.commitRepair(lr, missing)
 		lr.mu.Unlock()
 		if err != nil {
 			return rep, err
 		}
 		for _, t := range missing {
+			rebuilt[t.ID] = true
 			rep.Rebuilt = append(rep.Rebuilt, lr.rec.RunID+": "+t.ID)
 			e.rearm(lr, t)
 		}
 	}
 	return rep, nil
+}
+
+// dropDamaged deletes the damaged task records a repair of every run did not replace: no open
+// run's history needs a task under that key.
+func (e *Engine) dropDamaged(damaged []history.DamagedTask, rebuilt map[string]bool, rep *RepairReport) error {
+	var c history.Commit
+	for _, d := range damaged {
+		if !rebuilt[d.Key] {
+			c.DeleteTasks = append(c.DeleteTasks, d.Key)
+		}
+	}
+	if len(c.DeleteTasks) == 0 {
+		return nil
+	}
+	if err := e.store.Commit(e.ctx, c); err != nil {
+		e.fatal(fmt.Errorf("commit the deletion of damaged tasks: %w", err))
+		return err
+	}
+	rep.Dropped = c.DeleteTasks
+	e.logf("wend: deleted %d damaged task record(s) no run needs: %q", len(c.DeleteTasks), c.DeleteTasks)
+	return nil
 }
 
 // commitRepair records RepairRequested with the recreated tasks; lr.mu is held.
