@@ -5,10 +5,14 @@
 // check. Layout (schema version 1):
 //
 //	meta                 "schema" -> "1"
-//	runs                 run id -> JSON history.Run (its last_seq may lag: see below)
+//	runs                 run id -> framed JSON history.Run (its last_seq may lag: see below)
 //	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
-//	tasks                task id -> JSON history.Task
-//	workflows            uvarint(len(workflow id)) | workflow id | run id -> {1}
+//	tasks                task id -> framed JSON history.Task
+//	workflows            uvarint(len(workflow id)) | workflow id | run id -> frame of nothing
+//	                     uvarint(len(workflow id)) | workflow id -> frame of uvarint(entries)
+//
+// A frame is 0x01 | CRC-32C(key | body) | body (record.go); records of older databases (bare
+// JSON, index entries {1}) are read unverified and framed when next written.
 //
 // Invariants:
 //   - Commit returns nil only after the bbolt transaction holding the whole history.Commit is

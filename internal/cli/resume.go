@@ -34,6 +34,10 @@ skipped. While it runs, other wend commands reach this process over the control 
 When another wend process holds the database, that process drives the runs, and this
 command waits for the same condition through its socket.
 
+At start, each open run is listed on stderr with what it waits for and when its next timer
+fires ("waiting for signal shipped, run timeout in 1h59m"), since a run whose next event is
+hours off otherwise looks hung; Ctrl-C is safe at any time. Tasks the histories need but the
+database lacks (lost, or set aside as damaged) are rebuilt first, as 'wend serve' does.
 Each run still open at the end is printed on stdout with what it waits for.
 
 Flags:
@@ -83,6 +87,7 @@ func runResume(e *env, args []string) int {
 		engineErr = d.eng.Err
 	}
 	defer b.Close()
+	announce(e, b, skip, time.Now())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	for {
@@ -171,4 +176,70 @@ func reportSettled(e *env, b backend, open []history.Run, blocked int) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// announce says, as resume starts, what each open run waits for and when its timers fire, and
+// that Ctrl-C is safe: a run waiting hours for its next event must not look hung.
+func announce(e *env, b backend, skip map[string]bool, now time.Time) {
+	runs, err := b.List(server.ListQuery{Status: history.StatusRunning}, 0)
+	if err != nil {
+		return // the settle loop reports it
+	}
+	n := 0
+	for _, r := range runs {
+		if skip[r.RunID] {
+			continue
+		}
+		d, err := b.Show(r.RunID)
+		if err != nil {
+			continue
+		}
+		var waits []string
+		for _, w := range d.Waits {
+			waits = append(waits, waitsFor(w, now))
+		}
+		if len(waits) == 0 {
+			waits = []string{"its next step"}
+		}
+		n++
+		fmt.Fprintf(e.stderr, "wend resume: %s (run %s) waiting for %s\n", r.WorkflowID, r.RunID, strings.Join(waits, ", "))
+	}
+	if n > 0 {
+		fmt.Fprintf(e.stderr, "wend resume: driving %s until each closes or waits for outside input; Ctrl-C is safe: the runs resume from their history later\n", plural(n, "open run"))
+	}
+}
+
+// waitsFor is one wait in the few words announce prints.
+func waitsFor(w server.Wait, now time.Time) string {
+	switch w.Kind {
+	case server.WaitSignal:
+		return "signal " + w.Signal
+	case server.WaitTimer:
+		what := strings.ReplaceAll(w.Purpose, "_", " ")
+		if what == "" {
+			what = "timer"
+		}
+		if left := w.Until.Sub(now); left > 0 {
+			return fmt.Sprintf("%s in %s", what, roughly(left))
+		}
+		return what + " due now"
+	case server.WaitActivity:
+		if left := w.Until.Sub(now); left > 0 {
+			return fmt.Sprintf("activity %s (attempt %d) in %s", w.Activity, w.Attempt, roughly(left))
+		}
+		return fmt.Sprintf("activity %s (attempt %d)", w.Activity, w.Attempt)
+	case server.WaitChild:
+		return "child workflow " + w.WorkflowID
+	case server.WaitWorkflow:
+		return "workflow " + w.WorkflowID
+	}
+	return waitText(w)
+}
+
+// roughly is d to the second below a minute, else to the minute below it: "1h59m", "45s".
+func roughly(d time.Duration) string {
+	if d < time.Minute {
+		return d.Truncate(time.Second).String()
+	}
+	return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
 }
