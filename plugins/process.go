@@ -68,8 +68,10 @@ func startProcess(cfg Config, program string, opts Options) (*process, error) {
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(program, cfg.Command[1:]...)
 			cmd.Dir = cfg.Dir
-			cmd.Env = append(append(cfg.environ(), spec.Env...), wire.HostPIDEnv+"="+strconv.Itoa(os.Getpid()))
+			group := groupToken()
+			cmd.Env = append(append(cfg.environ(), spec.Env...), wire.HostPIDEnv+"="+strconv.Itoa(os.Getpid()), groupEnv+"="+group)
 			p.runner = newRunner(cfg.Name, cmd)
+			p.runner.group = group
 			p.runner.reg, p.runner.log = registryAt(opts.Registry), opts.Log
 			return p.runner, nil
 		},

@@ -3,6 +3,8 @@ package plugins
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +45,9 @@ type regEntry struct {
 	HostStart uint64 `json:"host_start"`
 	Boot      string `json:"boot"`   // /proc/sys/kernel/random/boot_id
 	PIDNS     string `json:"pid_ns"` // readlink /proc/self/ns/pid: pids mean nothing elsewhere
+	// Group is the groupEnv value the plugin was started with; its children inherit it, which
+	// tells them from strangers once the plugin itself is gone.
+	Group string `json:"group,omitempty"`
 }
 
 func (e *regEntry) same(o *regEntry) bool {
@@ -158,7 +163,7 @@ func (r *procRunner) register() {
 	if err != nil { // it already exited (a zombie has no exe): nothing to leave behind
 		return
 	}
-	e.Plugin = r.name
+	e.Plugin, e.Group = r.name, r.group
 	if err := r.reg.update(func(*regEntry) bool { return true }, e); err != nil {
 		r.warn(err)
 		return
@@ -262,7 +267,7 @@ func Reap(path string) (ReapReport, error) {
 		case running(e.HostPID, e.HostStart):
 			rep.Kept++
 			keep = append(keep, raws[i])
-		case killMatching(e):
+		case killMatching(e), killLeftChildren(e) > 0:
 			rep.Reaped = append(rep.Reaped, Reaped{Plugin: e.Plugin, PID: e.PID, HostPID: e.HostPID})
 		default:
 			rep.Skipped++
@@ -300,6 +305,63 @@ func killMatching(e *regEntry) bool {
 	}
 	_ = unix.Kill(-e.PID, unix.SIGKILL) // the rest of its group: its children
 	return true
+}
+
+// groupEnv names the variable a plugin is started with, holding a random token its registry
+// entry records. Children inherit it: when the plugin has died with its host (parent-death
+// signal) but a child of its lives on in its process group, the token tells that child from an
+// unrelated process in a group that reused the id (issue 12 item 14).
+const groupEnv = "WEND_PLUGIN_GROUP"
+
+// groupToken is a fresh groupEnv value.
+func groupToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// killLeftChildren SIGKILLs the processes of e's process group that carry e's token, which
+// are left when the plugin itself is gone, and returns how many it killed. A child that left
+// the group (setsid, setpgid) or dropped the variable from its environment escapes: the
+// kernel keeps no other trace of whose child it was once its parent died.
+func killLeftChildren(e *regEntry) int {
+	if e.Group == "" {
+		return 0 // recorded by a wend that set no token: only the leader's match is safe
+	}
+	want := []byte(groupEnv + "=" + e.Group)
+	dirs, _ := os.ReadDir("/proc")
+	n := 0
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == e.PID {
+			continue
+		}
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue // gone, or a kernel without pidfds: only a pinned process is signalled
+		}
+		if pgid, err := unix.Getpgid(pid); err == nil && pgid == e.PID && carries(pid, want) {
+			if unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+				n++
+			}
+		}
+		unix.Close(fd)
+	}
+	return n
+}
+
+// carries reports whether pid's environment holds the exact entry kv.
+func carries(pid int, kv []byte) bool {
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return false
+	}
+	for _, v := range bytes.Split(env, []byte{0}) {
+		if bytes.Equal(v, kv) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameExe compares executables; a binary deleted or replaced since start reads "PATH (deleted)".

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,6 +35,9 @@ type reapHost struct {
 	Registry string
 	Command  []string
 	Env      []string
+	// Grandchild makes the plugin fork a child (its grandchild activity) first; the helper
+	// prints "child N" before "pid N".
+	Grandchild bool
 }
 
 func init() {
@@ -76,6 +80,14 @@ func reapHostHelper(arg string) int {
 	if _, err := h.Describe(context.Background(), "orphan"); err != nil {
 		fmt.Println("error:", err)
 		return 1
+	}
+	if cfg.Grandchild {
+		out, err := h.Execute(context.Background(), call("orphan", "grandchild", map[string]int{}), nil)
+		if err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		fmt.Printf("child %s\n", out)
 	}
 	h.mu.Lock()
 	p := h.slots["orphan"].proc
@@ -144,6 +156,62 @@ func TestReapAfterHostKill(t *testing.T) {
 	}
 	t.Logf("RELIABILITY suite=plugins test=G8 reap=1 kills=%d orphans_after_kill=%d orphans_after_3s=%d unrelated_killed=0 reap_to_gone_max_ms=%d",
 		n, survivedHost, orphansAfter, worst.Milliseconds())
+}
+
+// TestReapPluginChildAfterHostKillIssue12Item14: a plugin forks a child (which inherits
+// neither the parent-death signal nor the SDK watchdog), then its host is SIGKILLed. The plugin
+// dies with its host, its child does not; the next host's Reap must kill the child, which is
+// still in the plugin's process group. Before, Reap found the plugin's pid gone and dropped
+// the entry, leaving the child running for ever.
+func TestReapPluginChildAfterHostKillIssue12Item14(t *testing.T) {
+	reg := filepath.Join(t.TempDir(), "wend.db.plugins")
+	arg, err := json.Marshal(reapHost{Registry: reg, Command: []string{bins.testPlugin}, Grandchild: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), reapHostEnv+"="+string(arg))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
+	r := bufio.NewReader(stdout)
+	child, err := strconv.Atoi(strings.TrimPrefix(readLine(t, r, 10*time.Second), "child "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimPrefix(readLine(t, r, 10*time.Second), "pid "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL); _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(5 * time.Second); proctest.Alive(pid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin %d outlived its killed host; this test needs it to die with it", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !proctest.Alive(child) {
+		t.Fatalf("the plugin's child %d died with the plugin; the test proves nothing", child)
+	}
+	rep, err := Reap(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGroupGone(t, pid, 3*time.Second)
+	if len(rep.Reaped) != 1 || rep.Reaped[0].PID != pid {
+		t.Errorf("report %+v, want the plugin's group reaped", rep)
+	}
+	t.Logf("RELIABILITY suite=plugins test=G8-child kills=1 children_after_kill=1 children_after_reap=0")
 }
 
 // spawn starts argv in its own process group, as a plugin runs, and stops it at the end.
@@ -391,5 +459,64 @@ func TestRegistryUnwritable(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "plugin registry "+reg) {
 		t.Errorf("no registry warning in the log:\n%s", logs)
+	}
+}
+
+// TestReapLeftChildrenByToken: once the plugin is gone, Reap kills a process of its group only
+// when it carries the plugin's token: a stranger in a group that reused the id is spared, and
+// an entry without a token (an older wend's) kills nothing but a matching leader.
+func TestReapLeftChildrenByToken(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		childToken string // the child's groupEnv value
+		entryToken string
+		killed     bool
+	}{
+		{"the plugin's child", "tok-1", "tok-1", true},
+		{"a stranger", "", "tok-1", false},
+		{"another plugin's child", "tok-2", "tok-1", false},
+		{"an entry without a token", "tok-1", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := filepath.Join(t.TempDir(), "reg")
+			cmd := exec.Command("sh", "-c", "sleep 1000 & echo $!; wait")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if tc.childToken != "" {
+				cmd.Env = append(os.Environ(), groupEnv+"="+tc.childToken)
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			leader := cmd.Process.Pid
+			t.Cleanup(func() { _ = syscall.Kill(-leader, syscall.SIGKILL) })
+			child, err := strconv.Atoi(readLine(t, bufio.NewReader(out), 5*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := entryFor(t, leader)
+			e.Group = tc.entryToken
+			_ = syscall.Kill(leader, syscall.SIGKILL) // the plugin dies; its child stays in the group
+			_ = cmd.Wait()
+			writeEntries(t, reg, e)
+			rep, err := Reap(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.killed {
+				waitGroupGone(t, leader, 3*time.Second)
+				if len(rep.Reaped) != 1 {
+					t.Errorf("report %+v, want one reaped", rep)
+				}
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+			if !proctest.Alive(child) || len(rep.Reaped) != 0 {
+				t.Errorf("child alive %v, report %+v: a process without the entry's token was killed", proctest.Alive(child), rep)
+			}
+		})
 	}
 }

@@ -31,6 +31,7 @@ type procRunner struct {
 	done    chan struct{} // closed once the process is reaped
 	waitErr error
 
+	group string                    // the groupEnv value the process and its children carry
 	reg   *registry                 // records the process for a later host's Reap; nil: none
 	entry *regEntry                 // what reg holds for it (guarded by mu)
 	log   func(plugin, line string) // for registry warnings
