@@ -286,6 +286,13 @@ func (s *Server) Check() (CheckReport, error) {
 	if err != nil {
 		return CheckReport{}, wrap(fmt.Errorf("check: %w", err))
 	}
+	// The tasks against what the open runs' histories need: the store cannot tell, the
+	// interpreter can (issue 12 item 11).
+	tasks, err := engine.CheckTasks(s.store)
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("check tasks: %v", err))
+	}
+	problems = append(problems, tasks...)
 	rep := CheckReport{Problems: problems}
 	if rep.Problems == nil {
 		rep.Problems = []string{}

@@ -109,6 +109,11 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 // buildRun loads the spec text a run recorded and replays its events into a fresh state
 // machine.
 func (e *Engine) buildRun(st history.Started, evs []history.Event) (*liveRun, error) {
+	return replayRun(st, evs)
+}
+
+// replayRun is buildRun, which needs nothing of an engine.
+func replayRun(st history.Started, evs []history.Event) (*liveRun, error) {
 	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
 	if ds.HasErrors() {
 		return nil, fmt.Errorf("recorded spec no longer loads (was it written by a newer wend?):\n%s", ds.Error())

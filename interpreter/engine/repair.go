@@ -38,7 +38,8 @@ func expectedTasks(lr *liveRun) []history.Task {
 // Repair recreates tasks that the history says must exist but the store lacks, for one
 // workflow id or (workflowID "") every open run. It never touches a task that exists, so
 // an activity that is running is never started twice by it; a repaired run records
-// RepairRequested so the history shows it. A damaged task record counts as lacking: the
+// RepairRequested so the history shows it. A task stored under the id but for another run or
+// of another kind counts as lacking, as does a damaged task record: the
 // rebuilt task replaces it, and one left over (its key damaged too) is deleted after a repair
 // of every run.
 func (e *Engine) Repair(ctx context.Context, workflowID string) (rep RepairReport, err error) {
@@ -52,16 +53,18 @@ func (e *Engine) Repair(ctx context.Context, workflowID string) (rep RepairRepor
 			err = e.dropDamaged(damaged, rebuilt, &rep)
 		}
 	}()
-	have := make(map[string]bool, len(stored))
+	have := make(map[string]history.Task, len(stored))
 	for _, t := range stored {
-		have[t.ID] = true
+		have[t.ID] = t
 	}
 	for _, lr := range e.liveRuns(workflowID) {
 		rep.Runs++
 		lr.mu.Lock()
 		var missing []history.Task
 		for _, t := range expectedTasks(lr) {
-			if !have[t.ID] {
+			// A task stored for another run or of another kind is damage (a legacy record,
+			// written without a checksum): the run would wait for ever for it.
+			if got, ok := have[t.ID]; !ok || got.RunID != t.RunID || got.Kind != t.Kind {
 				missing = append(missing, t)
 			}
 		}
