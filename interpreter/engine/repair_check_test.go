@@ -64,7 +64,7 @@ func TestCheckTasksAgainstHistoryIssue12Item11(t *testing.T) {
 	}
 	ps, err = CheckTasks(h.store)
 	must(err)
-	if len(ps) != 1 || !strings.Contains(ps[0], `name "wrong"`) {
+	if len(ps) != 0 { // the repair's commit rewrote the renamed run's record from its replay
 		t.Fatalf("after repair: %q", ps)
 	}
 }
