@@ -1,9 +1,12 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 )
 
@@ -19,7 +22,42 @@ func (s *Server) Export(id string) (*export.Document, error) {
 	if err != nil {
 		return nil, wrap(fmt.Errorf("export run %s: %w", p.Run.RunID, err))
 	}
+	doc.ExportedAt = time.Now().UTC()
+	// What Build cannot see in the history: the run's open tasks and the run it continued.
+	tasks, err := s.store.Tasks()
+	if d := (*history.DamagedTasksError)(nil); errors.As(err, &d) {
+		err = nil // the sound ones are what the engine owes the run; wend check names the rest
+	}
+	if err != nil {
+		return nil, wrap(fmt.Errorf("export run %s: %w", p.Run.RunID, err))
+	}
+	for _, t := range tasks {
+		if t.RunID == p.Run.RunID {
+			doc.OpenTasks = append(doc.OpenTasks, export.OpenTask{ID: t.ID, Kind: string(t.Kind), AvailableAt: t.AvailableAt})
+		}
+	}
+	if prev := continuedFrom(s.store, p.Run); prev != "" {
+		if doc.Links == nil {
+			doc.Links = &export.Links{}
+		}
+		doc.Links.ContinuedFrom = prev
+	}
 	return doc, nil
+}
+
+// continuedFrom is the run of the same workflow id that continue-as-new ended just before
+// run started, or "".
+func continuedFrom(st history.Store, run history.Run) string {
+	runs, err := st.Runs(history.RunFilter{WorkflowID: run.WorkflowID})
+	if err != nil {
+		return ""
+	}
+	for i, r := range runs { // newest first
+		if r.RunID == run.RunID && i+1 < len(runs) && runs[i+1].Status == history.StatusContinued {
+			return runs[i+1].RunID
+		}
+	}
+	return ""
 }
 
 func (s *Server) exportRun(w http.ResponseWriter, r *http.Request) {

@@ -41,6 +41,9 @@ func Build(run history.Run, events []history.Event) (*Document, error) {
 	if err := b.workflowRecord(run); err != nil {
 		return nil, err
 	}
+	if err := b.integrity(run); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
 	b.doc.computeMetrics()
 	return b.doc, nil
 }

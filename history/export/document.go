@@ -22,6 +22,13 @@ type Document struct {
 	Compensations   []Compensation `json:"compensations"`
 	Failures        []Failure      `json:"failures"`
 	OperatorMetrics Metrics        `json:"operator_metrics"`
+	// ExportedAt is when the export was made (absent from a Build that no exporter stamped).
+	ExportedAt time.Time `json:"exported_at,omitzero"`
+	// Integrity, Links and OpenTasks were added to v1 (absent from exports of older wends).
+	Integrity *Integrity `json:"integrity,omitempty"`
+	Links     *Links     `json:"links,omitempty"`
+	// OpenTasks are the tasks the store held for the run when it was exported.
+	OpenTasks []OpenTask `json:"open_tasks,omitempty"`
 }
 
 // Workflow is the run itself: identity, spec, status and how it ended.

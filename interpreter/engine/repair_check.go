@@ -78,3 +78,24 @@ func CheckTasks(store history.Store) ([]string, error) {
 	slices.Sort(out)
 	return out, nil
 }
+
+// ErrNoSpecSource is Replay's error for a history whose WorkflowStarted holds no spec text.
+var ErrNoSpecSource = errors.New("WorkflowStarted holds no spec source to replay with")
+
+// Replay replays a run's history through the interpreter with the spec text its
+// WorkflowStarted recorded, as Recover does, and returns why it could not: a spec that no
+// longer loads, or a history the spec's decisions do not reproduce (wend check --export).
+func Replay(evs []history.Event) error {
+	if len(evs) == 0 || evs[0].Type != history.WorkflowStarted {
+		return errors.New("the history does not begin with WorkflowStarted")
+	}
+	st, err := history.DataOf[history.Started](evs[0])
+	if err != nil {
+		return err
+	}
+	if st.SpecSource == "" {
+		return ErrNoSpecSource
+	}
+	_, err = replayRun(st, evs)
+	return err
+}
