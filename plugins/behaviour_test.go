@@ -33,7 +33,7 @@ func TestEnvAllowList(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowed := []string{"PATH", "HOME", "LANG", "TZ", "WEND_TESTPLUGIN_MODE", "WEND_TEST_PASSED", "WEND_TEST_SET",
-		"WEND_PLUGIN", "PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_CLIENT_CERT", "PLUGIN_UNIX_SOCKET_DIR", "WEND_HOST_PID"}
+		"WEND_PLUGIN", "PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_CLIENT_CERT", "PLUGIN_UNIX_SOCKET_DIR", "WEND_HOST_PID", "WEND_PLUGIN_GROUP"}
 	var leaked []string
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
