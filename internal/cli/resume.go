@@ -194,10 +194,15 @@ func announce(e *env, b backend, skip map[string]bool, now time.Time) {
 		if err != nil {
 			continue
 		}
-		var waits []string
+		var waits, timers []string // what it waits for, then the timers that end the wait
 		for _, w := range d.Waits {
-			waits = append(waits, waitsFor(w, now))
+			if w.Kind == server.WaitTimer {
+				timers = append(timers, waitsFor(w, now))
+			} else {
+				waits = append(waits, waitsFor(w, now))
+			}
 		}
+		waits = append(waits, timers...)
 		if len(waits) == 0 {
 			waits = []string{"its next step"}
 		}
