@@ -149,7 +149,13 @@ const readChunk = 1 << 20
 // transactions one after another, add up to the history as the last one saw it.
 func (s *Store) Events(runID string, afterSeq uint64) ([]history.Event, error) {
 	var evs []history.Event
-	err := s.eventChunks(runID, seqKey(afterSeq+1), nil, func(chunk []kv) error {
+	from := seqKey(afterSeq + 1)
+	if afterSeq == 0 {
+		// From the first key, whatever it is: event 1 under key 0 (a flipped bit) is an error
+		// here, not a history that silently starts at 2.
+		from = nil
+	}
+	err := s.eventChunks(runID, from, nil, func(chunk []kv) error {
 		for _, raw := range chunk {
 			e, err := decodeEvent(runID, raw.k, raw.v)
 			if err != nil {
