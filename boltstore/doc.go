@@ -25,8 +25,10 @@
 //     fsync the kernel may have dropped dirty pages it still serves from cache (fsyncgate).
 //   - A commit that changes nothing in a run record but last_seq leaves the record as stored
 //     (one page write fewer per step); reads set Run.LastSeq from the run's last event key.
-//   - Events are decoded with their checksum verified on every read; a mismatch is an error
-//     naming the run and seq, never a silently different history.
+//   - Events, run records, task records and index entries are decoded with their checksum
+//     verified on every read; a mismatch is an error naming the record, never a silently
+//     different history. A damaged task is set aside (Tasks returns the others with a
+//     *history.DamagedTasksError), since the engine's repair rebuilds it from history.
 //   - Read transactions are short and never nested: a history is copied out in chunks of about
 //     1 MiB, each in its own transaction, and decoded outside them. A commit that grows the mmap
 //     waits for every open reader (bbolt remap stalls), so it never waits long, and the large mmap
