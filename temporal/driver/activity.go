@@ -45,7 +45,8 @@ func (d *driver) startActivity(step, execID string, attempt int, availableAt tim
 		}
 		d.acts++
 		var out json.RawMessage
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, tryOptions(key, sched)), wire.ActivityCall, call).Get(gctx, &out)
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, tryOptions(key, sched)), wire.ActivityCall,
+			wire.Call{ActivityCall: call, HostHeartbeats: sched.HeartbeatTimeout <= 0}).Get(gctx, &out)
 		d.acts--
 		if actx.Err() != nil {
 			return // wend cancelled the try; the interpreter expects nothing from it

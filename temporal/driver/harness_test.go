@@ -34,6 +34,7 @@ const specFile = "/flows/test.wend.yaml"
 // try is what the fake plugin saw of one call.
 type try struct {
 	Call       history.ActivityCall
+	HostBeats  bool // the driver asked the worker to beat for the plugin
 	ActivityID string
 	Heartbeat  time.Duration
 	StartClose time.Duration
@@ -83,10 +84,11 @@ func (p *plugin) cancelledIDs() []string {
 	return slices.Clone(p.cancelled)
 }
 
-func (p *plugin) call(ctx context.Context, call history.ActivityCall) (json.RawMessage, error) {
+func (p *plugin) call(ctx context.Context, wc wire.Call) (json.RawMessage, error) {
+	call := wc.ActivityCall
 	info := activity.GetInfo(ctx)
 	p.mu.Lock()
-	p.tries = append(p.tries, try{Call: call, ActivityID: info.ActivityID, Heartbeat: info.HeartbeatTimeout,
+	p.tries = append(p.tries, try{Call: call, HostBeats: wc.HostHeartbeats, ActivityID: info.ActivityID, Heartbeat: info.HeartbeatTimeout,
 		StartClose: info.StartToCloseTimeout, At: p.env.Now()})
 	p.mu.Unlock()
 	var in map[string]any

@@ -53,6 +53,10 @@ output: "${{ steps.b.output }}"
 	if tries[0].Heartbeat != wire.DefaultHeartbeatTimeout || tries[0].StartClose != DefaultStartToClose {
 		t.Errorf("defaults: heartbeat %s start-to-close %s", tries[0].Heartbeat, tries[0].StartClose)
 	}
+	// The worker beats for the plugin only where the step declared no heartbeat_timeout.
+	if !tries[0].HostBeats || tries[1].HostBeats {
+		t.Errorf("worker beats: step without heartbeat_timeout %v, with %v; want true, false", tries[0].HostBeats, tries[1].HostBeats)
+	}
 	if tries[1].Heartbeat != 10*time.Second || tries[1].StartClose != 5*time.Minute {
 		t.Errorf("step timeouts: heartbeat %s start-to-close %s", tries[1].Heartbeat, tries[1].StartClose)
 	}

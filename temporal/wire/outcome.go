@@ -7,8 +7,17 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// The ActivityCall activity's input is a history.ActivityCall encoded as JSON: a first try's
-// empty LastProgress arrives as the JSON null (json.RawMessage("null")), which means none.
+// Call is the ActivityCall activity's input: the plugin call, and whether the worker beats
+// for the plugin. A first try's empty LastProgress arrives as the JSON null
+// (json.RawMessage("null")), which means none.
+type Call struct {
+	history.ActivityCall
+	// HostHeartbeats is set when the step declares no heartbeat_timeout: the driver then gives
+	// the try DefaultHeartbeatTimeout and the worker beats every third of it, so a dead worker
+	// is noticed in seconds. A step with its own heartbeat_timeout gets only the plugin's
+	// beats, so a plugin that stops beating times out as it does locally.
+	HostHeartbeats bool `json:"host_heartbeats,omitempty"`
+}
 
 // DefaultHeartbeatTimeout is the heartbeat timeout the driver gives a try whose step sets
 // none, so a worker that dies mid-call is noticed in seconds, not at the step's timeout. The

@@ -35,10 +35,11 @@ func (a *Activities) beat(ctx context.Context, p wire.Progress) { activity.Recor
 // retries, so Temporal's are off). Every heartbeat carries the plugin's latest progress
 // (wire.Progress), so a try that times out hands it to the next one. When the step set no
 // heartbeat_timeout the driver gives wire.DefaultHeartbeatTimeout, and the worker beats for
-// the plugin every third of it: a worker that dies is noticed in seconds, not at the step's
-// timeout. A step with its own heartbeat_timeout gets only the plugin's beats, so a plugin
+// the plugin every third of it (wire.Call.HostHeartbeats): a worker that dies is noticed in
+// seconds, not at the step's timeout. A step with its own heartbeat_timeout gets only the plugin's beats, so a plugin
 // that stops beating times out as it does locally.
-func (a *Activities) Call(ctx context.Context, call history.ActivityCall) (json.RawMessage, error) {
+func (a *Activities) Call(ctx context.Context, in wire.Call) (json.RawMessage, error) {
+	call := in.ActivityCall
 	if string(call.LastProgress) == "null" {
 		call.LastProgress = nil // a first try's "none", as JSON carries it
 	}
@@ -57,7 +58,7 @@ func (a *Activities) Call(ctx context.Context, call history.ActivityCall) (json.
 		}
 		a.beat(ctx, wire.Progress{Progress: last()})
 	}
-	if every := workerBeat(activity.GetInfo(ctx).HeartbeatTimeout); every > 0 {
+	if every := workerBeat(in.HostHeartbeats, activity.GetInfo(ctx).HeartbeatTimeout); every > 0 {
 		stop := make(chan struct{})
 		defer close(stop)
 		go func() {
@@ -82,10 +83,10 @@ func (a *Activities) Call(ctx context.Context, call history.ActivityCall) (json.
 	return out, nil
 }
 
-// workerBeat is how often the worker beats for the plugin under a heartbeat timeout: a third
-// of the default the driver sets for steps without their own, else never.
-func workerBeat(timeout time.Duration) time.Duration {
-	if timeout != wire.DefaultHeartbeatTimeout {
+// workerBeat is how often the worker beats for the plugin: a third of the try's heartbeat
+// timeout when the driver asks it to (the step set none), else never.
+func workerBeat(host bool, timeout time.Duration) time.Duration {
+	if !host || timeout <= 0 {
 		return 0
 	}
 	return timeout / 3

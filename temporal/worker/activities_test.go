@@ -64,7 +64,7 @@ func callEnv(t *testing.T, p Plugins) (*testsuite.TestActivityEnvironment, func(
 func TestCallForwardsPluginProgress(t *testing.T) {
 	p := &fakePlugins{progress: []string{`{"done":1}`, `{"done":2}`}, out: json.RawMessage(`{"ok":true}`)}
 	env, beats := callEnv(t, p)
-	v, err := env.ExecuteActivity(wire.ActivityCall, history.ActivityCall{Plugin: "p", Activity: "a", LastProgress: json.RawMessage("null")})
+	v, err := env.ExecuteActivity(wire.ActivityCall, wire.Call{ActivityCall: history.ActivityCall{Plugin: "p", Activity: "a", LastProgress: json.RawMessage("null")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestCallErrorMapping(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			env, _ := callEnv(t, &fakePlugins{err: c.err, progress: c.progress})
-			_, err := env.ExecuteActivity(wire.ActivityCall, history.ActivityCall{Plugin: "p", Activity: "a"})
+			_, err := env.ExecuteActivity(wire.ActivityCall, wire.Call{ActivityCall: history.ActivityCall{Plugin: "p", Activity: "a"}})
 			var ae *temporal.ApplicationError
 			if !errors.As(err, &ae) {
 				t.Fatalf("err = %#v, want an ApplicationError", err)
@@ -127,19 +127,21 @@ func TestCallErrorMapping(t *testing.T) {
 	}
 }
 
-// TestWorkerBeatsOnlyWithoutStepHeartbeat: the worker beats for the plugin under the
-// driver's default heartbeat timeout only; a step's own heartbeat_timeout is the plugin's
-// to keep, as locally.
+// TestWorkerBeatsOnlyWithoutStepHeartbeat: the worker beats for the plugin only when the
+// driver says the step declared no heartbeat_timeout; a step's own heartbeat_timeout is the
+// plugin's to keep, as locally, even when it equals the default.
 func TestWorkerBeatsOnlyWithoutStepHeartbeat(t *testing.T) {
 	for _, c := range []struct {
+		host          bool
 		timeout, want time.Duration
 	}{
-		{wire.DefaultHeartbeatTimeout, wire.DefaultHeartbeatTimeout / 3},
-		{time.Second, 0},
-		{0, 0},
+		{true, wire.DefaultHeartbeatTimeout, wire.DefaultHeartbeatTimeout / 3},
+		{false, wire.DefaultHeartbeatTimeout, 0}, // heartbeat_timeout: 30s in the spec
+		{false, time.Second, 0},
+		{true, 0, 0},
 	} {
-		if got := workerBeat(c.timeout); got != c.want {
-			t.Errorf("workerBeat(%s) = %s, want %s", c.timeout, got, c.want)
+		if got := workerBeat(c.host, c.timeout); got != c.want {
+			t.Errorf("workerBeat(%v, %s) = %s, want %s", c.host, c.timeout, got, c.want)
 		}
 	}
 }
