@@ -24,7 +24,7 @@ func (s *Store) Commit(ctx context.Context, c history.Commit) error {
 	p, err := prepare(c)
 	if err != nil {
 		s.rejected.Add(1)
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w: %w", history.ErrRefused, err)
 	}
 	if err := s.w.submit(ctx, p); err != nil {
 		return fmt.Errorf("commit: %w", err)

@@ -17,6 +17,10 @@ var (
 	ErrSeqConflict = errors.New("history sequence conflict")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("store closed")
+	// ErrRefused is returned by Commit for content the store cannot hold (an id too long to
+	// be a key): nothing of the commit is written and the store goes on, so a caller fails
+	// the one request the content came from, never the whole engine.
+	ErrRefused = errors.New("the store refuses this content")
 )
 
 // Commit is one atomic, durable change: events appended to runs, run records updated, tasks

@@ -20,6 +20,10 @@ const (
 	CodeNotRetryable = "not_retryable"    // retry refused: the run did not fail in an activity, timed out or was compensated
 	CodeUnsupported  = "unsupported"      // the store or server cannot do this
 	CodeStopped      = "stopped"          // the engine stopped (shutdown or a failed commit)
+	CodeBadID        = "invalid_id"       // an id or name too long, not UTF-8, or with a control character
+	CodeTooLarge     = "too_large"        // a run's input or a signal's data over 2 MiB
+	CodeLimit        = "limit_reached"    // the run holds 5,000 unconsumed signals; this one was not recorded
+	CodeIDTaken      = "id_taken"         // start: the workflow id's run started with other input
 	CodeInternal     = "internal"
 	// CodeUnauthorized (401) and CodeForbidden (403) are the TCP listener's guard's, declared
 	// in auth.go beside the model they belong to.
@@ -51,6 +55,14 @@ func (e *Error) Is(target error) bool {
 		return e.Code == CodeStopped
 	case engine.ErrNotRetryable:
 		return e.Code == CodeNotRetryable
+	case engine.ErrBadID:
+		return e.Code == CodeBadID
+	case engine.ErrTooLarge:
+		return e.Code == CodeTooLarge
+	case engine.ErrSignalLimit:
+		return e.Code == CodeLimit
+	case engine.ErrIDTaken:
+		return e.Code == CodeIDTaken
 	}
 	return false
 }
@@ -62,8 +74,14 @@ func errorf(status int, code, msg string) *Error {
 // statusOf gives a code its HTTP status, for errors rebuilt from a code alone.
 func statusOf(code string) int {
 	switch code {
-	case CodeBadRequest, CodeInvalid, CodeBadWorkflow:
+	case CodeBadRequest, CodeInvalid, CodeBadWorkflow, CodeBadID:
 		return http.StatusBadRequest
+	case CodeTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case CodeLimit:
+		return http.StatusTooManyRequests
+	case CodeIDTaken:
+		return http.StatusConflict
 	case CodeUnauthorized:
 		return http.StatusUnauthorized
 	case CodeForbidden:
@@ -101,6 +119,14 @@ func wrap(err error) *Error {
 		code = CodeInvalid
 	case errors.Is(err, engine.ErrNotRetryable):
 		code = CodeNotRetryable
+	case errors.Is(err, engine.ErrBadID):
+		code = CodeBadID
+	case errors.Is(err, engine.ErrTooLarge):
+		code = CodeTooLarge
+	case errors.Is(err, engine.ErrSignalLimit):
+		code = CodeLimit
+	case errors.Is(err, engine.ErrIDTaken):
+		code = CodeIDTaken
 	case errors.Is(err, engine.ErrStopped), errors.Is(err, history.ErrClosed), errors.Is(err, context.Canceled):
 		code = CodeStopped
 	}

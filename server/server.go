@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -137,6 +138,13 @@ func (s *Server) Start(ctx context.Context, req StartRequest) (Started, error) {
 	if req.SpecFile == "" || req.Source == "" {
 		return Started{}, errorf(http.StatusBadRequest, CodeBadRequest, "start: spec_file and source are required (or workflow, a registered name)")
 	}
+	// The edge's limits first, before the spec is loaded: a refused id costs nothing.
+	if err := engine.CheckID("workflow id", req.WorkflowID); err != nil {
+		return Started{}, wrap(fmt.Errorf("start: %w", err))
+	}
+	if err := engine.CheckPayload("input", req.Input); err != nil {
+		return Started{}, wrap(fmt.Errorf("start: %w", err))
+	}
 	if len(req.Input) > 0 && !json.Valid(req.Input) {
 		return Started{}, errorf(http.StatusBadRequest, CodeInvalid, "start: input is not JSON")
 	}
@@ -166,12 +174,29 @@ func (s *Server) SendSignal(ctx context.Context, id string, req SignalRequest) (
 	if name == "" {
 		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: no signal name given")
 	}
+	if err := engine.CheckID("signal name", name); err != nil {
+		return history.Run{}, wrap(fmt.Errorf("signal: %w", err))
+	}
+	if err := engine.CheckID("signal id", req.ID); err != nil {
+		return history.Run{}, wrap(fmt.Errorf("signal %s: %w", name, err))
+	}
+	if err := engine.CheckPayload("signal data", data); err != nil {
+		return history.Run{}, wrap(fmt.Errorf("signal %s: %w", name, err))
+	}
 	if len(data) > 0 && !json.Valid(data) {
 		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: data is not JSON")
 	}
-	return s.control(id, "signals to a finished run are rejected", func(wf string) error {
+	r, err := s.control(id, "signals to a finished run are rejected", func(wf string) error {
 		return s.eng.SendSignal(ctx, engine.SignalRequest{WorkflowID: wf, Name: name, Data: data, ID: req.ID})
 	})
+	if req.ID != "" && errors.Is(err, engine.ErrRunClosed) {
+		// A resend of a signal the run took before it finished is the duplicate it is, not
+		// a new signal to refuse: acknowledged, whatever the run's state now.
+		if seen, serr := engine.SignalRecorded(s.store, r.WorkflowID, req.ID); serr == nil && seen {
+			return r, nil
+		}
+	}
+	return r, err
 }
 
 // Cancel cancels the open run of the workflow (or run) id names.
@@ -203,6 +228,10 @@ func (s *Server) control(id, closedWhy string, send func(workflowID string) erro
 		}
 		if now, err := s.resolve(r.WorkflowID); err == nil {
 			r = now // it closed meanwhile: name how
+		}
+		if r.Open() { // its last events are being written: say so, not that it has finished
+			return r, errorf(http.StatusConflict, CodeRunClosed, fmt.Sprintf("run %s of %s is finishing (its end is being recorded): %s",
+				r.RunID, r.WorkflowID, strings.Replace(closedWhy, "a finished run", "a finishing run", 1)))
 		}
 	}
 	return r, errorf(http.StatusConflict, CodeRunClosed, fmt.Sprintf("run %s of %s is %s: %s", r.RunID, r.WorkflowID, r.Status, closedWhy))

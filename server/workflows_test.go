@@ -92,11 +92,14 @@ func TestStartRegistered(t *testing.T) {
 		t.Fatalf("recorded spec: %s", d.Events[0].Data)
 	}
 
-	// A duplicate id returns the existing run.
+	// A duplicate id with the same input returns the existing run; with other input it is
+	// refused (issue 12 item 16).
 	var again Started
-	if code, b := f.do("POST", "/v1/runs", `{"workflow":"later","id":"w1"}`, &again); code != 200 || again.Started || again.Run.RunID != st.Run.RunID {
+	if code, b := f.do("POST", "/v1/runs", `{"workflow":"approval","id":"w1","input":{"who":"ann"}}`, &again); code != 200 || again.Started || again.Run.RunID != st.Run.RunID {
 		t.Fatalf("duplicate id: %d %s", code, b)
 	}
+	code, b = f.do("POST", "/v1/runs", `{"workflow":"later","id":"w1"}`, nil)
+	wantError(t, code, b, 409, CodeIDTaken, `workflow id "w1" is taken by run `+st.Run.RunID+" (running), which started with other input")
 
 	code, b = f.do("POST", "/v1/runs", `{"workflow":"nope"}`, nil)
 	wantError(t, code, b, 404, CodeNotFound, `no registered workflow "nope"; registered: approval, later`)
@@ -141,7 +144,7 @@ func TestUIStartForm(t *testing.T) {
 		t.Fatalf("start: %d %v", code, h)
 	}
 	f.settle("u1", waitingForSignal)
-	if code, h, _ := post(url.Values{"workflow": {"approval"}, "id": {"u1"}}); code != 303 || !strings.HasSuffix(h.Get("Location"), "?done=exists") {
+	if code, h, _ := post(url.Values{"workflow": {"approval"}, "input": {`{"who":"ui"}`}, "id": {"u1"}}); code != 303 || !strings.HasSuffix(h.Get("Location"), "?done=exists") {
 		t.Fatalf("again: %d %v", code, h)
 	}
 	code, _, body := post(url.Values{"workflow": {"nope"}, "input": {`{"a":"<b>"}`}})

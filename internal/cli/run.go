@@ -71,8 +71,15 @@ func runRun(e *env, args []string) int {
 	if *input != "" && *inputFile != "" {
 		return usageError(e, "run", "give --input or --input-file, not both")
 	}
+	if err := engine.CheckID("workflow id", *id); err != nil {
+		return usageError(e, "run", "--id: %v", err)
+	}
 	raw, err := readInput(*input, *inputFile)
 	if err != nil {
+		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		return exitUsage
+	}
+	if err := engine.CheckPayload("input", raw); err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
 		return exitUsage
 	}

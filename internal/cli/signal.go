@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 )
 
@@ -47,6 +48,15 @@ func runSignal(e *env, args []string) int {
 	}
 	if len(pos) != 2 {
 		return usageError(e, "signal", "want a workflow ID and a signal NAME, got %d arguments", len(pos))
+	}
+	if err := engine.CheckID("signal name", pos[1]); err != nil {
+		return usageError(e, "signal", "NAME: %v", err)
+	}
+	if err := engine.CheckID("signal id", *signalID); err != nil {
+		return usageError(e, "signal", "--id: %v", err)
+	}
+	if err := engine.CheckPayload("signal data", []byte(*data)); err != nil {
+		return usageError(e, "signal", "--data: %v", err)
 	}
 	var raw json.RawMessage
 	if *data != "" {

@@ -43,6 +43,9 @@ func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSch
 	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
 	if err := e.store.Commit(e.ctx, c); err != nil {
 		e.mu.Unlock()
+		if storeRefused(err) { // the child's content (its id): the step fails, not the engine
+			return e.failChild(parent, step, err)
+		}
 		e.fatal(fmt.Errorf("commit child run: %w", err))
 		return err
 	}

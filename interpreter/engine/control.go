@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/wendflow/wend/history"
@@ -25,14 +26,28 @@ type SignalRequest struct {
 
 // SendSignal is Signal with an optional idempotency id.
 func (e *Engine) SendSignal(ctx context.Context, s SignalRequest) error {
+	if s.Name == "" {
+		return fmt.Errorf("signal %s: the signal needs a name: %w", s.WorkflowID, ErrBadID)
+	}
+	if err := CheckID("signal name", s.Name); err != nil {
+		return fmt.Errorf("signal: %w", err)
+	}
+	if err := CheckID("signal id", s.ID); err != nil {
+		return fmt.Errorf("signal %s: %w", s.Name, err)
+	}
+	if err := CheckPayload("signal data", s.Data); err != nil {
+		return fmt.Errorf("signal %s: %w", s.Name, err)
+	}
 	if len(s.Data) > 0 && !json.Valid(s.Data) {
 		return fmt.Errorf("signal %s: data is not JSON", s.Name)
 	}
-	if s.Name == "" {
-		return fmt.Errorf("signal %s: the signal needs a name", s.WorkflowID)
-	}
 	lr, err := e.openRun(s.WorkflowID)
 	if err != nil {
+		if errors.Is(err, ErrRunClosed) && s.ID != "" {
+			if seen, serr := SignalRecorded(e.store, s.WorkflowID, s.ID); serr == nil && seen {
+				return nil // a resend of a signal the run took before it finished: done already
+			}
+		}
 		return fmt.Errorf("signal %s: %w", s.WorkflowID, err)
 	}
 	return e.deliver(lr, history.Event{Type: history.SignalReceived,
@@ -130,4 +145,28 @@ func (e *Engine) LastEvent(runID string) (history.Event, error) {
 		return history.Event{}, fmt.Errorf("run %s: read last event: %v", runID, err)
 	}
 	return evs[0], nil
+}
+
+// SignalRecorded says whether any run of a workflow id recorded a signal with this client
+// id: a resend after the run finished is then acknowledged as the duplicate it is.
+func SignalRecorded(store history.Store, workflowID, signalID string) (bool, error) {
+	runs, err := store.Runs(history.RunFilter{WorkflowID: workflowID})
+	if err != nil {
+		return false, err
+	}
+	for _, r := range runs {
+		evs, err := store.Events(r.RunID, 0)
+		if err != nil {
+			return false, err
+		}
+		for _, ev := range evs {
+			if ev.Type != history.SignalReceived {
+				continue
+			}
+			if sig, err := history.DataOf[history.Signal](ev); err == nil && sig.SignalID == signalID {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }

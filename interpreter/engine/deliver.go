@@ -6,6 +6,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/faults"
+	"github.com/wendflow/wend/interpreter"
 )
 
 // deliver applies one input event to a run, commits it with the decisions it implies and
@@ -72,8 +73,15 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 			continue
 		}
 		if ev.Type == history.SignalReceived {
-			if s, _ := history.DataOf[history.Signal](ev); lr.interp.SeenSignal(s.SignalID) {
+			s, _ := history.DataOf[history.Signal](ev)
+			if lr.interp.SeenSignal(s.SignalID) {
 				p.done <- nil // a resend of a signal already recorded
+				continue
+			}
+			if !lr.interp.SignalRoom(s.Name) {
+				p.done <- edgeErr(ErrSignalLimit, "signal %q to run %s: the run holds %d signals no step has taken yet, the limit; "+
+					"this one was not recorded and the run goes on (send it again once a wait_for_signal step has taken some)",
+					s.Name, lr.rec.RunID, interpreter.MaxSignals)
 				continue
 			}
 		}
@@ -150,6 +158,13 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 	}
 	faults.Hit("before-commit")
 	if err := e.store.Commit(e.ctx, c); err != nil {
+		if storeRefused(err) {
+			// The interpreter is past what the store holds: the run stops here, as a blocked
+			// one does, and replays from its history when driven again. The engine goes on.
+			lr.blocked = err
+			e.logf("wend: run %s blocked: %v", rec.RunID, err)
+			return fmt.Errorf("run %s: %w: %w", rec.RunID, ErrBlocked, err)
+		}
 		if e.isStopped() == nil {
 			e.fatal(fmt.Errorf("commit run %s: %w", rec.RunID, err))
 		}

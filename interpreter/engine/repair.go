@@ -229,6 +229,9 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, prefix []histor
 	e.mu.Lock()
 	if err := e.store.Commit(ctx, c); err != nil {
 		e.mu.Unlock()
+		if storeRefused(err) {
+			return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
+		}
 		e.fatal(fmt.Errorf("commit retry run: %w", err))
 		return history.Run{}, err
 	}

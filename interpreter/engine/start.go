@@ -28,13 +28,19 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	if err := e.isStopped(); err != nil {
 		return history.Run{}, false, err
 	}
+	if err := CheckID("workflow id", req.WorkflowID); err != nil {
+		return history.Run{}, false, fmt.Errorf("start: %w", err)
+	}
+	if err := CheckPayload("input", req.Input); err != nil {
+		return history.Run{}, false, fmt.Errorf("start: %w", err)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if req.WorkflowID != "" { // G8: the id is taken, so this is the run the caller wants
 		if runs, err := e.store.Runs(history.RunFilter{WorkflowID: req.WorkflowID}); err != nil {
 			return history.Run{}, false, err
 		} else if len(runs) > 0 {
-			return runs[0], false, nil
+			return runs[0], false, e.sameStart(runs, req.Input)
 		}
 	}
 	w, ds := (&spec.Loader{}).Load(req.SpecFile, req.Source)
@@ -57,6 +63,9 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}}
 	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
 	if err := e.store.Commit(ctx, c); err != nil {
+		if storeRefused(err) { // this run's content: nothing was written, and the engine goes on
+			return history.Run{}, false, fmt.Errorf("start %s: %w", req.SpecFile, err)
+		}
 		go e.fatal(fmt.Errorf("commit new run: %w", err))
 		return history.Run{}, false, err
 	}
@@ -239,4 +248,39 @@ func (e *Engine) outcomeEvent(rec history.Run, step string, ok, failed history.E
 		}
 	}
 	return history.Event{Type: typ, Step: step, Data: history.MustData(c)}, nil
+}
+
+// sameStart checks a start with a taken workflow id against the run that took it (G8): the
+// same input names the same run, and the caller gets it; other input is another request
+// under a reused name, refused (ErrIDTaken) rather than answered with the old run's outcome.
+// The input compared is the first run's: continue_as_new gives later runs their own.
+func (e *Engine) sameStart(runs []history.Run, input json.RawMessage) error {
+	first := runs[len(runs)-1] // newest first
+	st, err := e.started(first.RunID)
+	if err != nil {
+		return err
+	}
+	if sameJSON(st.Input, input) {
+		return nil
+	}
+	return edgeErr(ErrIDTaken, "start: workflow id %q is taken by run %s (%s), which started with other input; "+
+		"wait for that run with 'wend wait %s', or start with another id", first.WorkflowID, runs[0].RunID, runs[0].Status, first.WorkflowID)
+}
+
+// sameJSON compares two JSON texts as values (key order and spacing aside); empty is null.
+func sameJSON(a, b json.RawMessage) bool {
+	norm := func(raw json.RawMessage) (string, bool) {
+		if len(raw) == 0 {
+			return "null", true
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return "", false
+		}
+		out, err := json.Marshal(v) // maps marshal with sorted keys
+		return string(out), err == nil
+	}
+	x, okx := norm(a)
+	y, oky := norm(b)
+	return okx && oky && x == y
 }
