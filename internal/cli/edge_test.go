@@ -47,3 +47,35 @@ func TestLongIDOverControlSocketIssue12Item5(t *testing.T) {
 		t.Fatalf("engine stopped: %v", err)
 	}
 }
+
+// wend run and wend signal refuse an input or signal data over 2 MiB before they send it:
+// exit 2, naming the limit, and nothing is created.
+func TestCLIPayloadLimitIssue12Item6(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "wend.db")
+	spec := filepath.Join(dir, "w.wend.yaml")
+	big := filepath.Join(dir, "big.json")
+	data := `"` + strings.Repeat("x", 3<<20) + `"`
+	if err := os.WriteFile(spec, []byte("wend: v1\nname: w\nsteps: [{wait_for_signal: go}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--detach", "--input-file", big, spec}, "wend run: the input is 3145730 bytes, over the limit of 2097152 (2 MiB)\n"},
+		{[]string{"signal", "w", "go", "--data", data}, "wend signal: --data: the signal data is 3145730 bytes, over the limit of 2097152 (2 MiB)\ntry: wend help signal\n"},
+	} {
+		var stderr strings.Builder
+		e := &env{stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+		if code := run(e, append(tc.args, "--db", db)); code != exitUsage || stderr.String() != tc.want {
+			t.Errorf("wend %s: exit %d, stderr %q\nwant exit 2, %q", tc.args[0], code, stderr.String(), tc.want)
+		}
+	}
+	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("database made for a refused request: %v", err)
+	}
+}

@@ -54,6 +54,7 @@ func init() {
 		"retry":     retryCmd,
 		"repair":    repairCmd,
 		"history":   historyCmd,
+		"wait":      waitCmd,
 	}
 }
 

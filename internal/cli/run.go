@@ -42,8 +42,10 @@ same --id (or 'wend resume') picks it up where its committed history ends.
 Flags:
   --input JSON       the run's input (checked against the workflow's input schema)
   --input-file F     read the input from file F ("-" for stdin)
-  --id ID            workflow id; when a run with this id exists, follow it instead of
-                     starting a second one
+  --id ID            workflow id (at most 255 bytes, no control characters); when a run
+                     with this id exists and started with the same input, follow it
+                     instead of starting a second one; with other input, refuse (exit 1)
+                     and name it: 'wend wait ID' follows it
   --detach           start the run and return at once (print its ids); drive it later with
                      'wend resume' or 'wend serve'
   --db PATH          database file (default $WEND_DB, else .wend/wend.db)

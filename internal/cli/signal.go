@@ -25,13 +25,18 @@ that process acts on it at once; otherwise the run takes it when it is next driv
 Flags:
   --data JSON       the signal's data (default null)
   --id SIGNAL_ID    make the send idempotent: a send with an id the run has already
-                    received is acknowledged and not recorded again, so a script that did
-                    not see the answer (a timeout, a crash) can simply send again
+                    received is acknowledged and not recorded again, even after the run
+                    ended, so a script that did not see the answer (a timeout, a crash)
+                    can simply send again
   --json            print the run record after the signal as JSON
   --db PATH         database file (default $WEND_DB, else .wend/wend.db)
 
-Exit codes: 0 sent, 1 no such workflow or the run has finished (signals to a finished run
-are rejected) or cannot take input, 2 usage or I/O error.
+NAME and SIGNAL_ID are at most 255 bytes with no control character, and the data at most
+2 MiB; a run holds at most 5,000 signals no step has taken yet, and refuses one more.
+
+Exit codes: 0 sent (or a resend of a signal already taken), 1 no such workflow, the run has
+finished (signals to a finished run are rejected), cannot take input or holds 5,000 signals,
+2 usage or I/O error (a name, id or data over its limit included).
 `,
 	run: runSignal,
 }
