@@ -3,5 +3,6 @@
 // it and holds no workflow logic of its own.
 //
 // Exit codes: 0 success, 1 the command's subject failed (invalid workflow, failed run), 2 usage
-// or I/O error, 3 internal error.
+// or I/O error, 3 run cancelled, 4 run timed out, 70 internal error, 130 interrupted; one
+// meaning each, for every command (the README's "Exit codes" table).
 package cli

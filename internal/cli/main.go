@@ -9,12 +9,14 @@ import (
 	"strings"
 )
 
-// Exit codes shared by every command.
+// Exit codes shared by every command; with run's outcome codes (run.go) each number has one
+// meaning across all commands, listed in the README's "Exit codes" table. Internal errors
+// take 70 (EX_SOFTWARE of sysexits.h) so that 3 and 4 stay a run's outcomes.
 const (
 	exitOK       = 0
 	exitFailed   = 1
 	exitUsage    = 2
-	exitInternal = 3
+	exitInternal = 70
 )
 
 // env is what a command may touch of the process; tests swap it.

@@ -51,7 +51,7 @@ Flags:
             severity is "error", "warning" or "info"). An empty array means all valid.
 
 Exit codes: 0 all files valid, 1 some file invalid, 2 usage or I/O error (a PATH that
-does not exist or cannot be read), 3 internal error.
+does not exist or cannot be read), 70 internal error.
 `,
 	run: runValidate,
 }
@@ -102,7 +102,7 @@ func runValidate(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "wend validate: %v\n", err)
 	}
 	if !*asJSON {
-		fmt.Fprintln(e.stderr, summary(len(files), invalid, all))
+		fmt.Fprintln(e.stderr, summary(len(files)-countLoadErrs(results), invalid, len(ioErrs), all))
 	}
 	switch {
 	case len(ioErrs) > 0:
@@ -236,7 +236,9 @@ func printJSON(e *env, ds spec.Diagnostics) {
 	}
 }
 
-func summary(files, invalid int, ds spec.Diagnostics) string {
+// summary is the last line of text output. A path that could not be read is never "all
+// valid": nothing was checked there.
+func summary(files, invalid, unreadable int, ds spec.Diagnostics) string {
 	errs, warns, infos := 0, 0, 0
 	for _, d := range ds {
 		switch {
@@ -249,10 +251,14 @@ func summary(files, invalid int, ds spec.Diagnostics) string {
 		}
 	}
 	s := fmt.Sprintf("%s checked", plural(files, "file"))
-	if invalid == 0 && errs == 0 {
-		s += ", all valid"
-	} else {
+	switch {
+	case invalid > 0 || errs > 0:
 		s += fmt.Sprintf(", %d invalid (%s)", invalid, plural(errs, "error"))
+	case unreadable == 0:
+		s += ", all valid"
+	}
+	if unreadable > 0 {
+		s += fmt.Sprintf(", %s not read (see above)", plural(unreadable, "path"))
 	}
 	if warns > 0 {
 		s += fmt.Sprintf(", %s", plural(warns, "warning"))
@@ -268,4 +274,15 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// countLoadErrs counts the files found that could not be read: they were not checked.
+func countLoadErrs(rs []loadResult) int {
+	n := 0
+	for _, r := range rs {
+		if r.err != nil {
+			n++
+		}
+	}
+	return n
 }
