@@ -62,6 +62,9 @@ func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 	if !loopback && !opts.AllowRemote {
 		return nil, fmt.Errorf("listen on %s: %w; binding elsewhere needs --allow-remote and a token (--token-file or WEND_TOKEN)", opts.Addr, ErrRemoteNeedsToken)
 	}
+	if err := CheckToken(opts.Token); !loopback && err != nil { // then the token is all that guards it
+		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
+	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)

@@ -40,7 +40,7 @@ const (
 // csp allows the page's own stylesheet and script and nothing else; form-action keeps forms
 // on this origin, frame-ancestors stops click-jacking.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-	"form-runAction 'self'; frame-ancestors 'none'; base-uri 'none'"
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 var uiFuncs = template.FuncMap{
 	"stamp": func(t time.Time) string {

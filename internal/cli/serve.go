@@ -49,7 +49,8 @@ Flags:
   --listen ADDR       the same as --http
   --allow-remote      allow a non-loopback ADDR; every request then needs the token, which
                       must come from --token-file or $WEND_TOKEN
-  --token-file FILE   file holding the API token
+  --token-file FILE   file holding the API token: at least 128 bits, i.e. 32 hex digits or 22
+                      other characters (openssl rand -hex 16); the same for $WEND_TOKEN
   --workflows DIR     register the workflow files below DIR by name (repeatable; read at
                       start, not watched)
 

@@ -43,6 +43,9 @@ func apiToken(e *env, dbPath, tokenFile string) (token, from string, generated, 
 		return token, tokenFile, false, true, err
 	}
 	if t := strings.TrimSpace(e.getenv("WEND_TOKEN")); t != "" {
+		if err := server.CheckToken(t); err != nil {
+			return "", "$WEND_TOKEN", false, true, fmt.Errorf("$WEND_TOKEN: %w", err)
+		}
 		return t, "$WEND_TOKEN", false, true, nil
 	}
 	p := tokenPath(dbPath)
@@ -74,8 +77,8 @@ func readToken(path string) (string, error) {
 	if t == "" {
 		return "", fmt.Errorf("read token: %s is empty", path)
 	}
-	if len(t) < 16 {
-		return "", fmt.Errorf("read token: the token in %s is shorter than 16 characters; use a long random one", path)
+	if err := server.CheckToken(t); err != nil {
+		return "", fmt.Errorf("read token: %s: %w", path, err)
 	}
 	return t, nil
 }
