@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 )
@@ -77,5 +80,48 @@ func TestCLIPayloadLimitIssue12Item6(t *testing.T) {
 	}
 	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("database made for a refused request: %v", err)
+	}
+}
+
+func TestPrintableIssue12Item9(t *testing.T) {
+	for _, tc := range []struct{ in, keep, want string }{
+		{"order-7", "", "order-7"},
+		{"été", "", "été"},
+		{"\x1b[2Jgone", "", `\x1b[2Jgone`},
+		{"a\nb\tc", "", `a\nb\tc`},
+		{"a\nb\tc\x07", "\n\t", "a\nb\tc\\a"},
+		{"a\u009b31m\x7f", "", `a\u009b31m\x7f`},
+		{"a\xffb", "", `a\xffb`},
+	} {
+		if got := printable(tc.in, tc.keep); got != tc.want {
+			t.Errorf("printable(%q, %q) = %q, want %q", tc.in, tc.keep, got, tc.want)
+		}
+	}
+}
+
+// Ids a database written before the edge checks may hold reach the terminal escaped in list
+// and show, never as raw escapes.
+func TestListShowEscapeIDsIssue12Item9(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	st, err := openStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "evil\x1b[2J\x1b]0;pwned\x07\nid"
+	u := storetest.Started(id, "r1", time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC))
+	u.Run.Name = "name\x1b[31m"
+	if err := st.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{u}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, args := range [][]string{{"list"}, {"show", "r1"}} {
+		var out, errs strings.Builder
+		e := &env{stdout: &out, stderr: &errs, getenv: func(string) string { return "" }}
+		if code := run(e, append(args, "--db", path)); code != exitOK {
+			t.Fatalf("wend %s: exit %d: %s", args[0], code, errs.String())
+		}
+		if strings.ContainsAny(out.String(), "\x1b\x07") || !strings.Contains(out.String(), `evil\x1b[2J\x1b]0;pwned\a\nid`) {
+			t.Errorf("wend %s printed:\n%q", args[0], out.String())
+		}
 	}
 }

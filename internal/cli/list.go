@@ -94,7 +94,8 @@ func runList(e *env, args []string) int {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKFLOW ID\tRUN ID\tNAME\tSTATUS\tSTARTED\tCLOSED")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.RunID, r.Name, statusText(r), stamp(r.StartedAt), stamp(r.ClosedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(r.WorkflowID, ""), printable(r.RunID, ""), printable(r.Name, ""),
+			printable(statusText(r), ""), stamp(r.StartedAt), stamp(r.ClosedAt))
 	}
 	tw.Flush()
 	return exitOK

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/server"
 )
@@ -66,16 +68,20 @@ func runShow(e *env, args []string) int {
 	// The export is a function of the record and events, so building it here from the detail
 	// gives what 'wend history' gets from the server, and the waits below come from the same
 	// snapshot of the history.
-	doc, err := export.Build(d.Run, d.Events)
+	doc, err := export.Build(printableRun(d.Run), d.Events)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend show: run %s: %v (wend show --json prints its events as stored)\n", d.Run.RunID, err)
 		return exitUsage
 	}
-	if err := export.Render(e.stdout, doc); err != nil {
+	// Rendered whole, then made printable: ids, messages and data in the history reach the
+	// terminal as text, whatever an older database or a plugin put there.
+	var out strings.Builder
+	if err := export.Render(&out, doc); err != nil {
 		fmt.Fprintf(e.stderr, "wend show: %v\n", err)
 		return exitUsage
 	}
-	printWaits(e.stdout, d)
+	printWaits(&out, d)
+	fmt.Fprint(e.stdout, printable(out.String(), "\n\t"))
 	return exitOK
 }
 
@@ -119,4 +125,13 @@ func waitText(w server.Wait) string {
 		s += " since " + stamp(w.Since)
 	}
 	return s
+}
+
+// printableRun escapes the record's words for a terminal (see printable), newlines included:
+// each heads a line of its own in show's text.
+func printableRun(r history.Run) history.Run {
+	for _, f := range []*string{&r.WorkflowID, &r.RunID, &r.Name, &r.SpecFile, &r.ParentRunID, &r.ParentStep} {
+		*f = printable(*f, "")
+	}
+	return r
 }

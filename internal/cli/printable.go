@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// printable returns s with every control character (an ANSI escape, a newline, DEL, the C1
+// codes) and every invalid byte written as a Go escape (\x1b, \n, \u009b), so text from the
+// database reaches a terminal as text: new clients cannot record such ids (engine.CheckID),
+// but a database written before may hold them. keep lists characters to leave as they are
+// (the newlines and tabs of a text block).
+func printable(s, keep string) string {
+	var b *strings.Builder // made at the first character to escape: clean text is not copied
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var esc string
+		switch {
+		case r == utf8.RuneError && size == 1:
+			esc = fmt.Sprintf(`\x%02x`, s[i])
+		case unicode.IsControl(r) && !strings.ContainsRune(keep, r):
+			q := strconv.QuoteRune(r) // '\x1b', '\n', '\u009b'
+			esc = q[1 : len(q)-1]
+		}
+		if esc != "" && b == nil {
+			b = &strings.Builder{}
+			b.WriteString(s[:i])
+		}
+		if b != nil {
+			if esc == "" {
+				esc = s[i : i+size]
+			}
+			b.WriteString(esc)
+		}
+		i += size
+	}
+	if b == nil {
+		return s
+	}
+	return b.String()
+}
