@@ -39,6 +39,9 @@ func parseYAML(file string, data []byte) (*yaml.Node, Diagnostics) {
 		line, col := invalidUTF8At(data)
 		return fail(line, col, "file is not valid UTF-8; save it as UTF-8")
 	}
+	if n, line, col := precountNodes(data, MaxNodes); n > MaxNodes {
+		return fail(line, col, "file has more than %d YAML nodes; split it with run_workflow", MaxNodes)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
