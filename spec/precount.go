@@ -3,25 +3,27 @@ package spec
 import "unicode/utf8"
 
 // precountNodes estimates, from the bytes alone, how many nodes yaml would build for data,
-// so a file over MaxNodes is refused before yaml builds its tree: the tree costs some 340
-// bytes a node (1 MiB of "[1,1,1,...]" made 520,000 nodes, 175 MB, before checkTree could
-// count them). It reads every indicator that starts nodes and never undercounts by more than
-// two (the document and a root scalar; FuzzPrecount holds it to that):
+// so a file over MaxNodes is refused before yaml builds its tree: the tree costs some 320
+// bytes a node (1 MiB of "[1,1,1,...]" made 520,000 nodes and 160 MiB before checkTree could
+// count them). It counts the indicators that start nodes, each for the most nodes it can
+// start, and never falls more than two below yaml's count (the document and a root scalar,
+// which no indicator announces; FuzzPrecount holds it to that):
 //
-//	[  a flow sequence and its first item      2
-//	{  a flow mapping and its first key, value 3
-//	,  the next item (a key and value in {})   1 (2)
-//	:  a key and its value                     2
-//	-  a block sequence entry                  1
-//	?  an explicit key and its value           2
+//	[  a flow sequence and its first item             2
+//	{  a flow mapping and its first key and value     3
+//	,  the next flow entry: a key and value at most   2
+//	:  a key and its value                            2
+//	-  a block sequence entry                         1
+//	?  an explicit key and its value                  2
 //
-// with ':', '-' and '?' counted only before a space, a tab or a line end (or, for ':', in a
-// flow or after a quote) as YAML reads them. Quoted text and comments are not skipped: a
-// quote in a plain scalar would make a scanner that skips them skip real structure, so they
-// may overcount, which only a file of 100,000 such characters could notice. It returns the
+// ':' counts where YAML can read it as an indicator: before a space, a line end or a flow
+// indicator, or after a quote or a closing bracket (a JSON-like key). '-' and '?' count
+// before a space or a line end. It keeps no state: it skips neither quoted text nor comments
+// nor block scalars, because a scanner that tracks them can be misled (a quote inside a plain
+// scalar, a bracket inside a quoted one) into skipping real structure. So text full of these
+// characters overcounts, which only a file of 50,000 of them could notice. It returns the
 // count, stopping once it passes limit, with the 1-based line and column where it did.
 func precountNodes(data []byte, limit int) (n, line, col int) {
-	var flow []byte // open '[' and '{', innermost last
 	line, lineStart := 1, 0
 	for i, c := range data {
 		switch c {
@@ -30,24 +32,12 @@ func precountNodes(data []byte, limit int) (n, line, col int) {
 			continue
 		case '[':
 			n += 2
-			flow = append(flow, c)
 		case '{':
 			n += 3
-			flow = append(flow, c)
-		case ']', '}':
-			if len(flow) > 0 {
-				flow = flow[:len(flow)-1]
-			}
 		case ',':
-			switch {
-			case len(flow) == 0: // plain text in block context
-			case flow[len(flow)-1] == '{':
-				n += 2
-			default:
-				n++
-			}
+			n += 2
 		case ':':
-			if len(flow) > 0 || spaceAt(data, i+1) || i > 0 && (data[i-1] == '"' || data[i-1] == '\'') {
+			if indicatorAfter(data, i+1) || i > 0 && (data[i-1] == '"' || data[i-1] == '\'' || data[i-1] == ']' || data[i-1] == '}') {
 				n += 2
 			}
 		case '-':
@@ -75,6 +65,19 @@ func spaceAt(data []byte, i int) bool {
 	}
 	switch data[i] {
 	case ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
+}
+
+// indicatorAfter says whether a ':' followed by data[i] can be a value indicator: a
+// separator or a flow indicator follows it.
+func indicatorAfter(data []byte, i int) bool {
+	if spaceAt(data, i) {
+		return true
+	}
+	switch data[i] {
+	case ',', '[', ']', '{', '}':
 		return true
 	}
 	return false
