@@ -51,7 +51,7 @@ func TestPrecountNeverUndercounts(t *testing.T) {
 		"a: 'it''s' # - b: c\n",
 		"a: x\n  - y\n",
 		"wend: v1\nname: x\nsteps:\n  - delay: 1s\n",
-		"[\"]\", a, b, c, d]\n",         // a bracket in a quoted scalar
+		"[\"]\", a, b, c, d]\n",            // a bracket in a quoted scalar
 		"[{\"]\", a, b, c}, {\"}\", d}]\n", // ... that would close a flow mapping early
 		"{a:, \"e\":f}\n",
 		"[[c]: d]\n",
