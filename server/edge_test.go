@@ -10,6 +10,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/engine"
 )
 
 // startBody is a POST /v1/runs body for waitSpec.
@@ -124,5 +125,19 @@ func TestStartTakenIDOtherInputIssue12Item16(t *testing.T) {
 	var again Started
 	if code, b := f.do("POST", "/v1/runs", f.startBody("order-1", `{"who":"ann"}`), &again); code != 200 || again.Run.RunID != st.Run.RunID {
 		t.Fatalf("same input: %d %s", code, b)
+	}
+}
+
+// A signal refused because the run is closing (its end not yet recorded) says so, not that
+// the run has finished: its record still says running (issue 12 item 7's wording).
+func TestSignalToClosingRunMessageIssue12Item7(t *testing.T) {
+	f := newFixture(t, history.NewMemStore())
+	st := f.start("order-1", `{"who":"ann"}`)
+	_, err := f.srv.control("order-1", "signals to a finished run are rejected", func(string) error {
+		return fmt.Errorf("run %s is closing: %w", st.Run.RunID, engine.ErrRunClosed)
+	})
+	want := "run " + st.Run.RunID + " of order-1 is finishing (its end is being recorded): signals to a finishing run are rejected"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v\nwant %q", err, want)
 	}
 }
