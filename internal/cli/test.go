@@ -40,7 +40,7 @@ Flags:
                  schema (a mismatch makes the test file fail)
 
 Exit codes: 0 all cases passed, 1 a case failed or a test file is invalid, 2 usage or I/O
-error (a PATH that does not exist, no test file found, --junit not writable), 3 internal error.
+error (a PATH that does not exist, no test file found, --junit not writable), 70 internal error.
 `,
 	run: runTest,
 }
