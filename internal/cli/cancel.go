@@ -58,10 +58,10 @@ func runCancel(e *env, args []string) int {
 		return exitOK
 	}
 	if run.Status == history.StatusCancelled {
-		fmt.Fprintf(e.stdout, "run %s of %s cancelled\n", run.RunID, run.WorkflowID)
+		fmt.Fprintf(e.stdout, "run %s of %s cancelled\n", run.RunID, printable(run.WorkflowID, ""))
 	} else {
 		// Compensations or on_cancel steps still have to run.
-		fmt.Fprintf(e.stdout, "cancel of run %s of %s recorded; it is %s until its compensations finish\n", run.RunID, run.WorkflowID, run.Status)
+		fmt.Fprintf(e.stdout, "cancel of run %s of %s recorded; it is %s until its compensations finish\n", run.RunID, printable(run.WorkflowID, ""), run.Status)
 	}
 	return exitOK
 }

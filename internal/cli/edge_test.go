@@ -125,3 +125,15 @@ func TestListShowEscapeIDsIssue12Item9(t *testing.T) {
 		}
 	}
 }
+
+// wend run's progress lines escape what the history and plugins put in them.
+func TestProgressEscapesIssue12Item9(t *testing.T) {
+	var out strings.Builder
+	p := newProgress(&out)
+	run := history.Run{WorkflowID: "w\x1b[2J", RunID: "r1"}
+	fail := history.Closed{Failure: &history.Failure{Category: history.CategoryActivity, Message: "boom\x1b]0;title\x07"}}
+	p.observe(run, history.Event{Type: history.WorkflowFailed, Data: history.MustData(fail)})
+	if got := out.String(); strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, `w\x1b[2J`) || !strings.Contains(got, `boom\x1b]0;title\a`) {
+		t.Fatalf("progress printed %q", got)
+	}
+}

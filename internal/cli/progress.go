@@ -45,6 +45,8 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 	if line == "" {
 		return
 	}
+	// Ids and messages come from the history and plugins: escaped, they cannot drive the terminal.
+	id, line := printable(run.WorkflowID, ""), printable(line, "")
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	at := time.Since(p.start).Seconds()
@@ -52,7 +54,7 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 		loop, _, _ := strings.Cut(ev.Step, "@")
 		c := p.loops[loop]
 		// One line per for_each, rewritten in place: a 10,000-item loop is not 20,000 lines.
-		fmt.Fprintf(p.w, "\r%7.3fs %s %s for_each: %d done, %d running\x1b[K", at, run.WorkflowID, loop, c.done, c.running)
+		fmt.Fprintf(p.w, "\r%7.3fs %s %s for_each: %d done, %d running\x1b[K", at, id, printable(loop, ""), c.done, c.running)
 		p.pending = true
 		return
 	}
@@ -60,7 +62,7 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 		fmt.Fprintln(p.w)
 		p.pending = false
 	}
-	fmt.Fprintf(p.w, "%7.3fs %s %s\n", at, run.WorkflowID, line)
+	fmt.Fprintf(p.w, "%7.3fs %s %s\n", at, id, line)
 }
 
 // countItem updates the counts of the for_each an item's activity event belongs to, and says

@@ -85,6 +85,6 @@ func runSignal(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s\n", out)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "signal %q sent to run %s of %s\n", pos[1], run.RunID, run.WorkflowID)
+	fmt.Fprintf(e.stdout, "signal %q sent to run %s of %s\n", pos[1], run.RunID, printable(run.WorkflowID, ""))
 	return exitOK
 }

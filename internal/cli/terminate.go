@@ -55,6 +55,6 @@ func runTerminate(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s\n", out)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "run %s of %s terminated\n", run.RunID, run.WorkflowID)
+	fmt.Fprintf(e.stdout, "run %s of %s terminated\n", run.RunID, printable(run.WorkflowID, ""))
 	return exitOK
 }
