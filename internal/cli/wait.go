@@ -18,7 +18,8 @@ Follows the run of workflow id ID (or the run with run id ID) until it ends, as 
 follows the run it starts: a line per step event on stderr, the output JSON on stdout, and
 wend run's exit codes. A run that has ended already answers at once. When another wend
 process holds the database the run is followed there; otherwise this command drives it (and
-every other unfinished run) until it ends, as 'wend resume' would.
+every other unfinished run) until it ends, as 'wend resume' would. With --temporal it
+follows the run on the cluster, whose workers drive it.
 
 It is how to attach to a run started elsewhere, such as the one a 'wend run --id ID' was
 refused for because it started with other input.
@@ -43,6 +44,15 @@ func runWait(e *env, args []string) int {
 		return usageError(e, "wait", "want one workflow or run ID, got %d arguments", len(pos))
 	}
 	id, path := pos[0], dbPath(e, *db)
+	if e.temporal != nil { // the cluster's workers drive the run; follow it there
+		b, err := openBackend(e, path, readRuns)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "wend wait: %v\n", err)
+			return exitUsage
+		}
+		defer b.Close()
+		return waitRemote(e, b, id)
+	}
 	if c := liveHolder(path); c != nil {
 		defer c.Close()
 		return waitRemote(e, c, id)
@@ -53,7 +63,7 @@ func runWait(e *env, args []string) int {
 	}
 	d, err := startDriver(e, path)
 	if errors.Is(err, boltstore.ErrInUse) {
-		b, err := openBackend(path, readRuns)
+		b, err := openBackend(e, path, readRuns)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "wend wait: %v\n", err)
 			return exitUsage
