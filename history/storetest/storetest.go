@@ -3,6 +3,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ func Started(workflowID, runID string, at time.Time) history.RunUpdate {
 // startedData is the WorkflowStarted payload Started records: the ids, which the run record
 // must agree with (history.CheckRecord), and an empty input.
 func startedData(workflowID, runID string) []byte {
-	return fmt.Appendf(nil, `{"workflow_id":%q,"run_id":%q,"input":{}}`, workflowID, runID)
+	return history.MustData(history.Started{WorkflowID: workflowID, RunID: runID, Input: json.RawMessage(`{}`)})
 }
 
 // Next appends n events of type typ after r's last one.

@@ -73,6 +73,7 @@ func runShow(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "wend show: run %s: %v (wend show --json prints its events as stored)\n", d.Run.RunID, err)
 		return exitUsage
 	}
+	printableWorkflow(&doc.Workflow)
 	// Rendered whole, then made printable: ids, messages and data in the history reach the
 	// terminal as text, whatever an older database or a plugin put there.
 	var out strings.Builder
@@ -125,6 +126,14 @@ func waitText(w server.Wait) string {
 		s += " since " + stamp(w.Since)
 	}
 	return s
+}
+
+// printableWorkflow escapes the identity the export took from the history (whose
+// WorkflowStarted names the run too), newlines included, as printableRun does the record's.
+func printableWorkflow(w *export.Workflow) {
+	for _, f := range []*string{&w.WorkflowID, &w.RunID, &w.Name, &w.SpecFile, &w.ParentRunID, &w.ParentStep} {
+		*f = printable(*f, "")
+	}
 }
 
 // printableRun escapes the record's words for a terminal (see printable), newlines included:
