@@ -3,6 +3,7 @@ package crashtest
 import (
 	"fmt"
 	"math/rand"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,11 +56,20 @@ func TestCompensationsAcrossKills(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := run("cancel", "saga", "--reason", "crash test"); err != nil {
-		t.Fatal(err)
-	}
-	_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL) // the cancel is durable: it was acknowledged
+	_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
 	_ = srv.Wait()
+	// The cancel goes to a process that dies right after committing it, so no compensation
+	// runs before the kill loop: killing a live server after the cancel's answer let it run
+	// a few first (more on a loaded machine), and the loop then had fewer left to crash in.
+	canceller := serve("after-commit=1")
+	waitSocket(t, db+".sock")
+	_ = run("cancel", "saga", "--reason", "crash test") // may lose its answer to the crash
+	if code := exitCode(canceller.Wait()); code != 137 {
+		t.Fatalf("the cancelling process exited %d, want the failpoint's 137", code)
+	}
+	if done, cancelled := sagaProgress(t, db); !cancelled || done != 0 {
+		t.Fatalf("after the cancel's commit: cancelled %v, %d compensations done; want true, 0", cancelled, done)
+	}
 
 	seed := time.Now().UnixNano() % 100000
 	rng := rand.New(rand.NewSource(seed))
@@ -133,6 +143,34 @@ func TestCompensationsAcrossKills(t *testing.T) {
 	}
 }
 
+// sagaProgress reads the saga's history from a closed database: whether its cancel is
+// recorded and how many compensations completed.
+func sagaProgress(t *testing.T, db string) (done int, cancelled bool) {
+	t.Helper()
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(history.RunFilter{WorkflowID: "saga"})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("saga runs %v: %v", runs, err)
+	}
+	evs, err := st.Events(runs[0].RunID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		switch e.Type {
+		case history.CancelRequested:
+			cancelled = true
+		case history.CompensationCompleted:
+			done++
+		}
+	}
+	return done, cancelled
+}
+
 func countPrefix(m map[string][]record, prefix string) int {
 	n := 0
 	for k, v := range m {
@@ -147,4 +185,20 @@ func countPrefix(m map[string][]record, prefix string) int {
 func fileHasLines(path string, n int) bool {
 	b, err := os.ReadFile(path)
 	return err == nil && strings.Count(string(b), "\n") >= n
+}
+
+// waitSocket waits until a wend process answers on the database's control socket, so a
+// command sent next goes to it rather than opening the database itself.
+func waitSocket(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.Dial("unix", path)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no wend process answered on %s: %v", path, err)
+		}
+	}
 }
