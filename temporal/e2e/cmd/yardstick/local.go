@@ -78,4 +78,3 @@ func (l *local) fan(ctx context.Context) error { return l.run(ctx, "fan", fanSpe
 func (l *local) three(ctx context.Context) error {
 	return together(100, func(int) error { return l.run(ctx, "three", threeSpec, nil) })
 }
-

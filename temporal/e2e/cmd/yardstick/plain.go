@@ -20,8 +20,8 @@ const plainQueue = "yardstick-plain"
 // plain runs the workloads as hand-written SDK workflows: what a Temporal user would write
 // for the same steps, with the options wend's driver uses (one try per activity).
 type plain struct {
-	c   client.Client
-	w   worker.Worker
+	c    client.Client
+	w    worker.Worker
 	seqN atomic.Int64
 }
 
