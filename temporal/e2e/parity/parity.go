@@ -3,6 +3,12 @@
 // tries, failures, compensations, signals — and lists the differences between two such
 // reductions. Times, sequence numbers, run and attempt ids are left out: they differ between
 // engines by design (Temporal stamps workflow-task times; ids carry run ids).
+//
+// A try that times out is compared by its category only. Both engines race two clocks for
+// it, the plugin's own deadline (type Timeout, propagation activity, "timed out after N ms")
+// and the engine's timer (type timeout, propagation timeout, "attempt N exceeded its
+// timeout"), and either may win on either engine: the local engine alone gives both within
+// one run of examples/failures/step-timeout.wend.yaml.
 package parity
 
 import (
@@ -97,7 +103,10 @@ func Of(d export.Document) Run {
 		na := Activity{Step: a.Step, Call: a.Plugin + "." + a.Activity, Input: canon(a.Input), Status: a.Status, Output: canon(a.Output)}
 		for _, at := range a.Attempts {
 			s := at.Outcome
-			if at.Error != nil {
+			switch {
+			case at.Error != nil && at.Error.FailureCategory == timeoutCategory:
+				s += " " + timeoutCategory
+			case at.Error != nil:
 				s += fmt.Sprintf(" %s/%s", at.Error.Type, at.Error.FailureCategory)
 			}
 			na.Attempts = append(na.Attempts, s)
@@ -130,9 +139,15 @@ func failure(f *export.Failure) *Failure {
 	if f == nil {
 		return nil
 	}
-	return &Failure{EventType: f.EventType, Category: f.FailureCategory, PropagationKind: f.PropagationKind,
+	n := &Failure{EventType: f.EventType, Category: f.FailureCategory, PropagationKind: f.PropagationKind,
 		NonRetryable: f.NonRetryable, Type: f.Type, Message: f.Message, Step: f.Step, Attempt: f.Attempt}
+	if f.FailureCategory == timeoutCategory {
+		n.PropagationKind, n.Type, n.Message = "", "", "" // which clock fired first: see the package doc
+	}
+	return n
 }
+
+const timeoutCategory = "timeout"
 
 // Diff lists where got differs from want, one line per differing field, as JSON paths.
 // Empty means they agree.

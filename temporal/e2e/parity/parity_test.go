@@ -67,3 +67,23 @@ func TestParityReportsWhatMustAgree(t *testing.T) {
 		})
 	}
 }
+
+// TestParityTimeoutByCategory: a timed-out try reported by the plugin's deadline on one
+// engine and by the engine's timer on the other agrees; a timeout against an error does not.
+func TestParityTimeoutByCategory(t *testing.T) {
+	mk := func(typ, msg, prop, cat string) export.Document {
+		return export.Document{
+			Workflow:   export.Workflow{Status: "failed"},
+			Activities: []export.Activity{{Step: "s", Attempts: []export.Attempt{{Outcome: "timed_out", Error: &export.AttemptError{Type: typ, Message: msg, FailureCategory: cat}}}}},
+			Failures:   []export.Failure{{EventType: "ActivityAttemptTimedOut", FailureCategory: cat, PropagationKind: prop, Type: typ, Message: msg}},
+		}
+	}
+	plugin := mk("Timeout", "plugin demo: activity sleep: timed out after 285ms", "activity", "timeout")
+	timer := mk("timeout", "attempt 1 exceeded its timeout", "timeout", "timeout")
+	if d := Diff(Of(plugin), Of(timer)); len(d) != 0 {
+		t.Fatalf("the two clocks of one timeout differ: %v", d)
+	}
+	if d := Diff(Of(timer), Of(mk("Boom", "boom", "activity", "activity_error"))); len(d) == 0 {
+		t.Fatal("a timeout and an activity error compare equal")
+	}
+}
