@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -32,6 +35,18 @@ func goldenPath(file string) string {
 	return filepath.Join("testdata", "golden", strings.NewReplacer("/", "-", ".wend.yaml", ".json").Replace(file))
 }
 
+// execution is the recorded run's ids, kept beside its history (NAME.execution.json): the
+// driver derives child workflow and activity ids from them, so a replay must run under the
+// same ones.
+type execution struct {
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+}
+
+func executionPath(file string) string {
+	return strings.TrimSuffix(goldenPath(file), ".json") + ".execution.json"
+}
+
 // recordGolden writes workflow id's Temporal history as JSON (the format of `temporal
 // workflow show --output json`, which the SDK's replayer reads).
 func recordGolden(t *testing.T, id, file string) {
@@ -41,7 +56,12 @@ func recordGolden(t *testing.T, id, file string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	it := c.GetWorkflowHistory(context.Background(), id, "", false, 0)
+	d, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := json.MarshalIndent(execution{WorkflowID: id, RunID: d.WorkflowExecutionInfo.Execution.RunId}, "", " ")
+	it := c.GetWorkflowHistory(context.Background(), id, d.WorkflowExecutionInfo.Execution.RunId, false, 0)
 	var h historypb.History
 	for it.HasNext() {
 		e, err := it.Next()
@@ -61,6 +81,9 @@ func recordGolden(t *testing.T, id, file string) {
 	if err := os.WriteFile(p, append(b, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(executionPath(file), append(ids, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("recorded %s (%d events)", p, len(h.Events))
 }
 
@@ -73,12 +96,27 @@ func TestGoldenReplays(t *testing.T) {
 	for _, f := range golden {
 		t.Run(f, func(t *testing.T) {
 			p := goldenPath(f)
-			if _, err := os.Stat(p); err != nil {
-				t.Fatalf("no recorded history %s (record with go test -run TestParityExamples -update): %v", p, err)
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatalf("no recorded history (record with go test -run TestParityExamples -update): %v", err)
+			}
+			h, err := client.HistoryFromJSON(bytes.NewReader(raw), client.HistoryJSONOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			var ex execution
+			b, err := os.ReadFile(executionPath(f))
+			if err == nil {
+				err = json.Unmarshal(b, &ex)
+			}
+			if err != nil || ex.WorkflowID == "" {
+				t.Fatalf("%s: the recorded run's ids: %v", executionPath(f), err)
 			}
 			r := worker.NewWorkflowReplayer()
 			driver.Register(r)
-			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, p); err != nil {
+			err = r.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{
+				OriginalExecution: workflow.Execution{ID: ex.WorkflowID, RunID: ex.RunID}})
+			if err != nil {
 				t.Fatalf("replay %s: %v", p, err)
 			}
 		})

@@ -15,7 +15,9 @@
 //
 // Each round runs every workload on every system; the table gives the median time and the
 // medians of the per-round ratios wend-temporal/plain and local/plain (a ratio taken
-// within a round cancels the machine's drift between rounds).
+// within a round cancels the machine's drift between rounds). Last, 200 runs of each kind
+// are parked after one activity in the worker's cache, and the live heap they add is
+// printed per run (server and worker share this process, so plain's figure is the base).
 package main
 
 import (
@@ -34,7 +36,7 @@ import (
 type workload struct {
 	name  string
 	plain func(ctx context.Context) error
-	wend  func(ctx context.Context) error // wend on Temporal; nil when not built in
+	wend  func(ctx context.Context) error
 	local func(ctx context.Context) error
 }
 
@@ -77,7 +79,7 @@ func run(rounds int) error {
 		return err
 	}
 	defer l.close()
-	wt, err := startWendTemporal(c, dir)
+	wt, err := startWendTemporal(c)
 	if err != nil {
 		return err
 	}
@@ -93,10 +95,8 @@ func run(rounds int) error {
 	// task queues warm up before anything is measured.
 	for _, w := range works {
 		for _, fn := range []func(context.Context) error{w.plain, w.wend, w.local} {
-			if fn != nil {
-				if err := fn(ctx); err != nil {
-					return fmt.Errorf("%s (warm-up): %w", w.name, err)
-				}
+			if err := fn(ctx); err != nil {
+				return fmt.Errorf("%s (warm-up): %w", w.name, err)
 			}
 		}
 	}
@@ -115,14 +115,12 @@ func run(rounds int) error {
 			res[i].plain = append(res[i].plain, pt)
 			res[i].local = append(res[i].local, lt)
 			res[i].localRatio = append(res[i].localRatio, lt/pt)
-			if w.wend != nil {
-				wt, err := timed(ctx, w.wend)
-				if err != nil {
-					return fmt.Errorf("%s wend-temporal, round %d: %w", w.name, r, err)
-				}
-				res[i].wend = append(res[i].wend, wt)
-				res[i].wendRatio = append(res[i].wendRatio, wt/pt)
+			wt, err := timed(ctx, w.wend)
+			if err != nil {
+				return fmt.Errorf("%s wend-temporal, round %d: %w", w.name, r, err)
 			}
+			res[i].wend = append(res[i].wend, wt)
+			res[i].wendRatio = append(res[i].wendRatio, wt/pt)
 		}
 	}
 	fmt.Printf("rounds: %d (medians; every activity an in-process no-op; one worker)\n\n", rounds)
@@ -138,13 +136,23 @@ func run(rounds int) error {
 		fmt.Printf("%s: wend-temporal/plain per round %s; local/plain per round %s\n", w.name,
 			fmtAll(res[i].wendRatio, "%.2f"), fmtAll(res[i].localRatio, "%.3f"))
 	}
-	if wt.memPerRun != nil {
-		kb, err := wt.memPerRun(ctx, 200)
-		if err != nil {
-			return fmt.Errorf("memory per cached run: %w", err)
-		}
-		fmt.Printf("\nworker heap per cached open wend run (200 runs waiting on a signal): %.1f KiB\n", kb)
+	// Runs parked after one activity, kept in the worker's sticky cache: the heap they hold.
+	// 11 Temporal events = started, a workflow task, the activity, the next workflow task.
+	const parked = 200
+	pk, err := heapPerOpenRun(ctx, c, parked, 11, func(i int) (client.WorkflowRun, error) {
+		return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("parked-plain-%d", i), TaskQueue: plainQueue}, "plain.parked")
+	})
+	if err != nil {
+		return fmt.Errorf("heap per open plain run: %w", err)
 	}
+	wk, err := heapPerOpenRun(ctx, c, parked, 11, func(i int) (client.WorkflowRun, error) {
+		return wt.start(ctx, "parked", waitSpec, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("heap per open wend run: %w", err)
+	}
+	fmt.Printf("\nheap per open run parked after one activity (%d runs, server and worker in this process): plain %.1f KiB, wend %.1f KiB; wend's own state %.1f KiB a run\n",
+		parked, pk, wk, wk-pk)
 	return nil
 }
 

@@ -61,10 +61,20 @@ func plainFan(ctx workflow.Context, n int) error {
 	return nil
 }
 
+// plainParked calls the no-op once, then waits for a signal nobody sends.
+func plainParked(ctx workflow.Context) error {
+	if err := workflow.ExecuteActivity(activityCtx(ctx), "noop", json.RawMessage("1")).Get(ctx, nil); err != nil {
+		return err
+	}
+	workflow.GetSignalChannel(ctx, "never").Receive(ctx, nil)
+	return nil
+}
+
 func startPlain(c client.Client) (*plain, error) {
 	w := worker.New(c, plainQueue, worker.Options{})
 	w.RegisterWorkflowWithOptions(plainSeq, workflow.RegisterOptions{Name: "plain.seq"})
 	w.RegisterWorkflowWithOptions(plainFan, workflow.RegisterOptions{Name: "plain.fan"})
+	w.RegisterWorkflowWithOptions(plainParked, workflow.RegisterOptions{Name: "plain.parked"})
 	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "noop"})
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("plain worker: %w", err)
