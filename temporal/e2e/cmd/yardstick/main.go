@@ -41,7 +41,7 @@ type workload struct {
 }
 
 func main() {
-	rounds := flag.Int("rounds", 5, "rounds; the table shows medians")
+	rounds := flag.Int("rounds", 5, "rounds; the table shows medians (0: only the heap per parked run)")
 	flag.Parse()
 	if err := run(*rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "yardstick:", err)
@@ -50,8 +50,8 @@ func main() {
 }
 
 func run(rounds int) error {
-	if rounds < 1 {
-		return fmt.Errorf("-rounds %d: want at least 1", rounds)
+	if rounds < 0 {
+		return fmt.Errorf("-rounds %d: want 0 or more", rounds)
 	}
 	dir, err := os.MkdirTemp("", "wend-yardstick-")
 	if err != nil {
@@ -91,6 +91,32 @@ func run(rounds int) error {
 		{name: "100 runs x 3", plain: p.three, local: l.three, wend: wt.three},
 	}
 	ctx := context.Background()
+	if rounds > 0 {
+		if err := timeRounds(ctx, rounds, works); err != nil {
+			return err
+		}
+	}
+	// Runs parked after one activity, kept in the worker's sticky cache: the heap they hold.
+	// 10 Temporal events = started, a workflow task (3), the activity (3), the next workflow task (3).
+	const parked = 200
+	pk, err := heapPerOpenRun(ctx, c, parked, 10, func(i int) (client.WorkflowRun, error) {
+		return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("parked-plain-%d", i), TaskQueue: plainQueue}, "plain.parked")
+	})
+	if err != nil {
+		return fmt.Errorf("heap per open plain run: %w", err)
+	}
+	wk, err := heapPerOpenRun(ctx, c, parked, 10, func(i int) (client.WorkflowRun, error) {
+		return wt.start(ctx, "parked", waitSpec, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("heap per open wend run: %w", err)
+	}
+	fmt.Printf("\nheap per open run parked after one activity (%d runs, server and worker in this process): plain %.1f KiB, wend %.1f KiB; wend's own state %.1f KiB a run\n",
+		parked, pk, wk, wk-pk)
+	return nil
+}
+
+func timeRounds(ctx context.Context, rounds int, works []workload) error {
 	// One untimed pass: the worker's caches, the plugin-free engine and the server's
 	// task queues warm up before anything is measured.
 	for _, w := range works {
@@ -136,23 +162,6 @@ func run(rounds int) error {
 		fmt.Printf("%s: wend-temporal/plain per round %s; local/plain per round %s\n", w.name,
 			fmtAll(res[i].wendRatio, "%.2f"), fmtAll(res[i].localRatio, "%.3f"))
 	}
-	// Runs parked after one activity, kept in the worker's sticky cache: the heap they hold.
-	// 11 Temporal events = started, a workflow task, the activity, the next workflow task.
-	const parked = 200
-	pk, err := heapPerOpenRun(ctx, c, parked, 11, func(i int) (client.WorkflowRun, error) {
-		return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("parked-plain-%d", i), TaskQueue: plainQueue}, "plain.parked")
-	})
-	if err != nil {
-		return fmt.Errorf("heap per open plain run: %w", err)
-	}
-	wk, err := heapPerOpenRun(ctx, c, parked, 11, func(i int) (client.WorkflowRun, error) {
-		return wt.start(ctx, "parked", waitSpec, nil)
-	})
-	if err != nil {
-		return fmt.Errorf("heap per open wend run: %w", err)
-	}
-	fmt.Printf("\nheap per open run parked after one activity (%d runs, server and worker in this process): plain %.1f KiB, wend %.1f KiB; wend's own state %.1f KiB a run\n",
-		parked, pk, wk, wk-pk)
 	return nil
 }
 
