@@ -76,7 +76,8 @@ func TestCrashWorkerKilled(t *testing.T) {
 	defer c.Close()
 	w := startWorker(t, queue, state)
 	// Batches of three runs until the kills are spent; every kill lands while a batch runs.
-	killed, batches, events, lost, dups, idMismatch, steps := 0, 0, 0, 0, 0, 0, 0
+	killed, batches, steps := 0, 0, 0
+	var tally crashTally
 	for killed < kills {
 		type run struct {
 			id, file string
@@ -122,57 +123,8 @@ func TestCrashWorkerKilled(t *testing.T) {
 		t.Logf("batch %d done, %d kills so far", batches, killed)
 		inv := readInvocations(t, log)
 		for _, r := range runs {
-			d := exportOf(t, r.id)
 			steps += seqSteps + fanSteps
-			events += len(d.HistoryEvents)
-			for i, e := range d.HistoryEvents {
-				if e.Seq != uint64(i+1) {
-					t.Errorf("%s: event %d has seq %d: the wend history has a gap or a repeat", r.id, i, e.Seq)
-					break
-				}
-			}
-			completed := map[string][]string{} // step -> execution ids of its ActivityCompleted events
-			for _, e := range d.HistoryEvents {
-				if e.Type == "ActivityCompleted" {
-					completed[e.Step] = append(completed[e.Step], e.ActivityExecutionID)
-				}
-			}
-			// Each step occurrence is one activity in the export; its input names its note in
-			// the plugin's log.
-			if len(d.Activities) != seqSteps+fanSteps {
-				lost++
-				t.Errorf("%s: %d activities in the export, want %d", r.id, len(d.Activities), seqSteps+fanSteps)
-			}
-			for _, a := range d.Activities {
-				var in struct {
-					Note string `json:"note"`
-				}
-				_ = json.Unmarshal(a.Input, &in)
-				ids := completed[a.Step]
-				switch {
-				case len(ids) == 0:
-					lost++
-					t.Errorf("%s: step %s (%s) never completed in history (status %s)", r.id, a.Step, in.Note, a.Status)
-					continue
-				case len(ids) > 1:
-					dups++
-					t.Errorf("%s: step %s completed %d times in history", r.id, a.Step, len(ids))
-				}
-				if ids[0] != a.ActivityExecutionID {
-					idMismatch++
-					t.Errorf("%s: step %s completed under %s, scheduled as %s", r.id, a.Step, ids[0], a.ActivityExecutionID)
-				}
-				recs := inv[in.Note]
-				if len(recs) == 0 {
-					t.Errorf("%s: step %s completed but the plugin never recorded %q (at least once broken)", r.id, a.Step, in.Note)
-				}
-				for _, rec := range recs {
-					if rec.ExecID != a.ActivityExecutionID {
-						idMismatch++
-						t.Errorf("%s: %s invoked under execution id %s, history names %s", r.id, in.Note, rec.ExecID, a.ActivityExecutionID)
-					}
-				}
-			}
+			checkCrashRun(t, exportOf(t, env.addr, r.id), inv, seqSteps+fanSteps, &tally)
 		}
 	}
 	// The wend history is a query a worker answers: the checks above ran before this stop.
@@ -180,7 +132,7 @@ func TestCrashWorkerKilled(t *testing.T) {
 	inv := readInvocations(t, log)
 	orphans := pluginsAlive(env.demo, 5*time.Second)
 	fmt.Printf("RELIABILITY suite=temporal-crash kills=%d batches=%d runs=%d steps=%d events=%d events_lost=%d dup_history=%d invocations=%d exec_id_mismatches=%d orphans=%d seed=%d\n",
-		killed, batches, 3*batches, steps, events, lost, dups, countInvocations(inv), idMismatch, orphans, seed)
+		killed, batches, 3*batches, steps, tally.events, tally.lost, tally.dups, countInvocations(inv), tally.idMismatch, orphans, seed)
 	if orphans > 0 {
 		t.Errorf("%d plugin processes outlived the workers", orphans)
 	}
@@ -189,11 +141,71 @@ func TestCrashWorkerKilled(t *testing.T) {
 	}
 }
 
+// crashTally counts what the crash tests report.
+type crashTally struct{ events, lost, dups, idMismatch int }
+
+// checkCrashRun checks one crashFlow run's wend history against the plugin's log: every
+// step occurrence (want of them) completed exactly once, sequence numbers without gap or
+// repeat, every invocation under the execution id the history names.
+func checkCrashRun(t *testing.T, d export.Document, inv map[string][]invocation, want int, tally *crashTally) {
+	t.Helper()
+	id := d.Workflow.WorkflowID
+	tally.events += len(d.HistoryEvents)
+	for i, e := range d.HistoryEvents {
+		if e.Seq != uint64(i+1) {
+			t.Errorf("%s: event %d has seq %d: the wend history has a gap or a repeat", id, i, e.Seq)
+			break
+		}
+	}
+	completed := map[string][]string{} // step -> execution ids of its ActivityCompleted events
+	for _, e := range d.HistoryEvents {
+		if e.Type == "ActivityCompleted" {
+			completed[e.Step] = append(completed[e.Step], e.ActivityExecutionID)
+		}
+	}
+	// Each step occurrence is one activity in the export; its input names its note in the
+	// plugin's log.
+	if len(d.Activities) != want {
+		tally.lost++
+		t.Errorf("%s: %d activities in the export, want %d", id, len(d.Activities), want)
+	}
+	for _, a := range d.Activities {
+		var in struct {
+			Note string `json:"note"`
+		}
+		_ = json.Unmarshal(a.Input, &in)
+		ids := completed[a.Step]
+		switch {
+		case len(ids) == 0:
+			tally.lost++
+			t.Errorf("%s: step %s (%s) never completed in history (status %s)", id, a.Step, in.Note, a.Status)
+			continue
+		case len(ids) > 1:
+			tally.dups++
+			t.Errorf("%s: step %s completed %d times in history", id, a.Step, len(ids))
+		}
+		if ids[0] != a.ActivityExecutionID {
+			tally.idMismatch++
+			t.Errorf("%s: step %s completed under %s, scheduled as %s", id, a.Step, ids[0], a.ActivityExecutionID)
+		}
+		recs := inv[in.Note]
+		if len(recs) == 0 {
+			t.Errorf("%s: step %s completed but the plugin never recorded %q (at least once broken)", id, a.Step, in.Note)
+		}
+		for _, rec := range recs {
+			if rec.ExecID != a.ActivityExecutionID {
+				tally.idMismatch++
+				t.Errorf("%s: %s invoked under execution id %s, history names %s", id, in.Note, rec.ExecID, a.ActivityExecutionID)
+			}
+		}
+	}
+}
+
 // exportOf is the run's export as `wend-temporal history` gives it.
-func exportOf(t *testing.T, id string) export.Document {
+func exportOf(t *testing.T, addr, id string) export.Document {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), id+".json")
-	h := cli(t, time.Minute, env.wendTemporal, "history", id, "--output", out, "--temporal", env.addr)
+	h := cli(t, time.Minute, env.wendTemporal, "history", id, "--output", out, "--temporal", addr)
 	if h.code != 0 {
 		t.Fatalf("wend history %s exited %d: %s", id, h.code, h.stderr)
 	}

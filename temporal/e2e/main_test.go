@@ -25,6 +25,7 @@ var env struct {
 	wend         string // the main module's wend binary (local runs)
 	wendTemporal string // wend-temporal (runs on Temporal)
 	worker       string // cacheless: wend worker with the sticky cache off
+	devServer    string // wend-temporal-dev, for the test that kills the server
 	examples     string // a copy of examples/ with the Go plugin built in it
 	demo         string // the built example Go plugin
 	addr         string // the embedded server's frontend
@@ -53,6 +54,7 @@ func setup(m *testing.M) (int, error) {
 	}
 	bin := filepath.Join(dir, "bin")
 	env.wend, env.wendTemporal, env.worker = filepath.Join(bin, "wend"), filepath.Join(bin, "wend-temporal"), filepath.Join(bin, "cacheless")
+	env.devServer = filepath.Join(bin, "wend-temporal-dev")
 	env.examples = filepath.Join(dir, "examples")
 	env.demo = filepath.Join(env.examples, "plugins", "go", "demo")
 	// Each binary is built in its own module, so each module's go.sum is what counts.
@@ -61,6 +63,7 @@ func setup(m *testing.M) (int, error) {
 		{repo, env.demo, "./examples/plugins/go"},
 		{filepath.Join(repo, "temporal"), env.wendTemporal, "./cmd/wend-temporal"},
 		{filepath.Join(repo, "temporal", "e2e"), env.worker, "./internal/cacheless"},
+		{filepath.Join(repo, "temporal", "e2e"), env.devServer, "./cmd/wend-temporal-dev"},
 	} {
 		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
 		cmd.Dir = b.dir
@@ -121,42 +124,55 @@ type proc struct {
 // process group, and waits until it polls.
 func startWorker(t *testing.T, queue, state string) *proc {
 	t.Helper()
-	cmd := exec.Command(env.worker, "--temporal", env.addr, "--task-queue", queue, "--state", state)
+	return startWorkerAt(t, env.addr, queue, state)
+}
+
+func startWorkerAt(t *testing.T, addr, queue, state string) *proc {
+	t.Helper()
+	return startProc(t, "cacheless: ready", env.worker, "--temporal", addr, "--task-queue", queue, "--state", state)
+}
+
+// startProc starts bin in its own process group and waits until its stderr or stdout says
+// ready.
+func startProc(t *testing.T, ready string, bin string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	var buf bytes.Buffer
-	cmd.Stderr = io.MultiWriter(pw, &buf)
+	out := io.MultiWriter(pw, &buf)
+	cmd.Stderr, cmd.Stdout = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	p := &proc{cmd: cmd, done: make(chan struct{}), stderr: &buf}
 	go func() { _ = cmd.Wait(); pw.Close(); close(p.done) }()
-	ready := make(chan bool, 1)
+	seen := make(chan bool, 1)
 	go func() {
 		b := make([]byte, 4096)
-		var seen strings.Builder
+		var got strings.Builder
 		for {
 			n, err := pr.Read(b)
-			seen.Write(b[:n])
-			if strings.Contains(seen.String(), "cacheless: ready") {
-				ready <- true
+			got.Write(b[:n])
+			if strings.Contains(got.String(), ready) {
+				seen <- true
 				_, _ = io.Copy(io.Discard, pr)
 				return
 			}
 			if err != nil {
-				ready <- false
+				seen <- false
 				return
 			}
 		}
 	}()
 	select {
-	case ok := <-ready:
+	case ok := <-seen:
 		if !ok {
-			t.Fatalf("worker exited before polling:\n%s", buf.String())
+			t.Fatalf("%s exited before it was ready:\n%s", filepath.Base(bin), buf.String())
 		}
 	case <-time.After(time.Minute):
 		p.kill()
-		t.Fatalf("worker not ready after a minute:\n%s", buf.String())
+		t.Fatalf("%s not ready after a minute:\n%s", filepath.Base(bin), buf.String())
 	}
 	return p
 }
