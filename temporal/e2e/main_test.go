@@ -201,9 +201,18 @@ type result struct {
 	stdout, stderr string
 }
 
-// cli runs bin with args and a deadline.
+// cli runs bin with args and a deadline, failing the test when it cannot run or hangs.
 func cli(t *testing.T, timeout time.Duration, bin string, args ...string) result {
 	t.Helper()
+	r, err := runCLI(timeout, bin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// runCLI is cli for goroutines other than the test's, which must not call t.Fatal.
+func runCLI(timeout time.Duration, bin string, args ...string) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -212,15 +221,15 @@ func cli(t *testing.T, timeout time.Duration, bin string, args ...string) result
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("%s %s: no exit within %v\nstderr:\n%s", filepath.Base(bin), strings.Join(args, " "), timeout, errb.String())
+		return result{}, fmt.Errorf("%s %s: no exit within %v\nstderr:\n%s", filepath.Base(bin), strings.Join(args, " "), timeout, errb.String())
 	}
 	code := 0
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
 		if !ok {
-			t.Fatalf("%s: %v", bin, err)
+			return result{}, fmt.Errorf("%s: %v", bin, err)
 		}
 		code = ee.ExitCode()
 	}
-	return result{code: code, stdout: out.String(), stderr: errb.String()}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}, nil
 }

@@ -101,8 +101,15 @@ func (en engine) run(t *testing.T, ex example, id string) (int, export.Document)
 		}
 		args = append(args, "--input", input)
 	}
-	done := make(chan result, 1)
-	go func() { done <- cli(t, 3*time.Minute, en.bin, args...) }()
+	type ran struct {
+		r   result
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		r, err := runCLI(3*time.Minute, en.bin, args...)
+		done <- ran{r, err}
+	}()
 	for _, s := range ex.signals {
 		// `wend signal` exits 1 while the run does not exist yet; the run keeps early signals.
 		deadline := time.Now().Add(time.Minute)
@@ -117,7 +124,11 @@ func (en engine) run(t *testing.T, ex example, id string) (int, export.Document)
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	r := <-done
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("%s: %v", en.name, res.err)
+	}
+	r := res.r
 	out := filepath.Join(t.TempDir(), en.name+".json")
 	h := cli(t, time.Minute, en.bin, append([]string{"history", id, "--output", out}, en.args...)...)
 	if h.code != 0 {
