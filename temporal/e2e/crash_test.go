@@ -1,0 +1,278 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history/export"
+	"go.temporal.io/sdk/client"
+)
+
+// crashFlow writes a workflow of n sequential `record` steps and a for_each of m more (5 at
+// a time). Each try may take 3s: a try whose worker was killed times out then and counts as
+// a try on Temporal (locally the same attempt would re-run), so tries are plenty.
+func crashFlow(t *testing.T, dir, name, log string, n, m int) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "wend: v1\nname: %s\nplugins: {demo: %q}\n", name, env.demo)
+	b.WriteString("defaults: {retry: {tries: 30, backoff: [50ms]}, timeout: 3s}\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {id: s%d, activity: demo.record, with: {path: %q, note: \"%s/s%d\"}}\n", i, log, name, i)
+	}
+	items := make([]string, m)
+	for i := range items {
+		items[i] = strconv.Itoa(i)
+	}
+	fmt.Fprintf(&b, "  - id: fan\n    for_each: [%s]\n    concurrency: 5\n    steps:\n", strings.Join(items, ", "))
+	fmt.Fprintf(&b, "      - activity: demo.record\n        with: {path: %q, note: \"%s/f${{ item }}\"}\n", log, name)
+	p := filepath.Join(dir, name+".wend.yaml")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCrashWorkerKilled SIGKILLs the worker at random times while three runs execute
+// (WEND_E2E_KILLS times, default 40), restarting it on the same state folder each time, then
+// checks each run's wend history and the plugin's invocation log: every step completed
+// exactly once in history, sequence numbers without gap or repeat, every invocation of a
+// step under the one activity_execution_id the history names, and no plugin process left
+// once the last worker stopped.
+func TestCrashWorkerKilled(t *testing.T) {
+	kills := 40
+	if s := os.Getenv("WEND_E2E_KILLS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("WEND_E2E_KILLS=%q: want a whole number, at least 1", s)
+		}
+		kills = n
+	}
+	seed := time.Now().UnixNano() % 100000
+	if s := os.Getenv("WEND_CRASH_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d (WEND_CRASH_SEED=%d to repeat), %d kills", seed, seed, kills)
+
+	dir := t.TempDir()
+	log := filepath.Join(dir, "invocations.jsonl")
+	const queue = "e2e-crash"
+	const seqSteps, fanSteps = 25, 15
+	state := filepath.Join(dir, "worker")
+	c, err := client.Dial(client.Options{HostPort: env.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := startWorker(t, queue, state)
+	// Batches of three runs until the kills are spent; every kill lands while a batch runs.
+	killed, batches, steps := 0, 0, 0
+	var tally crashTally
+	for killed < kills {
+		type run struct {
+			id, file string
+			done     chan error
+		}
+		var runs []*run
+		for i := range 3 {
+			name := fmt.Sprintf("crash%d-%d", batches, i)
+			runs = append(runs, &run{id: "e2e-" + name, file: crashFlow(t, dir, name, log, seqSteps, fanSteps), done: make(chan error, 1)})
+		}
+		batches++
+		// Started detached and awaited through the SDK: this test is about the worker, and
+		// `wend run`'s following has its own test (TestParityExamples).
+		for _, r := range runs {
+			if res := cli(t, time.Minute, env.wendTemporal, "run", r.file, "--id", r.id, "--detach", "--temporal", env.addr, "--task-queue", queue); res.code != 0 {
+				t.Fatalf("%s: wend run --detach exited %d: %s", r.id, res.code, res.stderr)
+			}
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+				defer cancel()
+				err := c.GetWorkflow(ctx, r.id, "").Get(ctx, nil)
+				r.done <- err
+			}()
+		}
+		for pending := len(runs); pending > 0; {
+			select {
+			case <-time.After(time.Duration(50+rng.Intn(1500)) * time.Millisecond):
+				if killed < kills {
+					w.kill()
+					killed++
+					w = startWorker(t, queue, state)
+				}
+				continue
+			case err := <-runs[len(runs)-pending].done:
+				if err != nil {
+					t.Errorf("%s did not complete: %v", runs[len(runs)-pending].id, err)
+				}
+				pending--
+			case <-time.After(15 * time.Minute):
+				t.Fatalf("batch %d not finished in 15 minutes; worker:\n%s", batches, w.stderr.String())
+			}
+		}
+		t.Logf("batch %d done, %d kills so far", batches, killed)
+		inv := readInvocations(t, log)
+		for _, r := range runs {
+			steps += seqSteps + fanSteps
+			checkCrashRun(t, exportOf(t, env.addr, r.id), inv, seqSteps+fanSteps, &tally)
+		}
+	}
+	// The wend history is a query a worker answers: the checks above ran before this stop.
+	w.stop(t)
+	inv := readInvocations(t, log)
+	orphans := pluginsAlive(env.demo, 5*time.Second)
+	fmt.Printf("RELIABILITY suite=temporal-crash kills=%d batches=%d runs=%d steps=%d events=%d events_lost=%d dup_history=%d invocations=%d exec_id_mismatches=%d orphans=%d seed=%d\n",
+		killed, batches, 3*batches, steps, tally.events, tally.lost, tally.dups, countInvocations(inv), tally.idMismatch, orphans, seed)
+	if orphans > 0 {
+		t.Errorf("%d plugin processes outlived the workers", orphans)
+	}
+	if countInvocations(inv) < steps {
+		t.Errorf("%d invocations logged for %d steps", countInvocations(inv), steps)
+	}
+}
+
+// crashTally counts what the crash tests report.
+type crashTally struct{ events, lost, dups, idMismatch int }
+
+// checkCrashRun checks one crashFlow run's wend history against the plugin's log: every
+// step occurrence (want of them) completed exactly once, sequence numbers without gap or
+// repeat, every invocation under the execution id the history names.
+func checkCrashRun(t *testing.T, d export.Document, inv map[string][]invocation, want int, tally *crashTally) {
+	t.Helper()
+	id := d.Workflow.WorkflowID
+	tally.events += len(d.HistoryEvents)
+	for i, e := range d.HistoryEvents {
+		if e.Seq != uint64(i+1) {
+			t.Errorf("%s: event %d has seq %d: the wend history has a gap or a repeat", id, i, e.Seq)
+			break
+		}
+	}
+	completed := map[string][]string{} // step -> execution ids of its ActivityCompleted events
+	for _, e := range d.HistoryEvents {
+		if e.Type == "ActivityCompleted" {
+			completed[e.Step] = append(completed[e.Step], e.ActivityExecutionID)
+		}
+	}
+	// Each step occurrence is one activity in the export; its input names its note in the
+	// plugin's log.
+	if len(d.Activities) != want {
+		tally.lost++
+		t.Errorf("%s: %d activities in the export, want %d", id, len(d.Activities), want)
+	}
+	for _, a := range d.Activities {
+		var in struct {
+			Note string `json:"note"`
+		}
+		_ = json.Unmarshal(a.Input, &in)
+		ids := completed[a.Step]
+		switch {
+		case len(ids) == 0:
+			tally.lost++
+			t.Errorf("%s: step %s (%s) never completed in history (status %s)", id, a.Step, in.Note, a.Status)
+			continue
+		case len(ids) > 1:
+			tally.dups++
+			t.Errorf("%s: step %s completed %d times in history", id, a.Step, len(ids))
+		}
+		if ids[0] != a.ActivityExecutionID {
+			tally.idMismatch++
+			t.Errorf("%s: step %s completed under %s, scheduled as %s", id, a.Step, ids[0], a.ActivityExecutionID)
+		}
+		recs := inv[in.Note]
+		if len(recs) == 0 {
+			t.Errorf("%s: step %s completed but the plugin never recorded %q (at least once broken)", id, a.Step, in.Note)
+		}
+		for _, rec := range recs {
+			if rec.ExecID != a.ActivityExecutionID {
+				tally.idMismatch++
+				t.Errorf("%s: %s invoked under execution id %s, history names %s", id, in.Note, rec.ExecID, a.ActivityExecutionID)
+			}
+		}
+	}
+}
+
+// exportOf is the run's export as `wend-temporal history` gives it.
+func exportOf(t *testing.T, addr, id string) export.Document {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), id+".json")
+	h := cli(t, time.Minute, env.wendTemporal, "history", id, "--output", out, "--temporal", addr)
+	if h.code != 0 {
+		t.Fatalf("wend history %s exited %d: %s", id, h.code, h.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d export.Document
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+type invocation struct {
+	ExecID  string `json:"activity_execution_id"`
+	Attempt int    `json:"attempt"`
+	Note    string `json:"note"`
+}
+
+// readInvocations reads the plugin's log, one JSON line per try, by note.
+func readInvocations(t *testing.T, path string) map[string][]invocation {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string][]invocation{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r invocation
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			continue // a line torn by a kill mid-write is not a try the step saw complete
+		}
+		out[r.Note] = append(out[r.Note], r)
+	}
+	return out
+}
+
+func countInvocations(m map[string][]invocation) int {
+	n := 0
+	for _, v := range m {
+		n += len(v)
+	}
+	return n
+}
+
+// pluginsAlive counts processes running the plugin binary, waiting up to grace for them to
+// go: a killed worker's plugins exit by parent-death signal or are reaped by its successor.
+func pluginsAlive(plugin string, grace time.Duration) int {
+	deadline := time.Now().Add(grace)
+	for {
+		n := 0
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			if _, err := strconv.Atoi(e.Name()); err != nil {
+				continue
+			}
+			cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && bytes.HasPrefix(cmd, []byte(plugin+"\x00")) {
+				n++
+			}
+		}
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,51 @@
+// Command cacheless is `wend worker` with the SDK's sticky workflow cache turned off, for
+// the end-to-end tests: every workflow task then replays the run's full history through the
+// driver, so a nondeterministic decision fails the run instead of hiding in the cache. It
+// hosts exactly what `wend-temporal worker` hosts (worker.Run with driver.Register).
+//
+//	cacheless --temporal HOST:PORT --state DIR [--task-queue Q]
+//
+// SIGTERM stops it gracefully, as `wend worker`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/wendflow/wend/temporal/driver"
+	"github.com/wendflow/wend/temporal/wire"
+	"github.com/wendflow/wend/temporal/worker"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+)
+
+func main() {
+	addr := flag.String("temporal", "", "frontend HOST:PORT")
+	queue := flag.String("task-queue", wire.DefaultTaskQueue, "task queue")
+	state := flag.String("state", "", "plugin registry folder")
+	flag.Parse()
+	if *addr == "" || *state == "" {
+		fmt.Fprintln(os.Stderr, "cacheless: --temporal and --state are required")
+		os.Exit(2)
+	}
+	sdkworker.SetStickyWorkflowCacheSize(0)
+	c, err := client.Dial(client.Options{HostPort: *addr, Namespace: wire.DefaultNamespace})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cacheless: dial %s: %v\n", *addr, err)
+		os.Exit(2)
+	}
+	defer c.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = worker.Run(ctx, worker.Options{Client: c, TaskQueue: *queue, StateDir: *state,
+		RegisterWorkflow: func(r worker.Registry) { driver.Register(r) },
+		Ready:            func() { fmt.Fprintln(os.Stderr, "cacheless: ready") }})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cacheless: %v\n", err)
+		os.Exit(2)
+	}
+}
