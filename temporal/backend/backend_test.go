@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/wendflow/wend/spec"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -245,5 +247,23 @@ func TestListFilters(t *testing.T) {
 	}
 	if got := filterRuns(nil, server.ListQuery{}, 0); got == nil {
 		t.Fatal("no runs must list as [], not null")
+	}
+}
+
+// TestWaitPollDeadlineIsNotAFailure: a server that ends the long poll with DeadlineExceeded
+// before the client's own deadline leaves an open run open, not a cluster error (wend run
+// --temporal exited 1 on a live run when a killed worker slowed the cluster).
+func TestWaitPollDeadlineIsNotAFailure(t *testing.T) {
+	b, f := newFake(info(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil))
+	for _, err := range []error{serviceerror.NewDeadlineExceeded("poll expired"), context.DeadlineExceeded} {
+		f.getErr = err
+		out, werr := b.Wait(context.Background(), "order-1", time.Hour)
+		if werr != nil || out.Closed {
+			t.Fatalf("%v: Wait = %+v, %v; want an open run and no error", err, out, werr)
+		}
+	}
+	f.getErr = serviceerror.NewUnavailable("cluster down")
+	if _, werr := b.Wait(context.Background(), "order-1", time.Hour); werr == nil {
+		t.Fatal("an unavailable cluster must be an error")
 	}
 }

@@ -22,10 +22,15 @@ import (
 // the calls that change something. Any other client method panics (nil embedded interface).
 type fakeClient struct {
 	client.Client
-	runs  map[string]*workflowpb.WorkflowExecutionInfo // by workflow id: the newest run
-	calls []string
-	start client.StartWorkflowOptions
-	input wire.StartInput
+	runs   map[string]*workflowpb.WorkflowExecutionInfo // by workflow id: the newest run
+	calls  []string
+	start  client.StartWorkflowOptions
+	input  wire.StartInput
+	getErr error // what a run's Get returns (nil: the run completed with no output)
+}
+
+func (f *fakeClient) GetWorkflow(_ context.Context, id, runID string) client.WorkflowRun {
+	return fakeRun{id: id, err: f.getErr}
 }
 
 func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
@@ -65,15 +70,18 @@ func (f *fakeClient) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOp
 	i := info(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil)
 	i.Execution.WorkflowId, i.Execution.RunId = o.ID, "new-run"
 	f.runs[o.ID] = i
-	return fakeRun{o.ID}, nil
+	return fakeRun{id: o.ID}, nil
 }
 
-type fakeRun struct{ id string }
+type fakeRun struct {
+	id  string
+	err error
+}
 
 func (r fakeRun) GetID() string                  { return r.id }
 func (r fakeRun) GetRunID() string               { return "new-run" }
 func (r fakeRun) GetFirstExecutionRunID() string { return "new-run" }
-func (r fakeRun) Get(context.Context, any) error { return nil }
+func (r fakeRun) Get(context.Context, any) error { return r.err }
 func (r fakeRun) GetWithOptions(context.Context, any, client.WorkflowRunGetOptions) error {
 	return nil
 }

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/wendflow/wend/temporal/internal/closing"
 	"github.com/wendflow/wend/temporal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 )
@@ -123,13 +125,21 @@ func (b *Backend) Wait(ctx context.Context, id string, timeout time.Duration) (s
 	}
 	r := runOf(now)
 	if !closed {
-		if wctx.Err() != nil && ctx.Err() == nil {
+		if ctx.Err() == nil && (wctx.Err() != nil || pollExpired(gerr)) {
 			return server.Outcome{Run: r}, nil // the timeout came first
 		}
 		return server.Outcome{}, clusterError(id, gerr)
 	}
 	r.Status, r.ClosedReason = status, reason
 	return server.Outcome{Run: r, Closed: true, Output: c.Output, Failure: c.Failure}, nil
+}
+
+// pollExpired tells a long poll that ended on its deadline: the server may answer
+// DeadlineExceeded a moment before the client's own context expires, and a run still open
+// then is "not closed yet", not a cluster error.
+func pollExpired(err error) bool {
+	var de *serviceerror.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &de)
 }
 
 // Check reports whether workers poll the task queue: without one, nothing runs.
