@@ -16,7 +16,8 @@ import (
 )
 
 // TestEnvAllowList: the plugin sees PATH, HOME, LANG, TZ, what Config.Env names and
-// go-plugin's own variables; never the host's secrets (G12).
+// go-plugin's own variables; never the host's secrets
+// (docs/reliability.md P12).
 func TestEnvAllowList(t *testing.T) {
 	t.Setenv("WEND_TEST_SECRET", "hunter2")
 	t.Setenv("WEND_TEST_PASSED", "yes")
@@ -114,7 +115,8 @@ func TestCancelStopsTry(t *testing.T) {
 	}
 }
 
-// TestLostMapping: how gRPC failures of a live plugin map to typed errors (G14).
+// TestLostMapping: how gRPC failures of a live plugin map to typed errors
+// (docs/reliability.md P14).
 func TestLostMapping(t *testing.T) {
 	crashWait = 10 * time.Millisecond
 	t.Cleanup(func() { crashWait = time.Second })

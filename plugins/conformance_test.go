@@ -227,7 +227,8 @@ func conformance(t *testing.T, cfg Config) {
 		}
 	})
 	t.Run("foreign client rejected", func(t *testing.T) {
-		// AutoMTLS: a process that dials the plugin without the host's certificate gets nothing (G13).
+		// AutoMTLS: a process that dials the plugin without the host's certificate gets nothing
+		// (docs/reliability.md P13).
 		h.mu.Lock()
 		p := h.slots[name].proc
 		h.mu.Unlock()

@@ -15,7 +15,8 @@
 //     the plugin is frozen (go-plugin's Kill blocks on a SIGSTOPped plugin). Should all that
 //     fail (a wrapper that clears the death signal), Options.Registry records each process by
 //     pid, start time and exe, and Reap — run by the next wend on the same database — kills
-//     those a dead host left, and only those whose start time and exe still match (G8).
+//     those a dead host left, and only those whose start time and exe still match
+//     (docs/reliability.md P8).
 //   - Calls go over Lane streams that are reused, one try at a time, when the plugin serves
 //     Lane (probed once at start); otherwise each try opens an Execute stream.
 //   - Never a hang: starting is bounded by Options.StartTimeout; a try past its deadline, or

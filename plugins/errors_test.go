@@ -29,7 +29,7 @@ func loggedPID(logs *logLines) int {
 	return pid
 }
 
-// TestStartErrors covers G1-G4: each bad start is a typed error that says whether a retry
+// TestStartErrors covers docs/reliability.md P1-P4: each bad start is a typed error that says whether a retry
 // helps, carries the plugin's stderr, comes within its bound and leaves no process behind.
 func TestStartErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -104,7 +104,7 @@ func TestStartErrors(t *testing.T) {
 }
 
 // TestChecksumSwap pins a binary, then replaces it on disk: the host keeps running its verified
-// private copy, never the swapped file (G4).
+// private copy, never the swapped file (docs/reliability.md P4).
 func TestChecksumSwap(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "plug")
@@ -171,7 +171,7 @@ func killPlugin(t *testing.T, h *Host, plugin string) {
 	waitGroupGone(t, pid, time.Second)
 }
 
-// TestCallErrors covers G5, G6, G7, D7 and the error mapping of a try.
+// TestCallErrors covers docs/reliability.md P5, P6, P7, L3 and the error mapping of a try.
 func TestCallErrors(t *testing.T) {
 	big := strings.Repeat("x", 3<<20)
 	tests := []struct {

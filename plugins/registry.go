@@ -17,8 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The registry is the last line of defence against orphans (RELIABILITY G8). A plugin already
-// dies with its host through its parent-death signal and the SDK's parent watchdog, but a
+// The registry is the last line of defence against orphans (docs/reliability.md P8). A
+// plugin already dies with its host through its parent-death signal and the SDK's parent watchdog, but a
 // plugin can defeat both (a wrapper that clears PR_SET_PDEATHSIG, an SDK-less plugin). So the
 // host records every plugin process it starts in a small file, and the next host to own the
 // same database kills what a dead predecessor left, but only a process whose identity still

@@ -20,7 +20,7 @@ import (
 	"github.com/wendflow/wend/plugins/internal/wire"
 )
 
-// The G8 tests run the test binary in two extra roles, chosen in init (before TestMain) so
+// The docs/reliability.md P8 tests run the test binary in two extra roles, chosen in init (before TestMain) so
 // main_test.go needs no change:
 //   - reapHostEnv: a host with a registry (the JSON reapHost) running a long call, to be killed;
 //   - reapWrapEnv: a plugin wrapper that defeats both orphan defences the registry backs up:
@@ -99,8 +99,8 @@ func reapHostHelper(arg string) int {
 	return 1
 }
 
-// kills is the number of host kills in TestReapAfterHostKill: 3, 10 with WEND_SOAK (the T2
-// figure of RELIABILITY G8), or WEND_KILLS.
+// kills is the number of host kills in TestReapAfterHostKill: 3, 10 with WEND_SOAK (tier T2
+// of docs/reliability.md P8), or WEND_KILLS.
 func kills() int {
 	if n, err := strconv.Atoi(os.Getenv("WEND_KILLS")); err == nil && n > 0 {
 		return n
@@ -111,7 +111,7 @@ func kills() int {
 	return 3
 }
 
-// TestReapAfterHostKill is G8 end to end: a host with a registry is SIGKILLed while its plugin
+// TestReapAfterHostKill is P8 end to end: a host with a registry is SIGKILLed while its plugin
 // runs a call; the plugin, run by a wrapper that defeats the parent-death signal and the SDK
 // watchdog, survives as an orphan; Reap, as the next host would run it, kills its group.
 func TestReapAfterHostKill(t *testing.T) {
@@ -129,7 +129,7 @@ func TestReapAfterHostKill(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = cmd.Wait()
-		// Without the registry this is where G8 fails: the plugin outlives its host, past the
+		// Without the registry this is where P8 fails: the plugin outlives its host, past the
 		// SDK watchdog's 1 s period.
 		time.Sleep(1500 * time.Millisecond)
 		if len(proctest.Group(pid)) >= 2 {
@@ -154,7 +154,7 @@ func TestReapAfterHostKill(t *testing.T) {
 	if survivedHost != n {
 		t.Fatalf("the plugin outlived its killed host %d of %d times; the test needs it to (wrapper broken?)", survivedHost, n)
 	}
-	t.Logf("RELIABILITY suite=plugins test=G8 reap=1 kills=%d orphans_after_kill=%d orphans_after_3s=%d unrelated_killed=0 reap_to_gone_max_ms=%d",
+	t.Logf("RELIABILITY suite=plugins test=P8 reap=1 kills=%d orphans_after_kill=%d orphans_after_3s=%d unrelated_killed=0 reap_to_gone_max_ms=%d",
 		n, survivedHost, orphansAfter, worst.Milliseconds())
 }
 
@@ -211,7 +211,7 @@ func TestReapPluginChildAfterHostKillIssue12Item14(t *testing.T) {
 	if len(rep.Reaped) != 1 || rep.Reaped[0].PID != pid {
 		t.Errorf("report %+v, want the plugin's group reaped", rep)
 	}
-	t.Logf("RELIABILITY suite=plugins test=G8-child kills=1 children_after_kill=1 children_after_reap=0")
+	t.Logf("RELIABILITY suite=plugins test=P8-child kills=1 children_after_kill=1 children_after_reap=0")
 }
 
 // spawn starts argv in its own process group, as a plugin runs, and stops it at the end.
@@ -325,7 +325,7 @@ func TestReapDecoys(t *testing.T) {
 			unrelatedKilled++
 		}
 	}
-	t.Logf("RELIABILITY suite=plugins test=G8 decoys=%d unrelated_killed=%d", len(decoys), unrelatedKilled)
+	t.Logf("RELIABILITY suite=plugins test=P8 decoys=%d unrelated_killed=%d", len(decoys), unrelatedKilled)
 	if unrelatedKilled != 0 || len(rep.Reaped) != 0 {
 		t.Fatalf("%d unrelated processes killed; report %+v", unrelatedKilled, rep)
 	}

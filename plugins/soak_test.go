@@ -11,7 +11,7 @@ import (
 	"github.com/wendflow/wend/internal/proctest"
 )
 
-// restartCycles is 10 by default; WEND_SOAK=1 makes it 100 (RELIABILITY G10, T2 tier).
+// restartCycles is 10 by default; WEND_SOAK=1 makes it 100 (docs/reliability.md P10, tier T2).
 func restartCycles() int {
 	if os.Getenv("WEND_SOAK") != "" {
 		return 100
@@ -24,7 +24,8 @@ func openFDs() int {
 	return len(entries)
 }
 
-// TestRestartLeaks: crash/restart cycles leave no goroutines, fds or zombies behind (G10).
+// TestRestartLeaks: crash/restart cycles leave no goroutines, fds or zombies behind
+// (docs/reliability.md P10).
 func TestRestartLeaks(t *testing.T) {
 	h, _ := newHost(t, Options{}, testPlugin("t", ""))
 	ctx := context.Background()
@@ -60,14 +61,15 @@ func TestRestartLeaks(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	zombies := proctest.ZombieChildren(os.Getpid())
-	t.Logf("RELIABILITY suite=plugins test=G10 cycles=%d goroutines_delta=%d fds_delta=%d zombies=%d", n, dg, dfd, zombies)
+	t.Logf("RELIABILITY suite=plugins test=P10 cycles=%d goroutines_delta=%d fds_delta=%d zombies=%d", n, dg, dfd, zombies)
 	if dg > 10 || dfd > 0 || zombies > 0 {
 		t.Fatalf("after %d restarts: goroutines %+d, fds %+d, zombies %d", n, dg, dfd, zombies)
 	}
 }
 
 // TestStderrFlood: a plugin writing megabytes of 1 MiB stderr lines neither blocks the host nor
-// loses its next call or a byte of its log (G11, scaled down from 50 MB to keep T1 fast).
+// loses its next call or a byte of its log (docs/reliability.md
+// P11; scaled down from 50 MB to keep T1 fast).
 func TestStderrFlood(t *testing.T) {
 	const mb, linekb = 8, 1024
 	const want = (mb << 20) / (linekb<<10 + 1) * (linekb << 10) // whole lines, newlines not logged

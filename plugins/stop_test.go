@@ -15,7 +15,7 @@ import (
 )
 
 // TestCloseFrozenPlugin: go-plugin's Kill blocks for good on a SIGSTOPped plugin; Close must
-// still return, killing the group (G7).
+// still return, killing the group (docs/reliability.md P7).
 func TestCloseFrozenPlugin(t *testing.T) {
 	h, _ := newHost(t, Options{StopGrace: 500 * time.Millisecond}, testPlugin("t", ""))
 	if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
@@ -38,10 +38,11 @@ func TestCloseFrozenPlugin(t *testing.T) {
 		t.Errorf("close took %s, want <= %s (grace 500ms)", d, slack(time.Second))
 	}
 	waitGroupGone(t, pid, time.Second)
-	t.Logf("RELIABILITY suite=plugins test=G7 shutdown_ms=%d orphans=%d", time.Since(start).Milliseconds(), len(proctest.Group(pid)))
+	t.Logf("RELIABILITY suite=plugins test=P7 shutdown_ms=%d orphans=%d", time.Since(start).Milliseconds(), len(proctest.Group(pid)))
 }
 
-// TestCloseKillsGrandchildren: a plugin's child holding its pipes dies with it (G9).
+// TestCloseKillsGrandchildren: a plugin's child holding its pipes dies with it
+// (docs/reliability.md P9).
 func TestCloseKillsGrandchildren(t *testing.T) {
 	h, _ := newHost(t, Options{}, testPlugin("t", ""))
 	out, err := h.Execute(context.Background(), call("t", "grandchild", nil), nil)
@@ -61,7 +62,7 @@ func TestCloseKillsGrandchildren(t *testing.T) {
 	if proctest.Alive(child) {
 		t.Fatalf("grandchild %d survived", child)
 	}
-	t.Logf("RELIABILITY suite=plugins test=G9 grandchildren_alive=0 stop_ms=%d", time.Since(start).Milliseconds())
+	t.Logf("RELIABILITY suite=plugins test=P9 grandchildren_alive=0 stop_ms=%d", time.Since(start).Milliseconds())
 }
 
 // TestCrashKillsGrandchildren: when the plugin dies on its own, what is left of its group is
@@ -83,8 +84,9 @@ func TestCrashKillsGrandchildren(t *testing.T) {
 	}
 }
 
-// TestHostKilled: SIGKILL the host during a call; the plugin must be gone within 3 s (G8), in
-// every language: the parent-death signal does not depend on the plugin's cooperation.
+// TestHostKilled: SIGKILL the host during a call; the plugin must be gone within 3 s
+// (docs/reliability.md P8), in every language: the parent-death signal does not depend on the
+// plugin's cooperation.
 func TestHostKilled(t *testing.T) {
 	for _, cfg := range exampleConfigs(t) {
 		t.Run(cfg.Name, func(t *testing.T) {
@@ -109,7 +111,7 @@ func hostKilled(t *testing.T, lang string, command []string) {
 	}
 	_ = cmd.Wait()
 	took := waitGroupGone(t, pid, 3*time.Second)
-	t.Logf("RELIABILITY suite=plugins test=G8 lang=%s kills=1 orphans_after_3s=0 plugin_gone_ms=%d", lang, took.Milliseconds())
+	t.Logf("RELIABILITY suite=plugins test=P8 lang=%s kills=1 orphans_after_3s=0 plugin_gone_ms=%d", lang, took.Milliseconds())
 }
 
 // TestSDKExitsWhenParentDies: without the host's parent-death signal (its parent here is a

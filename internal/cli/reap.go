@@ -10,7 +10,7 @@ import (
 )
 
 // pluginRegistry is where the plugin processes started for database db are recorded, so the
-// next wend to open db can kill those a killed wend left running (RELIABILITY G8).
+// next wend to open db can kill those a killed wend left running (docs/reliability.md P8).
 func pluginRegistry(db string) string { return db + ".plugins" }
 
 // reapPlugins kills the leftover plugin processes of a dead wend recorded in registry and

@@ -10,7 +10,8 @@ import (
 )
 
 // A corrupt plugin registry beside the database is a warning: the driver starts, and the
-// registry is dropped (RELIABILITY G8; the reaping itself is tested in plugins and crashtest).
+// registry is dropped (docs/reliability.md P8; the reaping itself is tested in plugins and
+// crashtest).
 func TestCorruptPluginRegistry(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	if err := os.WriteFile(pluginRegistry(path), []byte("not json\n"), 0o600); err != nil {

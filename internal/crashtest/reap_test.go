@@ -16,8 +16,8 @@ import (
 	"github.com/wendflow/wend/internal/proctest"
 )
 
-// TestReapAfterKill is RELIABILITY G8 through the CLI: `wend run` is SIGKILLed while its plugin
-// runs an activity. The plugin is started through a wrapper shell that clears its own
+// TestReapAfterKill is docs/reliability.md P8 through the CLI: `wend run` is SIGKILLed while
+// its plugin runs an activity. The plugin is started through a wrapper shell that clears its own
 // parent-death signal and runs the plugin as its child (a forked child has none), with the host
 // pid hidden so the SDK watchdog watches the shell: both defences are defeated and the plugin
 // survives the kill — the orphan the registry beside the database exists for. The next
@@ -98,7 +98,7 @@ func TestReapAfterKill(t *testing.T) {
 	if _, err := os.Stat(db + ".plugins"); !os.IsNotExist(err) {
 		t.Errorf("plugin registry left after a clean stop: %v", err)
 	}
-	t.Logf("RELIABILITY suite=crash test=G8 kills=1 orphans_after_kill=1 orphans_after_3s=0 unrelated_killed=0 reap_ms=%d", gone.Milliseconds())
+	t.Logf("RELIABILITY suite=crash test=P8 kills=1 orphans_after_kill=1 orphans_after_3s=0 unrelated_killed=0 reap_ms=%d", gone.Milliseconds())
 }
 
 // registered waits until the plugin registry at path lists a process running exe (setpriv and
