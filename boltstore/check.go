@@ -85,12 +85,12 @@ func (s *Store) runIDs() ([]string, error) {
 }
 
 // checkRun checks one run: every stored event decodes under its own seq with its checksum, and
-// history.Check (contiguous seqs, one start, at most one terminal event and nothing after it,
-// the status agreeing) passes on the history with the run's record, whose stored last_seq is
-// not ahead of its events. The record is read first,
-// then the events up to the record's last seq, in chunks of short transactions as Events reads
-// them: stored events never change, so these are the history the record was read with even while
-// commits go on, and a commit that must grow the mmap waits for one chunk at most (RELIABILITY A8).
+// history.Check (contiguous seqs, one start, at most one terminal event and nothing after it, the
+// status agreeing) passes on the history with the run's record, whose stored last_seq is not
+// ahead of its events. The record is read first, then the events up to the record's last seq, in
+// chunks of short transactions as Events reads them: stored events never change, so these are the
+// history the record was read with even while commits go on, and a commit that must grow the mmap
+// waits for one chunk at most (docs/reliability.md A8).
 func (s *Store) checkRun(id string) []string {
 	r, stored, err := s.runRecord(id)
 	if err != nil {

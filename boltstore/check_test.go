@@ -9,12 +9,12 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// TestCheckInChunks (RELIABILITY A8): Check reads a run's history as Events does, in chunks each
-// copied out of its own short read transaction, so no transaction spans a history longer than
-// readChunk. Between two chunks bbolt counts no open reader, and a commit made there, one that
-// grows the file past the mmap and so must remap (which waits for every open reader), completes
-// while the check is half-way through the run it appends to. The check, reading the history the
-// run's record was read with, finds nothing.
+// TestCheckInChunks (docs/reliability.md A8): Check reads a run's history as Events does, in
+// chunks each copied out of its own short read transaction, so no transaction spans a history
+// longer than readChunk. Between two chunks bbolt counts no open reader, and a commit made there,
+// one that grows the file past the mmap and so must remap (which waits for every open reader),
+// completes while the check is half-way through the run it appends to. The check, reading the
+// history the run's record was read with, finds nothing.
 func TestCheckInChunks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	// A small mmap: the file is mapped to the power of two above its size, and grown to it.

@@ -40,8 +40,8 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 	// bbolt panics (or faults on the mmap) on some damaged pages. In the writer goroutine that
 	// would end the process without a word; inline, in a caller whose panics are recovered
 	// (net/http's), it would leave this transaction open and every later commit waiting for it.
-	// The store cannot write any more either way: it fails, as on a commit error (RELIABILITY
-	// §2 item 2). Nothing of this batch has been answered when bbolt can panic.
+	// The store cannot write any more either way: it fails, as on a commit error
+	// (docs/reliability.md A5). Nothing of this batch has been answered when bbolt can panic.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {

@@ -60,9 +60,9 @@ func keepOnFailure(t *testing.T, path string, seed uint64) {
 	})
 }
 
-// TestKillWriter (RELIABILITY A1): a writer process appending one event per commit is SIGKILLed
-// at random times; after each kill the database opens, holds every acknowledged event, every
-// event decodes with its checksum, and the history and bbolt checks pass.
+// TestKillWriter (docs/reliability.md A1): a writer process appending one event per commit is
+// SIGKILLed at random times; after each kill the database opens, holds every acknowledged event,
+// every event decodes with its checksum, and the history and bbolt checks pass.
 func TestKillWriter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test")
@@ -159,9 +159,9 @@ func killWriterOnce(t *testing.T, path string, delay time.Duration) uint64 {
 	return acked
 }
 
-// TestKillCreate (RELIABILITY A6): a process killed at each step of creating the database, and
-// at random moments, leaves either no database or a valid one; the next Open works, checks
-// clean, and removes the creation's temp file.
+// TestKillCreate (docs/reliability.md A6): a process killed at each step of creating the
+// database, and at random moments, leaves either no database or a valid one; the next Open works,
+// checks clean, and removes the creation's temp file.
 func TestKillCreate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test")

@@ -21,11 +21,11 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// TestDamagedInlineBucket (RELIABILITY A3): a small bucket is stored inline, as a page inside
-// its parent's value. With that page zeroed after Open (rot under a running store: Open's walk
-// has passed), bbolt's First, behind ForEach, takes it for a branch pointing at itself and loops
-// for ever, growing its cursor's stack. Check reports the bucket damaged instead, naming it, and
-// every read that crosses it fails with ErrDamaged; the others read as before.
+// TestDamagedInlineBucket (docs/reliability.md A3): a small bucket is stored inline, as a page
+// inside its parent's value. With that page zeroed after Open (rot under a running store: Open's
+// walk has passed), bbolt's First, behind ForEach, takes it for a branch pointing at itself and
+// loops for ever, growing its cursor's stack. Check reports the bucket damaged instead, naming
+// it, and every read that crosses it fails with ErrDamaged; the others read as before.
 func TestDamagedInlineBucket(t *testing.T) {
 	for _, c := range []struct {
 		bucket []string

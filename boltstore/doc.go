@@ -42,7 +42,8 @@
 //   - A damaged file (a torn sector, rot) fails Open or a read with ErrDamaged, never the
 //     process: bbolt's panics on bad pages become errors. bbolt's Open walks every page in a
 //     goroutine of its own, where such a panic cannot be caught, so Open first reads every
-//     bucket of the file, read-only, in the caller's goroutine, where it can (RELIABILITY A3).
+//     bucket of the file, read-only, in the caller's goroutine, where it can
+//     (docs/reliability.md A3).
 //     Damage after Open (rot) fails the read that meets it, and Check, which walks every bucket
 //     as Open does, reports it. Buckets are iterated from a Seek, never from First or Last: on a
 //     zeroed inline bucket page those loop for ever where Seek panics.

@@ -14,7 +14,7 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// TestCommitErrorIsFatal (RELIABILITY A5, injected): after one failed commit (EIO where the
+// TestCommitErrorIsFatal (docs/reliability.md A5, injected): after one failed commit (EIO where the
 // fsync would be), the error surfaces from that Commit, from Err, from every later call and from
 // Close; nothing more is written; a restart resumes from the last acknowledged commit.
 func TestCommitErrorIsFatal(t *testing.T) {
@@ -78,9 +78,9 @@ func TestCommitErrorIsFatal(t *testing.T) {
 	}
 }
 
-// TestMaxSizeIsFatal (RELIABILITY A5, real): a database that reaches Options.MaxSize fails the
-// commit with bbolt's ErrMaxSizeReached, which stops the store like any commit error, and what
-// was acknowledged before is intact.
+// TestMaxSizeIsFatal (docs/reliability.md A5, real): a database that reaches Options.MaxSize
+// fails the commit with bbolt's ErrMaxSizeReached, which stops the store like any commit error,
+// and what was acknowledged before is intact.
 func TestMaxSizeIsFatal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	opts := Options{InitialMmapSize: 1 << 20, MaxSize: 1 << 20}

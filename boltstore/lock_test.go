@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// TestSecondProcess (RELIABILITY A7): while another process holds the database, Open fails
+// TestSecondProcess (docs/reliability.md A7): while another process holds the database, Open fails
 // within the lock timeout plus a second, naming that process's pid; after it closes, Open works
 // and the pid file is gone.
 func TestSecondProcess(t *testing.T) {

@@ -21,7 +21,7 @@ const (
 	metaEnd      = metaOffset + 64
 )
 
-// TestTornMeta (RELIABILITY A2): with bytes of the newest meta page damaged (a torn or lost
+// TestTornMeta (docs/reliability.md A2): with bytes of the newest meta page damaged (a torn or lost
 // last write), bbolt opens from the previous meta page: at most the last commit is lost, and
 // what remains checks clean and takes new commits.
 func TestTornMeta(t *testing.T) {

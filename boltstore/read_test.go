@@ -10,8 +10,8 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// TestReadsOutliveRemap (RELIABILITY A9): what reads return is copied out of the mmap, so it
-// stays intact after its transaction ends and after later commits grow and remap the file.
+// TestReadsOutliveRemap (docs/reliability.md A9): what reads return is copied out of the mmap, so
+// it stays intact after its transaction ends and after later commits grow and remap the file.
 func TestReadsOutliveRemap(t *testing.T) {
 	s := openAt(t, filepath.Join(t.TempDir(), "wend.db"), Options{InitialMmapSize: 64 << 10})
 	u := storetest.Started("wf", "r1", t0)

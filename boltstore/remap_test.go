@@ -17,17 +17,18 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// TestRemapStall (RELIABILITY A8): a commit that must grow bbolt's mmap waits for every open
-// read transaction (boltdb#378, #392, #498; bbolt#854). While one read transaction is held
+// TestRemapStall (docs/reliability.md A8): a commit that must grow bbolt's mmap waits for every
+// open read transaction (boltdb#378, #392, #498; bbolt#854). While one read transaction is held
 // open, as an export reading a long run in one View would, 50 MB of events are appended through
-// Commit, once with the default InitialMmapSize and once with a small one, each commit timed.
-// The held reader also keeps the pages commits free from being reused, so the file grows by
-// more than the events meanwhile: the default reservation must cover both.
+// Commit, once with the default InitialMmapSize and once with a small one, each commit timed. The
+// held reader also keeps the pages commits free from being reused, so the file grows by more than
+// the events meanwhile: the default reservation must cover both.
 //
 // Whether a commit waited for the reader is read from the goroutine stacks just before the
 // reader ends: a commit that needs a remap cannot get past it while the reader is open. Latency
 // on this disk is noisy, so the only timing asserted has a wide margin: with the default
-// reservation no commit takes half the hold. The hold is 3 s, RELIABILITY's 10 s under -tags soak.
+// reservation no commit takes half the hold. The hold is 3 s, 10 s under -tags soak
+// (tier T3 of docs/reliability.md).
 func TestRemapStall(t *testing.T) {
 	hold := 3 * time.Second
 	if soak {
@@ -67,7 +68,7 @@ func TestRemapStall(t *testing.T) {
 	}
 }
 
-// TestRemapStall appends remapBytes of events: RELIABILITY A8's 50 MB, in commits of
+// TestRemapStall appends remapBytes of events: docs/reliability.md A8's 50 MB, in commits of
 // remapPerCommit events of remapEventBytes (50 MB through the encoder takes about 7 s of CPU
 // under -race; fewer, larger events keep the per-event cost down).
 const (

@@ -39,13 +39,13 @@ const (
 
 var outcomeNames = [...]string{"no_effect", "detected_by_check", "detected_by_crc", "panics", "silent"}
 
-// TestTornSector (RELIABILITY A3): a history file with one 512-byte sector zeroed, in turn each
-// sector of each page, fails to open or opens, and then either reads back exactly as before or
-// is reported by Check or by the read itself. The process stays up: each of bbolt's panics
-// comes back as an error. Under -tags soak (or WEND_SECTORS=all) every sector is torn;
+// TestTornSector (docs/reliability.md A3): a history file with one 512-byte sector zeroed, in
+// turn each sector of each page, fails to open or opens, and then either reads back exactly as
+// before or is reported by Check or by the read itself. The process stays up: each of bbolt's
+// panics comes back as an error. Under -tags soak (or WEND_SECTORS=all) every sector is torn;
 // otherwise the first of each page (the page header) and a seeded sample of the others. The
-// file's layout varies a little from run to run (bbolt's hashmap freelist hands out free pages
-// in map order), and so do the counts; silent stays 0.
+// file's layout varies a little from run to run (bbolt's hashmap freelist hands out free pages in
+// map order), and so do the counts; silent stays 0.
 func TestTornSector(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.db")

@@ -2,5 +2,5 @@
 
 package boltstore
 
-// Under -tags soak the crash tests run RELIABILITY.md's T3 count.
+// Under -tags soak the crash tests run the T3 count of docs/reliability.md.
 const soak, soakKills = true, 1000

@@ -29,16 +29,17 @@ var (
 	ErrDamaged = errors.New("database is damaged")
 )
 
-// DefaultInitialMmapSize is the mmap reserved at open. A commit that outgrows the mmap remaps
-// it, and the remap waits for every open read transaction (bbolt#854). One run's history may
-// hold 50 MB of payloads, and while any reader is open the pages commits free are not reused,
-// so the file grows faster than the history: with 64 MiB, a commit of TestRemapStall waited
-// 0.7-1.2 s for its reader held 3 s (RELIABILITY A8). A reservation costs address space only:
-// the file is not extended to it on Linux, and pages past the file are never touched. etcd
-// reserves 10 GiB for the same reason.
+// DefaultInitialMmapSize is the mmap reserved at open. A commit that outgrows the mmap remaps it,
+// and the remap waits for every open read transaction (bbolt#854). One run's history may hold
+// 50 MB of payloads, and while any reader is open the pages commits free are not reused, so the
+// file grows faster than the history: with a small reservation a commit waits for the reader
+// (docs/reliability.md A8; the wait measured is in docs/performance.md). A reservation costs
+// address space only: the file is not extended to it on Linux, and pages past the file are never
+// touched. etcd reserves 10 GiB for the same reason.
 const DefaultInitialMmapSize = 1 << 30
 
-// lockTimeout bounds the wait for another process's lock (RELIABILITY A7: fail at once, not hang).
+// lockTimeout bounds the wait for another process's lock (docs/reliability.md A7: fail at once,
+// not hang).
 const lockTimeout = time.Second
 
 // Options tune Open. The zero value is the production setting.
@@ -116,7 +117,7 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// boltOptions are the settings RELIABILITY.md §2 item 3 asks for. create is true for the temp
+// boltOptions are the settings docs/reliability.md A10 pins. create is true for the temp
 // file of a new database, which bbolt must be allowed to create.
 func boltOptions(opts Options, create bool) *bolt.Options {
 	o := &bolt.Options{
@@ -158,7 +159,7 @@ func (s *Store) init() error {
 func (s *Store) Path() string { return s.path }
 
 // Err returns the fatal commit error that stopped the store, or nil. The engine polls it (or
-// sees it from Commit) and must exit: restart is the only recovery (RELIABILITY §2 item 2).
+// sees it from Commit) and must exit: restart is the only recovery (docs/reliability.md A5).
 func (s *Store) Err() error {
 	s.fatalMu.Lock()
 	defer s.fatalMu.Unlock()

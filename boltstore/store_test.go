@@ -42,7 +42,7 @@ func commitRun(t *testing.T, s *Store, u history.RunUpdate) {
 	must(t, s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{u}}))
 }
 
-// TestOptions pins the bbolt settings RELIABILITY.md A10 asks for, and the bbolt version.
+// TestOptions pins the bbolt settings docs/reliability.md A10 asks for, and the bbolt version.
 func TestOptions(t *testing.T) {
 	s := openTemp(t)
 	db := s.db

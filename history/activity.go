@@ -41,7 +41,7 @@ type PluginRef struct {
 	Env     []string `json:"env,omitempty"`
 }
 
-// Failure categories (DESIGN.md §4).
+// Failure categories (docs/design.md, Failures).
 const (
 	CategoryActivity        = "activity"
 	CategoryTimeout         = "timeout"

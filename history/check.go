@@ -19,7 +19,7 @@ func (p Problem) String() string {
 	return fmt.Sprintf("run %s: event %d: %s", p.RunID, p.Seq, p.What)
 }
 
-// Check verifies a run's history (RELIABILITY.md I1): seq contiguous from 1, exactly one
+// Check verifies a run's history (docs/reliability.md I1): seq contiguous from 1, exactly one
 // WorkflowStarted and it comes first, at most one terminal event and nothing after it, the
 // run record agreeing with the events. Checksums are verified when events are decoded.
 func Check(r Run, events []Event) []Problem {

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// EventType names a fact in a run's history (DESIGN.md §3).
+// EventType names a fact in a run's history (docs/design.md, History and events).
 type EventType string
 
 // Event types. Decisions are written by the interpreter; the others come from outside the

@@ -92,7 +92,8 @@ func (r *Run) Activity(execID string) (history.ActivitySchedule, bool) {
 }
 
 // Expects reports whether an outcome for this attempt would be applied: the engine drops
-// (and counts) the others before recording them — a superseded attempt's result (G5).
+// (and counts) the others before recording them — a superseded attempt's result
+// (docs/reliability.md G5).
 func (r *Run) Expects(execID string, attempt int) bool {
 	n := r.activities[execID]
 	return n != nil && n.attempt == attempt && n.state == running

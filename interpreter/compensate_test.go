@@ -103,8 +103,9 @@ func TestFailureCompensatesWhenAsked(t *testing.T) {
 	s.ReplayOK(t)
 }
 
-// TestSagaEveryFailingPosition is RELIABILITY F1: a 10-step saga failing at step k compensates
-// steps k-1..1 in reverse order, each exactly once; steps without compensation are skipped.
+// TestSagaEveryFailingPosition is docs/reliability.md F1: a 10-step saga failing at step k
+// compensates steps k-1..1 in reverse order, each exactly once; steps without compensation are
+// skipped.
 func TestSagaEveryFailingPosition(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(simtest.Head + "compensate_on_failure: true\nsteps:\n")

@@ -6,7 +6,7 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// Structural limits (RELIABILITY G7 / I2). Over one, the step or run fails with category
+// Structural limits (docs/reliability.md G7, L1-L4). Over one, the step or run fails with category
 // structural_limit and a message naming the limit — never silently. Engines warn at 80 %.
 const (
 	MaxEvents  = 51_200 // events in one run's history; continue_as_new starts afresh
@@ -26,7 +26,8 @@ type Near struct {
 func (n Near) String() string { return fmt.Sprintf("%d %s of the %d allowed", n.N, n.What, n.Limit) }
 
 // NearLimits lists the structural limits the run is within 20 % of, for an engine to warn
-// about before the run fails on one (G7: a warning well below the error).
+// about before the run fails on one (docs/reliability.md G7: a warning well
+// below the error).
 func (r *Run) NearLimits() []Near {
 	var out []Near
 	near := func(n, limit int, what string) {

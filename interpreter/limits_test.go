@@ -10,7 +10,7 @@ import (
 	"github.com/wendflow/wend/interpreter"
 )
 
-// TestPendingLimit is RELIABILITY I2: the 2,001st open activity fails its step with a
+// TestPendingLimit is docs/reliability.md L2: the 2,001st open activity fails its step with a
 // structural_limit failure that names the limit, and the run records it, not a panic.
 func TestPendingLimit(t *testing.T) {
 	var b strings.Builder

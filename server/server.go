@@ -118,7 +118,8 @@ type StartRequest struct {
 	Input      json.RawMessage `json:"input,omitempty"`
 }
 
-// Started is Start's answer; Started is false when the id named an existing run (G8).
+// Started is Start's answer; Started is false when the id named an existing run
+// (docs/reliability.md G8).
 type Started struct {
 	Run     history.Run `json:"run"`
 	Started bool        `json:"started"`

@@ -152,7 +152,8 @@ func TestStartSignalWaitRoundTrip(t *testing.T) {
 		t.Fatalf("start: %+v", st)
 	}
 
-	// G8: the same id with the same input returns the existing run, 200 not 201.
+	// docs/reliability.md G8: the same id with the same input returns the existing run, 200 not
+	// 201.
 	body, _ := json.Marshal(StartRequest{WorkflowID: "order-1", SpecFile: "x.wend.yaml", Source: waitSpec, Input: json.RawMessage(`{ "who": "ann" }`)})
 	var again Started
 	if code, b := f.do("POST", "/v1/runs", string(body), &again); code != http.StatusOK || again.Started || again.Run.RunID != st.Run.RunID {

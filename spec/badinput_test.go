@@ -161,7 +161,7 @@ func utf16LE(s string) []byte {
 	return out
 }
 
-// TestBadInput feeds hostile and broken files to Load (RELIABILITY H1, H3, H4, H5): each is
+// TestBadInput feeds hostile and broken files to Load (docs/reliability.md H1, H3, H4, H5): each is
 // refused with one clear, positioned, single-line error, fast and with bounded allocation.
 func TestBadInput(t *testing.T) {
 	for _, tc := range badInputs() {
@@ -221,7 +221,7 @@ func TestLimitsAccepted(t *testing.T) {
 }
 
 // TestWalkersStopAtAliases runs every yaml.Node walker of the package over an L9 alias bomb
-// (RELIABILITY H2): each must refuse or stop without expanding it.
+// (docs/reliability.md H2): each must refuse or stop without expanding it.
 func TestWalkersStopAtAliases(t *testing.T) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(aliasBomb(9, "seq"), &doc); err != nil {

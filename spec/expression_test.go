@@ -10,7 +10,8 @@ import (
 )
 
 // exprAllocLimit bounds what compiling and evaluating one hostile expression may allocate in
-// total (RELIABILITY H7 asks for at most 64 MB of RSS growth; total allocation is stricter).
+// total (docs/reliability.md H7 asks for at most 64 MB of RSS growth; total allocation is
+// stricter).
 const exprAllocLimit = 64 << 20
 
 // exprTimeLimit is a hang guard for one hostile expression.
@@ -49,8 +50,8 @@ func testScope() *scope {
 	return (&scope{c: c}).with("item", "index").withSteps(map[string]bool{"reserve": true, "charge": true})
 }
 
-// TestExpressionAmplification compiles and runs expressions built to allocate far more than
-// their size (RELIABILITY H7): each must be refused at compile time or stopped by the memory
+// TestExpressionAmplification compiles and runs expressions built to allocate far more than their
+// size (docs/reliability.md H7): each must be refused at compile time or stopped by the memory
 // budget, fast and within exprAllocLimit.
 func TestExpressionAmplification(t *testing.T) {
 	nest := func(fn, inner string, n int) string {

@@ -12,7 +12,7 @@ import (
 // inputs (40,000 keys, 1 MiB) are TestBadInput's.
 const maxFuzzSeed = 64 << 10
 
-// FuzzParse loads arbitrary bytes as a workflow file (RELIABILITY H6). It must never panic,
+// FuzzParse loads arbitrary bytes as a workflow file (docs/reliability.md H6). It must never panic,
 // and every finding must name its file, say something on one line, and have a line unless it
 // is about the whole file. Crashers go to testdata/fuzz/FuzzParse and stay there as seeds.
 //

@@ -97,8 +97,8 @@ func TestInputSchemaValidate(t *testing.T) {
 	}
 }
 
-// TestInputSchemaRefusesRemoteRefs is RELIABILITY H9: no $ref reaches the network or the file
-// system, and each refused ref is reported where it is written.
+// TestInputSchemaRefusesRemoteRefs is docs/reliability.md H9: no $ref reaches the network or the
+// file system, and each refused ref is reported where it is written.
 func TestInputSchemaRefusesRemoteRefs(t *testing.T) {
 	var hits atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

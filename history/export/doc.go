@@ -1,7 +1,7 @@
-// Package export turns one run's record and history into the history export
-// (`schema: wend.history-export/v1`, DESIGN.md §6): a single JSON document that says what the
-// durable history says — the workflow, every event, each activity with its attempts rebuilt
-// from the typed events, timers, signals, children, compensations, every failure with its
+// Package export turns one run's record and history into the history export (`schema:
+// wend.history-export/v1`; docs/design.md, The export): a single JSON document that says what the
+// durable history says — the workflow, every event, each activity with its attempts rebuilt from
+// the typed events, timers, signals, children, compensations, every failure with its
 // failure_category / propagation_kind / non_retryable, and operator_metrics — plus Render, the
 // same facts laid out for a person (`wend show`).
 //

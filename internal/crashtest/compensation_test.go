@@ -16,7 +16,7 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestCompensationsAcrossKills is RELIABILITY F3: a 10-step saga is cancelled, then the
+// TestCompensationsAcrossKills is docs/reliability.md F3: a 10-step saga is cancelled, then the
 // process compensating it is killed at a failpoint after an early commit, again and again,
 // and resumed. Every compensation must be recorded exactly once, in reverse completion
 // order, and each must have reached the plugin at least once.

@@ -108,7 +108,7 @@ func exitCode(err error) int {
 	return -1
 }
 
-// TestKillAndResume is RELIABILITY B1 at the scale of the engine issue: a 100-step workflow
+// TestKillAndResume is docs/reliability.md B1 at the scale of the engine issue: a 100-step workflow
 // killed with SIGKILL at seeded random times and at each failpoint, resumed each time, must end
 // with a well-formed history, every step completed exactly once in history, and every step's
 // invocations sharing one activity_execution_id (at least once, never twice in history).
@@ -240,7 +240,7 @@ func TestKillAndResume(t *testing.T) {
 }
 
 // kills is the number of crashes TestKillAndResume inflicts: 40, or WEND_KILLS (the long run
-// of RELIABILITY's T3 uses 200 or more).
+// of tier T3 in docs/reliability.md uses 200 or more).
 func kills(t *testing.T) int {
 	v := os.Getenv("WEND_KILLS")
 	if v == "" {

@@ -1,4 +1,5 @@
 // Package crashtest holds no code: its tests kill real `wend` processes with SIGKILL and at
 // failpoints while they drive workflows on the example Go plugin, resume them, and check the
-// invariants of RELIABILITY.md (I1-I6) over the database and the plugin's invocation log.
+// history invariants of docs/reliability.md (I1-I8) over the database and the plugin's invocation
+// log.
 package crashtest

@@ -16,8 +16,8 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestSignalsAcrossKills is RELIABILITY E1 on real processes: a client sends 30 signals, each
-// with its own id, resending any it did not see acknowledged, while the `wend serve` that
+// TestSignalsAcrossKills is docs/reliability.md E1 on real processes: a client sends 30 signals,
+// each with its own id, resending any it did not see acknowledged, while the `wend serve` that
 // holds the database is killed with SIGKILL at random and restarted. Every acknowledged signal
 // must be in the history exactly once, in the order sent, and consumed in that order.
 func TestSignalsAcrossKills(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestTimersAcrossCrashes is RELIABILITY E3 on real processes: a workflow of short delays is
-// killed again and again while it waits; every timer must fire exactly once, never before its
+// TestTimersAcrossCrashes is docs/reliability.md E3 on real processes: a workflow of short delays
+// is killed again and again while it waits; every timer must fire exactly once, never before its
 // time, and the run must finish.
 func TestTimersAcrossCrashes(t *testing.T) {
 	if testing.Short() {

@@ -214,8 +214,8 @@ func (s *Sim) Output(t testing.TB) any {
 	return v
 }
 
-// ReplayOK checks G4: a fresh Run fed the recorded history decides exactly the same, and the
-// history passes history.Check.
+// ReplayOK checks docs/reliability.md G4: a fresh Run fed the recorded history decides exactly
+// the same, and the history passes history.Check.
 func (s *Sim) ReplayOK(t testing.TB) {
 	t.Helper()
 	st, _ := history.DataOf[history.Started](s.Events[0])

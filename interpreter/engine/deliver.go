@@ -69,7 +69,7 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 			if ev.Type != history.ActivityHeartbeatRecorded {
 				e.stale.Add(1)
 			}
-			p.done <- nil // a superseded attempt (G5): never recorded
+			p.done <- nil // a superseded attempt (docs/reliability.md G5): never recorded
 			continue
 		}
 		if ev.Type == history.SignalReceived {

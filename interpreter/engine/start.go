@@ -22,8 +22,9 @@ type StartRequest struct {
 	Input      json.RawMessage // JSON; empty means null
 }
 
-// Start begins a run, or returns the existing run when the workflow id is taken (G8: start is
-// idempotent by id). The bool reports whether a new run was started.
+// Start begins a run, or returns the existing run when the workflow id is taken
+// (docs/reliability.md G8: start is idempotent by id). The bool reports whether a new run was
+// started.
 func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool, error) {
 	if err := e.isStopped(); err != nil {
 		return history.Run{}, false, err
@@ -36,7 +37,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if req.WorkflowID != "" { // G8: the id is taken, so this is the run the caller wants
+	if req.WorkflowID != "" { // the id is taken (G8), so this is the run the caller wants
 		if runs, err := e.store.Runs(history.RunFilter{WorkflowID: req.WorkflowID}); err != nil {
 			return history.Run{}, false, err
 		} else if len(runs) > 0 {
@@ -250,9 +251,10 @@ func (e *Engine) outcomeEvent(rec history.Run, step string, ok, failed history.E
 	return history.Event{Type: typ, Step: step, Data: history.MustData(c)}, nil
 }
 
-// sameStart checks a start with a taken workflow id against the run that took it (G8): the
-// same input names the same run, and the caller gets it; other input is another request
-// under a reused name, refused (ErrIDTaken) rather than answered with the old run's outcome.
+// sameStart checks a start with a taken workflow id against the run that took it
+// (docs/reliability.md G8): the same input names the same run, and the caller gets it; other
+// input is another request under a reused name, refused (ErrIDTaken) rather than answered
+// with the old run's outcome.
 // The input compared is the first run's: continue_as_new gives later runs their own.
 func (e *Engine) sameStart(runs []history.Run, input json.RawMessage) error {
 	first := runs[len(runs)-1] // newest first
