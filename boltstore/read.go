@@ -140,7 +140,7 @@ func checkEventSeq(seq uint64, v []byte) error {
 
 // readChunk caps the event bytes one read transaction of Events copies out. A history is
 // read in chunks of about this size, each in its own transaction, and decoded outside them:
-// decoding a 50 MB history in one transaction held it 0.7-1.2 s here (5 s under -race), and a
+// decoding a long history in one transaction holds it open for long (docs/performance.md), and a
 // commit that must grow the mmap meanwhile waits for it (docs/reliability.md A8).
 const readChunk = 1 << 20
 

@@ -8,8 +8,7 @@ import (
 
 // AppendJSON appends r encoded exactly as json.Marshal encodes it (TestRunAppendJSON and
 // FuzzRunAppendJSON hold it to that), without reflection: the store encodes a run record on
-// every commit, and reflection cost 28 µs of a sequential step here (`go run ./bench -only
-// seq1000 -cpuprofile F`).
+// every commit, and reflection was a measurable part of a sequential step (docs/performance.md).
 func (r Run) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"workflow_id":`...)
 	b = appendString(b, r.WorkflowID)

@@ -7,10 +7,9 @@ import (
 
 // schemaPassed remembers documents that passed the workflow schema, by the sha256 of their
 // bytes, so that starting many runs of one workflow checks its schema once: the check is most
-// of loading a small spec (0.6 of 0.8 ms for a 20-step one in `go run ./bench -only concurrent
-// -cpuprofile F`), and its outcome depends on the
-// bytes alone. Only passes are kept; a failing document is checked every time, so its
-// diagnostics always name the file at hand.
+// of loading a small spec (docs/performance.md), and its outcome depends on the bytes alone.
+// Only passes are kept; a failing document is checked every time, so its diagnostics always
+// name the file at hand.
 var schemaPassed = &passSet{max: 1024}
 
 type passSet struct {

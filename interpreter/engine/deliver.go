@@ -37,9 +37,8 @@ func (e *Engine) deliver(lr *liveRun, ev history.Event) error {
 		e.applyBatch(lr, batch)
 		// Let the activities the commit just launched run before taking the next batch: a fast
 		// one reports at once and joins it, where taking the queue right away would commit it
-		// alone and pay an fsync for it (for_each over 10,000 no-ops: 1,840-2,610 commits and
-		// 1.6-1.9 s without this, 258-264 and 0.65-0.68 s with it, two runs each;
-		// `go run ./bench -only foreach`, transactions_10000).
+		// alone and pay an fsync for it (for_each over 10,000 no-ops commits several times
+		// less with it: docs/performance.md).
 		runtime.Gosched()
 	}
 	return <-p.done
