@@ -98,7 +98,7 @@ func compact(t *testing.T, src, dst string) {
 func flip(b []byte, rec storedRecord, bit int) bool {
 	kv := append(slices.Clone(rec.k), rec.v...)
 	at := bytes.Index(b, kv)
-	if at < 0 || bytes.Index(b[at+1:], kv) >= 0 {
+	if at < 0 || bytes.Contains(b[at+1:], kv) {
 		return false
 	}
 	b[at+bit/8] ^= 1 << (bit % 8)

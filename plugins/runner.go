@@ -170,23 +170,6 @@ func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) 
 	return network, addr, nil
 }
 
-// eofReader closes eof when the stream ends. go-plugin has handed every complete line to
-// Options.Log by then, so an error message built afterwards holds the plugin's last words.
-type eofReader struct {
-	*os.File
-	eof    chan struct{}
-	closed bool
-}
-
-func (r *eofReader) Read(p []byte) (int, error) {
-	n, err := r.File.Read(p)
-	if err != nil && !r.closed {
-		r.closed = true
-		close(r.eof)
-	}
-	return n, err
-}
-
 // waitStderr waits up to d for the plugin's stderr to be read to its end.
 func (r *procRunner) waitStderr(d time.Duration) {
 	select {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
-	"strings"
 )
 
 // Exit codes shared by every command; with run's outcome codes (run.go) each number has one
@@ -142,9 +141,4 @@ func wantsHelp(args []string) bool {
 		}
 	}
 	return false
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
