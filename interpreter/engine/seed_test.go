@@ -1,7 +1,7 @@
 package engine
 
-// One test per statement of the seed page "Failures and recovery"
-// (../../shared/seeds/failures-and-recovery.*.txt), on the virtual clock.
+// One test per promise of the failure semantics (docs/design.md, Failures; the README's
+// Failures section), on the virtual clock.
 
 import (
 	"context"
