@@ -46,6 +46,20 @@ output: "${{ [state.n, steps.par.output, steps.loop.output] }}"
 		s.FireTimers(simtest.T0.Add(time.Hour))
 		s.RunActivities(simtest.Echo)
 	}},
+	// Recorded after issue 12 item 1: keys(), values() and toPairs() iterate in key order. A
+	// replay under Go's random map order would schedule the items in another order and be
+	// refused as nondeterministic.
+	"map_order": {simtest.Head + `
+steps:
+  - id: each
+    for_each: "${{ keys(input.m) }}"
+    steps:
+      - {activity: p.echo, with: "${{ item }}", set: {last: "${{ output }}"}}
+  - {id: v, activity: p.echo, with: {values: "${{ values(input.m) }}", pairs: "${{ toPairs(input.m) }}"}}
+output: "${{ [state.last, steps.each.output, steps.v.output] }}"
+`, map[string]any{"m": map[string]any{"f": 6, "b": 2, "h": 8, "a": 1, "e": 5, "c": 3, "g": 7, "d": 4}}, func(s *simtest.Sim) {
+		s.RunActivities(simtest.Echo)
+	}},
 	"retries_catch_signal": {simtest.Head + `
 steps:
   - id: flaky

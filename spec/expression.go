@@ -57,7 +57,10 @@ func compileExpr(e *Expr, sc *scope, asBool bool) string {
 		expr.Timezone("UTC"),
 		expr.Patch(g), // before meterPatch: it must see the names the author wrote
 		expr.Patch(meterPatch{}),
+		expr.Patch(zonePatch{}),
+		zoneFunction,
 	}, meterFunctions...)
+	opts = append(opts, sortedMapFunctions...)
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
