@@ -28,7 +28,25 @@ type Started struct {
 	RetryOf    string    `json:"retry_of,omitempty"`
 	ExecBase   string    `json:"exec_base,omitempty"`
 	RunStarted time.Time `json:"run_started,omitzero"`
+
+	// Rules is the set of decision rules the run was started under (Rules* constants). A
+	// history replays under the rules it was recorded with, so a rule can change for new runs
+	// without refusing the runs an older wend left in flight.
+	Rules int `json:"rules,omitempty"`
 }
+
+// Decision rules, in the order they were introduced; RulesCurrent is what new runs get.
+const (
+	// RulesLegacy: a run_workflow child's workflow id is the parent's workflow id + "/" + the
+	// step path. It repeats across continue_as_new, so a later iteration found the earlier
+	// iteration's child and took its old outcome.
+	RulesLegacy = 0
+	// RulesChildIDsByRun: a child's workflow id is the parent's workflow id + "/" + the exec
+	// base (the run id, or for a `wend retry` run the retried run's) + "/" + the step path.
+	RulesChildIDsByRun = 1
+
+	RulesCurrent = RulesChildIDsByRun
+)
 
 // Failure describes why a step, activity or run failed.
 type Failure struct {

@@ -39,6 +39,37 @@ output: {b: "${{ steps.b.output }}", state: "${{ state }}"}
 	s.ReplayOK(t)
 }
 
+// TestChildIDRulesIssue12Item2 pins how a child's workflow id is made under each rule set: a
+// history recorded before child ids derived from the run (Rules 0) must still replay with
+// the id it recorded, and a `wend retry` run (ExecBase set) names its children as the run it
+// retries did, as it does its activity execution ids.
+func TestChildIDRulesIssue12Item2(t *testing.T) {
+	w := simtest.Load(t, simtest.Head+"steps: [{id: k, run_workflow: ./child.wend.yaml}]\n")
+	for _, tc := range []struct {
+		name string
+		st   history.Started
+		want string
+	}{
+		{"legacy history", history.Started{WorkflowID: "wf", RunID: "run1"}, "wf/steps[0]"},
+		{"current rules", history.Started{WorkflowID: "wf", RunID: "run1", Rules: history.RulesCurrent}, "wf/run1/steps[0]"},
+		{"retry of run0", history.Started{WorkflowID: "wf", RunID: "run2", ExecBase: "run0", RetryOf: "run0", Rules: history.RulesCurrent}, "wf/run0/steps[0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.st.Input, tc.st.ExecutionStarted = []byte("null"), simtest.T0
+			evs, err := interpreter.New(w, tc.st).Apply(history.Event{Seq: 1, Type: history.WorkflowStarted, Time: simtest.T0, Data: history.MustData(tc.st)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) != 1 || evs[0].Type != history.ChildWorkflowScheduled {
+				t.Fatalf("decisions %+v", evs)
+			}
+			if cs, _ := history.DataOf[history.ChildSchedule](evs[0]); cs.WorkflowID != tc.want {
+				t.Fatalf("child id %q, want %q", cs.WorkflowID, tc.want)
+			}
+		})
+	}
+}
+
 func TestParallelAndForEach(t *testing.T) {
 	s := simtest.New(t, simtest.Head+`
 steps:
@@ -319,7 +350,7 @@ steps:
 `, nil)
 	ev := s.Last()
 	cs, _ := history.DataOf[history.ChildSchedule](ev)
-	if ev.Type != history.ChildWorkflowScheduled || cs.WorkflowID != "wf/steps[0]" || cs.SpecFile != "child.wend.yaml" {
+	if ev.Type != history.ChildWorkflowScheduled || cs.WorkflowID != "wf/run1/steps[0]" || cs.SpecFile != "child.wend.yaml" {
 		t.Fatalf("child schedule %s %+v", ev.Type, cs)
 	}
 	s.Apply(history.Event{Type: history.ChildWorkflowCompleted, Step: ev.Step, Data: history.MustData(history.Closed{Output: []byte(`"ok"`), RunID: "c1"})})

@@ -146,11 +146,21 @@ func (n *node) startChild() {
 		return
 	}
 	n.r.children[n.path] = n
-	n.childID = n.r.info.WorkflowID + "/" + n.path
+	n.childID = n.r.childWorkflowID(n.path)
 	n.waitData = history.MustData(history.ChildSchedule{WorkflowID: n.childID,
 		SpecFile: spec.ChildPath(n.r.info.SpecFile, n.s.RunWorkflow), Input: mustJSON(input)})
 	n.r.emit(history.Event{Type: history.ChildWorkflowScheduled, Step: n.path, Data: n.waitData})
 	n.scheduleTimeout()
+}
+
+// childWorkflowID names the child a run_workflow step at path starts. It derives from the
+// run, as activity execution ids do, so each continue_as_new iteration starts its own child
+// while a replay, a crash or a `wend retry` of the same run finds the one it started.
+func (r *Run) childWorkflowID(path string) string {
+	if r.info.Rules < history.RulesChildIDsByRun {
+		return r.info.WorkflowID + "/" + path
+	}
+	return r.info.WorkflowID + "/" + r.execBase() + "/" + path
 }
 
 func (n *node) startWorkflowWait() {

@@ -448,7 +448,7 @@ steps:
 	eq(t, "children", len(doc.Children), 2)
 	c0, c1 := doc.Children[0], doc.Children[1]
 	eq(t, "child", []any{c0.Kind, c0.WorkflowID, c0.Step, c0.SpecFile, js(t, c0.Input), c0.Status, c0.RunID, js(t, c0.Output), c0.ClosedAt},
-		[]any{"run_workflow", "wf/steps[0]", "steps[0]", "child.wend.yaml", `{"x":1}`, "completed", "c1", `"ok"`, simtest.T0.Add(time.Second)})
+		[]any{"run_workflow", "wf/run1/steps[0]", "steps[0]", "child.wend.yaml", `{"x":1}`, "completed", "c1", `"ok"`, simtest.T0.Add(time.Second)})
 	eq(t, "wait", []any{c1.Kind, c1.WorkflowID, c1.Status, c1.RunID, c1.Failure.Message}, []any{"wait_for_workflow", "billing-7", "failed", "o1", "other failed"})
 	eq(t, "failures", failureRows(doc), []failureRow{
 		{"WorkflowWaitFailed", "activity", "activity", false, 0},

@@ -47,7 +47,7 @@ func New(t testing.TB, src string, input any) *Sim {
 	s := &Sim{t: t, W: Load(t, src), Now: T0, Timers: map[string]time.Time{}, Inputs: map[string]any{}}
 	sum := sha256.Sum256([]byte(src))
 	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: history.MustData(input), SpecFile: "test.wend.yaml",
-		SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:]), ExecutionStarted: T0}
+		SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:]), ExecutionStarted: T0, Rules: history.RulesCurrent}
 	s.R = interpreter.New(s.W, st)
 	s.Apply(history.Event{Type: history.WorkflowStarted, Data: history.MustData(st)})
 	return s

@@ -10,7 +10,8 @@ import (
 )
 
 // goStartChild starts a run_workflow child in the background. It is idempotent: the child's
-// workflow id derives from the parent's, so after a crash the task finds the child it started.
+// workflow id derives from the parent run (see interpreter's childWorkflowID), so after a
+// crash the task finds the child it started.
 func (e *Engine) goStartChild(parent history.Run, step string, cs history.ChildSchedule) {
 	e.spawn(func() {
 		if err := e.startChild(parent, step, cs); err != nil && e.isStopped() == nil {
@@ -74,7 +75,7 @@ func (e *Engine) childRun(parent history.Run, step string, cs history.ChildSched
 	}
 	st := history.Started{WorkflowID: cs.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: cs.SpecFile,
 		SpecSource: string(src), SpecSHA256: sha(src), ParentRunID: parent.RunID, ParentStep: step,
-		ExecutionStarted: e.clock.Now()}
+		ExecutionStarted: e.clock.Now(), Rules: history.RulesCurrent}
 	return e.newRun(w, st)
 }
 

@@ -47,17 +47,18 @@ func TestChildCancelledWithParent(t *testing.T) {
 	h := newHarness(t)
 	h.write("child.wend.yaml", head+"steps: [{wait_for_signal: never}]\n")
 	f := h.write("parent.wend.yaml", head+"steps: [{run_workflow: ./child.wend.yaml}]\n")
-	h.start(f, "p", "null")
+	p := h.start(f, "p", "null")
+	childID := "p/" + p.RunID + "/steps[0]"
 	var kids []history.Run
 	for len(kids) == 0 {
-		kids, _ = h.store.Runs(history.RunFilter{WorkflowID: "p/steps[0]"})
+		kids, _ = h.store.Runs(history.RunFilter{WorkflowID: childID})
 		time.Sleep(time.Millisecond)
 	}
 	if err := h.e.Cancel(context.Background(), "p", "stop"); err != nil {
 		t.Fatal(err)
 	}
 	h.wait("p")
-	child := h.wait("p/steps[0]")
+	child := h.wait(childID)
 	if child.Status != history.StatusCancelled {
 		t.Fatalf("child %s", child.Status)
 	}

@@ -281,7 +281,7 @@ func TestChildWorkflow(t *testing.T) {
 	if h.output(r) != "42" {
 		t.Fatalf("output %s", h.output(r))
 	}
-	kids, _ := h.store.Runs(history.RunFilter{WorkflowID: "parent/steps[0]"})
+	kids, _ := h.store.Runs(history.RunFilter{WorkflowID: "parent/" + r.RunID + "/steps[0]"})
 	if len(kids) != 1 || kids[0].ParentRunID != r.RunID || kids[0].Status != history.StatusCompleted {
 		t.Fatalf("child runs %+v", kids)
 	}

@@ -132,9 +132,10 @@ func TestSeedDeadlineClosesTheRun(t *testing.T) {
 	}
 	h.write("child.wend.yaml", head+"timeouts: {run: 10m}\nsteps:\n  - parallel: [{activity: p.hang}, {delay: 1h}]\n")
 	f := h.write("parent.wend.yaml", head+"steps: [{id: c, run_workflow: ./child.wend.yaml}]\n")
-	h.start(f, "p", "null")
-	h.exists("p/steps[0]")
-	child := h.wait("p/steps[0]")
+	p := h.start(f, "p", "null")
+	childID := "p/" + p.RunID + "/steps[0]"
+	h.exists(childID)
+	child := h.wait(childID)
 	evs := events(h, child)
 	last := evs[len(evs)-1]
 	c, _ := history.DataOf[history.Closed](last)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
@@ -56,7 +57,8 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 		req.WorkflowID = w.Name + "-" + e.opts.NewID()[:8]
 	}
 	st := history.Started{WorkflowID: req.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: req.SpecFile,
-		SpecSource: string(req.Source), SpecSHA256: sha(req.Source), ExecutionStarted: e.clock.Now()}
+		SpecSource: string(req.Source), SpecSHA256: sha(req.Source), ExecutionStarted: e.clock.Now(),
+		Rules: history.RulesCurrent}
 	lr, evs, err := e.newRun(w, st)
 	if err != nil {
 		return history.Run{}, false, err
@@ -135,8 +137,12 @@ func (e *Engine) continueAsNew(old *liveRun, last history.Event) (*liveRun, []hi
 	if err != nil {
 		return nil, nil, err
 	}
+	// The next run is a new run: its ids derive from its own run id (not a retried run's exec
+	// base, which would repeat the previous run's activity and child ids), its run timeout
+	// starts now, and it follows today's rules whatever rules the previous run had.
 	st := prev
 	st.RunID, st.Input = e.opts.NewID(), c.Input
+	st.RetryOf, st.ExecBase, st.RunStarted, st.Rules = "", "", time.Time{}, history.RulesCurrent
 	return e.newRun(old.w, st)
 }
 
