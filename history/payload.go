@@ -44,8 +44,11 @@ const (
 	// RulesChildIDsByRun: a child's workflow id is the parent's workflow id + "/" + the exec
 	// base (the run id, or for a `wend retry` run the retried run's) + "/" + the step path.
 	RulesChildIDsByRun = 1
+	// RulesMaxBoundsJitter: an exponential backoff's max bounds the wait with jitter included
+	// (before, jitter could add up to jitter*max past it).
+	RulesMaxBoundsJitter = 2
 
-	RulesCurrent = RulesChildIDsByRun
+	RulesCurrent = RulesMaxBoundsJitter
 )
 
 // Failure describes why a step, activity or run failed.

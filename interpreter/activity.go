@@ -192,7 +192,23 @@ func (n *node) backoff() time.Duration {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s#%d", n.execID, n.attempt)
 	u := float64(h.Sum64()%1_000_000)/1_000_000*2 - 1 // [-1, 1)
-	return time.Duration(float64(d) * (1 + e.Jitter*u))
+	if n.r.info.Rules < history.RulesMaxBoundsJitter {
+		return time.Duration(float64(d) * (1 + e.Jitter*u)) // as recorded: may pass max
+	}
+	return jittered(d, e.Max.D, e.Jitter, u)
+}
+
+// jittered spreads wait d by the fraction j (u in [-1, 1) picks where) without passing limit
+// (the policy's max; 0 for none): the spread is [d(1-j), d(1+j)), its top cut to limit when
+// that is lower, so waits at the cap still differ (a clamp would send half of them at exactly
+// limit, together).
+func jittered(d, limit time.Duration, j, u float64) time.Duration {
+	lo, hi := float64(d)*(1-j), float64(d)*(1+j)
+	if limit <= 0 || hi <= float64(limit) {
+		return time.Duration(float64(d) * (1 + j*u)) // the formula of the earlier rules, bit for bit
+	}
+	hi = max(float64(limit), lo) // d never passes limit (Retry.Wait caps it), so lo does not
+	return min(time.Duration(lo+(hi-lo)*(u+1)/2), limit)
 }
 
 // TaskID names the durable task of one attempt.

@@ -8,3 +8,6 @@ func SetEventCount(r *Run, n int) { r.count = n }
 
 // SetPayloadBytes makes r count n payload bytes in its history so far.
 func SetPayloadBytes(r *Run, n int) { r.bytes = n }
+
+// Jittered is the backoff spread of the current rules.
+var Jittered = jittered

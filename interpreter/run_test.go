@@ -44,6 +44,10 @@ output: {b: "${{ steps.b.output }}", state: "${{ state }}"}
 // the id it recorded, and a `wend retry` run (ExecBase set) names its children as the run it
 // retries did, as it does its activity execution ids.
 func TestChildIDRulesIssue12Item2(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("child.wend.yaml", []byte("wend: v1\nname: c\nsteps: [{delay: 1s}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	w := simtest.Load(t, simtest.Head+"steps: [{id: k, run_workflow: ./child.wend.yaml}]\n")
 	for _, tc := range []struct {
 		name string
@@ -388,4 +392,65 @@ func types(evs []history.Event) []history.EventType {
 		out[i] = e.Type
 	}
 	return out
+}
+
+// TestBackoffMaxBoundsJitterIssue12Item4: backoff {initial, max, jitter} waited 135ms with max
+// 100ms, because jitter was added after the cap. The wait must stay within [d(1-j), max]
+// whatever the draw, keep spreading at the cap, and equal the old formula below it.
+func TestBackoffMaxBoundsJitterIssue12Item4(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		d, limit time.Duration
+		j, u     float64
+		want     time.Duration
+	}{
+		{"at the cap, top draw", 100 * ms, 100 * ms, 0.5, 0.999999, 99_999_975},
+		{"at the cap, middle draw", 100 * ms, 100 * ms, 0.5, 0, 75 * ms},
+		{"at the cap, bottom draw", 100 * ms, 100 * ms, 0.5, -1, 50 * ms},
+		{"near the cap, top draw cut", 80 * ms, 100 * ms, 0.5, 0.999999, 99_999_970},
+		{"below the cap: the old formula", 40 * ms, 100 * ms, 0.5, 0.5, 50 * ms},
+		{"below the cap, bottom", 40 * ms, 100 * ms, 0.5, -1, 20 * ms},
+		{"no max", 100 * ms, 0, 0.5, 0.999999, 149_999_950},
+		{"full jitter at the cap", 100 * ms, 100 * ms, 1, -1, 0},
+		{"full jitter at the cap, top", 100 * ms, 100 * ms, 1, 0.999999, 99_999_950},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := interpreter.Jittered(tc.d, tc.limit, tc.j, tc.u)
+			if got != tc.want {
+				t.Errorf("jittered(%v, max %v, jitter %v, u %v) = %v, want %v", tc.d, tc.limit, tc.j, tc.u, got, tc.want)
+			}
+		})
+	}
+	// Every draw over a range of attempts: the wait never passes max. The workflow runs as
+	// the issue's report did (initial 10ms, factor 2, max 100ms, jitter 0.5).
+	s := simtest.New(t, simtest.Head+`
+steps:
+  - {activity: p.busy, retry: {tries: 40, backoff: {initial: 10ms, factor: 2, max: 100ms, jitter: 0.5}}}
+`, nil)
+	var waits []time.Duration
+	for range 39 {
+		s.Step(func(string, any, int) (any, *history.Failure) {
+			return nil, &history.Failure{Type: "Busy", Message: "busy"}
+		})
+		rs, err := history.DataOf[history.RetrySchedule](s.Last())
+		if err != nil || s.Last().Type != history.ActivityRetryScheduled {
+			t.Fatalf("last event %s: %v", s.Last().Type, err)
+		}
+		waits = append(waits, rs.AvailableAt.Sub(s.Now))
+		s.Now = rs.AvailableAt
+	}
+	atCap := map[time.Duration]bool{}
+	for i, w := range waits {
+		if w > 100*ms || w < 5*ms {
+			t.Errorf("wait after try %d is %v, outside [5ms, 100ms]", i+1, w)
+		}
+		if i >= 4 {
+			atCap[w] = true
+		}
+	}
+	if len(atCap) < 10 {
+		t.Errorf("waits at the cap take %d distinct values over 35 tries; jitter should spread them", len(atCap))
+	}
+	s.ReplayOK(t)
 }
