@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 
 	"github.com/wendflow/wend/history"
@@ -57,15 +58,12 @@ func (n *node) startForEach() {
 		n.stepFailed(exprFailure(n, "for_each", err))
 		return
 	}
-	switch l := v.(type) {
-	case nil:
-		n.items = nil
-	case []any:
-		n.items = l
-	default:
-		n.stepFailed(exprFailure(n, "for_each", fmt.Errorf("expected a list, got %T", v)))
+	items, ok := asList(v)
+	if !ok {
+		n.stepFailed(exprFailure(n, "for_each", fmt.Errorf("expected a list, got %s", describe(v))))
 		return
 	}
+	n.items = items
 	n.outs = make([]any, len(n.items))
 	n.pending = len(n.items)
 	if n.pending == 0 {
@@ -103,4 +101,40 @@ func (n *node) fillItems() {
 		n.seqs = append(n.seqs, q)
 		q.start()
 	}
+}
+
+// asList reads v as a list. Expressions make lists of many Go types: []any from literals and
+// JSON, []int from ranges (1..5), []string from split, []float64, and arrays; all are lists.
+// nil is the empty list.
+func asList(v any) ([]any, bool) {
+	switch l := v.(type) {
+	case nil:
+		return nil, true
+	case []any:
+		return l, true
+	}
+	rv := reflect.ValueOf(v)
+	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
+		return nil, false
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, true
+}
+
+// describe names a value's kind in workflow terms, for messages.
+func describe(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "a map (use keys(), values() or toPairs() to walk it)"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int, float64:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
 }
