@@ -83,12 +83,16 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 }
 
 func checkInput(w *spec.Workflow, raw json.RawMessage) (json.RawMessage, error) {
-	if len(raw) == 0 {
-		raw = json.RawMessage("null")
-	}
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("%w: not JSON: %v", ErrInvalidInput, err)
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("%w: not JSON: %v", ErrInvalidInput, err)
+		}
+	}
+	if v == nil {
+		// No input (or null) is the empty object, so `input.n ?? 0`, which validate accepts,
+		// reads a missing field instead of failing to index null.
+		raw, v = json.RawMessage("{}"), map[string]any{}
 	}
 	if w.InputSchema != nil {
 		if err := spec.ValidateInput(w.InputSchema, v); err != nil {
