@@ -32,6 +32,10 @@ const (
 	ActivityRetryScheduled    EventType = "ActivityRetryScheduled"
 	ActivityTimedOut          EventType = "ActivityTimedOut"
 	ActivityCancelled         EventType = "ActivityCancelled"
+	// ActivityAttemptInterrupted: the process making a try stopped (crashed or shut down)
+	// before the try's outcome was recorded, so the try may or may not have run. An input: the
+	// interpreter answers with an ActivityRetryScheduled marked redelivery.
+	ActivityAttemptInterrupted EventType = "ActivityAttemptInterrupted"
 
 	TimerScheduled EventType = "TimerScheduled"
 	TimerFired     EventType = "TimerFired"

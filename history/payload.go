@@ -101,6 +101,14 @@ type RetrySchedule struct {
 	RetryBackoffSeconds float64   `json:"retry_backoff_seconds"`
 	AvailableAt         time.Time `json:"available_at"`
 	NextAttempt         int       `json:"next_attempt"`
+	// Redelivery marks the next try as a redelivery of an interrupted one (after
+	// ActivityAttemptInterrupted): due at once, and not counted against the step's tries.
+	Redelivery bool `json:"redelivery,omitempty"`
+}
+
+// AttemptInterruption is ActivityAttemptInterrupted's payload.
+type AttemptInterruption struct {
+	Reason string `json:"reason"`
 }
 
 // TimerSchedule is TimerScheduled's payload; TimerFired and TimerCancelled carry the id too.

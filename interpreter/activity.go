@@ -143,17 +143,30 @@ func (r *Run) attemptFailed(ev history.Event) error {
 		return nil
 	}
 	wait := n.backoff()
-	r.emitRetry(n, wait)
+	r.emitRetry(n, wait, false)
+	return nil
+}
+
+// attemptInterrupted redelivers a try whose process stopped before its outcome was
+// recorded: the next attempt, with a new attempt id, due at once. It is not counted against
+// the step's tries (attemptBase moves with it): the activity did not fail, wend stopped.
+func (r *Run) attemptInterrupted(ev history.Event) error {
+	n := r.activityFor(ev)
+	if n == nil {
+		return nil // a try already superseded: nothing owed
+	}
+	r.emitRetry(n, 0, true)
+	n.attemptBase++
 	return nil
 }
 
 // emitRetry schedules the next try of n after wait.
-func (r *Run) emitRetry(n *node, wait time.Duration) {
+func (r *Run) emitRetry(n *node, wait time.Duration, redelivery bool) {
 	r.emit(history.Event{Type: history.ActivityRetryScheduled, Step: n.path, ActivityExecutionID: n.execID, Attempt: n.attempt,
 		Data: history.MustData(history.RetrySchedule{
 			RetryOfTaskID: TaskID(n.execID, n.attempt), RetryAfterAttemptID: AttemptID(n.execID, n.attempt),
 			RetryAfterAttempt: n.attempt, RetryBackoffSeconds: wait.Seconds(),
-			AvailableAt: r.now.Add(wait), NextAttempt: n.attempt + 1})})
+			AvailableAt: r.now.Add(wait), NextAttempt: n.attempt + 1, Redelivery: redelivery})})
 	n.attempt++
 	n.retryAt = r.now.Add(wait)
 }
@@ -170,7 +183,7 @@ func (r *Run) retryRequested(ev history.Event) error {
 		return fmt.Errorf("apply RetryRequested: activity %s is not waiting for a try", rr.ActivityExecID)
 	}
 	n.attemptBase = n.attempt
-	r.emitRetry(n, 0)
+	r.emitRetry(n, 0, false)
 	return nil
 }
 

@@ -102,6 +102,8 @@ func (r *Run) input1(ev history.Event) error {
 		return r.activityCompleted(ev)
 	case history.ActivityAttemptFailed, history.ActivityTimedOut:
 		return r.attemptFailed(ev)
+	case history.ActivityAttemptInterrupted:
+		return r.attemptInterrupted(ev)
 	case history.TimerFired:
 		return r.timerFired(ev)
 	case history.SignalReceived:

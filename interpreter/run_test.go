@@ -454,3 +454,37 @@ steps:
 	}
 	s.ReplayOK(t)
 }
+
+// TestRedeliveryNotCountedAgainstTriesIssue12Item3: an interrupted try is redelivered as the
+// next attempt, and the step still gets all its tries: with tries: 2, one interruption and two
+// failures make attempts 1 (interrupted), 2 and 3 (failed), then ActivityFailed at attempt 3.
+// An interruption report for an attempt already superseded changes nothing.
+func TestRedeliveryNotCountedAgainstTriesIssue12Item3(t *testing.T) {
+	s := simtest.New(t, simtest.Head+"steps: [{id: a, activity: p.flaky, retry: {tries: 2}}]\n", nil)
+	first := s.Acts[0]
+	s.Acts = s.Acts[1:]
+	interrupt := func(attempt int) []history.Event {
+		return s.Apply(history.Event{Type: history.ActivityAttemptInterrupted, Step: first.Step,
+			ActivityExecutionID: first.ActivityExecutionID, Attempt: attempt,
+			Data: history.MustData(history.AttemptInterruption{Reason: "test"})})
+	}
+	out := interrupt(1)
+	if len(out) != 1 || out[0].Type != history.ActivityRetryScheduled {
+		t.Fatalf("after the interruption: %+v", out)
+	}
+	if rs, _ := history.DataOf[history.RetrySchedule](out[0]); !rs.Redelivery || rs.NextAttempt != 2 || !rs.AvailableAt.Equal(s.Now) {
+		t.Fatalf("redelivery %+v", rs)
+	}
+	if out := interrupt(1); len(out) != 0 {
+		t.Fatalf("a second report for attempt 1 decided %+v", out)
+	}
+	busy := func(string, any, int) (any, *history.Failure) {
+		return nil, &history.Failure{Type: "Busy", Message: "busy"}
+	}
+	s.RunActivities(busy)
+	c := s.Closed(t)
+	if s.Last().Type != history.WorkflowFailed || c.Failure == nil || c.Failure.Attempt != 3 {
+		t.Fatalf("run ended %s %+v; want failed at attempt 3", s.Last().Type, c.Failure)
+	}
+	s.ReplayOK(t)
+}

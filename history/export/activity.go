@@ -60,6 +60,14 @@ func (b *builder) activity(ev history.Event) error {
 		if at.close(ev, outcome) {
 			at.Error = attemptError(f)
 		}
+	case history.ActivityAttemptInterrupted:
+		ai, err := history.DataOf[history.AttemptInterruption](ev)
+		if err != nil {
+			return err
+		}
+		if at.close(ev, AttemptInterrupted) {
+			at.Interruption = ai.Reason
+		}
 	case history.ActivityRetryScheduled:
 		rs, err := history.DataOf[history.RetrySchedule](ev)
 		if err != nil {
@@ -68,7 +76,7 @@ func (b *builder) activity(ev history.Event) error {
 		if at != nil {
 			at.Retry = &Retry{Seq: ev.Seq, RetryOfTaskID: rs.RetryOfTaskID, RetryAfterAttemptID: rs.RetryAfterAttemptID,
 				RetryAfterAttempt: rs.RetryAfterAttempt, RetryBackoffSeconds: rs.RetryBackoffSeconds,
-				AvailableAt: rs.AvailableAt, NextAttempt: rs.NextAttempt}
+				AvailableAt: rs.AvailableAt, NextAttempt: rs.NextAttempt, Redelivery: rs.Redelivery}
 		}
 		a.Attempts = append(a.Attempts, newAttempt(a.ActivityExecutionID, rs.NextAttempt, rs.AvailableAt))
 		a.Status, a.NextAttemptAt = ActivityRetrying, rs.AvailableAt

@@ -65,7 +65,8 @@ func (b *builder) event(ev history.Event) error {
 		return b.workflowStarted(ev)
 	case history.ActivityScheduled, history.ActivityStarted, history.ActivityHeartbeatRecorded,
 		history.ActivityCompleted, history.ActivityAttemptFailed, history.ActivityTimedOut,
-		history.ActivityRetryScheduled, history.ActivityFailed, history.ActivityCancelled:
+		history.ActivityRetryScheduled, history.ActivityFailed, history.ActivityCancelled,
+		history.ActivityAttemptInterrupted:
 		return b.activity(ev)
 	case history.TimerScheduled, history.TimerFired, history.TimerCancelled:
 		return b.timer(ev)

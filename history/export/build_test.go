@@ -484,3 +484,35 @@ func TestOrphanEventsStillExport(t *testing.T) {
 	eq(t, "activities", len(doc.Activities), 0)
 	eq(t, "failures", failureRows(doc), []failureRow{{"ActivityAttemptFailed", "unclassified", "activity", false, 1}})
 }
+
+// TestRedeliveryShowsBothDeliveries (issue 12 item 3): a try interrupted by a crash and
+// redelivered appears as two tries with their own attempt ids: the first interrupted, the
+// second marked as a redelivery, so an auditor sees the activity may have run twice.
+func TestRedeliveryShowsBothDeliveries(t *testing.T) {
+	s := simtest.New(t, simtest.Head+"steps: [{id: charge, activity: p.charge}]\n", nil)
+	first := s.Acts[0]
+	s.Acts = s.Acts[1:]
+	s.Apply(history.Event{Type: history.ActivityAttemptInterrupted, Step: first.Step, ActivityExecutionID: first.ActivityExecutionID,
+		Attempt: 1, Data: history.MustData(history.AttemptInterruption{Reason: "wend stopped"})})
+	s.RunActivities(simtest.Echo)
+	doc := exportOf(t, s)
+	a := doc.Activities[0]
+	eq(t, "outcomes", outcomes(a), []string{"interrupted", "completed"})
+	eq(t, "attempt ids", []string{a.Attempts[0].ActivityAttemptID, a.Attempts[1].ActivityAttemptID},
+		[]string{"run1:steps[0]#1", "run1:steps[0]#2"})
+	eq(t, "interruption", a.Attempts[0].Interruption, "wend stopped")
+	if r := a.Attempts[0].Retry; r == nil || !r.Redelivery || r.NextAttempt != 2 {
+		t.Fatalf("retry after the interrupted try: %+v", r)
+	}
+	eq(t, "failures", len(doc.Failures), 0)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"outcome":"interrupted"`, `"redelivery":true`, `"type":"ActivityAttemptInterrupted"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("export lacks %s", want)
+		}
+	}
+	s.ReplayOK(t)
+}

@@ -137,6 +137,9 @@ const (
 	AttemptFailed    = "failed"
 	AttemptTimedOut  = "timed_out"
 	AttemptCancelled = "cancelled"
+	// AttemptInterrupted: wend stopped while the try was due; it may have run. The next try
+	// redelivers it (Retry.Redelivery).
+	AttemptInterrupted = "interrupted"
 )
 
 // Attempt is one try of an activity, rebuilt from the events that name its attempt number.
@@ -156,6 +159,8 @@ type Attempt struct {
 	// LastProgress is the progress the try's last recorded heartbeat reported.
 	LastProgress json.RawMessage `json:"last_progress,omitempty"`
 	Error        *AttemptError   `json:"error,omitempty"`
+	// Interruption is why an interrupted try ended (ActivityAttemptInterrupted's reason).
+	Interruption string `json:"interruption,omitempty"`
 	// Retry is the ActivityRetryScheduled that followed this try, if one did.
 	Retry *Retry `json:"retry,omitempty"`
 }
@@ -177,6 +182,8 @@ type Retry struct {
 	RetryBackoffSeconds float64   `json:"retry_backoff_seconds"`
 	AvailableAt         time.Time `json:"available_at"`
 	NextAttempt         int       `json:"next_attempt"`
+	// Redelivery: the next try redelivers an interrupted one; it does not count against tries.
+	Redelivery bool `json:"redelivery,omitempty"`
 }
 
 // Timer statuses (also Deadline.Status).

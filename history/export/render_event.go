@@ -28,7 +28,13 @@ func eventDetail(e Event) string {
 		return failureBrief(af.Failure)
 	case history.ActivityRetryScheduled:
 		r, _ := history.DataOf[history.RetrySchedule](ev)
+		if r.Redelivery {
+			return fmt.Sprintf("try %d due %s (redelivery, not counted against tries)", r.NextAttempt, clock(r.AvailableAt))
+		}
 		return fmt.Sprintf("try %d due %s (backoff %gs)", r.NextAttempt, clock(r.AvailableAt), r.RetryBackoffSeconds)
+	case history.ActivityAttemptInterrupted:
+		r, _ := history.DataOf[history.AttemptInterruption](ev)
+		return fmt.Sprintf("try %d: %s", e.Attempt, r.Reason)
 	case history.TimerScheduled:
 		t, _ := history.DataOf[history.TimerSchedule](ev)
 		return fmt.Sprintf("%s (%s) fires %s", t.TimerID, t.Purpose, clock(t.FireAt))

@@ -125,7 +125,8 @@ func (e *Engine) admit(lr *liveRun, ev history.Event) error {
 }
 
 func isOutcome(t history.EventType) bool {
-	return t == history.ActivityCompleted || t == history.ActivityAttemptFailed || t == history.ActivityTimedOut
+	return t == history.ActivityCompleted || t == history.ActivityAttemptFailed || t == history.ActivityTimedOut ||
+		t == history.ActivityAttemptInterrupted
 }
 
 // commitRun numbers evs after the run's last event, commits them with their tasks (and the

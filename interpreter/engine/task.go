@@ -58,7 +58,8 @@ func tasksFor(rec history.Run, evs []history.Event, schedules func(execID string
 			}
 			ev.Attempt = rs.NextAttempt
 			c.PutTasks = append(c.PutTasks, activityTaskOf(rec, ev, a, &rs))
-		case history.ActivityCompleted, history.ActivityAttemptFailed, history.ActivityTimedOut, history.ActivityCancelled:
+		case history.ActivityCompleted, history.ActivityAttemptFailed, history.ActivityTimedOut, history.ActivityCancelled,
+			history.ActivityAttemptInterrupted:
 			c.DeleteTasks = append(c.DeleteTasks, interpreter.TaskID(ev.ActivityExecutionID, ev.Attempt))
 		case history.TimerScheduled:
 			ts, _ := history.DataOf[history.TimerSchedule](ev)
