@@ -122,6 +122,9 @@ func newDriver(f *File, c *Case, w *spec.Workflow, loader *spec.Loader, used map
 }
 
 func (d *driver) play(input any, inputPos spec.Pos) *Outcome {
+	if input == nil {
+		input = map[string]any{} // as the engine starts a run given no input (or null)
+	}
 	if d.w.InputSchema != nil {
 		if err := spec.ValidateInput(d.w.InputSchema, input); err != nil {
 			d.problem = &Problem{Pos: inputPos, Message: "input: " + err.Error()}
@@ -130,7 +133,8 @@ func (d *driver) play(input any, inputPos spec.Pos) *Outcome {
 	}
 	sum := sha256.Sum256(d.w.Source)
 	st := history.Started{WorkflowID: "test", RunID: "run1", Input: history.MustData(input), SpecFile: d.w.File,
-		SpecSource: string(d.w.Source), SpecSHA256: hex.EncodeToString(sum[:]), ExecutionStarted: d.start}
+		SpecSource: string(d.w.Source), SpecSHA256: hex.EncodeToString(sum[:]), ExecutionStarted: d.start,
+		Rules: history.RulesCurrent} // the engine's rules for new runs (child ids, backoff cap)
 	if d.depth > 0 {
 		st.WorkflowID = fmt.Sprintf("test/child%d", d.depth)
 	}

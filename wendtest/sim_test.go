@@ -3,6 +3,7 @@ package wendtest
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // A workflow that waits 72 h for a signal and then 30 days plays in virtual time: the case
@@ -157,5 +158,33 @@ steps:
 				t.Fatalf("want a failed case mentioning %q; got problem %q mismatches %+v", tt.want, c.Problem, c.Mismatches)
 			}
 		})
+	}
+}
+
+// TestPlaysAsTheEngineDoesIssue12: `wend test` must decide as the engine: a case without input
+// sees {} (issue 12 item 18), and it plays new runs under the engine's current rules, where a
+// backoff's max bounds the wait with jitter included (item 4; the per-wait bound is tested in
+// interpreter, TestBackoffMaxBoundsJitterIssue12Item4).
+func TestPlaysAsTheEngineDoesIssue12(t *testing.T) {
+	wf := head + `steps:
+  - id: a
+    activity: p.x
+    retry: {tries: 40, backoff: {initial: 10ms, factor: 2, max: 100ms, jitter: 0.5}}
+output: "${{ input.n ?? 0 }}"
+`
+	rep, _ := runFiles(t, wf, `cases:
+  - name: no input, busy 39 times
+    mocks: [{activity: p.x, results: [`+strings.Repeat(`{error: {type: Busy, message: busy}}, `, 39)+`{output: ok}]}]
+    expect: {status: completed, output: 0}
+`)
+	c := onlyCase(t, rep)
+	if !c.Passed {
+		t.Fatalf("%s %+v\n%s", c.Problem, c.Mismatches, strings.Join(c.Timeline, "\n"))
+	}
+	// Waits of 10, 20, 40, 80ms then 35 at the cap, each within [d/2, min(1.5d, max)]: from
+	// 5+10+20+40+35*50ms to 15+30+60+100+35*100ms.
+	d, err := time.ParseDuration(c.Duration)
+	if err != nil || d > 3705*time.Millisecond || d < 1825*time.Millisecond {
+		t.Fatalf("virtual duration %q (%v): want 1.825s to 3.705s", c.Duration, err)
 	}
 }
