@@ -279,15 +279,20 @@ func (e *Engine) sameStart(runs []history.Run, input json.RawMessage) error {
 		"wait for that run with 'wend wait %s', or start with another id", first.WorkflowID, runs[0].RunID, runs[0].Status, first.WorkflowID)
 }
 
-// sameJSON compares two JSON texts as values (key order and spacing aside); empty is null.
+// sameJSON compares two run inputs as JSON values (key order and spacing aside); empty and
+// null are {}, as checkInput records them, so a resend without input matches a run started
+// without input, whether it recorded {} or (before that rule) null.
 func sameJSON(a, b json.RawMessage) bool {
 	norm := func(raw json.RawMessage) (string, bool) {
 		if len(raw) == 0 {
-			return "null", true
+			return "{}", true
 		}
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return "", false
+		}
+		if v == nil {
+			v = map[string]any{}
 		}
 		out, err := json.Marshal(v) // maps marshal with sorted keys
 		return string(out), err == nil
