@@ -41,3 +41,27 @@ output: {n: "${{ input.n ?? 0 }}", input: "${{ input }}", child: "${{ steps.k.ou
 		})
 	}
 }
+
+// TestResendWithoutInputIsTheSameStart: with an absent input recorded as {}, a resend of the
+// same start without input (empty, null or {}) is the same start, as is one against a run
+// recorded before the rule with input null; a real input differs.
+func TestResendWithoutInputIsTheSameStart(t *testing.T) {
+	for _, tc := range []struct {
+		recorded, sent string
+		same           bool
+	}{
+		{`{}`, ``, true},
+		{`{}`, `null`, true},
+		{`{}`, ` { } `, true},
+		{`null`, ``, true},
+		{`null`, `{}`, true},
+		{`{"a":1}`, `{ "a": 1 }`, true},
+		{`{}`, `{"a":1}`, false},
+		{`null`, `[]`, false},
+		{`{}`, `not json`, false},
+	} {
+		if got := sameJSON(json.RawMessage(tc.recorded), json.RawMessage(tc.sent)); got != tc.same {
+			t.Errorf("recorded %s, sent %q: same = %v, want %v", tc.recorded, tc.sent, got, tc.same)
+		}
+	}
+}
