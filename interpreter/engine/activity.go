@@ -296,7 +296,7 @@ func (e *Engine) heartbeatRecorder(at activityTask) func(history.Heartbeat) {
 			return
 		}
 		ev := history.Event{Type: history.ActivityHeartbeatRecorded, Step: at.Step, ActivityExecutionID: at.ExecID,
-			Attempt: at.Attempt, Data: history.MustData(history.HeartbeatRecord{Progress: hb.Progress})}
+			Attempt: at.Attempt, Data: history.MustData(history.HeartbeatRecord(hb))}
 		e.spawn(func() {
 			_ = e.deliver(lr, ev)
 		})

@@ -54,7 +54,7 @@ func (b *Backend) Start(ctx context.Context, req server.StartRequest) (server.St
 	}
 	sum := sha256.Sum256([]byte(req.Source))
 	in := wire.StartInput{Started: history.Started{WorkflowID: req.WorkflowID, Input: input, SpecFile: req.SpecFile,
-		SpecSource: req.Source, SpecSHA256: hex.EncodeToString(sum[:])}, Specs: specs}
+		SpecSource: req.Source, SpecSHA256: hex.EncodeToString(sum[:]), Rules: history.RulesCurrent}, Specs: specs}
 	run, err := b.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: req.WorkflowID, TaskQueue: b.tq,
 		// A second start of the same id (a retried command) joins the run instead of failing.

@@ -68,7 +68,7 @@ func (d *driver) childInput(step string, cs history.ChildSchedule) (wire.StartIn
 	}
 	sum := sha256.Sum256([]byte(src))
 	in := wire.StartInput{Specs: d.in.Specs, Started: history.Started{WorkflowID: cs.WorkflowID, Input: input,
-		SpecFile: cs.SpecFile, SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:]), ParentRunID: d.st.RunID, ParentStep: step}}
+		SpecFile: cs.SpecFile, SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:]), ParentRunID: d.st.RunID, ParentStep: step, Rules: history.RulesCurrent}}
 	if n := encodedSize(in); n > MaxPayloadBytes {
 		return wire.StartInput{}, payloadFailure("child workflow start input "+cs.WorkflowID, n)
 	}

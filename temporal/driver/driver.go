@@ -228,7 +228,8 @@ func (d *driver) recordReason() {
 // so the execution timeout spans the chain.
 func (d *driver) continueAsNew(c history.Closed) error {
 	st := d.st
-	st.RunID, st.Input = "", c.Input
+	// The next run decides by today's rules, as the local engine's continue-as-new does.
+	st.RunID, st.Input, st.Rules = "", c.Input, history.RulesCurrent
 	next := wire.StartInput{Started: st, Specs: d.in.Specs}
 	if n := encodedSize(next); n > MaxPayloadBytes {
 		return temporal.NewNonRetryableApplicationError(

@@ -148,3 +148,46 @@ output: {mine: "${{ input.n ?? 0 }}", child: "${{ steps.c.output }}"}
 		}
 	}
 }
+
+// TestChildIDsPerContinueAsNewIteration: each iteration of a continue_as_new loop starts its
+// own child, under an id derived from the iteration's run (a repeated id made the local
+// engine hand an iteration the previous one's child outcome), and each continued run decides
+// by today's rules. (The test environment gives every run the same run id, so the ids are
+// checked for the run's id, which Temporal makes unique per run.)
+func TestChildIDsPerContinueAsNewIteration(t *testing.T) {
+	src := simtest.Head + `steps:
+  - id: c
+    run_workflow: ./child.wend.yaml
+    with: {n: "${{ input.i }}"}
+  - if: "${{ input.i >= 2 }}"
+    wait_for_signal: never
+    timeout: 1s
+    catch: []
+  - if: "${{ input.i < 2 }}"
+    continue_as_new: true
+    with: {i: "${{ input.i + 1 }}"}
+output: "${{ steps.c.output }}"
+`
+	in := startInput(src, map[string]any{"i": 0}, childSpecs)
+	in.Started.Rules = history.RulesCurrent // as the backend starts runs
+	for i := range 3 {
+		e, _ := newEnv(t)
+		evs := run(t, e, in)
+		st, _ := history.DataOf[history.Started](evs[0])
+		if id := childIDOf(t, evs, "steps[0]"); st.RunID == "" || !strings.Contains(id, st.RunID) {
+			t.Fatalf("iteration %d: child id %q does not derive from the run %q", i, id, st.RunID)
+		}
+		done := ofType(evs, history.ChildWorkflowCompleted)
+		if c, _ := history.DataOf[history.Closed](done[0]); string(c.Output) != fmt.Sprint(2*i) {
+			t.Fatalf("iteration %d: child returned %s, want %d", i, c.Output, 2*i)
+		}
+		if i == 2 {
+			break
+		}
+		next := nextRun(t, e.GetWorkflowError())
+		if next.Started.Rules != history.RulesCurrent {
+			t.Fatalf("iteration %d continues under rules %d, want %d", i, next.Started.Rules, history.RulesCurrent)
+		}
+		in = next
+	}
+}
