@@ -14,6 +14,7 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/proctest"
 )
 
 // TestCompensationsAcrossKills is docs/reliability.md F3: a 10-step saga is cancelled, then the
@@ -171,7 +172,7 @@ func sagaProgress(t *testing.T, db string) (done int, cancelled bool) {
 	return done, cancelled
 }
 
-func countPrefix(m map[string][]record, prefix string) int {
+func countPrefix(m map[string][]proctest.Invocation, prefix string) int {
 	n := 0
 	for k, v := range m {
 		if strings.HasPrefix(k, prefix) {

@@ -1,9 +1,7 @@
 package crashtest
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/proctest"
 )
 
 // bins builds wend (with failpoints) and the example Go plugin once per test binary.
@@ -222,9 +221,9 @@ func TestKillAndResume(t *testing.T) {
 			t.Errorf("step %s: history's execution id %s is not among the plugin's %v", note, id, idsPerStep[note])
 		}
 	}
-	orphans := pluginsAlive(plugin, 3*time.Second)
+	orphans := proctest.Running(plugin, 3*time.Second)
 	fmt.Printf("RELIABILITY suite=crash faults=%d random_kills=%d resumed=%d events=%d events_lost=%d dup_history=%d invocations=%d dup_invocations=%d distinct_exec_ids_per_step_max=%d check_errors=%d orphans=%d seed=%d\n",
-		faults, random, faults+random, len(evs), missing, dupHistory, countAll(inv), dupInv, maxIDs, len(problems)+len(checkErrs), orphans, seed)
+		faults, random, faults+random, len(evs), missing, dupHistory, proctest.CountInvocations(inv), dupInv, maxIDs, len(problems)+len(checkErrs), orphans, seed)
 	if orphans > 0 {
 		t.Errorf("%d plugin processes outlived their killed hosts", orphans)
 	}
@@ -253,60 +252,14 @@ func kills(t *testing.T) int {
 	return n
 }
 
-type record struct {
-	ExecID  string `json:"activity_execution_id"`
-	Attempt int    `json:"attempt"`
-	Note    string `json:"note"`
-}
-
-func readLog(t *testing.T, path string) map[string][]record {
+// readLog reads the plugin's invocation log by note.
+func readLog(t *testing.T, path string) map[string][]proctest.Invocation {
 	t.Helper()
-	f, err := os.Open(path)
+	m, err := proctest.ReadInvocations(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	out := map[string][]record{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			continue // a line torn by a kill mid-write is not an invocation the step saw complete
-		}
-		out[r.Note] = append(out[r.Note], r)
-	}
-	return out
-}
-
-func countAll(m map[string][]record) int {
-	n := 0
-	for _, v := range m {
-		n += len(v)
-	}
-	return n
-}
-
-// pluginsAlive counts processes running the plugin binary (or a verified copy of it), waiting
-// up to grace for them to go: a killed host's plugins exit by parent-death signal.
-func pluginsAlive(plugin string, grace time.Duration) int {
-	deadline := time.Now().Add(grace)
-	for {
-		n := 0
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			if _, err := strconv.Atoi(e.Name()); err != nil {
-				continue
-			}
-			cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if err == nil && bytes.HasPrefix(cmd, []byte(plugin+"\x00")) {
-				n++
-			}
-		}
-		if n == 0 || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return m
 }
 
 // startServe starts `wend serve` on db in its own process group (so a kill takes its plugins

@@ -92,7 +92,7 @@ func TestReapAfterKill(t *testing.T) {
 	if err := resume.Wait(); exitCode(err) != 130 {
 		t.Errorf("wend resume after SIGINT: %v, want exit 130\n%s", err, out.String())
 	}
-	if n := pluginsAlive(plugin, 3*time.Second); n != 0 {
+	if n := proctest.Running(plugin, 3*time.Second); n != 0 {
 		t.Errorf("%d plugin processes left after wend resume stopped", n)
 	}
 	if _, err := os.Stat(db + ".plugins"); !os.IsNotExist(err) {
