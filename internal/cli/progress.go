@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/server"
 )
 
 // progress prints a line per step event of the runs a command follows, on stderr. On a
@@ -18,8 +19,12 @@ type progress struct {
 	w     io.Writer
 	tty   bool
 	start time.Time
+	now   func() time.Time // the clock; tests set a fake one
 	quiet bool
 
+	// ids are each run's step ids by path (run id -> path -> id), read from its WorkflowStarted,
+	// to name steps (history.StepName); a run followed from the middle is named by place.
+	ids     map[string]map[string]string
 	loops   map[string]*loopCount // for_each step path -> its items' activities (terminal only)
 	pending bool                  // a count line is on screen without its newline
 }
@@ -28,7 +33,7 @@ type progress struct {
 type loopCount struct{ done, running int }
 
 func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, start: time.Now()}
+	p := &progress{w: w, start: time.Now(), now: time.Now}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
@@ -41,20 +46,27 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 	if p.quiet {
 		return
 	}
-	line := describe(ev)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ev.Type == history.WorkflowStarted {
+		if p.ids == nil {
+			p.ids = map[string]map[string]string{}
+		}
+		p.ids[run.RunID] = server.StepIDs([]history.Event{ev})
+	}
+	ids := p.ids[run.RunID]
+	line := describe(ev, func(path string) string { return history.StepName(path, ids) })
 	if line == "" {
 		return
 	}
 	// Ids and messages come from the history and plugins: escaped, they cannot drive the terminal.
 	id, line := printable(run.WorkflowID, ""), printable(line, "")
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	at := time.Since(p.start).Seconds()
+	at := p.now().Sub(p.start).Seconds()
 	if p.tty && p.countItem(ev) {
 		loop, _, _ := strings.Cut(ev.Step, "@")
 		c := p.loops[loop]
 		// One line per for_each, rewritten in place: a 10,000-item loop is not 20,000 lines.
-		fmt.Fprintf(p.w, "\r%7.3fs %s %s for_each: %d done, %d running\x1b[K", at, id, printable(loop, ""), c.done, c.running)
+		fmt.Fprintf(p.w, "\r%7.3fs %s %s for_each: %d done, %d running\x1b[K", at, id, printable(history.StepName(loop, ids), ""), c.done, c.running)
 		p.pending = true
 		return
 	}
@@ -93,9 +105,10 @@ func (p *progress) countItem(ev history.Event) bool {
 	return true
 }
 
-// describe phrases an event for a person; "" for events not worth a line.
-func describe(ev history.Event) string {
-	at := ev.Step
+// describe phrases an event for a person, naming steps with name; "" for events not worth a
+// line.
+func describe(ev history.Event, name func(path string) string) string {
+	at := name(ev.Step)
 	if at == "" {
 		at = "workflow" // the run's own timers (deadlines)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wendflow/wend/history"
 )
@@ -19,14 +20,14 @@ func TestProgressForEachOnTerminal(t *testing.T) {
 	}
 	for _, tty := range []bool{true, false} {
 		var buf bytes.Buffer
-		p := &progress{w: &buf, tty: tty}
+		p := &progress{w: &buf, tty: tty, now: func() time.Time { return time.Time{} }}
 		for _, ev := range evs {
 			p.observe(history.Run{WorkflowID: "w"}, ev)
 		}
 		out := buf.String()
 		lines := strings.Count(out, "\n")
 		if tty {
-			if lines != 2 || !strings.Contains(out, "steps[1] for_each: 1 done, 1 running") || !strings.Contains(out, "\r") {
+			if lines != 2 || !strings.Contains(out, "step 2 for_each: 1 done, 1 running") || !strings.Contains(out, "\r") {
 				t.Fatalf("terminal output %q", out)
 			}
 		} else if lines != 4 || strings.Contains(out, "\r") {
