@@ -5,9 +5,9 @@ import (
 	"github.com/wendflow/wend/spec"
 )
 
-// runSpec is the workflow a run runs, from the spec text its WorkflowStarted recorded; nil for
+// RunSpec is the workflow a run runs, from the spec text its WorkflowStarted recorded; nil for
 // a history that does not start so or whose text no longer loads.
-func runSpec(events []history.Event) *spec.Workflow {
+func RunSpec(events []history.Event) *spec.Workflow {
 	if len(events) == 0 || events[0].Type != history.WorkflowStarted {
 		return nil
 	}
@@ -26,5 +26,5 @@ func runSpec(events []history.Event) *spec.Workflow {
 // with history.StepName; empty when the run's spec cannot be read (steps are then named by
 // place). events starts with the run's WorkflowStarted.
 func StepIDs(events []history.Event) map[string]string {
-	return runSpec(events).StepIDs()
+	return RunSpec(events).StepIDs()
 }

@@ -118,7 +118,7 @@ func (st *stepState) fold(ev history.Event) {
 // It needs the spec text the run recorded (WorkflowStarted); it returns nil for a history it
 // cannot read, as a damaged run still deserves the rest of its page.
 func StepTree(events []history.Event, open bool) []StepRow {
-	w := runSpec(events)
+	w := RunSpec(events)
 	if w == nil {
 		return nil
 	}
