@@ -2,6 +2,16 @@ module github.com/wendflow/wend
 
 go 1.26.0
 
+// The main packages besides cmd/wend, left out of ./... so that `go install ./...` (all that
+// pre-commit's golang hooks can run) builds and installs wend alone, not a benchmark, a test
+// plugin and the example plugin (whose binary is named go). Build, vet and test them by path;
+// .ci/run vets them and internal/arch checks their imports.
+ignore (
+	./bench
+	./examples/plugins/go
+	./plugins/internal/testplugin
+)
+
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0

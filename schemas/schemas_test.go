@@ -15,13 +15,16 @@ import (
 // mapExceptions are the object schemas that are maps of user-chosen keys, so they cannot set
 // additionalProperties to false.
 var mapExceptions = map[string]string{
-	"/properties/input":            "a JSON Schema; its own metaschema decides its keys",
-	"/properties/plugins":          "plugin name -> plugin; names are checked by propertyNames",
-	"/$defs/step/properties/set":   "state key -> value",
-	"/$defs/templateValue":         "any value (with, output, set values)",
-	"/properties/output":           "any value",
-	"/$defs/step/properties/with":  "any value",
-	"/$defs/step/properties/steps": "not an object",
+	"/properties/input":                       "a JSON Schema; its own metaschema decides its keys",
+	"/properties/plugins":                     "plugin name -> plugin; names are checked by propertyNames",
+	"/$defs/step/properties/set":              "state key -> value",
+	"/$defs/templateValue":                    "any value (with, output, set values)",
+	"/properties/output":                      "any value",
+	"/$defs/step/properties/with":             "any value",
+	"/$defs/step/properties/steps":            "not an object",
+	"/$defs/jsonSchema":                       "a JSON Schema; the metaschema decides its keys",
+	"/$defs/jsonSchema/properties/properties": "property name -> schema",
+	"/$defs/jsonSchema/properties/$defs":      "definition name -> schema",
 }
 
 func loadSchema(t *testing.T) map[string]any {

@@ -25,7 +25,8 @@ const (
 // StepRow is one step of a run's step tree, flattened in spec order with its depth.
 type StepRow struct {
 	Depth     int
-	Path      string
+	Path      string // positional, for machines (data-path)
+	Name      string // for a person: history.StepName with the spec's ids
 	ID        string
 	Kind      string
 	Detail    string // plugin.activity, signal name, child workflow...
@@ -117,15 +118,8 @@ func (st *stepState) fold(ev history.Event) {
 // It needs the spec text the run recorded (WorkflowStarted); it returns nil for a history it
 // cannot read, as a damaged run still deserves the rest of its page.
 func StepTree(events []history.Event, open bool) []StepRow {
-	if len(events) == 0 || events[0].Type != history.WorkflowStarted {
-		return nil
-	}
-	st, err := history.DataOf[history.Started](events[0])
-	if err != nil {
-		return nil
-	}
-	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
-	if ds.HasErrors() || w == nil {
+	w := RunSpec(events)
+	if w == nil {
 		return nil
 	}
 	inst := map[string]map[string]*stepState{} // static path -> instance path -> state
@@ -158,7 +152,7 @@ func StepTree(events []history.Event, open bool) []StepRow {
 			}
 		}
 	}
-	t := &stepTree{inst: inst, open: open}
+	t := &stepTree{inst: inst, open: open, ids: w.StepIDs()}
 	t.add(w.Steps, 0)
 	if len(w.OnCancel) > 0 {
 		t.add(w.OnCancel, 0)
@@ -167,6 +161,7 @@ func StepTree(events []history.Event, open bool) []StepRow {
 }
 
 type stepTree struct {
+	ids  map[string]string // step path -> id, for row names
 	inst map[string]map[string]*stepState
 	open bool
 	rows []StepRow
@@ -177,7 +172,7 @@ func (t *stepTree) add(steps []*spec.Step, depth int) []string {
 	var statuses []string
 	for _, s := range steps {
 		i := len(t.rows)
-		t.rows = append(t.rows, StepRow{Depth: depth, Path: s.Path, ID: s.ID, Kind: string(s.Kind), Detail: detailOf(s)})
+		t.rows = append(t.rows, StepRow{Depth: depth, Path: s.Path, Name: history.StepName(s.Path, t.ids), ID: s.ID, Kind: string(s.Kind), Detail: detailOf(s)})
 		var kids []string
 		for _, group := range [][]*spec.Step{s.Steps, s.Parallel, s.Catch, s.CompensateWith} {
 			kids = append(kids, t.add(group, depth+1)...)

@@ -27,7 +27,11 @@ type runView struct {
 	Version   string
 	Actions   []runAction
 	DoneLabel string
+	stepIDs   map[string]string // the run's spec's step ids by path, for StepName
 }
+
+// StepName names a step path for a person (history.StepName); pages keep the path in a title.
+func (v *runView) StepName(path string) string { return history.StepName(path, v.stepIDs) }
 
 // action is one operator button (besides the signal form).
 type runAction struct {
@@ -81,6 +85,7 @@ func (s *Server) runView(r *http.Request, id string) (*runView, error) {
 		v.Doc = doc
 	}
 	v.Steps = StepTree(p.Events, p.Run.Open())
+	v.stepIDs = StepIDs(p.Events)
 	v.Waits = Detail(p.Run, p.Events).Waits
 	if len(p.Events) > 0 {
 		if st, err := history.DataOf[history.Started](p.Events[0]); err == nil {

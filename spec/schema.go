@@ -72,7 +72,7 @@ var workflowSchema = sync.OnceValues(func() (*workflowSchemaDoc, error) {
 
 type workflowSchemaDoc struct {
 	schema *jsonschema.Schema
-	raw    any // the schema as JSON, to read x-expected and const when rendering errors
+	raw    any // the schema as JSON, to read errorMessage and const when rendering errors
 }
 
 // schemaDiagnostics checks a parsed workflow file (a document or its root mapping) against
@@ -92,12 +92,18 @@ func schemaDiagnostics(file string, doc *yaml.Node) []Diagnostic {
 		return nil
 	}
 	r := &schemaRenderer{
-		raw:      map[string]any{schemas.WorkflowID: ws.raw},
-		instance: jd.value,
-		noun:     "key",
+		raw:          map[string]any{schemas.WorkflowID: ws.raw},
+		instance:     jd.value,
+		noun:         "key",
+		reportedByGo: reportedByGo,
 	}
 	return r.diagnostics(file, "", jd, verr)
 }
+
+// reportedByGo are the workflow schema's parts whose failures the decoder, the checker or
+// compileInputSchema report in their own words (a step's kind, fields that need another, the
+// input schema against the full metaschema): the schema states them for editors.
+var reportedByGo = []string{"/$defs/step/oneOf", "/$defs/step/dependentRequired", "/$defs/jsonSchema/", "/$defs/jsonType/"}
 
 // validateSafely validates v with s, turning a panic inside the validator into an error: the
 // instance comes from an untrusted file and a crash would take `wend validate` down with it.
@@ -185,12 +191,14 @@ type schemaProblem struct {
 
 // schemaRenderer turns jsonschema's error tree into short messages a workflow author reads.
 type schemaRenderer struct {
-	raw      map[string]any // schema documents by base URL, to read x-expected, const, required
+	raw      map[string]any // schema documents by base URL, to read errorMessage, const, required
 	instance any
 	noun     string // what a mapping entry is called: "key" (workflow files) or "property" (inputs)
 	// keepAdditional reports additionalProperties failures instead of dropping them (the
 	// workflow decoder reports unknown keys itself, with suggestions).
 	keepAdditional bool
+	// reportedByGo are schema fragments (prefixes) whose failures are reported elsewhere.
+	reportedByGo []string
 }
 
 // problems flattens the error tree to its leaves, resolving oneOf/anyOf, deduplicated.
@@ -220,6 +228,9 @@ func (r *schemaRenderer) collect(ve *jsonschema.ValidationError, out *[]schemaPr
 	if ve == nil || depth > maxErrorDepth {
 		return
 	}
+	if frag := fragmentOf(ve.AbsoluteKeywordLocation); slices.ContainsFunc(r.reportedByGo, func(p string) bool { return strings.HasPrefix(frag, p) }) {
+		return
+	}
 	kw := keywordOf(ve.AbsoluteKeywordLocation)
 	switch {
 	case (kw == "oneOf" || kw == "anyOf") && len(ve.Causes) > 0:
@@ -237,7 +248,7 @@ func (r *schemaRenderer) collect(ve *jsonschema.ValidationError, out *[]schemaPr
 // mismatches at the same place is a form the value is not written in; if exactly one
 // alternative is of the value's form, its own failures are the useful ones (delay: {until: 5}
 // reports until). Otherwise one problem says which forms are allowed, from the schema's
-// x-expected hint or the alternatives' types.
+// errorMessage or the alternatives' types.
 func (r *schemaRenderer) alternatives(ve *jsonschema.ValidationError, kw string, out *[]schemaProblem, depth int) {
 	var candidates [][]schemaProblem
 	var types []string
@@ -368,15 +379,16 @@ func aboutPropertyName(kwLoc string) bool {
 	return false
 }
 
-// hint returns the x-expected text of the schema at frag in the document base, if any.
+// hint returns what the schema at frag in the document base expects, from its errorMessage
+// ("expected a duration like 30s", written for editors), if any.
 func (r *schemaRenderer) hint(frag, base string) string {
 	s, ok := r.lookup(frag, base)
 	if !ok {
 		return ""
 	}
 	m, _ := s.(map[string]any)
-	h, _ := m["x-expected"].(string)
-	return h
+	h, _ := m["errorMessage"].(string)
+	return strings.TrimPrefix(h, "expected ")
 }
 
 // lookup returns the value at JSON Pointer frag of the schema document base.

@@ -7,14 +7,23 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/wendflow/wend/history"
 )
 
 // Render writes doc for a person (`wend show`): a header, the timeline (one line per event),
 // each activity with its attempts and errors, failures with their category and a
 // non-retryable mark, pending timers and signals, children, compensations and the metrics.
-// It shows the same facts as the JSON; it decides nothing the export did not.
+// It shows the same facts as the JSON; it decides nothing the export did not. Steps are named
+// by their place (step 2 › branch 1); RenderNamed names them by their ids too.
 func Render(w io.Writer, doc *Document) error {
-	p := &printer{w: w}
+	return RenderNamed(w, doc, nil)
+}
+
+// RenderNamed is Render naming steps for a person (history.StepName) with ids, the run's
+// spec's step ids by path (spec.Workflow.StepIDs); the JSON export keeps the paths.
+func RenderNamed(w io.Writer, doc *Document, ids map[string]string) error {
+	p := &printer{w: w, ids: ids}
 	p.header(doc.Workflow)
 	p.timeline(doc.HistoryEvents)
 	p.activities(doc.Activities)
@@ -30,7 +39,11 @@ func Render(w io.Writer, doc *Document) error {
 type printer struct {
 	w   io.Writer
 	err error
+	ids map[string]string // static step path -> id, for step names
 }
+
+// step names the step at path for a person.
+func (p *printer) step(path string) string { return history.StepName(path, p.ids) }
 
 func (p *printer) f(format string, args ...any) {
 	if p.err == nil {
@@ -56,6 +69,10 @@ func (p *printer) table(title string, rows [][]string) {
 }
 
 func (p *printer) header(w Workflow) {
+	uncompensated := make([]string, len(w.Uncompensated))
+	for i, path := range w.Uncompensated {
+		uncompensated[i] = p.step(path)
+	}
 	rows := [][]string{
 		{"workflow", w.WorkflowID},
 		{"run", w.RunID},
@@ -64,7 +81,8 @@ func (p *printer) header(w Workflow) {
 		{"spec", fmt.Sprintf("%s (sha256 %s)", w.SpecFile, short(w.SpecSHA256, 12))},
 	}
 	if w.ParentRunID != "" {
-		rows = append(rows, []string{"parent", fmt.Sprintf("run %s, step %s", w.ParentRunID, w.ParentStep)})
+		// The parent's spec is another file: its steps are named by place.
+		rows = append(rows, []string{"parent", fmt.Sprintf("run %s, step %s", w.ParentRunID, history.StepName(w.ParentStep, nil))})
 	}
 	rows = append(rows, []string{"started", stamp(w.StartedAt)})
 	if !w.ClosedAt.IsZero() {
@@ -85,13 +103,13 @@ func (p *printer) header(w Workflow) {
 		rows = append(rows, []string{"output", clip(string(w.Output), 500)})
 	}
 	if w.Failure != nil {
-		rows = append(rows, []string{"failure", failureText(*w.Failure)})
+		rows = append(rows, []string{"failure", p.failureText(*w.Failure)})
 	}
 	if w.CancelReason != "" {
 		rows = append(rows, []string{"cancel", fmt.Sprintf("reason %q", w.CancelReason)})
 	}
 	if len(w.Uncompensated) > 0 {
-		rows = append(rows, []string{"uncompensated", strings.Join(w.Uncompensated, ", ")})
+		rows = append(rows, []string{"uncompensated", strings.Join(uncompensated, ", ")})
 	}
 	if w.NextRunID != "" {
 		rows = append(rows, []string{"continued as", w.NextRunID})
@@ -123,7 +141,7 @@ func deadlineText(kind string, d Deadline) string {
 func (p *printer) timeline(evs []Event) {
 	rows := make([][]string, 0, len(evs))
 	for _, e := range evs {
-		rows = append(rows, []string{fmt.Sprint(e.Seq), clock(e.Time), e.Type, e.Step, eventDetail(e)})
+		rows = append(rows, []string{fmt.Sprint(e.Seq), clock(e.Time), e.Type, p.step(e.Step), eventDetail(e, p.step)})
 	}
 	p.table("timeline", rows)
 }
@@ -142,7 +160,7 @@ func (p *printer) activities(acts []Activity) {
 		if a.Tries == 0 {
 			tries = "unlimited"
 		}
-		p.f("  %s  %s.%s  %s%s  (execution %s, tries %s)\n", a.Step, a.Plugin, a.Activity, a.Status, mark, a.ActivityExecutionID, tries)
+		p.f("  %s  %s.%s  %s%s  (execution %s, tries %s)\n", p.step(a.Step), a.Plugin, a.Activity, a.Status, mark, a.ActivityExecutionID, tries)
 		if !a.NextAttemptAt.IsZero() {
 			p.f("    next try due %s\n", stamp(a.NextAttemptAt))
 		}
@@ -194,7 +212,7 @@ func attemptNote(at Attempt) string {
 func (p *printer) failures(fs []Failure) {
 	rows := make([][]string, 0, len(fs))
 	for _, f := range fs {
-		where := f.Step
+		where := p.step(f.Step)
 		if f.Attempt > 0 {
 			where += fmt.Sprintf(" #%d", f.Attempt)
 		}
@@ -232,11 +250,11 @@ func (p *printer) children(cs []Child) {
 		note := c.SpecFile
 		switch {
 		case c.Failure != nil:
-			note = failureText(*c.Failure)
+			note = p.failureText(*c.Failure)
 		case c.Output != nil:
 			note = "output " + clip(string(c.Output), 80)
 		}
-		rows = append(rows, []string{c.Step, c.Kind, c.WorkflowID, c.Status, c.RunID, note})
+		rows = append(rows, []string{p.step(c.Step), c.Kind, c.WorkflowID, c.Status, c.RunID, note})
 	}
 	p.table("children", rows)
 }
@@ -249,9 +267,9 @@ func (p *printer) compensations(cs []Compensation) {
 			note = "outcome of the step unknown (in flight at the cancel)"
 		}
 		if c.Failure != nil {
-			note = failureText(*c.Failure)
+			note = p.failureText(*c.Failure)
 		}
-		rows = append(rows, []string{c.Step, c.Status, "on " + c.Reason, clock(c.StartedAt), note})
+		rows = append(rows, []string{p.step(c.Step), c.Status, "on " + c.Reason, clock(c.StartedAt), note})
 	}
 	p.table("compensations", rows)
 }
@@ -270,14 +288,14 @@ func (p *printer) metrics(m Metrics) {
 	p.f("  history        %d events, %d payload bytes\n", m.History.Events, m.History.PayloadBytes)
 }
 
-func failureText(f Failure) string {
+func (p *printer) failureText(f Failure) string {
 	s := fmt.Sprintf("%s [%s/%s", errText(f.Type, f.Message), f.FailureCategory, f.PropagationKind)
 	if f.NonRetryable {
 		s += ", non-retryable"
 	}
 	s += "]"
 	if f.Step != "" {
-		s += " at " + f.Step
+		s += " at " + p.step(f.Step)
 		if f.Attempt > 0 {
 			s += fmt.Sprintf(" #%d", f.Attempt)
 		}

@@ -8,8 +8,8 @@ import (
 )
 
 // eventDetail is the short description of a timeline row: the few payload fields a person
-// needs to follow the run; the full payload is in the JSON export.
-func eventDetail(e Event) string {
+// needs to follow the run; the full payload is in the JSON export. name names a step.
+func eventDetail(e Event, name func(path string) string) string {
 	ev := history.Event{Seq: e.Seq, Type: history.EventType(e.Type), Data: e.Data}
 	switch ev.Type {
 	case history.WorkflowStarted:
@@ -55,7 +55,7 @@ func eventDetail(e Event) string {
 		return c.WorkflowID
 	case history.CompensationStarted, history.CompensationCompleted, history.CompensationFailed:
 		c, _ := history.DataOf[history.Compensation](ev)
-		s := "undo " + c.Step + " (on " + c.Reason + ")"
+		s := "undo " + name(c.Step) + " (on " + c.Reason + ")"
 		if c.Unknown {
 			s += ", outcome unknown"
 		}

@@ -33,10 +33,23 @@ func busyRun(t *testing.T) *simtest.Sim {
 	return s
 }
 
+const nestedSpec = simtest.Head + `
+steps:
+  - id: ship
+    parallel:
+      - activity: p.notify
+      - steps: [{activity: p.pick}, {activity: p.wrap}]
+  - id: pack
+    for_each: [1, 2]
+    steps:
+      - activity: p.weigh
+      - {id: label, activity: p.label}
+`
+
 func render(t *testing.T, s *simtest.Sim) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := export.Render(&b, exportOf(t, s)); err != nil {
+	if err := export.RenderNamed(&b, exportOf(t, s), s.W.StepIDs()); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -58,6 +71,13 @@ func TestRenderGolden(t *testing.T) {
 			return s
 		},
 		"open": busyRun,
+		// Nested steps are named by id and place (issue 16): ship › branch 2 › step 2,
+		// pack[1] › label; the JSON export keeps the paths.
+		"nested": func(t *testing.T) *simtest.Sim {
+			s := simtest.New(t, nestedSpec, nil)
+			s.RunActivities(func(string, any, int) (any, *history.Failure) { return "ok", nil })
+			return s
+		},
 		"timedout": func(t *testing.T) *simtest.Sim {
 			s := busyRun(t)
 			s.FireTimers(simtest.T0.Add(2 * time.Hour))
@@ -77,8 +97,8 @@ func TestRenderShowsFailureMarks(t *testing.T) {
 	out := render(t, s)
 	for _, want := range []string{
 		"status    failed\n",
-		"CardDeclined: card declined [activity/activity, non-retryable] at steps[0] #2",
-		"steps[0]  p.charge  failed  NON-RETRYABLE",
+		"CardDeclined: card declined [activity/activity, non-retryable] at charge #2",
+		"charge  p.charge  failed  NON-RETRYABLE",
 		"retry: try 2 after 1s backoff",
 	} {
 		if !strings.Contains(out, want) {

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"strings"
+
+	"github.com/wendflow/wend/spec"
 )
 
 // parseArgs parses flags anywhere among the arguments (`wend validate dir --json` works as
@@ -13,7 +16,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, withFlagHint(fs, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -30,4 +33,23 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // flagError makes flag's messages read like ours: "flag provided but not defined: -x".
 func flagError(err error) string {
 	return strings.TrimPrefix(err.Error(), "flag: ")
+}
+
+// undefinedFlag is the start of flag's message for a flag the set does not define.
+const undefinedFlag = "flag provided but not defined: -"
+
+// withFlagHint adds the closest defined flag to an unknown flag's error:
+// "flag provided but not defined: -inptu (did you mean --input?)".
+func withFlagHint(fs *flag.FlagSet, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), undefinedFlag)
+	if !ok {
+		return err
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if s := spec.Closest(name, names); s != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, s)
+	}
+	return err
 }

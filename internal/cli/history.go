@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/server"
 )
 
 var historyCmd = &command{
@@ -61,7 +63,7 @@ func runHistory(e *env, args []string) int {
 		return commandError(e, "history", err)
 	}
 	if *output == "" && !*asJSON {
-		if err := export.Render(e.stdout, doc); err != nil {
+		if err := export.RenderNamed(e.stdout, doc, docStepIDs(doc)); err != nil {
 			fmt.Fprintf(e.stderr, "wend history: %v\n", err)
 			return exitUsage
 		}
@@ -125,4 +127,14 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// docStepIDs are the step ids of the spec an export's run started with (its first event),
+// for naming steps in the text; none when the export does not start so.
+func docStepIDs(doc *export.Document) map[string]string {
+	if len(doc.HistoryEvents) == 0 {
+		return nil
+	}
+	first := doc.HistoryEvents[0]
+	return server.StepIDs([]history.Event{{Type: history.EventType(first.Type), Data: first.Data}})
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+
+	"github.com/wendflow/wend/spec"
 )
 
 // Exit codes shared by every command; with run's outcome codes (run.go) each number has one
@@ -83,11 +85,15 @@ func run(e *env, args []string) (code int) {
 	name := args[0]
 	switch name {
 	case "help", "-h", "--help":
-		if len(args) > 1 {
-			if c, ok := e.lookup(args[1]); ok {
-				fmt.Fprint(e.stdout, c.usage)
-				return exitOK
+		if len(args) > 1 && args[1] != "help" {
+			c, ok := e.lookup(args[1])
+			if !ok {
+				// A typo must not look like an answer: no general help, exit 2.
+				fmt.Fprintf(e.stderr, "wend help: unknown command %q%s\ntry: wend help\n", args[1], e.didYouMean(args[1]))
+				return exitUsage
 			}
+			fmt.Fprint(e.stdout, c.usage)
+			return exitOK
 		}
 		printHelp(e, e.stdout)
 		return exitOK
@@ -96,7 +102,7 @@ func run(e *env, args []string) (code int) {
 	}
 	c, ok := e.lookup(name)
 	if !ok {
-		fmt.Fprintf(e.stderr, "wend: unknown command %q\ntry: wend help\n", name)
+		fmt.Fprintf(e.stderr, "wend: unknown command %q%s\ntry: wend help\n", name, e.didYouMean(name))
 		return exitUsage
 	}
 	if wantsHelp(args[1:]) {
@@ -108,6 +114,14 @@ func run(e *env, args []string) (code int) {
 		return code
 	}
 	return c.run(e, rest)
+}
+
+// didYouMean is " (did you mean \"run\"?)" for the command closest to name, or "".
+func (e *env) didYouMean(name string) string {
+	if s := spec.Closest(name, e.names()); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
 }
 
 func printHelp(e *env, w io.Writer) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -9,26 +10,40 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/spec"
 )
 
-// progress prints a line per step event of the runs a command follows, on stderr. On a
-// terminal, for_each items also show as a running count on one line.
+// progress prints a line per step event of the runs a command follows, on stderr. The
+// activities of a for_each's items are counted instead: on a terminal one line per loop with
+// items done/total, running, failed, rate and time left, rewritten in place; off a terminal
+// that line every summaryEvery and when the loop ends, so a 300-item loop is a few lines, not
+// 600. Failures keep their own lines.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	tty   bool
 	start time.Time
+	now   func() time.Time // the clock; tests set a fake one
 	quiet bool
 
-	loops   map[string]*loopCount // for_each step path -> its items' activities (terminal only)
+	runs    map[string]*runNames  // run id -> what names its steps
+	loops   map[string]*loopCount // run id + "\x00" + for_each path -> its count
+	order   []string              // loops keys in the order they began
 	pending bool                  // a count line is on screen without its newline
 }
 
-// loopCount is what a terminal shows of a for_each: its items' activities done and running.
-type loopCount struct{ done, running int }
+// runNames is what progress knows of a run from its WorkflowStarted: the spec (for step ids
+// and for_each totals) and the input. A run followed from the middle has none: its steps are
+// named by place and its loops' totals are unknown.
+type runNames struct {
+	w     *spec.Workflow
+	ids   map[string]string
+	input json.RawMessage
+}
 
 func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, start: time.Now()}
+	p := &progress{w: w, start: time.Now(), now: time.Now}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
@@ -41,61 +56,93 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 	if p.quiet {
 		return
 	}
-	line := describe(ev)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.runs == nil {
+		p.runs = map[string]*runNames{}
+		p.loops = map[string]*loopCount{}
+	}
+	if ev.Type == history.WorkflowStarted {
+		rn := &runNames{w: server.RunSpec([]history.Event{ev})}
+		rn.ids = rn.w.StepIDs()
+		if st, err := history.DataOf[history.Started](ev); err == nil {
+			rn.input = st.Input
+		}
+		p.runs[run.RunID] = rn
+	}
+	rn := p.runs[run.RunID]
+	if rn == nil {
+		rn = &runNames{}
+	}
+	name := func(path string) string { return history.StepName(path, rn.ids) }
+	// Ids and messages come from the history and plugins: escaped, they cannot drive the terminal.
+	id := printable(run.WorkflowID, "")
+	now := p.now()
+	if p.countLoop(run, rn, ev, name, now, id) {
+		return
+	}
+	line := describe(ev, name)
 	if line == "" {
 		return
 	}
-	// Ids and messages come from the history and plugins: escaped, they cannot drive the terminal.
-	id, line := printable(run.WorkflowID, ""), printable(line, "")
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	at := time.Since(p.start).Seconds()
-	if p.tty && p.countItem(ev) {
-		loop, _, _ := strings.Cut(ev.Step, "@")
-		c := p.loops[loop]
-		// One line per for_each, rewritten in place: a 10,000-item loop is not 20,000 lines.
-		fmt.Fprintf(p.w, "\r%7.3fs %s %s for_each: %d done, %d running\x1b[K", at, id, printable(loop, ""), c.done, c.running)
-		p.pending = true
-		return
+	if ev.Type.Terminal() {
+		p.flushLoops(run.RunID, now, id)
 	}
 	if p.pending {
 		fmt.Fprintln(p.w)
 		p.pending = false
 	}
-	fmt.Fprintf(p.w, "%7.3fs %s %s\n", at, id, line)
+	fmt.Fprintf(p.w, "%7.3fs %s %s\n", p.since(now), id, printable(line, ""))
 }
 
-// countItem updates the counts of the for_each an item's activity event belongs to, and says
-// whether the event is one the count line stands for.
-func (p *progress) countItem(ev history.Event) bool {
-	loop, _, inLoop := strings.Cut(ev.Step, "@")
+func (p *progress) since(now time.Time) float64 { return now.Sub(p.start).Seconds() }
+
+// countLoop counts an event inside a for_each item and shows the loop's line; it reports
+// whether the count stands for the event (false: the event gets its own line).
+func (p *progress) countLoop(run history.Run, rn *runNames, ev history.Event, name func(string) string, now time.Time, id string) bool {
+	loop, after, inLoop := strings.Cut(ev.Step, "@")
 	if !inLoop {
 		return false
 	}
-	if p.loops == nil {
-		p.loops = map[string]*loopCount{}
-	}
-	c := p.loops[loop]
+	num, rest, _ := strings.Cut(after, ".")
+	key := run.RunID + "\x00" + loop
+	c := p.loops[key]
 	if c == nil {
-		c = &loopCount{}
-		p.loops[loop] = c
+		c = newLoop(printable(name(loop), ""), loop, rn.w, rn.input)
+		p.loops[key] = c
+		p.order = append(p.order, key)
 	}
-	switch ev.Type {
-	case history.ActivityScheduled:
-		c.running++
-	case history.ActivityCompleted:
-		c.running--
-		c.done++
-	case history.ActivityRetryScheduled:
-	default:
-		return false // failures and the rest keep their own lines
+	counted := c.count(ev, loop+"@"+num, rest, now)
+	switch {
+	case p.tty:
+		if counted {
+			fmt.Fprintf(p.w, "\r%7.3fs %s %s\x1b[K", p.since(now), id, c.text(now))
+			p.pending = true
+		}
+	case c.dirty && (c.shown.IsZero() || now.Sub(c.shown) >= summaryEvery || c.finished()):
+		fmt.Fprintf(p.w, "%7.3fs %s %s\n", p.since(now), id, c.text(now))
+		c.shown, c.dirty = now, false
 	}
-	return true
+	return counted
 }
 
-// describe phrases an event for a person; "" for events not worth a line.
-func describe(ev history.Event) string {
-	at := ev.Step
+// flushLoops prints the last counts of a closing run's loops that changed since their last
+// line (off a terminal; a terminal shows them already).
+func (p *progress) flushLoops(runID string, now time.Time, id string) {
+	for _, key := range p.order {
+		c := p.loops[key]
+		if !strings.HasPrefix(key, runID+"\x00") || !c.dirty || p.tty {
+			continue
+		}
+		fmt.Fprintf(p.w, "%7.3fs %s %s\n", p.since(now), id, c.text(now))
+		c.shown, c.dirty = now, false
+	}
+}
+
+// describe phrases an event for a person, naming steps with name; "" for events not worth a
+// line.
+func describe(ev history.Event, name func(path string) string) string {
+	at := name(ev.Step)
 	if at == "" {
 		at = "workflow" // the run's own timers (deadlines)
 	}

@@ -2,35 +2,121 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wendflow/wend/history"
 )
 
-// TestProgressForEachOnTerminal: on a terminal a for_each's item activities update one count
-// line in place; other events keep their own lines. Off a terminal every event is a line.
-func TestProgressForEachOnTerminal(t *testing.T) {
-	evs := []history.Event{
-		{Type: history.ActivityScheduled, Step: "steps[1]@0.steps[0]", Data: []byte(`{"plugin":"p","activity":"a"}`)},
-		{Type: history.ActivityScheduled, Step: "steps[1]@1.steps[0]", Data: []byte(`{"plugin":"p","activity":"a"}`)},
-		{Type: history.ActivityCompleted, Step: "steps[1]@0.steps[0]", Attempt: 1},
-		{Type: history.WorkflowCompleted, Data: []byte(`{}`)},
+const loopSpec = `wend: v1
+name: pack
+plugins: {p: ./p}
+steps:
+  - id: pack
+    for_each: "${{ input.items }}"
+    concurrency: 4
+    steps:
+      - activity: p.weigh
+      - {id: label, activity: p.label}
+`
+
+// fakeClock is a progress clock a test advances by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+// loopEvents are the events of a run of loopSpec over n items, 4 at a time, each item's two
+// activities taking step each; fail lists items whose label fails for good.
+func loopEvents(t *testing.T, n int, fail map[int]bool) []history.Event {
+	t.Helper()
+	items := make([]int, n)
+	input, _ := json.Marshal(map[string]any{"items": items})
+	data, err := json.Marshal(history.Started{SpecFile: "pack.wend.yaml", SpecSource: loopSpec, RunID: "r1", Input: input})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tty := range []bool{true, false} {
-		var buf bytes.Buffer
-		p := &progress{w: &buf, tty: tty}
-		for _, ev := range evs {
-			p.observe(history.Run{WorkflowID: "w"}, ev)
+	evs := []history.Event{{Type: history.WorkflowStarted, Data: data}}
+	sched := func(step, act string) history.Event {
+		return history.Event{Type: history.ActivityScheduled, Step: step, Data: []byte(`{"plugin":"p","activity":"` + act + `"}`)}
+	}
+	for i := range n {
+		item := fmt.Sprintf("steps[0]@%d", i)
+		evs = append(evs, sched(item+".steps[0]", "weigh"),
+			history.Event{Type: history.ActivityCompleted, Step: item + ".steps[0]", Attempt: 1},
+			sched(item+".steps[1]", "label"))
+		if fail[i] {
+			f, _ := json.Marshal(history.AttemptFailure{Failure: history.Failure{Message: "no label", Category: history.CategoryActivity, NonRetryable: true}})
+			evs = append(evs, history.Event{Type: history.ActivityFailed, Step: item + ".steps[1]", Attempt: 1, Data: f})
+			continue
 		}
-		out := buf.String()
-		lines := strings.Count(out, "\n")
-		if tty {
-			if lines != 2 || !strings.Contains(out, "steps[1] for_each: 1 done, 1 running") || !strings.Contains(out, "\r") {
-				t.Fatalf("terminal output %q", out)
-			}
-		} else if lines != 4 || strings.Contains(out, "\r") {
-			t.Fatalf("plain output %q", out)
+		evs = append(evs, history.Event{Type: history.ActivityCompleted, Step: item + ".steps[1]", Attempt: 1})
+	}
+	return append(evs, history.Event{Type: history.WorkflowCompleted, Data: []byte(`{}`)})
+}
+
+// runProgress feeds evs to a progress on a fake clock that advances step per event.
+func runProgress(evs []history.Event, tty bool, step time.Duration) string {
+	var buf bytes.Buffer
+	clk := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	p := &progress{w: &buf, tty: tty, start: clk.t, now: clk.now}
+	for _, ev := range evs {
+		p.observe(history.Run{WorkflowID: "w", RunID: "r1"}, ev)
+		clk.t = clk.t.Add(step)
+	}
+	return buf.String()
+}
+
+// TestProgressLongForEachIssue16: 300 items off a terminal printed 604 lines, a line per
+// event; now a summary every 5 s and at the end. On a terminal, one line rewritten in place
+// with done/total, running, failed, rate and time left.
+func TestProgressLongForEachIssue16(t *testing.T) {
+	evs := loopEvents(t, 300, map[int]bool{7: true})
+	// 1,202 events 25 ms apart: about 30 s.
+	plain := runProgress(evs, false, 25*time.Millisecond)
+	if n := strings.Count(plain, "\n"); n > 12 {
+		t.Errorf("off a terminal: %d lines for 300 items", n)
+	}
+	if strings.Contains(plain, "\r") {
+		t.Error("off a terminal: carriage returns")
+	}
+	goldenFile(t, "progress/loop-plain.txt", []byte(plain))
+
+	term := runProgress(evs, true, 25*time.Millisecond)
+	// started, the loop line ended by the failure's, the failure, the loop line, completed
+	if n := strings.Count(term, "\n"); n != 5 {
+		t.Errorf("on a terminal: %d lines, want 5:\n%s", n, term)
+	}
+	// The golden file keeps each redraw on a line of its own, every 50th of them.
+	var kept []string
+	for i, frame := range strings.Split(term, "\r") {
+		if i%50 == 0 || strings.Contains(frame, "\n") {
+			kept = append(kept, frame)
 		}
+	}
+	// ⏎ marks a carriage return, ⌫ the erase to the end of the line.
+	goldenFile(t, "progress/loop-terminal.txt", []byte(strings.ReplaceAll(strings.Join(kept, "⏎\n"), "\x1b[K", "⌫")))
+	if !strings.Contains(term, "pack for_each: 299/300 items done, 0 running, 1 failed") {
+		t.Errorf("final count missing:\n%s", term[max(0, len(term)-400):])
+	}
+}
+
+// TestProgressForEachUnknownTotal: items from state cannot be counted before they run; the
+// loop line says how many are done, without a total or an estimate. Without the spec (a run
+// followed from the middle) activities are counted, and the line says so.
+func TestProgressForEachUnknownTotal(t *testing.T) {
+	evs := loopEvents(t, 3, nil)
+	st, _ := history.DataOf[history.Started](evs[0])
+	st.SpecSource = strings.Replace(loopSpec, "input.items", "state.items", 1)
+	evs[0].Data, _ = json.Marshal(st)
+	out := runProgress(evs, false, 2*time.Second)
+	if !strings.Contains(out, "pack for_each: 3 items done, 0 running, 0 failed, ") || strings.Contains(out, "ETA") {
+		t.Errorf("unknown total:\n%s", out)
+	}
+	out = runProgress(evs[1:], false, 2*time.Second)
+	if !strings.Contains(out, "step 1 for_each: 6 activities done, 0 running, 0 failed") {
+		t.Errorf("no spec:\n%s", out)
 	}
 }

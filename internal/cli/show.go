@@ -77,18 +77,19 @@ func runShow(e *env, args []string) int {
 	// Rendered whole, then made printable: ids, messages and data in the history reach the
 	// terminal as text, whatever an older database or a plugin put there.
 	var out strings.Builder
-	if err := export.Render(&out, doc); err != nil {
+	ids := server.StepIDs(d.Events)
+	if err := export.RenderNamed(&out, doc, ids); err != nil {
 		fmt.Fprintf(e.stderr, "wend show: %v\n", err)
 		return exitUsage
 	}
-	printWaits(&out, d)
+	printWaits(&out, d, ids)
 	fmt.Fprint(e.stdout, printable(out.String(), "\n\t"))
 	return exitOK
 }
 
 // printWaits adds what the export cannot say: what an open run waits for now. Signal waits
 // leave no event, so only the server's replay probe (RunDetail.Waits) knows them.
-func printWaits(w io.Writer, d server.RunDetail) {
+func printWaits(w io.Writer, d server.RunDetail, ids map[string]string) {
 	if !d.Run.Open() {
 		return
 	}
@@ -97,6 +98,7 @@ func printWaits(w io.Writer, d server.RunDetail) {
 		fmt.Fprintln(w, "  nothing the history shows (an engine has to drive the run: wend resume)")
 	}
 	for _, wt := range d.Waits {
+		wt.Step = history.StepName(wt.Step, ids)
 		fmt.Fprintf(w, "  %s\n", waitText(wt))
 	}
 }

@@ -1,0 +1,90 @@
+package arch
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// ignoredDirs returns the directories go.mod's ignore directive leaves out of ./..., as
+// ./relative paths go list accepts.
+func ignoredDirs(t *testing.T) []string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json: %v", err)
+	}
+	var mod struct{ Ignore []struct{ Path string } }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, ig := range mod.Ignore {
+		dirs = append(dirs, ig.Path)
+	}
+	return dirs
+}
+
+// TestPreCommitInstallsOnlyWendIssue16: pre-commit's golang hooks run `go install ./...` in
+// this repository. It installed four binaries in three minutes, one named go (the example
+// plugin) first on the hook's PATH. ./... must hold exactly one main package, cmd/wend.
+func TestPreCommitInstallsOnlyWendIssue16(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", "{{if eq .Name \"main\"}}{{.ImportPath}}{{end}}", "./...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	mains := strings.Fields(string(out))
+	if !slices.Equal(mains, []string{module + "/cmd/wend"}) {
+		t.Errorf("go install ./... would install %v; want only %s/cmd/wend (add the others to go.mod's ignore)", mains, module)
+	}
+}
+
+// TestPreCommitHooksIssue16: every hook runs wend; the -system hooks use the installed one.
+func TestPreCommitHooksIssue16(t *testing.T) {
+	data, err := os.ReadFile("../../.pre-commit-hooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hooks []struct {
+		ID, Entry, Language, Files string
+		PassFilenames              *bool `yaml:"pass_filenames"`
+	}
+	if err := yamlv3.Unmarshal(data, &hooks); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct{ entry, language string }{
+		"wend-validate":        {"wend validate", "golang"},
+		"wend-test":            {"wend test", "golang"},
+		"wend-validate-system": {"wend validate", "system"},
+		"wend-test-system":     {"wend test", "system"},
+	}
+	got := map[string]bool{}
+	for _, h := range hooks {
+		w, ok := want[h.ID]
+		if !ok {
+			t.Errorf("unexpected hook %q", h.ID)
+			continue
+		}
+		got[h.ID] = true
+		if h.Entry != w.entry || h.Language != w.language {
+			t.Errorf("%s: entry %q language %q, want %q %q", h.ID, h.Entry, h.Language, w.entry, w.language)
+		}
+		if h.Files == "" || h.PassFilenames == nil {
+			t.Errorf("%s: files and pass_filenames must be set", h.ID)
+		}
+	}
+	for id := range want {
+		if !got[id] {
+			t.Errorf("hook %s missing", id)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+)
+
+// goldenFile compares got with testdata/NAME; UPDATE=1 rewrites it (review the diff).
+func goldenFile(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if os.Getenv("UPDATE") != "" {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (UPDATE=1 creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (UPDATE=1 rewrites it after review):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+const progressSpec = `wend: v1
+name: ship
+plugins: {p: ./p}
+steps:
+  - id: ship
+    parallel:
+      - activity: p.notify
+      - steps: [{activity: p.pick}, {activity: p.wrap}]
+  - activity: p.bill
+    compensate_with: {activity: p.refund}
+`
+
+// startedEvent is a run's first event, carrying its spec's text.
+func startedEvent(t *testing.T, src string) history.Event {
+	t.Helper()
+	data, err := json.Marshal(history.Started{SpecFile: "ship.wend.yaml", SpecSource: src, RunID: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return history.Event{Seq: 1, Type: history.WorkflowStarted, Data: data}
+}
+
+func activity(step, act string) history.Event {
+	return history.Event{Type: history.ActivityScheduled, Step: step, Data: []byte(`{"plugin":"p","activity":"` + act + `"}`)}
+}
+
+// TestProgressNamesStepsIssue16: progress lines named steps by position
+// (steps[0].parallel[1].steps[1]); they show ids and places.
+func TestProgressNamesStepsIssue16(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := &progress{w: &buf, start: now, now: func() time.Time { return now }}
+	run := history.Run{WorkflowID: "w", RunID: "r1"}
+	for _, ev := range []history.Event{
+		startedEvent(t, progressSpec),
+		activity("steps[0].parallel[0]", "notify"),
+		activity("steps[0].parallel[1].steps[1]", "wrap"),
+		activity("steps[1]", "bill"),
+		{Type: history.CompensationStarted, Step: "steps[1]", Data: []byte(`{"step":"steps[1]","reason":"cancel"}`)},
+		activity("steps[1].compensate_with", "refund"),
+	} {
+		p.observe(run, ev)
+	}
+	goldenFile(t, "progress/names.txt", buf.Bytes())
+}
