@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -175,16 +176,16 @@ func (e *Engine) Retry(ctx context.Context, workflowID string) (history.Run, err
 	if err != nil {
 		return history.Run{}, err
 	}
-	for _, ev := range evs {
-		if ev.Type == history.CompensationStarted {
-			return history.Run{}, refused("retry %s: run %s was compensated after it failed; its completed steps were undone, so it cannot resume", workflowID, old.RunID)
-		}
-	}
-	execID, cut := interpreter.FailedActivity(evs)
-	if execID == "" {
+	plan, err := interpreter.PlanRetry(old.RunID, evs)
+	switch {
+	case errors.Is(err, interpreter.ErrRetryCompensated):
+		return history.Run{}, refused("retry %s: run %s was compensated after it failed; its completed steps were undone, so it cannot resume", workflowID, old.RunID)
+	case errors.Is(err, interpreter.ErrRetryNoActivity):
 		return history.Run{}, refused("retry %s: run %s did not fail in an activity (see wend show %s); retry resumes only from a failed activity", workflowID, old.RunID, workflowID)
+	case err != nil:
+		return history.Run{}, err
 	}
-	return e.retryFrom(ctx, old, evs[:cut], execID)
+	return e.retryFrom(ctx, old, plan)
 }
 
 // refusal is Retry's answer for a run it cannot resume: its text explains why in full, and it
@@ -197,18 +198,9 @@ func (refusal) Is(target error) bool { return target == ErrNotRetryable }
 
 func refused(format string, args ...any) error { return refusal(fmt.Sprintf(format, args...)) }
 
-func (e *Engine) retryFrom(ctx context.Context, old history.Run, prefix []history.Event, execID string) (history.Run, error) {
-	st, err := history.DataOf[history.Started](prefix[0])
-	if err != nil {
-		return history.Run{}, err
-	}
-	if st.ExecBase == "" {
-		st.ExecBase = st.RunID
-	}
-	if st.RunStarted.IsZero() {
-		st.RunStarted = prefix[0].Time
-	}
-	st.RetryOf, st.RunID = old.RunID, e.opts.NewID()
+func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interpreter.RetryPlan) (history.Run, error) {
+	st, prefix, execID := plan.Started, plan.Prefix, plan.ActivityExecID
+	st.RunID = e.opts.NewID()
 	lr, copied, err := e.replayCopy(old, st, prefix)
 	if err != nil {
 		return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
