@@ -57,7 +57,13 @@ func Workflow(ctx workflow.Context, in wire.StartInput) (json.RawMessage, error)
 		return nil, err
 	}
 	d.listen()
-	d.apply(history.Event{Type: history.WorkflowStarted, Data: history.MustData(d.st)})
+	if len(in.Prefix) > 0 {
+		if err := d.resume(); err != nil {
+			return nil, err
+		}
+	} else {
+		d.apply(history.Event{Type: history.WorkflowStarted, Data: history.MustData(d.st)})
+	}
 	for d.r.Closed() == "" {
 		if msg := d.overLimit(); msg != "" {
 			d.apply(history.Event{Type: history.StructuralLimitReached, Data: history.MustData(history.LimitReached{Message: msg})})
@@ -154,6 +160,15 @@ func (d *driver) apply(ev history.Event) {
 	case isChildOutcome(ev.Type) && !d.r.Awaits(ev.Step):
 		return // the step stopped waiting (cancelled or timed out)
 	}
+	for _, dec := range d.record(ev) {
+		d.effect(dec)
+	}
+	d.dropStale()
+}
+
+// record feeds one input to the interpreter and records it with its decisions, which it
+// returns for the caller to act on.
+func (d *driver) record(ev history.Event) []history.Event {
 	ev.Time = workflow.Now(d.ctx).UTC()
 	ev.Seq = uint64(len(d.events) + 1)
 	out, err := d.r.Apply(ev)
@@ -164,12 +179,11 @@ func (d *driver) apply(ev history.Event) {
 		panic(fmt.Sprintf("wend: run %s: apply %s: %v", d.st.RunID, ev.Type, err))
 	}
 	d.events = append(d.events, ev)
-	for _, dec := range out {
-		dec.Seq = uint64(len(d.events) + 1)
-		d.events = append(d.events, dec)
-		d.effect(dec)
+	for i := range out {
+		out[i].Seq = uint64(len(d.events) + 1)
+		d.events = append(d.events, out[i])
 	}
-	d.dropStale()
+	return out
 }
 
 func isAttemptInput(t history.EventType) bool {

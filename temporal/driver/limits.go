@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -19,8 +20,8 @@ var (
 	WarnAt, FailAt = 0.80, 0.95
 
 	// MaxPayloadBytes caps what the driver hands Temporal as one payload (an activity call, a
-	// child's start input): Temporal's 2 MiB blob limit, less room for the payload's metadata.
-	MaxPayloadBytes = 2<<20 - 16<<10
+	// child's start input, a retry's start input): wire.MaxPayloadBytes.
+	MaxPayloadBytes = wire.MaxPayloadBytes
 
 	// MaxPendingActivities is how many activities Temporal lets one workflow hold open.
 	MaxPendingActivities = 2_000

@@ -28,10 +28,21 @@ const (
 // included); Specs holds the text of every run_workflow file the spec reaches, keyed by the
 // path the interpreter names it by, so a child runs the text its parent started with and
 // editing files never changes an open run.
+//
+// A retry (wend retry) also carries Prefix, the failed run's history up to its failed
+// activity's last try as the local retry keeps it (interpreter.PlanRetry), and RetryActivity,
+// that activity's activity_execution_id. The driver replays the prefix without acting on it,
+// records RetryRequested and starts what is still pending.
 type StartInput struct {
-	Started history.Started   `json:"started"`
-	Specs   map[string]string `json:"specs,omitempty"`
+	Started       history.Started   `json:"started"`
+	Specs         map[string]string `json:"specs,omitempty"`
+	Prefix        []history.Event   `json:"prefix,omitempty"`
+	RetryActivity string            `json:"retry_activity,omitempty"`
 }
+
+// MaxPayloadBytes is the most the driver hands Temporal as one payload, and the most a start
+// input may be: Temporal's 2 MiB blob limit, less room for the payload's metadata.
+const MaxPayloadBytes = 2<<20 - 16<<10
 
 // Signal is the payload of SignalName: one wend signal.
 type Signal struct {
