@@ -26,7 +26,9 @@ type fakeClient struct {
 	calls  []string
 	start  client.StartWorkflowOptions
 	input  wire.StartInput
-	getErr error // what a run's Get returns (nil: the run completed with no output)
+	getErr error                      // what a run's Get returns (nil: the run completed with no output)
+	events map[string][]history.Event // wend history by run id, for the wend.events query
+	inputs map[string]wire.StartInput // start input by run id, for GetWorkflowHistory
 }
 
 func (f *fakeClient) GetWorkflow(_ context.Context, id, runID string) client.WorkflowRun {

@@ -87,12 +87,6 @@ func (b *Backend) control(ctx context.Context, id, closedWhy string, send func(c
 	return r, nil
 }
 
-// Retry is not built on Temporal yet.
-func (b *Backend) Retry(context.Context, string) (server.Retried, error) {
-	return server.Retried{}, server.NewError(server.CodeUnsupported,
-		"wend retry is not available on Temporal yet; start the workflow again (wend run --temporal ADDR FILE with a new --id)")
-}
-
 // Repair does not apply: the cluster's history is the record, there is no local index to rebuild.
 func (b *Backend) Repair(context.Context, string) (server.RepairReport, error) {
 	return server.RepairReport{}, server.NewError(server.CodeUnsupported,
