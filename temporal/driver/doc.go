@@ -24,6 +24,9 @@
 //   - Inputs: wire.SignalName signals (resends dropped by signal id), Temporal's cancel
 //     (reason from a prior wire.CancelSignalName signal), outcomes (stale ones dropped by
 //     Run.Expects / Run.Awaits), Temporal's own history count (StructuralLimitReached).
+//   - A retry (wire.StartInput.Prefix set by wend retry): the failed run's prefix is replayed,
+//     not acted on, then RetryRequested, then every piece of Run.Pending() work is started as
+//     the decision that opened it would have been (see resume).
 //   - The run's end: output; ContinueAsNewError with the same spec texts; Temporal's
 //     Canceled for a cancelled run; otherwise a non-retryable ApplicationError whose type is
 //     the wend terminal event type and whose detail is its history.Closed.
