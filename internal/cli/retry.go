@@ -28,6 +28,9 @@ cancelled or is still running), when it timed out, when it failed other than in 
 activity (an expression, a limit), or when its compensations ran: its completed steps were
 undone, so there is nothing to resume from.
 
+With --temporal HOST:PORT the new run is a new execution of the same workflow id on the
+cluster, which its workers drive; --follow follows it there as 'wend run --temporal' does.
+
 Without --follow the new run is recorded and this command returns; when another wend
 process holds the database that process drives it at once, otherwise it runs when a wend
 process next drives the database (wend resume, wend serve). With --follow this command
@@ -74,6 +77,9 @@ func runRetry(e *env, args []string) int {
 	rt, err := b.Retry(context.Background(), pos[0])
 	if err != nil {
 		return commandError(e, "retry", err)
+	}
+	if e.temporal != nil {
+		return retriedOnTemporal(e, b, rt, *follow, *asJSON)
 	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(rt, "", "  ")
@@ -139,4 +145,22 @@ func retryRemote(e *env, c *client, id string) int {
 	fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s; it runs in wend pid %d, which holds the database\n",
 		rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf, c.pid)
 	return followRemote(e, c, rt.Run.WorkflowID)
+}
+
+// retriedOnTemporal reports a retry the cluster's workers drive, and with --follow follows
+// the new run as `wend run --temporal` does.
+func retriedOnTemporal(e *env, b backend, rt server.Retried, follow, asJSON bool) int {
+	fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s on Temporal %s (namespace %s)\n",
+		rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf, e.temporal.Address, e.temporal.Namespace)
+	switch {
+	case follow:
+		return followElsewhere(e, b, rt.Run.WorkflowID, "on Temporal",
+			"it goes on when a worker of its task queue drives it (wend worker --temporal ADDR)")
+	case asJSON:
+		out, _ := json.MarshalIndent(rt, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", out)
+	default:
+		fmt.Fprintln(e.stdout, rt.Run.RunID)
+	}
+	return exitOK
 }
