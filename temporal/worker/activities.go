@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/faults"
 	"github.com/wendflow/wend/temporal/internal/closing"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/api/serviceerror"
@@ -76,7 +77,13 @@ func (a *Activities) Call(ctx context.Context, in wire.Call) (json.RawMessage, e
 			}
 		}()
 	}
+	// Crash tests (`-tags faults`) kill the worker here: the activity task is started but the
+	// plugin never ran, and ...
+	faults.Hit("worker-before-call")
 	out, err := a.Plugins.Execute(ctx, call, hb)
+	// ... here: the plugin ran, but Temporal never hears of it, so the next try runs it again
+	// under the same activity_execution_id.
+	faults.Hit("worker-after-call")
 	if err != nil {
 		return nil, tryError(err, last())
 	}
