@@ -42,12 +42,16 @@ func crashFlow(t *testing.T, dir, name, log string, n, m int) string {
 	return p
 }
 
-// TestCrashWorkerKilled SIGKILLs the worker at random times while three runs execute
-// (WEND_E2E_KILLS times, default 40), restarting it on the same state folder each time, then
-// checks each run's wend history and the plugin's invocation log: every step completed
-// exactly once in history, sequence numbers without gap or repeat, every invocation of a
-// step under the one activity_execution_id the history names, and no plugin process left
-// once the last worker stopped.
+// TestCrashWorkerKilled kills the worker while three runs execute (WEND_E2E_KILLS times,
+// default 40), restarting it on the same state folder each time: every other kill is a
+// SIGKILL at a random time, the others are the worker's failpoints (a `-tags faults` build
+// started with WEND_FAILPOINTS), which exit 137 at a random pass through
+// worker-before-call (the activity task started, the plugin not called) or
+// worker-after-call (the plugin returned, Temporal not told), in turn. Then it checks each
+// run's wend history and the plugin's invocation log: every step completed exactly once in
+// history, sequence numbers without gap or repeat, every invocation of a step under the one
+// activity_execution_id the history names, and no plugin process left once the last worker
+// stopped.
 func TestCrashWorkerKilled(t *testing.T) {
 	kills := 40
 	if s := os.Getenv("WEND_E2E_KILLS"); s != "" {
@@ -74,9 +78,21 @@ func TestCrashWorkerKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	w := startWorker(t, queue, state)
+	// Odd kills are a failpoint's: the worker started after an even kill has one armed.
+	points := []string{"worker-before-call", "worker-after-call"}
+	killed, random, batches, steps := 0, 0, 0, 0
+	byPoint := map[string]int{}
+	armed := "" // the failpoint the running worker dies at, "" for a SIGKILL at random
+	next := func() *proc {
+		armed = ""
+		if killed < kills && killed%2 == 1 {
+			armed = points[(killed/2)%len(points)]
+			return startFaultWorker(t, queue, state, armed, 1+rng.Intn(12))
+		}
+		return startWorker(t, queue, state)
+	}
+	w := next()
 	// Batches of three runs until the kills are spent; every kill lands while a batch runs.
-	killed, batches, steps := 0, 0, 0
 	var tally crashTally
 	for killed < kills {
 		type run struct {
@@ -103,13 +119,27 @@ func TestCrashWorkerKilled(t *testing.T) {
 			}()
 		}
 		for pending := len(runs); pending > 0; {
+			var timer <-chan time.Time // a worker with a failpoint armed dies by itself
+			if armed == "" {
+				timer = time.After(time.Duration(50+rng.Intn(1500)) * time.Millisecond)
+			}
 			select {
-			case <-time.After(time.Duration(50+rng.Intn(1500)) * time.Millisecond):
+			case <-timer:
 				if killed < kills {
 					w.kill()
 					killed++
-					w = startWorker(t, queue, state)
+					random++
+					w = next()
 				}
+				continue
+			case <-w.done:
+				code := w.cmd.ProcessState.ExitCode()
+				if armed == "" || code != 137 || !strings.Contains(w.stderr.String(), "failpoint "+armed+" hit") {
+					t.Fatalf("worker exited %d (armed failpoint %q):\n%s", code, armed, w.stderr.String())
+				}
+				killed++
+				byPoint[armed]++
+				w = next()
 				continue
 			case err := <-runs[len(runs)-pending].done:
 				if err != nil {
@@ -131,8 +161,11 @@ func TestCrashWorkerKilled(t *testing.T) {
 	w.stop(t)
 	inv := readInvocations(t, log)
 	orphans := pluginsAlive(env.demo, 5*time.Second)
-	fmt.Printf("RELIABILITY suite=temporal-crash kills=%d batches=%d runs=%d steps=%d events=%d events_lost=%d dup_history=%d invocations=%d exec_id_mismatches=%d orphans=%d seed=%d\n",
-		killed, batches, 3*batches, steps, tally.events, tally.lost, tally.dups, countInvocations(inv), tally.idMismatch, orphans, seed)
+	fmt.Printf("RELIABILITY suite=temporal-crash kills=%d random_sigkill=%d failpoint_before_call=%d failpoint_after_call=%d batches=%d runs=%d steps=%d events=%d events_lost=%d dup_history=%d invocations=%d exec_id_mismatches=%d orphans=%d seed=%d\n",
+		killed, random, byPoint[points[0]], byPoint[points[1]], batches, 3*batches, steps, tally.events, tally.lost, tally.dups, countInvocations(inv), tally.idMismatch, orphans, seed)
+	if (kills >= 2 && byPoint[points[0]] == 0) || (kills >= 4 && byPoint[points[1]] == 0) {
+		t.Errorf("failpoint kills %v: every failpoint should have fired", byPoint)
+	}
 	if orphans > 0 {
 		t.Errorf("%d plugin processes outlived the workers", orphans)
 	}

@@ -25,6 +25,7 @@ var env struct {
 	wend         string // the main module's wend binary (local runs)
 	wendTemporal string // wend-temporal (runs on Temporal)
 	worker       string // cacheless: wend worker with the sticky cache off
+	workerFaults string // cacheless built with -tags faults: WEND_FAILPOINTS kills it
 	devServer    string // wend-temporal-dev, for the test that kills the server
 	examples     string // a copy of examples/ with the Go plugin built in it
 	demo         string // the built example Go plugin
@@ -55,17 +56,19 @@ func setup(m *testing.M) (int, error) {
 	bin := filepath.Join(dir, "bin")
 	env.wend, env.wendTemporal, env.worker = filepath.Join(bin, "wend"), filepath.Join(bin, "wend-temporal"), filepath.Join(bin, "cacheless")
 	env.devServer = filepath.Join(bin, "wend-temporal-dev")
+	env.workerFaults = filepath.Join(bin, "cacheless-faults")
 	env.examples = filepath.Join(dir, "examples")
 	env.demo = filepath.Join(env.examples, "plugins", "go", "demo")
 	// Each binary is built in its own module, so each module's go.sum is what counts.
-	for _, b := range []struct{ dir, out, pkg string }{
-		{repo, env.wend, "./cmd/wend"},
-		{repo, env.demo, "./examples/plugins/go"},
-		{filepath.Join(repo, "temporal"), env.wendTemporal, "./cmd/wend-temporal"},
-		{filepath.Join(repo, "temporal", "e2e"), env.worker, "./internal/cacheless"},
-		{filepath.Join(repo, "temporal", "e2e"), env.devServer, "./cmd/wend-temporal-dev"},
+	for _, b := range []struct{ dir, out, pkg, tags string }{
+		{repo, env.wend, "./cmd/wend", ""},
+		{repo, env.demo, "./examples/plugins/go", ""},
+		{filepath.Join(repo, "temporal"), env.wendTemporal, "./cmd/wend-temporal", ""},
+		{filepath.Join(repo, "temporal", "e2e"), env.worker, "./internal/cacheless", ""},
+		{filepath.Join(repo, "temporal", "e2e"), env.workerFaults, "./internal/cacheless", "faults"},
+		{filepath.Join(repo, "temporal", "e2e"), env.devServer, "./cmd/wend-temporal-dev", ""},
 	} {
-		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd := exec.Command("go", "build", "-tags", b.tags, "-o", b.out, b.pkg)
 		cmd.Dir = b.dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return 0, fmt.Errorf("go build %s in %s: %v\n%s", b.pkg, b.dir, err, out)
@@ -132,11 +135,41 @@ func startWorkerAt(t *testing.T, addr, queue, state string) *proc {
 	return startProc(t, "cacheless: ready", env.worker, "--temporal", addr, "--task-queue", queue, "--state", state)
 }
 
+// startFaultWorker starts the faults build of the cacheless worker, which exits 137 at the
+// nth pass through failpoint point (WEND_FAILPOINTS). It does not wait for the worker to be
+// ready: a task may reach the failpoint before the worker says so. Its output may be read
+// once it has exited (done).
+func startFaultWorker(t *testing.T, queue, state, point string, n int) *proc {
+	t.Helper()
+	return startProcEnv(t, "", []string{fmt.Sprintf("WEND_FAILPOINTS=%s=%d", point, n)},
+		env.workerFaults, "--temporal", env.addr, "--task-queue", queue, "--state", state)
+}
+
 // startProc starts bin in its own process group and waits until its stderr or stdout says
 // ready.
 func startProc(t *testing.T, ready string, bin string, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, ready, nil, bin, args...)
+}
+
+// startProcEnv is startProc with extra environment variables; ready "" waits for nothing.
+func startProcEnv(t *testing.T, ready string, extra []string, bin string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	if extra != nil {
+		cmd.Env = append(os.Environ(), extra...)
+	}
+	if ready == "" {
+		var buf bytes.Buffer
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Stderr, cmd.Stdout = &buf, &buf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		p := &proc{cmd: cmd, done: make(chan struct{}), stderr: &buf}
+		go func() { _ = cmd.Wait(); close(p.done) }()
+		return p
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	var buf bytes.Buffer
