@@ -1,8 +1,9 @@
 // Package e2e holds no code: its tests run wend on a Temporal server embedded in the test
 // process (devserver), with workers and the CLI as real processes, and hold wend on Temporal
 // to the local engine — the same examples give the same normalised exports (parity), a
-// SIGKILLed worker loses and duplicates nothing (crash), and recorded histories still
-// replay through today's driver (golden).
+// worker killed (SIGKILL at random, or at its failpoints in a `-tags faults` build) loses
+// and duplicates nothing (crash), and recorded histories still replay through today's
+// driver (golden).
 //
 //	cd temporal/e2e && GOTOOLCHAIN=go1.26.11 go test ./...
 //
