@@ -18,6 +18,10 @@
 // within a round cancels the machine's drift between rounds). Last, 200 runs of each kind
 // are parked after one activity in the worker's cache, and the live heap they add is
 // printed per run (server and worker share this process, so plain's figure is the base).
+//
+// -scale N runs the 100 × 3 workload on wend on Temporal with one worker process and with
+// two (this command started again with -serve-worker), N rounds, and prints the median
+// ratio two/one. Only that: go run ./cmd/yardstick -rounds 0 -heap=false -scale 5
 package main
 
 import (
@@ -41,17 +45,30 @@ type workload struct {
 }
 
 func main() {
-	rounds := flag.Int("rounds", 5, "rounds; the table shows medians (0: only the heap per parked run)")
+	rounds := flag.Int("rounds", 5, "rounds; the table shows medians (0: none)")
+	heap := flag.Bool("heap", true, "measure the heap per parked run")
+	scale := flag.Int("scale", 3, "rounds of 100 runs x 3 with one worker process against two (0: none)")
+	serve := flag.Bool("serve-worker", false, "internal: be a worker process for -scale")
+	addr := flag.String("addr", "", "internal: -serve-worker's frontend")
+	namespace := flag.String("namespace", "", "internal: -serve-worker's namespace")
+	queue := flag.String("queue", "", "internal: -serve-worker's task queue")
 	flag.Parse()
-	if err := run(*rounds); err != nil {
+	if *serve {
+		if err := serveWorker(*addr, *namespace, *queue); err != nil {
+			fmt.Fprintln(os.Stderr, "yardstick worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*rounds, *heap, *scale); err != nil {
 		fmt.Fprintln(os.Stderr, "yardstick:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds int) error {
-	if rounds < 0 {
-		return fmt.Errorf("-rounds %d: want 0 or more", rounds)
+func run(rounds int, heap bool, scale int) error {
+	if rounds < 0 || scale < 0 {
+		return fmt.Errorf("-rounds %d, -scale %d: want 0 or more", rounds, scale)
 	}
 	dir, err := os.MkdirTemp("", "wend-yardstick-")
 	if err != nil {
@@ -95,6 +112,14 @@ func run(rounds int) error {
 		if err := timeRounds(ctx, rounds, works); err != nil {
 			return err
 		}
+	}
+	if scale > 0 {
+		if err := scaleOut(ctx, c, srv.Addr(), srv.Namespace(), scale); err != nil {
+			return err
+		}
+	}
+	if !heap {
+		return nil
 	}
 	// Runs parked after one activity, kept in the worker's sticky cache: the heap they hold.
 	// 10 Temporal events = started, a workflow task (3), the activity (3), the next workflow task (3).

@@ -25,20 +25,31 @@ const wendQueue = "yardstick-wend"
 // the driver and the worker's own activity (worker.Activities.Call) over the in-process
 // no-op instead of a plugin process.
 type wendTemporal struct {
-	c client.Client
-	w worker.Worker
-	n atomic.Int64
+	c     client.Client
+	w     worker.Worker // nil when the workers are other processes (scaleOut)
+	queue string
+	n     atomic.Int64
 }
 
 func startWendTemporal(c client.Client) (*wendTemporal, error) {
-	w := worker.New(c, wendQueue, worker.Options{})
+	w, err := startWendWorker(c, wendQueue)
+	if err != nil {
+		return nil, err
+	}
+	return &wendTemporal{c: c, w: w, queue: wendQueue}, nil
+}
+
+// startWendWorker starts a worker on queue hosting the driver and worker.Activities.Call
+// over the no-op, with the SDK's default options (task slots, sticky cache).
+func startWendWorker(c client.Client, queue string) (worker.Worker, error) {
+	w := worker.New(c, queue, worker.Options{})
 	driver.Register(w)
 	acts := &twork.Activities{Plugins: noopActs{}, Client: c}
 	w.RegisterActivityWithOptions(acts.Call, activity.RegisterOptions{Name: wire.ActivityCall})
 	if err := w.Start(); err != nil {
-		return nil, fmt.Errorf("wend worker: %w", err)
+		return nil, fmt.Errorf("wend worker on %s: %w", queue, err)
 	}
-	return &wendTemporal{c: c, w: w}, nil
+	return w, nil
 }
 
 func (wt *wendTemporal) stop() { wt.w.Stop() }
@@ -47,11 +58,11 @@ func (wt *wendTemporal) start(ctx context.Context, name, src string, input json.
 	if input == nil {
 		input = json.RawMessage("null")
 	}
-	id := fmt.Sprintf("wend-%s-%d", name, wt.n.Add(1))
+	id := fmt.Sprintf("%s-%s-%d", wt.queue, name, wt.n.Add(1))
 	sum := sha256.Sum256([]byte(src))
 	in := wire.StartInput{Started: history.Started{WorkflowID: id, Input: input, SpecFile: name + ".wend.yaml",
 		SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:])}}
-	return wt.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: wendQueue}, wire.WorkflowType, in)
+	return wt.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: wt.queue}, wire.WorkflowType, in)
 }
 
 func (wt *wendTemporal) run(ctx context.Context, name, src string, input json.RawMessage) error {
