@@ -82,11 +82,11 @@ func TestCrashWorkerKilled(t *testing.T) {
 	points := []string{"worker-before-call", "worker-after-call"}
 	killed, random, batches, steps := 0, 0, 0, 0
 	byPoint := map[string]int{}
-	armed := "" // the failpoint the running worker dies at, "" for a SIGKILL at random
+	armed, armedIn := "", 0 // the failpoint the running worker dies at ("" for a SIGKILL at random), and the batch it was armed in
 	next := func() *proc {
 		armed = ""
 		if killed < kills && killed%2 == 1 {
-			armed = points[(killed/2)%len(points)]
+			armed, armedIn = points[(killed/2)%len(points)], batches
 			return startFaultWorker(t, queue, state, armed, 1+rng.Intn(12))
 		}
 		return startWorker(t, queue, state)
@@ -151,6 +151,9 @@ func TestCrashWorkerKilled(t *testing.T) {
 			}
 		}
 		t.Logf("batch %d done, %d kills so far", batches, killed)
+		if armed != "" && batches > armedIn {
+			t.Fatalf("worker armed with failpoint %s in batch %d ran all of batch %d without reaching it: is it built with -tags faults, and does worker.Activities.Call pass it?", armed, armedIn, batches)
+		}
 		inv := readInvocations(t, log)
 		for _, r := range runs {
 			steps += seqSteps + fanSteps
