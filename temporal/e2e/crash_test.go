@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/internal/proctest"
 	"go.temporal.io/sdk/client"
 )
 
@@ -163,17 +162,17 @@ func TestCrashWorkerKilled(t *testing.T) {
 	// The wend history is a query a worker answers: the checks above ran before this stop.
 	w.stop(t)
 	inv := readInvocations(t, log)
-	orphans := pluginsAlive(env.demo, 5*time.Second)
+	orphans := proctest.Running(env.demo, 5*time.Second)
 	fmt.Printf("RELIABILITY suite=temporal-crash kills=%d random_sigkill=%d failpoint_before_call=%d failpoint_after_call=%d batches=%d runs=%d steps=%d events=%d events_lost=%d dup_history=%d invocations=%d exec_id_mismatches=%d orphans=%d seed=%d\n",
-		killed, random, byPoint[points[0]], byPoint[points[1]], batches, 3*batches, steps, tally.events, tally.lost, tally.dups, countInvocations(inv), tally.idMismatch, orphans, seed)
+		killed, random, byPoint[points[0]], byPoint[points[1]], batches, 3*batches, steps, tally.events, tally.lost, tally.dups, proctest.CountInvocations(inv), tally.idMismatch, orphans, seed)
 	if (kills >= 2 && byPoint[points[0]] == 0) || (kills >= 4 && byPoint[points[1]] == 0) {
 		t.Errorf("failpoint kills %v: every failpoint should have fired", byPoint)
 	}
 	if orphans > 0 {
 		t.Errorf("%d plugin processes outlived the workers", orphans)
 	}
-	if countInvocations(inv) < steps {
-		t.Errorf("%d invocations logged for %d steps", countInvocations(inv), steps)
+	if proctest.CountInvocations(inv) < steps {
+		t.Errorf("%d invocations logged for %d steps", proctest.CountInvocations(inv), steps)
 	}
 }
 
@@ -183,7 +182,7 @@ type crashTally struct{ events, lost, dups, idMismatch int }
 // checkCrashRun checks one crashFlow run's wend history against the plugin's log: every
 // step occurrence (want of them) completed exactly once, sequence numbers without gap or
 // repeat, every invocation under the execution id the history names.
-func checkCrashRun(t *testing.T, d export.Document, inv map[string][]invocation, want int, tally *crashTally) {
+func checkCrashRun(t *testing.T, d export.Document, inv map[string][]proctest.Invocation, want int, tally *crashTally) {
 	t.Helper()
 	id := d.Workflow.WorkflowID
 	tally.events += len(d.HistoryEvents)
@@ -256,59 +255,12 @@ func exportOf(t *testing.T, addr, id string) export.Document {
 	return d
 }
 
-type invocation struct {
-	ExecID  string `json:"activity_execution_id"`
-	Attempt int    `json:"attempt"`
-	Note    string `json:"note"`
-}
-
 // readInvocations reads the plugin's log, one JSON line per try, by note.
-func readInvocations(t *testing.T, path string) map[string][]invocation {
+func readInvocations(t *testing.T, path string) map[string][]proctest.Invocation {
 	t.Helper()
-	f, err := os.Open(path)
+	m, err := proctest.ReadInvocations(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	out := map[string][]invocation{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r invocation
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			continue // a line torn by a kill mid-write is not a try the step saw complete
-		}
-		out[r.Note] = append(out[r.Note], r)
-	}
-	return out
-}
-
-func countInvocations(m map[string][]invocation) int {
-	n := 0
-	for _, v := range m {
-		n += len(v)
-	}
-	return n
-}
-
-// pluginsAlive counts processes running the plugin binary, waiting up to grace for them to
-// go: a killed worker's plugins exit by parent-death signal or are reaped by its successor.
-func pluginsAlive(plugin string, grace time.Duration) int {
-	deadline := time.Now().Add(grace)
-	for {
-		n := 0
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			if _, err := strconv.Atoi(e.Name()); err != nil {
-				continue
-			}
-			cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if err == nil && bytes.HasPrefix(cmd, []byte(plugin+"\x00")) {
-				n++
-			}
-		}
-		if n == 0 || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return m
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/internal/proctest"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -107,9 +108,9 @@ func TestCrashServerKilled(t *testing.T) {
 		checkCrashRun(t, exportOf(t, addr, id), inv, seqSteps+fanSteps, &tally)
 	}
 	w.stop(t)
-	orphans := pluginsAlive(env.demo, 5*time.Second)
+	orphans := proctest.Running(env.demo, 5*time.Second)
 	fmt.Printf("RELIABILITY suite=temporal-server-crash kills=%d kills_while_open=%d runs=%d events=%d events_lost=%d dup_history=%d invocations=%d exec_id_mismatches=%d orphans=%d seed=%d\n",
-		kills, whileOpen, len(ids), tally.events, tally.lost, tally.dups, countInvocations(inv), tally.idMismatch, orphans, seed)
+		kills, whileOpen, len(ids), tally.events, tally.lost, tally.dups, proctest.CountInvocations(inv), tally.idMismatch, orphans, seed)
 	if orphans > 0 {
 		t.Errorf("%d plugin processes outlived the worker", orphans)
 	}
