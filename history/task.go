@@ -24,4 +24,8 @@ type Task struct {
 	Kind        TaskKind        `json:"kind"`
 	AvailableAt time.Time       `json:"available_at"`
 	Data        json.RawMessage `json:"data,omitempty"`
+	// Dispatched marks an activity task a driving engine is handing to a plugin, written
+	// before the call is made: a task found with it after a restart was (possibly) delivered
+	// by a process that stopped, and is redelivered as a new attempt (docs/reliability.md).
+	Dispatched bool `json:"dispatched,omitempty"`
 }

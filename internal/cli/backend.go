@@ -164,7 +164,7 @@ func openLocal(path string, a access) (backend, error) {
 	// A signal or cancel goes through an engine, the only writer of histories. It must not
 	// drive the runs it replays: parked holds every activity call until Close, so their
 	// tasks stay in the store for whichever process drives the runs next.
-	eng := engine.New(engine.Options{Store: st, Activities: parked{}})
+	eng := engine.New(engine.Options{Store: st, Activities: parked{}, Parked: true})
 	if _, err := eng.Recover(context.Background()); err != nil {
 		eng.Close()
 		st.Close()

@@ -17,8 +17,9 @@ import (
 func taskIDOf(ev history.Event) string { return interpreter.TaskID(ev.ActivityExecutionID, ev.Attempt) }
 
 // scheduleActivityFrom turns a committed ActivityScheduled / ActivityRetryScheduled into a call,
-// now or when its backoff ends.
-func (e *Engine) scheduleActivityFrom(lr *liveRun, ev history.Event) {
+// now or when its backoff ends. slots holds the MaxActivities slots the commit reserved for
+// the tries it marked dispatched (dispatch.go).
+func (e *Engine) scheduleActivityFrom(lr *liveRun, ev history.Event, slots heldSlots) {
 	a, ok := lr.interp.Activity(ev.ActivityExecutionID)
 	if !ok {
 		return
@@ -30,11 +31,14 @@ func (e *Engine) scheduleActivityFrom(lr *liveRun, ev history.Event) {
 		ev.Attempt = r.NextAttempt
 	}
 	at, avail := activityTaskData(lr.rec, ev, a, rs)
-	if avail.After(e.clock.Now()) {
+	id := interpreter.TaskID(at.ExecID, at.Attempt)
+	held := slots.take(id)
+	if !held && avail.After(e.clock.Now()) {
 		e.sched.add(storedActivityTask(at, avail))
 		return
 	}
-	e.launch(interpreter.TaskID(at.ExecID, at.Attempt), at)
+	t := history.Task{ID: id, RunID: at.RunID, Kind: history.TaskActivity, AvailableAt: avail, Dispatched: held}
+	e.launch(t, at, held)
 }
 
 // call runs one activity task in its own goroutine and delivers the outcome to the run.
@@ -44,17 +48,23 @@ func (e *Engine) call(t history.Task) {
 		e.logf("wend: task %s: %v", t.ID, err)
 		return
 	}
-	e.launch(t.ID, at)
+	e.launch(t, at, false)
 }
 
 // launch is call with the task's payload already decoded (the common path: the payload was
-// built in this process moments ago).
-func (e *Engine) launch(taskID string, at activityTask) {
+// built in this process moments ago). held says a MaxActivities slot is already reserved for
+// it. A try not yet marked dispatched is marked before its call (dispatch.go), unless the
+// engine is parked.
+func (e *Engine) launch(t history.Task, at activityTask, held bool) {
+	taskID := t.ID
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.mu.Lock()
 	if e.stopped != nil {
 		e.mu.Unlock()
 		cancel()
+		if held {
+			<-e.sem
+		}
 		return
 	}
 	e.inflight[taskID] = cancel
@@ -62,10 +72,27 @@ func (e *Engine) launch(taskID string, at activityTask) {
 	e.mu.Unlock()
 	go func() {
 		defer e.wg.Done()
-		select {
-		case e.sem <- struct{}{}:
-		case <-ctx.Done():
+		if !held {
+			select {
+			case e.sem <- struct{}{}:
+			case <-ctx.Done():
+				e.cancelCall(taskID)
+				return
+			}
+		}
+		if !t.Dispatched && !e.opts.Parked {
+			if t.Data == nil {
+				t.Data = history.MustData(at)
+			}
+			if err := e.markDispatched(t, at.RunID); err != nil {
+				e.cancelCall(taskID)
+				<-e.sem
+				return // not awaited any more, or the engine is stopping: no call
+			}
+		}
+		if ctx.Err() != nil {
 			e.cancelCall(taskID)
+			<-e.sem
 			return
 		}
 		e.try(ctx, taskID, at)

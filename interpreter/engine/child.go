@@ -42,7 +42,9 @@ func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSch
 	}
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, DeleteTasks: []string{taskID}}
 	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
+	slots := e.reserveDispatch(&c)
 	if err := e.store.Commit(e.ctx, c); err != nil {
+		slots.release(e)
 		e.mu.Unlock()
 		if storeRefused(err) { // the child's content (its id): the step fails, not the engine
 			return e.failChild(parent, step, err)
@@ -53,7 +55,8 @@ func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSch
 	lr.mu.Lock()
 	e.publishLocked(lr)
 	e.mu.Unlock()
-	e.effects(lr, evs)
+	e.effects(lr, evs, slots)
+	slots.release(e)
 	lr.mu.Unlock()
 	return nil
 }

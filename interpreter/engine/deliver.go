@@ -15,7 +15,11 @@ import (
 // together by whichever caller is draining the queue: one commit for many outcomes of a
 // for_each or parallel step, in arrival order.
 func (e *Engine) deliver(lr *liveRun, ev history.Event) error {
-	p := pendingInput{ev: ev, done: make(chan error, 1)}
+	return e.enqueue(lr, pendingInput{ev: ev, done: make(chan error, 1)})
+}
+
+// enqueue is deliver for any queued input: an event, or a dispatch mark (dispatch.go).
+func (e *Engine) enqueue(lr *liveRun, p pendingInput) error {
 	lr.qmu.Lock()
 	lr.queue = append(lr.queue, p)
 	if lr.draining {
@@ -46,6 +50,7 @@ func (e *Engine) deliver(lr *liveRun, ev history.Event) error {
 
 type pendingInput struct {
 	ev   history.Event
+	mark *history.Task // set for a dispatch mark instead of an event
 	done chan error
 }
 
@@ -54,10 +59,14 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
 	var evs []history.Event
-	var applied []pendingInput
+	var applied, marks []pendingInput
 	for _, p := range batch {
 		if err := e.admit(lr, p.ev); err != nil {
 			p.done <- err
+			continue
+		}
+		if p.mark != nil {
+			marks = append(marks, p) // checked once the whole batch is applied
 			continue
 		}
 		ev := p.ev
@@ -97,9 +106,24 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 		evs = append(append(evs, ev), decisions...)
 		applied = append(applied, p)
 	}
+	// A mark is written only for a try the run still awaits once this batch is applied, so a
+	// try cancelled or superseded meanwhile is neither called nor put back in the store.
+	var puts []history.Task
+	for _, p := range marks {
+		at, err := history.DataOf[activityTask](history.Event{Data: p.mark.Data})
+		if err != nil || !lr.interp.Expects(at.ExecID, at.Attempt) {
+			p.done <- errNotOwed
+			continue
+		}
+		puts = append(puts, *p.mark)
+		applied = append(applied, p)
+	}
 	var err error
-	if len(evs) > 0 {
-		err = e.commitRun(lr, evs)
+	switch {
+	case len(evs) > 0:
+		err = e.commitRun(lr, evs, puts...)
+	case len(puts) > 0:
+		err = e.commitMarks(lr, puts)
 	}
 	for _, p := range applied {
 		p.done <- err
@@ -131,7 +155,8 @@ func isOutcome(t history.EventType) bool {
 
 // commitRun numbers evs after the run's last event, commits them with their tasks (and the
 // next run on continue-as-new), then acts on them. lr.mu is held.
-func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
+// marks are dispatch marks (dispatch.go) written in the same commit.
+func (e *Engine) commitRun(lr *liveRun, evs []history.Event, marks ...history.Task) error {
 	rec := lr.rec
 	for i := range evs {
 		rec.LastSeq++
@@ -144,7 +169,7 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 		rec.Status, rec.ClosedReason = history.ClosedBy(last)
 		rec.ClosedAt = last.Time
 	}
-	c := history.Commit{Runs: []history.RunUpdate{{Run: rec, Events: evs}}}
+	c := history.Commit{Runs: []history.RunUpdate{{Run: rec, Events: evs}}, PutTasks: marks}
 	tasksFor(rec, evs, lr.interp.Activity, &c)
 	if last.Type == history.WorkflowContinuedAsNew {
 		var err error
@@ -156,8 +181,10 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 			tasksFor(next.rec, nextEvs, next.interp.Activity, &c)
 		}
 	}
+	slots := e.reserveDispatch(&c)
 	faults.Hit("before-commit")
 	if err := e.store.Commit(e.ctx, c); err != nil {
+		slots.release(e)
 		if storeRefused(err) {
 			// The interpreter is past what the store holds: the run stops here, as a blocked
 			// one does, and replays from its history when driven again. The engine goes on.
@@ -181,25 +208,27 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event) error {
 	}
 	lr.rec = rec
 	faults.Hit("after-commit")
-	e.effects(lr, evs)
+	e.effects(lr, evs, slots)
 	if next != nil {
 		next.mu.Lock()
 		e.publish(next)
-		e.effects(next, nextEvs)
+		e.effects(next, nextEvs, slots)
 		next.mu.Unlock()
 	}
+	slots.release(e) // any a call did not take (none, unless its activity went away)
 	return nil
 }
 
 // effects acts on committed events: calls, timers, children, waits, notifications.
-func (e *Engine) effects(lr *liveRun, evs []history.Event) {
+// slots holds the MaxActivities slots reserved for the calls the commit marked dispatched.
+func (e *Engine) effects(lr *liveRun, evs []history.Event, slots heldSlots) {
 	for _, ev := range evs {
 		if e.opts.Observe != nil {
 			e.opts.Observe(lr.rec, ev)
 		}
 		switch ev.Type {
 		case history.ActivityScheduled, history.ActivityRetryScheduled:
-			e.scheduleActivityFrom(lr, ev)
+			e.scheduleActivityFrom(lr, ev, slots)
 		case history.ActivityCancelled:
 			e.cancelCall(taskIDOf(ev))
 		case history.TimerScheduled:

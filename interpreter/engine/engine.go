@@ -46,6 +46,11 @@ type Options struct {
 	Observe       func(run history.Run, ev history.Event) // called after each committed event, in order per run
 	MaxActivities int                                     // concurrent activity calls; default 256
 	NewID         func() string                           // run ids; random when nil
+	// Parked says this engine drives no run: it takes signals, cancels and retries, and its
+	// Activities hold every call until Close (the CLI's wend signal, cancel, retry, repair).
+	// It marks no try dispatched and records no interruption at Recover: the tries stay as
+	// they are in the store for the next process that drives the runs (dispatch.go).
+	Parked bool
 }
 
 // Engine drives runs over a store.

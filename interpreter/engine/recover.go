@@ -16,6 +16,10 @@ type RecoverReport struct {
 	Resumed int      // open runs replayed and driven again
 	Blocked []string // runs that could not be replayed, with why
 	Tasks   int      // tasks re-armed (leases of the dead predecessor reclaimed)
+	// Interrupted counts the tries a stopped process had handed to a plugin (marked
+	// dispatched): each is recorded as ActivityAttemptInterrupted and redelivered as a new
+	// attempt.
+	Interrupted int
 	// Repair is the repair run after the replay, as Watchdog runs it: tasks the histories of
 	// open runs need but the store lacks (lost, or set aside as damaged) are rebuilt.
 	Repair RepairReport
@@ -56,6 +60,12 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 			continue // its run is closed or blocked
 		}
 		rep.Tasks++
+		if t.Kind == history.TaskActivity && t.Dispatched && !e.opts.Parked {
+			if e.interrupted(lr, t) {
+				rep.Interrupted++
+				continue
+			}
+		}
 		e.rearm(lr, t)
 	}
 	if rep.Repair, err = e.Repair(ctx, ""); err != nil {
@@ -174,4 +184,32 @@ func (e *Engine) due(t history.Task) {
 			}
 		})
 	}
+}
+
+// InterruptedReason is the reason Recover records in ActivityAttemptInterrupted.
+const InterruptedReason = "the process making the try stopped before its outcome was recorded"
+
+// interrupted records that the try of t, handed to a plugin by a process that stopped, was
+// interrupted; the run answers with its redelivery as the next attempt (not counted against
+// tries), which the commit launches. It says whether the interruption was recorded (a task
+// of an attempt the run no longer awaits is dropped as a stale report is).
+func (e *Engine) interrupted(lr *liveRun, t history.Task) bool {
+	at, err := history.DataOf[activityTask](history.Event{Data: t.Data})
+	if err != nil {
+		e.logf("wend: task %s: %v", t.ID, err)
+		return false
+	}
+	lr.mu.Lock()
+	owed := lr.interp.Expects(at.ExecID, at.Attempt)
+	lr.mu.Unlock()
+	if !owed {
+		return false
+	}
+	ev := history.Event{Type: history.ActivityAttemptInterrupted, Step: at.Step, ActivityExecutionID: at.ExecID,
+		Attempt: at.Attempt, Data: history.MustData(history.AttemptInterruption{Reason: InterruptedReason})}
+	if err := e.deliver(lr, ev); err != nil {
+		e.logf("wend: task %s: record interruption: %v", t.ID, err)
+		return false
+	}
+	return true
 }

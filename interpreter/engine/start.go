@@ -65,7 +65,9 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	}
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}}
 	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
+	slots := e.reserveDispatch(&c)
 	if err := e.store.Commit(ctx, c); err != nil {
+		slots.release(e)
 		if storeRefused(err) { // this run's content: nothing was written, and the engine goes on
 			return history.Run{}, false, fmt.Errorf("start %s: %w", req.SpecFile, err)
 		}
@@ -75,7 +77,8 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	lr.mu.Lock() // before the run is visible, so no input reaches it before its first effects
 	e.publishLocked(lr)
 	e.mu.Unlock()
-	e.effects(lr, evs)
+	e.effects(lr, evs, slots)
+	slots.release(e)
 	rec := lr.rec
 	lr.mu.Unlock()
 	e.mu.Lock() // for the deferred Unlock
