@@ -200,12 +200,19 @@ func TestKillAndResume(t *testing.T) {
 		}
 	}
 	inv := readLog(t, log)
-	dupInv, idsPerStep := 0, map[string]map[string]bool{}
+	// Every delivery of a step is a new attempt (issue 12 item 3): a redelivery after a crash
+	// never repeats the attempt number, and so the activity_attempt_id, of an earlier call.
+	dupInv, dupAttempts, idsPerStep := 0, 0, map[string]map[string]bool{}
 	for note, recs := range inv {
 		dupInv += len(recs) - 1
 		idsPerStep[note] = map[string]bool{}
+		attempts := map[int]bool{}
 		for _, r := range recs {
 			idsPerStep[note][r.ExecID] = true
+			if attempts[r.Attempt] {
+				dupAttempts++
+			}
+			attempts[r.Attempt] = true
 		}
 	}
 	maxIDs := 0
@@ -222,16 +229,17 @@ func TestKillAndResume(t *testing.T) {
 		}
 	}
 	orphans := proctest.Running(plugin, 3*time.Second)
-	fmt.Printf("RELIABILITY suite=crash faults=%d random_kills=%d resumed=%d events=%d events_lost=%d dup_history=%d invocations=%d dup_invocations=%d distinct_exec_ids_per_step_max=%d check_errors=%d orphans=%d seed=%d\n",
-		faults, random, faults+random, len(evs), missing, dupHistory, proctest.CountInvocations(inv), dupInv, maxIDs, len(problems)+len(checkErrs), orphans, seed)
+	fmt.Printf("RELIABILITY suite=crash faults=%d random_kills=%d resumed=%d events=%d events_lost=%d dup_history=%d invocations=%d dup_invocations=%d dup_attempts=%d distinct_exec_ids_per_step_max=%d check_errors=%d orphans=%d seed=%d\n",
+		faults, random, faults+random, len(evs), missing, dupHistory, proctest.CountInvocations(inv), dupInv, dupAttempts, maxIDs, len(problems)+len(checkErrs), orphans, seed)
 	if orphans > 0 {
 		t.Errorf("%d plugin processes outlived their killed hosts", orphans)
 	}
 	if len(problems) > 0 || len(checkErrs) > 0 {
 		t.Fatalf("integrity: %v %v", problems, checkErrs)
 	}
-	if missing > 0 || dupHistory > 0 || maxIDs != 1 {
-		t.Fatalf("missing %d, duplicated in history %d, max exec ids per step %d", missing, dupHistory, maxIDs)
+	if missing > 0 || dupHistory > 0 || maxIDs != 1 || dupAttempts > 0 {
+		t.Fatalf("missing %d, duplicated in history %d, max exec ids per step %d, redeliveries under an attempt already called %d",
+			missing, dupHistory, maxIDs, dupAttempts)
 	}
 	if faults+random < crashes*3/4 {
 		t.Fatalf("only %d crashes; the test wants at least %d", faults+random, crashes*3/4)
