@@ -137,8 +137,8 @@ const (
 	AttemptFailed    = "failed"
 	AttemptTimedOut  = "timed_out"
 	AttemptCancelled = "cancelled"
-	// AttemptInterrupted: wend stopped while the try was due; it may have run. The next try
-	// redelivers it (Retry.Redelivery).
+	// AttemptInterrupted: the process that handed the try to a plugin stopped before its
+	// outcome was recorded; it may have run. The next try redelivers it (Retry.Redelivery).
 	AttemptInterrupted = "interrupted"
 )
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/internal/proctest"
 )
 
@@ -237,6 +238,28 @@ func TestKillAndResume(t *testing.T) {
 	if len(problems) > 0 || len(checkErrs) > 0 {
 		t.Fatalf("integrity: %v %v", problems, checkErrs)
 	}
+	// The export shows each redelivery as a try of its own after the interrupted one.
+	doc, err := export.Build(runs[0], evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	interrupted, redelivered := 0, 0
+	for _, a := range doc.Activities {
+		for i, at := range a.Attempts {
+			if at.Outcome != export.AttemptInterrupted {
+				continue
+			}
+			interrupted++
+			if at.Retry != nil && at.Retry.Redelivery && i+1 < len(a.Attempts) &&
+				a.Attempts[i+1].ActivityAttemptID != at.ActivityAttemptID && a.Attempts[i+1].Attempt == at.Attempt+1 {
+				redelivered++
+			}
+		}
+	}
+	if n := count(evs, history.ActivityAttemptInterrupted); interrupted != n || redelivered != n {
+		t.Errorf("export: %d interrupted tries, %d followed by their redelivery; the history has %d interruptions", interrupted, redelivered, n)
+	}
+	t.Logf("%d tries interrupted by the crashes and redelivered", interrupted)
 	if missing > 0 || dupHistory > 0 || maxIDs != 1 || dupAttempts > 0 {
 		t.Fatalf("missing %d, duplicated in history %d, max exec ids per step %d, redeliveries under an attempt already called %d",
 			missing, dupHistory, maxIDs, dupAttempts)
@@ -281,4 +304,14 @@ func startServe(t *testing.T, wend, db, failpoints string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	return cmd
+}
+
+func count(evs []history.Event, typ history.EventType) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
 }
