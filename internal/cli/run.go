@@ -204,6 +204,10 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 	if rep.Resumed > 0 {
 		fmt.Fprintf(e.stderr, "wend: resumed %d unfinished run(s), %d task(s)\n", rep.Resumed, rep.Tasks)
 	}
+	if rep.Interrupted > 0 {
+		fmt.Fprintf(e.stderr, "wend: redelivering %d activity call(s) in flight when wend stopped (recorded as interrupted; each is a new attempt)\n",
+			rep.Interrupted)
+	}
 	d.blocked = rep.Blocked
 	d.ctl = serveControl(e, path, d.eng, st, workflows)
 	return d, nil
