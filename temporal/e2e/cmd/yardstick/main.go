@@ -22,6 +22,10 @@
 // -scale N runs the 100 × 3 workload on wend on Temporal with one worker process and with
 // two (this command started again with -serve-worker), N rounds, and prints the median
 // ratio two/one. Only that: go run ./cmd/yardstick -rounds 0 -heap=false -scale 5
+// With -scale-work and -scale-slots each worker process has that many task slots and each
+// activity takes that long, so the workers, not the server, bound the workload, as when
+// plugins do real work: go run ./cmd/yardstick -rounds 0 -heap=false -scale 5
+// -scale-work 50ms -scale-slots 10
 package main
 
 import (
@@ -48,6 +52,8 @@ func main() {
 	rounds := flag.Int("rounds", 5, "rounds; the table shows medians (0: none)")
 	heap := flag.Bool("heap", true, "measure the heap per parked run")
 	scale := flag.Int("scale", 3, "rounds of 100 runs x 3 with one worker process against two (0: none)")
+	flag.DurationVar(&workerLoad.work, "scale-work", 0, "-scale's activities take this long each (simulated I/O-bound plugin work; 0: the no-op)")
+	flag.IntVar(&workerLoad.slots, "scale-slots", 0, "-scale's task slots per worker process (MaxConcurrentActivityExecutionSize; 0: the SDK's default)")
 	serve := flag.Bool("serve-worker", false, "internal: be a worker process for -scale")
 	addr := flag.String("addr", "", "internal: -serve-worker's frontend")
 	namespace := flag.String("namespace", "", "internal: -serve-worker's namespace")

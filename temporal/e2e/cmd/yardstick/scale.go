@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +12,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/temporal/driver"
+	"github.com/wendflow/wend/temporal/wire"
+	twork "github.com/wendflow/wend/temporal/worker"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 )
 
 // workerProc is this command started again with -serve-worker: a wend worker in its own
@@ -27,7 +34,8 @@ func startWorkerProc(addr, namespace, queue string) (*workerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "-serve-worker", "-addr", addr, "-namespace", namespace, "-queue", queue)
+	cmd := exec.Command(exe, "-serve-worker", "-addr", addr, "-namespace", namespace, "-queue", queue,
+		"-scale-work", workerLoad.work.String(), "-scale-slots", fmt.Sprint(workerLoad.slots))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -70,7 +78,7 @@ func serveWorker(addr, namespace, queue string) error {
 		return fmt.Errorf("dial %s: %w", addr, err)
 	}
 	defer c.Close()
-	w, err := startWendWorker(c, queue)
+	w, err := startLoadedWorker(c, queue, workerLoad)
 	if err != nil {
 		return err
 	}
@@ -139,7 +147,8 @@ func scaleOut(ctx context.Context, c client.Client, addr, namespace string, roun
 		workerCPU += p.stop()
 	}
 	procs = nil
-	fmt.Printf("\nscale-out, 100 runs x 3 activities on wend on Temporal, worker processes (rounds: %d, %d CPUs):\n", rounds, runtime.NumCPU())
+	fmt.Printf("\nscale-out, 100 runs x 3 activities on wend on Temporal, worker processes (rounds: %d, %d CPUs; activity work %s, slots per worker %d (0: SDK default)):\n",
+		rounds, runtime.NumCPU(), workerLoad.work, workerLoad.slots)
 	fmt.Printf("one worker %.0f ms, two workers %.0f ms (medians); two/one %.2f, per round %s\n",
 		median(ones), median(twos), median(ratios), fmtAll(ratios, "%.2f"))
 	fmt.Printf("CPU: server process %.1f s during the rounds; worker processes %.1f s in all (warm-up included)\n",
@@ -154,4 +163,40 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// load is what a -scale worker process's activities cost: each takes work (a sleep, as a
+// plugin waiting on a remote service would), and the worker runs at most slots at once.
+type load struct {
+	work  time.Duration
+	slots int
+}
+
+// workerLoad is -scale-work and -scale-slots.
+var workerLoad load
+
+// startLoadedWorker is startWendWorker with l's task slots and activity cost.
+func startLoadedWorker(c client.Client, queue string, l load) (worker.Worker, error) {
+	w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: l.slots})
+	driver.Register(w)
+	acts := &twork.Activities{Plugins: sleepActs{l.work}, Client: c}
+	w.RegisterActivityWithOptions(acts.Call, activity.RegisterOptions{Name: wire.ActivityCall})
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("wend worker on %s: %w", queue, err)
+	}
+	return w, nil
+}
+
+// sleepActs answers every activity with its input after d (at once when d is 0).
+type sleepActs struct{ d time.Duration }
+
+func (s sleepActs) Execute(ctx context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
+	if s.d > 0 {
+		select {
+		case <-time.After(s.d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return c.Input, nil
 }
