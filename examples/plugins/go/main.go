@@ -21,9 +21,9 @@ func main() {
 		"echo": sdk.Func(echo, `{}`, `{}`).
 			Describe("Returns its input unchanged."),
 		"sleep": sdk.Func(sleep,
-			`{"type":"object","required":["ms"],"properties":{"ms":{"type":"integer","minimum":0}}}`,
+			`{"type":"object","required":["ms"],"properties":{"ms":{"type":"integer","minimum":0},"heartbeat_every_ms":{"type":"integer","minimum":1}}}`,
 			`{"type":"object","required":["slept_ms"],"properties":{"slept_ms":{"type":"integer"}}}`).
-			Describe("Sleeps ms milliseconds, heartbeating every 100 ms; stops early when cancelled."),
+			Describe("Sleeps ms milliseconds, heartbeating every heartbeat_every_ms (default 100); stops early when cancelled."),
 		"fail": sdk.Func(fail,
 			`{"type":"object","properties":{"type":{"type":"string"},"message":{"type":"string"},"non_retryable":{"type":"boolean"}}}`,
 			`{}`).
@@ -59,7 +59,8 @@ func echo(_ *sdk.Context, in json.RawMessage) (json.RawMessage, error) {
 }
 
 type sleepIn struct {
-	MS int64 `json:"ms"`
+	MS             int64 `json:"ms"`
+	HeartbeatEvery int64 `json:"heartbeat_every_ms"` // 0: every 100 ms
 }
 
 type sleepOut struct {
@@ -69,7 +70,11 @@ type sleepOut struct {
 func sleep(ctx *sdk.Context, in sleepIn) (sleepOut, error) {
 	start := time.Now()
 	done := time.After(time.Duration(in.MS) * time.Millisecond)
-	tick := time.NewTicker(100 * time.Millisecond)
+	every := 100 * time.Millisecond
+	if in.HeartbeatEvery > 0 {
+		every = time.Duration(in.HeartbeatEvery) * time.Millisecond
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
