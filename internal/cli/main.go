@@ -134,8 +134,9 @@ func printHelp(e *env, w io.Writer) {
 	}
 	fmt.Fprint(w, "\nRun 'wend help COMMAND' for a command's flags and exit codes.\n")
 	fmt.Fprint(w, "On a Temporal cluster: add --temporal HOST:PORT [--namespace N] [--task-queue Q] (or set\n"+
-		"WEND_TEMPORAL) to run, list, show, history, signal, cancel, terminate and check, and start\n"+
-		"workers with 'wend worker' (these need the wend-temporal program; docs/design.md).\n")
+		"WEND_TEMPORAL) to run, list, show, history, signal, cancel, terminate, retry, wait and\n"+
+		"check, and start workers with 'wend worker' (these need the wend-temporal program; README,\n"+
+		"Scaling out).\n")
 }
 
 // usageError prints a usage problem with a hint and returns exitUsage.
