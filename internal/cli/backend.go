@@ -256,6 +256,7 @@ func runRemote(e *env, dbPath string, req server.StartRequest, detach bool) int 
 	st, err := b.Start(context.Background(), req)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		noInputHint(e, err, req.Input)
 		if errors.Is(err, engine.ErrInvalidInput) {
 			return exitUsage
 		}

@@ -123,6 +123,7 @@ func runRun(e *env, args []string) int {
 	rec, _, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: src, Input: raw})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		noInputHint(e, err, raw)
 		if errors.Is(err, engine.ErrInvalidInput) {
 			return exitUsage
 		}
@@ -137,6 +138,7 @@ func runRun(e *env, args []string) int {
 
 func readInput(inline, file string) (json.RawMessage, error) {
 	var raw []byte
+	where := "--input"
 	switch {
 	case inline != "":
 		raw = []byte(inline)
@@ -145,20 +147,52 @@ func readInput(inline, file string) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		raw = b
+		raw, where = b, "stdin"
 	case file != "":
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return nil, err
 		}
-		raw = b
+		raw, where = b, file
 	default:
 		return json.RawMessage("null"), nil
 	}
 	if !json.Valid(raw) {
-		return nil, fmt.Errorf("input is not valid JSON: %.60q", raw)
+		return nil, fmt.Errorf("input is not valid JSON: %s", jsonProblem(where, raw))
 	}
 	return raw, nil
+}
+
+// jsonProblem says where in raw (read from where) its JSON goes wrong: the line and column
+// of the syntax error and what the decoder expected there.
+func jsonProblem(where string, raw []byte) string {
+	var v any
+	err := json.Unmarshal(raw, &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return fmt.Sprintf("%s: %v", where, err)
+	}
+	line, col := 1, 1
+	for _, c := range raw[:min(int(se.Offset), len(raw))] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	// The offset is just past the byte that broke the syntax; point at that byte.
+	if col > 1 {
+		col--
+	}
+	return fmt.Sprintf("%s:%d:%d: %v", where, line, col, se)
+}
+
+// noInputHint is what a refused input adds when the command was given none: the schema
+// wanted fields, so say how to pass them.
+func noInputHint(e *env, err error, input json.RawMessage) {
+	if errors.Is(err, engine.ErrInvalidInput) && string(input) == "null" {
+		fmt.Fprintln(e.stderr, "wend run: no input was given; pass the run's input with --input JSON or --input-file FILE")
+	}
 }
 
 func readAllStdin() ([]byte, error) {

@@ -32,6 +32,7 @@ func runOnTemporal(e *env, file string, req server.StartRequest, detach bool) in
 	st, err := b.Start(context.Background(), req)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+		noInputHint(e, err, req.Input)
 		var se *server.Error
 		if errors.Is(err, engine.ErrInvalidInput) || (errors.As(err, &se) && (se.Code == server.CodeInternal || se.Code == server.CodeStopped)) {
 			return exitUsage
