@@ -316,3 +316,77 @@ func TestEveryCallIsMarkedFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestLostTaskOfADispatchedTryIsARedeliveryIssue12Item3: a try in flight when the process
+// stopped, whose task record was then lost, is rebuilt by the start's repair and recorded
+// interrupted (its dispatch mark went with the record), so the re-run is attempt 2 with a
+// new attempt id, not attempt 1 again.
+func TestLostTaskOfADispatchedTryIsARedeliveryIssue12Item3(t *testing.T) {
+	h := newHarness(t)
+	started := blockFirst(h, "slow")
+	f := h.write("w.wend.yaml", head+"steps: [{id: s, activity: p.slow, retry: {tries: 1}}]\n")
+	h.start(f, "w", "null")
+	first := <-started
+	id := interpreter.TaskID(first.ActivityExecutionID, 1)
+	h.e.Close()
+	if err := h.store.Commit(context.Background(), history.Commit{DeleteTasks: []string{id}}); err != nil {
+		t.Fatal(err)
+	}
+	delete(h.acts.fns, "slow")
+	h.acts.fns["slow"] = func(context.Context, history.ActivityCall) (json.RawMessage, error) {
+		return json.RawMessage(`"ok"`), nil
+	}
+	h.open()
+	rep, err := h.e.Recover(context.Background())
+	if err != nil || len(rep.Repair.Rebuilt) != 1 || len(rep.Repair.Interrupted) != 1 || rep.Interrupted != 1 {
+		t.Fatalf("recover: %+v %v; want the lost task rebuilt and its try interrupted", rep, err)
+	}
+	r := h.wait("w")
+	if r.Status != history.StatusCompleted {
+		t.Fatalf("run %s", r.Status)
+	}
+	h.acts.mu.Lock()
+	calls := append([]history.ActivityCall(nil), h.acts.calls...)
+	h.acts.mu.Unlock()
+	if len(calls) != 2 || calls[1].Attempt != 2 || calls[1].ActivityAttemptID == calls[0].ActivityAttemptID {
+		t.Fatalf("calls %+v: want the re-run as attempt 2 with a new attempt id", calls)
+	}
+	if n := count(events(h, r), history.ActivityAttemptInterrupted); n != 1 {
+		t.Fatalf("%d interruptions recorded, want 1", n)
+	}
+}
+
+// TestLostTaskOfAFutureRetryIsNotARedelivery: a lost task whose try was not yet due when the
+// run last recorded an event (a backoff) cannot have reached a plugin: it is rebuilt as is.
+func TestLostTaskOfAFutureRetryIsNotARedelivery(t *testing.T) {
+	h := newHarness(t)
+	h.acts.fns["flaky"] = func(context.Context, history.ActivityCall) (json.RawMessage, error) {
+		return nil, &history.ActivityError{Type: "Busy", Message: "try later", Category: history.CategoryActivity}
+	}
+	f := h.write("w.wend.yaml", head+"steps: [{id: s, activity: p.flaky, retry: {tries: 3, backoff: [1h]}}]\n")
+	h.start(f, "w", "null")
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == ""; time.Sleep(5 * time.Millisecond) {
+		ts, _ := h.store.Tasks()
+		for _, task := range ts {
+			if task.Kind == history.TaskActivity && task.AvailableAt.After(t0) {
+				id = task.ID
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no retry task appeared")
+		}
+	}
+	h.e.Close()
+	if err := h.store.Commit(context.Background(), history.Commit{DeleteTasks: []string{id}}); err != nil {
+		t.Fatal(err)
+	}
+	h.open()
+	rep, err := h.e.Recover(context.Background())
+	if err != nil || len(rep.Repair.Rebuilt) != 1 || len(rep.Repair.Interrupted) != 0 {
+		t.Fatalf("recover: %+v %v; want the retry's task rebuilt, no interruption", rep, err)
+	}
+	if task, ok := h.task(id); !ok || task.Dispatched {
+		t.Fatalf("rebuilt task %+v %v: want it unmarked", task, ok)
+	}
+}

@@ -68,9 +68,10 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 		}
 		e.rearm(lr, t)
 	}
-	if rep.Repair, err = e.Repair(ctx, ""); err != nil {
+	if rep.Repair, err = e.repair("", true); err != nil {
 		return rep, err
 	}
+	rep.Interrupted += len(rep.Repair.Interrupted)
 	if n := len(rep.Repair.Rebuilt); n > 0 {
 		e.logf("wend: rebuilt %d task(s) the histories need: %v", n, rep.Repair.Rebuilt)
 	}

@@ -15,6 +15,10 @@ type RepairReport struct {
 	Runs    int      // runs examined
 	Rebuilt []string // "run-id: task-id" for every task recreated
 	Dropped []string // keys of damaged task records deleted: no open run's history needs them
+	// Interrupted lists the rebuilt tries (as Rebuilt) that a start's repair recorded as
+	// interrupted instead of running again: they may have reached a plugin before their
+	// record was lost.
+	Interrupted []string
 }
 
 // expectedTasks are the tasks a run's open work needs, derived from its replayed state.
@@ -44,6 +48,14 @@ func expectedTasks(lr *liveRun) []history.Task {
 // rebuilt task replaces it, and one left over (its key damaged too) is deleted after a repair
 // of every run.
 func (e *Engine) Repair(ctx context.Context, workflowID string) (rep RepairReport, err error) {
+	return e.repair(workflowID, false)
+}
+
+// repair is Repair; atStart is set when Recover calls it, before this process has handed any
+// try to a plugin: a lost activity task whose try may have reached a plugin under the process
+// that stopped is then rebuilt marked dispatched and recorded interrupted, as a marked task
+// is, so the re-run gets a new attempt and attempt id.
+func (e *Engine) repair(workflowID string, atStart bool) (rep RepairReport, err error) {
 	stored, damaged, err := e.storedTasks()
 	if err != nil {
 		return rep, err
@@ -73,14 +85,22 @@ func (e *Engine) Repair(ctx context.Context, workflowID string) (rep RepairRepor
 			lr.mu.Unlock()
 			continue
 		}
+		for i, t := range missing {
+			missing[i].Dispatched = atStart && e.possiblyDispatched(lr, t)
+		}
 		err = e.commitRepair(lr, missing)
+		runID := lr.rec.RunID // lr.rec is rewritten by each commit of the run: read it locked
 		lr.mu.Unlock()
 		if err != nil {
 			return rep, err
 		}
 		for _, t := range missing {
 			rebuilt[t.ID] = true
-			rep.Rebuilt = append(rep.Rebuilt, lr.rec.RunID+": "+t.ID)
+			rep.Rebuilt = append(rep.Rebuilt, runID+": "+t.ID)
+			if t.Dispatched && e.interrupted(lr, t) {
+				rep.Interrupted = append(rep.Interrupted, runID+": "+t.ID)
+				continue
+			}
 			e.rearm(lr, t)
 		}
 	}
@@ -259,4 +279,19 @@ func (e *Engine) replayCopy(old history.Run, st history.Started, prefix []histor
 		SpecFile: old.SpecFile, SpecSHA256: old.SpecSHA256, ParentRunID: old.ParentRunID, ParentStep: old.ParentStep,
 		StartedAt: e.clock.Now(), LastSeq: uint64(len(evs))}
 	return lr, evs, nil
+}
+
+// possiblyDispatched says whether the try of t, an activity task the store lost, may have
+// reached a plugin before the loss: it was due when the run last recorded an event, so a
+// process driving the run was there to hand it over. Its dispatch mark, if it had one, was
+// lost with it; at-least-once asks to assume it. lr.mu is held.
+func (e *Engine) possiblyDispatched(lr *liveRun, t history.Task) bool {
+	if t.Kind != history.TaskActivity || e.opts.Parked || lr.rec.LastSeq == 0 {
+		return false
+	}
+	evs, err := e.store.Events(lr.rec.RunID, lr.rec.LastSeq-1)
+	if err != nil || len(evs) == 0 {
+		return false
+	}
+	return !t.AvailableAt.After(evs[len(evs)-1].Time)
 }
