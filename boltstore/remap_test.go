@@ -25,10 +25,10 @@ import (
 // the events meanwhile: the default reservation must cover both.
 //
 // Whether a commit waited for the reader is read from the goroutine stacks just before the
-// reader ends: a commit that needs a remap cannot get past it while the reader is open. Latency
-// on this disk is noisy, so the only timing asserted has a wide margin: with the default
-// reservation no commit takes half the hold. The hold is 3 s, 10 s under -tags soak
-// (tier T3 of docs/reliability.md).
+// reader ends: a commit that needs a remap cannot get past it while the reader is open. No
+// latency is asserted (a loaded machine stalls commits for reasons of its own; the figures are
+// printed): with the default reservation the file must end below it, so bbolt never had to
+// remap at all. The hold is 3 s, 10 s under -tags soak (tier T3 of docs/reliability.md).
 func TestRemapStall(t *testing.T) {
 	hold := 3 * time.Second
 	if soak {
@@ -61,8 +61,8 @@ func TestRemapStall(t *testing.T) {
 			if f.stalled {
 				t.Errorf("with the default InitialMmapSize a commit was waiting in bbolt's remap for the reader held %v", hold)
 			}
-			if f.max() >= hold/2 {
-				t.Errorf("with the default InitialMmapSize a commit took %v while a reader was held %v", f.max(), hold)
+			if f.fileSize >= int64(mmap) {
+				t.Errorf("with the default InitialMmapSize (%d MiB) the file grew to %d bytes: commits had to remap", mmap>>20, f.fileSize)
 			}
 		})
 	}
