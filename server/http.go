@@ -133,12 +133,12 @@ func (s *Server) signalRun(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	run, err := s.SendSignal(r.Context(), r.PathValue("id"), req)
+	sent, err := s.SendSignal(r.Context(), r.PathValue("id"), req)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": run})
+	writeJSON(w, http.StatusOK, sent)
 }
 
 // CancelRequest is the body of POST /v1/runs/{id}/cancel.

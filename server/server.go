@@ -165,39 +165,42 @@ func (s *Server) Start(ctx context.Context, req StartRequest) (Started, error) {
 
 // Signal sends a signal to the open run of the workflow (or run) id names.
 func (s *Server) Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error) {
-	return s.SendSignal(ctx, id, SignalRequest{Name: name, Data: data})
+	sent, err := s.SendSignal(ctx, id, SignalRequest{Name: name, Data: data})
+	return sent.Run, err
 }
 
 // SendSignal is Signal with an optional idempotency id (req.ID): a resend with the same id
-// reaches the run once.
-func (s *Server) SendSignal(ctx context.Context, id string, req SignalRequest) (history.Run, error) {
+// reaches the run once, and its answer says Duplicate.
+func (s *Server) SendSignal(ctx context.Context, id string, req SignalRequest) (SignalSent, error) {
 	name, data := req.Name, req.Data
 	if name == "" {
-		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: no signal name given")
+		return SignalSent{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: no signal name given")
 	}
 	if err := engine.CheckID("signal name", name); err != nil {
-		return history.Run{}, wrap(fmt.Errorf("signal: %w", err))
+		return SignalSent{}, wrap(fmt.Errorf("signal: %w", err))
 	}
 	if err := engine.CheckID("signal id", req.ID); err != nil {
-		return history.Run{}, wrap(fmt.Errorf("signal %s: %w", name, err))
+		return SignalSent{}, wrap(fmt.Errorf("signal %s: %w", name, err))
 	}
 	if err := engine.CheckPayload("signal data", data); err != nil {
-		return history.Run{}, wrap(fmt.Errorf("signal %s: %w", name, err))
+		return SignalSent{}, wrap(fmt.Errorf("signal %s: %w", name, err))
 	}
 	if len(data) > 0 && !json.Valid(data) {
-		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: data is not JSON")
+		return SignalSent{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: data is not JSON")
 	}
-	r, err := s.control(id, "signals to a finished run are rejected", func(wf string) error {
-		return s.eng.SendSignal(ctx, engine.SignalRequest{WorkflowID: wf, Name: name, Data: data, ID: req.ID})
+	var dup bool
+	r, err := s.control(id, "signals to a finished run are rejected", func(wf string) (err error) {
+		dup, err = s.eng.SendSignal(ctx, engine.SignalRequest{WorkflowID: wf, Name: name, Data: data, ID: req.ID})
+		return err
 	})
 	if req.ID != "" && errors.Is(err, engine.ErrRunClosed) {
 		// A resend of a signal the run took before it finished is the duplicate it is, not
 		// a new signal to refuse: acknowledged, whatever the run's state now.
 		if seen, serr := engine.SignalRecorded(s.store, r.WorkflowID, req.ID); serr == nil && seen {
-			return r, nil
+			return SignalSent{Run: r, Duplicate: true}, nil
 		}
 	}
-	return r, err
+	return SignalSent{Run: r, Duplicate: dup && err == nil}, err
 }
 
 // Cancel cancels the open run of the workflow (or run) id names.

@@ -33,7 +33,7 @@ type backend interface {
 	Events(id string, after uint64) (server.EventPage, error)
 	Start(ctx context.Context, req server.StartRequest) (server.Started, error)
 	Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error)
-	SendSignal(ctx context.Context, id string, req server.SignalRequest) (history.Run, error)
+	SendSignal(ctx context.Context, id string, req server.SignalRequest) (server.SignalSent, error)
 	Cancel(ctx context.Context, id, reason string) (history.Run, error)
 	Terminate(ctx context.Context, id, reason string) (history.Run, error)
 	Retry(ctx context.Context, id string) (server.Retried, error)

@@ -138,10 +138,10 @@ func (c *client) Signal(ctx context.Context, id, name string, data json.RawMessa
 	return out.Run, err
 }
 
-func (c *client) SendSignal(ctx context.Context, id string, req server.SignalRequest) (history.Run, error) {
-	var out struct{ Run history.Run }
+func (c *client) SendSignal(ctx context.Context, id string, req server.SignalRequest) (server.SignalSent, error) {
+	var out server.SignalSent
 	err := c.call(ctx, "POST", runPath(id, "/signals"), req, &out)
-	return out.Run, err
+	return out, err
 }
 
 func (c *client) Terminate(ctx context.Context, id, reason string) (history.Run, error) {

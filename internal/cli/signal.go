@@ -25,16 +25,18 @@ that process acts on it at once; otherwise the run takes it when it is next driv
 Flags:
   --data JSON       the signal's data (default null)
   --id SIGNAL_ID    make the send idempotent: a send with an id the run has already
-                    received is acknowledged and not recorded again, even after the run
-                    ended, so a script that did not see the answer (a timeout, a crash)
-                    can simply send again
-  --json            print the run record after the signal as JSON
+                    received is acknowledged (exit 0) and not recorded again, even after
+                    the run ended, so a script that did not see the answer (a timeout, a
+                    crash) can simply send again; the command then says the signal "was
+                    already delivered" instead of "sent"
+  --json            print the run record after the signal as JSON (a duplicate is noted
+                    on stderr)
   --db PATH         database file (default $WEND_DB, else .wend/wend.db)
 
 NAME and SIGNAL_ID are at most 255 bytes with no control character, and the data at most
 2 MiB; a run holds at most 5,000 signals no step has taken yet, and refuses one more.
 
-Exit codes: 0 sent (or a resend of a signal already taken), 1 no such workflow, the run has
+Exit codes: 0 sent (or a resend of a signal already delivered, said so), 1 no such workflow, the run has
 finished (signals to a finished run are rejected), cannot take input or holds 5,000 signals,
 2 usage or I/O error (a name, id or data over its limit included).
 `,
@@ -76,13 +78,23 @@ func runSignal(e *env, args []string) int {
 		return exitUsage
 	}
 	defer b.Close()
-	run, err := b.SendSignal(context.Background(), pos[0], server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID})
+	sent, err := b.SendSignal(context.Background(), pos[0], server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID})
 	if err != nil {
 		return commandError(e, "signal", err)
 	}
+	run := sent.Run
+	dup := fmt.Sprintf("signal %q with id %s was already delivered to %s; not sent again (run %s is %s)",
+		pos[1], printable(*signalID, ""), printable(run.WorkflowID, ""), run.RunID, run.Status)
 	if *asJSON {
 		out, _ := json.MarshalIndent(run, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)
+		if sent.Duplicate {
+			fmt.Fprintf(e.stderr, "wend signal: %s\n", dup)
+		}
+		return exitOK
+	}
+	if sent.Duplicate {
+		fmt.Fprintln(e.stdout, dup)
 		return exitOK
 	}
 	fmt.Fprintf(e.stdout, "signal %q sent to run %s of %s\n", pos[1], run.RunID, printable(run.WorkflowID, ""))

@@ -12,7 +12,8 @@ import (
 // Signal sends a signal to the open run of a workflow id. The signal is durable once this
 // returns nil; signals sent before the run waits for them are kept in order.
 func (e *Engine) Signal(ctx context.Context, workflowID, name string, data json.RawMessage) error {
-	return e.SendSignal(ctx, SignalRequest{WorkflowID: workflowID, Name: name, Data: data})
+	_, err := e.SendSignal(ctx, SignalRequest{WorkflowID: workflowID, Name: name, Data: data})
+	return err
 }
 
 // SignalRequest is a signal to a workflow id. ID, when set, makes the send idempotent: a
@@ -24,35 +25,45 @@ type SignalRequest struct {
 	ID         string
 }
 
-// SendSignal is Signal with an optional idempotency id.
-func (e *Engine) SendSignal(ctx context.Context, s SignalRequest) error {
+// SendSignal is Signal with an optional idempotency id. duplicate is true when s.ID names a
+// signal the workflow id already recorded: nothing was recorded now, and the caller can say
+// so instead of "sent" (issue 12 item 15).
+func (e *Engine) SendSignal(ctx context.Context, s SignalRequest) (duplicate bool, err error) {
 	if s.Name == "" {
-		return fmt.Errorf("signal %s: the signal needs a name: %w", s.WorkflowID, ErrBadID)
+		return false, fmt.Errorf("signal %s: the signal needs a name: %w", s.WorkflowID, ErrBadID)
 	}
 	if err := CheckID("signal name", s.Name); err != nil {
-		return fmt.Errorf("signal: %w", err)
+		return false, fmt.Errorf("signal: %w", err)
 	}
 	if err := CheckID("signal id", s.ID); err != nil {
-		return fmt.Errorf("signal %s: %w", s.Name, err)
+		return false, fmt.Errorf("signal %s: %w", s.Name, err)
 	}
 	if err := CheckPayload("signal data", s.Data); err != nil {
-		return fmt.Errorf("signal %s: %w", s.Name, err)
+		return false, fmt.Errorf("signal %s: %w", s.Name, err)
 	}
 	if len(s.Data) > 0 && !json.Valid(s.Data) {
-		return fmt.Errorf("signal %s: data is not JSON", s.Name)
+		return false, fmt.Errorf("signal %s: data is not JSON", s.Name)
 	}
 	lr, err := e.openRun(s.WorkflowID)
 	if err != nil {
 		if errors.Is(err, ErrRunClosed) && s.ID != "" {
 			if seen, serr := SignalRecorded(e.store, s.WorkflowID, s.ID); serr == nil && seen {
-				return nil // a resend of a signal the run took before it finished: done already
+				return true, nil // a resend of a signal the run took before it finished: done already
 			}
 		}
-		return fmt.Errorf("signal %s: %w", s.WorkflowID, err)
+		return false, fmt.Errorf("signal %s: %w", s.WorkflowID, err)
 	}
-	return e.deliver(lr, history.Event{Type: history.SignalReceived,
+	err = e.deliver(lr, history.Event{Type: history.SignalReceived,
 		Data: history.MustData(history.Signal{Name: s.Name, Data: s.Data, SignalID: s.ID})})
+	if errors.Is(err, errDuplicateSignal) {
+		return true, nil
+	}
+	return false, err
 }
+
+// errDuplicateSignal is what applyBatch answers a signal whose id the run already recorded:
+// not a failure, SendSignal turns it into its duplicate flag.
+var errDuplicateSignal = errors.New("a resend of a signal already recorded")
 
 // Terminate stops the open run of a workflow id at once: no compensation, no on_cancel.
 func (e *Engine) Terminate(ctx context.Context, workflowID, reason string) error {

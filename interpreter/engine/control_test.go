@@ -16,7 +16,7 @@ func TestSignalWithIDIsAppliedOnce(t *testing.T) {
 	ctx := context.Background()
 	for _, d := range []string{`1`, `1`, `2`} { // the second send is a retry of the first
 		id := "sig-" + d
-		if err := h.e.SendSignal(ctx, SignalRequest{WorkflowID: "s", Name: "go", Data: json.RawMessage(d), ID: id}); err != nil {
+		if _, err := h.e.SendSignal(ctx, SignalRequest{WorkflowID: "s", Name: "go", Data: json.RawMessage(d), ID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -83,7 +83,7 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 		if ev.Type == history.SignalReceived {
 			s, _ := history.DataOf[history.Signal](ev)
 			if lr.interp.SeenSignal(s.SignalID) {
-				p.done <- nil // a resend of a signal already recorded
+				p.done <- errDuplicateSignal // a resend of a signal already recorded: not recorded again
 				continue
 			}
 			if !lr.interp.SignalRoom(s.Name) {

@@ -134,7 +134,7 @@ func TestPayloadLimitIssue12Item6(t *testing.T) {
 		t.Fatalf("big input: %v", err)
 	}
 	r := h.start(f, "w", "null")
-	err = h.e.SendSignal(ctx, SignalRequest{WorkflowID: "w", Name: "go", Data: big})
+	_, err = h.e.SendSignal(ctx, SignalRequest{WorkflowID: "w", Name: "go", Data: big})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "signal go: the signal data is 2097154 bytes, over the limit") {
 		t.Fatalf("big signal: %v", err)
 	}
@@ -171,25 +171,44 @@ func TestSignalLimitRefusedAtTheEdgeIssue12Item7(t *testing.T) {
 	}
 }
 
-// A resend of a signal the run took is acknowledged even after that signal finished it.
+// A resend of a signal the run took is acknowledged even after that signal finished it, and
+// flagged as the duplicate it is, open run or closed: the caller must not say "sent" of it.
 func TestSignalResendAfterRunFinishedIssue12Item15(t *testing.T) {
 	h := newHarness(t)
-	f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}]\n")
-	h.start(f, "w", "null")
+	f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}, {wait_for_signal: go}]\n")
+	r := h.start(f, "w", "null")
 	ctx := context.Background()
-	send := func(id string) error {
+	send := func(id string) (bool, error) {
 		return h.e.SendSignal(ctx, SignalRequest{WorkflowID: "w", Name: "go", ID: id})
 	}
-	if err := send("s-1"); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{{"s-1", false}, {"s-1", true}, {"", false}} { // an id-less send is never a duplicate
+		dup, err := send(c.id)
+		if err != nil || dup != c.want {
+			t.Fatalf("send %q to the open run: duplicate %v, %v; want %v", c.id, dup, err, c.want)
+		}
 	}
 	h.wait("w")
-	if err := send("s-1"); err != nil {
-		t.Fatalf("resend of a recorded signal to the finished run: %v", err)
+	if evs, _ := h.store.Events(r.RunID, 0); countType(evs, history.SignalReceived) != 2 {
+		t.Fatalf("%d SignalReceived, want 2 (the resend is not recorded)", countType(evs, history.SignalReceived))
 	}
-	if err := send("s-2"); !errors.Is(err, ErrRunClosed) {
+	if dup, err := send("s-1"); err != nil || !dup {
+		t.Fatalf("resend of a recorded signal to the finished run: duplicate %v, %v", dup, err)
+	}
+	if _, err := send("s-2"); !errors.Is(err, ErrRunClosed) {
 		t.Fatalf("new signal to the finished run: %v, want ErrRunClosed", err)
 	}
+}
+
+func countType(evs []history.Event, t history.EventType) (n int) {
+	for _, ev := range evs {
+		if ev.Type == t {
+			n++
+		}
+	}
+	return n
 }
 
 // A start with a taken id and the same input (as JSON values) names the same run; other

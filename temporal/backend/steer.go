@@ -19,22 +19,60 @@ import (
 
 // Signal sends a wend signal to the open run id names.
 func (b *Backend) Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error) {
-	return b.SendSignal(ctx, id, server.SignalRequest{Name: name, Data: data})
+	sent, err := b.SendSignal(ctx, id, server.SignalRequest{Name: name, Data: data})
+	return sent.Run, err
 }
 
 // SendSignal sends a wend signal on wire.SignalName; the run keeps signal ids it has seen,
-// so a resend with the same id reaches it once.
-func (b *Backend) SendSignal(ctx context.Context, id string, req server.SignalRequest) (history.Run, error) {
+// so a resend with the same id reaches it once. With an id, the run's wend history is read
+// first (the wend.events query): an id it recorded is answered Duplicate, open run or closed,
+// and not sent again, as locally (issue 12 item 15). Two sends racing with one new id both
+// reach the workflow, which records the first, and both answer not Duplicate.
+func (b *Backend) SendSignal(ctx context.Context, id string, req server.SignalRequest) (server.SignalSent, error) {
 	if req.Name == "" {
-		return history.Run{}, server.NewError(server.CodeBadRequest, "signal: no signal name given")
+		return server.SignalSent{}, server.NewError(server.CodeBadRequest, "signal: no signal name given")
 	}
 	if len(req.Data) > 0 && !json.Valid(req.Data) {
-		return history.Run{}, server.NewError(server.CodeBadRequest, "signal: data is not JSON")
+		return server.SignalSent{}, server.NewError(server.CodeBadRequest, "signal: data is not JSON")
 	}
-	return b.control(ctx, id, "signals to a finished run are rejected", func(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) error {
+	if req.ID != "" {
+		if r, seen := b.signalSeen(ctx, id, req.ID); seen {
+			return server.SignalSent{Run: r, Duplicate: true}, nil
+		}
+	}
+	r, err := b.control(ctx, id, "signals to a finished run are rejected", func(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) error {
 		e := info.GetExecution()
 		return b.c.SignalWorkflow(ctx, e.GetWorkflowId(), e.GetRunId(), wire.SignalName, wire.Signal{Name: req.Name, Data: req.Data, SignalID: req.ID})
 	})
+	return server.SignalSent{Run: r}, err
+}
+
+// signalSeen says whether the run id names recorded a signal with client id signalID, with
+// the run's record. Only that run's history is read, not earlier runs of a continue-as-new
+// chain (locally every run of the workflow id is). A history that cannot be read (no worker
+// answers) says no: an open run is then signalled and drops the resend itself, a closed one
+// refuses it as closed.
+func (b *Backend) signalSeen(ctx context.Context, id, signalID string) (history.Run, bool) {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	info, err := b.resolve(ctx, id)
+	if err != nil {
+		return history.Run{}, false
+	}
+	evs, _, err := b.events(ctx, info, 0)
+	if err != nil {
+		return history.Run{}, false
+	}
+	for _, ev := range evs {
+		if ev.Type != history.SignalReceived {
+			continue
+		}
+		if s, err := history.DataOf[history.Signal](ev); err == nil && s.SignalID == signalID {
+			r, _ := withEvents(runOf(info), evs)
+			return r, true
+		}
+	}
+	return history.Run{}, false
 }
 
 // Cancel sends the reason on wire.CancelSignalName (Temporal's cancel carries none), then

@@ -1,0 +1,57 @@
+package backend
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/server"
+	enumspb "go.temporal.io/api/enums/v1"
+)
+
+// withSignal is opened's history with a SignalReceived carrying client id signalID.
+func withSignal(t *testing.T, signalID string) []history.Event {
+	evs := opened(t)
+	return append(evs, history.Event{Seq: uint64(len(evs) + 1), Type: history.SignalReceived, Time: t1,
+		Data: history.MustData(history.Signal{Name: "go", SignalID: signalID})})
+}
+
+// TestSignalResendIsDuplicateIssue12Item15: on Temporal as locally, a resend with a signal id
+// the run recorded answers Duplicate and sends nothing, open run or closed; a new id to an
+// open run is sent and not Duplicate; a new id to a closed run is refused as closed.
+func TestSignalResendIsDuplicateIssue12Item15(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		status   enumspb.WorkflowExecutionStatus
+		id       string
+		dup      bool
+		sent     bool
+		wantCode string
+	}{
+		{"open, known id", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "s-1", true, false, ""},
+		{"open, new id", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "s-2", false, true, ""},
+		{"open, no id", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "", false, true, ""},
+		{"closed, known id", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "s-1", true, false, ""},
+		{"closed, new id", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "s-2", false, false, server.CodeRunClosed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, f := newFake(info(c.status, nil))
+			f.events = map[string][]history.Event{"run-1": withSignal(t, "s-1")}
+			sent, err := b.SendSignal(context.Background(), "order-1", server.SignalRequest{Name: "go", ID: c.id})
+			if code(err) != c.wantCode || (c.wantCode == "" && err != nil) {
+				t.Fatalf("err = %v, want code %q", err, c.wantCode)
+			}
+			if sent.Duplicate != c.dup {
+				t.Fatalf("duplicate %v, want %v", sent.Duplicate, c.dup)
+			}
+			if c.dup && sent.Run.WorkflowID != "order-1" {
+				t.Fatalf("duplicate answers run %+v, want order-1's record", sent.Run)
+			}
+			signalled := len(f.calls) == 1 && strings.HasPrefix(f.calls[0], "signal order-1 wend.signal")
+			if signalled != c.sent || (!c.sent && len(f.calls) != 0) {
+				t.Fatalf("calls %v, want sent=%v", f.calls, c.sent)
+			}
+		})
+	}
+}
