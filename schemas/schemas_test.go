@@ -17,6 +17,7 @@ import (
 var mapExceptions = map[string]string{
 	"/properties/input":                       "a JSON Schema; its own metaschema decides its keys",
 	"/properties/plugins":                     "plugin name -> plugin; names are checked by propertyNames",
+	"/properties/signals":                     "signal name -> declared signal",
 	"/$defs/step/properties/set":              "state key -> value",
 	"/$defs/templateValue":                    "any value (with, output, set values)",
 	"/properties/output":                      "any value",

@@ -79,6 +79,9 @@ func (c *checker) step(s *Step, sc *scope) map[string]bool {
 			names = append(names, "signal")
 		}
 		setScope := sc.with(names...)
+		if s.Kind == KindWaitForSignal && c.w.Signals[s.Signal] != nil && c.w.Signals[s.Signal].Schema != nil {
+			setScope.signal = c.w.Signals[s.Signal]
+		}
 		for _, f := range s.Set {
 			c.value(f.Value, setScope)
 		}
@@ -113,6 +116,8 @@ func (c *checker) kind(s *Step, sc *scope) map[string]bool {
 		return done
 	case KindForEach:
 		c.forEach(s, sc)
+	case KindWaitForSignal:
+		c.waitForSignal(s)
 	case KindDelay:
 		if s.DelayUntil != nil {
 			c.value(s.DelayUntil, sc)
@@ -146,6 +151,23 @@ func (c *checker) activity(s *Step) {
 		}
 		c.errorf(s.Pos, s.Path+".activity", "%s", msg)
 	}
+}
+
+// waitForSignal refuses a wait for a signal the workflow does not declare, when it declares
+// its signals: such a wait could never end, since a send of that name is refused.
+func (c *checker) waitForSignal(s *Step) {
+	if c.w.Signals == nil || s.Signal == "" || c.w.Signals[s.Signal] != nil {
+		return
+	}
+	msg := fmt.Sprintf("signal %q is not declared under signals", s.Signal)
+	if sug := suggest(s.Signal, c.w.SignalOrder); sug != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", sug)
+	}
+	if len(c.w.SignalOrder) > 0 {
+		msg += "; declared: " + nameList(c.w.SignalOrder)
+	}
+	msg += "; a send of an undeclared signal is refused, so this wait could never end"
+	c.errorf(s.SignalPos, s.Path+".wait_for_signal", "%s", msg)
 }
 
 func (c *checker) forEach(s *Step, sc *scope) {

@@ -15,6 +15,8 @@ type decoder struct {
 	file  string
 	diags Diagnostics
 	input *yaml.Node // the `input` schema, compiled by the loader
+	// signalSchemas are the declared signals' `schema` nodes, compiled by the loader.
+	signalSchemas map[string]*yaml.Node
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
@@ -44,7 +46,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key 
 	}
 }
 
-var workflowKeys = []string{"wend", "name", "description", "input", "plugins", "defaults", "timeouts",
+var workflowKeys = []string{"wend", "name", "description", "input", "signals", "plugins", "defaults", "timeouts",
 	"compensate_on_failure", "compensation", "on_cancel", "steps", "output"}
 
 func (d *decoder) workflow(root *yaml.Node) *Workflow {
@@ -60,6 +62,8 @@ func (d *decoder) workflow(root *yaml.Node) *Workflow {
 				w.Input = jd.value
 			}
 			d.input = v
+		case "signals":
+			d.signals(w, v)
 		case "plugins":
 			d.plugins(w, v)
 		case "defaults":

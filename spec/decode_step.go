@@ -99,7 +99,7 @@ func (d *decoder) stepField(s *Step, key string, v *yaml.Node, p string) {
 	case "delay":
 		d.delay(s, v, p)
 	case "wait_for_signal":
-		s.Signal = str(v)
+		s.Signal, s.SignalPos = str(v), posOf(v)
 	case "run_workflow":
 		s.RunWorkflow = str(v)
 	case "wait_for_workflow":

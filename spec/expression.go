@@ -75,6 +75,11 @@ func compileExpr(e *Expr, sc *scope, asBool bool) string {
 	if err != nil {
 		return compileMessage(err, sc)
 	}
+	if decl := sc.signalDecl(); decl != nil {
+		if msg := checkDataRefs(decl, g.data); msg != "" {
+			return msg
+		}
+	}
 	e.prog = prog
 	return ""
 }
@@ -92,6 +97,7 @@ var forbidden = map[string]string{
 type guard struct {
 	problem string
 	steps   []string
+	data    []dataRef // chains read from signal (or output), for checkDataRefs
 }
 
 func (g *guard) Visit(node *ast.Node) {
@@ -107,6 +113,9 @@ func (g *guard) Visit(node *ast.Node) {
 			g.problem = fmt.Sprintf("names starting with __ are reserved for wend (%s)", n.Value)
 		}
 	case *ast.MemberNode:
+		if r, ok := dataRefOf(n); ok {
+			g.data = append(g.data, r)
+		}
 		base, ok := n.Node.(*ast.IdentifierNode)
 		if !ok || base.Value != "steps" {
 			return

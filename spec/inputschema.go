@@ -27,21 +27,27 @@ var refKeywords = []string{"$ref", "$dynamicRef", "$recursiveRef", "$schema"}
 // any other ref is reported at the $ref that names it. Metaschema violations are rendered as
 // schemaDiagnostics renders them, so when both run the duplicates collapse in Sorted.
 func compileInputSchema(file string, input *yaml.Node) (*jsonschema.Schema, []Diagnostic) {
-	if input == nil {
+	return compileSchemaAt(file, "input", input)
+}
+
+// compileSchemaAt is compileInputSchema for a schema at path (input, signals.NAME.schema):
+// findings name that path and sit at the schema's own lines.
+func compileSchemaAt(file, path string, node *yaml.Node) (*jsonschema.Schema, []Diagnostic) {
+	if node == nil {
 		return nil, nil
 	}
-	jd, err := yamlToJSON(input)
+	jd, err := yamlToJSON(node)
 	if err != nil {
 		return nil, []Diagnostic{yamlJSONDiagnostic(file, err)}
 	}
 	src, err := json.Marshal(jd.value)
 	if err != nil {
-		return nil, []Diagnostic{inputDiagnostic(file, jd, "", "input schema is not JSON: "+err.Error())}
+		return nil, []Diagnostic{schemaDiagnostic(file, path, jd, "", path+" schema is not JSON: "+err.Error())}
 	}
 	var refused []string
 	c := newOfflineCompiler(&refused)
 	if err := c.AddResource(inputSchemaURL, bytes.NewReader(src)); err != nil {
-		return nil, []Diagnostic{inputDiagnostic(file, jd, "", "invalid input schema: "+strings.TrimPrefix(err.Error(), "jsonschema: "))}
+		return nil, []Diagnostic{schemaDiagnostic(file, path, jd, "", "invalid "+path+" schema: "+strings.TrimPrefix(err.Error(), "jsonschema: "))}
 	}
 	s, err := compileSafely(c, inputSchemaURL)
 	if err == nil {
@@ -55,16 +61,16 @@ func compileInputSchema(file string, input *yaml.Node) (*jsonschema.Schema, []Di
 				written = u
 			}
 			msg := fmt.Sprintf("%s %q is not allowed: schemas are never loaded from the network or files; define it under $defs", refKeywordOf(ptr), written)
-			ds = append(ds, inputDiagnostic(file, jd, ptr, msg))
+			ds = append(ds, schemaDiagnostic(file, path, jd, ptr, msg))
 		}
 		return nil, ds.Sorted()
 	}
 	r := &schemaRenderer{instance: jd.value, noun: "key"}
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
-		return nil, r.diagnostics(file, "input", jd, ve)
+		return nil, r.diagnostics(file, path, jd, ve)
 	}
-	return nil, []Diagnostic{inputDiagnostic(file, jd, "", "invalid input schema: "+schemaErrorText(err))}
+	return nil, []Diagnostic{schemaDiagnostic(file, path, jd, "", "invalid "+path+" schema: "+schemaErrorText(err, path))}
 }
 
 // compileSafely compiles url with c, turning a panic into an error: jsonschema/v5 type-asserts
@@ -81,17 +87,17 @@ func compileSafely(c *jsonschema.Compiler, url string) (s *jsonschema.Schema, er
 
 // schemaErrorText drops jsonschema's "jsonschema <url> compilation failed: " preamble, which
 // names our internal URL rather than anything the author wrote.
-func schemaErrorText(err error) string {
+func schemaErrorText(err error, path string) string {
 	var se *jsonschema.SchemaError
 	if errors.As(err, &se) && se.Err != nil {
 		err = se.Err
 	}
 	msg := strings.TrimPrefix(err.Error(), "jsonschema: ")
-	return strings.ReplaceAll(msg, inputSchemaURL, "input")
+	return strings.ReplaceAll(msg, inputSchemaURL, path)
 }
 
-func inputDiagnostic(file string, jd *jsonDoc, ptr, msg string) Diagnostic {
-	d := Diagnostic{File: file, Path: wendPath("input", jd.value, ptr), Message: msg, Severity: SeverityError}
+func schemaDiagnostic(file, path string, jd *jsonDoc, ptr, msg string) Diagnostic {
+	d := Diagnostic{File: file, Path: wendPath(path, jd.value, ptr), Message: msg, Severity: SeverityError}
 	d.Line, d.Column = problemPosition(jd, schemaProblem{ptr: ptr})
 	return d
 }
@@ -176,21 +182,26 @@ func (e *InputError) Error() string {
 // anything. Mismatches are returned as *InputError with readable messages; other errors mean
 // the input is not a JSON value.
 func ValidateInput(s *jsonschema.Schema, input any) error {
+	return validateAt(s, "input", input)
+}
+
+// validateAt is ValidateInput for a value named root in the problems (input, data).
+func validateAt(s *jsonschema.Schema, root string, v any) error {
 	if s == nil {
 		return nil
 	}
-	err := validateSafely(s, input)
+	err := validateSafely(s, v)
 	if err == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return fmt.Errorf("validate input: %w", err)
+		return fmt.Errorf("validate %s: %w", root, err)
 	}
-	r := &schemaRenderer{instance: input, noun: "property", keepAdditional: true}
+	r := &schemaRenderer{instance: v, noun: "property", keepAdditional: true}
 	var problems []string
 	for _, p := range r.problems(ve) {
-		problems = append(problems, wendPath("input", input, p.ptr)+": "+p.msg)
+		problems = append(problems, wendPath(root, v, p.ptr)+": "+p.msg)
 	}
 	slices.Sort(problems)
 	return &InputError{Problems: slices.Compact(problems)}

@@ -90,6 +90,13 @@ func (l *Loader) load(file string, data []byte) (*Workflow, Diagnostics) {
 		w.InputSchema = schema
 		ds = append(ds, sds...)
 	}
+	for _, name := range w.SignalOrder {
+		if n := d.signalSchemas[name]; n != nil {
+			schema, sds := compileSchemaAt(file, "signals."+name+".schema", n)
+			w.Signals[name].DataSchema = schema
+			ds = append(ds, sds...)
+		}
+	}
 	l.stack = append(l.stack, absPath(file))
 	defer func() { l.stack = l.stack[:len(l.stack)-1] }()
 	c := &checker{file: file, w: w}

@@ -19,6 +19,10 @@ type Workflow struct {
 	InputSchema *jsonschema.Schema // Input compiled; nil when absent (ValidateInput accepts anything)
 	Plugins     map[string]*Plugin
 	PluginOrder []string // plugin names in file order
+	// Signals are the signals the workflow declares it accepts (`signals:`), by name; nil
+	// when it declares none, and then every signal is taken as before contracts existed.
+	Signals     map[string]*SignalDecl
+	SignalOrder []string // declared signal names in file order
 
 	Defaults            Defaults
 	Timeouts            Timeouts
@@ -139,7 +143,8 @@ type Step struct {
 	Delay      Duration
 	DelayUntil *Value
 
-	Signal string
+	Signal    string
+	SignalPos Pos // where the wait_for_signal value is, for findings about the name
 
 	RunWorkflow     string // path as written, relative to this file
 	WaitForWorkflow *Value

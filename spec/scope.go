@@ -17,6 +17,18 @@ type scope struct {
 	parent *scope
 	vars   []string        // names this level adds
 	avail  map[string]bool // step ids this level adds; read only while the scope is in use
+	signal *SignalDecl     // the declared signal whose data signal (and output) hold here
+}
+
+// signalDecl is the declared signal in scope: set in the `set` of a wait_for_signal step
+// whose signal the workflow declares; nil elsewhere.
+func (sc *scope) signalDecl() *SignalDecl {
+	for s := sc; s != nil; s = s.parent {
+		if s.signal != nil {
+			return s.signal
+		}
+	}
+	return nil
 }
 
 func (sc *scope) with(names ...string) *scope {

@@ -36,9 +36,13 @@ Flags:
 NAME and SIGNAL_ID are at most 255 bytes with no control character, and the data at most
 2 MiB; a run holds at most 5,000 signals no step has taken yet, and refuses one more.
 
+A workflow that declares its signals (signals: in the file) refuses another name, and data
+that fails the signal's schema, before anything is recorded: the run is untouched.
+
 Exit codes: 0 sent (or a resend of a signal already delivered, said so), 1 no such workflow, the run has
 finished (signals to a finished run are rejected), cannot take input or holds 5,000 signals,
-2 usage or I/O error (a name, id or data over its limit included).
+the workflow does not declare the signal or its schema refuses the data, 2 usage or I/O error
+(a name, id or data over its limit included).
 `,
 	run: runSignal,
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/spec"
 	"github.com/wendflow/wend/temporal/internal/closing"
 	"github.com/wendflow/wend/temporal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -41,10 +42,40 @@ func (b *Backend) SendSignal(ctx context.Context, id string, req server.SignalRe
 		}
 	}
 	r, err := b.control(ctx, id, "signals to a finished run are rejected", func(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) error {
+		if err := b.checkContract(ctx, info, req); err != nil {
+			return err
+		}
 		e := info.GetExecution()
 		return b.c.SignalWorkflow(ctx, e.GetWorkflowId(), e.GetRunId(), wire.SignalName, wire.Signal{Name: req.Name, Data: req.Data, SignalID: req.ID})
 	})
 	return server.SignalSent{Run: r}, err
+}
+
+// checkContract refuses, before anything is sent, a signal the run's workflow does not
+// declare or whose data fails its declared schema (spec `signals:`), as the local engine
+// does: the run's start input carries its spec text. A start input that cannot be read is an
+// error, not a pass: the workflow would record whatever it was sent.
+func (b *Backend) checkContract(ctx context.Context, info *workflowpb.WorkflowExecutionInfo, req server.SignalRequest) error {
+	in, err := b.startInput(ctx, info)
+	if err != nil {
+		return err
+	}
+	st := in.Started
+	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
+	if w == nil || ds.HasErrors() {
+		return server.NewError(server.CodeInternal, fmt.Sprintf("signal run %s: its recorded workflow %s does not load: %v",
+			info.GetExecution().GetRunId(), st.SpecFile, ds.Error()))
+	}
+	err = w.CheckSignal(req.Name, req.Data)
+	if err == nil {
+		return nil
+	}
+	code := server.CodeBadSignal
+	if errors.Is(err, spec.ErrUndeclaredSignal) {
+		code = server.CodeUnknownSignal
+	}
+	e := info.GetExecution()
+	return server.NewError(code, fmt.Sprintf("run %s of %s: %v", e.GetRunId(), e.GetWorkflowId(), err))
 }
 
 // signalSeen says whether the run id names recorded a signal with client id signalID, with
