@@ -81,8 +81,10 @@ func errorf(status int, code, msg string) *Error {
 // statusOf gives a code its HTTP status, for errors rebuilt from a code alone.
 func statusOf(code string) int {
 	switch code {
-	case CodeBadRequest, CodeInvalid, CodeBadWorkflow, CodeBadID, CodeBadSignal:
+	case CodeBadRequest, CodeInvalid, CodeBadWorkflow, CodeBadID, CodeBadSignal, CodeBadQuery:
 		return http.StatusBadRequest
+	case CodeQueryFailed:
+		return http.StatusUnprocessableEntity
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
 	case CodeLimit:

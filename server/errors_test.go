@@ -16,7 +16,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		CodeBadRequest: 400, CodeInvalid: 400, CodeBadWorkflow: 400,
 		CodeUnauthorized: 401, CodeForbidden: 403, CodeNotFound: 404,
 		CodeRunClosed: 409, CodeBlocked: 409, CodeNotRetryable: 409,
-		CodeUnknownSignal: 404, CodeBadSignal: 400,
+		CodeUnknownSignal: 404, CodeBadSignal: 400, CodeBadQuery: 400, CodeQueryFailed: 422,
 		CodeUnsupported: 501, CodeStopped: 503, CodeInternal: 500,
 	} {
 		if e := NewError(code, "m"); e.Status != want || e.Code != code {

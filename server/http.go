@@ -32,6 +32,7 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("POST /v1/runs/{id}/repair", s.repairRun)
 	m.HandleFunc("POST /v1/repair", s.repairAll)
 	m.HandleFunc("GET /v1/runs/{id}/export", s.exportRun)
+	m.HandleFunc("GET /v1/runs/{id}/query", s.queryRun)
 	m.HandleFunc("GET /v1/check", s.check)
 	s.addUIRoutes(m) // the web UI (ui.go)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -39,6 +39,8 @@ type backend interface {
 	Retry(ctx context.Context, id string) (server.Retried, error)
 	Repair(ctx context.Context, id string) (server.RepairReport, error)
 	Export(id string) (*export.Document, error)
+	// Query evaluates a read-only expression over a run (wend query).
+	Query(id, expr string) (server.QueryResult, error)
 	Wait(ctx context.Context, id string, timeout time.Duration) (server.Outcome, error)
 	Check() (server.CheckReport, error)
 	Close() error

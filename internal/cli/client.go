@@ -144,6 +144,12 @@ func (c *client) SendSignal(ctx context.Context, id string, req server.SignalReq
 	return out, err
 }
 
+func (c *client) Query(id, expr string) (server.QueryResult, error) {
+	var out server.QueryResult
+	err := c.call(context.Background(), "GET", runPath(id, "/query?expr="+url.QueryEscape(expr)), nil, &out)
+	return out, err
+}
+
 func (c *client) Terminate(ctx context.Context, id, reason string) (history.Run, error) {
 	var out struct{ Run history.Run }
 	err := c.call(ctx, "POST", runPath(id, "/terminate"), server.TerminateRequest{Reason: reason}, &out)

@@ -45,6 +45,7 @@ func init() {
 		"version":  versionCmd,
 		"list":     listCmd,
 		"show":     showCmd,
+		"query":    queryCmd,
 		"signal":   signalCmd,
 		"cancel":   cancelCmd,
 		"serve":    serveCmd,

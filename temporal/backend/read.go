@@ -115,3 +115,18 @@ func exportOf(r history.Run, evs []history.Event, namespace, taskQueue string) (
 	doc.Workflow.Engine = &export.Engine{Kind: "temporal", Namespace: namespace, TaskQueue: taskQueue}
 	return doc, nil
 }
+
+// Query evaluates a read-only expression over the run's wend history, as locally
+// (server.RunQuery over the same record and events).
+func (b *Backend) Query(id, expr string) (server.QueryResult, error) {
+	if err := server.CheckQuery(expr); err != nil {
+		return server.QueryResult{}, err
+	}
+	ctx, cancel := b.ctx()
+	defer cancel()
+	r, evs, _, err := b.read(ctx, id)
+	if err != nil {
+		return server.QueryResult{}, err
+	}
+	return server.RunQuery(r, evs, expr)
+}
