@@ -12,22 +12,20 @@ import (
 
 // Error codes: stable strings a client can branch on.
 const (
-	CodeBadRequest    = "bad_request"      // malformed request: bad JSON, missing field, bad query
-	CodeInvalid       = "invalid_input"    // the input does not match the workflow's input schema
-	CodeBadWorkflow   = "invalid_workflow" // the workflow file does not validate
-	CodeNotFound      = "not_found"        // no such workflow, run or route
-	CodeRunClosed     = "run_closed"       // the run has finished; signals and cancels are rejected
-	CodeBlocked       = "blocked"          // the run exists but no engine here drives it
-	CodeNotRetryable  = "not_retryable"    // retry refused: the run did not fail in an activity, timed out or was compensated
-	CodeUnsupported   = "unsupported"      // the store or server cannot do this
-	CodeStopped       = "stopped"          // the engine stopped (shutdown or a failed commit)
-	CodeBadID         = "invalid_id"       // an id or name too long, not UTF-8, or with a control character
-	CodeTooLarge      = "too_large"        // a run's input or a signal's data over 2 MiB
-	CodeLimit         = "limit_reached"    // the run holds 5,000 unconsumed signals; this one was not recorded
-	CodeIDTaken       = "id_taken"         // start: the workflow id's run started with other input
-	CodeUnknownSignal = "unknown_signal"   // the workflow declares its signals and not this one
-	CodeBadSignal     = "invalid_signal"   // the signal's data fails the schema its declaration gives
-	CodeInternal      = "internal"
+	CodeBadRequest   = "bad_request"      // malformed request: bad JSON, missing field, bad query
+	CodeInvalid      = "invalid_input"    // the input does not match the workflow's input schema
+	CodeBadWorkflow  = "invalid_workflow" // the workflow file does not validate
+	CodeNotFound     = "not_found"        // no such workflow, run or route
+	CodeRunClosed    = "run_closed"       // the run has finished; signals and cancels are rejected
+	CodeBlocked      = "blocked"          // the run exists but no engine here drives it
+	CodeNotRetryable = "not_retryable"    // retry refused: the run did not fail in an activity, timed out or was compensated
+	CodeUnsupported  = "unsupported"      // the store or server cannot do this
+	CodeStopped      = "stopped"          // the engine stopped (shutdown or a failed commit)
+	CodeBadID        = "invalid_id"       // an id or name too long, not UTF-8, or with a control character
+	CodeTooLarge     = "too_large"        // a run's input or a signal's data over 2 MiB
+	CodeLimit        = "limit_reached"    // the run holds 5,000 unconsumed signals; this one was not recorded
+	CodeIDTaken      = "id_taken"         // start: the workflow id's run started with other input
+	CodeInternal     = "internal"
 	// CodeUnauthorized (401) and CodeForbidden (403) are the TCP listener's guard's, declared
 	// in auth.go beside the model they belong to.
 )
@@ -81,8 +79,12 @@ func errorf(status int, code, msg string) *Error {
 // statusOf gives a code its HTTP status, for errors rebuilt from a code alone.
 func statusOf(code string) int {
 	switch code {
-	case CodeBadRequest, CodeInvalid, CodeBadWorkflow, CodeBadID, CodeBadSignal, CodeBadQuery:
+	case CodeBadRequest, CodeInvalid, CodeBadWorkflow, CodeBadID:
 		return http.StatusBadRequest
+	case CodeBadSignal, CodeBadQuery: // signal_sent.go, query.go
+		return http.StatusBadRequest
+	case CodeUnknownSignal:
+		return http.StatusNotFound
 	case CodeQueryFailed:
 		return http.StatusUnprocessableEntity
 	case CodeTooLarge:
@@ -95,7 +97,7 @@ func statusOf(code string) int {
 		return http.StatusUnauthorized
 	case CodeForbidden:
 		return http.StatusForbidden
-	case CodeNotFound, CodeUnknownSignal:
+	case CodeNotFound:
 		return http.StatusNotFound
 	case CodeRunClosed, CodeBlocked, CodeNotRetryable:
 		return http.StatusConflict
