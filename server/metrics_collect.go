@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/runview"
 )
 
 func metricDesc(name, help string, labels ...string) *prometheus.Desc {
@@ -43,7 +43,7 @@ type runSummary struct {
 	activities   map[string]int
 	failures     map[string]int
 	nonRetryable int
-	backlog      export.Backlog
+	backlog      runview.Backlog
 	signals      int
 	latency      map[string]*stepHist // by step kind
 }
@@ -94,7 +94,7 @@ func (h *stepHist) cumulative() map[float64]uint64 {
 
 // summarize reads one run's history into its contribution.
 func summarize(r history.Run, events []history.Event) (*runSummary, error) {
-	doc, err := export.Build(r, events)
+	doc, err := runview.Fold(r, events)
 	if err != nil {
 		return nil, err
 	}
@@ -113,15 +113,15 @@ func summarize(r history.Run, events []history.Event) (*runSummary, error) {
 		}
 	}
 	if r.Open() {
-		s.backlog = doc.OperatorMetrics.Backlog
-		s.signals = doc.OperatorMetrics.Signals.Pending
+		s.backlog = doc.Metrics.Backlog
+		s.signals = doc.Metrics.Signals.Pending
 	}
-	for _, row := range StepTree(events, r.Open()) {
+	for _, row := range doc.Steps() {
 		if !row.Leaf() {
 			continue
 		}
 		s.steps[row.Status]++
-		if d := row.Duration(); d > 0 || stepDone(row.Status) && !row.End.IsZero() {
+		if d := row.Duration(); d > 0 || runview.StepDone(row.Status) && !row.End.IsZero() {
 			h := s.latency[row.Kind]
 			if h == nil {
 				h = &stepHist{}
@@ -169,13 +169,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, st := range runStatuses {
 		gauge(descRuns, byStatus[st], st)
 	}
-	for _, st := range []string{StepNone, StepRunning, StepRetrying, StepWaiting, StepCompleted, StepFailed, StepCancelled} {
+	for _, st := range []string{runview.StepNone, runview.StepRunning, runview.StepRetrying, runview.StepWaiting, runview.StepCompleted, runview.StepFailed, runview.StepCancelled} {
 		gauge(descSteps, total.steps[st], st)
 	}
-	for _, o := range []string{export.AttemptScheduled, export.AttemptRunning, export.AttemptCompleted, export.AttemptFailed, export.AttemptTimedOut, export.AttemptCancelled} {
+	for _, o := range []string{runview.AttemptScheduled, runview.AttemptRunning, runview.AttemptCompleted, runview.AttemptFailed, runview.AttemptTimedOut, runview.AttemptCancelled} {
 		gauge(descAttempts, total.attempts[o], o)
 	}
-	for _, st := range []string{export.ActivityScheduled, export.ActivityRunning, export.ActivityRetrying, export.ActivityCompleted, export.ActivityFailed, export.ActivityCancelled} {
+	for _, st := range []string{runview.ActivityScheduled, runview.ActivityRunning, runview.ActivityRetrying, runview.ActivityCompleted, runview.ActivityFailed, runview.ActivityCancelled} {
 		gauge(descActivities, total.activities[st], st)
 	}
 	for _, cat := range knownCategories {
@@ -284,4 +284,4 @@ func addCounts(dst, src map[string]int) {
 // knownCategories are the failure categories history defines; each is exported even at zero.
 var knownCategories = []string{history.CategoryActivity, history.CategoryTimeout, history.CategoryCancelled,
 	history.CategoryTerminated, history.CategoryChildWorkflow, history.CategoryExpression,
-	history.CategoryStructuralLimit, history.CategoryInternal, export.Unclassified}
+	history.CategoryStructuralLimit, history.CategoryInternal, runview.Unclassified}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wendflow/wend/runview"
 )
 
 const webFlakySpec = `wend: v1
@@ -50,7 +52,7 @@ func TestMetrics(t *testing.T) {
 	f.start("r1", webFlakySpec)
 	f.settle("r1", func(d RunDetail) bool {
 		for _, w := range d.Waits {
-			if w.Kind == WaitActivity && w.Attempt == 2 {
+			if w.Kind == runview.WaitActivity && w.Attempt == 2 {
 				return true
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -96,6 +97,9 @@ func (s *Server) Events(id string, after uint64) (EventPage, error) {
 	return EventPage{Run: r, Events: evs}, nil
 }
 
+// RunDetail is GET /v1/runs/{id}'s body: the run's view as runview.Detail lays it out.
+type RunDetail = runview.Detail
+
 // Show returns the newest run of workflow id id (or run id id) with its history and what it
 // waits for.
 func (s *Server) Show(id string) (RunDetail, error) {
@@ -103,7 +107,7 @@ func (s *Server) Show(id string) (RunDetail, error) {
 	if err != nil {
 		return RunDetail{}, err
 	}
-	return Detail(p.Run, p.Events), nil
+	return runview.DetailOf(p.Run, p.Events), nil
 }
 
 // StartRequest starts a run: the spec's path (for messages and relative paths, so give it

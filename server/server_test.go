@@ -15,6 +15,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/runview"
 )
 
 const waitSpec = `wend: v1
@@ -126,7 +127,7 @@ func (f *fixture) waitFor(id string, cond func(RunDetail) bool) RunDetail {
 
 func waitingForSignal(d RunDetail) bool {
 	for _, w := range d.Waits {
-		if w.Kind == WaitSignal {
+		if w.Kind == runview.WaitSignal {
 			return true
 		}
 	}

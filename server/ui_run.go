@@ -8,18 +8,19 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/runview"
 )
 
-// runView is the run page. Its facts come from the history export (export.Build), the same
-// document `wend show` renders and the download gives, plus two derived views the export
-// does not hold: the step tree (spec + events) and the signal waits (a replay probe).
+// runView is the run page. Its facts come from the run's view (runview.Fold): the sections of
+// the history export, the same document `wend show` renders and the download gives, plus what
+// the export does not hold: the step tree, the waits and the live state.
 type runView struct {
 	uiPage
 	Run       history.Run
 	Doc       *export.Document
-	DocErr    string // the export could not be built; the raw events are still shown
-	Steps     []StepRow
-	Waits     []Wait
+	DocErr    string // the view could not be built; the raw events are still shown
+	Steps     []runview.Step
+	Waits     []runview.Wait
 	RetryOf   string // the failed run this run retries
 	Events    []history.Event
 	URL       string // this run's page
@@ -27,11 +28,16 @@ type runView struct {
 	Version   string
 	Actions   []runAction
 	DoneLabel string
-	stepIDs   map[string]string // the run's spec's step ids by path, for StepName
+	view      *runview.View // nil when DocErr says why
 }
 
-// StepName names a step path for a person (history.StepName); pages keep the path in a title.
-func (v *runView) StepName(path string) string { return history.StepName(path, v.stepIDs) }
+// StepName names a step path for a person (runview.StepName); pages keep the path in a title.
+func (v *runView) StepName(path string) string {
+	if v.view == nil {
+		return runview.StepName(path, nil)
+	}
+	return v.view.Name(path)
+}
 
 // action is one operator button (besides the signal form).
 type runAction struct {
@@ -79,19 +85,15 @@ func (s *Server) runView(r *http.Request, id string) (*runView, error) {
 	v.URL = uiRunsPath + "/" + url.PathEscape(p.Run.RunID)
 	v.LiveURL = v.URL + "?partial=live"
 	v.Version = fmt.Sprintf("%d-%s", p.Run.LastSeq, p.Run.Status)
-	if doc, err := export.Build(p.Run, p.Events); err != nil {
+	view, err := runview.Fold(p.Run, p.Events)
+	if err == nil {
+		v.Doc, err = export.FromView(view)
+	}
+	if err != nil {
 		v.DocErr = err.Error()
-	} else {
-		v.Doc = doc
+		return v, nil
 	}
-	v.Steps = StepTree(p.Events, p.Run.Open())
-	v.stepIDs = StepIDs(p.Events)
-	v.Waits = Detail(p.Run, p.Events).Waits
-	if len(p.Events) > 0 {
-		if st, err := history.DataOf[history.Started](p.Events[0]); err == nil {
-			v.RetryOf = st.RetryOf
-		}
-	}
+	v.view, v.Steps, v.Waits, v.RetryOf = view, view.Steps(), view.Waits(), view.RetryOf
 	return v, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/runview"
 )
 
 // Integrity lets the reader of a saved export check it is whole and unaltered (issue 12 item
@@ -70,8 +71,8 @@ func EventsSHA256(evs []Event) (string, error) {
 }
 
 // integrity fills the document's integrity and links once its events are in.
-func (b *builder) integrity(run history.Run) error {
-	evs := b.doc.HistoryEvents
+func (doc *Document) integrity(run history.Run, retryOf string) error {
+	evs := doc.HistoryEvents
 	in := &Integrity{EventCount: len(evs), Complete: true}
 	for i, e := range evs {
 		if e.Seq != uint64(i+1) {
@@ -90,20 +91,20 @@ func (b *builder) integrity(run history.Run) error {
 		return err
 	}
 	in.EventsSHA256 = sum
-	b.doc.Integrity = in
+	doc.Integrity = in
 
-	w := b.doc.Workflow
-	l := &Links{ContinuedAs: w.NextRunID, RetryOf: b.started.RetryOf}
+	w := doc.Workflow
+	l := &Links{ContinuedAs: w.NextRunID, RetryOf: retryOf}
 	if w.ParentRunID != "" {
 		l.Parent = &RunLink{RunID: w.ParentRunID, Step: w.ParentStep}
 	}
-	for _, c := range b.doc.Children {
-		if c.Kind == ChildRun {
+	for _, c := range doc.Children {
+		if c.Kind == runview.ChildRun {
 			l.Children = append(l.Children, RunLink{WorkflowID: c.WorkflowID, RunID: c.RunID, Step: c.Step})
 		}
 	}
 	if l.Parent != nil || len(l.Children) > 0 || l.ContinuedAs != "" || l.RetryOf != "" {
-		b.doc.Links = l
+		doc.Links = l
 	}
 	return nil
 }

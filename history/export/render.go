@@ -6,9 +6,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/runview"
 )
 
 // Render writes doc for a person (`wend show`): a header, the timeline (one line per event),
@@ -20,7 +20,7 @@ func Render(w io.Writer, doc *Document) error {
 	return RenderNamed(w, doc, nil)
 }
 
-// RenderNamed is Render naming steps for a person (history.StepName) with ids, the run's
+// RenderNamed is Render naming steps for a person (runview.StepName) with ids, the run's
 // spec's step ids by path (spec.Workflow.StepIDs); the JSON export keeps the paths.
 func RenderNamed(w io.Writer, doc *Document, ids map[string]string) error {
 	p := &printer{w: w, ids: ids}
@@ -43,7 +43,7 @@ type printer struct {
 }
 
 // step names the step at path for a person.
-func (p *printer) step(path string) string { return history.StepName(path, p.ids) }
+func (p *printer) step(path string) string { return runview.StepName(path, p.ids) }
 
 func (p *printer) f(format string, args ...any) {
 	if p.err == nil {
@@ -82,7 +82,7 @@ func (p *printer) header(w Workflow) {
 	}
 	if w.ParentRunID != "" {
 		// The parent's spec is another file: its steps are named by place.
-		rows = append(rows, []string{"parent", fmt.Sprintf("run %s, step %s", w.ParentRunID, history.StepName(w.ParentStep, nil))})
+		rows = append(rows, []string{"parent", fmt.Sprintf("run %s, step %s", w.ParentRunID, runview.StepName(w.ParentStep, nil))})
 	}
 	rows = append(rows, []string{"started", stamp(w.StartedAt)})
 	if !w.ClosedAt.IsZero() {
@@ -141,7 +141,8 @@ func deadlineText(kind string, d Deadline) string {
 func (p *printer) timeline(evs []Event) {
 	rows := make([][]string, 0, len(evs))
 	for _, e := range evs {
-		rows = append(rows, []string{fmt.Sprint(e.Seq), clock(e.Time), e.Type, p.step(e.Step), eventDetail(e, p.step)})
+		ev := history.Event{Seq: e.Seq, Type: history.EventType(e.Type), Step: e.Step, Attempt: e.Attempt, Data: e.Data}
+		rows = append(rows, []string{fmt.Sprint(e.Seq), clock(e.Time), e.Type, p.step(e.Step), runview.EventDetail(ev, p.step)})
 	}
 	p.table("timeline", rows)
 }
@@ -197,11 +198,7 @@ func attemptTimes(at Attempt) string {
 func attemptNote(at Attempt) string {
 	var parts []string
 	if e := at.Error; e != nil {
-		s := errText(e.Type, e.Message) + " [" + e.FailureCategory
-		if e.NonRetryable {
-			s += ", non-retryable"
-		}
-		parts = append(parts, s+"]")
+		parts = append(parts, runview.FailureText(e.Failure(), runview.FailureStyle{}))
 	}
 	if at.Heartbeats > 0 {
 		parts = append(parts, fmt.Sprintf("%d heartbeats, last %s", at.Heartbeats, clock(at.LastHeartbeatAt)))
@@ -221,7 +218,7 @@ func (p *printer) failures(fs []Failure) {
 			mark = "NON-RETRYABLE"
 		}
 		rows = append(rows, []string{"seq " + fmt.Sprint(f.Seq), f.EventType, f.FailureCategory + "/" + f.PropagationKind,
-			mark, where, errText(f.Type, f.Message)})
+			mark, where, runview.ErrorText(f.Type, f.Message)})
 	}
 	p.table("failures", rows)
 }
@@ -230,7 +227,7 @@ func (p *printer) failures(fs []Failure) {
 func (p *printer) waits(doc *Document) {
 	var rows [][]string
 	for _, t := range doc.Timers {
-		if t.Status == TimerScheduled {
+		if t.Status == runview.TimerScheduled {
 			rows = append(rows, []string{"timer", t.TimerID, t.Purpose, "fires " + stamp(t.FireAt)})
 		}
 	}
@@ -289,47 +286,18 @@ func (p *printer) metrics(m Metrics) {
 }
 
 func (p *printer) failureText(f Failure) string {
-	s := fmt.Sprintf("%s [%s/%s", errText(f.Type, f.Message), f.FailureCategory, f.PropagationKind)
-	if f.NonRetryable {
-		s += ", non-retryable"
-	}
-	s += "]"
-	if f.Step != "" {
-		s += " at " + p.step(f.Step)
-		if f.Attempt > 0 {
-			s += fmt.Sprintf(" #%d", f.Attempt)
-		}
-	}
-	return s
+	return runview.FailureText(f, runview.FailureStyle{Propagation: true, At: p.step})
 }
 
-func errText(typ, msg string) string {
-	if typ == "" {
-		return msg
-	}
-	return typ + ": " + msg
-}
-
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-// clock is the compact time of timeline rows: milliseconds matter when tries follow each
-// other, the zone does not (everything is UTC).
-func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }
+var (
+	stamp = runview.Stamp
+	clock = runview.Clock
+	clip  = runview.Clip
+)
 
 func short(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n]
-}
-
-// clip keeps long JSON values from flooding a terminal; the export has them in full.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n-- // never cut a character in half
-	}
-	return s[:n] + "…"
 }

@@ -36,11 +36,12 @@ const (
 // engine, the server over the engine, the CLI on top.
 var allowed = map[string][]string{
 	"history":           {},
-	"history/export":    {"history"},
+	"history/export":    {"history", "runview"},
 	"history/storetest": {"history"},
 	"schemas":           {},
 	"spec":              {"schemas", yaml, expr, jsonschema},
 	"interpreter":       {"history", "spec"},
+	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
 	"interpreter/engine": {"history", "interpreter", "spec",
 		"internal/faults"}, // failpoints; no-ops unless built with the faults tag
 	"boltstore":                    {"history", bbolt},
@@ -50,9 +51,9 @@ var allowed = map[string][]string{
 	"plugins/internal/lanetest":    {"plugins/proto"},
 	"plugins/internal/testplugin":  {"plugins/internal/wire", "plugins/proto", "plugins/sdk", goplugin, hclog, grpc},
 	"plugins/proto/wend/plugin/v1": {grpc, protobuf},
-	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "spec", prometheus},
+	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "spec", prometheus},
 	"wendtest":                     {"history", "interpreter", "spec", yaml, expr},
-	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "schemas", "server",
+	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schemas", "server",
 		"spec", "wendtest", jsonschema},
 	"cmd/wend":            {"internal/cli"},
 	"examples/plugins/go": {"plugins/sdk"},

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/runview"
 )
 
 var historyCmd = &command{
@@ -136,5 +136,5 @@ func docStepIDs(doc *export.Document) map[string]string {
 		return nil
 	}
 	first := doc.HistoryEvents[0]
-	return server.StepIDs([]history.Event{{Type: history.EventType(first.Type), Data: first.Data}})
+	return runview.SpecOf(history.Event{Type: history.EventType(first.Type), Data: first.Data}).StepIDs()
 }

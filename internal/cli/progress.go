@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -63,7 +63,7 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 		p.loops = map[string]*loopCount{}
 	}
 	if ev.Type == history.WorkflowStarted {
-		rn := &runNames{w: server.RunSpec([]history.Event{ev})}
+		rn := &runNames{w: runview.SpecOf(ev)}
 		rn.ids = rn.w.StepIDs()
 		if st, err := history.DataOf[history.Started](ev); err == nil {
 			rn.input = st.Input
@@ -74,14 +74,14 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 	if rn == nil {
 		rn = &runNames{}
 	}
-	name := func(path string) string { return history.StepName(path, rn.ids) }
+	name := func(path string) string { return runview.StepName(path, rn.ids) }
 	// Ids and messages come from the history and plugins: escaped, they cannot drive the terminal.
 	id := printable(run.WorkflowID, "")
 	now := p.now()
 	if p.countLoop(run, rn, ev, name, now, id) {
 		return
 	}
-	line := describe(ev, name)
+	line := runview.EventLine(ev, name)
 	if line == "" {
 		return
 	}
@@ -137,87 +137,4 @@ func (p *progress) flushLoops(runID string, now time.Time, id string) {
 		fmt.Fprintf(p.w, "%7.3fs %s %s\n", p.since(now), id, c.text(now))
 		c.shown, c.dirty = now, false
 	}
-}
-
-// describe phrases an event for a person, naming steps with name; "" for events not worth a
-// line.
-func describe(ev history.Event, name func(path string) string) string {
-	at := name(ev.Step)
-	if at == "" {
-		at = "workflow" // the run's own timers (deadlines)
-	}
-	switch ev.Type {
-	case history.WorkflowStarted:
-		st, _ := history.DataOf[history.Started](ev)
-		return fmt.Sprintf("started (run %s, %s)", st.RunID, st.SpecFile)
-	case history.ActivityScheduled:
-		a, _ := history.DataOf[history.ActivitySchedule](ev)
-		return fmt.Sprintf("%s: %s.%s scheduled", at, a.Plugin, a.Activity)
-	case history.ActivityCompleted:
-		return fmt.Sprintf("%s: completed (attempt %d)", at, ev.Attempt)
-	case history.ActivityAttemptFailed, history.ActivityTimedOut, history.ActivityFailed, history.StepFailed:
-		f, _ := history.DataOf[history.AttemptFailure](ev)
-		verb := "attempt failed"
-		switch ev.Type {
-		case history.ActivityFailed:
-			verb = "failed for good"
-		case history.StepFailed:
-			verb = "failed"
-		case history.ActivityTimedOut:
-			verb = "attempt timed out"
-		}
-		return fmt.Sprintf("%s: %s: %s", at, verb, failureText(&f.Failure))
-	case history.ActivityRetryScheduled:
-		rs, _ := history.DataOf[history.RetrySchedule](ev)
-		return fmt.Sprintf("%s: retry %d in %gs", at, rs.NextAttempt, rs.RetryBackoffSeconds)
-	case history.TimerScheduled:
-		ts, _ := history.DataOf[history.TimerSchedule](ev)
-		return fmt.Sprintf("%s: %s until %s", at, ts.Purpose, ts.FireAt.Format(time.RFC3339))
-	case history.SignalReceived:
-		s, _ := history.DataOf[history.Signal](ev)
-		return fmt.Sprintf("signal %q received", s.Name)
-	case history.SignalApplied:
-		s, _ := history.DataOf[history.Signal](ev)
-		return fmt.Sprintf("%s: signal %q applied", at, s.Name)
-	case history.ChildWorkflowScheduled:
-		cs, _ := history.DataOf[history.ChildSchedule](ev)
-		return fmt.Sprintf("%s: child workflow %s (%s)", at, cs.WorkflowID, cs.SpecFile)
-	case history.WorkflowWaitScheduled:
-		ws, _ := history.DataOf[history.WaitSchedule](ev)
-		return fmt.Sprintf("%s: waiting for workflow %s", at, ws.WorkflowID)
-	case history.CancelRequested:
-		return "cancel requested"
-	case history.CompensationStarted, history.CompensationCompleted, history.CompensationFailed:
-		c, _ := history.DataOf[history.Compensation](ev)
-		verb := map[history.EventType]string{history.CompensationStarted: "compensating",
-			history.CompensationCompleted: "compensated", history.CompensationFailed: "compensation failed"}[ev.Type]
-		line := fmt.Sprintf("%s: %s (%s)", at, verb, c.Reason)
-		if c.Unknown {
-			line += ", outcome of the step unknown"
-		}
-		if c.Failure != nil {
-			line += ": " + failureText(c.Failure)
-		}
-		return line
-	case history.WorkflowCompleted, history.WorkflowFailed, history.WorkflowCancelled, history.WorkflowTimedOut,
-		history.WorkflowContinuedAsNew, history.WorkflowTerminated:
-		c, _ := history.DataOf[history.Closed](ev)
-		if c.Failure != nil {
-			return fmt.Sprintf("%s: %s", ev.Type, failureText(c.Failure))
-		}
-		return string(ev.Type)
-	}
-	return ""
-}
-
-func failureText(f *history.Failure) string {
-	s := f.Message
-	if f.Type != "" {
-		s = f.Type + ": " + s
-	}
-	s += " [" + f.Category
-	if f.NonRetryable {
-		s += ", non-retryable"
-	}
-	return s + "]"
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
 )
 
@@ -134,11 +135,15 @@ func settled(b backend, skip map[string]bool) (open []history.Run, busy bool, er
 		if !p.Run.Open() {
 			return nil, true, nil // it closed since the list: look again
 		}
-		for _, w := range server.Pending(p.Events) {
-			if w.Kind == server.WaitActivity || w.Kind == server.WaitTimer {
+		v, err := runview.Fold(p.Run, p.Events)
+		if err != nil {
+			continue // unreadable: nothing here can drive it (the engine lists it as blocked)
+		}
+		for _, w := range v.Pending() {
+			if w.Kind == runview.WaitActivity || w.Kind == runview.WaitTimer {
 				return nil, true, nil
 			}
-			if w.Kind != server.WaitChild && w.Kind != server.WaitWorkflow {
+			if w.Kind != runview.WaitChild && w.Kind != runview.WaitWorkflow {
 				continue
 			}
 			others, err := b.List(server.ListQuery{WorkflowID: w.WorkflowID}, 0)
@@ -146,7 +151,7 @@ func settled(b backend, skip map[string]bool) (open []history.Run, busy bool, er
 				return nil, false, err
 			}
 			switch {
-			case len(others) == 0 && w.Kind == server.WaitChild:
+			case len(others) == 0 && w.Kind == runview.WaitChild:
 				return nil, true, nil // the child is about to start
 			case len(others) > 0 && !others[0].Open():
 				return nil, true, nil // it closed; the news is on its way to the waiting run
@@ -162,7 +167,7 @@ func reportSettled(e *env, b backend, open []history.Run, blocked int) int {
 		var waits []string
 		if d, err := b.Show(r.RunID); err == nil {
 			for _, w := range d.Waits {
-				waits = append(waits, waitText(w))
+				waits = append(waits, runview.WaitText(w, d.Name))
 			}
 		}
 		if len(waits) == 0 {
@@ -196,10 +201,10 @@ func announce(e *env, b backend, skip map[string]bool, now time.Time) {
 		}
 		var waits, timers []string // what it waits for, then the timers that end the wait
 		for _, w := range d.Waits {
-			if w.Kind == server.WaitTimer {
-				timers = append(timers, waitsFor(w, now))
+			if w.Kind == runview.WaitTimer {
+				timers = append(timers, waitsFor(w, now, d.Name))
 			} else {
-				waits = append(waits, waitsFor(w, now))
+				waits = append(waits, waitsFor(w, now, d.Name))
 			}
 		}
 		waits = append(waits, timers...)
@@ -215,11 +220,11 @@ func announce(e *env, b backend, skip map[string]bool, now time.Time) {
 }
 
 // waitsFor is one wait in the few words announce prints.
-func waitsFor(w server.Wait, now time.Time) string {
+func waitsFor(w runview.Wait, now time.Time, name func(path string) string) string {
 	switch w.Kind {
-	case server.WaitSignal:
+	case runview.WaitSignal:
 		return "signal " + w.Signal
-	case server.WaitTimer:
+	case runview.WaitTimer:
 		what := strings.ReplaceAll(w.Purpose, "_", " ")
 		if what == "" {
 			what = "timer"
@@ -228,17 +233,17 @@ func waitsFor(w server.Wait, now time.Time) string {
 			return fmt.Sprintf("%s in %s", what, roughly(left))
 		}
 		return what + " due now"
-	case server.WaitActivity:
+	case runview.WaitActivity:
 		if left := w.Until.Sub(now); left > 0 {
 			return fmt.Sprintf("activity %s (attempt %d) in %s", w.Activity, w.Attempt, roughly(left))
 		}
 		return fmt.Sprintf("activity %s (attempt %d)", w.Activity, w.Attempt)
-	case server.WaitChild:
+	case runview.WaitChild:
 		return "child workflow " + w.WorkflowID
-	case server.WaitWorkflow:
+	case runview.WaitWorkflow:
 		return "workflow " + w.WorkflowID
 	}
-	return waitText(w)
+	return runview.WaitText(w, name)
 }
 
 // roughly is d to the second below a minute, else to the minute below it: "1h59m", "45s".

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/runview"
 )
 
 var showCmd = &command{
@@ -77,19 +77,18 @@ func runShow(e *env, args []string) int {
 	// Rendered whole, then made printable: ids, messages and data in the history reach the
 	// terminal as text, whatever an older database or a plugin put there.
 	var out strings.Builder
-	ids := server.StepIDs(d.Events)
-	if err := export.RenderNamed(&out, doc, ids); err != nil {
+	if err := export.RenderNamed(&out, doc, docStepIDs(doc)); err != nil {
 		fmt.Fprintf(e.stderr, "wend show: %v\n", err)
 		return exitUsage
 	}
-	printWaits(&out, d, ids)
+	printWaits(&out, d)
 	fmt.Fprint(e.stdout, printable(out.String(), "\n\t"))
 	return exitOK
 }
 
 // printWaits adds what the export cannot say: what an open run waits for now. Signal waits
-// leave no event, so only the server's replay probe (RunDetail.Waits) knows them.
-func printWaits(w io.Writer, d server.RunDetail, ids map[string]string) {
+// leave no event, so only a replay (runview's Live) finds them.
+func printWaits(w io.Writer, d runview.Detail) {
 	if !d.Run.Open() {
 		return
 	}
@@ -98,36 +97,8 @@ func printWaits(w io.Writer, d server.RunDetail, ids map[string]string) {
 		fmt.Fprintln(w, "  nothing the history shows (an engine has to drive the run: wend resume)")
 	}
 	for _, wt := range d.Waits {
-		wt.Step = history.StepName(wt.Step, ids)
-		fmt.Fprintf(w, "  %s\n", waitText(wt))
+		fmt.Fprintf(w, "  %s\n", runview.WaitText(wt, d.Name))
 	}
-}
-
-// waitText phrases one current wait.
-func waitText(w server.Wait) string {
-	var s string
-	switch w.Kind {
-	case server.WaitActivity:
-		s = fmt.Sprintf("activity %s at %s (attempt %d", w.Activity, w.Step, w.Attempt)
-		if !w.Until.IsZero() {
-			s += ", retry due " + stamp(w.Until)
-		}
-		s += ")"
-	case server.WaitTimer:
-		s = fmt.Sprintf("timer (%s) at %s until %s", w.Purpose, w.Step, stamp(w.Until))
-	case server.WaitSignal:
-		s = fmt.Sprintf("signal %q at %s", w.Signal, w.Step)
-	case server.WaitChild:
-		s = fmt.Sprintf("child workflow %s at %s", w.WorkflowID, w.Step)
-	case server.WaitWorkflow:
-		s = fmt.Sprintf("workflow %s at %s", w.WorkflowID, w.Step)
-	default:
-		s = w.Kind + " at " + w.Step
-	}
-	if !w.Since.IsZero() {
-		s += " since " + stamp(w.Since)
-	}
-	return s
 }
 
 // printableWorkflow escapes the identity the export took from the history (whose

@@ -17,6 +17,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/runview"
 )
 
 // bins builds wend (with failpoints) and the example Go plugin once per test binary.
@@ -246,7 +247,7 @@ func TestKillAndResume(t *testing.T) {
 	interrupted, redelivered := 0, 0
 	for _, a := range doc.Activities {
 		for i, at := range a.Attempts {
-			if at.Outcome != export.AttemptInterrupted {
+			if at.Outcome != runview.AttemptInterrupted {
 				continue
 			}
 			interrupted++

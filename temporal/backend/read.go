@@ -6,6 +6,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -84,7 +85,7 @@ func (b *Backend) Events(id string, after uint64) (server.EventPage, error) {
 	return server.EventPage{Run: r, Events: tail}, nil
 }
 
-// Show returns the run detail, as locally (server.Detail over the same record and events).
+// Show returns the run detail, as locally (runview.DetailOf over the same record and events).
 func (b *Backend) Show(id string) (server.RunDetail, error) {
 	ctx, cancel := b.ctx()
 	defer cancel()
@@ -92,7 +93,7 @@ func (b *Backend) Show(id string) (server.RunDetail, error) {
 	if err != nil {
 		return server.RunDetail{}, err
 	}
-	return server.Detail(r, evs), nil
+	return runview.DetailOf(r, evs), nil
 }
 
 // Export returns wend.history-export/v1 of the run, naming Temporal as its engine.

@@ -1,4 +1,4 @@
-package export
+package runview
 
 import (
 	"encoding/json"
@@ -13,13 +13,13 @@ const (
 	purposeExecutionTimeout = "execution_timeout"
 )
 
-func (b *builder) workflowStarted(ev history.Event) error {
+func (v *View) workflowStarted(ev history.Event) error {
 	st, err := history.DataOf[history.Started](ev)
 	if err != nil {
 		return err
 	}
-	b.started = st
-	w := &b.doc.Workflow
+	v.started, v.RetryOf = st, st.RetryOf
+	w := &v.Workflow
 	w.WorkflowID, w.RunID, w.SpecFile, w.SpecSHA256 = st.WorkflowID, st.RunID, st.SpecFile, st.SpecSHA256
 	w.ParentRunID, w.ParentStep = st.ParentRunID, st.ParentStep
 	w.StartedAt, w.ExecutionStartedAt = ev.Time, st.ExecutionStarted
@@ -27,19 +27,19 @@ func (b *builder) workflowStarted(ev history.Event) error {
 	return nil
 }
 
-func (b *builder) closed(ev history.Event) error {
+func (v *View) closed(ev history.Event) error {
 	c, err := history.DataOf[history.Closed](ev)
 	if err != nil {
 		return err
 	}
-	w := &b.doc.Workflow
-	w.ClosedAt = ev.Time
+	w := &v.Workflow
+	w.ClosedAt, v.output = ev.Time, c.Output
 	w.Status, w.ClosedReason = history.ClosedBy(ev)
 	if ev.Type == history.WorkflowCompleted {
 		w.Output = orNull(c.Output)
 	}
 	if c.Failure != nil {
-		w.Failure = b.failure(ev, *c.Failure)
+		w.Failure = v.failure(ev, *c.Failure)
 	}
 	w.TimeoutKind = c.TimeoutKind
 	w.Uncompensated = c.Uncompensated
@@ -50,10 +50,10 @@ func (b *builder) closed(ev history.Event) error {
 }
 
 // workflowRecord merges the run record into the workflow section once every event is read.
-func (b *builder) workflowRecord(run history.Run) error {
-	w := &b.doc.Workflow
+func (v *View) workflowRecord(run history.Run) error {
+	w := &v.Workflow
 	if run.RunID != "" && w.RunID != "" && run.RunID != w.RunID {
-		return fmt.Errorf("export: run record %s does not match the history of run %s", run.RunID, w.RunID)
+		return fmt.Errorf("run record %s does not match the history of run %s", run.RunID, w.RunID)
 	}
 	w.Name = run.Name
 	w.WorkflowID = first(w.WorkflowID, run.WorkflowID)
@@ -71,16 +71,16 @@ func (b *builder) workflowRecord(run history.Run) error {
 	if w.ClosedAt.IsZero() {
 		w.ClosedAt = run.ClosedAt
 	}
-	w.Timeouts = b.timeouts()
+	w.Timeouts = v.timeouts()
 	return nil
 }
 
 // timeouts reads the workflow deadlines from their timers: the deadline is the timer's
 // fire_at, the limit that deadline minus the start it counts from.
-func (b *builder) timeouts() *Timeouts {
+func (v *View) timeouts() *Timeouts {
 	var ts Timeouts
-	w := b.doc.Workflow
-	for _, t := range b.doc.Timers {
+	w := v.Workflow
+	for _, t := range v.Timers {
 		if t.Step != "" {
 			continue // a step's own timer that happens to share a purpose name
 		}

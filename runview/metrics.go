@@ -1,8 +1,8 @@
-package export
+package runview
 
 import "time"
 
-// Metrics are operator_metrics: counters an operator reads first (the seed names
+// Metrics are the export's operator_metrics: counters an operator reads first (the seed names
 // activities.retrying, activities.failed_attempts and backlog.retrying_activities). They are
 // computed from the other sections, so they can never disagree with them.
 type Metrics struct {
@@ -92,9 +92,9 @@ type HistoryMetrics struct {
 	LastEventAt  time.Time `json:"last_event_at,omitzero"`
 }
 
-func (d *Document) computeMetrics() {
-	m := &d.OperatorMetrics
-	for _, a := range d.Activities {
+func (v *View) computeMetrics() {
+	m := &v.Metrics
+	for _, a := range v.Activities {
 		m.Activities.Total++
 		switch a.Status {
 		case ActivityScheduled:
@@ -131,7 +131,7 @@ func (d *Document) computeMetrics() {
 	m.Backlog.RetryingActivities = m.Activities.Retrying
 	m.Backlog.PendingActivities = m.Activities.Scheduled + m.Activities.Running + m.Activities.Retrying
 
-	for _, t := range d.Timers {
+	for _, t := range v.Timers {
 		m.Timers.Total++
 		switch t.Status {
 		case TimerScheduled:
@@ -144,7 +144,7 @@ func (d *Document) computeMetrics() {
 	}
 	m.Backlog.PendingTimers = m.Timers.Pending
 
-	for _, s := range d.Signals {
+	for _, s := range v.Signals {
 		m.Signals.Received++
 		if s.Pending {
 			m.Signals.Pending++
@@ -153,7 +153,7 @@ func (d *Document) computeMetrics() {
 		}
 	}
 
-	for _, c := range d.Children {
+	for _, c := range v.Children {
 		m.Children.Total++
 		switch c.Status {
 		case ChildRunning:
@@ -166,7 +166,7 @@ func (d *Document) computeMetrics() {
 	}
 	m.Backlog.PendingChildren = m.Children.Running
 
-	for _, c := range d.Compensations {
+	for _, c := range v.Compensations {
 		m.Compensations.Total++
 		switch c.Status {
 		case CompensationStarted:
@@ -179,7 +179,7 @@ func (d *Document) computeMetrics() {
 	}
 
 	m.Failures.ByCategory = map[string]int{}
-	for _, f := range d.Failures {
+	for _, f := range v.Failures {
 		m.Failures.Total++
 		if f.NonRetryable {
 			m.Failures.NonRetryable++
@@ -187,7 +187,7 @@ func (d *Document) computeMetrics() {
 		m.Failures.ByCategory[f.FailureCategory]++
 	}
 
-	for _, e := range d.HistoryEvents {
+	for _, e := range v.Events {
 		m.History.Events++
 		m.History.LastSeq = max(m.History.LastSeq, e.Seq)
 		m.History.PayloadBytes += len(e.Data)

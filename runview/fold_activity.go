@@ -1,4 +1,4 @@
-package export
+package runview
 
 import (
 	"fmt"
@@ -10,20 +10,20 @@ import (
 // activity folds one activity event into its execution. Attempts are rebuilt from the typed
 // events alone: ActivityScheduled opens try 1, each ActivityRetryScheduled closes nothing but
 // opens the next try, and the outcome events close the try whose number they carry.
-func (b *builder) activity(ev history.Event) error {
+func (v *View) activity(ev history.Event) error {
 	if ev.Type == history.ActivityScheduled {
-		return b.activityScheduled(ev)
+		return v.activityScheduled(ev)
 	}
-	i, ok := b.acts[ev.ActivityExecutionID]
+	i, ok := v.acts[ev.ActivityExecutionID]
 	if !ok {
-		// No execution to attach it to (a damaged history): it stays in history_events, and
+		// No execution to attach it to (a damaged history): it stays in the history, and
 		// a failure it carries still goes to failures[].
 		if af, err := history.DataOf[history.AttemptFailure](ev); err == nil && af.Failure.Message+af.Failure.Category != "" {
-			b.failure(ev, af.Failure)
+			v.failure(ev, af.Failure)
 		}
 		return nil
 	}
-	a := &b.doc.Activities[i]
+	a := &v.Activities[i]
 	at := a.attempt(ev.Attempt)
 	switch ev.Type {
 	case history.ActivityStarted:
@@ -56,7 +56,7 @@ func (b *builder) activity(ev history.Event) error {
 		if ev.Type == history.ActivityTimedOut {
 			outcome = AttemptTimedOut
 		}
-		f := b.failure(ev, af.Failure)
+		f := v.failure(ev, af.Failure)
 		if at.close(ev, outcome) {
 			at.Error = attemptError(f)
 		}
@@ -85,7 +85,7 @@ func (b *builder) activity(ev history.Event) error {
 		if err != nil {
 			return err
 		}
-		f := b.failure(ev, af.Failure)
+		f := v.failure(ev, af.Failure)
 		// The final failure is the interpreter's verdict (a type listed in the step's
 		// non_retryable is marked here, not by the plugin), so it replaces the try's error.
 		at.close(ev, AttemptFailed)
@@ -100,8 +100,8 @@ func (b *builder) activity(ev history.Event) error {
 	return nil
 }
 
-func (b *builder) activityScheduled(ev history.Event) error {
-	if _, dup := b.acts[ev.ActivityExecutionID]; dup {
+func (v *View) activityScheduled(ev history.Event) error {
+	if _, dup := v.acts[ev.ActivityExecutionID]; dup {
 		return nil // the interpreter never does this; keep the first, the event stays listed
 	}
 	s, err := history.DataOf[history.ActivitySchedule](ev)
@@ -109,8 +109,8 @@ func (b *builder) activityScheduled(ev history.Event) error {
 		return err
 	}
 	attempt := max(ev.Attempt, 1)
-	b.acts[ev.ActivityExecutionID] = len(b.doc.Activities)
-	b.doc.Activities = append(b.doc.Activities, Activity{
+	v.acts[ev.ActivityExecutionID] = len(v.Activities)
+	v.Activities = append(v.Activities, Activity{
 		ActivityExecutionID: ev.ActivityExecutionID, Step: ev.Step, Plugin: s.Plugin, Activity: s.Activity,
 		Status: ActivityScheduled, Input: orNull(s.Input), Tries: s.Tries, TimeoutMS: s.TimeoutMS,
 		HeartbeatTimeoutMS: s.HeartbeatTimeout, ScheduledSeq: ev.Seq, ScheduledAt: ev.Time,
@@ -152,17 +152,17 @@ func attemptError(f *Failure) *AttemptError {
 // copies the failed run's history up to that try's outcome, which it leaves out, so without
 // this the try would read as scheduled forever. It did fail: a retry starts only from the
 // activity whose failure ended the run named in retry_of (its error is in that run's export).
-func (b *builder) retryRequested(ev history.Event) error {
+func (v *View) retryRequested(ev history.Event) error {
 	rr, err := history.DataOf[history.RetryRequest](ev)
 	if err != nil {
 		return err
 	}
-	i, ok := b.acts[rr.ActivityExecID]
+	i, ok := v.acts[rr.ActivityExecID]
 	if !ok {
 		return nil
 	}
-	for k := range b.doc.Activities[i].Attempts {
-		b.doc.Activities[i].Attempts[k].close(ev, AttemptFailed)
+	for k := range v.Activities[i].Attempts {
+		v.Activities[i].Attempts[k].close(ev, AttemptFailed)
 	}
 	return nil
 }

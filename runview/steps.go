@@ -1,4 +1,4 @@
-package server
+package runview
 
 import (
 	"regexp"
@@ -22,11 +22,11 @@ const (
 	StepCancelled = "cancelled"
 )
 
-// StepRow is one step of a run's step tree, flattened in spec order with its depth.
-type StepRow struct {
+// Step is one step of a run's step tree, flattened in spec order with its depth.
+type Step struct {
 	Depth     int
-	Path      string // positional, for machines (data-path)
-	Name      string // for a person: history.StepName with the spec's ids
+	Path      string // positional, for machines
+	Name      string // for a person: StepName with the spec's ids
 	ID        string
 	Kind      string
 	Detail    string // plugin.activity, signal name, child workflow...
@@ -40,7 +40,7 @@ type StepRow struct {
 }
 
 // Duration is End-Start for a finished step, else 0.
-func (r StepRow) Duration() time.Duration {
+func (r Step) Duration() time.Duration {
 	if r.End.IsZero() || r.Start.IsZero() {
 		return 0
 	}
@@ -48,16 +48,26 @@ func (r StepRow) Duration() time.Duration {
 }
 
 // Leaf reports whether the step does the work itself rather than through child steps.
-func (r StepRow) Leaf() bool {
-	switch spec.Kind(r.Kind) {
+func (r Step) Leaf() bool { return leafKind(spec.Kind(r.Kind)) }
+
+func leafKind(k spec.Kind) bool {
+	switch k {
 	case spec.KindSteps, spec.KindParallel, spec.KindForEach:
 		return false
 	}
 	return true
 }
 
+// StepDone reports whether a step status is final.
+func StepDone(status string) bool {
+	return status == StepCompleted || status == StepFailed || status == StepCancelled
+}
+
 // instanceMark is the "@N" a for_each instance adds to the paths of its steps.
 var instanceMark = regexp.MustCompile(`@\d+`)
+
+// stepEvents holds, per static step path and instance path, what the step's events say.
+type stepEvents map[string]map[string]*stepState
 
 // stepState folds the events of one step instance.
 type stepState struct {
@@ -67,13 +77,33 @@ type stepState struct {
 	err          string
 }
 
-func stepDone(status string) bool {
-	return status == StepCompleted || status == StepFailed || status == StepCancelled
+// fold applies one event to its step's instance; failure is the message of a failure the
+// event recorded, "" when none.
+func (se stepEvents) fold(ev history.Event, failure string) {
+	if ev.Step == "" || ev.Type == history.WorkflowStarted {
+		return
+	}
+	se.instance(ev.Step).fold(ev, failure)
+}
+
+func (se stepEvents) instance(path string) *stepState {
+	static := instanceMark.ReplaceAllString(path, "")
+	m := se[static]
+	if m == nil {
+		m = map[string]*stepState{}
+		se[static] = m
+	}
+	s := m[path]
+	if s == nil {
+		s = &stepState{}
+		m[path] = s
+	}
+	return s
 }
 
 // fold applies one event. Once an instance is finished only a failure changes it (a step
 // whose timer fired can still fail): a later timer cancel or late event is bookkeeping.
-func (st *stepState) fold(ev history.Event) {
+func (st *stepState) fold(ev history.Event, failure string) {
 	if st.start.IsZero() {
 		st.start = ev.Time
 	}
@@ -96,63 +126,51 @@ func (st *stepState) fold(ev history.Event) {
 			next = StepCancelled
 		}
 	case history.CompensationStarted:
-		st.compensation = "started"
+		st.compensation = CompensationStarted
 	case history.CompensationCompleted:
-		st.compensation = "completed"
+		st.compensation = CompensationCompleted
 	case history.CompensationFailed:
-		st.compensation = "failed"
+		st.compensation = CompensationFailed
 	}
-	if f, ok := FailureOf(ev); ok && ev.Type != history.CompensationFailed {
-		st.err = f.Message
+	if failure != "" && ev.Type != history.CompensationFailed {
+		st.err = failure
 	}
-	if next == "" || (stepDone(st.status) && next != StepFailed) {
+	if next == "" || (StepDone(st.status) && next != StepFailed) {
 		return
 	}
 	st.status = next
-	if stepDone(next) {
+	if StepDone(next) {
 		st.end = ev.Time
 	}
 }
 
-// StepTree lays a run's spec out as rows, each with the status and timing its events give.
-// It needs the spec text the run recorded (WorkflowStarted); it returns nil for a history it
-// cannot read, as a damaged run still deserves the rest of its page.
-func StepTree(events []history.Event, open bool) []StepRow {
-	w := RunSpec(events)
+// Steps lays the run's spec out as rows, each with the status and timing its events give
+// (and, for an open run, the signal waits a replay finds: a wait records no event when it
+// begins). It needs the spec text the run recorded; nil when that no longer loads, as a
+// damaged run still deserves the rest of its page.
+func (v *View) Steps() []Step {
+	w := v.Spec()
 	if w == nil {
 		return nil
 	}
-	inst := map[string]map[string]*stepState{} // static path -> instance path -> state
-	for _, ev := range events[1:] {
-		if ev.Step == "" {
-			continue
+	inst := stepEvents{}
+	for static, m := range v.steps {
+		inst[static] = map[string]*stepState{}
+		for path, s := range m {
+			c := *s
+			inst[static][path] = &c
 		}
-		static := instanceMark.ReplaceAllString(ev.Step, "")
-		m := inst[static]
-		if m == nil {
-			m = map[string]*stepState{}
-			inst[static] = m
-		}
-		s := m[ev.Step]
-		if s == nil {
-			s = &stepState{}
-			m[ev.Step] = s
-		}
-		s.fold(ev)
 	}
+	open := v.Open()
 	if open {
-		// A signal wait records no event when it begins; the replay probe finds the waiters.
-		for _, w := range signalWaits(events) {
-			static := instanceMark.ReplaceAllString(w.Step, "")
-			if inst[static] == nil {
-				inst[static] = map[string]*stepState{}
-			}
-			if s := inst[static][w.Step]; s == nil || !stepDone(s.status) {
-				inst[static][w.Step] = &stepState{status: StepWaiting, start: w.Since}
+		for _, w := range v.Live().SignalWaits {
+			s := inst.instance(w.Step)
+			if !StepDone(s.status) {
+				*s = stepState{status: StepWaiting, start: w.Since}
 			}
 		}
 	}
-	t := &stepTree{inst: inst, open: open, ids: w.StepIDs()}
+	t := &stepTree{inst: inst, open: open, ids: v.StepIDs()}
 	t.add(w.Steps, 0)
 	if len(w.OnCancel) > 0 {
 		t.add(w.OnCancel, 0)
@@ -162,17 +180,17 @@ func StepTree(events []history.Event, open bool) []StepRow {
 
 type stepTree struct {
 	ids  map[string]string // step path -> id, for row names
-	inst map[string]map[string]*stepState
+	inst stepEvents
 	open bool
-	rows []StepRow
+	rows []Step
 }
 
-// add appends steps and their descendants, and returns their rows' aggregate status.
+// add appends steps and their descendants, and returns their rows' statuses.
 func (t *stepTree) add(steps []*spec.Step, depth int) []string {
 	var statuses []string
 	for _, s := range steps {
 		i := len(t.rows)
-		t.rows = append(t.rows, StepRow{Depth: depth, Path: s.Path, Name: history.StepName(s.Path, t.ids), ID: s.ID, Kind: string(s.Kind), Detail: detailOf(s)})
+		t.rows = append(t.rows, Step{Depth: depth, Path: s.Path, Name: StepName(s.Path, t.ids), ID: s.ID, Kind: string(s.Kind), Detail: detailOf(s)})
 		var kids []string
 		for _, group := range [][]*spec.Step{s.Steps, s.Parallel, s.Catch, s.CompensateWith} {
 			kids = append(kids, t.add(group, depth+1)...)
@@ -189,7 +207,7 @@ func (t *stepTree) add(steps []*spec.Step, depth int) []string {
 					row.End = k.End
 				}
 			}
-			if !stepDone(row.Status) {
+			if !StepDone(row.Status) {
 				row.End = time.Time{}
 			}
 		}
@@ -199,7 +217,7 @@ func (t *stepTree) add(steps []*spec.Step, depth int) []string {
 }
 
 // own fills a row from the step's own events, across its for_each instances.
-func (t *stepTree) own(row *StepRow) {
+func (t *stepTree) own(row *Step) {
 	row.Status = StepNone
 	m := t.inst[row.Path]
 	if len(m) == 0 {
@@ -218,13 +236,13 @@ func (t *stepTree) own(row *StepRow) {
 		if row.Start.IsZero() || s.start.Before(row.Start) {
 			row.Start = s.start
 		}
-		if !stepDone(s.status) {
+		if !StepDone(s.status) {
 			allDone = false
 		} else if s.end.After(row.End) {
 			row.End = s.end
 		}
-		row.Compensation = firstNonEmpty(row.Compensation, s.compensation)
-		row.Error = firstNonEmpty(row.Error, s.err)
+		row.Compensation = first(row.Compensation, s.compensation)
+		row.Error = first(row.Error, s.err)
 	}
 	row.Status = worstStatus(statuses)
 	if !allDone {
@@ -248,13 +266,14 @@ func (t *stepTree) aggregate(own string, kids []string) string {
 	return s
 }
 
-// worst orders statuses by what an operator must see first.
+// statusRank orders statuses by what an operator must see first.
+var statusRank = map[string]int{StepFailed: 6, StepRetrying: 5, StepWaiting: 4, StepRunning: 3, StepCancelled: 2, StepCompleted: 1, StepNone: 0}
+
 func worstStatus(statuses []string) string {
-	rank := map[string]int{StepFailed: 6, StepRetrying: 5, StepWaiting: 4, StepRunning: 3, StepCancelled: 2, StepCompleted: 1, StepNone: 0}
 	out, n := StepNone, -1
 	for _, s := range statuses {
-		if rank[s] > n {
-			out, n = s, rank[s]
+		if statusRank[s] > n {
+			out, n = s, statusRank[s]
 		}
 	}
 	return out
@@ -265,13 +284,6 @@ func anyInstance(m map[string]*stepState) string {
 		return k
 	}
 	return ""
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // detailOf names what a step does, for the tree's detail column.

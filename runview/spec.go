@@ -1,0 +1,47 @@
+package runview
+
+import (
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
+)
+
+// SpecOf is the workflow a run runs, from the spec text its WorkflowStarted recorded; nil for
+// an event that is not one or whose text no longer loads (children are not loaded).
+func SpecOf(started history.Event) *spec.Workflow {
+	if started.Type != history.WorkflowStarted {
+		return nil
+	}
+	st, err := history.DataOf[history.Started](started)
+	if err != nil {
+		return nil
+	}
+	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
+	if ds.HasErrors() || w == nil {
+		return nil
+	}
+	return w
+}
+
+// Spec is the workflow the run runs (SpecOf its first event), loaded once; nil when its text
+// no longer loads.
+func (v *View) Spec() *spec.Workflow {
+	if !v.specLoaded {
+		v.spec, v.specLoaded = SpecOf(v.Events[0]), true
+	}
+	return v.spec
+}
+
+// StepIDs maps the run's static step paths to their ids (empty when the spec cannot be read:
+// steps are then named by place).
+func (v *View) StepIDs() map[string]string {
+	if v.ids == nil {
+		v.ids = v.Spec().StepIDs()
+	}
+	return v.ids
+}
+
+// Name names the step at a positional path for a person (StepName with the run's ids).
+func (v *View) Name(path string) string { return StepName(path, v.StepIDs()) }
+
+// Open reports whether the run is still open, by its record or, without one, its events.
+func (v *View) Open() bool { return v.Workflow.Status == history.StatusRunning }

@@ -1,0 +1,99 @@
+package runview_test
+
+import (
+	"testing"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/runview"
+)
+
+const loopSpec = simtest.Head + `
+steps:
+  - id: each
+    for_each: [1, 2]
+    steps:
+      - id: hello
+        activity: p.echo
+        with: {n: "${{ item }}"}
+  - id: approve
+    wait_for_signal: approve
+  - id: never
+    activity: p.echo
+`
+
+func view(t *testing.T, s *simtest.Sim) *runview.View {
+	t.Helper()
+	v, err := runview.Fold(s.Record(), s.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func rows(v *runview.View) map[string]runview.Step {
+	got := map[string]runview.Step{}
+	for _, r := range v.Steps() {
+		got[r.Path] = r
+	}
+	return got
+}
+
+// TestStepTree: a for_each's instances fold into its body step, a composite takes its
+// children's status, a signal wait with no event yet shows as waiting, an unreached step as
+// none; a failed step is failed with its message.
+func TestStepTree(t *testing.T) {
+	s := simtest.New(t, loopSpec, nil)
+	s.RunActivities(simtest.Echo)
+	got := rows(view(t, s))
+	for path, want := range map[string]struct {
+		status    string
+		depth     int
+		instances int
+		name      string
+	}{
+		"steps[0]":          {runview.StepCompleted, 0, 0, "each"},
+		"steps[0].steps[0]": {runview.StepCompleted, 1, 2, "hello"},
+		"steps[1]":          {runview.StepWaiting, 0, 0, "approve"},
+		"steps[2]":          {runview.StepNone, 0, 0, "never"},
+	} {
+		r, ok := got[path]
+		if !ok {
+			t.Errorf("no row %s in %v", path, got)
+			continue
+		}
+		if r.Status != want.status || r.Depth != want.depth || r.Instances != want.instances || r.Name != want.name {
+			t.Errorf("%s: status %s depth %d instances %d name %q, want %+v", path, r.Status, r.Depth, r.Instances, r.Name, want)
+		}
+	}
+	if r := got["steps[1]"]; !r.End.IsZero() {
+		t.Errorf("a waiting step has an end: %v", r.End)
+	}
+
+	f := simtest.New(t, simtest.Head+"steps:\n  - {id: charge, activity: p.charge}\n", nil)
+	f.RunActivities(func(string, any, int) (any, *history.Failure) {
+		return nil, &history.Failure{Category: history.CategoryActivity, Message: "card declined", NonRetryable: true}
+	})
+	steps := view(t, f).Steps()
+	if len(steps) != 1 || steps[0].Status != runview.StepFailed || steps[0].Error != "card declined" || steps[0].End.IsZero() {
+		t.Errorf("failed step: %+v", steps)
+	}
+}
+
+// TestStepTreeNeedsTheSpec: a history whose recorded spec no longer loads has no tree, but
+// the rest of its view.
+func TestStepTreeNeedsTheSpec(t *testing.T) {
+	s := simtest.New(t, loopSpec, nil)
+	evs := append([]history.Event(nil), s.Events...)
+	evs[0].Data = history.MustData(history.Started{WorkflowID: "wf", RunID: "run1", SpecFile: "x.wend.yaml", SpecSource: "not: [a spec"})
+	v, err := runview.Fold(s.Record(), evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Steps() != nil || len(v.Activities) != 1 || v.Live().Err == "" {
+		t.Errorf("steps %v, activities %d, live %+v", v.Steps(), len(v.Activities), v.Live())
+	}
+	if _, err := runview.Fold(s.Record(), evs[1:]); err == nil {
+		t.Error("a history without WorkflowStarted first must not fold")
+	}
+}
