@@ -62,6 +62,10 @@ func (r *Run) timerFired(ev history.Event) error {
 	if n == nil || n.state != running {
 		return nil // cancelled before it fired
 	}
+	if ev.Step != "" && ev.Step != n.path {
+		// Older histories name no step; one that names another step is a confused delivery.
+		return fmt.Errorf("TimerFired for timer %s names step %s, but the timer belongs to step %s", ref.TimerID, ev.Step, n.path)
+	}
 	delete(r.timers, ref.TimerID)
 	if ref.TimerID == n.timeoutID {
 		if n.waiting != "" {

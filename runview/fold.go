@@ -77,7 +77,7 @@ func Fold(run history.Run, events []history.Event) (*View, error) {
 		if len(v.Failures) > n {
 			failure = v.Failures[n].Message
 		}
-		v.steps.fold(ev, failure)
+		v.steps.fold(v.atStep(ev), failure)
 	}
 	if err := v.workflowRecord(run); err != nil {
 		return nil, err
@@ -128,6 +128,21 @@ func (v *View) event(ev history.Event) error {
 		return v.closed(ev)
 	}
 	return nil // an event without facts of its own (RepairRequested, newer types)
+}
+
+// atStep is ev with the step it concerns. A TimerFired recorded before the engine named the
+// timer's step (and a workflow deadline's TimerCancelled) carries none: the timer's
+// TimerScheduled says where it was set.
+func (v *View) atStep(ev history.Event) history.Event {
+	if ev.Step != "" || (ev.Type != history.TimerFired && ev.Type != history.TimerCancelled) {
+		return ev
+	}
+	if ref, err := history.DataOf[history.TimerRef](ev); err == nil {
+		if i, ok := v.timers[ref.TimerID]; ok {
+			ev.Step = v.Timers[i].Step
+		}
+	}
+	return ev
 }
 
 // failure records a Failures row and returns it. The event's own step, execution and

@@ -179,7 +179,9 @@ func (e *Engine) due(t history.Task) {
 			return
 		}
 		e.spawn(func() {
-			ev := history.Event{Type: history.TimerFired, Data: history.MustData(history.TimerRef{TimerID: st.TimerID})}
+			// The step the timer was scheduled at, so the history says which step it ends
+			// (empty for the workflow's own deadlines).
+			ev := history.Event{Type: history.TimerFired, Step: st.Step, Data: history.MustData(history.TimerRef{TimerID: st.TimerID})}
 			if err := e.deliver(lr, ev); err != nil && e.isStopped() == nil {
 				e.logf("wend: timer %s: %v", t.ID, err)
 			}
