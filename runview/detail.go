@@ -17,8 +17,8 @@ type Detail struct {
 	Failure *history.Failure `json:"failure,omitempty"` // how a failed, cancelled or timed-out run ended
 	// State is the run's public state after its last event (Live.State); absent when the
 	// history cannot be replayed, and StateError says why.
-	State      map[string]any `json:"state,omitempty"`
-	StateError string         `json:"state_error,omitempty"`
+	State      json.RawMessage `json:"state,omitempty"`
+	StateError string          `json:"state_error,omitempty"`
 	// Waits are what the open run waits for: activities in flight or backing off, timers,
 	// signal waits, children and awaited workflows. Empty once the run has closed.
 	Waits []Wait `json:"waits"`

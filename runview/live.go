@@ -14,9 +14,9 @@ import (
 // Live is what only a replay of the run can say: the history records no event when a
 // wait_for_signal begins, and `set` steps change the state without one.
 type Live struct {
-	// State is the run's public state (keys starting with _ are the engine's and left out)
-	// after its last event; nil when the history cannot be replayed.
-	State map[string]any
+	// State is the run's public state after its last event, a JSON object (keys starting
+	// with _ are the engine's and left out); nil when the history cannot be replayed.
+	State json.RawMessage
 	// SignalWaits are the wait_for_signal steps an open run waits in, one per signal name:
 	// the oldest waiter, which the next signal of that name reaches.
 	SignalWaits []Wait
@@ -55,7 +55,9 @@ func (v *View) replay() (l *Live) {
 	if err != nil {
 		return &Live{Err: err.Error()}
 	}
-	l.State = publicState(r.State())
+	if l.State, err = publicState(r.State()); err != nil {
+		return &Live{Err: err.Error()}
+	}
 	if !v.Open() || r.Closed() != "" {
 		return l
 	}
@@ -105,17 +107,18 @@ func (v *View) stepSince(step string) time.Time {
 	return time.Time{}
 }
 
-// publicState copies the state without the engine's reserved keys, as JSON values: what
-// the run would export, whatever Go types its expressions produced.
-func publicState(st map[string]any) map[string]any {
+// publicState is the state without the engine's reserved keys, as the JSON object the run's
+// expressions would see.
+func publicState(st map[string]any) (json.RawMessage, error) {
 	out := make(map[string]any, len(st))
 	for k, x := range st {
-		if strings.HasPrefix(k, "_") {
-			continue
-		}
-		if b, err := json.Marshal(x); err == nil {
-			out[k] = json.RawMessage(b)
+		if !strings.HasPrefix(k, "_") {
+			out[k] = x
 		}
 	}
-	return out
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("the run's state is not JSON: %w", err)
+	}
+	return b, nil
 }

@@ -21,6 +21,8 @@ type runView struct {
 	DocErr    string // the view could not be built; the raw events are still shown
 	Steps     []runview.Step
 	Waits     []runview.Wait
+	State     json.RawMessage // the run's public state now (runview's Live)
+	StateErr  string
 	RetryOf   string // the failed run this run retries
 	Events    []history.Event
 	URL       string // this run's page
@@ -94,6 +96,7 @@ func (s *Server) runView(r *http.Request, id string) (*runView, error) {
 		return v, nil
 	}
 	v.view, v.Steps, v.Waits, v.RetryOf = view, view.Steps(), view.Waits(), view.RetryOf
+	v.State, v.StateErr = view.Live().State, view.Live().Err
 	return v, nil
 }
 

@@ -21,13 +21,15 @@ same facts as its history export ('wend history ID --json'): the run's header (i
 status, spec, times, timeouts, input, output or failure, cancel reason); the timeline, one
 line per event; each activity with its attempts, their errors and retry schedule; every
 failure with its category, propagation kind and a NON-RETRYABLE mark; pending timers and
-signals no step has taken; children, compensations and the operator metrics. For an open
+signals no step has taken, with their data; children, compensations and the operator
+metrics; then the run's current public state (from a replay of its history). For an open
 run it ends with what the run is waiting for now (activities in flight or backing off
 before a retry, timers, signal waits, child workflows and awaited workflows).
 
 Flags:
   --json      print the run detail as one JSON object (not the export; for that use
               'wend history ID --json'): run, input, output, failure,
+              state (the public state; state_error when it cannot be replayed),
               waits[] (kind: activity, timer, signal, child_workflow, workflow; step, since,
               until, activity, attempt, signal, workflow_id...), pending_signals[],
               failures[] (seq, type, time, failure) and events[] (the full history)
@@ -81,9 +83,21 @@ func runShow(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "wend show: %v\n", err)
 		return exitUsage
 	}
+	printState(&out, d)
 	printWaits(&out, d)
 	fmt.Fprint(e.stdout, printable(out.String(), "\n\t"))
 	return exitOK
+}
+
+// printState adds the run's current public state, which only a replay knows (the export
+// holds events, and `set` steps record none).
+func printState(w io.Writer, d runview.Detail) {
+	switch {
+	case d.State != nil:
+		fmt.Fprintf(w, "\nstate\n  %s\n", runview.Clip(string(d.State), 2000))
+	case d.StateError != "":
+		fmt.Fprintf(w, "\nstate\n  unknown: %s\n", d.StateError)
+	}
 }
 
 // printWaits adds what the export cannot say: what an open run waits for now. Signal waits

@@ -1,0 +1,57 @@
+package runview_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/runview"
+)
+
+// TestLiveStateAndPendingSignalsIssue14: the detail of a live run (wend show, GET
+// /v1/runs/{id}, the web UI) gives its current public state, which only a replay knows, and
+// the data of signals received and not yet taken; the signal wait it is in is found too.
+func TestLiveStateAndPendingSignalsIssue14(t *testing.T) {
+	s := simtest.New(t, simtest.Head+`
+steps:
+  - id: approve
+    wait_for_signal: approve
+    set: {approved_by: "${{ signal.by }}", stage: review}
+  - id: ship
+    wait_for_signal: shipped
+`, nil)
+	s.Signal("approve", map[string]any{"by": "ann"})
+	s.Signal("later", map[string]any{"n": 7})
+	d := runview.DetailOf(s.Record(), s.Events)
+	if d.StateError != "" {
+		t.Fatalf("state error: %s", d.StateError)
+	}
+	var state map[string]any
+	if err := json.Unmarshal(d.State, &state); err != nil || state["approved_by"] != "ann" || state["stage"] != "review" {
+		t.Errorf("state %s (%v)", d.State, err)
+	}
+	if len(d.Signals) != 1 || d.Signals[0].Name != "later" || string(d.Signals[0].Data) != `{"n":7}` {
+		t.Errorf("pending signals %+v", d.Signals)
+	}
+	if len(d.Waits) != 1 || d.Waits[0].Kind != runview.WaitSignal || d.Waits[0].Signal != "shipped" || d.Waits[0].Step != "steps[1]" {
+		t.Errorf("waits %+v", d.Waits)
+	}
+	js, _ := json.Marshal(d)
+	var shape map[string]json.RawMessage
+	if err := json.Unmarshal(js, &shape); err != nil || string(shape["state"]) != `{"approved_by":"ann","stage":"review"}` {
+		t.Errorf("JSON state %s", shape["state"])
+	}
+}
+
+// TestStateOfAnUnreplayableRun: a history the spec no longer produces keeps its detail and
+// says why it has no state.
+func TestStateOfAnUnreplayableRun(t *testing.T) {
+	s := simtest.New(t, simtest.Head+"steps:\n  - {id: a, activity: p.echo}\n", nil)
+	evs := append([]history.Event(nil), s.Events...)
+	evs[1].Step = "steps[9]" // the recorded decision is not what the spec decides
+	d := runview.DetailOf(s.Record(), evs)
+	if d.State != nil || d.StateError == "" || len(d.Events) != len(evs) {
+		t.Errorf("state %s, error %q, %d events", d.State, d.StateError, len(d.Events))
+	}
+}
