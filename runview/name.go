@@ -61,3 +61,18 @@ func placeName(seg string) string {
 	}
 	return word + " " + strconv.Itoa(n+1)
 }
+
+// TimerName names a timer for a person. A timer's id is the path of the step that set it (a
+// delay), that path and "#timeout" (a wait's timeout), or "workflow#run_timeout" and the like
+// (the run's deadlines): the path part is named by name, as steps are.
+func TimerName(id string, name func(path string) string) string {
+	path, rest, hash := strings.Cut(id, "#")
+	n := name(path)
+	if n == "" {
+		n = path
+	}
+	if hash {
+		return n + "#" + rest
+	}
+	return n
+}

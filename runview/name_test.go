@@ -55,3 +55,21 @@ func FuzzStepName(f *testing.F) {
 		_ = StepName(path, map[string]string{"steps[0]": "a"}) // must not panic
 	})
 }
+
+// TestTimerNameIssue16: show's timeline and pending timers and the run page named timers by
+// their ids, positional paths (steps[0]#timeout, steps[1]@0.steps[0]); they read as steps do.
+func TestTimerNameIssue16(t *testing.T) {
+	ids := map[string]string{"steps[0]": "approve", "steps[1]": "pack"}
+	name := func(path string) string { return StepName(path, ids) }
+	for id, want := range map[string]string{
+		"steps[0]#timeout":     "approve#timeout",
+		"steps[1]@0.steps[0]":  "pack[0] › step 1",
+		"steps[2]":             "step 3",
+		"workflow#run_timeout": "workflow#run_timeout",
+		"":                     "",
+	} {
+		if got := TimerName(id, name); got != want {
+			t.Errorf("TimerName(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

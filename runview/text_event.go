@@ -38,10 +38,10 @@ func EventDetail(ev history.Event, name func(path string) string) string {
 		return fmt.Sprintf("try %d: %s", e.Attempt, r.Reason)
 	case history.TimerScheduled:
 		t, _ := history.DataOf[history.TimerSchedule](ev)
-		return fmt.Sprintf("%s (%s) fires %s", t.TimerID, t.Purpose, Clock(t.FireAt))
+		return fmt.Sprintf("%s (%s) fires %s", TimerName(t.TimerID, name), t.Purpose, Clock(t.FireAt))
 	case history.TimerFired, history.TimerCancelled:
 		t, _ := history.DataOf[history.TimerRef](ev)
-		return t.TimerID
+		return TimerName(t.TimerID, name)
 	case history.SignalReceived:
 		s, _ := history.DataOf[history.Signal](ev)
 		return s.Name

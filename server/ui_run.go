@@ -41,6 +41,13 @@ func (v *runView) StepName(path string) string {
 	return v.view.Name(path)
 }
 
+// TimerName names a timer for a person (runview.TimerName); pages keep the id in a title.
+func (v *runView) TimerName(id string) string { return runview.TimerName(id, v.StepName) }
+
+// ParentStepName names the parent's step that started this run. The parent's spec is another
+// file, so the step is named by its place.
+func (v *runView) ParentStepName() string { return runview.StepName(v.Run.ParentStep, nil) }
+
 // action is one operator button (besides the signal form).
 type runAction struct {
 	Name   string // the POST path element

@@ -228,7 +228,7 @@ func (p *printer) waits(doc *Document) {
 	var rows [][]string
 	for _, t := range doc.Timers {
 		if t.Status == runview.TimerScheduled {
-			rows = append(rows, []string{"timer", t.TimerID, t.Purpose, "fires " + stamp(t.FireAt)})
+			rows = append(rows, []string{"timer", runview.TimerName(t.TimerID, p.step), t.Purpose, "fires " + stamp(t.FireAt)})
 		}
 	}
 	p.table("pending timers", rows)
