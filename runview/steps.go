@@ -48,9 +48,11 @@ func (r Step) Duration() time.Duration {
 }
 
 // Leaf reports whether the step does the work itself rather than through child steps.
-func (r Step) Leaf() bool { return leafKind(spec.Kind(r.Kind)) }
+func (r Step) Leaf() bool { return LeafKind(spec.Kind(r.Kind)) }
 
-func leafKind(k spec.Kind) bool {
+// LeafKind reports whether a step of kind k does the work itself rather than through child
+// steps (steps, parallel and for_each do not).
+func LeafKind(k spec.Kind) bool {
 	switch k {
 	case spec.KindSteps, spec.KindParallel, spec.KindForEach:
 		return false
@@ -65,6 +67,10 @@ func StepDone(status string) bool {
 
 // instanceMark is the "@N" a for_each instance adds to the paths of its steps.
 var instanceMark = regexp.MustCompile(`@\d+`)
+
+// StaticPath is a step instance's path without its for_each item numbers: the step's path in
+// the spec (steps[1]@4.steps[0] is steps[1].steps[0]).
+func StaticPath(path string) string { return instanceMark.ReplaceAllString(path, "") }
 
 // stepEvents holds, per static step path and instance path, what the step's events say.
 type stepEvents map[string]map[string]*stepState
@@ -87,7 +93,7 @@ func (se stepEvents) fold(ev history.Event, failure string) {
 }
 
 func (se stepEvents) instance(path string) *stepState {
-	static := instanceMark.ReplaceAllString(path, "")
+	static := StaticPath(path)
 	m := se[static]
 	if m == nil {
 		m = map[string]*stepState{}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -52,19 +53,11 @@ func newLoop(name, loop string, w *spec.Workflow, input json.RawMessage) *loopCo
 	if s == nil || s.Kind != spec.KindForEach || len(s.Steps) == 0 {
 		return c
 	}
-	if lastStep := s.Steps[len(s.Steps)-1]; leafKind(lastStep.Kind) {
+	if lastStep := s.Steps[len(s.Steps)-1]; runview.LeafKind(lastStep.Kind) {
 		c.last = strings.TrimPrefix(lastStep.Path, s.Path+".")
 	}
 	c.total = loopTotal(s.ForEach, input)
 	return c
-}
-
-func leafKind(k spec.Kind) bool {
-	switch k {
-	case spec.KindSteps, spec.KindParallel, spec.KindForEach:
-		return false
-	}
-	return true
 }
 
 // loopTotal is the number of items of a for_each, evaluated against the run's input only;
@@ -114,7 +107,7 @@ func (c *loopCount) count(ev history.Event, item, rest string, now time.Time) bo
 	case history.ActivityAttemptFailed, history.ActivityTimedOut:
 		return false
 	case history.ActivityCompleted, history.TimerFired, history.SignalApplied, history.ChildWorkflowCompleted, history.WorkflowWaitCompleted:
-		if st == itemRunning && stripItems(rest) == c.last {
+		if st == itemRunning && runview.StaticPath(rest) == c.last {
 			c.items[item] = itemDone
 			c.running--
 			c.done++
@@ -172,16 +165,4 @@ func (c *loopCount) text(now time.Time) string {
 		}
 	}
 	return b.String()
-}
-
-// stripItems removes for_each item numbers from a step path.
-func stripItems(path string) string {
-	if !strings.Contains(path, "@") {
-		return path
-	}
-	parts := strings.Split(path, ".")
-	for i, p := range parts {
-		parts[i], _, _ = strings.Cut(p, "@")
-	}
-	return strings.Join(parts, ".")
 }
