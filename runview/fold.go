@@ -13,7 +13,8 @@ import (
 // workflow's header, every activity with its attempts, timers, signals, children,
 // compensations, every failure, the operator metrics, and per step what its events say. The
 // step tree, the waits, the state and the names need the spec the run recorded or a replay;
-// they are worked out when first asked for (Steps, Waits, Live, Name).
+// they are worked out when first asked for (Steps, Waits, Live, Name) and kept, so a View is
+// not safe for concurrent use: fold one per reader.
 type View struct {
 	Run    history.Run     // the record Fold was given
 	Events []history.Event // the history Fold read, unchanged
