@@ -79,8 +79,11 @@ type Engine struct {
 
 type liveRun struct {
 	dir string // the spec file's folder; fixed for the run's life
-	mu  sync.Mutex
-	rec history.Run
+	// workflowID is rec.WorkflowID, fixed for the run's life, so that e.mu holders can read it
+	// without lr.mu (rec is replaced under lr.mu at every commit).
+	workflowID string
+	mu         sync.Mutex
+	rec        history.Run
 
 	qmu      sync.Mutex // guards queue and draining
 	queue    []pendingInput

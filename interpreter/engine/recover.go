@@ -133,7 +133,7 @@ func replayRun(st history.Started, evs []history.Event) (*liveRun, error) {
 	if err := in.Replay(evs); err != nil {
 		return nil, err
 	}
-	return &liveRun{dir: filepath.Dir(st.SpecFile), w: w, interp: in}, nil
+	return &liveRun{dir: filepath.Dir(st.SpecFile), workflowID: st.WorkflowID, w: w, interp: in}, nil
 }
 
 // rearm puts a stored task back to work.

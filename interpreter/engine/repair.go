@@ -150,7 +150,7 @@ func (e *Engine) liveRuns(workflowID string) []*liveRun {
 	defer e.mu.Unlock()
 	var out []*liveRun
 	for _, lr := range e.runs {
-		if workflowID == "" || lr.rec.WorkflowID == workflowID {
+		if workflowID == "" || lr.workflowID == workflowID {
 			out = append(out, lr)
 		}
 	}

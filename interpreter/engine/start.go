@@ -114,7 +114,7 @@ func sha(b []byte) string {
 // it implies), numbered from 1, not yet committed.
 func (e *Engine) newRun(w *spec.Workflow, st history.Started) (*liveRun, []history.Event, error) {
 	now := e.clock.Now()
-	lr := &liveRun{dir: filepath.Dir(st.SpecFile), w: w, interp: interpreter.New(w, st), rec: history.Run{WorkflowID: st.WorkflowID, RunID: st.RunID,
+	lr := &liveRun{dir: filepath.Dir(st.SpecFile), workflowID: st.WorkflowID, w: w, interp: interpreter.New(w, st), rec: history.Run{WorkflowID: st.WorkflowID, RunID: st.RunID,
 		Name: w.Name, Status: history.StatusRunning, SpecFile: st.SpecFile, SpecSHA256: st.SpecSHA256,
 		ParentRunID: st.ParentRunID, ParentStep: st.ParentStep, StartedAt: now}}
 	first := history.Event{Type: history.WorkflowStarted, Time: now, Data: history.MustData(st)}
