@@ -170,6 +170,19 @@ func activities() sdk.Activities {
 		"version": sdk.Func(func(*sdk.Context, empty) (map[string]any, error) {
 			return map[string]any{"version": version, "pid": os.Getpid()}, nil
 		}, "", ""),
+		// await {path}: returns its pid once path exists; a try held open at will.
+		"await": sdk.Func(func(ctx *sdk.Context, in struct{ Path string }) (int, error) {
+			for {
+				if _, err := os.Stat(in.Path); err == nil {
+					return os.Getpid(), nil
+				}
+				select {
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}, "", ""),
 		// fail_unless {version}: fails retryably (type OldCode) unless this build is version.
 		"fail_unless": sdk.Func(func(_ *sdk.Context, in struct{ Version string }) (map[string]any, error) {
 			if version != in.Version {
