@@ -186,7 +186,7 @@ func activities() sdk.Activities {
 		// fail_unless {version}: fails retryably (type OldCode) unless this build is version.
 		"fail_unless": sdk.Func(func(_ *sdk.Context, in struct{ Version string }) (map[string]any, error) {
 			if version != in.Version {
-				return nil, sdk.NewError("OldCode", "build "+version+" is not "+in.Version)
+				return nil, sdk.NewError("OldCode", fmt.Sprintf("build %s (pid %d) is not %s", version, os.Getpid(), in.Version))
 			}
 			return map[string]any{"version": version, "pid": os.Getpid()}, nil
 		}, "", ""),
