@@ -107,7 +107,7 @@ func TestRollOnChangedExecutableIssue14(t *testing.T) {
 	inflight := make(chan result, 1)
 	go func() {
 		var r result
-		r.out, r.err = h.ExecuteBuild(context.Background(), call("p", "await", map[string]string{"path": gate}), nil, func(sha string) { r.build = sha })
+		r.out, r.err = h.ExecuteBuild(context.Background(), call("p", "gate", map[string]string{"path": gate}), nil, func(sha string) { r.build = sha })
 		inflight <- r
 	}()
 	for uses(h, "p") == 0 {

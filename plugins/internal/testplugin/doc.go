@@ -16,6 +16,6 @@
 // env (returns its environment), big {bytes} (returns a string of that many bytes), stderr
 // {line} (writes line to stderr), flood {mb, linekb} (writes mb MiB of linekb KiB lines to
 // stderr), pid, version (its build's version, set with -ldflags -X main.version=V, and pid),
-// fail_unless {version} (fails retryably, type OldCode, unless it is that version), await
+// fail_unless {version} (fails retryably, type OldCode, unless it is that version), gate
 // {path} (returns its pid once path exists).
 package main

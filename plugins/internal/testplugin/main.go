@@ -170,8 +170,8 @@ func activities() sdk.Activities {
 		"version": sdk.Func(func(*sdk.Context, empty) (map[string]any, error) {
 			return map[string]any{"version": version, "pid": os.Getpid()}, nil
 		}, "", ""),
-		// await {path}: returns its pid once path exists; a try held open at will.
-		"await": sdk.Func(func(ctx *sdk.Context, in struct{ Path string }) (int, error) {
+		// gate {path}: returns its pid once path exists; a try held open at will.
+		"gate": sdk.Func(func(ctx *sdk.Context, in struct{ Path string }) (int, error) {
 			for {
 				if _, err := os.Stat(in.Path); err == nil {
 					return os.Getpid(), nil
