@@ -281,7 +281,23 @@ func (h *Host) current(s *slot, roll bool) (*process, error) {
 			return nil, err
 		}
 	}
+	var hashed chan struct{}
+	if l.build.sha256 == "" {
+		// Hash while the process starts (a handshake takes tens of milliseconds, hashing a
+		// 20 MB binary about ten). A file that cannot be read still runs; its tries then name
+		// no build.
+		hashed = make(chan struct{})
+		go func() {
+			defer close(hashed)
+			if sum, st, err := hashFile(l.build.path); err == nil {
+				l.build.sha256, l.build.stamp = sum, st
+			}
+		}()
+	}
 	p, err := startProcess(s.cfg, l.program, h.opts)
+	if hashed != nil {
+		<-hashed
+	}
 	if err != nil {
 		if l.copied && l.program != s.launch.program {
 			os.Remove(l.program)
@@ -340,13 +356,8 @@ func (h *Host) locate(cfg Config) (launch, error) {
 		}
 		path = found
 	}
-	if cfg.SHA256 == "" {
-		l := launch{program: path, build: build{path: watched(cfg, path)}}
-		// A file that cannot be read still runs; its tries then name no build.
-		if sum, st, err := hashFile(l.build.path); err == nil {
-			l.build.sha256, l.build.stamp = sum, st
-		}
-		return l, nil
+	if cfg.SHA256 == "" { // hashed by current while the process starts
+		return launch{program: path, build: build{path: watched(cfg, path)}}, nil
 	}
 	pin := strings.ToLower(cfg.SHA256)
 	if strings.ContainsRune(prog, filepath.Separator) {

@@ -231,3 +231,11 @@ func BenchmarkBuildUnchanged(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkHashProgram(b *testing.B) {
+	for b.Loop() {
+		if _, _, err := hashFile(bins.testPlugin); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
