@@ -63,14 +63,19 @@ func version(t *testing.T, h *Host, plugin string) served {
 	return v
 }
 
-// uses is how many tries run on plugin's current process.
-func uses(h *Host, plugin string) int {
+// current is plugin's current process.
+func current(h *Host, plugin string) *process {
 	h.mu.Lock()
 	s := h.slots[plugin]
 	h.mu.Unlock()
 	s.mu.Lock()
-	p := s.proc
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	return s.proc
+}
+
+// uses is how many tries run on plugin's current process.
+func uses(h *Host, plugin string) int {
+	p := current(h, plugin)
 	p.useMu.Lock()
 	defer p.useMu.Unlock()
 	return p.uses
@@ -113,6 +118,7 @@ func TestRollOnChangedExecutableIssue14(t *testing.T) {
 	for uses(h, "p") == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
+	old := current(h, "p")
 	newSum := install(t, v2, path)
 
 	next := version(t, h, "p")
@@ -129,7 +135,12 @@ func TestRollOnChangedExecutableIssue14(t *testing.T) {
 	if r.err != nil || string(r.out) != jsonInt(first.PID) || r.build != oldSum {
 		t.Fatalf("the try in flight: %s, %v on build %s; want it to finish on the old process %d, build %s", r.out, r.err, r.build, first.PID, oldSum)
 	}
-	waitGroupGone(t, first.PID, 10*time.Second) // the old process stops once idle: no orphan
+	select { // the old process stops once idle: no orphan
+	case <-old.stopped:
+	case <-time.After(time.Minute): // a bound on a hang, not a measure of speed
+		t.Fatal("the old process did not stop once idle")
+	}
+	waitGroupGone(t, first.PID, 10*time.Second)
 
 	st := h.Stats()
 	if st.Processes != 1 || st.Starts != 2 || st.Rolls != 1 || st.Restarts != 0 {

@@ -154,6 +154,11 @@ func TestRollDuringBackoffThenRetryIssue14(t *testing.T) {
 	if last.Outcome != export.AttemptCompleted || last.PluginSHA256 != newSum {
 		t.Fatalf("retried run's attempts %s, want the last completed on build %s", jsonOf(doc.Activities[0].Attempts), newSum)
 	}
+	// The old process is gone from /proc; the host's reaper notices it in its own time.
+	deadline := time.Now().Add(time.Minute)
+	for router.Stats().Processes != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if st := router.Stats(); st.Processes != 1 || st.Rolls != 1 {
 		t.Fatalf("plugin stats %+v, want 1 process after 1 roll", st)
 	}
