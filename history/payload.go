@@ -85,12 +85,18 @@ type ActivitySchedule struct {
 // ActivityResult is ActivityCompleted's payload.
 type ActivityResult struct {
 	Output json.RawMessage `json:"output"`
+	// PluginSHA256 is the build of the plugin that served the try (the sha256 of its program
+	// or script); empty when unknown, as in histories written before it was recorded.
+	PluginSHA256 string `json:"plugin_sha256,omitempty"`
 }
 
 // AttemptFailure is the payload of ActivityAttemptFailed / ActivityTimedOut (one try failed)
 // and of ActivityFailed (the activity failed for good).
 type AttemptFailure struct {
 	Failure Failure `json:"failure"`
+	// PluginSHA256 is the plugin build the failed try ran on, as in ActivityResult; empty
+	// when no process served it (a start failure) and on ActivityFailed.
+	PluginSHA256 string `json:"plugin_sha256,omitempty"`
 }
 
 // RetrySchedule is ActivityRetryScheduled's payload (field names from the seeds).

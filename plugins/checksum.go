@@ -11,23 +11,28 @@ import (
 )
 
 // verifyCopy copies the binary at src into dir (private to this user), hashing the bytes as
-// they are written, and returns the copy's path if the hash matches want. Running the copy
-// closes the window in which the original could be swapped between check and exec.
-func verifyCopy(src, dir, name, want string) (string, error) {
+// they are written, and returns the copy's path and the stamp of the file it read if the hash
+// matches want. Running the copy closes the window in which the original could be swapped
+// between check and exec.
+func verifyCopy(src, dir, name, want string) (string, fileStamp, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return "", err
+		return "", fileStamp{}, err
 	}
 	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return "", fileStamp{}, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
+		return "", fileStamp{}, err
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
-		return "", err
+		return "", fileStamp{}, err
 	}
 	out, err := os.CreateTemp(dir, name+"-*")
 	if err != nil {
-		return "", err
+		return "", fileStamp{}, err
 	}
 	defer func() {
 		if out != nil {
@@ -37,37 +42,33 @@ func verifyCopy(src, dir, name, want string) (string, error) {
 	}()
 	h := sha256.New()
 	if _, err := io.Copy(io.MultiWriter(out, h), in); err != nil {
-		return "", err
+		return "", fileStamp{}, err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(want) {
-		return "", &checksumError{path: src, want: want, got: got}
+		return "", fileStamp{}, &checksumError{path: src, want: want, got: got}
 	}
 	if err := out.Chmod(0o500); err != nil {
-		return "", err
+		return "", fileStamp{}, err
 	}
 	if err := out.Close(); err != nil {
-		return "", err
+		return "", fileStamp{}, err
 	}
 	path := out.Name()
 	out = nil
-	return path, nil
+	return path, stampOf(fi), nil
 }
 
-// verifyInPlace hashes a script that cannot be moved away from its neighbours.
-func verifyInPlace(path, want string) error {
-	f, err := os.Open(path)
+// verifyInPlace hashes a script that cannot be moved away from its neighbours and returns the
+// stamp of the file it read.
+func verifyInPlace(path, want string) (fileStamp, error) {
+	got, st, err := hashFile(path)
 	if err != nil {
-		return err
+		return fileStamp{}, err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return err
+	if got != strings.ToLower(want) {
+		return fileStamp{}, &checksumError{path: path, want: want, got: got}
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(want) {
-		return &checksumError{path: path, want: want, got: got}
-	}
-	return nil
+	return st, nil
 }
 
 type checksumError struct{ path, want, got string }

@@ -1,6 +1,7 @@
 // Package plugins runs activities in plugin processes over hashicorp/go-plugin gRPC: it starts
 // one process per declared plugin on first use, shares it between concurrent calls, restarts it
-// on the next call after it dies, and stops every process on Close. Host implements the
+// on the next call after it dies, rolls it to a new process when its program's file changes
+// (Host.Roll forces it), and stops every process on Close. Host implements the
 // engine's Activities interface; DescribeCommand and CallOnce serve `wend plugin describe|call`.
 //
 // Protocol: go-plugin in gRPC mode only, core protocol 1, app protocol 1, magic cookie
@@ -29,4 +30,11 @@
 //   - A plugin sees only PATH, HOME, LANG, TZ and the variables its Config.Env names.
 //   - With Config.SHA256 set, a binary plugin is copied into a private 0700 directory, hashed
 //     there, and the copy is run, so a binary swapped after the check is never executed.
+//   - Rolling: each process runs one build, the sha256 of its program (or script). Each call
+//     stats that file (a hash only when the stat changed); a new build starts a new process
+//     for the call and retires the old one, which finishes its calls in flight and stops when
+//     idle (or at Close). A pinned plugin refuses a changed file with the checksum error.
+//     ExecuteBuild tells the caller the build serving each try.
+//   - A plugin without Lane (Unimplemented, or Ruby's answer for an undefined bidi method) is
+//     called through Execute without a warning.
 package plugins

@@ -103,8 +103,10 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
-// TestChecksumSwap pins a binary, then replaces it on disk: the host keeps running its verified
-// private copy, never the swapped file (docs/reliability.md P4).
+// TestChecksumSwap pins a binary, then replaces it on disk: the host runs its verified private
+// copy, and never the swapped file: the next try notices the change and refuses it with the
+// checksum mismatch, whether the old process lives or died; with the pinned bytes back in
+// place the plugin serves again (docs/reliability.md P4).
 func TestChecksumSwap(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "plug")
@@ -143,13 +145,24 @@ func TestChecksumSwap(t *testing.T) {
 	if err := os.WriteFile(path, swapped, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	killPlugin(t, h, "p")
-	out, err := h.Execute(context.Background(), call("p", "greet", map[string]string{"name": "y"}), nil)
-	if err != nil {
+	for _, kill := range []bool{false, true} {
+		if kill {
+			killPlugin(t, h, "p")
+		}
+		_, err := h.Execute(context.Background(), call("p", "greet", map[string]string{"name": "y"}), nil)
+		if ae := activityError(t, err); ae.Type != TypeChecksumMismatch || !ae.NonRetryable || !strings.Contains(ae.Message, "want "+hex.EncodeToString(sum[:])) {
+			t.Fatalf("after the swap (old process killed: %v): %v, want a non-retryable %s", kill, ae, TypeChecksumMismatch)
+		}
+	}
+	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if string(out) != `{"greeting":"hello, y"}` {
-		t.Fatalf("after swap: %s (the swapped binary ran)", out)
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Execute(context.Background(), call("p", "greet", map[string]string{"name": "z"}), nil)
+	if err != nil || string(out) != `{"greeting":"hello, z"}` {
+		t.Fatalf("with the pinned binary back: %s, %v", out, err)
 	}
 }
 

@@ -32,14 +32,24 @@ type Host struct {
 }
 
 // slot holds the current process of one plugin; mu serialises starts so concurrent first
-// calls share one process.
+// calls share one process, and every check of the plugin's file between tries.
 type slot struct {
 	cfg Config
 
 	mu      sync.Mutex
 	proc    *process
-	program string // resolved (and for a pinned binary, verified copy) once
-	starts  int    // processes started, for Stats
+	launch  launch     // what proc runs; kept to restart it after a crash
+	retired []*process // replaced by a roll: each stops once its last try has ended
+	starts  int        // processes started, for Stats
+	rolls   int        // of which to replace a live process with a new build
+}
+
+// launch is how a plugin starts: the program to exec (for a pinned binary, its verified
+// private copy) and the build it runs.
+type launch struct {
+	program string
+	copied  bool // program is our private copy: removed once no launch names it
+	build   build
 }
 
 // New returns a Host for configs. It checks the declarations but starts nothing.
@@ -62,6 +72,13 @@ func New(configs []Config, opts Options) (*Host, error) {
 // nil) as they arrive. It returns the activity's JSON output, or a *history.ActivityError.
 // The try ends at call.Deadline or when ctx is done, whichever comes first.
 func (h *Host) Execute(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat)) (json.RawMessage, error) {
+	return h.ExecuteBuild(ctx, call, heartbeat, nil)
+}
+
+// ExecuteBuild is Execute that first tells served (if not nil) the sha256 of the plugin build
+// the try runs on, once the process is chosen: the engine records it on the try's outcome.
+// A try that fails before a process serves it reports none.
+func (h *Host) ExecuteBuild(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat), served func(sha256 string)) (json.RawMessage, error) {
 	if len(call.Input) > MaxPayloadBytes {
 		return nil, callError(TypePayloadTooLarge, true, "plugin %s: activity %s: input is %d bytes, over the %d-byte limit", call.Plugin, call.Activity, len(call.Input), MaxPayloadBytes)
 	}
@@ -71,9 +88,13 @@ func (h *Host) Execute(ctx context.Context, call history.ActivityCall, heartbeat
 	if err := over(ctx, call); err != nil { // do not start a plugin for a try that cannot run
 		return nil, err
 	}
-	p, err := h.process(call.Plugin)
+	p, err := h.acquire(call.Plugin)
 	if err != nil {
 		return nil, err
+	}
+	defer p.release()
+	if served != nil && p.build != "" {
+		served(p.build)
 	}
 	return p.execute(ctx, call, heartbeat)
 }
@@ -117,10 +138,11 @@ func (d *Description) Find(name string) (ActivityInfo, bool) {
 // Describe starts plugin if needed and returns its activities. Without a deadline on ctx it
 // gives the plugin StartTimeout to answer.
 func (h *Host) Describe(ctx context.Context, plugin string) (*Description, error) {
-	p, err := h.process(plugin)
+	p, err := h.acquire(plugin)
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, h.opts.StartTimeout)
@@ -174,6 +196,10 @@ func (h *Host) Close() error {
 				s.proc.stop()
 				s.proc = nil
 			}
+			for _, p := range s.retired { // tries still on an old build end with the host
+				p.stop()
+			}
+			s.retired = nil
 		}()
 	}
 	wg.Wait()
@@ -185,8 +211,35 @@ func (h *Host) Close() error {
 	return nil
 }
 
-// process returns plugin's running process, starting it if there is none or it died.
+// acquire returns plugin's process for one use (a try, a Describe), starting it if there is
+// none, it died, or its program changed on disk (a roll). The caller releases it when done.
+func (h *Host) acquire(plugin string) (*process, error) {
+	s, err := h.slot(plugin)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := h.current(s, false)
+	if err != nil {
+		return nil, err
+	}
+	p.acquire()
+	return p, nil
+}
+
+// process is acquire without counting a use, for tests and benchmarks.
 func (h *Host) process(plugin string) (*process, error) {
+	s, err := h.slot(plugin)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return h.current(s, false)
+}
+
+func (h *Host) slot(plugin string) (*slot, error) {
 	h.mu.Lock()
 	s, ok := h.slots[plugin]
 	closed := h.closed
@@ -197,35 +250,85 @@ func (h *Host) process(plugin string) (*process, error) {
 	if !ok {
 		return nil, startError(TypeUnknownPlugin, true, "unknown plugin %q (declared: %s)", plugin, h.names())
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.proc != nil && s.proc.alive() {
+	return s, nil
+}
+
+// current returns the process the next try of s runs on; the caller holds s.mu. That is the
+// running process unless it died, its program's file changed (one stat per call; a hash only
+// when the stat differs) or roll forces a new one. A new process starts from the program as
+// it is on disk then, verified against Config.SHA256 when pinned; the process it replaces is
+// retired: it finishes the tries it has and then stops. A new build that cannot start fails
+// this try and leaves the running process in place (the next try tries the roll again).
+func (h *Host) current(s *slot, roll bool) (*process, error) {
+	s.pruneRetired()
+	if s.proc != nil && s.proc.alive() && !roll && !s.launch.build.changed() {
 		return s.proc, nil
 	}
-	if s.proc != nil { // dead: collect go-plugin's goroutines before starting afresh
+	if s.proc != nil && !s.proc.alive() { // dead: collect go-plugin's goroutines before starting afresh
 		s.proc.stop()
 		s.proc = nil
 	}
 	h.mu.Lock()
-	closed = h.closed
+	closed := h.closed
 	h.mu.Unlock()
 	if closed { // Close ran while we waited for the slot
-		return nil, startError(TypeHostClosed, false, "plugin %s: the plugin host is closed", plugin)
+		return nil, startError(TypeHostClosed, false, "plugin %s: the plugin host is closed", s.cfg.Name)
 	}
-	if s.program == "" {
-		program, err := h.program(s.cfg)
-		if err != nil {
+	l := s.launch
+	if s.proc != nil || roll || l.program == "" || l.build.changed() {
+		var err error
+		if l, err = h.locate(s.cfg); err != nil {
 			return nil, err
 		}
-		s.program = program
 	}
-	p, err := startProcess(s.cfg, s.program, h.opts)
+	var hashed chan struct{}
+	if l.build.sha256 == "" {
+		// Hash while the process starts (a handshake takes tens of milliseconds, hashing a
+		// 20 MB binary about ten). A file that cannot be read still runs; its tries then name
+		// no build.
+		hashed = make(chan struct{})
+		go func() {
+			defer close(hashed)
+			if sum, st, err := hashFile(l.build.path); err == nil {
+				l.build.sha256, l.build.stamp = sum, st
+			}
+		}()
+	}
+	p, err := startProcess(s.cfg, l.program, h.opts)
+	if hashed != nil {
+		<-hashed
+	}
 	if err != nil {
+		if l.copied && l.program != s.launch.program {
+			os.Remove(l.program)
+		}
 		return nil, err
 	}
-	s.proc = p
+	p.build = l.build.sha256
+	if s.launch.copied && s.launch.program != l.program {
+		// Unlinking a copy an old process still runs is safe: the kernel keeps its inode.
+		os.Remove(s.launch.program)
+	}
+	if s.proc != nil {
+		s.retired = append(s.retired, s.proc)
+		s.proc.retire()
+		s.rolls++
+	}
+	s.proc, s.launch = p, l
 	s.starts++
 	return p, nil
+}
+
+// pruneRetired forgets the retired processes that have stopped.
+func (s *slot) pruneRetired() {
+	live := s.retired[:0]
+	for _, p := range s.retired {
+		if !p.isStopped() {
+			live = append(live, p)
+		}
+	}
+	clear(s.retired[len(live):])
+	s.retired = live
 }
 
 func (h *Host) names() string {
@@ -234,8 +337,8 @@ func (h *Host) names() string {
 	return strings.Join(slices.Sorted(maps.Keys(h.slots)), ", ")
 }
 
-// program resolves cfg's program and, when pinned, verifies it.
-func (h *Host) program(cfg Config) (string, error) {
+// locate resolves cfg's program, verifies it when pinned, and names the build it runs.
+func (h *Host) locate(cfg Config) (launch, error) {
 	prog := cfg.Command[0]
 	var path string
 	if strings.ContainsRune(prog, filepath.Separator) {
@@ -244,37 +347,40 @@ func (h *Host) program(cfg Config) (string, error) {
 			path = abs
 		}
 		if err := checkExecutable(path); err != nil {
-			return "", startError(TypePluginNotFound, true, "start plugin %s: %v", cfg.Name, err)
+			return launch{}, startError(TypePluginNotFound, true, "start plugin %s: %v", cfg.Name, err)
 		}
 	} else {
 		found, err := exec.LookPath(prog)
 		if err != nil {
-			return "", startError(TypePluginNotFound, true, "start plugin %s: %q not found in PATH", cfg.Name, prog)
+			return launch{}, startError(TypePluginNotFound, true, "start plugin %s: %q not found in PATH", cfg.Name, prog)
 		}
 		path = found
 	}
-	if cfg.SHA256 == "" {
-		return path, nil
+	if cfg.SHA256 == "" { // hashed by current while the process starts
+		return launch{program: path, build: build{path: watched(cfg, path)}}, nil
 	}
+	pin := strings.ToLower(cfg.SHA256)
 	if strings.ContainsRune(prog, filepath.Separator) {
 		dir, err := h.cache()
 		if err != nil {
-			return "", startError(TypeChecksumMismatch, false, "start plugin %s: %v", cfg.Name, err)
+			return launch{}, startError(TypeChecksumMismatch, false, "start plugin %s: %v", cfg.Name, err)
 		}
-		copyPath, err := verifyCopy(path, dir, cfg.Name, cfg.SHA256)
+		copyPath, st, err := verifyCopy(path, dir, cfg.Name, cfg.SHA256)
 		if err != nil {
-			return "", checksumFailed(cfg.Name, err)
+			return launch{}, checksumFailed(cfg.Name, err)
 		}
-		return copyPath, nil
+		return launch{program: copyPath, copied: true, build: build{path: path, stamp: st, sha256: pin}}, nil
 	}
 	i := pinnedScript(cfg.Dir, cfg.Command[1:])
 	if i < 0 {
-		return "", startError(TypeChecksumMismatch, true, "start plugin %s: sha256 is set but no argument of %q names a file to check", cfg.Name, cfg.Command)
+		return launch{}, startError(TypeChecksumMismatch, true, "start plugin %s: sha256 is set but no argument of %q names a file to check", cfg.Name, cfg.Command)
 	}
-	if err := verifyInPlace(resolve(cfg.Dir, cfg.Command[1+i]), cfg.SHA256); err != nil {
-		return "", checksumFailed(cfg.Name, err)
+	script := watched(cfg, path)
+	st, err := verifyInPlace(script, cfg.SHA256)
+	if err != nil {
+		return launch{}, checksumFailed(cfg.Name, err)
 	}
-	return path, nil
+	return launch{program: path, build: build{path: script, stamp: st, sha256: pin}}, nil
 }
 
 func checksumFailed(name string, err error) error {

@@ -96,9 +96,10 @@ func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 }
 
 // probeLanes asks whether the plugin serves Lane: it opens one and closes its send side at
-// once. A plugin with lanes ends it cleanly; one without answers Unimplemented. Anything else
-// (an error, no answer within timeout) also means Execute only, and is logged: Execute is the
-// contract, lanes only a faster road to it.
+// once. A plugin with lanes ends it cleanly; one without answers Unimplemented, or Ruby's
+// answer for the same (laneNotDefined). Anything else (an error, no answer within timeout)
+// also means Execute only, and is logged: Execute is the contract, lanes only a faster road
+// to it.
 func (p *process) probeLanes(timeout time.Duration, log func(plugin, line string)) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -111,10 +112,28 @@ func (p *process) probeLanes(timeout time.Duration, log func(plugin, line string
 	switch {
 	case errors.Is(err, io.EOF):
 		p.lanes.on = true
-	case status.Code(err) == codes.Unimplemented:
+	case status.Code(err) == codes.Unimplemented, laneNotDefined(err):
 	case err == nil:
 		log(p.name, "wend: the plugin answered a Lane stream closed at once with an event; using Execute for every call")
 	default:
 		log(p.name, "wend: the plugin's Lane stream did not end cleanly when closed ("+err.Error()+"); using Execute for every call")
 	}
+}
+
+// rubyNoMethod is the whole status message Ruby's gRPC (the grpc gem, 1.51 as Debian ships
+// it) sends for a bidi method its service declares but the plugin's class does not define:
+// the generated default method takes any arguments, which its bidi dispatch refuses before
+// it could raise Unimplemented. Measured: status Unknown with this message.
+const rubyNoMethod = "RuntimeError: Illegal arity of reply generator"
+
+// laneNotDefined reports whether err is a plugin's way of saying it has no Lane other than
+// Unimplemented: only Ruby's answer above, under Unknown (what the gem sends, measured) or
+// Internal (as issue 16 reported it). Any other Unknown or Internal error is a real failure
+// of the plugin's Lane and is still logged.
+func laneNotDefined(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok {
+		return false
+	}
+	return (st.Code() == codes.Unknown || st.Code() == codes.Internal) && st.Message() == rubyNoMethod
 }

@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -246,5 +247,48 @@ func TestLanesBounded(t *testing.T) {
 	}
 	if _, idle := idleLanes(t, h, "demo"); idle != maxIdleLanes {
 		t.Fatalf("idle=%d after %d concurrent calls, want %d", idle, n, maxIdleLanes)
+	}
+}
+
+// A plugin in Ruby without Lane answers it with Unknown "RuntimeError: Illegal arity of reply
+// generator" (the grpc gem's bidi dispatch of its default method), not Unimplemented: it falls
+// back to Execute as quietly as one that answers Unimplemented, under Unknown or Internal.
+// Other Unknown and Internal answers are real failures of a Lane and are still logged (issue 16).
+func TestLaneFallbackQuietForRubyIssue16(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		code   codes.Code
+		msg    string
+		logged bool
+	}{
+		{"ruby", codes.Unknown, rubyNoMethod, false},
+		{"ruby as internal", codes.Internal, rubyNoMethod, false},
+		{"unimplemented", codes.Unimplemented, "unknown method Lane", false},
+		{"real internal error", codes.Internal, "boom", true},
+		{"other ruby error", codes.Unknown, "RuntimeError: lane broke", true},
+		{"ruby message under another code", codes.FailedPrecondition, rubyNoMethod, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testPlugin("rb", "laneerror")
+			cfg.Env = append(cfg.Env, fmt.Sprintf("WEND_TESTPLUGIN_LANE_CODE=%d", tc.code), "WEND_TESTPLUGIN_LANE_MESSAGE="+tc.msg)
+			h, logs := newHost(t, Options{}, cfg)
+			for range 2 {
+				out, err := h.Execute(context.Background(), call("rb", "echo", map[string]string{"name": "x"}), nil)
+				if err != nil || !jsonEqual(t, out, `{"name":"x"}`) {
+					t.Fatalf("echo = %s, %v", out, err)
+				}
+			}
+			if on, idle := idleLanes(t, h, "rb"); on || idle != 0 {
+				t.Fatalf("lanes on=%v idle=%d for a plugin whose Lane fails", on, idle)
+			}
+			logged := strings.Contains(logs.String(), "Lane stream did not end cleanly")
+			if logged != tc.logged {
+				t.Fatalf("logged=%v, want %v: %q", logged, tc.logged, logs)
+			}
+			if tc.logged && !strings.Contains(logs.String(), tc.msg) {
+				t.Fatalf("the log does not say what the plugin answered: %q", logs)
+			}
+		})
 	}
 }

@@ -33,8 +33,14 @@ type process struct {
 	rpc          pluginv1.ActivitiesClient
 	stderr       *stderrLog
 	lanes        lanes
+	build        string // sha256 of the code it runs ("" when unknown)
 
 	stopOnce sync.Once
+	stopped  chan struct{} // closed once stop has returned
+
+	useMu   sync.Mutex
+	uses    int  // tries (and Describes) running on it
+	retired bool // replaced by a roll: stops when uses drops to 0
 }
 
 // killWait bounds how long stop waits for go-plugin's Kill after the group was killed; past it
@@ -48,7 +54,8 @@ var quietLogger = hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Di
 // startProcess starts program (already resolved and verified) with cfg's arguments and waits
 // for the handshake and a health check.
 func startProcess(cfg Config, program string, opts Options) (*process, error) {
-	p := &process{name: cfg.Name, grace: opts.StopGrace, startTimeout: opts.StartTimeout, stderr: &stderrLog{plugin: cfg.Name, log: opts.Log}}
+	p := &process{name: cfg.Name, grace: opts.StopGrace, startTimeout: opts.StartTimeout,
+		stderr: &stderrLog{plugin: cfg.Name, log: opts.Log}, stopped: make(chan struct{})}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		Plugins:          plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}},
@@ -156,6 +163,7 @@ func lowerFirst(s string) string {
 // process group is killed.
 func (p *process) stop() {
 	p.stopOnce.Do(func() {
+		defer close(p.stopped)
 		p.lanes.close()
 		done := make(chan struct{})
 		go func() {
@@ -184,6 +192,46 @@ func (p *process) kill() {
 	select {
 	case <-p.runner.done:
 	case <-time.After(crashWait):
+	}
+}
+
+// acquire counts a use; the caller holds its slot's lock, so a roll cannot retire the process
+// between the choice and the count.
+func (p *process) acquire() {
+	p.useMu.Lock()
+	p.uses++
+	p.useMu.Unlock()
+}
+
+// release ends a use; the last use of a retired process stops it.
+func (p *process) release() {
+	p.useMu.Lock()
+	p.uses--
+	idle := p.retired && p.uses == 0
+	p.useMu.Unlock()
+	if idle {
+		go p.stop()
+	}
+}
+
+// retire marks a process a roll replaced: it takes no new tries, finishes those it runs, and
+// stops when the last ends (at once when idle). Host.Close stops it in any case.
+func (p *process) retire() {
+	p.useMu.Lock()
+	p.retired = true
+	idle := p.uses == 0
+	p.useMu.Unlock()
+	if idle {
+		go p.stop()
+	}
+}
+
+func (p *process) isStopped() bool {
+	select {
+	case <-p.stopped:
+		return true
+	default:
+		return false
 	}
 }
 

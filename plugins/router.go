@@ -26,11 +26,16 @@ func NewRouter(opts Options) *Router {
 
 // Execute runs one try of call on the host of call.Declared.
 func (r *Router) Execute(ctx context.Context, call history.ActivityCall, hb func(history.Heartbeat)) (json.RawMessage, error) {
+	return r.ExecuteBuild(ctx, call, hb, nil)
+}
+
+// ExecuteBuild is Execute that names the plugin build serving the try (Host.ExecuteBuild).
+func (r *Router) ExecuteBuild(ctx context.Context, call history.ActivityCall, hb func(history.Heartbeat), served func(sha256 string)) (json.RawMessage, error) {
 	h, err := r.host(call.Plugin, call.Declared)
 	if err != nil {
 		return nil, err
 	}
-	return h.Execute(ctx, call, hb)
+	return h.ExecuteBuild(ctx, call, hb, served)
 }
 
 func (r *Router) host(name string, ref history.PluginRef) (*Host, error) {
@@ -65,6 +70,7 @@ func (r *Router) Stats() Stats {
 		out.Processes += st.Processes
 		out.Starts += st.Starts
 		out.Restarts += st.Restarts
+		out.Rolls += st.Rolls
 	}
 	return out
 }

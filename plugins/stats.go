@@ -5,6 +5,7 @@ type Stats struct {
 	Processes int // alive now
 	Starts    int // started since New
 	Restarts  int // starts of a plugin that had a process before (it died or was killed)
+	Rolls     int // starts that replaced a live process with a new build (Roll, a changed file)
 }
 
 // Stats returns the host's process counts. It never waits: a plugin whose slot is busy
@@ -25,8 +26,14 @@ func (h *Host) Stats() Stats {
 		if s.proc != nil && s.proc.alive() {
 			st.Processes++
 		}
+		for _, p := range s.retired {
+			if p.alive() {
+				st.Processes++
+			}
+		}
 		st.Starts += s.starts
-		st.Restarts += max(s.starts-1, 0)
+		st.Restarts += max(s.starts-1-s.rolls, 0)
+		st.Rolls += s.rolls
 		s.mu.Unlock()
 	}
 	return st

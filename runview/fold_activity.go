@@ -45,6 +45,7 @@ func (v *View) activity(ev history.Event) error {
 			return err
 		}
 		if at.close(ev, AttemptCompleted) {
+			at.PluginSHA256 = res.PluginSHA256
 			a.Status, a.ClosedAt, a.Output, a.NextAttemptAt = ActivityCompleted, ev.Time, orNull(res.Output), time.Time{}
 		}
 	case history.ActivityAttemptFailed, history.ActivityTimedOut:
@@ -58,7 +59,7 @@ func (v *View) activity(ev history.Event) error {
 		}
 		f := v.failure(ev, af.Failure)
 		if at.close(ev, outcome) {
-			at.Error = attemptError(f)
+			at.Error, at.PluginSHA256 = attemptError(f), af.PluginSHA256
 		}
 	case history.ActivityAttemptInterrupted:
 		ai, err := history.DataOf[history.AttemptInterruption](ev)

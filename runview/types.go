@@ -124,6 +124,9 @@ type Attempt struct {
 	Error        *AttemptError   `json:"error,omitempty"`
 	// Interruption is why an interrupted try ended (ActivityAttemptInterrupted's reason).
 	Interruption string `json:"interruption,omitempty"`
+	// PluginSHA256 is the plugin build that served the try, from its outcome event; empty in
+	// histories that do not record it.
+	PluginSHA256 string `json:"plugin_sha256,omitempty"`
 	// Retry is the ActivityRetryScheduled that followed this try, if one did.
 	Retry *Retry `json:"retry,omitempty"`
 }

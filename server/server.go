@@ -24,6 +24,7 @@ type Server struct {
 	mux   *http.ServeMux
 	// workflows are the registered workflows POST /v1/runs may start by name (workflows.go).
 	workflows atomic.Pointer[[]Workflow]
+	roller    atomic.Pointer[PluginRoller] // plugins.go
 }
 
 // New makes a Server. eng may be nil for a read-only server over a store no engine drives:

@@ -17,9 +17,10 @@ import (
 )
 
 var pluginCmd = &command{
-	summary: "describe a plugin or call one of its activities (for plugin authors)",
+	summary: "describe a plugin, call one of its activities, or roll running plugins to new code",
 	usage: `Usage: wend plugin describe (PATH | --workflow FILE NAME) [--json]
        wend plugin call PLUGIN.ACTIVITY --workflow FILE [--input JSON]
+       wend plugin roll [NAME] [--json] [--db PATH]
 
 describe starts the plugin (the executable at PATH, or the plugin NAME as workflow FILE
 declares it), lists its activities with their descriptions and input and output JSON
@@ -28,23 +29,33 @@ Schemas, and stops it.
 call starts the plugin PLUGIN as workflow FILE declares it, runs one try of ACTIVITY with
 the input, prints the result JSON on stdout and heartbeats on stderr, and stops it.
 
+roll asks the wend process that holds the database (wend serve, run or resume) to start a new
+process of each running plugin NAME (every plugin without NAME) from its program as it is on
+disk now; the old process finishes its tries in flight, then stops. Without it the next try
+after a change to the program's file rolls by itself. A plugin pinned by sha256 refuses a
+program that no longer matches. With no process holding the database nothing runs: the next
+run starts the program as it is then.
+
 Exit codes: 0 success, 1 the plugin failed to start or the activity returned an error
-(its type, message and whether a retry could help are printed), 2 usage or I/O error.
+(its type, message and whether a retry could help are printed), or a new build did not
+start (roll), 2 usage or I/O error.
 `,
 	run: runPlugin,
 }
 
 func runPlugin(e *env, args []string) int {
 	if len(args) == 0 {
-		return usageError(e, "plugin", "want a subcommand: describe or call")
+		return usageError(e, "plugin", "want a subcommand: describe, call or roll")
 	}
 	switch args[0] {
 	case "describe":
 		return runPluginDescribe(e, args[1:])
 	case "call":
 		return runPluginCall(e, args[1:])
+	case "roll":
+		return runPluginRoll(e, args[1:])
 	}
-	return usageError(e, "plugin", "unknown subcommand %q; want describe or call", args[0])
+	return usageError(e, "plugin", "unknown subcommand %q; want describe, call or roll", args[0])
 }
 
 func runPluginDescribe(e *env, args []string) int {

@@ -243,7 +243,7 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 			rep.Interrupted)
 	}
 	d.blocked = rep.Blocked
-	d.ctl = serveControl(e, path, d.eng, st, workflows)
+	d.ctl = serveControl(e, path, d.eng, st, workflows, d.serveRoll)
 	return d, nil
 }
 

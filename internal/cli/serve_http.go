@@ -99,6 +99,7 @@ func (d *driver) serveHTTP(f httpFlags, workflows []server.Workflow) (*server.TC
 	if len(workflows) > 0 {
 		s.SetWorkflows(workflows) // before listening, as for the socket
 	}
+	d.serveRoll(s)
 	t, err := server.ListenTCP(s, server.TCPOptions{Addr: *f.listen, Token: token,
 		AllowRemote: *f.allowRemote, Metrics: d.meter})
 	if err != nil {

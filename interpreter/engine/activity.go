@@ -111,6 +111,7 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) {
 		e.cancelCall(taskID)
 		<-e.sem
 	}
+	var build atomic.Pointer[string] // the plugin build serving the try, once known
 	t := newTryTimers(e.clock, at, func(why string) {
 		if !ended.CompareAndSwap(false, true) {
 			return // the call returned first
@@ -119,14 +120,14 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) {
 		e.wg.Add(1) // this try's goroutine is still in the call, so the group is not done
 		go func() {
 			defer e.wg.Done()
-			e.report(at.RunID, timedOutEvent(at, why))
+			e.report(at.RunID, timedOutEvent(at, why, buildOf(&build)))
 		}()
 	})
 	rec := e.heartbeatRecorder(at)
-	out, err := e.opts.Activities.Execute(ctx, e.callOf(at), func(hb history.Heartbeat) { t.heartbeat(); rec(hb) })
+	out, err := e.execute(ctx, e.callOf(at), func(hb history.Heartbeat) { t.heartbeat(); rec(hb) }, func(sha string) { build.Store(&sha) })
 	t.stop()
 	faults.Hit("after-call")
-	res := callResult{out, err}
+	res := callResult{out, err, buildOf(&build)}
 	if !ended.CompareAndSwap(false, true) {
 		e.lateReport(ctx, at, res)
 		return
@@ -150,8 +151,24 @@ func (e *Engine) report(runID string, ev *history.Event) {
 }
 
 type callResult struct {
-	out json.RawMessage
-	err error
+	out   json.RawMessage
+	err   error
+	build string // sha256 of the plugin build that served the try; "" when unknown
+}
+
+// execute makes the call, through ExecuteBuild when the Activities names builds.
+func (e *Engine) execute(ctx context.Context, call history.ActivityCall, hb func(history.Heartbeat), served func(string)) (json.RawMessage, error) {
+	if b, ok := e.opts.Activities.(BuildActivities); ok {
+		return b.ExecuteBuild(ctx, call, hb, served)
+	}
+	return e.opts.Activities.Execute(ctx, call, hb)
+}
+
+func buildOf(p *atomic.Pointer[string]) string {
+	if s := p.Load(); s != nil {
+		return *s
+	}
+	return ""
 }
 
 // lateReport hands the result of a timed-out call that ended anyway (not the plugin giving up
@@ -231,9 +248,9 @@ func (t *tryTimers) stop() {
 	}
 }
 
-func timedOutEvent(at activityTask, why string) *history.Event {
+func timedOutEvent(at activityTask, why, build string) *history.Event {
 	return &history.Event{Type: history.ActivityTimedOut, Step: at.Step, ActivityExecutionID: at.ExecID, Attempt: at.Attempt,
-		Data: history.MustData(history.AttemptFailure{Failure: history.Failure{Category: history.CategoryTimeout,
+		Data: history.MustData(history.AttemptFailure{PluginSHA256: build, Failure: history.Failure{Category: history.CategoryTimeout,
 			PropagationKind: "timeout", Type: why, Message: fmt.Sprintf("attempt %d exceeded its %s", at.Attempt, why)}})}
 }
 
@@ -249,10 +266,10 @@ func outcomeEvent(at activityTask, res callResult) *history.Event {
 			// fact, recorded the same way.
 			base.Type = history.ActivityTimedOut
 		}
-		base.Data = history.MustData(history.AttemptFailure{Failure: f})
+		base.Data = history.MustData(history.AttemptFailure{Failure: f, PluginSHA256: res.build})
 	case len(res.out) > interpreter.MaxPayloadBytes:
 		base.Type = history.ActivityAttemptFailed
-		base.Data = history.MustData(history.AttemptFailure{Failure: history.Failure{Category: history.CategoryStructuralLimit,
+		base.Data = history.MustData(history.AttemptFailure{PluginSHA256: res.build, Failure: history.Failure{Category: history.CategoryStructuralLimit,
 			Type: "PayloadTooLarge", NonRetryable: true,
 			Message: fmt.Sprintf("activity output is %d bytes, over the %d-byte limit", len(res.out), interpreter.MaxPayloadBytes)}})
 	default:
@@ -261,7 +278,7 @@ func outcomeEvent(at activityTask, res callResult) *history.Event {
 			out = json.RawMessage("null")
 		}
 		base.Type = history.ActivityCompleted
-		base.Data = history.MustData(history.ActivityResult{Output: out})
+		base.Data = history.MustData(history.ActivityResult{Output: out, PluginSHA256: res.build})
 	}
 	return &base
 }

@@ -21,6 +21,14 @@ type Activities interface {
 	Execute(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat)) (json.RawMessage, error)
 }
 
+// BuildActivities is Activities that also names the plugin build serving each try: it calls
+// served with the build's sha256 once it has chosen the process, before the try runs. The
+// engine records it on the try's outcome (plugin_sha256), so an operator sees which tries ran
+// old code after a plugin was rolled. plugins.Router is one.
+type BuildActivities interface {
+	ExecuteBuild(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat), served func(sha256 string)) (json.RawMessage, error)
+}
+
 // Errors of the engine.
 var (
 	// ErrRunClosed is returned for a signal or cancel sent to a run that has finished.

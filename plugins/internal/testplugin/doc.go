@@ -9,10 +9,13 @@
 //	wrongproto    serve app protocol 2
 //	plaingrpc     serve the Activities service on a unix socket without go-plugin (benchmarks)
 //	nolane        serve the activities without the Lane RPC (it answers Unimplemented)
+//	laneerror     answer Lane with the status WEND_TESTPLUGIN_LANE_CODE and _MESSAGE give
 //
 // Activities: noop, echo, sleep {ms}, hang (ignores cancellation), crash (SIGKILLs itself
 // mid-call), freeze (SIGSTOPs itself), grandchild (starts `sleep 1000` and returns its pid),
 // env (returns its environment), big {bytes} (returns a string of that many bytes), stderr
 // {line} (writes line to stderr), flood {mb, linekb} (writes mb MiB of linekb KiB lines to
-// stderr), pid.
+// stderr), pid, version (its build's version, set with -ldflags -X main.version=V, and pid),
+// fail_unless {version} (fails retryably, type OldCode, unless it is that version), gate
+// {path} (returns its pid once path exists).
 package main

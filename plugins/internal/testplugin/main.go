@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/wendflow/wend/plugins/internal/wire"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
@@ -47,10 +50,13 @@ func main() {
 		})
 	case "plaingrpc":
 		servePlain(acts)
-	case "nolane", "chattylane":
+	case "nolane", "chattylane", "laneerror":
 		var impl pluginv1.ActivitiesServer = noLane{srv: sdk.NewServer(acts)}
-		if mode == "chattylane" {
+		switch mode {
+		case "chattylane":
 			impl = chattyLane{noLane{srv: sdk.NewServer(acts)}}
+		case "laneerror":
+			impl = errorLane{noLane{srv: sdk.NewServer(acts)}}
 		}
 		plugin.Serve(&plugin.ServeConfig{
 			HandshakeConfig: wire.Handshake,
@@ -93,6 +99,22 @@ func (chattyLane) Lane(stream pluginv1.Activities_LaneServer) error {
 		}
 	}
 }
+
+// errorLane answers every Lane with the status WEND_TESTPLUGIN_LANE_CODE (a code number) and
+// WEND_TESTPLUGIN_LANE_MESSAGE: how a plugin in Ruby without Lane answers (Unknown, "RuntimeError:
+// Illegal arity of reply generator"), or a Lane that really fails.
+type errorLane struct{ noLane }
+
+func (errorLane) Lane(pluginv1.Activities_LaneServer) error {
+	code, err := strconv.Atoi(os.Getenv("WEND_TESTPLUGIN_LANE_CODE"))
+	if err != nil {
+		return status.Error(codes.InvalidArgument, "testplugin: WEND_TESTPLUGIN_LANE_CODE is not a number")
+	}
+	return status.Error(codes.Code(code), os.Getenv("WEND_TESTPLUGIN_LANE_MESSAGE"))
+}
+
+// version is set at build time (-ldflags -X main.version=...): the roll tests build two.
+var version = "dev"
 
 type empty struct{}
 
@@ -144,7 +166,30 @@ func activities() sdk.Activities {
 			}
 			return empty{}, nil
 		}, "", ""),
-		"pid":  sdk.Func(func(*sdk.Context, empty) (int, error) { return os.Getpid(), nil }, "", ""),
+		"pid": sdk.Func(func(*sdk.Context, empty) (int, error) { return os.Getpid(), nil }, "", ""),
+		"version": sdk.Func(func(*sdk.Context, empty) (map[string]any, error) {
+			return map[string]any{"version": version, "pid": os.Getpid()}, nil
+		}, "", ""),
+		// gate {path}: returns its pid once path exists; a try held open at will.
+		"gate": sdk.Func(func(ctx *sdk.Context, in struct{ Path string }) (int, error) {
+			for {
+				if _, err := os.Stat(in.Path); err == nil {
+					return os.Getpid(), nil
+				}
+				select {
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}, "", ""),
+		// fail_unless {version}: fails retryably (type OldCode) unless this build is version.
+		"fail_unless": sdk.Func(func(_ *sdk.Context, in struct{ Version string }) (map[string]any, error) {
+			if version != in.Version {
+				return nil, sdk.NewError("OldCode", fmt.Sprintf("build %s (pid %d) is not %s", version, os.Getpid(), in.Version))
+			}
+			return map[string]any{"version": version, "pid": os.Getpid()}, nil
+		}, "", ""),
 		"info": sdk.Func(func(ctx *sdk.Context, _ empty) (sdk.Info, error) { return ctx.Info, nil }, "", ""),
 	}
 }
