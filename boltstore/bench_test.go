@@ -125,3 +125,39 @@ func benchConcurrent(b *testing.B, writers int) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "commits/s")
 	b.ReportMetric(float64(st.Commits)/float64(max(st.Transactions, 1)), "commits/tx")
 }
+
+// BenchmarkApplyStep prices the CPU of one sequential step's commit in the store: prepare (the
+// run record and the event encoded) and apply (the record compared with the stored one, the
+// event put) in a bbolt transaction committed without sync, so the disk does not drown it.
+//
+//	go test -run '^$' -bench ApplyStep -benchtime 20000x -count 5 ./boltstore/
+func BenchmarkApplyStep(b *testing.B) {
+	db := openPlain(b)
+	db.NoSync = true
+	next := appends("r")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p, err := prepare(next())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Update(func(tx *bolt.Tx) error { return apply(tx, p) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPrepareStep prices encoding one sequential step's commit (the run record and the
+// event), the part of BenchmarkApplyStep that runs in the committing caller.
+//
+//	go test -run '^$' -bench PrepareStep -benchtime 200000x -count 5 ./boltstore/
+func BenchmarkPrepareStep(b *testing.B) {
+	next := appends("r")
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := prepare(next()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,7 +5,7 @@
 // check. Layout (schema version 1):
 //
 //	meta                 "schema" -> "1"
-//	runs                 run id -> framed JSON history.Run (its last_seq may lag: see below)
+//	runs                 run id -> framed JSON history.Run without last_seq (storedRun)
 //	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
 //	tasks                task id -> framed JSON history.Task
 //	workflows            uvarint(len(workflow id)) | workflow id | run id -> frame of nothing
@@ -23,8 +23,9 @@
 //   - A failed bbolt commit (an fsync or write error, a full disk, MaxSize) is fatal: the store
 //     answers every later call with that error and writes nothing more, because after a failed
 //     fsync the kernel may have dropped dirty pages it still serves from cache (fsyncgate).
-//   - A commit that changes nothing in a run record but last_seq leaves the record as stored
-//     (one page write fewer per step); reads set Run.LastSeq from the run's last event key.
+//   - A run's last seq is the seq of its last event, read from there: the record does not hold
+//     it, so a commit that only appends events leaves the record's bytes as they are and does
+//     not rewrite it (one page write fewer per step).
 //   - Events, run records, task records and index entries are decoded with their checksum
 //     verified on every read; a mismatch is an error naming the record, never a silently
 //     different history. A damaged task is set aside (Tasks returns the others with a
