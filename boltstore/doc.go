@@ -1,10 +1,11 @@
 // Package boltstore is the durable history.Store, on a single bbolt file. It is the only
 // package of wend that imports go.etcd.io/bbolt.
 //
-// It owns the file layout, the process lock, the group-commit writer and the store's integrity
-// check. Layout (schema version 1):
+// It owns the file layout, the process lock, the group-commit writer, the optional write-ahead
+// log and the store's integrity check. Layout (schema version 1):
 //
-//	meta                 "schema" -> "1"
+//	meta                 "schema" -> "1"; "log_lsn" -> big-endian uint64, the last log record
+//	                     applied (written only once a write-ahead log was used: wal.go)
 //	runs                 run id -> framed JSON history.Run without last_seq (storedRun)
 //	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
 //	tasks                task id -> framed JSON history.Task
@@ -16,7 +17,8 @@
 //
 // Invariants:
 //   - Commit returns nil only after the bbolt transaction holding the whole history.Commit is
-//     fsynced (NoSync is never set). A commit that does not continue its run's stored history
+//     fsynced or, with Options.Log, after the log record holding it is (wal.go; bbolt's NoSync
+//     is set then, and only then). A log left by a crash is replayed at every Open. A commit that does not continue its run's stored history
 //     (history.CheckAppend) is rejected alone and writes nothing.
 //   - One goroutine writes. Commits queued while it is busy are applied in one bbolt transaction
 //     (group commit); it starts at once when idle, with no batching timer.
