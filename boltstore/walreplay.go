@@ -33,7 +33,7 @@ func (s *Store) replayLog() (next uint64, err error) {
 	}
 	s.db.NoSync = true // synced once, at the end
 	defer func() { s.db.NoSync = false }()
-	last, replayed := stored, 0
+	last := stored
 	err = readLog(names, func(lsn uint64, payload []byte) error {
 		if lsn <= stored {
 			return nil
@@ -45,17 +45,16 @@ func (s *Store) replayLog() (next uint64, err error) {
 			return fmt.Errorf("log: record %d: %w", lsn, err)
 		}
 		last = lsn
-		replayed++
 		testHookReplay("applied")
 		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("replay the log %s: %w", dir, err)
 	}
-	if replayed > 0 {
-		if err := s.db.Sync(); err != nil {
-			return 0, fmt.Errorf("replay the log: sync database: %w", err)
-		}
+	// Synced even when nothing was replayed: after a process crash, bbolt may hold the records
+	// only in the page cache, and the log is about to go.
+	if err := s.db.Sync(); err != nil {
+		return 0, fmt.Errorf("replay the log: sync database: %w", err)
 	}
 	testHookReplay("synced")
 	if err := removeLog(dir, names); err != nil {
