@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,6 +116,9 @@ func (l *wal) create() error {
 // is durable. On an error the segment may end in a part of it: recovery drops a torn tail.
 func (l *wal) append(payload []byte) (lsn uint64, err error) {
 	lsn = l.next
+	if uint64(len(payload)) > math.MaxUint32 {
+		return 0, fmt.Errorf("append to log %s: a record of %d bytes is over the format's 4 GiB", l.name, len(payload))
+	}
 	b := slices.Grow(l.buf[:0], walHeader+len(payload))[:walHeader]
 	binary.BigEndian.PutUint32(b[0:], uint32(len(payload)))
 	binary.BigEndian.PutUint64(b[8:], lsn)

@@ -14,10 +14,6 @@ import (
 // acknowledged, since a commit is answered only after its record is synced, and is dropped.
 var errTorn = errors.New("torn tail")
 
-// maxRecord bounds a record's declared length before anything is allocated for it: a log's
-// records hold one bbolt transaction's commits, and a corrupt length must not allocate gigabytes.
-const maxRecord = 1 << 30
-
 // segmentReader streams the records of one segment, one at a time: a log larger than memory is
 // replayed in the memory of its largest record.
 type segmentReader struct {
@@ -58,7 +54,7 @@ func (s *segmentReader) next() (uint64, []byte, error) {
 		}
 		return 0, nil, fmt.Errorf("log %s: record at offset %d: an empty record: %w", s.name, s.off, ErrDamaged)
 	}
-	if n > maxRecord || s.off+walHeader+n > s.size {
+	if s.off+walHeader+n > s.size { // checked before allocating: a corrupt length allocates nothing
 		return 0, nil, torn("it runs past the end of the file")
 	}
 	if int64(cap(s.buf)) < n {
