@@ -25,7 +25,8 @@ var (
 	// lock may hang or not exclude the other host.
 	ErrNetworkFS = errors.New("database on a network file system")
 	// ErrDamaged is wrapped by the error of Open or of a read when the file's pages are corrupt
-	// (a torn write, rot): bbolt panicked or faulted on them, or a bucket's keys are out of order.
+	// (a torn write, rot): bbolt panicked or faulted on them, or a bucket's keys are out of order;
+	// and by Open's error when the write-ahead log is damaged other than in its torn last record.
 	ErrDamaged = errors.New("database is damaged")
 )
 
