@@ -40,6 +40,8 @@ func runHelper(role, path, arg string) int {
 		err = helperWriter(path, Options{})
 	case "logwriter":
 		err = helperLogWriter(path, arg)
+	case "replayer":
+		err = helperReplayer(path, arg)
 	case "holder":
 		err = helperHolder(path)
 	case "creator":

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -80,6 +82,62 @@ func TestKillLogWriter(t *testing.T) {
 	}
 	fmt.Printf("RELIABILITY suite=boltstore-log-kill kills=%d checkpoint_kills=%d acked_max=%d events_lost=%d check_errors=%d seed=%d\n",
 		n, 2*len(steps), ackedMax, lost, checkErrors, sd)
+}
+
+// helperReplayer opens the database, replaying its log, and kills itself once arg records are
+// applied (before bbolt is synced), or after the sync when arg is "synced".
+func helperReplayer(path, arg string) error {
+	n, _ := strconv.Atoi(arg)
+	applied := 0
+	testHookReplay = func(step string) {
+		if step == "applied" {
+			applied++
+		}
+		if (step == "applied" && applied == n) || step == arg {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+	s, err := Open(path, Options{})
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// TestKillDuringReplay (docs/reliability.md A11): a process killed while it replays the log (after
+// some records, before bbolt is synced; after the sync, before the log is removed) leaves what
+// the next Open replays again, to the same end: replay can be cut and redone.
+func TestKillDuringReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test")
+	}
+	img, _, _, seq := laggingImage(t, 30, 500, 4<<10)
+	for _, at := range []string{"1", "7", strconv.FormatUint(seq-1, 10), "synced"} {
+		t.Run(at, func(t *testing.T) {
+			path := img.write(t)
+			cmd := helper(t, "replayer", path, at)
+			if code := exitCode(cmd.Run()); code != -1 && code != 137 {
+				t.Fatalf("the replayer killed at %q exited %d", at, code)
+			}
+			_, got, err := reopened(t, path)
+			must(t, err)
+			if got != seq {
+				t.Fatalf("after a kill during replay at %q the run ends at %d, want %d", at, got, seq)
+			}
+		})
+	}
+}
+
+// exitCode is a finished command's exit code, -1 when a signal ended it.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -2
+	}
+	return 0
 }
 
 // crashImage is what a crash leaves: a database file and its log's segments, by name.
