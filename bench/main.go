@@ -6,6 +6,8 @@
 //	go run ./bench -only seq1000   # one of: update, seq1000, concurrent, foreach, resume, plugin, process
 //
 // seq1000 is seqnoop (in-process no-op activities) and seqplugin (the Go example plugin).
+// logstep (run only when named) prices seqplugin's step with the store's write-ahead log
+// against one synced append plus one plugin call.
 //
 // process builds the wend binary and the example plugin and measures the plugin workloads
 // through a real `wend serve` (over its control socket) and a cold `wend run`.
@@ -80,6 +82,7 @@ func main() {
 		{"seq1000", func() { b.sequential(); b.sequentialPlugin() }, false},
 		{"seqnoop", b.sequential, true},
 		{"seqplugin", b.sequentialPlugin, true},
+		{"logstep", b.logStep, true},
 		{"concurrent", b.concurrent, false},
 		{"foreach", b.forEach, false},
 		{"resume", b.resume, false},

@@ -74,11 +74,11 @@ func (v *batchView) accept(p *prepared) {
 func apply(tx *bolt.Tx, p *prepared) error {
 	runs, events, wfs := tx.Bucket(bucketRuns), tx.Bucket(bucketEvents), tx.Bucket(bucketWorkflows)
 	for _, r := range p.runs {
-		// Most commits change only the record's last_seq, which reads take from the events:
-		// leaving the record as it is spares a page write in every step's commit. A record
-		// without a checksum (written before records had one) or a damaged one is rewritten.
-		old := runs.Get(r.id)
-		if oldBody, legacy, err := unframe(r.id, old); old == nil || legacy || err != nil || !onlyLastSeqDiffers(oldBody, r.record[frameHeader:]) {
+		// Most commits append events and leave the record as it is: then it is not rewritten,
+		// which spares a page write in every step's commit. A record without a checksum (written
+		// before records had one), with a last_seq (written before it was left out) or damaged
+		// differs, and is rewritten.
+		if old := runs.Get(r.id); !bytes.Equal(old, r.record) {
 			if err := reindex(wfs, old, r); err != nil {
 				return fmt.Errorf("run %s: %w", r.id, err)
 			}
@@ -112,21 +112,6 @@ func apply(tx *bolt.Tx, p *prepared) error {
 	}
 	return nil
 }
-
-// onlyLastSeqDiffers reports whether two run records (history.Run as JSON) are equal but for
-// their last_seq. `,"last_seq":` cannot occur inside an encoded string, whose quotes are
-// escaped, so its last occurrence is the field; what follows its number is compared too, so a
-// field ever added after it is not missed.
-func onlyLastSeqDiffers(old, record []byte) bool {
-	i := bytes.LastIndex(record, lastSeqField)
-	if i <= 0 || bytes.LastIndex(old, lastSeqField) != i || !bytes.Equal(old[:i], record[:i]) {
-		return false
-	}
-	j := i + len(lastSeqField)
-	return bytes.Equal(bytes.TrimLeft(old[j:], "0123456789"), bytes.TrimLeft(record[j:], "0123456789"))
-}
-
-var lastSeqField = []byte(`,"last_seq":`)
 
 // reindex keeps the workflow index pointing at the run's current workflow id; old is the
 // stored record, nil for a new run. A legacy entry (no checksum) is framed on the way.

@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -60,3 +61,34 @@ func PlainUpdate(path string, n, size int) (time.Duration, error) {
 	}
 	return time.Since(start) / time.Duration(n), nil
 }
+
+// PlainLog is the yardstick of a store with Options.Log: a file appended to and fdatasynced
+// once per record, as the log does, with nothing else around it.
+type PlainLog struct {
+	f    *os.File
+	size int64
+}
+
+// OpenPlainLog creates the yardstick log at path.
+func OpenPlainLog(path string) (*PlainLog, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("plain log: %w", err)
+	}
+	return &PlainLog{f: f}, nil
+}
+
+// Append writes val at the end of the file and syncs it.
+func (p *PlainLog) Append(val []byte) error {
+	if _, err := p.f.WriteAt(val, p.size); err != nil {
+		return fmt.Errorf("plain log: %w", err)
+	}
+	if err := fdatasync(p.f); err != nil {
+		return fmt.Errorf("plain log: %w", err)
+	}
+	p.size += int64(len(val))
+	return nil
+}
+
+// Close closes the file.
+func (p *PlainLog) Close() error { return p.f.Close() }

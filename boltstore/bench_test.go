@@ -21,8 +21,12 @@ import (
 // their ratio; the concurrent cases report commits/s and how many commits shared each fsync.
 //
 //	go test -run '^$' -bench Commit -benchtime 2000x ./boltstore/
+//
+// sequential-log is the sequential case with Options.Log, each commit against a synced append of
+// its record's bytes to a plain file.
 func BenchmarkCommit(b *testing.B) {
 	b.Run("sequential", benchSequential)
+	b.Run("sequential-log", benchSequentialLog)
 	b.Run("concurrent-8", func(b *testing.B) { benchConcurrent(b, 8) })
 	b.Run("concurrent-64", func(b *testing.B) { benchConcurrent(b, 64) })
 }
@@ -72,6 +76,47 @@ func benchSequential(b *testing.B) {
 	b.ReportMetric(float64(plain.Nanoseconds())/n, "plain-update-ns/op")
 	b.ReportMetric(float64(store.Nanoseconds())/n, "store-commit-ns/op")
 	b.ReportMetric(float64(store)/float64(plain), "store/plain")
+}
+
+// benchSequentialLog is benchSequential with Options.Log, against its own floor: a synced append
+// of the record's size to a plain file (PlainLog), interleaved the same way.
+func benchSequentialLog(b *testing.B) {
+	dir := b.TempDir()
+	floor, err := OpenPlainLog(filepath.Join(dir, "plain.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer floor.Close()
+	s, err := Open(filepath.Join(dir, "wend.db"), Options{Log: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	next := appends("r")
+	var plain, store time.Duration
+	b.ResetTimer()
+	for range b.N {
+		c := next()
+		p, err := prepare(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := encodeBatch(nil, []*prepared{p})
+		start := time.Now()
+		if err := floor.Append(rec); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := s.Commit(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+		plain, store = plain+mid.Sub(start), store+time.Since(mid)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(plain.Nanoseconds())/n, "plain-append-ns/op")
+	b.ReportMetric(float64(store.Nanoseconds())/n, "store-commit-ns/op")
+	b.ReportMetric(float64(store)/float64(plain), "store/append")
 }
 
 // openPlain is a bbolt file with the store's options and buckets, written to directly.
@@ -124,4 +169,40 @@ func benchConcurrent(b *testing.B, writers int) {
 	st := s.Stats()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "commits/s")
 	b.ReportMetric(float64(st.Commits)/float64(max(st.Transactions, 1)), "commits/tx")
+}
+
+// BenchmarkApplyStep prices the CPU of one sequential step's commit in the store: prepare (the
+// run record and the event encoded) and apply (the record compared with the stored one, the
+// event put) in a bbolt transaction committed without sync, so the disk does not drown it.
+//
+//	go test -run '^$' -bench ApplyStep -benchtime 20000x -count 5 ./boltstore/
+func BenchmarkApplyStep(b *testing.B) {
+	db := openPlain(b)
+	db.NoSync = true
+	next := appends("r")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p, err := prepare(next())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Update(func(tx *bolt.Tx) error { return apply(tx, p) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPrepareStep prices encoding one sequential step's commit (the run record and the
+// event), the part of BenchmarkApplyStep that runs in the committing caller.
+//
+//	go test -run '^$' -bench PrepareStep -benchtime 200000x -count 5 ./boltstore/
+func BenchmarkPrepareStep(b *testing.B) {
+	next := appends("r")
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := prepare(next()); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -68,7 +68,15 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 	}
 	if accepted == 0 {
 		tx.Rollback() // nothing to make durable: spare the fsync
+	} else if err := s.logBatch(tx, batch, results); err != nil {
+		tx.Rollback()
+		s.setFatal(err)
+		answerAll(batch, s.Err())
+		return -1, nil
 	} else if err := s.commitTx(tx); err != nil {
+		if s.log != nil && !s.log.unappend() {
+			err = fmt.Errorf("%w (the log could not take back its record: the commit may be replayed at the next open)", err)
+		}
 		s.setFatal(err)
 		answerAll(batch, s.Err())
 		return -1, nil
@@ -82,7 +90,45 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 		}
 		r.done <- results[i]
 	}
+	if accepted > 0 {
+		s.rollLog()
+	}
 	return -1, nil
+}
+
+// logBatch appends the batch's accepted commits to the log, with the record's LSN put in tx,
+// and returns once the record is synced: that append is the commit's durable write. Without a
+// log it does nothing and bbolt's synced commit is.
+func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) error {
+	if s.log == nil {
+		return nil
+	}
+	ps := make([]*prepared, 0, len(batch))
+	for i, r := range batch {
+		if results[i] == nil {
+			ps = append(ps, r.p)
+		}
+	}
+	if err := putLogLSN(tx, s.log.next); err != nil {
+		return err
+	}
+	s.logBuf = encodeBatch(s.logBuf[:0], ps)
+	_, err := s.log.append(s.logBuf)
+	return err
+}
+
+// rollLog starts a new log segment when the current one is full and hands the old one to the
+// checkpointer: every record in it is committed to bbolt by now.
+func (s *Store) rollLog() {
+	if s.log == nil || !s.log.full() {
+		return
+	}
+	old, err := s.log.roll()
+	if err != nil {
+		s.setFatal(err)
+		return
+	}
+	s.ckpt.add(old)
 }
 
 // commitTx commits, or fails as a test asks.

@@ -113,7 +113,14 @@ func TestKillWriter(t *testing.T) {
 // returns the highest seq it acknowledged.
 func killWriterOnce(t *testing.T, path string, delay time.Duration) uint64 {
 	t.Helper()
-	cmd := helper(t, "writer", path, "")
+	return killHelperOnce(t, "writer", "", path, delay)
+}
+
+// killHelperOnce is killWriterOnce for a writer helper of the given role and argument; a
+// negative delay waits for the helper to end (it kills itself).
+func killHelperOnce(t *testing.T, role, arg, path string, delay time.Duration) uint64 {
+	t.Helper()
+	cmd := helper(t, role, path, arg)
 	out, err := cmd.StdoutPipe()
 	must(t, err)
 	must(t, cmd.Start())
@@ -150,8 +157,10 @@ func killWriterOnce(t *testing.T, path string, delay time.Duration) uint64 {
 	case <-time.After(30 * time.Second):
 		t.Fatal("writer not ready after 30s")
 	}
-	time.Sleep(delay)
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if delay >= 0 {
+		time.Sleep(delay)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	<-done // every line written before the kill is read: those are acknowledgements too
 	cmd.Wait()
 	mu.Lock()

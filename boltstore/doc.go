@@ -1,11 +1,12 @@
 // Package boltstore is the durable history.Store, on a single bbolt file. It is the only
 // package of wend that imports go.etcd.io/bbolt.
 //
-// It owns the file layout, the process lock, the group-commit writer and the store's integrity
-// check. Layout (schema version 1):
+// It owns the file layout, the process lock, the group-commit writer, the optional write-ahead
+// log and the store's integrity check. Layout (schema version 1):
 //
-//	meta                 "schema" -> "1"
-//	runs                 run id -> framed JSON history.Run (its last_seq may lag: see below)
+//	meta                 "schema" -> "1"; "log_lsn" -> big-endian uint64, the last log record
+//	                     applied (written only once a write-ahead log was used: wal.go)
+//	runs                 run id -> framed JSON history.Run without last_seq (storedRun)
 //	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
 //	tasks                task id -> framed JSON history.Task
 //	workflows            uvarint(len(workflow id)) | workflow id | run id -> frame of nothing
@@ -16,15 +17,17 @@
 //
 // Invariants:
 //   - Commit returns nil only after the bbolt transaction holding the whole history.Commit is
-//     fsynced (NoSync is never set). A commit that does not continue its run's stored history
+//     fsynced or, with Options.Log, after the log record holding it is (wal.go; bbolt's NoSync
+//     is set then, and only then). A log left by a crash is replayed at every Open. A commit that does not continue its run's stored history
 //     (history.CheckAppend) is rejected alone and writes nothing.
 //   - One goroutine writes. Commits queued while it is busy are applied in one bbolt transaction
 //     (group commit); it starts at once when idle, with no batching timer.
 //   - A failed bbolt commit (an fsync or write error, a full disk, MaxSize) is fatal: the store
 //     answers every later call with that error and writes nothing more, because after a failed
 //     fsync the kernel may have dropped dirty pages it still serves from cache (fsyncgate).
-//   - A commit that changes nothing in a run record but last_seq leaves the record as stored
-//     (one page write fewer per step); reads set Run.LastSeq from the run's last event key.
+//   - A run's last seq is the seq of its last event, read from there: the record does not hold
+//     it, so a commit that only appends events leaves the record's bytes as they are and does
+//     not rewrite it (one page write fewer per step).
 //   - Events, run records, task records and index entries are decoded with their checksum
 //     verified on every read; a mismatch is an error naming the record, never a silently
 //     different history. A damaged task is set aside (Tasks returns the others with a

@@ -37,7 +37,11 @@ func runHelper(role, path, arg string) int {
 	var err error
 	switch role {
 	case "writer":
-		err = helperWriter(path)
+		err = helperWriter(path, Options{})
+	case "logwriter":
+		err = helperLogWriter(path, arg)
+	case "replayer":
+		err = helperReplayer(path, arg)
 	case "holder":
 		err = helperHolder(path)
 	case "creator":
@@ -55,8 +59,8 @@ func runHelper(role, path, arg string) int {
 // helperWriter appends to run "r1" one event per Commit, for ever, printing each acknowledged
 // seq on stdout. Each commit also replaces the run's task, and payload sizes vary so pages
 // split and overflow.
-func helperWriter(path string) error {
-	s, err := Open(path, Options{})
+func helperWriter(path string, opts Options) error {
+	s, err := Open(path, opts)
 	if err != nil {
 		return err
 	}

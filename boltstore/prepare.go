@@ -26,7 +26,7 @@ type preparedRun struct {
 	u      history.RunUpdate
 	id     []byte
 	wfKey  []byte // index key
-	record []byte // JSON history.Run, framed (record.go)
+	record []byte // the run record (encodeRun), framed (record.go)
 	events []kv   // seq key -> framed event
 }
 
@@ -68,7 +68,7 @@ func prepareRun(u history.RunUpdate) (preparedRun, error) {
 	if err := checkKey("workflow", u.Run.WorkflowID); err != nil {
 		return preparedRun{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	rec, err := u.Run.AppendJSON(make([]byte, 0, 256))
+	rec, err := encodeRun(u.Run)
 	if err != nil {
 		return preparedRun{}, fmt.Errorf("run %s: %w", id, err)
 	}

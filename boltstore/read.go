@@ -38,52 +38,38 @@ func (s *Store) view(op string, fn func(tx *bolt.Tx) error) error {
 
 // Run returns a run's record.
 func (s *Store) Run(runID string) (history.Run, error) {
-	r, _, err := s.runRecord(runID)
-	return r, err
-}
-
-// runRecord is Run, and also the last_seq the record has stored (see decodeRun).
-func (s *Store) runRecord(runID string) (r history.Run, stored uint64, err error) {
-	err = s.view("read run "+runID, func(tx *bolt.Tx) error {
+	var r history.Run
+	err := s.view("read run "+runID, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketRuns).Get([]byte(runID))
 		if v == nil {
 			return history.ErrNotFound
 		}
 		var err error
-		r, stored, err = decodeRun(tx, []byte(runID), v)
+		r, err = decodeRun(tx, []byte(runID), v)
 		return err
 	})
-	return r, stored, err
+	return r, err
 }
 
 // decodeRun verifies and decodes a run record and sets its LastSeq from the run's last stored
-// event: a commit that changes nothing else in the record does not rewrite it (see apply), so
-// the stored last_seq, also returned, may be behind, never ahead, and the events are the truth
-// anyway. (A stored last_seq ahead of the events means events were lost: Check says so.) The
-// last event is checked against its checksum and its key, since it sets LastSeq.
-func decodeRun(tx *bolt.Tx, id, v []byte) (r history.Run, stored uint64, err error) {
+// event: the record does not hold it (storedRun). A last_seq in a record written before it was
+// left out is ignored. The last event is checked against its checksum and its key, since it
+// sets LastSeq.
+func decodeRun(tx *bolt.Tx, id, v []byte) (r history.Run, err error) {
 	body, _, err := unframe(id, v)
 	if err != nil {
-		return r, 0, fmt.Errorf("run %s: record: %w", id, err)
+		return r, fmt.Errorf("run %s: record: %w", id, err)
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
-		return r, 0, fmt.Errorf("run %s: record: %w", id, err)
+		return r, fmt.Errorf("run %s: record: %w", id, err)
 	}
 	if r.RunID != string(id) {
-		return r, 0, fmt.Errorf("run %s: record stored under it says run %q", id, r.RunID)
+		return r, fmt.Errorf("run %s: record stored under it says run %q", id, r.RunID)
 	}
-	stored = r.LastSeq
-	seq, err := lastEventSeq(tx, id)
-	if err != nil {
-		return r, stored, fmt.Errorf("run %s: %w", id, err)
+	if r.LastSeq, err = lastEventSeq(tx, id); err != nil {
+		return r, fmt.Errorf("run %s: %w", id, err)
 	}
-	switch {
-	case seq > 0:
-		r.LastSeq = seq
-	case stored > 0:
-		return r, stored, fmt.Errorf("run %s: record says last seq %d, but the run has no events: they were lost", id, stored)
-	}
-	return r, stored, nil
+	return r, nil
 }
 
 // lastEventSeq is the seq of the run's last stored event, 0 when it has none, with that event's
@@ -206,7 +192,7 @@ func (s *Store) eventChunk(runID string, from, last []byte) (chunk []kv, more bo
 			if v == nil {
 				return history.ErrNotFound
 			}
-			_, _, err := decodeRun(tx, []byte(runID), v) // a record without events yet, or lost ones
+			_, err := decodeRun(tx, []byte(runID), v) // a record without events yet, or lost ones
 			return err
 		}
 		c := eb.Cursor()
@@ -248,7 +234,7 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 	err := s.view("list runs", func(tx *bolt.Tx) error {
 		runs := tx.Bucket(bucketRuns)
 		add := func(id, v []byte) error {
-			r, _, err := decodeRun(tx, id, v)
+			r, err := decodeRun(tx, id, v)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", id, err)
 			}

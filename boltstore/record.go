@@ -2,9 +2,12 @@ package boltstore
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/wendflow/wend/history"
 )
 
 // Run records, task records and workflow index entries are framed as events are: a checksum
@@ -16,8 +19,8 @@ import (
 // The key is covered too: a record that moved to another key (a flip in the key's bytes) no
 // longer matches its checksum. Records written before framing are JSON objects, so they start
 // with '{', which no single bit flip of 0x01 gives: they are read unverified, as before, and
-// framed the next time they are written (a run's record at its next commit that changes more
-// than last_seq, a task when it is put again, the index when its workflow gets a new run). A
+// framed the next time they are written (a run's record at its run's next commit, a task when
+// it is put again, the index when its workflow gets a new run). A
 // record starting with any other byte is damage.
 const frameV1 = 0x01
 
@@ -95,4 +98,19 @@ func readIndexHead(prefix, v []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w (a workflow index head holds %x)", errFrame, v)
 	}
 	return n, nil
+}
+
+// storedRun is the run record as stored: a history.Run without its last seq, which is the seq of
+// the run's last event and is read from there (decodeRun). Kept out, it cannot disagree with the
+// events, and a commit that only appends events leaves the record's bytes unchanged, so apply
+// need not rewrite it. The field below shadows the embedded Run's (encoding/json drops the
+// deeper of two fields of one name) and, nil, is omitted.
+type storedRun struct {
+	history.Run
+	LastSeq *struct{} `json:"last_seq,omitempty"`
+}
+
+// encodeRun is the body of a run's record.
+func encodeRun(r history.Run) ([]byte, error) {
+	return json.Marshal(storedRun{Run: r})
 }

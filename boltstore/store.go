@@ -25,7 +25,8 @@ var (
 	// lock may hang or not exclude the other host.
 	ErrNetworkFS = errors.New("database on a network file system")
 	// ErrDamaged is wrapped by the error of Open or of a read when the file's pages are corrupt
-	// (a torn write, rot): bbolt panicked or faulted on them, or a bucket's keys are out of order.
+	// (a torn write, rot): bbolt panicked or faulted on them, or a bucket's keys are out of order;
+	// and by Open's error when the write-ahead log is damaged other than in its torn last record.
 	ErrDamaged = errors.New("database is damaged")
 )
 
@@ -53,7 +54,19 @@ type Options struct {
 	MaxBatch int
 	// AllowNetworkFS skips the refusal of NFS/SMB paths.
 	AllowNetworkFS bool
+	// Log puts a write-ahead log in front of bbolt: a commit is durable after one synced
+	// append to PATH.wal, and bbolt is written without sync and synced in the background
+	// (wal.go). Not yet the default (docs/design.md, "One sync per commit"); the environment
+	// variable WEND_STORE_LOG=1 turns it on for every Open of the process. A log left by a
+	// crash is replayed at Open whether or not this is set.
+	Log bool
+	// LogSegmentSize is the log's segment size (DefaultLogSegmentSize when 0): the log past it
+	// is checkpointed.
+	LogSegmentSize int64
 }
+
+// logFromEnv is the switch that runs the log under any caller (the CLI, the crash suites).
+const logFromEnv = "WEND_STORE_LOG"
 
 // Store is a history.Store on bbolt. Its methods are safe for concurrent use.
 type Store struct {
@@ -74,6 +87,10 @@ type Store struct {
 	// with its error instead of committing (an fsync failure, as far as the store can tell).
 	failCommit func() error
 
+	log    *wal          // nil without Options.Log
+	logBuf []byte        // the writer's record payload, reused
+	ckpt   *checkpointer // with log
+
 	commits  atomic.Uint64 // commits written
 	txs      atomic.Uint64 // bbolt write transactions committed
 	rejected atomic.Uint64 // commits refused by validation
@@ -88,6 +105,12 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 1024
+	}
+	if os.Getenv(logFromEnv) == "1" {
+		opts.Log = true
+	}
+	if opts.LogSegmentSize <= 0 {
+		opts.LogSegmentSize = DefaultLogSegmentSize
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -110,6 +133,10 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path, pidPath: path + ".pid"}
 	if err := s.init(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if err := s.startLog(opts); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -155,6 +182,42 @@ func (s *Store) init() error {
 	return nil
 }
 
+// startLog replays what a log left (always) and, with opts.Log, starts a new one in front of
+// bbolt, whose commits are then no longer synced.
+func (s *Store) startLog(opts Options) error {
+	next, err := s.replayLog()
+	if err != nil || !opts.Log {
+		return err
+	}
+	if s.log, err = openWAL(walDir(s.path), next, opts.LogSegmentSize); err != nil {
+		return err
+	}
+	s.db.NoSync = true // the log's append is the commit's sync
+	s.ckpt = startCheckpointer(s)
+	return nil
+}
+
+// closeLog ends the log at Close: unless the store failed, bbolt is synced and the log removed,
+// so a closed database is a plain bbolt file. After a failure the log stays, for the next Open.
+func (s *Store) closeLog() error {
+	if s.log == nil {
+		return nil
+	}
+	s.ckpt.stop()
+	err := s.log.close()
+	if s.Err() != nil {
+		return err
+	}
+	if err := s.db.Sync(); err != nil {
+		return fmt.Errorf("sync database: %w", err)
+	}
+	names, err := segments(s.log.dir)
+	if err == nil {
+		err = removeLog(s.log.dir, names)
+	}
+	return err
+}
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
@@ -193,11 +256,15 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.w.stop()
 		s.closed.Store(true)
+		logErr := s.closeLog()
 		// Remove the pid file while we still hold the lock: after Close, it may be the next
 		// holder's.
 		err := os.Remove(s.pidPath)
 		if errors.Is(err, os.ErrNotExist) {
 			err = nil
+		}
+		if logErr != nil {
+			err = logErr
 		}
 		if cerr := s.db.Close(); cerr != nil {
 			err = cerr

@@ -231,8 +231,8 @@ func TestKillAndResume(t *testing.T) {
 		}
 	}
 	orphans := proctest.Running(plugin, 3*time.Second)
-	fmt.Printf("RELIABILITY suite=crash faults=%d random_kills=%d resumed=%d events=%d events_lost=%d dup_history=%d invocations=%d dup_invocations=%d dup_attempts=%d distinct_exec_ids_per_step_max=%d check_errors=%d orphans=%d seed=%d\n",
-		faults, random, faults+random, len(evs), missing, dupHistory, proctest.CountInvocations(inv), dupInv, dupAttempts, maxIDs, len(problems)+len(checkErrs), orphans, seed)
+	fmt.Printf("RELIABILITY suite=crash store=%s faults=%d random_kills=%d resumed=%d events=%d events_lost=%d dup_history=%d invocations=%d dup_invocations=%d dup_attempts=%d distinct_exec_ids_per_step_max=%d check_errors=%d orphans=%d seed=%d\n",
+		storeKind(), faults, random, faults+random, len(evs), missing, dupHistory, proctest.CountInvocations(inv), dupInv, dupAttempts, maxIDs, len(problems)+len(checkErrs), orphans, seed)
 	if orphans > 0 {
 		t.Errorf("%d plugin processes outlived their killed hosts", orphans)
 	}

@@ -6,53 +6,6 @@ import (
 	"strconv"
 )
 
-// AppendJSON appends r encoded exactly as json.Marshal encodes it (TestRunAppendJSON and
-// FuzzRunAppendJSON hold it to that), without reflection: the store encodes a run record on
-// every commit, and reflection was a measurable part of a sequential step (docs/performance.md).
-func (r Run) AppendJSON(b []byte) ([]byte, error) {
-	b = append(b, `{"workflow_id":`...)
-	b = appendString(b, r.WorkflowID)
-	b = append(b, `,"run_id":`...)
-	b = appendString(b, r.RunID)
-	b = append(b, `,"name":`...)
-	b = appendString(b, r.Name)
-	b = append(b, `,"status":`...)
-	b = appendString(b, r.Status)
-	if r.ClosedReason != "" {
-		b = append(b, `,"closed_reason":`...)
-		b = appendString(b, r.ClosedReason)
-	}
-	b = append(b, `,"spec_file":`...)
-	b = appendString(b, r.SpecFile)
-	b = append(b, `,"spec_sha256":`...)
-	b = appendString(b, r.SpecSHA256)
-	if r.ParentRunID != "" {
-		b = append(b, `,"parent_run_id":`...)
-		b = appendString(b, r.ParentRunID)
-	}
-	if r.ParentStep != "" {
-		b = append(b, `,"parent_step":`...)
-		b = appendString(b, r.ParentStep)
-	}
-	t, err := r.StartedAt.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	b = append(b, `,"started_at":`...)
-	b = append(b, t...)
-	if !r.ClosedAt.IsZero() {
-		t, err := r.ClosedAt.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, `,"closed_at":`...)
-		b = append(b, t...)
-	}
-	b = append(b, `,"last_seq":`...)
-	b = strconv.AppendUint(b, r.LastSeq, 10)
-	return append(b, '}'), nil
-}
-
 // appendString appends s as a JSON string the way encoding/json does. Plain printable ASCII is
 // copied; anything encoding/json would escape (quotes, backslashes, controls, <, >, &, non-ASCII
 // including invalid UTF-8 and U+2028/9) is left to encoding/json itself.

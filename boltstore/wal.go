@@ -1,0 +1,179 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The write-ahead log (Options.Log): with it, a commit's durable write is one synced append to
+// a log file beside the database, and bbolt is written without sync and synced in the background
+// (checkpoint.go). docs/design.md says why and docs/reliability.md what it guarantees.
+//
+// The log is a folder, PATH.wal, of segment files named by the log sequence number (LSN) of
+// their first record, 16 hex digits, ".log". A record is
+//
+//	length uint32 | CRC-32C(lsn | payload) uint32 | lsn uint64 | payload (length bytes)
+//
+// all big-endian; the payload is a batch of commits (walbatch.go). Records are appended in LSN
+// order, one per bbolt transaction, and each is fdatasynced before its commits are answered.
+// bbolt's meta bucket keeps the LSN of the last record applied (keyLogLSN), written in the same
+// transaction as the record's commits, so recovery knows where to start: the record after it.
+
+// walHeader is the bytes of a record before its payload.
+const walHeader = 16
+
+// DefaultLogSegmentSize is the size past which the log starts a new segment and checkpoints the
+// old ones: bbolt synced, then they are removed. It bounds the log replayed at Open.
+const DefaultLogSegmentSize = 32 << 20
+
+// keyLogLSN, in the meta bucket, is the LSN of the last log record bbolt holds.
+var keyLogLSN = []byte("log_lsn")
+
+// wal is the log's write side. Only the writer (loop or an inline caller, never both) appends
+// and rolls; the checkpointer only removes segments the writer handed it.
+type wal struct {
+	dir         string
+	f           *os.File // the segment appended to
+	name        string   // its path
+	size        int64    // its size: the end of its last whole record
+	last        int64    // the size of the record last appended, 0 when none can be taken back
+	next        uint64   // the LSN of the next record
+	segmentSize int64
+	buf         []byte
+
+	// failWrite, set by tests, replaces the write of a record's bytes (ENOSPC half-way).
+	failWrite func(f *os.File, b []byte) (int, error)
+}
+
+func walDir(dbPath string) string { return dbPath + ".wal" }
+
+func segmentName(dir string, first uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("%016x.log", first))
+}
+
+// segments lists the log's segment files in LSN order; none when the folder does not exist.
+func segments(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read log folder: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if hex, ok := strings.CutSuffix(n, ".log"); ok && len(hex) == 16 {
+			if _, err := strconv.ParseUint(hex, 16, 64); err == nil {
+				out = append(out, filepath.Join(dir, n))
+			}
+		}
+	}
+	slices.Sort(out) // fixed-width hex: name order is LSN order
+	return out, nil
+}
+
+// openWAL starts a new segment at LSN next in dir, creating dir; the folders are synced so the
+// new segment survives a crash before its first record is acknowledged.
+func openWAL(dir string, next uint64, segmentSize int64) (*wal, error) {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("create log folder: %w", err)
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return nil, err
+	}
+	l := &wal{dir: dir, next: next, segmentSize: segmentSize}
+	if err := l.create(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// create opens a new, empty segment starting at l.next and syncs the folder.
+func (l *wal) create() error {
+	name := segmentName(l.dir, l.next)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("create log segment: %w", err)
+	}
+	if err := syncDir(l.dir); err != nil {
+		f.Close()
+		return err
+	}
+	l.f, l.name, l.size, l.last = f, name, 0, 0
+	return nil
+}
+
+// append writes payload as the record l.next and fdatasyncs it; when it returns nil the record
+// is durable. On an error the segment may end in a part of it: recovery drops a torn tail.
+func (l *wal) append(payload []byte) (lsn uint64, err error) {
+	lsn = l.next
+	if uint64(len(payload)) > math.MaxUint32 {
+		return 0, fmt.Errorf("append to log %s: a record of %d bytes is over the format's 4 GiB", l.name, len(payload))
+	}
+	b := slices.Grow(l.buf[:0], walHeader+len(payload))[:walHeader]
+	binary.BigEndian.PutUint32(b[0:], uint32(len(payload)))
+	binary.BigEndian.PutUint64(b[8:], lsn)
+	binary.BigEndian.PutUint32(b[4:], walSum(b[8:16], payload))
+	b = append(b, payload...)
+	l.buf = b
+	write := l.write
+	if l.failWrite != nil {
+		write = l.failWrite
+	}
+	if _, err := write(l.f, b); err != nil {
+		return 0, fmt.Errorf("append to log %s: %w", l.name, err)
+	}
+	if err := fdatasync(l.f); err != nil {
+		return 0, fmt.Errorf("sync log %s: %w", l.name, err)
+	}
+	l.size += int64(len(b))
+	l.last = int64(len(b))
+	l.next++
+	return lsn, nil
+}
+
+func (l *wal) write(f *os.File, b []byte) (int, error) { return f.WriteAt(b, l.size) }
+
+// unappend removes the record just appended, which bbolt then failed to commit, so a commit
+// answered with an error is not replayed at the next Open. It returns whether it could; if not,
+// the record may be replayed (as after a failed fsync, the outcome is unknown).
+func (l *wal) unappend() bool {
+	start := l.size - l.last
+	if l.last == 0 || l.f.Truncate(start) != nil || fdatasync(l.f) != nil {
+		return false
+	}
+	l.size, l.last = start, 0
+	l.next--
+	return true
+}
+
+func walSum(lsn, payload []byte) uint32 {
+	return crc32.Update(crc32.Checksum(lsn, castagnoli), castagnoli, payload)
+}
+
+// full reports whether the segment has reached its size and the log should roll.
+func (l *wal) full() bool { return l.size >= l.segmentSize }
+
+// roll closes the current segment (every record in it synced) and starts the next; it returns
+// the closed segment's path, for the checkpointer to remove once bbolt is synced.
+func (l *wal) roll() (string, error) {
+	old := l.name
+	if err := l.f.Close(); err != nil {
+		return "", fmt.Errorf("close log segment: %w", err)
+	}
+	if err := l.create(); err != nil {
+		return "", err
+	}
+	return old, nil
+}
+
+func (l *wal) close() error { return l.f.Close() }

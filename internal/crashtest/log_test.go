@@ -1,0 +1,22 @@
+package crashtest
+
+import (
+	"os"
+	"testing"
+)
+
+// TestKillAndResumeWithLog is TestKillAndResume with the store's write-ahead log on in every
+// process that opens the database (docs/reliability.md A12): a long sequential run killed again
+// and again loses and duplicates nothing with one synced append per commit either.
+func TestKillAndResumeWithLog(t *testing.T) {
+	t.Setenv("WEND_STORE_LOG", "1")
+	TestKillAndResume(t)
+}
+
+// storeKind names, in a RELIABILITY line, the store the suite's processes ran on.
+func storeKind() string {
+	if os.Getenv("WEND_STORE_LOG") == "1" {
+		return "log"
+	}
+	return "bbolt"
+}
