@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 // runs are read again at each scrape. The cache holds a few hundred bytes per run.
 type Metrics struct {
 	commit prometheus.Histogram
+	build  prometheus.Collector // wend_build_info
 
 	mu      sync.Mutex
 	plugins func() PluginStats
@@ -41,9 +43,19 @@ type PluginStats struct {
 var stepBuckets = prometheus.ExponentialBuckets(0.001, 4, 12)
 
 // NewMetrics makes the metrics; give TimeCommits' store to the engine and the Metrics to
-// ListenTCP.
-func NewMetrics() *Metrics {
+// ListenTCP. release is the version a release build was stamped with ("" for none: the
+// module's version from the build info is used).
+func NewMetrics(release string) *Metrics {
+	info, ok := debug.ReadBuildInfo()
+	version, goVersion, revision := buildInfo(release, info, ok)
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "wend_build_info",
+		Help:        "Always 1; the labels say which wend build serves these metrics.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": goVersion, "revision": revision},
+	})
+	build.Set(1)
 	return &Metrics{
+		build: build,
 		commit: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "wend_commit_duration_seconds",
 			Help:    "Time for the store to make one history commit durable (fsync included).",
@@ -85,6 +97,7 @@ func (m *Metrics) Handler(s *Server) http.Handler {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.commit,
+		m.build,
 		&collector{m: m, s: s},
 	)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})

@@ -13,18 +13,20 @@ func metricDesc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, labels, nil)
 }
 
+// HELP texts are for people reading a dashboard: no Go identifiers, no field names. The name
+// labels (workflow, activity) are bounded: see maxLabelNames.
 var (
-	descRuns         = metricDesc("wend_runs", "Runs in the store by status.", "status")
+	descRuns         = metricDesc("wend_runs", "Runs in the store by status and workflow name.", "status", "workflow")
 	descSteps        = metricDesc("wend_steps", "Leaf steps of the stored runs by status (none: no event yet, or skipped).", "status")
-	descAttempts     = metricDesc("wend_activity_attempts", "Activity tries recorded in the stored runs by outcome.", "outcome")
-	descActivities   = metricDesc("wend_activities", "Activity executions of the stored runs by status.", "status")
-	descFailures     = metricDesc("wend_failures_total", "Failures recorded in the stored histories by failure_category.", "category")
-	descNonRetryable = metricDesc("wend_failures_non_retryable_total", "Failures recorded as non-retryable.")
+	descAttempts     = metricDesc("wend_activity_attempts", "Activity tries recorded in the stored runs by outcome and activity.", "outcome", "activity")
+	descActivities   = metricDesc("wend_activities", "Activity executions of the stored runs by status and activity.", "status", "activity")
+	descFailures     = metricDesc("wend_failures_total", "Failures recorded in the stored histories by category and workflow name.", "category", "workflow")
+	descNonRetryable = metricDesc("wend_failures_non_retryable_total", "Failures recorded as non-retryable, by workflow name.", "workflow")
 	descRetryBacklog = metricDesc("wend_retry_backlog", "Activity executions of open runs waiting out a retry backoff.")
 	descPendingActs  = metricDesc("wend_activities_pending", "Activity executions of open runs not finished (scheduled, running or retrying).")
 	descTimers       = metricDesc("wend_timers_pending", "Durable timers of open runs not fired or cancelled yet.")
 	descSignals      = metricDesc("wend_signals_pending", "Signals received by open runs and not yet taken by a wait.")
-	descStepLatency  = metricDesc("wend_step_duration_seconds", "Finished leaf steps: firstNonEmpty to last event, by step kind.", "kind")
+	descStepLatency  = metricDesc("wend_step_duration_seconds", "Finished leaf steps: time from their first to their last event, by step kind.", "kind")
 	descStale        = metricDesc("wend_stale_outcomes_total", "Activity outcomes dropped because their attempt was superseded (since this process began).")
 	descDamagedTasks = metricDesc("wend_damaged_tasks_total", "Damaged task records the engine set aside to rebuild from history (since this process began); wend check names them.")
 	descEngineUp     = metricDesc("wend_engine_up", "1 while the engine drives runs, 0 after it stopped (or when none runs here).")
@@ -35,17 +37,23 @@ var (
 
 var runStatuses = []string{history.StatusRunning, history.StatusCompleted, history.StatusFailed, history.StatusCancelled, history.StatusContinued}
 
-// runSummary is what one run contributes to the metrics.
+// runSummary is what one run contributes to the metrics. Activity counts are keyed by
+// activity name (plugin.activity) first, then status or outcome.
 type runSummary struct {
 	lastSeq      uint64
 	steps        map[string]int
-	attempts     map[string]int
-	activities   map[string]int
+	attempts     map[string]map[string]int
+	activities   map[string]map[string]int
 	failures     map[string]int
 	nonRetryable int
 	backlog      runview.Backlog
 	signals      int
 	latency      map[string]*stepHist // by step kind
+}
+
+func newRunSummary() *runSummary {
+	return &runSummary{steps: map[string]int{}, attempts: map[string]map[string]int{}, activities: map[string]map[string]int{},
+		failures: map[string]int{}, latency: map[string]*stepHist{}}
 }
 
 // hist is a histogram's cumulative state, summed over runs into a const histogram.
@@ -98,12 +106,13 @@ func summarize(r history.Run, events []history.Event) (*runSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &runSummary{lastSeq: r.LastSeq, steps: map[string]int{}, attempts: map[string]int{}, activities: map[string]int{},
-		failures: map[string]int{}, latency: map[string]*stepHist{}}
+	s := newRunSummary()
+	s.lastSeq = r.LastSeq
 	for _, a := range doc.Activities {
-		s.activities[a.Status]++
+		name := a.Plugin + "." + a.Activity
+		count(s.activities, name, a.Status, 1)
 		for _, at := range a.Attempts {
-			s.attempts[at.Outcome]++
+			count(s.attempts, name, at.Outcome, 1)
 		}
 	}
 	for _, f := range doc.Failures {
@@ -131,6 +140,14 @@ func summarize(r history.Run, events []history.Event) (*runSummary, error) {
 		}
 	}
 	return s, nil
+}
+
+// count adds n to m[outer][inner].
+func count(m map[string]map[string]int, outer, inner string, n int) {
+	if m[outer] == nil {
+		m[outer] = map[string]int{}
+	}
+	m[outer][inner] += n
 }
 
 // collector reads the store at each scrape.
@@ -161,37 +178,43 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(descRuns, fmt.Errorf("list runs: %w", err))
 		return
 	}
-	total := c.total(runs)
-	byStatus := map[string]int{}
-	for _, r := range runs {
-		byStatus[r.Status]++
-	}
-	for _, st := range runStatuses {
-		gauge(descRuns, byStatus[st], st)
-	}
-	for _, st := range []string{runview.StepNone, runview.StepRunning, runview.StepRetrying, runview.StepWaiting, runview.StepCompleted, runview.StepFailed, runview.StepCancelled} {
-		gauge(descSteps, total.steps[st], st)
-	}
-	for _, o := range []string{runview.AttemptScheduled, runview.AttemptRunning, runview.AttemptCompleted, runview.AttemptFailed, runview.AttemptTimedOut, runview.AttemptCancelled} {
-		gauge(descAttempts, total.attempts[o], o)
-	}
-	for _, st := range []string{runview.ActivityScheduled, runview.ActivityRunning, runview.ActivityRetrying, runview.ActivityCompleted, runview.ActivityFailed, runview.ActivityCancelled} {
-		gauge(descActivities, total.activities[st], st)
-	}
-	for _, cat := range knownCategories {
-		if _, seen := total.failures[cat]; !seen {
-			total.failures[cat] = 0 // present at zero, so rate() works from the first failure on
+	t := c.total(runs)
+	// Every status, outcome and category of a name that has any is present, at zero if need
+	// be, so rate() and ratios work from the first event on.
+	for wf, byStatus := range t.runs {
+		for _, st := range runStatuses {
+			gauge(descRuns, byStatus[st], st, wf)
 		}
 	}
-	for cat, n := range total.failures {
-		counter(descFailures, int64(n), cat)
+	for _, st := range []string{runview.StepNone, runview.StepRunning, runview.StepRetrying, runview.StepWaiting, runview.StepCompleted, runview.StepFailed, runview.StepCancelled} {
+		gauge(descSteps, t.steps[st], st)
 	}
-	counter(descNonRetryable, int64(total.nonRetryable))
-	gauge(descRetryBacklog, total.backlog.RetryingActivities)
-	gauge(descPendingActs, total.backlog.PendingActivities)
-	gauge(descTimers, total.backlog.PendingTimers)
-	gauge(descSignals, total.signals)
-	for kind, h := range total.latency {
+	for act, byOutcome := range t.attempts {
+		for _, o := range []string{runview.AttemptScheduled, runview.AttemptRunning, runview.AttemptCompleted, runview.AttemptFailed, runview.AttemptTimedOut, runview.AttemptCancelled} {
+			gauge(descAttempts, byOutcome[o], o, act)
+		}
+	}
+	for act, byStatus := range t.activities {
+		for _, st := range []string{runview.ActivityScheduled, runview.ActivityRunning, runview.ActivityRetrying, runview.ActivityCompleted, runview.ActivityFailed, runview.ActivityCancelled} {
+			gauge(descActivities, byStatus[st], st, act)
+		}
+	}
+	for wf, byCategory := range t.failures {
+		for _, cat := range knownCategories {
+			if _, seen := byCategory[cat]; !seen {
+				byCategory[cat] = 0
+			}
+		}
+		for cat, n := range byCategory {
+			counter(descFailures, int64(n), cat, wf)
+		}
+		counter(descNonRetryable, int64(t.nonRetryable[wf]), wf)
+	}
+	gauge(descRetryBacklog, t.backlog.RetryingActivities)
+	gauge(descPendingActs, t.backlog.PendingActivities)
+	gauge(descTimers, t.backlog.PendingTimers)
+	gauge(descSignals, t.signals)
+	for kind, h := range t.latency {
 		ch <- prometheus.MustNewConstHistogram(descStepLatency, h.count, h.sum, h.cumulative(), kind)
 	}
 }
@@ -221,21 +244,59 @@ func (c *collector) plugins(gauge func(*prometheus.Desc, int, ...string), counte
 	counter(descPlugRestarts, int64(p.Restarts))
 }
 
+// totals are the store's numbers, keyed by the bounded label values (boundNames).
+type totals struct {
+	runs         map[string]map[string]int // workflow -> status
+	failures     map[string]map[string]int // workflow -> category
+	nonRetryable map[string]int            // workflow
+	attempts     map[string]map[string]int // activity -> outcome
+	activities   map[string]map[string]int // activity -> status
+	steps        map[string]int
+	backlog      runview.Backlog
+	signals      int
+	latency      map[string]*stepHist
+}
+
 // total sums every run's summary, from the cache for closed runs. A run whose history cannot
 // be read is left out (its page in the UI says why); one bad run must not blank the metrics.
-func (c *collector) total(runs []history.Run) *runSummary {
-	t := &runSummary{steps: map[string]int{}, attempts: map[string]int{}, activities: map[string]int{},
-		failures: map[string]int{}, latency: map[string]*stepHist{}}
-	for _, r := range runs {
-		s := c.summary(r)
+func (c *collector) total(runs []history.Run) *totals {
+	sums := make([]*runSummary, len(runs))
+	workflows, activities := map[string]bool{}, map[string]bool{}
+	for i, r := range runs {
+		workflows[r.Name] = true
+		if sums[i] = c.summary(r); sums[i] != nil {
+			for act := range sums[i].activities {
+				activities[act] = true
+			}
+		}
+	}
+	wfLabel, actLabel := boundNames(workflows), boundNames(activities)
+	t := &totals{runs: map[string]map[string]int{}, failures: map[string]map[string]int{}, nonRetryable: map[string]int{},
+		attempts: map[string]map[string]int{}, activities: map[string]map[string]int{}, steps: map[string]int{},
+		latency: map[string]*stepHist{}}
+	for i, r := range runs {
+		wf := wfLabel.label(r.Name)
+		count(t.runs, wf, r.Status, 1)
+		s := sums[i]
 		if s == nil {
 			continue
 		}
+		if t.failures[wf] == nil {
+			t.failures[wf] = map[string]int{}
+		}
+		addCounts(t.failures[wf], s.failures)
+		t.nonRetryable[wf] += s.nonRetryable
+		for act, byOutcome := range s.attempts {
+			for o, n := range byOutcome {
+				count(t.attempts, actLabel.label(act), o, n)
+			}
+		}
+		for act, byStatus := range s.activities {
+			for st, n := range byStatus {
+				count(t.activities, actLabel.label(act), st, n)
+			}
+		}
 		addCounts(t.steps, s.steps)
-		addCounts(t.attempts, s.attempts)
-		addCounts(t.activities, s.activities)
-		addCounts(t.failures, s.failures)
-		t.nonRetryable += s.nonRetryable
 		t.backlog.RetryingActivities += s.backlog.RetryingActivities
 		t.backlog.PendingActivities += s.backlog.PendingActivities
 		t.backlog.PendingTimers += s.backlog.PendingTimers

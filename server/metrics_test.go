@@ -59,27 +59,34 @@ func TestMetrics(t *testing.T) {
 		return false
 	})
 	want := map[string]float64{
-		`wend_runs{status="running"}`:                 3,
-		`wend_runs{status="failed"}`:                  1,
-		`wend_runs{status="completed"}`:               0,
-		`wend_steps{status="waiting"}`:                2, // the signal wait and the delay
-		`wend_steps{status="failed"}`:                 1,
-		`wend_steps{status="retrying"}`:               1,
-		`wend_activity_attempts{outcome="failed"}`:    2,
-		`wend_activity_attempts{outcome="scheduled"}`: 1, // the retry, owed
-		`wend_failures_total{category="activity"}`:    4, // f1: attempt, activity, workflow; r1: attempt 1
-		`wend_failures_total{category="timeout"}`:     0,
-		`wend_failures_non_retryable_total`:           3,
-		`wend_retry_backlog`:                          1,
-		`wend_timers_pending`:                         1,
-		`wend_signals_pending`:                        0,
-		`wend_stale_outcomes_total`:                   0,
-		`wend_engine_up`:                              1,
+		`wend_runs{status="running",workflow="approval"}`:                   1,
+		`wend_runs{status="running",workflow="typed"}`:                      1,
+		`wend_runs{status="running",workflow="flaky"}`:                      1,
+		`wend_runs{status="failed",workflow="failing"}`:                     1,
+		`wend_runs{status="completed",workflow="failing"}`:                  0,
+		`wend_steps{status="waiting"}`:                                      2, // the signal wait and the delay
+		`wend_steps{status="failed"}`:                                       1,
+		`wend_steps{status="retrying"}`:                                     1,
+		`wend_activity_attempts{activity="demo.fail",outcome="failed"}`:     1,
+		`wend_activity_attempts{activity="demo.flaky",outcome="failed"}`:    1,
+		`wend_activity_attempts{activity="demo.flaky",outcome="scheduled"}`: 1, // the retry, owed
+		`wend_activity_attempts{activity="demo.echo",outcome="completed"}`:  1,
+		`wend_activities{activity="demo.flaky",status="retrying"}`:          1,
+		`wend_failures_total{category="activity",workflow="failing"}`:       3, // attempt, activity, workflow
+		`wend_failures_total{category="activity",workflow="flaky"}`:         1, // attempt 1
+		`wend_failures_total{category="timeout",workflow="failing"}`:        0,
+		`wend_failures_non_retryable_total{workflow="failing"}`:             3,
+		`wend_failures_non_retryable_total{workflow="flaky"}`:               0,
+		`wend_retry_backlog`:        1,
+		`wend_timers_pending`:       1,
+		`wend_signals_pending`:      0,
+		`wend_stale_outcomes_total`: 0,
+		`wend_engine_up`:            1,
 	}
 	for round := range 2 { // the second scrape reads closed runs from the cache: same numbers
 		got := f.scrape()
 		for k, v := range want {
-			if got[k] != v {
+			if g, ok := got[k]; !ok || g != v {
 				t.Errorf("scrape %d: %s = %v, want %v", round, k, got[k], v)
 			}
 		}

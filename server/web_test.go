@@ -67,7 +67,7 @@ type webFixture struct {
 
 func newWebFixture(t *testing.T) *webFixture {
 	t.Helper()
-	m := NewMetrics()
+	m := NewMetrics("")
 	store := history.NewMemStore()
 	eng := engine.New(engine.Options{Store: m.TimeCommits(store), Activities: webActs{}, Logf: t.Logf})
 	t.Cleanup(func() { eng.Close() })
@@ -218,7 +218,7 @@ func TestGuard(t *testing.T) {
 		contains string
 	}{
 		{"read open on loopback", req{method: "GET", path: "/v1/runs"}, 200, "", `"w1"`},
-		{"metrics open on loopback", req{method: "GET", path: "/metrics"}, 200, "", "wend_runs"},
+		{"metrics open on loopback", req{method: "GET", path: "/metrics"}, 200, "", "wend_build_info"},
 		{"ui open on loopback", req{method: "GET", path: "/ui/runs"}, 200, "", "w1"},
 		{"start without token", req{method: "POST", path: "/v1/runs", body: string(start)}, 401, CodeUnauthorized, ""},
 		{"start with a wrong token", req{method: "POST", path: "/v1/runs", body: string(start), header: map[string]string{"Authorization": "Bearer wrong"}}, 401, CodeUnauthorized, ""},

@@ -223,7 +223,7 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 		return nil, err
 	}
 	reapPlugins(e, pluginRegistry(path)) // now, while we hold the database: no other wend uses it
-	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: server.NewMetrics()}
+	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: server.NewMetrics(version)}
 	d.meter.SetPluginStats(pluginStats(d.plug))
 	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: d.plug, Observe: d.prog.observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }})
