@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -68,10 +69,12 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page)
 }
 
+// RunStatuses are the statuses a run can have, in the order lists and metrics show them.
+var RunStatuses = []string{history.StatusRunning, history.StatusCompleted, history.StatusFailed, history.StatusCancelled, history.StatusContinued}
+
 // CheckStatus refuses a status filter no run can have, so a typo is an error, not an empty list.
 func CheckStatus(status string) error {
-	switch status {
-	case "", history.StatusRunning, history.StatusCompleted, history.StatusFailed, history.StatusCancelled, history.StatusContinued:
+	if status == "" || slices.Contains(RunStatuses, status) {
 		return nil
 	}
 	return errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("unknown status %q (want running, completed, failed, cancelled or continued)", status))

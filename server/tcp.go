@@ -35,8 +35,8 @@ type TCPOptions struct {
 	Token string
 	// AllowRemote permits a non-loopback address; every request then needs the token.
 	AllowRemote bool
-	// Metrics, when set, is served at /metrics.
-	Metrics *Metrics
+	// Metrics, when set, is served at GET /metrics (package server/metrics makes it).
+	Metrics http.Handler
 }
 
 // TCPServer serves the API, the web UI and /metrics over TCP until Close.
@@ -72,7 +72,7 @@ func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 	var h http.Handler = s
 	if opts.Metrics != nil {
 		m := http.NewServeMux()
-		m.Handle("GET /metrics", opts.Metrics.Handler(s))
+		m.Handle("GET /metrics", opts.Metrics)
 		m.Handle("/", s)
 		h = m
 	}

@@ -52,7 +52,7 @@ type statusCount struct {
 func (s *Server) uiList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := listView{uiPage: newUIPage(r, "Runs"), Status: q.Get("status"), Workflow: q.Get("workflow"),
-		Q: strings.TrimSpace(q.Get("q")), Statuses: runStatuses}
+		Q: strings.TrimSpace(q.Get("q")), Statuses: RunStatuses}
 	if err := CheckStatus(v.Status); err != nil {
 		renderError(w, r, err)
 		return
@@ -97,7 +97,7 @@ func (s *Server) uiStart(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		e := wrap(err)
-		v := listView{uiPage: newUIPage(r, "Runs"), Statuses: runStatuses, Page: 1,
+		v := listView{uiPage: newUIPage(r, "Runs"), Statuses: RunStatuses, Page: 1,
 			StartName: name, StartInput: input, StartID: id}
 		v.Error = e.Message
 		all, lerr := s.List(history.RunFilter{})
@@ -134,7 +134,7 @@ func (v *listView) fill(all []history.Run) {
 	}
 	v.Total = len(all)
 	v.Version = fmt.Sprintf("%d-%d", len(all), version)
-	for _, st := range append([]string{""}, runStatuses...) {
+	for _, st := range append([]string{""}, RunStatuses...) {
 		n := counts[st]
 		if st == "" {
 			n = len(all)

@@ -51,10 +51,11 @@ var allowed = map[string][]string{
 	"plugins/internal/lanetest":    {"plugins/proto"},
 	"plugins/internal/testplugin":  {"plugins/internal/wire", "plugins/proto", "plugins/sdk", goplugin, hclog, grpc},
 	"plugins/proto/wend/plugin/v1": {grpc, protobuf},
-	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "spec", prometheus},
+	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "spec"},
+	"server/metrics":               {"history", "interpreter/engine", "runview", "server", prometheus},
 	"wendtest":                     {"history", "interpreter", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schemas", "server",
-		"spec", "wendtest", jsonschema},
+		"server/metrics", "spec", "wendtest", jsonschema},
 	"cmd/wend":            {"internal/cli"},
 	"examples/plugins/go": {"plugins/sdk"},
 	"bench":               {"boltstore", "history", "interpreter/engine", "plugins", "server"}, // measures the engine over its store
@@ -168,6 +169,8 @@ func TestRulesRefuse(t *testing.T) {
 		{"interpreter", module + "/interpreter/engine"},
 		{"interpreter/engine", module + "/boltstore"},
 		{"server", module + "/internal/cli"},
+		{"server", prometheus + "/prometheus"},
+		{"server", module + "/server/metrics"},
 		{"boltstore", module + "/spec"},
 		{"internal/cli", module + "/internal/simtest"},
 	} {

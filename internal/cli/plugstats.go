@@ -4,14 +4,14 @@ import (
 	"fmt"
 
 	"github.com/wendflow/wend/plugins"
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/server/metrics"
 )
 
 // pluginStats reads a router's process counts for /metrics.
-func pluginStats(r *plugins.Router) func() server.PluginStats {
-	return func() server.PluginStats {
+func pluginStats(r *plugins.Router) func() metrics.PluginStats {
+	return func() metrics.PluginStats {
 		st := r.Stats()
-		return server.PluginStats{Processes: st.Processes, Starts: st.Starts, Restarts: st.Restarts}
+		return metrics.PluginStats{Processes: st.Processes, Starts: st.Starts, Restarts: st.Restarts}
 	}
 }
 

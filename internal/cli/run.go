@@ -16,6 +16,7 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/server/metrics"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -214,7 +215,7 @@ type driver struct {
 	prog  *progress
 	// blocked lists the runs Recover could not resume ("RUNID (WORKFLOW ID): why").
 	blocked []string
-	meter   *server.Metrics // times the engine's commits; wend serve publishes it at /metrics
+	meter   *metrics.Metrics // times the engine's commits; wend serve publishes it at /metrics
 }
 
 func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, error) {
@@ -223,7 +224,7 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 		return nil, err
 	}
 	reapPlugins(e, pluginRegistry(path)) // now, while we hold the database: no other wend uses it
-	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: server.NewMetrics(version)}
+	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: metrics.New(version)}
 	d.meter.SetPluginStats(pluginStats(d.plug))
 	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: d.plug, Observe: d.prog.observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }})

@@ -101,7 +101,7 @@ func (d *driver) serveHTTP(f httpFlags, workflows []server.Workflow) (*server.TC
 	}
 	d.serveRoll(s)
 	t, err := server.ListenTCP(s, server.TCPOptions{Addr: *f.listen, Token: token,
-		AllowRemote: *f.allowRemote, Metrics: d.meter})
+		AllowRemote: *f.allowRemote, Metrics: d.meter.Handler(d.store, d.eng)})
 	if err != nil {
 		return nil, err
 	}

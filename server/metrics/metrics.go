@@ -1,4 +1,7 @@
-package server
+// Package metrics is wend's Prometheus surface: the collector that reads the store at each
+// scrape, and the store decorator that times commits. The CLI wires it: it wraps the engine's
+// store with TimeCommits and hands Handler to the TCP listener of package server.
+package metrics
 
 import (
 	"context"
@@ -12,10 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 )
 
 // Metrics is wend's Prometheus surface. Most of it is read from the store at scrape time
-// (runs by status, steps and attempts by outcome, failures by category, backlogs, step
+// (runs by status and workflow, steps and attempts by outcome, failures by category, backlogs, step
 // latency): the durable history is the truth, so the numbers survive restarts and agree with
 // `wend show` and the export. What the history cannot say is measured live: commit latency
 // (TimeCommits wraps the engine's store), stale outcomes (the engine's counter) and plugin
@@ -42,10 +46,10 @@ type PluginStats struct {
 // stepBuckets cover a step from a millisecond to hours (delays and signal waits are steps).
 var stepBuckets = prometheus.ExponentialBuckets(0.001, 4, 12)
 
-// NewMetrics makes the metrics; give TimeCommits' store to the engine and the Metrics to
+// New makes the metrics; give TimeCommits' store to the engine and the Metrics to
 // ListenTCP. release is the version a release build was stamped with ("" for none: the
 // module's version from the build info is used).
-func NewMetrics(release string) *Metrics {
+func New(release string) *Metrics {
 	info, ok := debug.ReadBuildInfo()
 	version, goVersion, revision := buildInfo(release, info, ok)
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -90,15 +94,16 @@ func (t *timedStore) Commit(ctx context.Context, c history.Commit) error {
 	return err
 }
 
-// Handler serves the metrics of s's store and engine in the Prometheus text format.
-func (m *Metrics) Handler(s *Server) http.Handler {
+// Handler serves the metrics of store and of eng (nil when no engine drives the store here)
+// in the Prometheus text format.
+func (m *Metrics) Handler(store history.Store, eng *engine.Engine) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.commit,
 		m.build,
-		&collector{m: m, s: s},
+		&collector{m: m, store: store, eng: eng},
 	)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
 }

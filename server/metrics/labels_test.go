@@ -1,4 +1,4 @@
-package server
+package metrics
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 
 // TestMetricsBuildInfoIssue16: /metrics says which build serves it.
 func TestMetricsBuildInfoIssue16(t *testing.T) {
-	f := newWebFixture(t)
-	_, _, body := f.send(req{method: "GET", path: "/metrics"})
+	f := newFixture(t)
+	body := f.body()
 	re := regexp.MustCompile(`(?m)^wend_build_info\{goversion="go[^"]+",revision="[^"]*",version="[^"]+"\} 1$`)
 	if !re.MatchString(body) {
 		t.Errorf("no wend_build_info sample with version, goversion and revision in:\n%s", grepLines(body, "wend_build_info"))
@@ -45,10 +45,10 @@ func TestBuildInfoLabels(t *testing.T) {
 // TestMetricsHelpWithoutGoIdentifiersIssue16: a HELP text is read by people on a dashboard;
 // it said "firstNonEmpty to last event" and "by failure_category".
 func TestMetricsHelpWithoutGoIdentifiersIssue16(t *testing.T) {
-	f := newWebFixture(t)
-	f.start("f1", webFailSpec)
+	f := newFixture(t)
+	f.start("f1", failSpec)
 	f.settle("f1", closed)
-	_, _, body := f.send(req{method: "GET", path: "/metrics"})
+	body := f.body()
 	ident := regexp.MustCompile(`\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b\w+_\w+|\w+\(\)`)
 	seen := 0
 	for _, line := range strings.Split(body, "\n") {
@@ -70,10 +70,10 @@ func TestMetricsHelpWithoutGoIdentifiersIssue16(t *testing.T) {
 // TestMetricsLabelsAreNamesNotIdsIssue16: runs are counted by workflow name and activity
 // name, never by workflow or run id, so the series do not grow with the runs.
 func TestMetricsLabelsAreNamesNotIdsIssue16(t *testing.T) {
-	f := newWebFixture(t)
+	f := newFixture(t)
 	var ids []string
 	for i := range 5 {
-		r := f.start(fmt.Sprintf("order-%d", i), webFailSpec)
+		r := f.start(fmt.Sprintf("order-%d", i), failSpec)
 		ids = append(ids, r.WorkflowID, r.RunID)
 		f.settle(r.WorkflowID, closed)
 	}
@@ -97,7 +97,7 @@ func TestMetricsLabelsAreNamesNotIdsIssue16(t *testing.T) {
 		}
 	}
 	// Five runs or five hundred: the same series.
-	r := f.start("order-5", webFailSpec)
+	r := f.start("order-5", failSpec)
 	f.settle(r.WorkflowID, closed)
 	n := 0
 	for k := range f.scrape() {

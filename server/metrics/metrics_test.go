@@ -1,4 +1,4 @@
-package server
+package metrics
 
 import (
 	"bufio"
@@ -9,22 +9,10 @@ import (
 	"github.com/wendflow/wend/runview"
 )
 
-const webFlakySpec = `wend: v1
-name: flaky
-plugins: {demo: ./demo}
-steps:
-  - id: call
-    activity: demo.flaky
-    retry: {tries: 3, backoff: [1h]}
-`
-
 // scrape reads /metrics into name{labels} -> value.
-func (f *webFixture) scrape() map[string]float64 {
+func (f *fixture) scrape() map[string]float64 {
 	f.t.Helper()
-	code, _, body := f.send(req{method: "GET", path: "/metrics"})
-	if code != 200 {
-		f.t.Fatalf("/metrics: %d %.300s", code, body)
-	}
+	body := f.body()
 	out := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(body))
 	for sc.Scan() {
@@ -43,21 +31,14 @@ func (f *webFixture) scrape() map[string]float64 {
 }
 
 func TestMetrics(t *testing.T) {
-	f := newWebFixture(t)
+	f := newFixture(t)
 	f.start("w1", waitSpec)
-	f.settle("w1", waitingForSignal)
-	f.start("f1", webFailSpec)
+	f.settle("w1", waitingFor(runview.WaitSignal, 0))
+	f.start("f1", failSpec)
 	f.settle("f1", closed)
-	f.start("d1", inputSpec)
-	f.start("r1", webFlakySpec)
-	f.settle("r1", func(d RunDetail) bool {
-		for _, w := range d.Waits {
-			if w.Kind == runview.WaitActivity && w.Attempt == 2 {
-				return true
-			}
-		}
-		return false
-	})
+	f.start("d1", delaySpec)
+	f.start("r1", flakySpec)
+	f.settle("r1", waitingFor(runview.WaitActivity, 2))
 	want := map[string]float64{
 		`wend_runs{status="running",workflow="approval"}`:                   1,
 		`wend_runs{status="running",workflow="typed"}`:                      1,

@@ -1,4 +1,4 @@
-package server
+package metrics
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
+	"github.com/wendflow/wend/server"
 )
 
 func metricDesc(name, help string, labels ...string) *prometheus.Desc {
@@ -34,8 +36,6 @@ var (
 	descPlugStarts   = metricDesc("wend_plugin_starts_total", "Plugin processes started since this process began.")
 	descPlugRestarts = metricDesc("wend_plugin_restarts_total", "Plugin processes started again after the previous one died or was killed.")
 )
-
-var runStatuses = []string{history.StatusRunning, history.StatusCompleted, history.StatusFailed, history.StatusCancelled, history.StatusContinued}
 
 // runSummary is what one run contributes to the metrics. Activity counts are keyed by
 // activity name (plugin.activity) first, then status or outcome.
@@ -152,8 +152,9 @@ func count(m map[string]map[string]int, outer, inner string, n int) {
 
 // collector reads the store at each scrape.
 type collector struct {
-	m *Metrics
-	s *Server
+	m     *Metrics
+	store history.Store
+	eng   *engine.Engine // nil: no engine drives the store here
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
@@ -173,7 +174,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.engine(gauge, counter)
 	c.plugins(gauge, counter)
-	runs, err := c.s.store.Runs(history.RunFilter{})
+	runs, err := c.store.Runs(history.RunFilter{})
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descRuns, fmt.Errorf("list runs: %w", err))
 		return
@@ -182,7 +183,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	// Every status, outcome and category of a name that has any is present, at zero if need
 	// be, so rate() and ratios work from the first event on.
 	for wf, byStatus := range t.runs {
-		for _, st := range runStatuses {
+		for _, st := range server.RunStatuses {
 			gauge(descRuns, byStatus[st], st, wf)
 		}
 	}
@@ -221,7 +222,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *collector) engine(gauge func(*prometheus.Desc, int, ...string), counter func(*prometheus.Desc, int64, ...string)) {
 	up := 0
-	if e := c.s.eng; e != nil {
+	if e := c.eng; e != nil {
 		counter(descStale, e.StaleOutcomes())
 		counter(descDamagedTasks, e.DamagedTasks())
 		if e.Err() == nil {
@@ -320,7 +321,7 @@ func (c *collector) summary(r history.Run) *runSummary {
 			return s
 		}
 	}
-	evs, err := c.s.store.Events(r.RunID, 0)
+	evs, err := c.store.Events(r.RunID, 0)
 	if err != nil {
 		return nil
 	}
