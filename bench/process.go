@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 )
 
@@ -230,7 +231,7 @@ func (s *served) run(id, workflow, input string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var st server.Started
-	if err := s.call(ctx, "POST", "/v1/runs", server.StartRequest{WorkflowID: id, Workflow: workflow, Input: json.RawMessage(input)},
+	if err := s.call(ctx, "POST", "/v1/runs", engine.StartRequest{WorkflowID: id, Workflow: workflow, Input: json.RawMessage(input)},
 		http.StatusCreated, &st); err != nil {
 		return fmt.Errorf("start %s: %w", id, err)
 	}

@@ -113,7 +113,7 @@ func (r *rig) runTimed(file, id string, input string) (history.Run, time.Duratio
 	if err != nil {
 		fail(err)
 	}
-	if _, _, err := r.eng.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: file, Source: src, Input: json.RawMessage(input)}); err != nil {
+	if _, _, err := r.eng.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: file, Source: string(src), Input: json.RawMessage(input)}); err != nil {
 		fail(err)
 	}
 	started := time.Now()
@@ -300,7 +300,7 @@ func (b *bench) resume() {
 	db := b.path("resume.db")
 	r := b.rig(db, noop{})
 	src, _ := os.ReadFile(f)
-	if _, _, err := r.eng.Start(context.Background(), engine.StartRequest{WorkflowID: "big", SpecFile: f, Source: src}); err != nil {
+	if _, _, err := r.eng.Start(context.Background(), engine.StartRequest{WorkflowID: "big", SpecFile: f, Source: string(src)}); err != nil {
 		fail(err)
 	}
 	for {

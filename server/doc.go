@@ -14,14 +14,14 @@
 //	GET  /v1/health                    {"status": "ok", "pid": N, "engine": bool}
 //	GET  /v1/runs?status=&workflow_id=&name=&q=&started_after=&started_before=&limit=&cursor=
 //	                                   {"runs": [Run...], "next_cursor": "..."}, newest first (list.go)
-//	POST /v1/runs                      StartRequest -> {"run": Run, "started": bool}; 201 when new
+//	POST /v1/runs                      engine.StartRequest -> {"run": Run, "started": bool}; 201 when new
 //	GET  /v1/runs/{id}                 RunDetail of a workflow id's newest run, or of a run id
 //	GET  /v1/runs/{id}/events?after=N  {"run": Run, "events": [...]} with seq > N
 //	GET  /v1/runs/{id}/wait?timeout=D  Outcome once the workflow closed, or closed=false at D
 //	GET  /v1/runs/{id}/export          the history export (wend.history-export/v1)
 //	POST /v1/runs/{id}/signals         {"name": "...", "data": JSON, "id": "..."} -> {"run": Run}
-//	POST /v1/runs/{id}/cancel          {"reason": "..."} -> {"run": Run}
-//	POST /v1/runs/{id}/terminate       {"reason": "..."} -> {"run": Run}
+//	POST /v1/runs/{id}/cancel          history.CancelRequest {"reason": "..."} -> {"run": Run}
+//	POST /v1/runs/{id}/terminate       history.CancelRequest {"reason": "..."} -> {"run": Run}
 //	POST /v1/runs/{id}/retry           -> Retried; 201
 //	POST /v1/runs/{id}/repair          -> RepairReport
 //	POST /v1/repair                    -> RepairReport of every open run

@@ -15,7 +15,7 @@ import (
 
 // startBody is a POST /v1/runs body for waitSpec.
 func (f *fixture) startBody(id, input string) string {
-	b, _ := json.Marshal(StartRequest{WorkflowID: id, SpecFile: f.dir + "/approval.wend.yaml", Source: waitSpec, Input: json.RawMessage(input)})
+	b, _ := json.Marshal(engine.StartRequest{WorkflowID: id, SpecFile: f.dir + "/approval.wend.yaml", Source: waitSpec, Input: json.RawMessage(input)})
 	return string(b)
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 )
 
 // maxBody bounds a request body: a spec file plus its input, with room to spare.
@@ -27,8 +28,8 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /v1/runs/{id}/events", s.runEvents)
 	m.HandleFunc("GET /v1/runs/{id}/wait", s.waitRun)
 	m.HandleFunc("POST /v1/runs/{id}/signals", s.signalRun)
-	m.HandleFunc("POST /v1/runs/{id}/cancel", s.cancelRun)
-	m.HandleFunc("POST /v1/runs/{id}/terminate", s.terminateRun)
+	m.HandleFunc("POST /v1/runs/{id}/cancel", s.stopRun(false))
+	m.HandleFunc("POST /v1/runs/{id}/terminate", s.stopRun(true))
 	m.HandleFunc("POST /v1/runs/{id}/retry", s.retryRun)
 	m.HandleFunc("POST /v1/runs/{id}/repair", s.repairRun)
 	m.HandleFunc("POST /v1/repair", s.repairAll)
@@ -108,7 +109,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
-	var req StartRequest
+	var req engine.StartRequest
 	if !readJSON(w, r, &req) {
 		return
 	}
@@ -146,22 +147,31 @@ func (s *Server) signalRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sent)
 }
 
-// CancelRequest is the body of POST /v1/runs/{id}/cancel.
-type CancelRequest struct {
-	Reason string `json:"reason,omitempty"`
-}
-
-func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
-	var req CancelRequest
-	if !readJSON(w, r, &req) {
-		return
+// stopRun is POST /v1/runs/{id}/cancel (terminate false) and .../terminate (true). The body
+// is the history.CancelRequest the run records, of which a client gives only the reason: the
+// path names the run, and the route says whether it is a terminate.
+func (s *Server) stopRun(terminate bool) http.HandlerFunc {
+	stop := s.Cancel
+	if terminate {
+		stop = s.Terminate
 	}
-	run, err := s.Cancel(r.Context(), r.PathValue("id"), req.Reason)
-	if err != nil {
-		writeError(w, err)
-		return
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req history.CancelRequest
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if req.WorkflowID != "" || req.Terminate {
+			writeError(w, errorf(http.StatusBadRequest, CodeBadRequest,
+				"bad request body: only reason may be given (the path names the run; POST /v1/runs/{id}/terminate terminates)"))
+			return
+		}
+		run, err := stop(r.Context(), r.PathValue("id"), req.Reason)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"run": run})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": run})
 }
 
 func (s *Server) waitRun(w http.ResponseWriter, r *http.Request) {

@@ -43,7 +43,7 @@ func newFlakyFixture(t *testing.T) (*fixture, *flakyActs, history.Store) {
 // startSpec starts a run of src under id and returns its record.
 func (f *fixture) startSpec(id, src string) history.Run {
 	f.t.Helper()
-	body, _ := json.Marshal(StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"), Source: src})
+	body, _ := json.Marshal(engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"), Source: src})
 	var st Started
 	if code, b := f.do("POST", "/v1/runs", string(body), &st); code != http.StatusCreated {
 		f.t.Fatalf("start %s: %d %s", id, code, b)

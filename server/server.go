@@ -111,18 +111,6 @@ func (s *Server) Show(id string) (RunDetail, error) {
 	return runview.DetailOf(p.Run, p.Events), nil
 }
 
-// StartRequest starts a run: the spec's path (for messages and relative paths, so give it
-// absolute when the server runs elsewhere), its exact text, the input and an optional id.
-// Workflow, instead of SpecFile and Source, names a registered workflow (SetWorkflows),
-// whose file the server reads at the start.
-type StartRequest struct {
-	WorkflowID string          `json:"id,omitempty"`
-	Workflow   string          `json:"workflow,omitempty"`
-	SpecFile   string          `json:"spec_file,omitempty"`
-	Source     string          `json:"source,omitempty"`
-	Input      json.RawMessage `json:"input,omitempty"`
-}
-
 // Started is Start's answer; Started is false when the id named an existing run
 // (docs/reliability.md G8).
 type Started struct {
@@ -130,8 +118,11 @@ type Started struct {
 	Started bool        `json:"started"`
 }
 
-// Start begins a run, or returns the existing run of req.WorkflowID.
-func (s *Server) Start(ctx context.Context, req StartRequest) (Started, error) {
+// Start begins a run, or returns the existing run of req.WorkflowID. req.SpecFile is the
+// spec's path (for messages and relative paths, so give it absolute when the server runs
+// elsewhere) and req.Source its exact text; or req.Workflow names a registered workflow
+// (SetWorkflows), whose file the server reads now.
+func (s *Server) Start(ctx context.Context, req engine.StartRequest) (Started, error) {
 	if s.eng == nil {
 		return Started{}, unsupported("start a run")
 	}
@@ -160,8 +151,7 @@ func (s *Server) Start(ctx context.Context, req StartRequest) (Started, error) {
 		return Started{}, errorf(http.StatusBadRequest, CodeBadWorkflow,
 			fmt.Sprintf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error()))
 	}
-	rec, isNew, err := s.eng.Start(ctx, engine.StartRequest{WorkflowID: req.WorkflowID, SpecFile: req.SpecFile,
-		Source: []byte(req.Source), Input: req.Input})
+	rec, isNew, err := s.eng.Start(ctx, req)
 	if err != nil {
 		return Started{}, wrap(err)
 	}

@@ -100,7 +100,7 @@ func (f *fixture) do(method, path, body string, out any) (int, string) {
 
 func (f *fixture) start(id, input string) Started {
 	f.t.Helper()
-	body, _ := json.Marshal(StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, "approval.wend.yaml"),
+	body, _ := json.Marshal(engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, "approval.wend.yaml"),
 		Source: waitSpec, Input: json.RawMessage(input)})
 	var st Started
 	if code, b := f.do("POST", "/v1/runs", string(body), &st); code != http.StatusCreated {
@@ -155,7 +155,7 @@ func TestStartSignalWaitRoundTrip(t *testing.T) {
 
 	// docs/reliability.md G8: the same id with the same input returns the existing run, 200 not
 	// 201.
-	body, _ := json.Marshal(StartRequest{WorkflowID: "order-1", SpecFile: "x.wend.yaml", Source: waitSpec, Input: json.RawMessage(`{ "who": "ann" }`)})
+	body, _ := json.Marshal(engine.StartRequest{WorkflowID: "order-1", SpecFile: "x.wend.yaml", Source: waitSpec, Input: json.RawMessage(`{ "who": "ann" }`)})
 	var again Started
 	if code, b := f.do("POST", "/v1/runs", string(body), &again); code != http.StatusOK || again.Started || again.Run.RunID != st.Run.RunID {
 		t.Fatalf("second start: %d %s", code, b)
@@ -236,8 +236,8 @@ func TestListShowEvents(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	f.start("w", `{"who":"x"}`)
-	valid, _ := json.Marshal(StartRequest{SpecFile: "t.wend.yaml", Source: inputSpec, Input: json.RawMessage(`{}`)})
-	invalidSpec, _ := json.Marshal(StartRequest{SpecFile: "b.wend.yaml", Source: "wend: v1\nname: b\nsteps: [{delay: 0s}]\n"})
+	valid, _ := json.Marshal(engine.StartRequest{SpecFile: "t.wend.yaml", Source: inputSpec, Input: json.RawMessage(`{}`)})
+	invalidSpec, _ := json.Marshal(engine.StartRequest{SpecFile: "b.wend.yaml", Source: "wend: v1\nname: b\nsteps: [{delay: 0s}]\n"})
 	tests := []struct {
 		name, method, path, body string
 		status                   int

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/wendflow/wend/history"
 )
@@ -13,22 +12,4 @@ func (s *Server) Terminate(ctx context.Context, id, reason string) (history.Run,
 	return s.control(id, "a finished run cannot be terminated", func(wf string) error {
 		return s.eng.Terminate(ctx, wf, reason)
 	})
-}
-
-// TerminateRequest is the body of POST /v1/runs/{id}/terminate.
-type TerminateRequest struct {
-	Reason string `json:"reason,omitempty"`
-}
-
-func (s *Server) terminateRun(w http.ResponseWriter, r *http.Request) {
-	var req TerminateRequest
-	if !readJSON(w, r, &req) {
-		return
-	}
-	run, err := s.Terminate(r.Context(), r.PathValue("id"), req.Reason)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": run})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 )
 
 // listPageSize is how many runs one page of the list shows.
@@ -89,7 +90,7 @@ func (s *Server) uiStart(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		err = errorf(http.StatusBadRequest, CodeBadRequest, "start: choose a workflow")
 	} else {
-		req := StartRequest{Workflow: name, WorkflowID: id}
+		req := engine.StartRequest{Workflow: name, WorkflowID: id}
 		if input != "" {
 			req.Input = json.RawMessage(input)
 		}

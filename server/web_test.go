@@ -85,7 +85,7 @@ var standInMetrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Reques
 // start begins a run of src under id and returns it.
 func (f *webFixture) start(id, src string) history.Run {
 	f.t.Helper()
-	st, err := f.srv.Start(context.Background(), StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"),
+	st, err := f.srv.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"),
 		Source: src, Input: json.RawMessage(`{"who":"bo"}`)})
 	if err != nil {
 		f.t.Fatal(err)
@@ -205,7 +205,7 @@ func TestGuard(t *testing.T) {
 	f := newWebFixture(t)
 	run := f.start("w1", waitSpec)
 	f.settle("w1", waitingForSignal)
-	start, _ := json.Marshal(StartRequest{WorkflowID: "s1", SpecFile: filepath.Join(f.dir, "s.wend.yaml"), Source: inputSpec, Input: json.RawMessage(`{"who":"x"}`)})
+	start, _ := json.Marshal(engine.StartRequest{WorkflowID: "s1", SpecFile: filepath.Join(f.dir, "s.wend.yaml"), Source: inputSpec, Input: json.RawMessage(`{"who":"x"}`)})
 	sig := "/ui/runs/" + run.RunID + "/signal"
 	okForm, okHdr := form(f, url.Values{"name": {"approve"}, "data": {`{"by":"ann"}`}}, f.base)
 	noCSRF, _ := form(f, url.Values{"name": {"approve"}, "csrf": {"-"}}, f.base)

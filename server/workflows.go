@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -123,7 +124,7 @@ func (s *Server) registered(name string) (string, error) {
 
 // fromRegistered fills a start request that names a registered workflow with its file and
 // text, read now: the run records the text it started with even if the file changes later.
-func (s *Server) fromRegistered(req StartRequest) (StartRequest, error) {
+func (s *Server) fromRegistered(req engine.StartRequest) (engine.StartRequest, error) {
 	if req.SpecFile != "" || req.Source != "" {
 		return req, errorf(http.StatusBadRequest, CodeBadRequest,
 			"start: give either workflow (a registered name) or spec_file and source, not both")
@@ -136,7 +137,7 @@ func (s *Server) fromRegistered(req StartRequest) (StartRequest, error) {
 	if err != nil {
 		return req, wrap(fmt.Errorf("start %s: read the registered file: %w", req.Workflow, err))
 	}
-	req.SpecFile, req.Source = file, string(src)
+	req.Workflow, req.SpecFile, req.Source = "", file, string(src)
 	return req, nil
 }
 

@@ -31,7 +31,7 @@ type backend interface {
 	List(q server.ListQuery, limit int) ([]history.Run, error)
 	Show(id string) (server.RunDetail, error)
 	Events(id string, after uint64) (server.EventPage, error)
-	Start(ctx context.Context, req server.StartRequest) (server.Started, error)
+	Start(ctx context.Context, req engine.StartRequest) (server.Started, error)
 	Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error)
 	SendSignal(ctx context.Context, id string, req server.SignalRequest) (server.SignalSent, error)
 	Cancel(ctx context.Context, id, reason string) (history.Run, error)
@@ -237,7 +237,7 @@ func commandError(e *env, cmd string, err error) int {
 
 // runRemote is `wend run` when another wend process holds the database: the run starts
 // there and this process follows it, printing its events and output as a local run would.
-func runRemote(e *env, dbPath string, req server.StartRequest, detach bool) int {
+func runRemote(e *env, dbPath string, req engine.StartRequest, detach bool) int {
 	// Check the file here so its errors name it as the user wrote it, like a local run.
 	if _, ds := (&spec.Loader{}).Load(req.SpecFile, []byte(req.Source)); ds.HasErrors() {
 		fmt.Fprintf(e.stderr, "wend run: start %s: the workflow is invalid:\n%s\n", req.SpecFile, ds.Error())

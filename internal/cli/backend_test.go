@@ -106,7 +106,7 @@ func TestBackendsAgree(t *testing.T) {
 	}
 	defer rem.Close()
 	src, _ := os.ReadFile(spec)
-	st, err := rem.Start(context.Background(), server.StartRequest{WorkflowID: "w1", SpecFile: spec, Source: string(src)})
+	st, err := rem.Start(context.Background(), engine.StartRequest{WorkflowID: "w1", SpecFile: spec, Source: string(src)})
 	if err != nil || !st.Started {
 		t.Fatalf("remote start: %+v %v", st, err)
 	}

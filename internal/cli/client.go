@@ -14,6 +14,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 )
 
@@ -126,7 +127,7 @@ func (c *client) Events(id string, after uint64) (server.EventPage, error) {
 	return p, err
 }
 
-func (c *client) Start(ctx context.Context, req server.StartRequest) (server.Started, error) {
+func (c *client) Start(ctx context.Context, req engine.StartRequest) (server.Started, error) {
 	var st server.Started
 	err := c.call(ctx, "POST", "/v1/runs", req, &st)
 	return st, err
@@ -152,7 +153,7 @@ func (c *client) Query(id, expr string) (server.QueryResult, error) {
 
 func (c *client) Terminate(ctx context.Context, id, reason string) (history.Run, error) {
 	var out struct{ Run history.Run }
-	err := c.call(ctx, "POST", runPath(id, "/terminate"), server.TerminateRequest{Reason: reason}, &out)
+	err := c.call(ctx, "POST", runPath(id, "/terminate"), history.CancelRequest{Reason: reason}, &out)
 	return out.Run, err
 }
 
@@ -182,7 +183,7 @@ func (c *client) Export(id string) (*export.Document, error) {
 
 func (c *client) Cancel(ctx context.Context, id, reason string) (history.Run, error) {
 	var out struct{ Run history.Run }
-	err := c.call(ctx, "POST", runPath(id, "/cancel"), server.CancelRequest{Reason: reason}, &out)
+	err := c.call(ctx, "POST", runPath(id, "/cancel"), history.CancelRequest{Reason: reason}, &out)
 	return out.Run, err
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/storetest"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
 )
 
 // A start with a 32,000-byte workflow id over the control socket of a process holding a real
@@ -38,11 +37,11 @@ func TestLongIDOverControlSocketIssue12Item5(t *testing.T) {
 	}
 	defer rem.Close()
 	ctx := context.Background()
-	_, err = rem.Start(ctx, server.StartRequest{WorkflowID: strings.Repeat("x", 32_000), SpecFile: spec, Source: src})
+	_, err = rem.Start(ctx, engine.StartRequest{WorkflowID: strings.Repeat("x", 32_000), SpecFile: spec, Source: src})
 	if !errors.Is(err, engine.ErrBadID) || !strings.Contains(err.Error(), "the workflow id is 32000 bytes, over the limit of 255") {
 		t.Fatalf("long id: %v", err)
 	}
-	st, err := rem.Start(ctx, server.StartRequest{WorkflowID: "w1", SpecFile: spec, Source: src})
+	st, err := rem.Start(ctx, engine.StartRequest{WorkflowID: "w1", SpecFile: spec, Source: src})
 	if err != nil || !st.Started {
 		t.Fatalf("start after the refusal: %+v %v", st, err)
 	}

@@ -73,7 +73,7 @@ func (h *holder) start(id, src string) history.Run {
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		h.t.Fatal(err)
 	}
-	rec, _, err := h.eng.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: file, Source: []byte(src)})
+	rec, _, err := h.eng.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: file, Source: src})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ func runRun(e *env, args []string) int {
 	if err != nil {
 		file = pos[0]
 	}
-	req := server.StartRequest{WorkflowID: *id, SpecFile: file, Source: string(src), Input: raw}
+	req := engine.StartRequest{WorkflowID: *id, SpecFile: file, Source: string(src), Input: raw}
 	if e.temporal != nil {
 		return runOnTemporal(e, pos[0], req, *detach)
 	}
@@ -121,7 +121,7 @@ func runRun(e *env, args []string) int {
 		return exitUsage
 	}
 	defer d.close()
-	rec, _, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: src, Input: raw})
+	rec, _, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
 		noInputHint(e, err, raw)

@@ -13,7 +13,7 @@ import (
 // runOnTemporal is `wend run --temporal`: it checks what would run differently on a cluster
 // (as 'wend validate --target temporal' does), starts the run there (idempotent by --id)
 // and follows it as a local run is followed, with the same output and exit codes.
-func runOnTemporal(e *env, file string, req server.StartRequest, detach bool) int {
+func runOnTemporal(e *env, file string, req engine.StartRequest, detach bool) int {
 	w, _ := spec.Load(file, []byte(req.Source)) // valid: runRun checked it
 	ds := spec.CheckTarget(w, spec.TargetTemporal)
 	for _, d := range ds {

@@ -72,14 +72,14 @@ func TestRefusedStartFailsOnlyItselfIssue12Item5(t *testing.T) {
 	f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}]\n")
 	src := []byte(head + "steps: [{wait_for_signal: go}]\n")
 	ctx := context.Background()
-	_, _, err := h.e.Start(ctx, StartRequest{WorkflowID: "refuse-1", SpecFile: f, Source: src})
+	_, _, err := h.e.Start(ctx, StartRequest{WorkflowID: "refuse-1", SpecFile: f, Source: string(src)})
 	if !errors.Is(err, history.ErrRefused) {
 		t.Fatalf("refused start: %v, want ErrRefused", err)
 	}
 	if err := h.e.Err(); err != nil {
 		t.Fatalf("the engine stopped after a refused commit: %v", err)
 	}
-	r, isNew, err := h.e.Start(ctx, StartRequest{WorkflowID: "ok-1", SpecFile: f, Source: src})
+	r, isNew, err := h.e.Start(ctx, StartRequest{WorkflowID: "ok-1", SpecFile: f, Source: string(src)})
 	if err != nil || !isNew || r.Status != history.StatusRunning {
 		t.Fatalf("start after a refusal: %+v %v %v", r, isNew, err)
 	}
@@ -129,7 +129,7 @@ func TestPayloadLimitIssue12Item6(t *testing.T) {
 	src := []byte(head + "steps: [{wait_for_signal: go}]\n")
 	big := json.RawMessage(`"` + strings.Repeat("x", MaxPayloadBytes) + `"`)
 	ctx := context.Background()
-	_, _, err := h.e.Start(ctx, StartRequest{WorkflowID: "w", SpecFile: f, Source: src, Input: big})
+	_, _, err := h.e.Start(ctx, StartRequest{WorkflowID: "w", SpecFile: f, Source: string(src), Input: big})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the input is 2097154 bytes, over the limit of 2097152 (2 MiB)") {
 		t.Fatalf("big input: %v", err)
 	}
@@ -219,12 +219,12 @@ func TestStartTakenIDOtherInputIssue12Item16(t *testing.T) {
 	src := []byte(head + "steps: [{wait_for_signal: go}]\n")
 	first := h.start(f, "w", `{"a":1,"b":[2]}`)
 	ctx := context.Background()
-	r, isNew, err := h.e.Start(ctx, StartRequest{WorkflowID: "w", SpecFile: f, Source: src, Input: json.RawMessage(`{ "b": [2], "a": 1 }`)})
+	r, isNew, err := h.e.Start(ctx, StartRequest{WorkflowID: "w", SpecFile: f, Source: string(src), Input: json.RawMessage(`{ "b": [2], "a": 1 }`)})
 	if err != nil || isNew || r.RunID != first.RunID {
 		t.Fatalf("same input: %+v %v %v", r, isNew, err)
 	}
 	for _, in := range []string{`{"a":2,"b":[2]}`, ``, `null`} {
-		_, isNew, err = h.e.Start(ctx, StartRequest{WorkflowID: "w", SpecFile: f, Source: src, Input: json.RawMessage(in)})
+		_, isNew, err = h.e.Start(ctx, StartRequest{WorkflowID: "w", SpecFile: f, Source: string(src), Input: json.RawMessage(in)})
 		want := `workflow id "w" is taken by run ` + first.RunID + " (running), which started with other input; wait for that run with 'wend wait w'"
 		if isNew || !errors.Is(err, ErrIDTaken) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("other input %q: %v %v\nwant %q", in, isNew, err, want)

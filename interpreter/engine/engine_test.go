@@ -83,7 +83,7 @@ func (h *harness) start(file, id, input string) history.Run {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	r, _, err := h.e.Start(context.Background(), StartRequest{WorkflowID: id, SpecFile: file, Source: src, Input: json.RawMessage(input)})
+	r, _, err := h.e.Start(context.Background(), StartRequest{WorkflowID: id, SpecFile: file, Source: string(src), Input: json.RawMessage(input)})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestInputSchemaChecked(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+"input: {type: object, required: [user]}\nsteps: [{delay: 1s}]\n")
 	src, _ := os.ReadFile(f)
-	_, _, err := h.e.Start(context.Background(), StartRequest{SpecFile: f, Source: src, Input: json.RawMessage(`{}`)})
+	_, _, err := h.e.Start(context.Background(), StartRequest{SpecFile: f, Source: string(src), Input: json.RawMessage(`{}`)})
 	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "user") {
 		t.Fatalf("err = %v", err)
 	}

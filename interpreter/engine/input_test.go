@@ -30,7 +30,7 @@ output: {n: "${{ input.n ?? 0 }}", input: "${{ input }}", child: "${{ steps.k.ou
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, _, err := h.e.Start(context.Background(), StartRequest{WorkflowID: tc.name, SpecFile: f, Source: src, Input: json.RawMessage(tc.input)})
+			r, _, err := h.e.Start(context.Background(), StartRequest{WorkflowID: tc.name, SpecFile: f, Source: string(src), Input: json.RawMessage(tc.input)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,13 +15,22 @@ import (
 	"github.com/wendflow/wend/spec"
 )
 
-// StartRequest describes a new run.
+// StartRequest describes a new run. It is also the body of the control API's POST /v1/runs
+// (docs/api.md), so its JSON names are a contract.
 type StartRequest struct {
-	WorkflowID string          // "" picks NAME-<random>
-	SpecFile   string          // path, for messages and run_workflow paths
-	Source     []byte          // exact spec text
-	Input      json.RawMessage // JSON; empty means null
+	WorkflowID string `json:"id,omitempty"` // "" picks NAME-<random>
+	// Workflow names a workflow registered with the control API instead of SpecFile and
+	// Source; the API reads its file into those before the engine sees the request, and the
+	// engine refuses a request that still names one.
+	Workflow string          `json:"workflow,omitempty"`
+	SpecFile string          `json:"spec_file,omitempty"` // path, for messages and run_workflow paths
+	Source   string          `json:"source,omitempty"`    // exact spec text
+	Input    json.RawMessage `json:"input,omitempty"`     // JSON; empty means null
 }
+
+// ErrUnresolvedWorkflow refuses a StartRequest that names a registered workflow: only the
+// control API knows the registered files.
+var ErrUnresolvedWorkflow = errors.New("a registered workflow name is resolved by the control API, not the engine")
 
 // Start begins a run, or returns the existing run when the workflow id is taken
 // (docs/reliability.md G8: start is idempotent by id). The bool reports whether a new run was
@@ -29,6 +38,9 @@ type StartRequest struct {
 func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool, error) {
 	if err := e.isStopped(); err != nil {
 		return history.Run{}, false, err
+	}
+	if req.Workflow != "" {
+		return history.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, ErrUnresolvedWorkflow)
 	}
 	if err := CheckID("workflow id", req.WorkflowID); err != nil {
 		return history.Run{}, false, fmt.Errorf("start: %w", err)
@@ -45,7 +57,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 			return runs[0], false, e.sameStart(runs, req.Input)
 		}
 	}
-	w, ds := (&spec.Loader{}).Load(req.SpecFile, req.Source)
+	w, ds := (&spec.Loader{}).Load(req.SpecFile, []byte(req.Source))
 	if ds.HasErrors() {
 		return history.Run{}, false, fmt.Errorf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error())
 	}
@@ -57,7 +69,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 		req.WorkflowID = w.Name + "-" + e.opts.NewID()[:8]
 	}
 	st := history.Started{WorkflowID: req.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: req.SpecFile,
-		SpecSource: string(req.Source), SpecSHA256: sha(req.Source), ExecutionStarted: e.clock.Now(),
+		SpecSource: req.Source, SpecSHA256: sha([]byte(req.Source)), ExecutionStarted: e.clock.Now(),
 		Rules: history.RulesCurrent}
 	lr, evs, err := e.newRun(w, st)
 	if err != nil {

@@ -83,7 +83,7 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) start(id, src string) history.Run {
 	f.t.Helper()
-	st, err := f.srv.Start(context.Background(), server.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"), Source: src})
+	st, err := f.srv.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"), Source: src})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -147,17 +148,17 @@ func TestStartIsIdempotentAndBundles(t *testing.T) {
 	existing := info(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil)
 	b, f := newFake(existing)
 	src := "wend: v1\nname: order\ninput: {type: object, required: [n]}\nsteps: [{delay: 1s}]\n"
-	if _, err := b.Start(context.Background(), server.StartRequest{SpecFile: "/w/o.wend.yaml", Source: src, Input: json.RawMessage(`{}`)}); code(err) != server.CodeInvalid {
+	if _, err := b.Start(context.Background(), engine.StartRequest{SpecFile: "/w/o.wend.yaml", Source: src, Input: json.RawMessage(`{}`)}); code(err) != server.CodeInvalid {
 		t.Fatalf("bad input: %v", err)
 	}
-	st, err := b.Start(context.Background(), server.StartRequest{WorkflowID: "order-1", SpecFile: "/w/o.wend.yaml", Source: src, Input: json.RawMessage(`{"n":1}`)})
+	st, err := b.Start(context.Background(), engine.StartRequest{WorkflowID: "order-1", SpecFile: "/w/o.wend.yaml", Source: src, Input: json.RawMessage(`{"n":1}`)})
 	if err != nil || st.Started || st.Run.RunID != "run-1" {
 		t.Fatalf("start of an existing id = %+v, %v", st, err)
 	}
 	if len(f.calls) != 0 {
 		t.Fatalf("calls %v before a new start", f.calls)
 	}
-	st, err = b.Start(context.Background(), server.StartRequest{WorkflowID: "order-2", SpecFile: "/w/o.wend.yaml", Source: src, Input: json.RawMessage(`{"n":1}`)})
+	st, err = b.Start(context.Background(), engine.StartRequest{WorkflowID: "order-2", SpecFile: "/w/o.wend.yaml", Source: src, Input: json.RawMessage(`{"n":1}`)})
 	if err != nil || !st.Started || st.Run.WorkflowID != "order-2" {
 		t.Fatalf("new start = %+v, %v", st, err)
 	}

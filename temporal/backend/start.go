@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
 	"github.com/wendflow/wend/temporal/wire"
@@ -24,7 +25,7 @@ import (
 // every run_workflow file it reaches, and starts the run on the task queue. A given id is
 // idempotent as locally: when the id has a run (open or closed), that run is returned and
 // nothing starts.
-func (b *Backend) Start(ctx context.Context, req server.StartRequest) (server.Started, error) {
+func (b *Backend) Start(ctx context.Context, req engine.StartRequest) (server.Started, error) {
 	if req.Workflow != "" {
 		return server.Started{}, server.NewError(server.CodeUnsupported, "start a registered workflow by name: not available on Temporal; give the file")
 	}

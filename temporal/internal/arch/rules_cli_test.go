@@ -7,7 +7,7 @@ func init() {
 	allowed["internal/closing"] = []string{wend + "/history", "go.temporal.io/sdk/temporal"}
 	// The worker's failpoints (internal/faults) are empty functions outside `-tags faults` builds.
 	allowed["worker"] = append([]string{wend + "/history", wend + "/plugins", wend + "/internal/faults", module + "/wire", module + "/internal/closing", "golang.org/x/sys/unix"}, sdk...)
-	allowed["backend"] = append([]string{wend + "/history", wend + "/interpreter", wend + "/history/export", wend + "/runview", wend + "/spec", wend + "/server", wend + "/internal/cli",
+	allowed["backend"] = append([]string{wend + "/history", wend + "/interpreter", wend + "/interpreter/engine", wend + "/history/export", wend + "/runview", wend + "/spec", wend + "/server", wend + "/internal/cli",
 		module + "/wire", module + "/internal/closing"}, sdk...)
 	allowed["cmd/wend-temporal"] = []string{wend + "/internal/cli", module + "/backend", module + "/worker", module + "/driver", "go.temporal.io/sdk/client", "go.temporal.io/sdk/log"}
 	// The worker runs plugins and workflow code, never a database; the backend reads runs

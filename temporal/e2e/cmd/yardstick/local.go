@@ -60,7 +60,7 @@ func (l *local) close() { l.eng.Close(); l.store.Close() }
 
 func (l *local) run(ctx context.Context, name, src string, input json.RawMessage) error {
 	id := fmt.Sprintf("%s-%d", name, l.n.Add(1))
-	if _, _, err := l.eng.Start(ctx, engine.StartRequest{WorkflowID: id, SpecFile: name + ".wend.yaml", Source: []byte(src), Input: input}); err != nil {
+	if _, _, err := l.eng.Start(ctx, engine.StartRequest{WorkflowID: id, SpecFile: name + ".wend.yaml", Source: src, Input: input}); err != nil {
 		return err
 	}
 	rec, err := l.eng.WaitClosed(ctx, id)
