@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -40,34 +41,60 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Is lets errors.Is match the engine's and history's sentinels on the client side of the
-// socket too, where only the code survives the trip.
+// sentinels pair each engine and store sentinel with its code, both ways: wrap gives an
+// error that is one of them the code, Is lets errors.Is find the sentinel again on the client
+// side of the socket, where only the code survives the trip. First match wins in wrap.
+var sentinels = []struct {
+	err  error
+	code string
+}{
+	{history.ErrNotFound, CodeNotFound},
+	{engine.ErrRunClosed, CodeRunClosed},
+	{engine.ErrBlocked, CodeBlocked},
+	{engine.ErrInvalidInput, CodeInvalid},
+	{engine.ErrNotRetryable, CodeNotRetryable},
+	{engine.ErrBadID, CodeBadID},
+	{engine.ErrTooLarge, CodeTooLarge},
+	{engine.ErrSignalLimit, CodeLimit},
+	{engine.ErrIDTaken, CodeIDTaken},
+	{spec.ErrUndeclaredSignal, CodeUnknownSignal},
+	{spec.ErrSignalData, CodeBadSignal},
+	{engine.ErrStopped, CodeStopped},
+}
+
+// stoppedToo are errors that also mean "the engine stopped" (CodeStopped) but are not what
+// errors.Is finds in a CodeStopped error: the store closed under it, or its context ended.
+var stoppedToo = []error{history.ErrClosed, context.Canceled}
+
+// statuses gives each code its HTTP status; a code not here is a 500.
+var statuses = map[string]int{
+	CodeBadRequest:    http.StatusBadRequest,
+	CodeInvalid:       http.StatusBadRequest,
+	CodeBadWorkflow:   http.StatusBadRequest,
+	CodeBadID:         http.StatusBadRequest,
+	CodeBadSignal:     http.StatusBadRequest, // signal_sent.go
+	CodeBadQuery:      http.StatusBadRequest, // query.go
+	CodeUnknownSignal: http.StatusNotFound,
+	CodeQueryFailed:   http.StatusUnprocessableEntity,
+	CodeTooLarge:      http.StatusRequestEntityTooLarge,
+	CodeLimit:         http.StatusTooManyRequests,
+	CodeIDTaken:       http.StatusConflict,
+	CodeUnauthorized:  http.StatusUnauthorized,
+	CodeForbidden:     http.StatusForbidden,
+	CodeNotFound:      http.StatusNotFound,
+	CodeRunClosed:     http.StatusConflict,
+	CodeBlocked:       http.StatusConflict,
+	CodeNotRetryable:  http.StatusConflict,
+	CodeUnsupported:   http.StatusNotImplemented,
+	CodeStopped:       http.StatusServiceUnavailable,
+}
+
+// Is reports whether target is the sentinel e's code stands for (see sentinels).
 func (e *Error) Is(target error) bool {
-	switch target {
-	case history.ErrNotFound:
-		return e.Code == CodeNotFound
-	case engine.ErrRunClosed:
-		return e.Code == CodeRunClosed
-	case engine.ErrBlocked:
-		return e.Code == CodeBlocked
-	case engine.ErrInvalidInput:
-		return e.Code == CodeInvalid
-	case engine.ErrStopped:
-		return e.Code == CodeStopped
-	case engine.ErrNotRetryable:
-		return e.Code == CodeNotRetryable
-	case engine.ErrBadID:
-		return e.Code == CodeBadID
-	case engine.ErrTooLarge:
-		return e.Code == CodeTooLarge
-	case engine.ErrSignalLimit:
-		return e.Code == CodeLimit
-	case engine.ErrIDTaken:
-		return e.Code == CodeIDTaken
-	case spec.ErrUndeclaredSignal:
-		return e.Code == CodeUnknownSignal
-	case spec.ErrSignalData:
-		return e.Code == CodeBadSignal
+	for _, s := range sentinels {
+		if target == s.err {
+			return e.Code == s.code
+		}
 	}
 	return false
 }
@@ -78,33 +105,8 @@ func errorf(status int, code, msg string) *Error {
 
 // statusOf gives a code its HTTP status, for errors rebuilt from a code alone.
 func statusOf(code string) int {
-	switch code {
-	case CodeBadRequest, CodeInvalid, CodeBadWorkflow, CodeBadID:
-		return http.StatusBadRequest
-	case CodeBadSignal, CodeBadQuery: // signal_sent.go, query.go
-		return http.StatusBadRequest
-	case CodeUnknownSignal:
-		return http.StatusNotFound
-	case CodeQueryFailed:
-		return http.StatusUnprocessableEntity
-	case CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case CodeLimit:
-		return http.StatusTooManyRequests
-	case CodeIDTaken:
-		return http.StatusConflict
-	case CodeUnauthorized:
-		return http.StatusUnauthorized
-	case CodeForbidden:
-		return http.StatusForbidden
-	case CodeNotFound:
-		return http.StatusNotFound
-	case CodeRunClosed, CodeBlocked, CodeNotRetryable:
-		return http.StatusConflict
-	case CodeUnsupported:
-		return http.StatusNotImplemented
-	case CodeStopped:
-		return http.StatusServiceUnavailable
+	if st, ok := statuses[code]; ok {
+		return st
 	}
 	return http.StatusInternalServerError
 }
@@ -119,30 +121,13 @@ func wrap(err error) *Error {
 		return e
 	}
 	code := CodeInternal
-	switch {
-	case errors.Is(err, history.ErrNotFound):
-		code = CodeNotFound
-	case errors.Is(err, engine.ErrRunClosed):
-		code = CodeRunClosed
-	case errors.Is(err, engine.ErrBlocked):
-		code = CodeBlocked
-	case errors.Is(err, engine.ErrInvalidInput):
-		code = CodeInvalid
-	case errors.Is(err, engine.ErrNotRetryable):
-		code = CodeNotRetryable
-	case errors.Is(err, engine.ErrBadID):
-		code = CodeBadID
-	case errors.Is(err, engine.ErrTooLarge):
-		code = CodeTooLarge
-	case errors.Is(err, engine.ErrSignalLimit):
-		code = CodeLimit
-	case errors.Is(err, engine.ErrIDTaken):
-		code = CodeIDTaken
-	case errors.Is(err, spec.ErrUndeclaredSignal):
-		code = CodeUnknownSignal
-	case errors.Is(err, spec.ErrSignalData):
-		code = CodeBadSignal
-	case errors.Is(err, engine.ErrStopped), errors.Is(err, history.ErrClosed), errors.Is(err, context.Canceled):
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			code = s.code
+			break
+		}
+	}
+	if code == CodeInternal && slices.ContainsFunc(stoppedToo, func(t error) bool { return errors.Is(err, t) }) {
 		code = CodeStopped
 	}
 	return errorf(statusOf(code), code, err.Error())

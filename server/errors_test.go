@@ -1,6 +1,9 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -56,5 +59,31 @@ func TestGuardErrorsRebuild(t *testing.T) {
 	wantError(t, code, body, http.StatusForbidden, CodeForbidden, "cross-site request refused")
 	if e := DecodeError(code, []byte(body)); NewError(e.Code, e.Message).Status != http.StatusForbidden {
 		t.Fatalf("rebuilt %s: status %d", e.Code, NewError(e.Code, e.Message).Status)
+	}
+}
+
+// TestSentinelsRoundTripIssue17: each engine and store sentinel becomes its code on the way
+// out and is found again by errors.Is in the error rebuilt from that code, and by no other
+// sentinel; one table says both directions (errors.go had two switches that could drift).
+func TestSentinelsRoundTripIssue17(t *testing.T) {
+	for _, s := range sentinels {
+		w := wrap(fmt.Errorf("start order-1: %w", s.err))
+		if w.Code != s.code || w.Status != statusOf(s.code) || w.Message != "start order-1: "+s.err.Error() {
+			t.Errorf("wrap(%v) = %d %s %q", s.err, w.Status, w.Code, w.Message)
+		}
+		back := NewError(w.Code, w.Message)
+		for _, o := range sentinels {
+			if got := errors.Is(back, o.err); got != (o.err == s.err) {
+				t.Errorf("errors.Is(rebuilt %s, %v) = %v", s.code, o.err, got)
+			}
+		}
+	}
+	for _, err := range []error{history.ErrClosed, context.Canceled} {
+		if w := wrap(fmt.Errorf("commit: %w", err)); w.Code != CodeStopped || w.Status != http.StatusServiceUnavailable {
+			t.Errorf("wrap(%v) = %d %s, want 503 stopped", err, w.Status, w.Code)
+		}
+	}
+	if w := wrap(errors.New("disk on fire")); w.Code != CodeInternal || w.Status != http.StatusInternalServerError {
+		t.Errorf("a plain error wraps to %d %s, want 500 internal", w.Status, w.Code)
 	}
 }

@@ -61,12 +61,18 @@ func (s *Server) resolve(id string) (history.Run, error) {
 	}
 	r, err := s.store.Run(id)
 	if errors.Is(err, history.ErrNotFound) {
-		return history.Run{}, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no workflow or run %q", id))
+		return history.Run{}, UnknownRun(id)
 	}
 	if err != nil {
 		return history.Run{}, wrap(err)
 	}
 	return r, nil
+}
+
+// UnknownRun is the error for an id that names no workflow and no run, worded alike by every
+// backend.
+func UnknownRun(id string) *Error {
+	return errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no workflow or run %q", id))
 }
 
 // EventPage is a run's record and its events after a seq.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,7 +17,6 @@ import (
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
-	"github.com/wendflow/wend/spec"
 )
 
 // backend is what the commands that read or steer runs use. Its methods are server.Server's:
@@ -237,43 +235,18 @@ func commandError(e *env, cmd string, err error) int {
 
 // runRemote is `wend run` when another wend process holds the database: the run starts
 // there and this process follows it, printing its events and output as a local run would.
-func runRemote(e *env, dbPath string, req engine.StartRequest, detach bool) int {
-	// Check the file here so its errors name it as the user wrote it, like a local run.
-	if _, ds := (&spec.Loader{}).Load(req.SpecFile, []byte(req.Source)); ds.HasErrors() {
-		fmt.Fprintf(e.stderr, "wend run: start %s: the workflow is invalid:\n%s\n", req.SpecFile, ds.Error())
-		return exitFailed
-	}
-	b, err := openBackend(e, dbPath, steerRuns)
+// req.SpecFile is absolute: the holder resolves paths from its own working directory.
+func runRemote(e *env, c *client, req engine.StartRequest, detach bool) int {
+	st, err := c.Start(context.Background(), req)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
-		return exitUsage
+		return startRefused(e, err, req.Input)
 	}
-	defer b.Close()
-	if _, ok := b.(*client); !ok {
-		// The holder let go between our look and now; an engine opened here would only
-		// park the run's activities, so start over rather than follow a run nobody drives.
-		fmt.Fprintln(e.stderr, "wend run: the wend process that held the database has just exited; run the command again")
-		return exitUsage
-	}
-	// The holder resolves paths from its own working directory.
-	if abs, err := filepath.Abs(req.SpecFile); err == nil {
-		req.SpecFile = abs
-	}
-	st, err := b.Start(context.Background(), req)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
-		noInputHint(e, err, req.Input)
-		if errors.Is(err, engine.ErrInvalidInput) {
-			return exitUsage
-		}
-		return exitFailed
-	}
-	fmt.Fprintf(e.stderr, "wend: the database is held by wend pid %d; run %s of %s runs there\n", b.(*client).pid, st.Run.RunID, st.Run.WorkflowID)
+	fmt.Fprintf(e.stderr, "wend: the database is held by wend pid %d; run %s of %s runs there\n", c.pid, st.Run.RunID, st.Run.WorkflowID)
 	if detach {
 		fmt.Fprintf(e.stdout, "%s %s\n", st.Run.WorkflowID, st.Run.RunID)
 		return exitOK
 	}
-	return followRemote(e, b, st.Run.WorkflowID)
+	return followRemote(e, c, st.Run.WorkflowID)
 }
 
 // followPoll is how long each long poll of a followed run lasts; new events print between

@@ -3,12 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"os"
 
-	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/server"
 )
 
@@ -98,41 +95,16 @@ func runRetry(e *env, args []string) int {
 // retryFollow retries and then follows the new run as `wend run` follows a run: driven here
 // when this process can hold the database, else followed in the process that holds it.
 func retryFollow(e *env, path, id string) int {
-	if c := liveHolder(path); c != nil {
-		defer c.Close()
-		return retryRemote(e, c, id)
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		// Nothing to retry; say so without creating a database as a side effect.
-		return commandError(e, "retry", server.NewError(server.CodeNotFound, fmt.Sprintf("no workflow or run %q", id)))
-	}
-	d, err := startDriver(e, path)
-	if errors.Is(err, boltstore.ErrInUse) {
-		b, err := openBackend(e, path, steerRuns)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "wend retry: %v\n", err)
-			return exitUsage
-		}
-		defer b.Close()
-		c, ok := b.(*client)
-		if !ok {
-			// As in runRemote: an engine opened here would only park the run's activities.
-			fmt.Fprintln(e.stderr, "wend retry: the wend process that held the database has just exited; run the command again")
-			return exitUsage
-		}
-		return retryRemote(e, c, id)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "wend retry: %v\n", err)
-		return exitUsage
-	}
-	defer d.close()
-	rt, err := server.New(d.eng, d.store).Retry(context.Background(), id)
-	if err != nil {
-		return commandError(e, "retry", err)
-	}
-	fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s\n", rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf)
-	return d.follow(rt.Run.WorkflowID)
+	return driveOrFollow(e, "retry", path, server.UnknownRun(id),
+		func(c *client) int { return retryRemote(e, c, id) },
+		func(d *driver) int {
+			rt, err := server.New(d.eng, d.store).Retry(context.Background(), id)
+			if err != nil {
+				return commandError(e, "retry", err)
+			}
+			fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s\n", rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf)
+			return d.follow(rt.Run.WorkflowID)
+		})
 }
 
 // retryRemote retries in the process that holds the database, which drives the new run,

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/plugins"
@@ -107,34 +106,30 @@ func runRun(e *env, args []string) int {
 	if e.temporal != nil {
 		return runOnTemporal(e, pos[0], req, *detach)
 	}
-	path := dbPath(e, *db)
-	if c := liveHolder(path); c != nil {
-		c.Close()
-		return runRemote(e, path, req, *detach)
-	}
-	d, err := startDriver(e, path)
-	if errors.Is(err, boltstore.ErrInUse) {
-		return runRemote(e, path, req, *detach)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+	return driveOrFollow(e, "run", dbPath(e, *db), nil,
+		func(c *client) int { return runRemote(e, c, req, *detach) },
+		func(d *driver) int {
+			rec, _, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw})
+			if err != nil {
+				return startRefused(e, err, raw)
+			}
+			if *detach {
+				fmt.Fprintf(e.stdout, "%s %s\n", rec.WorkflowID, rec.RunID)
+				return exitOK
+			}
+			return d.follow(rec.WorkflowID)
+		})
+}
+
+// startRefused reports a start the engine refused: exit 2 for an input the schema refuses
+// (the command line was wrong), 1 otherwise.
+func startRefused(e *env, err error, input json.RawMessage) int {
+	fmt.Fprintf(e.stderr, "wend run: %v\n", err)
+	noInputHint(e, err, input)
+	if errors.Is(err, engine.ErrInvalidInput) {
 		return exitUsage
 	}
-	defer d.close()
-	rec, _, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw})
-	if err != nil {
-		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
-		noInputHint(e, err, raw)
-		if errors.Is(err, engine.ErrInvalidInput) {
-			return exitUsage
-		}
-		return exitFailed
-	}
-	if *detach {
-		fmt.Fprintf(e.stdout, "%s %s\n", rec.WorkflowID, rec.RunID)
-		return exitOK
-	}
-	return d.follow(rec.WorkflowID)
+	return exitFailed
 }
 
 func readInput(inline, file string) (json.RawMessage, error) {

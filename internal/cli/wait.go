@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"os"
 
-	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/server"
 )
 
@@ -53,34 +50,15 @@ func runWait(e *env, args []string) int {
 		defer b.Close()
 		return waitRemote(e, b, id)
 	}
-	if c := liveHolder(path); c != nil {
-		defer c.Close()
-		return waitRemote(e, c, id)
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		// Nothing to wait for; say so without creating a database as a side effect.
-		return commandError(e, "wait", server.NewError(server.CodeNotFound, fmt.Sprintf("no workflow or run %q", id)))
-	}
-	d, err := startDriver(e, path)
-	if errors.Is(err, boltstore.ErrInUse) {
-		b, err := openBackend(e, path, readRuns)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "wend wait: %v\n", err)
-			return exitUsage
-		}
-		defer b.Close()
-		return waitRemote(e, b, id)
-	}
-	if err != nil {
-		fmt.Fprintf(e.stderr, "wend wait: %v\n", err)
-		return exitUsage
-	}
-	defer d.close()
-	r, err := server.New(d.eng, d.store).Show(id)
-	if err != nil {
-		return commandError(e, "wait", err)
-	}
-	return d.follow(r.Run.WorkflowID)
+	return driveOrFollow(e, "wait", path, server.UnknownRun(id),
+		func(c *client) int { return waitRemote(e, c, id) },
+		func(d *driver) int {
+			r, err := server.New(d.eng, d.store).Show(id)
+			if err != nil {
+				return commandError(e, "wait", err)
+			}
+			return d.follow(r.Run.WorkflowID)
+		})
 }
 
 // waitRemote follows a run in the process that holds the database.

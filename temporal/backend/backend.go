@@ -75,9 +75,7 @@ func (b *Backend) ctx() (context.Context, context.CancelFunc) {
 }
 
 // notFound is the local "no workflow or run" error.
-func notFound(id string) error {
-	return server.NewError(server.CodeNotFound, fmt.Sprintf("no workflow or run %q", id))
-}
+func notFound(id string) error { return server.UnknownRun(id) }
 
 // clusterError keeps a Temporal error's text as an internal error (exit 2: I/O trouble),
 // or a not-found as the local one.
