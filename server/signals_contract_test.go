@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -29,7 +30,7 @@ output: "${{ steps.a.output.by }}"
 func TestSignalContractRefusals(t *testing.T) {
 	store := history.NewMemStore()
 	f := newFixture(t, store)
-	body, _ := json.Marshal(StartRequest{WorkflowID: "c", SpecFile: filepath.Join(f.dir, "c.wend.yaml"), Source: contractSpec})
+	body, _ := json.Marshal(engine.StartRequest{WorkflowID: "c", SpecFile: filepath.Join(f.dir, "c.wend.yaml"), Source: contractSpec})
 	var st Started
 	if code, b := f.do("POST", "/v1/runs", string(body), &st); code != http.StatusCreated {
 		t.Fatalf("start: %d %s", code, b)
