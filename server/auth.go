@@ -27,29 +27,45 @@ import (
 //     that header on its own.
 //   - On loopback the Host header must name a loopback host, so a DNS-rebinding page cannot
 //     read the open endpoints through the victim's browser.
-//   - Every body is capped (maxBody; UI forms at maxFormBody).
+//   - Every body is capped (maxBody; UI forms at MaxFormBody).
 
 const (
 	sessionCookie = "wend_session"
-	csrfField     = "csrf"
-	// maxFormBody caps a UI form post: a signal's JSON and a reason, no more.
-	maxFormBody = 256 << 10
+	// CSRFField is the form field a session's mutation carries its CSRF value in.
+	CSRFField = "csrf"
+	// MaxFormBody caps a UI form post: a signal's JSON and a reason, no more.
+	MaxFormBody = 256 << 10
+	// LoginPath is where a browser trades the token for a session; the guard answers it.
+	LoginPath = "/ui/login"
 )
 
-// authInfo is what the guard tells the handlers behind it, through the request's context.
-type authInfo struct {
+// UI is a web UI served beside the API (package server/web makes one). Over TCP it sits
+// behind the guard, which answers its login page and shows that page where a UI path needs
+// a session.
+type UI interface {
+	http.Handler // its pages; a path that is none of them goes on to the API
+	// LoginPage answers with the form that trades the token for a session; why says what
+	// went wrong with the last try ("" for nothing).
+	LoginPage(w http.ResponseWriter, status int, why string)
+	// Home is the page a new session lands on.
+	Home() string
+}
+
+// Auth is what the guard tells the handlers behind it, through the request's context.
+type Auth struct {
 	Authed bool   // the request carries the token or a session
-	CSRF   string // the value a form must echo; "" when not Authed by session
+	CSRF   string // the value a form must echo in CSRFField; "" when not Authed by session
 }
 
 type authKey struct{}
 
-// authOf returns the guard's verdict. A request that passed no guard came over the unix
-// socket, whose permissions are the check: it counts as authorised and needs no CSRF value.
-func authOf(r *http.Request) (authInfo, bool) {
-	a, ok := r.Context().Value(authKey{}).(authInfo)
+// AuthOf returns the guard's verdict and whether a guard gave one. A request that passed no
+// guard came over the unix socket, whose permissions are the check: it counts as authorised
+// and needs no CSRF value.
+func AuthOf(r *http.Request) (Auth, bool) {
+	a, ok := r.Context().Value(authKey{}).(Auth)
 	if !ok {
-		return authInfo{Authed: true}, false
+		return Auth{Authed: true}, false
 	}
 	return a, true
 }
@@ -57,13 +73,14 @@ func authOf(r *http.Request) (authInfo, bool) {
 // guard enforces the model above in front of next.
 type guard struct {
 	next     http.Handler
+	ui       UI // nil: no UI, so no login page either
 	token    []byte
 	session  string // the cookie value a valid session holds
 	loopback bool
 }
 
-func newGuard(token string, loopback bool, next http.Handler) *guard {
-	return &guard{next: next, token: []byte(token), session: hmacHex(token, "session"), loopback: loopback}
+func newGuard(token string, loopback bool, ui UI, next http.Handler) *guard {
+	return &guard{next: next, ui: ui, token: []byte(token), session: hmacHex(token, "session"), loopback: loopback}
 }
 
 // mac is hex HMAC-SHA256 of msg under key.
@@ -82,7 +99,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	if r.URL.Path == loginPath {
+	if r.URL.Path == LoginPath && g.ui != nil {
 		g.login(w, r)
 		return
 	}
@@ -102,7 +119,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.deny(w, r)
 		return
 	}
-	a := authInfo{Authed: bearer || session}
+	a := Auth{Authed: bearer || session}
 	if session {
 		a.CSRF = g.csrf()
 	}
@@ -135,7 +152,7 @@ func (g *guard) checkCSRF(r *http.Request) string {
 	if err := r.ParseForm(); err != nil {
 		return "unreadable form: " + err.Error()
 	}
-	if !secretEqual(r.PostForm.Get(csrfField), g.csrf()) {
+	if !secretEqual(r.PostForm.Get(CSRFField), g.csrf()) {
 		return "missing or wrong CSRF value; reload the page"
 	}
 	return ""
@@ -158,8 +175,8 @@ func sameOrigin(r *http.Request) bool {
 // deny answers 401: a JSON error for the API and /metrics, the login page for the UI.
 func (g *guard) deny(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="wend"`)
-	if strings.HasPrefix(r.URL.Path, "/ui/") || r.URL.Path == "/" {
-		renderLogin(w, http.StatusUnauthorized, "")
+	if g.ui != nil && (strings.HasPrefix(r.URL.Path, "/ui/") || r.URL.Path == "/") {
+		g.ui.LoginPage(w, http.StatusUnauthorized, "")
 		return
 	}
 	writeError(w, errorf(http.StatusUnauthorized, CodeUnauthorized, "this request needs the token: send Authorization: Bearer TOKEN"))
@@ -173,7 +190,7 @@ func (g *guard) login(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodHead:
 		tok = r.URL.Query().Get("token")
 		if tok == "" {
-			renderLogin(w, http.StatusOK, "")
+			g.ui.LoginPage(w, http.StatusOK, "")
 			return
 		}
 	case http.MethodPost:
@@ -181,9 +198,9 @@ func (g *guard) login(w http.ResponseWriter, r *http.Request) {
 			writeError(w, errorf(http.StatusForbidden, CodeForbidden, "cross-site login refused"))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
+		r.Body = http.MaxBytesReader(w, r.Body, MaxFormBody)
 		if err := r.ParseForm(); err != nil {
-			renderLogin(w, http.StatusBadRequest, "unreadable form")
+			g.ui.LoginPage(w, http.StatusBadRequest, "unreadable form")
 			return
 		}
 		tok = r.PostForm.Get("token")
@@ -192,12 +209,12 @@ func (g *guard) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(tok), g.token) != 1 {
-		renderLogin(w, http.StatusUnauthorized, "wrong token")
+		g.ui.LoginPage(w, http.StatusUnauthorized, "wrong token")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: g.session, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	http.Redirect(w, r, uiRunsPath, http.StatusSeeOther)
+	http.Redirect(w, r, g.ui.Home(), http.StatusSeeOther)
 }
 
 // loopbackHost says whether a Host header names this machine's loopback.

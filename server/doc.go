@@ -32,5 +32,8 @@
 // not supported by this store, 503 the engine stopped, 500 anything else.
 //
 // The package never imports the store implementation (bbolt) or internal/: it sees a
-// history.Store and an *engine.Engine.
+// history.Store and an *engine.Engine. Its leaves, wired by the CLI, import it and never the
+// reverse: server/web (the web UI, a UI the listeners serve beside the API) and server/metrics
+// (the /metrics handler for TCPOptions.Metrics). A new route is one line in routes (http.go)
+// and its handler in a file of its own.
 package server

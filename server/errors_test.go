@@ -30,7 +30,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 
 // A client that keeps only the code of the guard's refusals rebuilds the right status.
 func TestGuardErrorsRebuild(t *testing.T) {
-	g := newGuard(webToken, true, New(nil, history.NewMemStore()))
+	g := newGuard(webToken, true, nil, New(nil, history.NewMemStore()))
 	hs := httptest.NewServer(g)
 	defer hs.Close()
 	send := func(r *http.Request) (int, string) {

@@ -36,7 +36,6 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /v1/runs/{id}/export", s.exportRun)
 	m.HandleFunc("GET /v1/runs/{id}/query", s.queryRun)
 	m.HandleFunc("GET /v1/check", s.check)
-	s.addUIRoutes(m)     // the web UI (ui.go)
 	s.addPluginRoutes(m) // POST /v1/plugins/roll (plugins.go)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
@@ -229,6 +228,13 @@ func writeError(w http.ResponseWriter, err error) {
 	e := wrap(err)
 	writeJSON(w, e.Status, errorBody{e})
 }
+
+// WriteError answers err as the API does: its status, and {"error": {"code", "message"}}.
+func WriteError(w http.ResponseWriter, err error) { writeError(w, err) }
+
+// ErrorOf gives err as the API would answer it: an *Error as it is, an engine or store
+// sentinel as its code, anything else as CodeInternal; nil for nil.
+func ErrorOf(err error) *Error { return wrap(err) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -47,6 +47,9 @@ func (s *Server) List(f history.RunFilter) ([]history.Run, error) {
 	return runs, nil
 }
 
+// Resolve returns the run an id names: the newest run of a workflow id, else a run id.
+func (s *Server) Resolve(id string) (history.Run, error) { return s.resolve(id) }
+
 // resolve finds the run an id names: the newest run of a workflow id, else a run id.
 func (s *Server) resolve(id string) (history.Run, error) {
 	if id == "" {

@@ -37,9 +37,12 @@ type TCPOptions struct {
 	AllowRemote bool
 	// Metrics, when set, is served at GET /metrics (package server/metrics makes it).
 	Metrics http.Handler
+	// UI, when set, serves the web UI and hands it every other path (package server/web
+	// makes it); without it the listener serves the API alone.
+	UI UI
 }
 
-// TCPServer serves the API, the web UI and /metrics over TCP until Close.
+// TCPServer serves the API (with the web UI and /metrics when given) over TCP until Close.
 type TCPServer struct {
 	s      *Server
 	ln     net.Listener
@@ -48,8 +51,8 @@ type TCPServer struct {
 	done   chan struct{}
 }
 
-// ListenTCP serves s (the /v1 API and the UI) and, when opts.Metrics is set, /metrics on
-// opts.Addr behind the guard (auth.go): a token on mutating requests always, on every request
+// ListenTCP serves s (the /v1 API), opts.UI and opts.Metrics when set, on opts.Addr behind
+// the guard (auth.go): a token on mutating requests always, on every request
 // unless the address is loopback. A non-loopback address needs AllowRemote.
 func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 	if opts.Token == "" {
@@ -70,13 +73,16 @@ func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
 	var h http.Handler = s
+	if opts.UI != nil {
+		h = opts.UI
+	}
 	if opts.Metrics != nil {
 		m := http.NewServeMux()
 		m.Handle("GET /metrics", opts.Metrics)
-		m.Handle("/", s)
+		m.Handle("/", h)
 		h = m
 	}
-	g := newGuard(opts.Token, loopback, h)
+	g := newGuard(opts.Token, loopback, opts.UI, h)
 	base, cancel := context.WithCancel(context.Background())
 	t := &TCPServer{s: s, ln: ln, cancel: cancel, done: make(chan struct{}), srv: &http.Server{
 		Handler:           g,

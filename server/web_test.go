@@ -34,25 +34,6 @@ func (webActs) Execute(_ context.Context, c history.ActivityCall, _ func(history
 	return c.Input, nil
 }
 
-const webFailSpec = `wend: v1
-name: failing
-plugins: {demo: ./demo}
-steps:
-  - id: charge
-    activity: demo.fail
-    with: {message: "card <b>declined</b>"}
-`
-
-const webEchoSpec = `wend: v1
-name: echo
-plugins: {demo: ./demo}
-steps:
-  - id: evil
-    activity: demo.echo
-    with: {html: "<script>alert(1)</script>"}
-output: {html: "${{ steps.evil.output.html }}"}
-`
-
 // webFixture is a Server behind ListenTCP on a loopback port, as wend serve runs it.
 type webFixture struct {
 	t    *testing.T
@@ -70,7 +51,7 @@ func newWebFixture(t *testing.T) *webFixture {
 	eng := engine.New(engine.Options{Store: store, Activities: webActs{}, Logf: t.Logf})
 	t.Cleanup(func() { eng.Close() })
 	f := &webFixture{t: t, srv: New(eng, store), eng: eng, dir: t.TempDir()}
-	tcp, err := ListenTCP(f.srv, TCPOptions{Addr: "127.0.0.1:0", Token: webToken, Metrics: standInMetrics})
+	tcp, err := ListenTCP(f.srv, TCPOptions{Addr: "127.0.0.1:0", Token: webToken, Metrics: standInMetrics, UI: standInUI{f.srv}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +62,38 @@ func newWebFixture(t *testing.T) *webFixture {
 
 // standInMetrics is what the listener mounts at /metrics (package metrics makes the real one).
 var standInMetrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "stand-in metrics\n") })
+
+// standInUI is what the guard's tests serve in place of package web's UI: a runs page, the
+// login form and one form post that signals, so a test sees what the guard lets through.
+type standInUI struct{ s *Server }
+
+func (u standInUI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, isSignal := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/ui/runs/"), "/signal")
+	switch {
+	case r.Method == "GET" && r.URL.Path == "/ui/runs":
+		runs, _ := u.s.List(history.RunFilter{})
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, "Runs:")
+		for _, run := range runs {
+			_, _ = io.WriteString(w, " "+run.WorkflowID)
+		}
+	case r.Method == "POST" && isSignal:
+		if _, err := u.s.Signal(r.Context(), id, r.PostFormValue("name"), json.RawMessage(r.PostFormValue("data"))); err != nil {
+			writeError(w, err)
+			return
+		}
+		http.Redirect(w, r, u.Home(), http.StatusSeeOther)
+	default:
+		u.s.ServeHTTP(w, r)
+	}
+}
+
+func (standInUI) LoginPage(w http.ResponseWriter, status int, why string) {
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, "Log in "+why)
+}
+
+func (standInUI) Home() string { return "/ui/runs" }
 
 // start begins a run of src under id and returns it.
 func (f *webFixture) start(id, src string) history.Run {
@@ -172,7 +185,7 @@ func (f *webFixture) login() []*http.Cookie {
 
 // csrf is the value the guard expects from this fixture's session.
 func (f *webFixture) csrf() string {
-	g := newGuard(webToken, true, nil)
+	g := newGuard(webToken, true, nil, nil)
 	return g.csrf()
 }
 
@@ -276,7 +289,7 @@ func TestLoginCookie(t *testing.T) {
 	f := newWebFixture(t)
 	code, h, _ := f.send(req{method: "POST", path: "/ui/login", body: "token=" + webToken,
 		header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base}})
-	if code != http.StatusSeeOther || h.Get("Location") != uiRunsPath {
+	if code != http.StatusSeeOther || h.Get("Location") != (standInUI{}).Home() {
 		t.Fatalf("login: %d %v", code, h)
 	}
 	sc := h.Get("Set-Cookie")
@@ -293,7 +306,7 @@ func TestLoginCookie(t *testing.T) {
 // TestGuardRemote: bound elsewhere, reads need the token too.
 func TestGuardRemote(t *testing.T) {
 	s := New(nil, history.NewMemStore())
-	g := newGuard(webToken, false, s)
+	g := newGuard(webToken, false, standInUI{s}, standInUI{s})
 	for _, tt := range []struct {
 		path, auth string
 		status     int

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,48 +112,4 @@ func TestStartRegistered(t *testing.T) {
 	}
 	code, b = f.do("POST", "/v1/runs", `{"workflow":"later"}`, nil)
 	wantError(t, code, b, 500, CodeInternal, "read the registered file")
-}
-
-// TestUIStartForm: the runs page offers the registered workflows to a logged-in operator;
-// the form starts a run by name, behind the session's CSRF check like the run buttons.
-func TestUIStartForm(t *testing.T) {
-	f := newWebFixture(t)
-	if _, _, body := f.send(req{method: "GET", path: "/ui/runs", session: true}); strings.Contains(body, "start-form") {
-		t.Fatal("start form shown with nothing registered")
-	}
-	writeFile(t, filepath.Join(f.dir, "approval.wend.yaml"), waitSpec)
-	ws, err := LoadWorkflows(f.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.srv.SetWorkflows(ws)
-	if _, _, body := f.send(req{method: "GET", path: "/ui/runs"}); strings.Contains(body, "start-form") || !strings.Contains(body, "to start a run") {
-		t.Fatal("start form shown without a login")
-	}
-	if _, _, body := f.send(req{method: "GET", path: "/ui/runs", session: true}); !strings.Contains(body, `id="start-form"`) || !strings.Contains(body, `<option value="approval"`) {
-		t.Fatalf("no start form: %s", body)
-	}
-	post := func(v url.Values) (int, http.Header, string) {
-		body, h := form(f, v, f.base)
-		return f.send(req{method: "POST", path: "/ui/runs", body: body, header: h, session: true})
-	}
-	code, h, _ := post(url.Values{"workflow": {"approval"}, "input": {`{"who":"ui"}`}, "id": {"u1"}})
-	if code != 303 || !strings.HasSuffix(h.Get("Location"), "?done=start") {
-		t.Fatalf("start: %d %v", code, h)
-	}
-	f.settle("u1", waitingForSignal)
-	if code, h, _ := post(url.Values{"workflow": {"approval"}, "input": {`{"who":"ui"}`}, "id": {"u1"}}); code != 303 || !strings.HasSuffix(h.Get("Location"), "?done=exists") {
-		t.Fatalf("again: %d %v", code, h)
-	}
-	code, _, body := post(url.Values{"workflow": {"nope"}, "input": {`{"a":"<b>"}`}})
-	if code != 404 || !strings.Contains(body, "registered: approval") || !strings.Contains(body, `{&#34;a&#34;:&#34;&lt;b&gt;&#34;}`) {
-		t.Fatalf("unknown: %d %s", code, body)
-	}
-	if code, _, body := post(url.Values{"workflow": {"approval"}, "input": {"{not json"}}); code != 400 || !strings.Contains(body, "input is not JSON") {
-		t.Fatalf("bad input: %d %s", code, body)
-	}
-	body, hdr := form(f, url.Values{"workflow": {"approval"}, "csrf": {"-"}}, f.base)
-	if code, _, _ := f.send(req{method: "POST", path: "/ui/runs", body: body, header: hdr, session: true}); code != 403 {
-		t.Fatalf("no CSRF value: %d", code)
-	}
 }

@@ -53,9 +53,10 @@ var allowed = map[string][]string{
 	"plugins/proto/wend/plugin/v1": {grpc, protobuf},
 	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "spec"},
 	"server/metrics":               {"history", "interpreter/engine", "runview", "server", prometheus},
+	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "server"},
 	"wendtest":                     {"history", "interpreter", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schemas", "server",
-		"server/metrics", "spec", "wendtest", jsonschema},
+		"server/metrics", "server/web", "spec", "wendtest", jsonschema},
 	"cmd/wend":            {"internal/cli"},
 	"examples/plugins/go": {"plugins/sdk"},
 	"bench":               {"boltstore", "history", "interpreter/engine", "plugins", "server"}, // measures the engine over its store
@@ -171,6 +172,8 @@ func TestRulesRefuse(t *testing.T) {
 		{"server", module + "/internal/cli"},
 		{"server", prometheus + "/prometheus"},
 		{"server", module + "/server/metrics"},
+		{"server", module + "/server/web"},
+		{"server/web", prometheus + "/prometheus"},
 		{"boltstore", module + "/spec"},
 		{"internal/cli", module + "/internal/simtest"},
 	} {

@@ -17,6 +17,7 @@ import (
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/server/web"
 )
 
 // backend is what the commands that read or steer runs use. Its methods are server.Server's:
@@ -195,7 +196,7 @@ func serveControl(e *env, dbPath string, eng *engine.Engine, st history.Store, w
 	for _, f := range configure {
 		f(s)
 	}
-	u, err := server.ListenUnix(socketPath(dbPath), s)
+	u, err := server.ListenUnix(socketPath(dbPath), web.New(s)) // the API, and the UI for local browsers and tools
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend: no control socket (%v); other wend commands cannot reach this process\n", err)
 		return nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/server/web"
 )
 
 // httpFlags are wend serve's TCP listener flags.
@@ -101,7 +102,7 @@ func (d *driver) serveHTTP(f httpFlags, workflows []server.Workflow) (*server.TC
 	}
 	d.serveRoll(s)
 	t, err := server.ListenTCP(s, server.TCPOptions{Addr: *f.listen, Token: token,
-		AllowRemote: *f.allowRemote, Metrics: d.meter.Handler(d.store, d.eng)})
+		AllowRemote: *f.allowRemote, Metrics: d.meter.Handler(d.store, d.eng), UI: web.New(s)})
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/server"
 )
 
 // listPageSize is how many runs one page of the list shows.
@@ -35,7 +36,7 @@ type listView struct {
 	LiveURL   string
 	Version   string // changes whenever a run changes; the script compares it
 	// Registered are the workflows the start form offers (wend serve --workflows).
-	Registered []Workflow
+	Registered []server.Workflow
 	StartName  string // the start form's values, kept when a start failed
 	StartInput string
 	StartID    string
@@ -50,23 +51,23 @@ type statusCount struct {
 
 // uiList is GET /ui/runs: counts by status, filters (status, workflow name, text in the
 // workflow or run id), newest first, paged; ?partial=live answers only the live part.
-func (s *Server) uiList(w http.ResponseWriter, r *http.Request) {
+func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := listView{uiPage: newUIPage(r, "Runs"), Status: q.Get("status"), Workflow: q.Get("workflow"),
-		Q: strings.TrimSpace(q.Get("q")), Statuses: RunStatuses}
-	if err := CheckStatus(v.Status); err != nil {
+		Q: strings.TrimSpace(q.Get("q")), Statuses: server.RunStatuses}
+	if err := server.CheckStatus(v.Status); err != nil {
 		renderError(w, r, err)
 		return
 	}
 	v.Page, _ = strconv.Atoi(q.Get("page"))
 	v.Page = max(v.Page, 1)
-	all, err := s.List(history.RunFilter{})
+	all, err := u.s.List(history.RunFilter{})
 	if err != nil {
 		renderError(w, r, err)
 		return
 	}
 	v.fill(all)
-	v.Registered = s.Workflows()
+	v.Registered = u.s.Workflows()
 	if fragmentOf(r) == "live" {
 		renderPage(w, http.StatusOK, "runs", "live", v)
 		return
@@ -77,37 +78,37 @@ func (s *Server) uiList(w http.ResponseWriter, r *http.Request) {
 // uiStart is POST /ui/runs: the start form. Over TCP the guard has checked the session and
 // its CSRF value, as for the run buttons. Success redirects to the run's page; failure shows
 // the list again with the reason and the form as filled.
-func (s *Server) uiStart(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBody)
+func (u *UI) start(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, server.MaxFormBody)
 	if err := r.ParseForm(); err != nil {
-		renderError(w, r, errorf(http.StatusBadRequest, CodeBadRequest, "unreadable form: "+err.Error()))
+		renderError(w, r, server.NewError(server.CodeBadRequest, "unreadable form: "+err.Error()))
 		return
 	}
 	name, input := strings.TrimSpace(r.PostForm.Get("workflow")), strings.TrimSpace(r.PostForm.Get("input"))
 	id := strings.TrimSpace(r.PostForm.Get("id"))
 	var err error
-	var st Started
+	var st server.Started
 	if name == "" {
-		err = errorf(http.StatusBadRequest, CodeBadRequest, "start: choose a workflow")
+		err = server.NewError(server.CodeBadRequest, "start: choose a workflow")
 	} else {
 		req := engine.StartRequest{Workflow: name, WorkflowID: id}
 		if input != "" {
 			req.Input = json.RawMessage(input)
 		}
-		st, err = s.Start(r.Context(), req)
+		st, err = u.s.Start(r.Context(), req)
 	}
 	if err != nil {
-		e := wrap(err)
-		v := listView{uiPage: newUIPage(r, "Runs"), Statuses: RunStatuses, Page: 1,
+		e := server.ErrorOf(err)
+		v := listView{uiPage: newUIPage(r, "Runs"), Statuses: server.RunStatuses, Page: 1,
 			StartName: name, StartInput: input, StartID: id}
 		v.Error = e.Message
-		all, lerr := s.List(history.RunFilter{})
+		all, lerr := u.s.List(history.RunFilter{})
 		if lerr != nil {
 			renderError(w, r, err)
 			return
 		}
 		v.fill(all)
-		v.Registered = s.Workflows()
+		v.Registered = u.s.Workflows()
 		renderPage(w, e.Status, "runs", "", v)
 		return
 	}
@@ -123,19 +124,18 @@ func (v *listView) fill(all []history.Run) {
 	names := map[string]bool{}
 	var version uint64
 	var match []history.Run
-	filter := ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q} // the API's filter: same search rules
-	lowerQ := strings.ToLower(v.Q)
+	filter := server.ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q} // the API's filter: same search rules
 	for _, run := range all {
 		counts[run.Status]++
 		names[run.Name] = true
 		version += run.LastSeq
-		if filter.match(run, lowerQ) {
+		if filter.Match(run) {
 			match = append(match, run)
 		}
 	}
 	v.Total = len(all)
 	v.Version = fmt.Sprintf("%d-%d", len(all), version)
-	for _, st := range append([]string{""}, RunStatuses...) {
+	for _, st := range append([]string{""}, server.RunStatuses...) {
 		n := counts[st]
 		if st == "" {
 			n = len(all)

@@ -1,4 +1,4 @@
-package server
+package web
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/runview"
+	"github.com/wendflow/wend/server"
 )
 
 // runView is the run page. Its facts come from the run's view (runview.Fold): the sections of
@@ -71,8 +72,8 @@ var doneText = map[string]string{
 }
 
 // uiRun is GET /ui/runs/{id}: a workflow id shows its newest run, a run id that run.
-func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
-	v, err := s.runView(r, r.PathValue("id"))
+func (u *UI) run(w http.ResponseWriter, r *http.Request) {
+	v, err := u.runView(r, r.PathValue("id"))
 	if err != nil {
 		renderError(w, r, err)
 		return
@@ -85,8 +86,8 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 	renderPage(w, http.StatusOK, "run", "", v)
 }
 
-func (s *Server) runView(r *http.Request, id string) (*runView, error) {
-	p, err := s.Events(id, 0)
+func (u *UI) runView(r *http.Request, id string) (*runView, error) {
+	p, err := u.s.Events(id, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -107,27 +108,23 @@ func (s *Server) runView(r *http.Request, id string) (*runView, error) {
 	return v, nil
 }
 
-// uiExport is GET /ui/runs/{id}/export: the history export as a file download.
-func (s *Server) uiExport(w http.ResponseWriter, r *http.Request) {
-	p, err := s.Events(r.PathValue("id"), 0)
+// export is GET /ui/runs/{id}/export: the history export GET /v1/runs/{id}/export gives, as a
+// file download.
+func (u *UI) export(w http.ResponseWriter, r *http.Request) {
+	doc, err := u.s.Export(r.PathValue("id"))
 	if err != nil {
-		writeError(w, err)
-		return
-	}
-	doc, err := export.Build(p.Run, p.Events)
-	if err != nil {
-		writeError(w, errorf(http.StatusInternalServerError, CodeInternal, err.Error()))
+		server.WriteError(w, err)
 		return
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		writeError(w, err)
+		server.WriteError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	// The run id is hex, but the header must stay safe whatever a store holds.
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", "wend-"+safeName(p.Run.RunID)+".json"))
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", "wend-"+safeName(doc.Workflow.RunID)+".json"))
 	_, _ = w.Write(append(b, '\n'))
 }
 

@@ -1,4 +1,23 @@
-package server
+// Package web is wend's web UI: server-rendered pages (html/template), a stylesheet and one
+// small script that refreshes a page's live part by polling. Everything is embedded, so the
+// binary serves it with no external assets, and a strict Content-Security-Policy allows only
+// those: a run's data (activity outputs, error texts, signal payloads — all untrusted) reaches
+// the page only through html/template's contextual escaping, never as template.HTML, and even
+// a bug there could not run an inline script.
+//
+// The UI reads and acts only through a *server.Server's methods, as the API does, and hands
+// every path that is not its own to that Server, so one handler serves both: wend serve puts
+// it on the unix socket and, behind the token guard, on TCP (server.TCPOptions.UI).
+//
+// Routes (over TCP the guard of package server comes first and answers /ui/login):
+//
+//	GET  /ui/runs?status=S&workflow=NAME&q=TEXT&page=N  the runs list (?partial=live: its live part)
+//	GET  /ui/runs/{id}                   a run (workflow id: its newest run; or a run id)
+//	GET  /ui/runs/{id}/export            the history export as a download
+//	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
+//	GET  /ui/login?token=T, POST /ui/login  trade the token for the session cookie
+//	GET  /ui/static/...                  style.css, app.js
+package web
 
 import (
 	"bytes"
@@ -10,30 +29,15 @@ import (
 	"net/http"
 	"strings"
 	"time"
-)
 
-// The web UI: server-rendered pages (html/template), a stylesheet and one small script that
-// refreshes a page's live part by polling. Everything is embedded, so the binary serves it
-// with no external assets, and a strict Content-Security-Policy allows only those: a run's
-// data (activity outputs, error texts, signal payloads — all untrusted) reaches the page
-// only through html/template's contextual escaping, never as template.HTML, and even a bug
-// there could not run an inline script.
-//
-// Routes (registered on the same mux as /v1; over TCP the guard in auth.go comes first):
-//
-//	GET  /ui/runs?status=S&workflow=NAME&q=TEXT&page=N  the runs list (?partial=live: its live part)
-//	GET  /ui/runs/{id}                   a run (workflow id: its newest run; or a run id)
-//	GET  /ui/runs/{id}/export            the history export as a download
-//	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
-//	GET  /ui/login?token=T, POST /ui/login  trade the token for the session cookie
-//	GET  /ui/static/...                  style.css, app.js
+	"github.com/wendflow/wend/server"
+)
 
 //go:embed ui
 var uiFiles embed.FS
 
 const (
 	uiRunsPath = "/ui/runs"
-	loginPath  = "/ui/login"
 	staticPath = "/ui/static/"
 )
 
@@ -80,8 +84,30 @@ func parsePage(name string) *template.Template {
 	return template.Must(template.New(name).Funcs(uiFuncs).ParseFS(uiFiles, "ui/layout.html", "ui/"+name))
 }
 
-// addUIRoutes registers the web UI on m (called by routes).
-func (s *Server) addUIRoutes(m *http.ServeMux) {
+// UI serves the web UI over a Server; it implements server.UI.
+type UI struct {
+	s   *server.Server
+	mux *http.ServeMux
+}
+
+// New makes the UI of s. Paths that are not the UI's go to s.
+func New(s *server.Server) *UI {
+	u := &UI{s: s, mux: http.NewServeMux()}
+	u.routes(u.mux)
+	u.mux.Handle("/", s)
+	return u
+}
+
+// ServeHTTP serves a UI page, or hands the request to the Server.
+func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) { u.mux.ServeHTTP(w, r) }
+
+// LoginPage shows the token form (server.UI).
+func (u *UI) LoginPage(w http.ResponseWriter, status int, why string) { renderLogin(w, status, why) }
+
+// Home is the runs list, where a new session lands (server.UI).
+func (u *UI) Home() string { return uiRunsPath }
+
+func (u *UI) routes(m *http.ServeMux) {
 	static, _ := fs.Sub(uiFiles, "ui/static")
 	m.Handle("GET "+staticPath, http.StripPrefix(staticPath, http.FileServerFS(static)))
 	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
@@ -90,27 +116,27 @@ func (s *Server) addUIRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /ui/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, uiRunsPath, http.StatusSeeOther)
 	})
-	m.HandleFunc("GET "+loginPath, func(w http.ResponseWriter, r *http.Request) {
+	m.HandleFunc("GET "+server.LoginPath, func(w http.ResponseWriter, r *http.Request) {
 		renderLogin(w, http.StatusOK, "") // over TCP the guard answers first; here: no login needed
 	})
-	m.HandleFunc("GET "+uiRunsPath, s.uiList)
-	m.HandleFunc("POST "+uiRunsPath, s.uiStart)
-	m.HandleFunc("GET "+uiRunsPath+"/{id}", s.uiRun)
-	m.HandleFunc("GET "+uiRunsPath+"/{id}/export", s.uiExport)
-	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", s.uiAction)
+	m.HandleFunc("GET "+uiRunsPath, u.list)
+	m.HandleFunc("POST "+uiRunsPath, u.start)
+	m.HandleFunc("GET "+uiRunsPath+"/{id}", u.run)
+	m.HandleFunc("GET "+uiRunsPath+"/{id}/export", u.export)
+	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", u.action)
 }
 
 // page is what every page template reads.
 type uiPage struct {
 	Title string
-	Auth  authInfo
+	Auth  server.Auth
 	Guard bool   // served behind the TCP guard (else the unix socket)
 	Flash string // a fixed confirmation text
 	Error string // why the last action failed
 }
 
 func newUIPage(r *http.Request, title string) uiPage {
-	a, guarded := authOf(r)
+	a, guarded := server.AuthOf(r)
 	return uiPage{Title: title, Auth: a, Guard: guarded}
 }
 
@@ -147,7 +173,7 @@ func renderLogin(w http.ResponseWriter, status int, why string) {
 
 // renderError shows an error page for a UI request.
 func renderError(w http.ResponseWriter, r *http.Request, err error) {
-	e := wrap(err)
+	e := server.ErrorOf(err)
 	p := newUIPage(r, "Error")
 	p.Error = e.Message
 	renderPage(w, e.Status, "error", "", p)

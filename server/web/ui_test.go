@@ -1,15 +1,20 @@
-package server
+package web
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/server"
 )
 
 // TestUIPages covers every UI route: the list with its filters and live fragment, the run
@@ -163,7 +168,7 @@ func TestUIActions(t *testing.T) {
 	if code, _, _ := post("f1", "explode", url.Values{}); code != 404 {
 		t.Errorf("unknown action: %d", code)
 	}
-	if code, _, body := post("f1", "signal", url.Values{"name": {"x"}, "data": {strings.Repeat("x", maxFormBody)}}); code != 400 && code != 403 {
+	if code, _, body := post("f1", "signal", url.Values{"name": {"x"}, "data": {strings.Repeat("x", server.MaxFormBody)}}); code != 400 && code != 403 {
 		t.Errorf("oversized form: %d %.200s", code, body)
 	}
 }
@@ -171,23 +176,53 @@ func TestUIActions(t *testing.T) {
 // TestUIOverUnixSocketNeedsNoLogin: the socket's file permissions are its auth, so the page
 // shows the actions and posts need no CSRF value.
 func TestUIOverUnixSocketNeedsNoLogin(t *testing.T) {
-	f := newFixture(t, history.NewMemStore())
-	f.start("w1", `{"who":"x"}`)
-	f.waitFor("w1", waitingForSignal)
-	resp, err := http.Get(f.hs.URL + "/ui/runs/w1")
+	f := newWebFixture(t)
+	f.start("w1", waitSpec)
+	f.settle("w1", waitingForSignal)
+	sock := filepath.Join(t.TempDir(), "wend.sock")
+	u, err := server.ListenUnix(sock, New(f.srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return server.DialUnix(ctx, sock)
+	}}}
+	resp, err := hc.Get("http://wend/ui/runs/w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), `id="signal-form"`) {
+		t.Fatalf("page: %d, signal form shown: %v", resp.StatusCode, strings.Contains(string(page), `id="signal-form"`))
+	}
+	resp, err = hc.PostForm("http://wend/ui/runs/w1/signal", url.Values{"name": {"approve"}, "data": {`{"by":"sock"}`}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("page: %d", resp.StatusCode)
-	}
-	resp, err = http.PostForm(f.hs.URL+"/ui/runs/w1/signal", url.Values{"name": {"approve"}, "data": {`{"by":"sock"}`}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if d := f.waitFor("w1", func(d RunDetail) bool { return !d.Run.Open() }); d.Run.Status != history.StatusCompleted {
+	if d := f.settle("w1", closed); d.Run.Status != history.StatusCompleted {
 		t.Errorf("w1 %s", d.Run.Status)
+	}
+}
+
+// The UI's Content-Security-Policy names only directives CSP defines (it said form-runAction
+// where form-action was meant, so forms were not held to this origin).
+func TestCSPHeaderIssue12Item10(t *testing.T) {
+	f := newWebFixture(t)
+	_, h, _ := f.send(req{method: "GET", path: "/ui/runs", session: true})
+	known := map[string]bool{"default-src": true, "script-src": true, "style-src": true, "img-src": true, "connect-src": true,
+		"form-action": true, "frame-ancestors": true, "base-uri": true}
+	got := map[string]string{}
+	for _, d := range strings.Split(h.Get("Content-Security-Policy"), ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+		if !known[name] {
+			t.Errorf("unknown CSP directive %q", name)
+		}
+		got[name] = value
+	}
+	if got["form-action"] != "'self'" || got["default-src"] != "'none'" || got["frame-ancestors"] != "'none'" {
+		t.Errorf("CSP %q: want form-action 'self', default-src 'none', frame-ancestors 'none'", h.Get("Content-Security-Policy"))
 	}
 }

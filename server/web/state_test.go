@@ -1,10 +1,12 @@
-package server
+package web
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/wendflow/wend/server"
 )
 
 const stateSpec = `wend: v1
@@ -27,10 +29,10 @@ func TestRunStateIssue14(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.settle("s1", func(d RunDetail) bool { return len(d.Waits) == 1 && d.Waits[0].Signal == "shipped" })
+	f.settle("s1", func(d server.RunDetail) bool { return len(d.Waits) == 1 && d.Waits[0].Signal == "shipped" })
 
 	code, _, body := f.send(req{method: "GET", path: "/v1/runs/s1", header: bearer()})
-	var d RunDetail
+	var d server.RunDetail
 	if err := json.Unmarshal([]byte(body), &d); code != 200 || err != nil {
 		t.Fatalf("GET /v1/runs/s1: %d %v %.300s", code, err, body)
 	}
