@@ -16,32 +16,16 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
+	"github.com/wendflow/wend/server/internal/servertest"
 )
 
-const waitSpec = `wend: v1
-name: approval
-plugins: {demo: ./demo}
-steps:
-  - id: greet
-    activity: demo.echo
-    with: {hi: "${{ input.who }}"}
-  - id: approve
-    wait_for_signal: approve
-output: {by: "${{ steps.approve.output.by }}", hi: "${{ steps.greet.output.hi }}"}
-`
+const waitSpec = servertest.WaitSpec
 
 const inputSpec = `wend: v1
 name: typed
 input: {type: object, required: [who]}
 steps: [{delay: 1h}]
 `
-
-// echoActs plays the plugins: every activity returns its input.
-type echoActs struct{}
-
-func (echoActs) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
-	return c.Input, nil
-}
 
 // checkStore is a MemStore that can check itself, like boltstore.
 type checkStore struct {
@@ -61,7 +45,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, store history.Store) *fixture {
 	t.Helper()
-	eng := engine.New(engine.Options{Store: store, Activities: echoActs{}, Logf: t.Logf})
+	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: t.Logf})
 	t.Cleanup(func() { eng.Close() })
 	f := &fixture{t: t, srv: New(eng, store), eng: eng, dir: t.TempDir()}
 	f.hs = httptest.NewServer(f.srv)
@@ -112,17 +96,7 @@ func (f *fixture) start(id, input string) Started {
 // waitFor polls show until cond holds.
 func (f *fixture) waitFor(id string, cond func(RunDetail) bool) RunDetail {
 	f.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		d, err := f.srv.Show(id)
-		if err == nil && cond(d) {
-			return d
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("show %s: condition not met: %+v, %v", id, d, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return servertest.Settle(f.t, func() (RunDetail, error) { return f.srv.Show(id) }, cond)
 }
 
 func waitingForSignal(d RunDetail) bool {

@@ -10,29 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/server/internal/servertest"
 )
 
-const webToken = "test-token-0123456789abcdef"
-
-// webActs plays the plugins for the web tests: "fail" fails for good with the message it is
-// given, "flaky" fails in a way a retry may fix, everything else echoes its input.
-type webActs struct{}
-
-func (webActs) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
-	if c.Activity == "fail" {
-		var in struct{ Message string }
-		_ = json.Unmarshal(c.Input, &in)
-		return nil, &history.ActivityError{Type: "CardDeclined", Message: in.Message, NonRetryable: true}
-	}
-	if c.Activity == "flaky" {
-		return nil, &history.ActivityError{Type: "Busy", Message: "try later"}
-	}
-	return c.Input, nil
-}
+const webToken = servertest.Token
 
 // webFixture is a Server behind ListenTCP on a loopback port, as wend serve runs it.
 type webFixture struct {
@@ -41,14 +25,14 @@ type webFixture struct {
 	tcp  *TCPServer
 	eng  *engine.Engine
 	dir  string
-	jar  []*http.Cookie
 	base string
+	c    *servertest.Client
 }
 
 func newWebFixture(t *testing.T) *webFixture {
 	t.Helper()
 	store := history.NewMemStore()
-	eng := engine.New(engine.Options{Store: store, Activities: webActs{}, Logf: t.Logf})
+	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: t.Logf})
 	t.Cleanup(func() { eng.Close() })
 	f := &webFixture{t: t, srv: New(eng, store), eng: eng, dir: t.TempDir()}
 	tcp, err := ListenTCP(f.srv, TCPOptions{Addr: "127.0.0.1:0", Token: webToken, Metrics: standInMetrics, UI: standInUI{f.srv}})
@@ -57,6 +41,7 @@ func newWebFixture(t *testing.T) *webFixture {
 	}
 	t.Cleanup(func() { tcp.Close() })
 	f.tcp, f.base = tcp, tcp.URL()
+	f.c = &servertest.Client{T: t, Base: f.base}
 	return f
 }
 
@@ -109,79 +94,15 @@ func (f *webFixture) start(id, src string) history.Run {
 // settle waits until the run of id satisfies cond.
 func (f *webFixture) settle(id string, cond func(RunDetail) bool) RunDetail {
 	f.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		d, err := f.srv.Show(id)
-		if err == nil && cond(d) {
-			return d
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("run %s: condition not met: %+v %v", id, d.Run, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return servertest.Settle(f.t, func() (RunDetail, error) { return f.srv.Show(id) }, cond)
 }
 
 func closed(d RunDetail) bool { return !d.Run.Open() }
 
-// req describes one request of a table.
-type req struct {
-	method, path, body string
-	header             map[string]string
-	session            bool // send the session cookie
-}
+type req = servertest.Req
 
 // send makes the request without following redirects and returns status, headers and body.
-func (f *webFixture) send(r req) (int, http.Header, string) {
-	f.t.Helper()
-	var body io.Reader
-	if r.body != "" {
-		body = strings.NewReader(r.body)
-	}
-	hr, err := http.NewRequest(r.method, f.base+r.path, body)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for k, v := range r.header {
-		if k == "Host" {
-			hr.Host = v
-			continue
-		}
-		hr.Header.Set(k, v)
-	}
-	if r.session {
-		for _, c := range f.login() {
-			hr.AddCookie(c)
-		}
-	}
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(hr)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
-}
-
-// login trades the token for the session cookie once.
-func (f *webFixture) login() []*http.Cookie {
-	f.t.Helper()
-	if f.jar != nil {
-		return f.jar
-	}
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(f.base + "/ui/login?token=" + webToken)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		f.t.Fatalf("login: %d", resp.StatusCode)
-	}
-	f.jar = resp.Cookies()
-	return f.jar
-}
+func (f *webFixture) send(r req) (int, http.Header, string) { f.t.Helper(); return f.c.Send(r) }
 
 // csrf is the value the guard expects from this fixture's session.
 func (f *webFixture) csrf() string {
@@ -189,19 +110,11 @@ func (f *webFixture) csrf() string {
 	return g.csrf()
 }
 
-func bearer() map[string]string { return map[string]string{"Authorization": "Bearer " + webToken} }
+func bearer() map[string]string { return servertest.Bearer() }
 
+// form is servertest.Form with this fixture's session's CSRF value.
 func form(f *webFixture, v url.Values, origin string) (string, map[string]string) {
-	if v.Get("csrf") == "-" {
-		v.Del("csrf")
-	} else if !v.Has("csrf") {
-		v.Set("csrf", f.csrf())
-	}
-	h := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
-	if origin != "" {
-		h["Origin"] = origin
-	}
-	return v.Encode(), h
+	return servertest.Form(v, f.csrf, origin)
 }
 
 func errorCode(body string) string {
@@ -231,27 +144,27 @@ func TestGuard(t *testing.T) {
 		code     string // error code, when the answer is a JSON error
 		contains string
 	}{
-		{"read open on loopback", req{method: "GET", path: "/v1/runs"}, 200, "", `"w1"`},
-		{"metrics open on loopback", req{method: "GET", path: "/metrics"}, 200, "", "stand-in metrics"},
-		{"ui open on loopback", req{method: "GET", path: "/ui/runs"}, 200, "", "w1"},
-		{"start without token", req{method: "POST", path: "/v1/runs", body: string(start)}, 401, CodeUnauthorized, ""},
-		{"start with a wrong token", req{method: "POST", path: "/v1/runs", body: string(start), header: map[string]string{"Authorization": "Bearer wrong"}}, 401, CodeUnauthorized, ""},
-		{"start with the token in another scheme", req{method: "POST", path: "/v1/runs", body: string(start), header: map[string]string{"Authorization": "Basic " + webToken}}, 401, CodeUnauthorized, ""},
-		{"start with the token", req{method: "POST", path: "/v1/runs", body: string(start), header: bearer()}, 201, "", `"started":true`},
-		{"cancel without token", req{method: "POST", path: "/v1/runs/w1/cancel", body: `{}`}, 401, CodeUnauthorized, ""},
-		{"ui post without session", req{method: "POST", path: sig, body: okForm, header: okHdr}, 401, "", "Log in"},
-		{"ui post without csrf", req{method: "POST", path: sig, body: noCSRF, header: okHdr, session: true}, 403, CodeForbidden, "CSRF"},
-		{"ui post with a wrong csrf", req{method: "POST", path: sig, body: badCSRF, header: okHdr, session: true}, 403, CodeForbidden, "CSRF"},
-		{"ui post from another origin", req{method: "POST", path: sig, body: evilForm, header: evilHdr, session: true}, 403, CodeForbidden, "Origin"},
-		{"ui post without origin or referer", req{method: "POST", path: sig, body: okForm, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, session: true}, 403, CodeForbidden, "Origin"},
-		{"ui post cross-site fetch", req{method: "POST", path: sig, body: okForm, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base, "Sec-Fetch-Site": "cross-site"}, session: true}, 403, CodeForbidden, "cross-site"},
-		{"dns rebinding host", req{method: "GET", path: "/v1/runs", header: map[string]string{"Host": "evil.example:80"}}, 421, CodeBadRequest, "loopback"},
-		{"bad json", req{method: "POST", path: "/v1/runs", body: `{"id":`, header: bearer()}, 400, CodeBadRequest, ""},
-		{"body too large", req{method: "POST", path: "/v1/runs", body: `{"source":"` + strings.Repeat("x", maxBody) + `"}`, header: bearer()}, 400, CodeBadRequest, "too large"},
-		{"unknown route", req{method: "GET", path: "/v1/nope"}, 404, CodeNotFound, ""},
-		{"wrong login", req{method: "GET", path: "/ui/login?token=wrong"}, 401, "", "wrong token"},
-		{"login form from another origin", req{method: "POST", path: "/ui/login", body: "token=" + webToken, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}}, 403, CodeForbidden, ""},
-		{"ui signal with session", req{method: "POST", path: sig, body: okForm, header: okHdr, session: true}, 303, "", ""},
+		{"read open on loopback", req{Method: "GET", Path: "/v1/runs"}, 200, "", `"w1"`},
+		{"metrics open on loopback", req{Method: "GET", Path: "/metrics"}, 200, "", "stand-in metrics"},
+		{"ui open on loopback", req{Method: "GET", Path: "/ui/runs"}, 200, "", "w1"},
+		{"start without token", req{Method: "POST", Path: "/v1/runs", Body: string(start)}, 401, CodeUnauthorized, ""},
+		{"start with a wrong token", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: map[string]string{"Authorization": "Bearer wrong"}}, 401, CodeUnauthorized, ""},
+		{"start with the token in another scheme", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: map[string]string{"Authorization": "Basic " + webToken}}, 401, CodeUnauthorized, ""},
+		{"start with the token", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: bearer()}, 201, "", `"started":true`},
+		{"cancel without token", req{Method: "POST", Path: "/v1/runs/w1/cancel", Body: `{}`}, 401, CodeUnauthorized, ""},
+		{"ui post without session", req{Method: "POST", Path: sig, Body: okForm, Header: okHdr}, 401, "", "Log in"},
+		{"ui post without csrf", req{Method: "POST", Path: sig, Body: noCSRF, Header: okHdr, Session: true}, 403, CodeForbidden, "CSRF"},
+		{"ui post with a wrong csrf", req{Method: "POST", Path: sig, Body: badCSRF, Header: okHdr, Session: true}, 403, CodeForbidden, "CSRF"},
+		{"ui post from another origin", req{Method: "POST", Path: sig, Body: evilForm, Header: evilHdr, Session: true}, 403, CodeForbidden, "Origin"},
+		{"ui post without origin or referer", req{Method: "POST", Path: sig, Body: okForm, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Session: true}, 403, CodeForbidden, "Origin"},
+		{"ui post cross-site fetch", req{Method: "POST", Path: sig, Body: okForm, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base, "Sec-Fetch-Site": "cross-site"}, Session: true}, 403, CodeForbidden, "cross-site"},
+		{"dns rebinding host", req{Method: "GET", Path: "/v1/runs", Header: map[string]string{"Host": "evil.example:80"}}, 421, CodeBadRequest, "loopback"},
+		{"bad json", req{Method: "POST", Path: "/v1/runs", Body: `{"id":`, Header: bearer()}, 400, CodeBadRequest, ""},
+		{"body too large", req{Method: "POST", Path: "/v1/runs", Body: `{"source":"` + strings.Repeat("x", maxBody) + `"}`, Header: bearer()}, 400, CodeBadRequest, "too large"},
+		{"unknown route", req{Method: "GET", Path: "/v1/nope"}, 404, CodeNotFound, ""},
+		{"wrong login", req{Method: "GET", Path: "/ui/login?token=wrong"}, 401, "", "wrong token"},
+		{"login form from another origin", req{Method: "POST", Path: "/ui/login", Body: "token=" + webToken, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}}, 403, CodeForbidden, ""},
+		{"ui signal with session", req{Method: "POST", Path: sig, Body: okForm, Header: okHdr, Session: true}, 303, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,8 +200,8 @@ func TestGuard(t *testing.T) {
 // sites' requests do not carry it.
 func TestLoginCookie(t *testing.T) {
 	f := newWebFixture(t)
-	code, h, _ := f.send(req{method: "POST", path: "/ui/login", body: "token=" + webToken,
-		header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base}})
+	code, h, _ := f.send(req{Method: "POST", Path: "/ui/login", Body: "token=" + webToken,
+		Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base}})
 	if code != http.StatusSeeOther || h.Get("Location") != (standInUI{}).Home() {
 		t.Fatalf("login: %d %v", code, h)
 	}

@@ -54,6 +54,7 @@ var allowed = map[string][]string{
 	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "spec"},
 	"server/metrics":               {"history", "interpreter/engine", "runview", "server", prometheus},
 	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "server"},
+	"server/internal/servertest":   {"history"},
 	"wendtest":                     {"history", "interpreter", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schemas", "server",
 		"server/metrics", "server/web", "spec", "wendtest", jsonschema},
@@ -68,7 +69,8 @@ var allowed = map[string][]string{
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
-var testOnly = []string{"internal/simtest", "history/storetest", "internal/proctest", "plugins/internal/lanetest"}
+var testOnly = []string{"internal/simtest", "history/storetest", "internal/proctest", "plugins/internal/lanetest",
+	"server/internal/servertest"}
 
 type pkg struct {
 	ImportPath string

@@ -8,52 +8,17 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/server/internal/servertest"
 )
 
-// acts plays the plugins: "fail" fails for good, "flaky" fails in a way a retry may fix,
-// everything else echoes its input.
-type acts struct{}
-
-func (acts) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
-	switch c.Activity {
-	case "fail":
-		return nil, &history.ActivityError{Type: "CardDeclined", Message: "declined", NonRetryable: true}
-	case "flaky":
-		return nil, &history.ActivityError{Type: "Busy", Message: "try later"}
-	}
-	return c.Input, nil
-}
-
 const (
-	failSpec = `wend: v1
-name: failing
-plugins: {demo: ./demo}
-steps:
-  - id: charge
-    activity: demo.fail
-`
-	flakySpec = `wend: v1
-name: flaky
-plugins: {demo: ./demo}
-steps:
-  - id: call
-    activity: demo.flaky
-    retry: {tries: 3, backoff: [1h]}
-`
-	waitSpec = `wend: v1
-name: approval
-plugins: {demo: ./demo}
-steps:
-  - id: greet
-    activity: demo.echo
-  - id: approve
-    wait_for_signal: approve
-`
+	failSpec  = servertest.FailSpec
+	flakySpec = servertest.FlakySpec
+	waitSpec  = servertest.WaitSpec
 	delaySpec = `wend: v1
 name: typed
 steps: [{delay: 1h}]
@@ -74,7 +39,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	m := New("")
 	store := history.NewMemStore()
-	eng := engine.New(engine.Options{Store: m.TimeCommits(store), Activities: acts{}, Logf: t.Logf})
+	eng := engine.New(engine.Options{Store: m.TimeCommits(store), Activities: servertest.Acts{}, Logf: t.Logf})
 	t.Cleanup(func() { eng.Close() })
 	f := &fixture{t: t, m: m, srv: server.New(eng, store), dir: t.TempDir(), http: httptest.NewServer(m.Handler(store, eng))}
 	t.Cleanup(f.http.Close)
@@ -83,7 +48,8 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) start(id, src string) history.Run {
 	f.t.Helper()
-	st, err := f.srv.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"), Source: src})
+	st, err := f.srv.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"), Source: src,
+		Input: json.RawMessage(`{"who":"bo"}`)})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -93,17 +59,7 @@ func (f *fixture) start(id, src string) history.Run {
 // settle waits until the run of id satisfies cond.
 func (f *fixture) settle(id string, cond func(server.RunDetail) bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		d, err := f.srv.Show(id)
-		if err == nil && cond(d) {
-			return
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("run %s: condition not met: %+v %v", id, d.Run, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	servertest.Settle(f.t, func() (server.RunDetail, error) { return f.srv.Show(id) }, cond)
 }
 
 func closed(d server.RunDetail) bool { return !d.Run.Open() }

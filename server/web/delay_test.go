@@ -11,7 +11,7 @@ func TestUIFiredDelayCompletedIssue16(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("d1", "wend: v1\nname: d\nsteps:\n  - id: both\n    parallel: [{id: pause, delay: 20ms}, {id: pause2, delay: 30ms}]\n")
 	f.settle("d1", closed)
-	code, _, body := f.send(req{method: "GET", path: "/ui/runs/d1", session: true})
+	code, _, body := f.send(req{Method: "GET", Path: "/ui/runs/d1", Session: true})
 	if code != 200 {
 		t.Fatalf("run page: %d", code)
 	}

@@ -25,7 +25,7 @@ func TestUIRunNamesStepsIssue16(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("n1", nestedSpec)
 	f.settle("n1", closed)
-	code, _, body := f.send(req{method: "GET", path: "/ui/runs/n1", session: true})
+	code, _, body := f.send(req{Method: "GET", Path: "/ui/runs/n1", Session: true})
 	if code != 200 {
 		t.Fatalf("status %d: %.300s", code, body)
 	}

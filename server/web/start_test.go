@@ -15,7 +15,7 @@ import (
 // the form starts a run by name, behind the session's CSRF check like the run buttons.
 func TestUIStartForm(t *testing.T) {
 	f := newWebFixture(t)
-	if _, _, body := f.send(req{method: "GET", path: "/ui/runs", session: true}); strings.Contains(body, "start-form") {
+	if _, _, body := f.send(req{Method: "GET", Path: "/ui/runs", Session: true}); strings.Contains(body, "start-form") {
 		t.Fatal("start form shown with nothing registered")
 	}
 	writeFile(t, filepath.Join(f.dir, "approval.wend.yaml"), waitSpec)
@@ -24,15 +24,15 @@ func TestUIStartForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.srv.SetWorkflows(ws)
-	if _, _, body := f.send(req{method: "GET", path: "/ui/runs"}); strings.Contains(body, "start-form") || !strings.Contains(body, "to start a run") {
+	if _, _, body := f.send(req{Method: "GET", Path: "/ui/runs"}); strings.Contains(body, "start-form") || !strings.Contains(body, "to start a run") {
 		t.Fatal("start form shown without a login")
 	}
-	if _, _, body := f.send(req{method: "GET", path: "/ui/runs", session: true}); !strings.Contains(body, `id="start-form"`) || !strings.Contains(body, `<option value="approval"`) {
+	if _, _, body := f.send(req{Method: "GET", Path: "/ui/runs", Session: true}); !strings.Contains(body, `id="start-form"`) || !strings.Contains(body, `<option value="approval"`) {
 		t.Fatalf("no start form: %s", body)
 	}
 	post := func(v url.Values) (int, http.Header, string) {
 		body, h := form(f, v, f.base)
-		return f.send(req{method: "POST", path: "/ui/runs", body: body, header: h, session: true})
+		return f.send(req{Method: "POST", Path: "/ui/runs", Body: body, Header: h, Session: true})
 	}
 	code, h, _ := post(url.Values{"workflow": {"approval"}, "input": {`{"who":"ui"}`}, "id": {"u1"}})
 	if code != 303 || !strings.HasSuffix(h.Get("Location"), "?done=start") {
@@ -50,7 +50,7 @@ func TestUIStartForm(t *testing.T) {
 		t.Fatalf("bad input: %d %s", code, body)
 	}
 	body, hdr := form(f, url.Values{"workflow": {"approval"}, "csrf": {"-"}}, f.base)
-	if code, _, _ := f.send(req{method: "POST", path: "/ui/runs", body: body, header: hdr, session: true}); code != 403 {
+	if code, _, _ := f.send(req{Method: "POST", Path: "/ui/runs", Body: body, Header: hdr, Session: true}); code != 403 {
 		t.Fatalf("no CSRF value: %d", code)
 	}
 }

@@ -31,7 +31,7 @@ func TestRunStateIssue14(t *testing.T) {
 	}
 	f.settle("s1", func(d server.RunDetail) bool { return len(d.Waits) == 1 && d.Waits[0].Signal == "shipped" })
 
-	code, _, body := f.send(req{method: "GET", path: "/v1/runs/s1", header: bearer()})
+	code, _, body := f.send(req{Method: "GET", Path: "/v1/runs/s1", Header: bearer()})
 	var d server.RunDetail
 	if err := json.Unmarshal([]byte(body), &d); code != 200 || err != nil {
 		t.Fatalf("GET /v1/runs/s1: %d %v %.300s", code, err, body)
@@ -40,7 +40,7 @@ func TestRunStateIssue14(t *testing.T) {
 		t.Errorf("state %s, pending signals %+v", d.State, d.Signals)
 	}
 
-	code, _, page := f.send(req{method: "GET", path: "/ui/runs/s1", session: true})
+	code, _, page := f.send(req{Method: "GET", Path: "/ui/runs/s1", Session: true})
 	if code != 200 {
 		t.Fatalf("run page: %d", code)
 	}

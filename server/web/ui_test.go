@@ -53,7 +53,7 @@ func TestUIPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, h, body := f.send(req{method: "GET", path: tt.path, session: true})
+			code, h, body := f.send(req{Method: "GET", Path: tt.path, Session: true})
 			if code != tt.status {
 				t.Fatalf("status %d, want %d: %.300s", code, tt.status, body)
 			}
@@ -77,7 +77,7 @@ func TestUIPages(t *testing.T) {
 		})
 	}
 	t.Run("export download", func(t *testing.T) {
-		code, h, body := f.send(req{method: "GET", path: "/ui/runs/" + fl.RunID + "/export"})
+		code, h, body := f.send(req{Method: "GET", Path: "/ui/runs/" + fl.RunID + "/export"})
 		if code != 200 || !strings.Contains(h.Get("Content-Disposition"), "attachment") {
 			t.Fatalf("%d %v", code, h)
 		}
@@ -85,7 +85,7 @@ func TestUIPages(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &doc); err != nil || doc.Schema != export.SchemaName || doc.Workflow.RunID != fl.RunID {
 			t.Fatalf("export: %v %q %q", err, doc.Schema, doc.Workflow.RunID)
 		}
-		if code, _, _ := f.send(req{method: "GET", path: "/ui/runs/nope/export"}); code != 404 {
+		if code, _, _ := f.send(req{Method: "GET", Path: "/ui/runs/nope/export"}); code != 404 {
 			t.Errorf("unknown run's export: %d", code)
 		}
 	})
@@ -96,7 +96,7 @@ func TestUIEscapesRunData(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("x1", webEchoSpec)
 	f.settle("x1", closed)
-	_, _, body := f.send(req{method: "GET", path: "/ui/runs/x1"})
+	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs/x1"})
 	if n := strings.Count(body, "<script"); n != 1 {
 		t.Errorf("%d <script elements, want only the page's own", n)
 	}
@@ -111,7 +111,7 @@ func TestUIActions(t *testing.T) {
 	f := newWebFixture(t)
 	post := func(id, action string, v url.Values) (int, http.Header, string) {
 		body, h := form(f, v, f.base)
-		return f.send(req{method: "POST", path: "/ui/runs/" + id + "/" + action, body: body, header: h, session: true})
+		return f.send(req{Method: "POST", Path: "/ui/runs/" + id + "/" + action, Body: body, Header: h, Session: true})
 	}
 	f.start("c1", waitSpec)
 	f.settle("c1", waitingForSignal)
@@ -211,7 +211,7 @@ func TestUIOverUnixSocketNeedsNoLogin(t *testing.T) {
 // where form-action was meant, so forms were not held to this origin).
 func TestCSPHeaderIssue12Item10(t *testing.T) {
 	f := newWebFixture(t)
-	_, h, _ := f.send(req{method: "GET", path: "/ui/runs", session: true})
+	_, h, _ := f.send(req{Method: "GET", Path: "/ui/runs", Session: true})
 	known := map[string]bool{"default-src": true, "script-src": true, "style-src": true, "img-src": true, "connect-src": true,
 		"form-action": true, "frame-ancestors": true, "base-uri": true}
 	got := map[string]string{}
@@ -224,5 +224,14 @@ func TestCSPHeaderIssue12Item10(t *testing.T) {
 	}
 	if got["form-action"] != "'self'" || got["default-src"] != "'none'" || got["frame-ancestors"] != "'none'" {
 		t.Errorf("CSP %q: want form-action 'self', default-src 'none', frame-ancestors 'none'", h.Get("Content-Security-Policy"))
+	}
+}
+
+// TestLoginLandsOnRuns: the guard sends a new session to the UI's home, the runs list.
+func TestLoginLandsOnRuns(t *testing.T) {
+	f := newWebFixture(t)
+	code, h, _ := f.send(req{Method: "GET", Path: server.LoginPath + "?token=" + webToken})
+	if code != http.StatusSeeOther || h.Get("Location") != uiRunsPath {
+		t.Errorf("login: %d to %q, want 303 to %s", code, h.Get("Location"), uiRunsPath)
 	}
 }
