@@ -18,7 +18,8 @@ import (
 
 const webToken = servertest.Token
 
-// webFixture is a Server behind ListenTCP on a loopback port, as wend serve runs it.
+// webFixture is a Server behind ListenTCP on a loopback port, as wend serve runs it, with
+// stand-ins for the UI and the metrics its leaves provide.
 type webFixture struct {
 	t    *testing.T
 	srv  *Server
