@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
 
 	"github.com/wendflow/wend/history"
@@ -31,37 +28,11 @@ error.
 }
 
 func runCancel(e *env, args []string) int {
-	fs := flag.NewFlagSet("cancel", flag.ContinueOnError)
-	reason := fs.String("reason", "", "")
-	asJSON := fs.Bool("json", false, "")
-	db := dbFlag(fs)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return usageError(e, "cancel", "%s", flagError(err))
-	}
-	if len(pos) != 1 {
-		return usageError(e, "cancel", "want one workflow or run ID, got %d arguments", len(pos))
-	}
-	b, err := openBackend(e, dbPath(e, *db), steerRuns)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "wend cancel: %v\n", err)
-		return exitUsage
-	}
-	defer b.Close()
-	run, err := b.Cancel(context.Background(), pos[0], *reason)
-	if err != nil {
-		return commandError(e, "cancel", err)
-	}
-	if *asJSON {
-		out, _ := json.MarshalIndent(run, "", "  ")
-		fmt.Fprintf(e.stdout, "%s\n", out)
-		return exitOK
-	}
-	if run.Status == history.StatusCancelled {
-		fmt.Fprintf(e.stdout, "run %s of %s cancelled\n", run.RunID, printable(run.WorkflowID, ""))
-	} else {
+	return stopCmd(e, args, "cancel", backend.Cancel, func(run history.Run) string {
+		if run.Status == history.StatusCancelled {
+			return fmt.Sprintf("run %s of %s cancelled", run.RunID, printable(run.WorkflowID, ""))
+		}
 		// Compensations or on_cancel steps still have to run.
-		fmt.Fprintf(e.stdout, "cancel of run %s of %s recorded; it is %s until its compensations finish\n", run.RunID, printable(run.WorkflowID, ""), run.Status)
-	}
-	return exitOK
+		return fmt.Sprintf("cancel of run %s of %s recorded; it is %s until its compensations finish", run.RunID, printable(run.WorkflowID, ""), run.Status)
+	})
 }

@@ -1,10 +1,9 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
+
+	"github.com/wendflow/wend/history"
 )
 
 var terminateCmd = &command{
@@ -29,32 +28,7 @@ Exit codes: 0 terminated, 1 no such workflow or the run has finished, 2 usage or
 }
 
 func runTerminate(e *env, args []string) int {
-	fs := flag.NewFlagSet("terminate", flag.ContinueOnError)
-	reason := fs.String("reason", "", "")
-	asJSON := fs.Bool("json", false, "")
-	db := dbFlag(fs)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return usageError(e, "terminate", "%s", flagError(err))
-	}
-	if len(pos) != 1 {
-		return usageError(e, "terminate", "want one workflow or run ID, got %d arguments", len(pos))
-	}
-	b, err := openBackend(e, dbPath(e, *db), steerRuns)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "wend terminate: %v\n", err)
-		return exitUsage
-	}
-	defer b.Close()
-	run, err := b.Terminate(context.Background(), pos[0], *reason)
-	if err != nil {
-		return commandError(e, "terminate", err)
-	}
-	if *asJSON {
-		out, _ := json.MarshalIndent(run, "", "  ")
-		fmt.Fprintf(e.stdout, "%s\n", out)
-		return exitOK
-	}
-	fmt.Fprintf(e.stdout, "run %s of %s terminated\n", run.RunID, printable(run.WorkflowID, ""))
-	return exitOK
+	return stopCmd(e, args, "terminate", backend.Terminate, func(run history.Run) string {
+		return fmt.Sprintf("run %s of %s terminated", run.RunID, printable(run.WorkflowID, ""))
+	})
 }

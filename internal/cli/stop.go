@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+
+	"github.com/wendflow/wend/history"
+)
+
+// stopCmd runs wend cancel and wend terminate, which differ only in what they ask of the
+// backend and how they report it: ID [--reason R] [--json] [--db PATH], the run record after
+// the request on stdout, as JSON with --json and else as said by say.
+func stopCmd(e *env, args []string, name string, stop func(b backend, ctx context.Context, id, reason string) (history.Run, error),
+	say func(history.Run) string) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	reason := fs.String("reason", "", "")
+	asJSON := fs.Bool("json", false, "")
+	db := dbFlag(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return usageError(e, name, "%s", flagError(err))
+	}
+	if len(pos) != 1 {
+		return usageError(e, name, "want one workflow or run ID, got %d arguments", len(pos))
+	}
+	b, err := openBackend(e, dbPath(e, *db), steerRuns)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend %s: %v\n", name, err)
+		return exitUsage
+	}
+	defer b.Close()
+	run, err := stop(b, context.Background(), pos[0], *reason)
+	if err != nil {
+		return commandError(e, name, err)
+	}
+	if *asJSON {
+		out, _ := json.MarshalIndent(run, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", out)
+		return exitOK
+	}
+	fmt.Fprintln(e.stdout, say(run))
+	return exitOK
+}
