@@ -96,7 +96,7 @@ func TestRollDuringBackoffThenRetryIssue14(t *testing.T) {
 		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := eng.Start(ctx, engine.StartRequest{WorkflowID: id, SpecFile: file, Source: []byte(src)}); err != nil {
+		if _, _, err := eng.Start(ctx, engine.StartRequest{WorkflowID: id, SpecFile: file, Source: src}); err != nil {
 			t.Fatal(err)
 		}
 	}
