@@ -37,8 +37,9 @@ type TCPOptions struct {
 	AllowRemote bool
 	// Metrics, when set, is served at GET /metrics (package server/metrics makes it).
 	Metrics http.Handler
-	// UI, when set, serves the web UI and hands it every other path (package server/web
-	// makes it); without it the listener serves the API alone.
+	// UI, when set, serves the web UI and every other path, which it hands to the Server it
+	// was made over (package server/web makes it; give it the same Server); without it the
+	// listener serves the API alone.
 	UI UI
 }
 
