@@ -1,6 +1,7 @@
 package crashtest
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"net"
@@ -51,11 +52,17 @@ func TestCompensationsAcrossKills(t *testing.T) {
 	}
 	serve := func(failpoints string) *exec.Cmd { return startServe(t, wend, db, failpoints) }
 	srv := serve("")
-	for deadline := time.Now().Add(30 * time.Second); !fileHasLines(log, n); {
+	waitSocket(t, db+".sock")
+	// Kill only once the history holds all n completions. The plugin's log has a step's line
+	// before its completion is committed: killing when the log had n lines left the last
+	// completion unrecorded now and then on a loaded machine, so the cancelling process below
+	// first committed that step's redelivery, died at its failpoint before answering on the
+	// socket, and the cancel never reached the run.
+	for deadline := time.Now().Add(60 * time.Second); historyCount(t, wend, db, "saga", history.ActivityCompleted) < n; {
 		if time.Now().After(deadline) {
-			t.Fatal("the saga's steps never all ran")
+			t.Fatal("the saga's steps never all completed")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
 	_ = srv.Wait()
@@ -75,7 +82,11 @@ func TestCompensationsAcrossKills(t *testing.T) {
 	seed := time.Now().UnixNano() % 100000
 	rng := rand.New(rand.NewSource(seed))
 	kills := 0
-	for round := 0; round < 60; round++ {
+	// Each round starts a process only while the run is open, and judges that from the
+	// history: a process that outlives its failpoint for the hang guard is killed and the loop
+	// goes on unless the run has closed. (A fixed 3 s silence used to mean "closed"; a process
+	// slower than that on a loaded machine ended the loop with compensations left to run.)
+	for round := 0; round < 60 && !sagaClosed(t, db); round++ {
 		// Die right after the second commit: each process moves the unwinding one step, so the
 		// crashes land between every pair of compensations. (The first commit records that the
 		// compensation the previous process had handed to the plugin was interrupted, and marks
@@ -93,10 +104,9 @@ func TestCompensationsAcrossKills(t *testing.T) {
 			if exitCode(err) == 137 {
 				kills++
 			}
-		case <-time.After(3 * time.Second): // nothing left to commit: the run has closed
+		case <-time.After(30 * time.Second): // fewer than two commits were left to make
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
-			round = 60
 		}
 	}
 	st, err := boltstore.Open(db, boltstore.Options{})
@@ -175,6 +185,21 @@ func sagaProgress(t *testing.T, db string) (done int, cancelled bool) {
 	return done, cancelled
 }
 
+// sagaClosed reports, from a database no process holds, whether the saga's run has closed.
+func sagaClosed(t *testing.T, db string) bool {
+	t.Helper()
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(history.RunFilter{WorkflowID: "saga"})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("saga runs %v: %v", runs, err)
+	}
+	return runs[0].Status != history.StatusRunning
+}
+
 func countPrefix(m map[string][]proctest.Invocation, prefix string) int {
 	n := 0
 	for k, v := range m {
@@ -185,10 +210,29 @@ func countPrefix(m map[string][]proctest.Invocation, prefix string) int {
 	return n
 }
 
-// fileHasLines reports whether path exists with at least n lines.
-func fileHasLines(path string, n int) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && strings.Count(string(b), "\n") >= n
+// historyCount asks the wend process serving db (through `wend history`) how many events of
+// type typ the newest run of workflow id holds.
+func historyCount(t *testing.T, wend, db, id string, typ history.EventType) int {
+	t.Helper()
+	out, err := exec.Command(wend, "history", id, "--json", "--db", db).Output()
+	if err != nil {
+		t.Fatalf("wend history %s: %v", id, err)
+	}
+	var doc struct {
+		Events []struct {
+			Type history.EventType `json:"type"`
+		} `json:"history_events"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("wend history %s: %v", id, err)
+	}
+	c := 0
+	for _, e := range doc.Events {
+		if e.Type == typ {
+			c++
+		}
+	}
+	return c
 }
 
 // waitSocket waits until a wend process answers on the database's control socket, so a

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,8 +40,12 @@ func TestFailurePathsAcrossKills(t *testing.T) {
 		{"backoff", "steps: [{activity: demo.fail, with: {message: busy}, retry: {tries: 4, backoff: [700ms]}}]\n",
 			[]time.Duration{300 * time.Millisecond, 900 * time.Millisecond}, history.StatusFailed},
 		// The plugin heartbeats every 100ms; each kill lands while the try's heartbeat timer is
-		// armed, the try is redelivered after the restart, and the run completes.
-		{"heartbeat", "steps: [{activity: demo.sleep, with: {ms: 1500}, heartbeat_timeout: 400ms, retry: {tries: 3}}]\n",
+		// armed, the try is redelivered after the restart, and the run completes. The sleep is
+		// twice the heartbeat timeout, so the try completes only if heartbeats keep re-arming it.
+		// The timeout is 15 heartbeats: on a loaded machine (ten CPU burners on the test's core)
+		// a heartbeat took over 400 ms from the plugin to the engine's timer, so a 400 ms timeout
+		// timed out every healthy try and the run failed once its three tries were spent.
+		{"heartbeat", "steps: [{activity: demo.sleep, with: {ms: 3000}, heartbeat_timeout: 1500ms, retry: {tries: 3}}]\n",
 			[]time.Duration{700 * time.Millisecond, 900 * time.Millisecond}, history.StatusCompleted},
 		{"deadline", "timeouts: {run: 1s}\nsteps: [{wait_for_signal: never}]\n",
 			[]time.Duration{300 * time.Millisecond}, history.StatusFailed},
@@ -56,9 +61,7 @@ func TestFailurePathsAcrossKills(t *testing.T) {
 					time.Sleep(1500 * time.Millisecond) // down while the deadline passes
 				}
 			}
-			if a := runOnceID(t, wend, db, wf, tc.id, 0); a.killed || (a.exit == 0) != (tc.status == history.StatusCompleted) {
-				t.Fatalf("last run exit %d", a.exit)
-			}
+			last := runOnceID(t, wend, db, wf, tc.id, 0)
 			st, err := boltstore.Open(db, boltstore.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -68,6 +71,9 @@ func TestFailurePathsAcrossKills(t *testing.T) {
 			evs, err := st.Events(runs[0].RunID, 0)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if last.killed || (last.exit == 0) != (tc.status == history.StatusCompleted) {
+				t.Fatalf("last run exit %d; history:\n%s", last.exit, eventLines(evs))
 			}
 			early, dups := 0, 0
 			var due time.Time
@@ -102,4 +108,13 @@ func TestFailurePathsAcrossKills(t *testing.T) {
 			}
 		})
 	}
+}
+
+// eventLines renders a history one event a line, for a failure's message.
+func eventLines(evs []history.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%3d %s %s %s attempt %d %s\n", e.Seq, e.Time.Format("15:04:05.000"), e.Type, e.Step, e.Attempt, e.Data)
+	}
+	return b.String()
 }
