@@ -41,6 +41,18 @@ func TestStartErrors(t *testing.T) {
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A python3 without grpcio, as a pyenv or virtualenv one first on PATH is.
+	pyDir := filepath.Join(dir, "venv", "bin")
+	if err := os.MkdirAll(pyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	noGRPC := filepath.Join(pyDir, "python3")
+	if err := os.WriteFile(noGRPC, []byte("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'grpc'\" >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plugin.py"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name         string
 		cfg          Config
@@ -59,6 +71,9 @@ func TestStartErrors(t *testing.T) {
 			[]string{`"wend-no-such-plugin" not found in PATH`}},
 		{"exit before handshake", testPlugin("t", "exit"), TypeExited, true, 2 * time.Second,
 			[]string{"exited before the handshake (exit status 3)", "stderr: ", "testplugin: config file missing"}},
+		{"python without grpcio", Config{Command: []string{noGRPC, "plugin.py"}, Dir: dir}, TypeExited, true, 2 * time.Second,
+			[]string{"exited before the handshake (exit status 1)", "No module named 'grpc'", "the interpreter was " + noGRPC,
+				"plugins: {t: {command: [/usr/bin/python3, SCRIPT]}}"}},
 		{"no handshake", testPlugin("t", "nohandshake"), TypeStartTimeout, false, 2500 * time.Millisecond,
 			[]string{"no handshake within 1s; killed it", "testplugin: thinking about it"}},
 		{"garbage on stdout", testPlugin("t", "garbage"), TypeBadHandshake, true, time.Second,

@@ -34,6 +34,7 @@ type process struct {
 	stderr       *stderrLog
 	lanes        lanes
 	build        string // sha256 of the code it runs ("" when unknown)
+	program      string // the resolved program, for a start error's hint
 
 	stopOnce sync.Once
 	stopped  chan struct{} // closed once stop has returned
@@ -55,7 +56,7 @@ var quietLogger = hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Di
 // for the handshake and a health check.
 func startProcess(cfg Config, program string, opts Options) (*process, error) {
 	p := &process{name: cfg.Name, grace: opts.StopGrace, startTimeout: opts.StartTimeout,
-		stderr: &stderrLog{plugin: cfg.Name, log: opts.Log}, stopped: make(chan struct{})}
+		stderr: &stderrLog{plugin: cfg.Name, log: opts.Log}, stopped: make(chan struct{}), program: program}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		Plugins:          plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}},
@@ -142,7 +143,7 @@ func (p *process) startFailed(err error) error {
 	case strings.HasPrefix(msg, "timeout while waiting for plugin to start"):
 		return startError(TypeStartTimeout, false, "start plugin %s: no handshake within %s; killed it%s", p.name, p.startTimeout, tail)
 	case exited:
-		return startError(TypeExited, true, "start plugin %s: exited before the handshake (%s)%s", p.name, status, tail)
+		return startError(TypeExited, true, "start plugin %s: exited before the handshake (%s)%s%s", p.name, status, tail, interpreterHint(p.name, p.program, tail))
 	case strings.HasPrefix(first, "Unrecognized remote plugin message: "):
 		line := strings.TrimPrefix(first, "Unrecognized remote plugin message: ")
 		return startError(TypeBadHandshake, true, "start plugin %s: expected the go-plugin handshake on stdout, got %q (a plugin must not print to stdout before serving)%s", p.name, line, tail)

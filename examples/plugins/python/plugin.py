@@ -21,15 +21,28 @@ from concurrent import futures
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen"))
 
-import grpc  # noqa: E402
+try:
+    import grpc  # noqa: E402
 
-import activities_pb2  # noqa: E402
-import activities_pb2_grpc  # noqa: E402
-import grpc_controller_pb2  # noqa: E402
-import grpc_controller_pb2_grpc  # noqa: E402
-import health_pb2  # noqa: E402
-import health_pb2_grpc  # noqa: E402
-import mtls  # noqa: E402
+    import activities_pb2  # noqa: E402
+    import activities_pb2_grpc  # noqa: E402
+    import grpc_controller_pb2  # noqa: E402
+    import grpc_controller_pb2_grpc  # noqa: E402
+    import health_pb2  # noqa: E402
+    import health_pb2_grpc  # noqa: E402
+    import mtls  # noqa: E402
+except ImportError as e:
+    # wend shows this (the tail of the plugin's stderr) in the start error. A python3 from
+    # pyenv or a virtualenv first on PATH is the usual cause: Debian's grpcio is installed for
+    # /usr/bin/python3 only.
+    sys.stderr.write(
+        "wend python plugin: %s: the interpreter %s has no grpcio/protobuf. "
+        "Install them for it (pip install grpcio protobuf), or name an interpreter that has them "
+        "in the workflow: plugins: {NAME: {command: [/usr/bin/python3, %s]}} "
+        "(Debian: apt-get install python3-grpcio python3-protobuf).\n"
+        % (e, sys.executable, os.path.basename(__file__))
+    )
+    sys.exit(3)
 
 # Must match plugins/internal/wire.
 COOKIE_KEY, COOKIE_VALUE = "WEND_PLUGIN", "wend-activities-v1"
