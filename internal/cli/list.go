@@ -33,7 +33,8 @@ Flags:
   --q TEXT               only runs whose workflow id or run id contains TEXT, in any case
                          (at most 256 bytes)
   --started-after TIME   only runs started at or after TIME, an RFC 3339 time with a zone
-                         like 2024-05-01T12:00:00Z
+                         like 2024-05-01T12:00:00Z, or a date like 2024-05-01 (its start,
+                         00:00 UTC)
   --started-before TIME  only runs started strictly before TIME (so adjacent ranges never
                          share a run); must be later than --started-after
   --limit N              at most N runs, the newest (default all)
@@ -136,18 +137,6 @@ func (f listFlags) query() (server.ListQuery, int, error) {
 		}
 	}
 	return q, limit, nil
-}
-
-// listTime parses a time flag; empty is no bound.
-func listTime(name, s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: %q is not an RFC 3339 time like 2024-05-01T12:00:00Z", name, s)
-	}
-	return t, nil
 }
 
 // statusText is a run's status, with the closed reason when that says more.
