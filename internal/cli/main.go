@@ -66,10 +66,15 @@ func init() {
 // Temporal cluster is handed to the wend-temporal binary (handoff.go).
 func Main() int {
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
-	if wantsTemporal(os.Args[1:], os.Getenv) {
-		return handoff(e, os.Args[1:])
+	args, err := hoistGlobalFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend: %v\ntry: wend help\n", err)
+		return exitUsage
 	}
-	return run(e, os.Args[1:])
+	if wantsTemporal(args, os.Getenv) {
+		return handoff(e, args)
+	}
+	return run(e, args)
 }
 
 func run(e *env, args []string) (code int) {
@@ -79,6 +84,11 @@ func run(e *env, args []string) (code int) {
 			code = exitInternal
 		}
 	}()
+	args, err := hoistGlobalFlags(args)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend: %v\ntry: wend help\n", err)
+		return exitUsage
+	}
 	if len(args) == 0 {
 		printHelp(e, e.stderr)
 		return exitUsage
@@ -126,7 +136,7 @@ func (e *env) didYouMean(name string) string {
 }
 
 func printHelp(e *env, w io.Writer) {
-	fmt.Fprint(w, "wend runs declarative YAML workflows durably.\n\nUsage: wend COMMAND [ARGS]\n\nCommands:\n")
+	fmt.Fprint(w, "wend runs declarative YAML workflows durably.\n\nUsage: wend [--db PATH] COMMAND [ARGS]\n\nCommands:\n")
 	names := e.names()
 	sort.Strings(names)
 	for _, n := range names {
@@ -134,6 +144,8 @@ func printHelp(e *env, w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, c.summary)
 	}
 	fmt.Fprint(w, "\nRun 'wend help COMMAND' for a command's flags and exit codes.\n")
+	fmt.Fprint(w, "--db PATH (and --temporal, --namespace, --task-queue) may also come before the command.\n")
+	fmt.Fprint(w, "Shell completion: 'wend completion bash|zsh|fish' (wend help completion).\n")
 	fmt.Fprint(w, "On a Temporal cluster: add --temporal HOST:PORT [--namespace N] [--task-queue Q] (or set\n"+
 		"WEND_TEMPORAL) to run, list, show, history, signal, cancel, terminate, retry, wait and\n"+
 		"check, and start workers with 'wend worker' (these need the wend-temporal program; README,\n"+
