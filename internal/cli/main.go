@@ -59,6 +59,8 @@ func init() {
 		"repair":    repairCmd,
 		"history":   historyCmd,
 		"wait":      waitCmd,
+
+		"completion": completionCmd,
 	}
 }
 
