@@ -93,10 +93,11 @@ func runList(e *env, args []string) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKFLOW ID\tRUN ID\tNAME\tSTATUS\tSTARTED\tCLOSED")
+	color := e.colorOn(e.stdout)
+	fmt.Fprintf(tw, "WORKFLOW ID\tRUN ID\tNAME\t%s\tSTARTED\tCLOSED\n", paint(color, ansiDefault, "STATUS"))
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(r.WorkflowID, ""), printable(r.RunID, ""), printable(r.Name, ""),
-			printable(statusText(r), ""), stamp(r.StartedAt), stamp(r.ClosedAt))
+			paint(color, statusColor(r.Status), printable(statusText(r), "")), stamp(r.StartedAt), stamp(r.ClosedAt))
 	}
 	tw.Flush()
 	return exitOK
