@@ -53,6 +53,9 @@ Flags:
                       other characters (openssl rand -hex 16); the same for $WEND_TOKEN
   --workflows DIR     register the workflow files below DIR by name (repeatable; read at
                       start, not watched)
+  --log-format F      text or json: each line on stderr is a log/slog record (time, level,
+                      msg; a step's line adds workflow_id and elapsed); plain: the lines
+                      as wend run prints them. Default: text on a terminal, else plain
 
 Exit codes: 0 stopped by Ctrl-C or SIGTERM, 1 the engine stopped on a failed commit, 2 usage
 or I/O error (the database is held by another process).
@@ -67,6 +70,7 @@ func runServe(e *env, args []string) int {
 	fs.StringVar(hf.listen, "http", defaultListen, "") // issue 7's name; --listen is the same flag
 	var wfDirs dirList
 	fs.Var(&wfDirs, "workflows", "")
+	logFormat := fs.String("log-format", "", "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "serve", "%s", flagError(err))
@@ -76,6 +80,16 @@ func runServe(e *env, args []string) int {
 	}
 	if len(pos) > 0 {
 		return usageError(e, "serve", "unexpected argument %q", pos[0])
+	}
+	logs, err := serveLogger(e, *logFormat)
+	if err != nil {
+		return usageError(e, "serve", "%v", err)
+	}
+	if sl, ok := logs.(*slogLines); ok { // every line from here on is a log record
+		defer sl.flush()
+		se := *e
+		se.stderr = sl
+		e = &se
 	}
 	var workflows []server.Workflow
 	if len(wfDirs) > 0 {
