@@ -10,7 +10,7 @@ var version = ""
 
 var versionCmd = &command{
 	summary: "print the version of wend and of the spec language it reads",
-	usage:   "Usage: wend version\n\nPrints wend's version, the VCS revision it was built from when known, and the\nworkflow spec version it reads (v1).\n",
+	usage:   "Usage: wend version\n\nPrints wend's version (the release tag it was installed at, else the VCS revision it\nwas built from, -dirty when the tree had changes), the workflow spec version it reads (v1)\nand the Go version.\n",
 	run: func(e *env, args []string) int {
 		if len(args) > 0 {
 			return usageError(e, "version", "unexpected argument %q", args[0])
@@ -28,13 +28,36 @@ func buildVersion() string {
 	if !ok {
 		return "devel"
 	}
+	return versionOf(info)
+}
+
+// versionOf reads the version from build info: the module version when wend was installed
+// with `go install github.com/wendflow/wend/cmd/wend@v0.5.0` (a tag: the version is all
+// there is to say), else "devel" with the VCS revision a `go build` in a checkout stamps,
+// marked "-dirty" when the tree had uncommitted changes.
+func versionOf(info *debug.BuildInfo) string {
 	v := info.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "devel"
+	if v != "" && v != "(devel)" {
+		return v
 	}
+	v = "devel"
+	var rev string
+	var dirty bool
 	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += " " + rev
+		if dirty {
+			v += "-dirty"
 		}
 	}
 	return v
