@@ -41,6 +41,9 @@ func hoistGlobalFlags(args []string) ([]string, error) {
 	if i == len(args) {
 		return nil, fmt.Errorf("no command after %s", strings.Join(flags, " "))
 	}
+	if args[i] == "help" { // help says the same whatever the database
+		return args[i:], nil
+	}
 	out := make([]string, 0, len(args))
 	out = append(out, args[i])
 	out = append(out, flags...)
