@@ -111,6 +111,14 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) {
 		e.cancelCall(taskID)
 		<-e.sem
 	}
+	if err := e.prepare(ctx, at); err != nil { // before the timers: see Preparer
+		cancelled := ctx.Err() != nil
+		release()
+		if !cancelled {
+			e.report(at.RunID, outcomeEvent(at, callResult{err: err}))
+		}
+		return
+	}
 	var build atomic.Pointer[string] // the plugin build serving the try, once known
 	t := newTryTimers(e.clock, at, func(why string) {
 		if !ended.CompareAndSwap(false, true) {
