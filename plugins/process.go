@@ -35,8 +35,9 @@ type process struct {
 	lanes        lanes
 	build        string // sha256 of the code it runs ("" when unknown)
 
-	stopOnce sync.Once
-	stopped  chan struct{} // closed once stop has returned
+	stopOnce     sync.Once
+	stopped      chan struct{} // closed once stop has returned
+	killedAtStop bool          // stop had to kill the group: Shutdown did not end it in time
 
 	useMu   sync.Mutex
 	uses    int  // tries (and Describes) running on it
@@ -54,6 +55,24 @@ var quietLogger = hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Di
 // startProcess starts program (already resolved and verified) with cfg's arguments and waits
 // for the handshake and a health check.
 func startProcess(cfg Config, program string, opts Options) (*process, error) {
+	p, err := handshake(cfg, program, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkHealth(opts.StartTimeout); err != nil {
+		p.stop()
+		return nil, startError(TypeBadHandshake, true, "start plugin %s: health check: %v%s", p.name, err, p.stderr.last())
+	}
+	p.runner.refresh()
+	if note := p.probeLanes(opts.StartTimeout); note != "" {
+		opts.Log(p.name, note)
+	}
+	return p, nil
+}
+
+// handshake starts program and reads go-plugin's handshake: the first half of startProcess,
+// which `wend plugin test` reports apart from the health check.
+func handshake(cfg Config, program string, opts Options) (*process, error) {
 	p := &process{name: cfg.Name, grace: opts.StopGrace, startTimeout: opts.StartTimeout,
 		stderr: &stderrLog{plugin: cfg.Name, log: opts.Log}, stopped: make(chan struct{})}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
@@ -94,12 +113,6 @@ func startProcess(cfg Config, program string, opts Options) (*process, error) {
 	}
 	p.rpc = raw.(pluginv1.ActivitiesClient)
 	p.conn = rpc.(*plugin.GRPCClient).Conn
-	if err := p.checkHealth(opts.StartTimeout); err != nil {
-		p.stop()
-		return nil, startError(TypeBadHandshake, true, "start plugin %s: health check: %v%s", p.name, err, p.stderr.last())
-	}
-	p.runner.refresh()
-	p.probeLanes(opts.StartTimeout, opts.Log)
 	return p, nil
 }
 
@@ -175,6 +188,7 @@ func (p *process) stop() {
 			return
 		case <-time.After(p.grace):
 		}
+		p.killedAtStop = true
 		if p.runner != nil {
 			p.runner.killGroup()
 		}
