@@ -196,5 +196,6 @@ func pluginConfig(file string, p *spec.Plugin) plugins.Config {
 }
 
 func pluginOptions(e *env) plugins.Options {
-	return plugins.Options{Log: func(plugin, line string) { fmt.Fprintf(e.stderr, "plugin %s: %s\n", plugin, line) }}
+	return plugins.Options{StartTimeout: pluginStartTimeout(e),
+		Log: func(plugin, line string) { fmt.Fprintf(e.stderr, "plugin %s: %s\n", plugin, line) }}
 }
