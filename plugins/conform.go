@@ -323,9 +323,13 @@ func (c *conformer) cancelRace() {
 		return
 	}
 	defer end()
-	cancel := &pluginv1.Cancel{Reason: wire.ReasonCancelled}
-	if err := s.send(c.request(c.co.Call.Activity, c.co.Call.Input), cancel); err != nil {
-		c.report(check, CheckFail, "send: %v", err)
+	if err := s.send(c.request(c.co.Call.Activity, c.co.Call.Input), nil); err != nil {
+		c.report(check, CheckFail, "send the request: %v", err)
+		return
+	}
+	// io.EOF: the plugin already ended the stream; what it sent before tells.
+	if err := s.send(nil, &pluginv1.Cancel{Reason: wire.ReasonCancelled}); err != nil && !errors.Is(err, io.EOF) {
+		c.report(check, CheckFail, "send the cancel: %v", err)
 		return
 	}
 	fin, ok := c.final("Execute", check, s, c.opts.StopGrace)
@@ -368,7 +372,11 @@ waiting:
 				beats++
 				break waiting
 			}
-			c.report("cancel", CheckSkip, "%s: %s ended (%s) before it could be cancelled: give --slow an input that runs for seconds", stream, c.co.Slow.Activity, kind(e.ev))
+			if e.ev.GetError() != nil {
+				c.report("cancel", CheckFail, "%s: %s ended with %s before it could be cancelled", stream, c.co.Slow.Activity, describeEvent(e.ev))
+			} else {
+				c.report("cancel", CheckSkip, "%s: %s ended (%s) before it could be cancelled: give --slow an input that runs for seconds", stream, c.co.Slow.Activity, kind(e.ev))
+			}
 			return "", false
 		case <-wait.C:
 			break waiting
@@ -381,7 +389,7 @@ waiting:
 			c.report("heartbeats", CheckSkip, "%s sent no heartbeat within %s (optional, but a step with heartbeat_timeout needs them)", c.co.Slow.Activity, heartbeatWait)
 		}
 	}
-	if err := s.send(nil, &pluginv1.Cancel{Reason: reason}); err != nil {
+	if err := s.send(nil, &pluginv1.Cancel{Reason: reason}); err != nil && !errors.Is(err, io.EOF) {
 		c.report("cancel", CheckFail, "%s: send the cancel: %v", stream, err)
 		return "", false
 	}
