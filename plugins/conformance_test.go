@@ -62,11 +62,25 @@ func nodeCommand(t testing.TB) []string {
 	return []string{path, filepath.Join(dir, "plugin.js")}
 }
 
+// rubyCommand finds a ruby that has Debian's grpc and google-protobuf gems; a missing one fails
+// the test.
+func rubyCommand(t testing.TB) []string {
+	t.Helper()
+	path, err := exec.LookPath("ruby")
+	if err == nil && exec.Command(path, "-e", "require 'grpc'; require 'google/protobuf'").Run() == nil {
+		abs, _ := filepath.Abs(filepath.Join(examplesDir, "ruby", "plugin.rb"))
+		return []string{path, abs}
+	}
+	t.Fatal("no ruby with grpc and google-protobuf: apt-get install ruby ruby-grpc ruby-google-protobuf")
+	return nil
+}
+
 func exampleConfigs(t testing.TB) []Config {
 	return []Config{
 		{Name: "go", Command: []string{bins.goExample}},
 		{Name: "python", Command: pythonCommand(t)},
 		{Name: "node", Command: nodeCommand(t)},
+		{Name: "ruby", Command: rubyCommand(t)},
 	}
 }
 

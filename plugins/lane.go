@@ -98,9 +98,9 @@ func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 // probeLanes asks whether the plugin serves Lane: it opens one and closes its send side at
 // once. A plugin with lanes ends it cleanly; one without answers Unimplemented, or Ruby's
 // answer for the same (laneNotDefined). Anything else (an error, no answer within timeout)
-// also means Execute only, and is logged: Execute is the contract, lanes only a faster road
-// to it.
-func (p *process) probeLanes(timeout time.Duration, log func(plugin, line string)) {
+// also means Execute only, and returns a note for the log: Execute is the contract, lanes only
+// a faster road to it.
+func (p *process) probeLanes(timeout time.Duration) (note string) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	s, err := p.rpc.Lane(ctx)
@@ -114,10 +114,11 @@ func (p *process) probeLanes(timeout time.Duration, log func(plugin, line string
 		p.lanes.on = true
 	case status.Code(err) == codes.Unimplemented, laneNotDefined(err):
 	case err == nil:
-		log(p.name, "wend: the plugin answered a Lane stream closed at once with an event; using Execute for every call")
+		return "wend: the plugin answered a Lane stream closed at once with an event; using Execute for every call"
 	default:
-		log(p.name, "wend: the plugin's Lane stream did not end cleanly when closed ("+err.Error()+"); using Execute for every call")
+		return "wend: the plugin's Lane stream did not end cleanly when closed (" + err.Error() + "); using Execute for every call"
 	}
+	return ""
 }
 
 // rubyNoMethod is the whole status message Ruby's gRPC (the grpc gem, 1.51 as Debian ships

@@ -36,8 +36,9 @@ type process struct {
 	build        string // sha256 of the code it runs ("" when unknown)
 	program      string // the resolved program, for a start error's hint
 
-	stopOnce sync.Once
-	stopped  chan struct{} // closed once stop has returned
+	stopOnce     sync.Once
+	stopped      chan struct{} // closed once stop has returned
+	killedAtStop bool          // stop had to kill the group: Shutdown did not end it in time
 
 	useMu   sync.Mutex
 	uses    int  // tries (and Describes) running on it
@@ -55,6 +56,24 @@ var quietLogger = hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Di
 // startProcess starts program (already resolved and verified) with cfg's arguments and waits
 // for the handshake and a health check.
 func startProcess(cfg Config, program string, opts Options) (*process, error) {
+	p, err := handshake(cfg, program, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkHealth(opts.StartTimeout); err != nil {
+		p.stop()
+		return nil, startError(TypeBadHandshake, true, "start plugin %s: health check: %v%s", p.name, err, p.stderr.last())
+	}
+	p.runner.refresh()
+	if note := p.probeLanes(opts.StartTimeout); note != "" {
+		opts.Log(p.name, note)
+	}
+	return p, nil
+}
+
+// handshake starts program and reads go-plugin's handshake: the first half of startProcess,
+// which `wend plugin test` reports apart from the health check.
+func handshake(cfg Config, program string, opts Options) (*process, error) {
 	p := &process{name: cfg.Name, grace: opts.StopGrace, startTimeout: opts.StartTimeout,
 		stderr: &stderrLog{plugin: cfg.Name, log: opts.Log}, stopped: make(chan struct{}), program: program}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
@@ -95,12 +114,6 @@ func startProcess(cfg Config, program string, opts Options) (*process, error) {
 	}
 	p.rpc = raw.(pluginv1.ActivitiesClient)
 	p.conn = rpc.(*plugin.GRPCClient).Conn
-	if err := p.checkHealth(opts.StartTimeout); err != nil {
-		p.stop()
-		return nil, startError(TypeBadHandshake, true, "start plugin %s: health check: %v%s", p.name, err, p.stderr.last())
-	}
-	p.runner.refresh()
-	p.probeLanes(opts.StartTimeout, opts.Log)
 	return p, nil
 }
 
@@ -176,6 +189,7 @@ func (p *process) stop() {
 			return
 		case <-time.After(p.grace):
 		}
+		p.killedAtStop = true
 		if p.runner != nil {
 			p.runner.killGroup()
 		}

@@ -17,10 +17,12 @@ import (
 )
 
 var pluginCmd = &command{
-	summary: "describe a plugin, call one of its activities, or roll running plugins to new code",
+	summary: "describe a plugin, call one of its activities, roll running plugins to new code, or test a plugin",
 	usage: `Usage: wend plugin describe (PATH | --workflow FILE NAME) [--json]
        wend plugin call PLUGIN.ACTIVITY --workflow FILE [--input JSON]
        wend plugin roll [NAME] [--json] [--db PATH]
+       wend plugin test (PATH | --workflow FILE NAME) [--activity NAME --input JSON]
+                        [--slow NAME --slow-input JSON]
 
 describe starts the plugin (the executable at PATH, or the plugin NAME as workflow FILE
 declares it), lists its activities with their descriptions and input and output JSON
@@ -39,13 +41,14 @@ run starts the program as it is then.
 Exit codes: 0 success, 1 the plugin failed to start or the activity returned an error
 (its type, message and whether a retry could help are printed), or a new build did not
 start (roll), 2 usage or I/O error.
-`,
+
+` + pluginTestUsage,
 	run: runPlugin,
 }
 
 func runPlugin(e *env, args []string) int {
 	if len(args) == 0 {
-		return usageError(e, "plugin", "want a subcommand: describe, call or roll")
+		return usageError(e, "plugin", "want a subcommand: describe, call, roll or test")
 	}
 	switch args[0] {
 	case "describe":
@@ -54,8 +57,10 @@ func runPlugin(e *env, args []string) int {
 		return runPluginCall(e, args[1:])
 	case "roll":
 		return runPluginRoll(e, args[1:])
+	case "test":
+		return runPluginTest(e, args[1:])
 	}
-	return usageError(e, "plugin", "unknown subcommand %q; want describe, call or roll", args[0])
+	return usageError(e, "plugin", "unknown subcommand %q; want describe, call, roll or test", args[0])
 }
 
 func runPluginDescribe(e *env, args []string) int {
@@ -191,5 +196,6 @@ func pluginConfig(file string, p *spec.Plugin) plugins.Config {
 }
 
 func pluginOptions(e *env) plugins.Options {
-	return plugins.Options{Log: func(plugin, line string) { fmt.Fprintf(e.stderr, "plugin %s: %s\n", plugin, line) }}
+	return plugins.Options{StartTimeout: pluginStartTimeout(e),
+		Log: func(plugin, line string) { fmt.Fprintf(e.stderr, "plugin %s: %s\n", plugin, line) }}
 }

@@ -18,6 +18,6 @@ func pluginStats(r *plugins.Router) func() metrics.PluginStats {
 // newRouter makes the plugin router of a process that drives runs: plugin stderr lines go
 // to the command's stderr as "plugin NAME: LINE", processes are recorded in registry.
 func newRouter(e *env, registry string) *plugins.Router {
-	return plugins.NewRouter(plugins.Options{Registry: registry,
+	return plugins.NewRouter(plugins.Options{Registry: registry, StartTimeout: pluginStartTimeout(e),
 		Log: func(plugin, line string) { fmt.Fprintf(e.stderr, "plugin %s: %s\n", plugin, line) }})
 }

@@ -10,6 +10,8 @@
 //	plaingrpc     serve the Activities service on a unix socket without go-plugin (benchmarks)
 //	nolane        serve the activities without the Lane RPC (it answers Unimplemented)
 //	laneerror     answer Lane with the status WEND_TESTPLUGIN_LANE_CODE and _MESSAGE give
+//	lateevent     serve without Lane, and send a heartbeat after each Execute try's final event
+//	chattylane    serve a Lane that sends an event before it is asked anything
 //
 // Activities: noop, echo, sleep {ms}, hang (ignores cancellation), crash (SIGKILLs itself
 // mid-call), freeze (SIGSTOPs itself), grandchild (starts `sleep 1000` and returns its pid),

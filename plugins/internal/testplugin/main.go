@@ -50,9 +50,11 @@ func main() {
 		})
 	case "plaingrpc":
 		servePlain(acts)
-	case "nolane", "chattylane", "laneerror":
+	case "nolane", "chattylane", "laneerror", "lateevent":
 		var impl pluginv1.ActivitiesServer = noLane{srv: sdk.NewServer(acts)}
 		switch mode {
+		case "lateevent":
+			impl = lateEvent{noLane{srv: sdk.NewServer(acts)}}
 		case "chattylane":
 			impl = chattyLane{noLane{srv: sdk.NewServer(acts)}}
 		case "laneerror":
@@ -84,6 +86,24 @@ func (n noLane) Describe(ctx context.Context, req *pluginv1.DescribeRequest) (*p
 }
 
 func (n noLane) Execute(stream pluginv1.Activities_ExecuteServer) error { return n.srv.Execute(stream) }
+
+// lateEvent sends a heartbeat after each Execute try's final event, which the protocol forbids.
+type lateEvent struct{ noLane }
+
+func (l lateEvent) Execute(stream pluginv1.Activities_ExecuteServer) error {
+	return l.srv.Execute(lateStream{stream})
+}
+
+type lateStream struct {
+	pluginv1.Activities_ExecuteServer
+}
+
+func (s lateStream) Send(ev *pluginv1.ExecuteEvent) error {
+	if err := s.Activities_ExecuteServer.Send(ev); err != nil || ev.GetHeartbeat() != nil {
+		return err
+	}
+	return s.Activities_ExecuteServer.Send(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Heartbeat{Heartbeat: &pluginv1.Heartbeat{}}})
+}
 
 // chattyLane serves a Lane that speaks before it is asked anything: it sends an event on
 // every lane it is given, then waits for the host to end it.

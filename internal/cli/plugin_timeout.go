@@ -1,0 +1,28 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+)
+
+// startTimeoutEnv names the variable that changes how long a plugin gets to start (handshake
+// and first health check) in every command that starts plugins. Default: plugins.Options'.
+const startTimeoutEnv = "WEND_PLUGIN_START_TIMEOUT"
+
+// pluginStartTimeout reads startTimeoutEnv; unset gives 0 (the host's default, 5s). A value
+// that is not a positive duration is reported on stderr and ignored.
+func pluginStartTimeout(e *env) time.Duration {
+	if e.getenv == nil {
+		return 0
+	}
+	v := e.getenv(startTimeoutEnv)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		fmt.Fprintf(e.stderr, "wend: %s=%q is not a positive duration such as 30s; using the default 5s\n", startTimeoutEnv, v)
+		return 0
+	}
+	return d
+}
