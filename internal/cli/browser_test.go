@@ -163,7 +163,7 @@ func TestBrowser(t *testing.T) {
 	pageText(t, ctx, `tr.step[data-path="steps[1]"] .badge`, "waiting")
 	screenshot(t, ctx, "ui-run.png")
 	browse(t, ctx, "send the signal",
-		chromedp.SendKeys(chromedp.CSS(`#signal-name`), "approve"),
+		chromedp.SetValue(chromedp.CSS(`#signal-name`), "approve"), // the form offers it already
 		chromedp.SendKeys(chromedp.CSS(`#signal-data`), `{"by": "ann"}`),
 		chromedp.Click(chromedp.CSS(`#signal-send`)),
 		chromedp.WaitVisible(chromedp.CSS(`#flash`)))

@@ -85,12 +85,13 @@ func (f *webFixture) send(r req) (int, http.Header, string) { f.t.Helper(); retu
 var csrfInput = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 
 // csrf is the value the session's pages embed in their forms, read from the list page (its
-// start form, when workflows are registered) or else a run's page (its buttons).
+// start form, when workflows are registered) or else the first run page that has a button.
 func (f *webFixture) csrf() string {
 	f.t.Helper()
 	pages := []string{uiRunsPath}
-	if runs, _ := f.srv.List(history.RunFilter{}); len(runs) > 0 {
-		pages = append(pages, uiRunsPath+"/"+runs[0].RunID)
+	runs, _ := f.srv.List(history.RunFilter{})
+	for _, r := range runs { // a closed run's page may offer no button
+		pages = append(pages, uiRunsPath+"/"+r.RunID)
 	}
 	for _, p := range pages {
 		_, _, body := f.send(req{Method: "GET", Path: p, Session: true})

@@ -17,21 +17,25 @@ import (
 // the export does not hold: the step tree, the waits and the live state.
 type runView struct {
 	uiPage
-	Run       history.Run
-	Doc       *export.Document
-	DocErr    string // the view could not be built; the raw events are still shown
-	Steps     []runview.Step
-	Waits     []runview.Wait
-	State     json.RawMessage // the run's public state now (runview's Live)
-	StateErr  string
-	RetryOf   string // the failed run this run retries
-	Events    []history.Event
-	URL       string // this run's page
-	LiveURL   string
-	Version   string
-	Actions   []runAction
-	DoneLabel string
-	view      *runview.View // nil when DocErr says why
+	Run      history.Run
+	Doc      *export.Document
+	DocErr   string // the view could not be built; the raw events are still shown
+	Steps    []runview.Step
+	Waits    []runview.Wait
+	State    json.RawMessage // the run's public state now (runview's Live)
+	StateErr string
+	RetryOf  string // the failed run this run retries
+	Events   []history.Event
+	URL      string // this run's page
+	LiveURL  string
+	Version  string
+	Actions  []runAction // those valid for the run's status (validActions)
+	// SignalNames are the names the signal form offers (signalNames); Declared: the
+	// workflow declares its signals, so the form offers only those.
+	SignalNames []string
+	Declared    bool
+	DoneLabel   string
+	view        *runview.View // nil when DocErr says why
 }
 
 // StepName names a step path for a person (runview.StepName); pages keep the path in a title.
@@ -91,7 +95,7 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &runView{uiPage: newUIPage(r, "Run "+p.Run.WorkflowID), Run: p.Run, Events: p.Events, Actions: runActions}
+	v := &runView{uiPage: newUIPage(r, "Run "+p.Run.WorkflowID), Run: p.Run, Events: p.Events}
 	v.URL = uiRunsPath + "/" + url.PathEscape(p.Run.RunID)
 	v.LiveURL = v.URL + "?partial=live"
 	v.Version = fmt.Sprintf("%d-%s", p.Run.LastSeq, p.Run.Status)
@@ -99,10 +103,17 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	if err == nil {
 		v.Doc, err = export.FromView(view)
 	}
+	newest := p.Run.RunID
+	if n, nerr := u.s.Resolve(p.Run.WorkflowID); nerr == nil {
+		newest = n.RunID
+	}
 	if err != nil {
 		v.DocErr = err.Error()
+		v.Actions = validActions(p.Run, nil, newest)
 		return v, nil
 	}
+	v.Actions = validActions(p.Run, view, newest)
+	v.SignalNames, v.Declared = signalNames(view)
 	v.view, v.Steps, v.Waits, v.RetryOf = view, view.Steps(), view.Waits(), view.RetryOf
 	v.State, v.StateErr = view.Live().State, view.Live().Err
 	return v, nil

@@ -13,6 +13,10 @@
       .then(function (html) {
         if (html === null) return;
         var next = new DOMParser().parseFromString(html, "text/html").getElementById(live.id);
+        if (next && live.id === "run-live" && next.dataset.open !== live.dataset.open) {
+          location.reload(); // the run closed: its actions (outside the live part) change too
+          return;
+        }
         if (next && next.dataset.version !== live.dataset.version) {
           live.replaceWith(document.importNode(next, true));
         }
