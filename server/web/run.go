@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
@@ -35,7 +36,12 @@ type runView struct {
 	SignalNames []string
 	Declared    bool
 	DoneLabel   string
-	view        *runview.View // nil when DocErr says why
+	// Items are the activities, a for_each's collapsed (groupActivities); EventPage the
+	// events shown (pageEvents).
+	Items     []activityItem
+	EventPage eventPage
+	params    url.Values    // the page's query (pageParams)
+	view      *runview.View // nil when DocErr says why
 }
 
 // StepName names a step path for a person (runview.StepName); pages keep the path in a title.
@@ -97,7 +103,8 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	}
 	v := &runView{uiPage: newUIPage(r, "Run "+p.Run.WorkflowID), Run: p.Run, Events: p.Events}
 	v.URL = uiRunsPath + "/" + url.PathEscape(p.Run.RunID)
-	v.LiveURL = v.URL + "?partial=live"
+	v.params = r.URL.Query()
+	v.LiveURL = v.liveURL()
 	v.Version = fmt.Sprintf("%d-%s", p.Run.LastSeq, p.Run.Status)
 	view, err := runview.Fold(p.Run, p.Events)
 	if err == nil {
@@ -113,6 +120,10 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 		return v, nil
 	}
 	v.Actions = validActions(p.Run, view, newest)
+	apage, _ := strconv.Atoi(v.params.Get("apage"))
+	epage, _ := strconv.Atoi(v.params.Get("epage"))
+	v.Items = groupActivities(v.Doc.Activities, v.params.Get("expand"), apage)
+	v.EventPage = pageEvents(v.Doc.HistoryEvents, epage, v.params.Get("events") == "compact")
 	v.SignalNames, v.Declared = signalNames(view)
 	v.view, v.Steps, v.Waits, v.RetryOf = view, view.Steps(), view.Waits(), view.RetryOf
 	v.State, v.StateErr = view.Live().State, view.Live().Err

@@ -27,6 +27,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -70,6 +71,18 @@ var uiFuncs = template.FuncMap{
 	"clip":   clipText,
 	"indent": func(n int) string { return fmt.Sprintf("d%d", min(n, 9)) },
 	"add":    func(a, b int) int { return a + b },
+	"head":   head,
+	"pair":   func(v *runView, a any) activityCard { return activityCard{V: v, X: a} },
+	"more":   func(v any, n int) int { return max(0, reflect.ValueOf(v).Len()-n) },
+}
+
+// head is the first n elements of a slice, so a table of a long run stays bounded.
+func head(v any, n int) any {
+	s := reflect.ValueOf(v)
+	if s.Kind() != reflect.Slice || s.Len() <= n {
+		return v
+	}
+	return s.Slice(0, n).Interface()
 }
 
 // pages are parsed once; each page template is the layout plus its own file.
