@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
@@ -40,8 +41,11 @@ type runView struct {
 	// events shown (pageEvents).
 	Items     []activityItem
 	EventPage eventPage
-	params    url.Values    // the page's query (pageParams)
-	view      *runview.View // nil when DocErr says why
+	params    url.Values // the page's query (pageParams)
+	// Gantt is the steps over time (gantt), Span the time the timeline covers.
+	Gantt []ganttRow
+	Span  time.Duration
+	view  *runview.View // nil when DocErr says why
 }
 
 // StepName names a step path for a person (runview.StepName); pages keep the path in a title.
@@ -127,6 +131,11 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	v.SignalNames, v.Declared = signalNames(view)
 	v.view, v.Steps, v.Waits, v.RetryOf = view, view.Steps(), view.Waits(), view.RetryOf
 	v.State, v.StateErr = view.Live().State, view.Live().Err
+	var last time.Time
+	if n := len(p.Events); n > 0 {
+		last = p.Events[n-1].Time
+	}
+	v.Gantt, v.Span = gantt(p.Run, v.Steps, last)
 	return v, nil
 }
 

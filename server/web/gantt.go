@@ -1,0 +1,61 @@
+package web
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/runview"
+)
+
+// ganttRow is one step of the run's timeline: a bar from the step's first event to its last
+// (to the run's end, or its latest event, while the step is unfinished), placed in percent of
+// the run's span so the server-rendered SVG needs no script and no inline style (the CSP).
+type ganttRow struct {
+	runview.Step
+	Bar  bool   // the step has events; steps never reached have no bar
+	X, W string // the bar's left edge and width, in percent of the span
+}
+
+// minBarPercent keeps an instant step visible.
+const minBarPercent = 0.4
+
+// gantt lays the step rows out over the run's span: from its start to its close or, for an
+// open run, its latest event (the page is re-rendered when one is added).
+func gantt(run history.Run, steps []runview.Step, lastEvent time.Time) (rows []ganttRow, span time.Duration) {
+	from, to := run.StartedAt, run.ClosedAt
+	if to.IsZero() {
+		to = lastEvent
+	}
+	for _, s := range steps {
+		if !s.Start.IsZero() && s.Start.Before(from) {
+			from = s.Start
+		}
+		if s.End.After(to) {
+			to = s.End
+		}
+	}
+	span = to.Sub(from)
+	pct := func(t time.Time) float64 {
+		if span <= 0 {
+			return 0
+		}
+		return 100 * float64(t.Sub(from)) / float64(span)
+	}
+	for _, s := range steps {
+		r := ganttRow{Step: s}
+		if !s.Start.IsZero() {
+			end := s.End
+			if end.IsZero() {
+				end = to
+			}
+			x := min(pct(s.Start), 100-minBarPercent)
+			w := max(pct(end)-x, minBarPercent)
+			r.Bar, r.X, r.W = true, percent(x), percent(w)
+		}
+		rows = append(rows, r)
+	}
+	return rows, span
+}
+
+func percent(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "%" }

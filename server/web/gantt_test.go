@@ -1,0 +1,74 @@
+package web
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/runview"
+)
+
+// TestGanttBarsIssue16 places each step's bar in percent of the run's span: a finished step
+// from its start to its end, an unfinished one to the span's end (the run's close or, open,
+// its latest event), an instant one at the minimum width, a step never reached none.
+func TestGanttBarsIssue16(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	steps := []runview.Step{
+		{Path: "steps[0]", Start: at(0), End: at(10), Status: runview.StepCompleted},
+		{Path: "steps[1]", Start: at(10), End: at(10), Status: runview.StepCompleted},
+		{Path: "steps[2]", Start: at(50), Status: runview.StepWaiting},
+		{Path: "steps[3]", Status: runview.StepNone},
+	}
+	tests := []struct {
+		name string
+		run  history.Run
+		last time.Time
+		span time.Duration
+		bars [][2]string // X, W per step; "" for none
+	}{
+		{"closed", history.Run{StartedAt: at(0), ClosedAt: at(100)}, at(60), 100 * time.Second,
+			[][2]string{{"0.00%", "10.00%"}, {"10.00%", "0.40%"}, {"50.00%", "50.00%"}, {"", ""}}},
+		{"open to its latest event", history.Run{StartedAt: at(0)}, at(80), 80 * time.Second,
+			[][2]string{{"0.00%", "12.50%"}, {"12.50%", "0.40%"}, {"62.50%", "37.50%"}, {"", ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows, span := gantt(tt.run, steps, tt.last)
+			if span != tt.span {
+				t.Errorf("span %v, want %v", span, tt.span)
+			}
+			for i, r := range rows {
+				if got := [2]string{r.X, r.W}; got != tt.bars[i] || r.Bar != (tt.bars[i][0] != "") {
+					t.Errorf("%s: bar %v (%v), want %v", r.Path, got, r.Bar, tt.bars[i])
+				}
+			}
+		})
+	}
+}
+
+// TestUIGanttRendersIssue16: a run's page draws its timeline as SVG bars, one per step that
+// ran, with attributes only (the CSP refuses inline styles) and no script.
+func TestUIGanttRendersIssue16(t *testing.T) {
+	f := newWebFixture(t)
+	startMany(t, f, "g1", 3)
+	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs/g1"})
+	i := strings.Index(body, `id="gantt"`)
+	if i < 0 {
+		t.Fatalf("no timeline: %s", body)
+	}
+	g := body[i : i+strings.Index(body[i:], "</table>")]
+	rows := regexp.MustCompile(`(?s)<tr class="gantt-row" data-path="([^"]+)" data-status="completed">.*?<rect class="bar s-completed" x="[0-9.]+%" y="1" width="[0-9.]+%"`).FindAllStringSubmatch(g, -1)
+	var paths []string
+	for _, m := range rows {
+		paths = append(paths, m[1])
+	}
+	if strings.Join(paths, " ") != "steps[0] steps[0].steps[0] steps[1]" || strings.Count(g, "<rect") != 3 {
+		t.Errorf("bars for %v, want the loop, its step and ship", paths)
+	}
+	if strings.Contains(g, "style=") || strings.Contains(g, "<script") {
+		t.Errorf("the timeline uses inline style or script: %s", g)
+	}
+}
