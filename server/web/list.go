@@ -20,21 +20,24 @@ const listPageSize = 50
 // listView is the runs page.
 type listView struct {
 	uiPage
-	Counts    []statusCount
-	Total     int
-	Status    string // filters as given
-	Workflow  string
-	Q         string
-	Workflows []string // workflow names present, for the filter
-	Statuses  []string
-	Runs      []history.Run
-	Shown     int // runs matching the filters
-	Page      int
-	Pages     int
-	PrevURL   string
-	NextURL   string
-	LiveURL   string
-	Version   string // changes whenever a run changes; the script compares it
+	Counts   []statusCount
+	Total    int
+	Status   string // filters as given
+	Workflow string
+	Q        string
+	// Compensated keeps only runs whose compensations ran (compensated); keep is that test.
+	Compensated bool
+	keep        func(history.Run) bool
+	Workflows   []string // workflow names present, for the filter
+	Statuses    []string
+	Runs        []history.Run
+	Shown       int // runs matching the filters
+	Page        int
+	Pages       int
+	PrevURL     string
+	NextURL     string
+	LiveURL     string
+	Version     string // changes whenever a run changes; the script compares it
 	// Registered are the workflows the start form offers (wend serve --workflows).
 	Registered []server.Workflow
 	StartName  string // the start form's values, kept when a start failed
@@ -54,7 +57,10 @@ type statusCount struct {
 func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := listView{uiPage: newUIPage(r, "Runs"), Status: q.Get("status"), Workflow: q.Get("workflow"),
-		Q: strings.TrimSpace(q.Get("q")), Statuses: server.RunStatuses}
+		Q: strings.TrimSpace(q.Get("q")), Statuses: server.RunStatuses, Compensated: q.Get("compensated") != ""}
+	if v.Compensated {
+		v.keep = u.compensated
+	}
 	if err := server.CheckStatus(v.Status); err != nil {
 		renderError(w, r, err)
 		return
@@ -129,7 +135,7 @@ func (v *listView) fill(all []history.Run) {
 		counts[run.Status]++
 		names[run.Name] = true
 		version += run.LastSeq
-		if filter.Match(run) {
+		if filter.Match(run) && (v.keep == nil || v.keep(run)) {
 			match = append(match, run)
 		}
 	}
@@ -175,6 +181,9 @@ func (v *listView) url(status, workflow, q string, page int) string {
 	}
 	if q != "" {
 		p.Set("q", q)
+	}
+	if v.Compensated {
+		p.Set("compensated", "1")
 	}
 	if page > 1 {
 		p.Set("page", strconv.Itoa(page))

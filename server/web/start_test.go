@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 )
 
@@ -59,5 +60,47 @@ func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// typedSpec's input must carry a string order_id.
+const typedSpec = `wend: v1
+name: typed
+input:
+  type: object
+  required: [order_id]
+  properties:
+    order_id: {type: string}
+plugins: {demo: ./demo}
+steps:
+  - id: wait
+    wait_for_signal: go
+`
+
+// TestUIStartFormInputSchemaIssue16: the start form's input is checked against the
+// workflow's input schema; a mismatch is shown on the form, which keeps what was typed, and
+// starts nothing.
+func TestUIStartFormInputSchemaIssue16(t *testing.T) {
+	f := newWebFixture(t)
+	writeFile(t, filepath.Join(f.dir, "typed.wend.yaml"), typedSpec)
+	ws, err := server.LoadWorkflows(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.SetWorkflows(ws)
+	post := func(input string) (int, http.Header, string) {
+		body, h := form(f, url.Values{"workflow": {"typed"}, "input": {input}, "id": {"t-1"}}, f.base)
+		return f.send(req{Method: "POST", Path: "/ui/runs", Body: body, Header: h, Session: true})
+	}
+	code, _, body := post(`{"order_id": 7}`)
+	if code != 400 || !strings.Contains(body, `id="error"`) || !strings.Contains(body, "invalid input: input.order_id: expected string, got integer") ||
+		!strings.Contains(body, `{&#34;order_id&#34;: 7}</textarea>`) || !strings.Contains(body, `id="start" open`) {
+		t.Fatalf("invalid input: %d %s", code, body)
+	}
+	if runs, _ := f.srv.List(history.RunFilter{}); len(runs) != 0 {
+		t.Fatalf("an invalid input started %d runs", len(runs))
+	}
+	if code, h, _ := post(`{"order_id": "A-7"}`); code != 303 || !strings.HasSuffix(h.Get("Location"), "?done=start") {
+		t.Fatalf("valid input: %d %v", code, h)
 	}
 }

@@ -11,8 +11,9 @@
 //
 // Routes (over TCP the guard of package server comes first and answers /ui/login):
 //
-//	GET  /ui/runs?status=S&workflow=NAME&q=TEXT&page=N  the runs list (?partial=live: its live part)
-//	GET  /ui/runs/{id}                   a run (workflow id: its newest run; or a run id)
+//	GET  /ui/runs?status=S&workflow=NAME&q=TEXT&compensated=1&page=N  the runs list (?partial=live: its live part)
+//	POST /ui/runs                        start a registered workflow (workflow, input, id)
+//	GET  /ui/runs/{id}?expand=STEP&apage=N&epage=N&events=compact  a run (workflow id: its newest run; or a run id)
 //	GET  /ui/runs/{id}/export            the history export as a download
 //	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
 //	GET  /ui/login?token=T, POST /ui/login  trade the token for the session cookie
@@ -29,6 +30,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wendflow/wend/server"
@@ -101,6 +103,9 @@ func parsePage(name string) *template.Template {
 type UI struct {
 	s   *server.Server
 	mux *http.ServeMux
+	// comp remembers which closed runs were compensated (a closed history no longer changes).
+	compMu sync.Mutex
+	comp   map[string]bool
 }
 
 // New makes the UI of s. Paths that are not the UI's go to s.
