@@ -58,19 +58,20 @@ var allowed = map[string][]string{
 	"wendtest":                     {"history", "interpreter", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schemas", "server",
 		"server/metrics", "server/web", "spec", "wendtest", jsonschema},
-	"cmd/wend":            {"internal/cli"},
-	"examples/plugins/go": {"plugins/sdk"},
-	"bench":               {"boltstore", "history", "interpreter/engine", "plugins", "server"}, // measures the engine over its store
-	"internal/faults":     {},
-	"internal/proctest":   {},
-	"internal/simtest":    {"history", "interpreter", "spec"},
-	"internal/crashtest":  {},
-	"internal/arch":       {},
+	"cmd/wend":             {"internal/cli"},
+	"examples/plugins/go":  {"plugins/sdk"},
+	"bench":                {"boltstore", "history", "interpreter/engine", "plugins", "server"}, // measures the engine over its store
+	"internal/faults":      {},
+	"internal/proctest":    {},
+	"internal/simtest":     {"history", "interpreter", "spec"},
+	"internal/crashtest":   {},
+	"internal/arch":        {},
+	"internal/browsertest": {"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, // the UI's browser tests
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
 var testOnly = []string{"internal/simtest", "history/storetest", "internal/proctest", "plugins/internal/lanetest",
-	"server/internal/servertest"}
+	"server/internal/servertest", "internal/browsertest"}
 
 type pkg struct {
 	ImportPath string

@@ -5,16 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/wendflow/wend/internal/browsertest"
 )
-
-// chromiumPath is Debian's chromium, which .ci/run installs.
-const chromiumPath = "/usr/bin/chromium"
 
 const e2eWait = `wend: v1
 name: approval
@@ -51,82 +47,21 @@ steps:
 output: {html: "${{ steps.evil.output.html }}"}
 `
 
-// browser starts headless chromium for one test. It fails (never skips) without chromium:
-// the UI is part of what wend ships, so a machine that cannot test it must say so.
-func browser(t *testing.T) (context.Context, *atomic.Bool) {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("the browser tests need Debian's chromium at %s: install it with `apt-get install -y chromium` (.ci/run does): %v", chromiumPath, err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	// Any dialog (alert, confirm) means script ran that wend did not ship: record and dismiss.
-	dialog := new(atomic.Bool)
-	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	go func() {
-		for _, err := range dialogs {
-			if err != nil {
-				return
-			}
-			dialog.Store(true)
-			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
-	return ctx, dialog
-}
+// The browser tests' helpers are package browsertest's.
+var (
+	browser  = browsertest.Start
+	pageText = browsertest.Text
+)
 
 func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
+	browsertest.Do(t, ctx, what, actions...)
 }
 
-// get runs one action that returns a value.
 func get[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, a)
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	return v
+	return browsertest.Get(t, ctx, what, a)
 }
-
-// pageText waits until the element's text is want (the page refreshes itself by polling).
-func pageText(t *testing.T, ctx context.Context, sel, want string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	var got string
-	for time.Now().Before(deadline) {
-		var err error
-		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector(`+jsString(sel)+`)||{}).textContent||""`))
-		if err == nil && strings.TrimSpace(got) == want {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: text %q, want %q", sel, got, want)
-}
-
-func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", `\'`) + "'" }
 
 // TestBrowser drives the web UI of a real wend serve in headless chromium: log in, the list,
 // a run waiting for a signal signalled from its form until it completes, a failed run's

@@ -1,0 +1,101 @@
+// Package browsertest drives headless chromium (Debian's) for the web UI's browser tests:
+// start one per test, run actions, read values, and wait for a selector's text, so tests
+// wait for what the page shows rather than sleep.
+package browsertest
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// ChromiumPath is Debian's chromium, which .ci/run installs.
+const ChromiumPath = "/usr/bin/chromium"
+
+// Start starts headless chromium for one test. It fails (never skips) without chromium:
+// the UI is part of what wend ships, so a machine that cannot test it must say so. The
+// flag it returns is set when any dialog (alert, confirm) opened: script ran that wend did
+// not ship.
+func Start(t *testing.T) (context.Context, *atomic.Bool) {
+	t.Helper()
+	if _, err := os.Stat(ChromiumPath); err != nil {
+		t.Fatalf("the browser tests need Debian's chromium at %s: install it with `apt-get install -y chromium` (.ci/run does): %v", ChromiumPath, err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(ChromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	dialog := new(atomic.Bool)
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			dialog.Store(true)
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	return ctx, dialog
+}
+
+// Do runs actions, failing the test with what they were for.
+func Do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// Get runs one action that returns a value.
+func Get[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// Text waits until the element's text is want (pages refresh themselves by polling).
+func Text(t *testing.T, ctx context.Context, sel, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var got string
+	for time.Now().Before(deadline) {
+		var err error
+		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector(`+JSString(sel)+`)||{}).textContent||""`))
+		if err == nil && strings.TrimSpace(got) == want {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: text %q, want %q", sel, got, want)
+}
+
+// JSString quotes s as a JavaScript string literal for a selector.
+func JSString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
+}
