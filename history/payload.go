@@ -47,8 +47,11 @@ const (
 	// RulesMaxBoundsJitter: an exponential backoff's max bounds the wait with jitter included
 	// (before, jitter could add up to jitter*max past it).
 	RulesMaxBoundsJitter = 2
+	// RulesForEachRoom: a for_each whose items cannot all fit in the history limit fails when
+	// it starts, before any item runs (before, it ran until the run reached the limit).
+	RulesForEachRoom = 3
 
-	RulesCurrent = RulesMaxBoundsJitter
+	RulesCurrent = RulesForEachRoom
 )
 
 // Failure describes why a step, activity or run failed.

@@ -63,6 +63,10 @@ func (n *node) startForEach() {
 		n.stepFailed(exprFailure(n, "for_each", fmt.Errorf("expected a list, got %s", describe(v))))
 		return
 	}
+	if msg := n.r.forEachRoom(n.s, len(items)); msg != "" {
+		n.stepFailed(limitFailure(msg))
+		return
+	}
 	n.items = items
 	n.outs = make([]any, len(n.items))
 	n.pending = len(n.items)
