@@ -205,9 +205,11 @@ func (e *Engine) callOf(at activityTask) history.ActivityCall {
 		call.Deadline = e.clock.Now().Add(time.Duration(at.TimeoutMS) * time.Millisecond)
 	}
 	if lr := e.live(at.RunID); lr != nil {
-		call.Declared = pluginRef(lr, at.Plugin)
 		lr.mu.Lock()
-		call.LastProgress = lr.interp.LastProgress(at.ExecID)
+		if e.ensure(lr) == nil {
+			call.Declared = pluginRef(lr, at.Plugin)
+			call.LastProgress = lr.interp.LastProgress(at.ExecID)
+		}
 		lr.mu.Unlock()
 	}
 	return call
@@ -314,7 +316,7 @@ func (e *Engine) cancelCall(taskID string) {
 	}
 }
 
-// pluginRef resolves a run's declaration of a plugin.
+// pluginRef resolves a run's declaration of a plugin. lr.mu is held and lr resident.
 func pluginRef(lr *liveRun, name string) history.PluginRef {
 	p := lr.w.Plugins[name]
 	if p == nil {

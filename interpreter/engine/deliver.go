@@ -58,6 +58,8 @@ type pendingInput struct {
 func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
+	_ = e.ensure(lr) // an evicted run comes back (idle.go); one that cannot is blocked, which admit reports
+	lr.lastUsed = e.clock.Now()
 	var evs []history.Event
 	var applied, marks []pendingInput
 	for _, p := range batch {

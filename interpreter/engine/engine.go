@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
@@ -59,6 +60,14 @@ type Options struct {
 	// It marks no try dispatched and records no interruption at Recover: the tries stay as
 	// they are in the store for the next process that drives the runs (dispatch.go).
 	Parked bool
+	// IdleAfter lets a run's state machine leave memory once the run has taken no input for
+	// this long and has no activity try in flight (it waits on a signal, a timer, a retry's
+	// backoff or a child); its next input rebuilds it by replay from its history, as a
+	// Temporal worker's sticky cache does (idle.go). 0 keeps every open run in memory.
+	IdleAfter time.Duration
+	// MaxResidentRuns bounds the open runs held in memory: past it, the runs idle longest that
+	// can leave do, whatever IdleAfter says. 0: no bound.
+	MaxResidentRuns int
 }
 
 // Engine drives runs over a store.
@@ -83,6 +92,7 @@ type Engine struct {
 
 	stale        atomic.Int64 // outcomes of superseded attempts, dropped
 	damagedTasks atomic.Int64 // damaged task records set aside (recover.go)
+	idle         idleStats    // evictions and rebuilds (idle.go)
 }
 
 type liveRun struct {
@@ -102,6 +112,11 @@ type liveRun struct {
 	blocked error
 
 	warned map[string]bool // structural limits already warned about (80 %), by kind
+
+	// Set while the run's state machine is out of memory (interp and w nil, idle.go): the
+	// tasks its history needed when it left, for Repair to check without rebuilding it.
+	needs    []taskNeed
+	lastUsed time.Time // when the run last took input; lr.mu guards it
 }
 
 type waitRef struct{ runID, step string }
@@ -125,6 +140,7 @@ func New(opts Options) *Engine {
 		waits: map[string][]waitRef{}, inflight: map[string]context.CancelFunc{},
 	}
 	e.sched = newScheduler(opts.Clock, e.due)
+	e.startSweeper()
 	return e
 }
 

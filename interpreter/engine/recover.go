@@ -46,6 +46,7 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 		}
 		e.publish(lr)
 		rep.Resumed++
+		e.evictAtRecover(lr)
 	}
 	tasks, err := e.store.Tasks()
 	if d := (*history.DamagedTasksError)(nil); errors.As(err, &d) {
@@ -114,6 +115,7 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 		return nil, err
 	}
 	lr.rec = rec
+	lr.lastUsed = e.clock.Now()
 	return lr, nil
 }
 
@@ -203,7 +205,7 @@ func (e *Engine) interrupted(lr *liveRun, t history.Task) bool {
 		return false
 	}
 	lr.mu.Lock()
-	owed := lr.interp.Expects(at.ExecID, at.Attempt)
+	owed := e.ensure(lr) == nil && lr.interp.Expects(at.ExecID, at.Attempt)
 	lr.mu.Unlock()
 	if !owed {
 		return false

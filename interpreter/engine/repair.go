@@ -73,6 +73,14 @@ func (e *Engine) repair(workflowID string, atStart bool) (rep RepairReport, err 
 	for _, lr := range e.liveRuns(workflowID) {
 		rep.Runs++
 		lr.mu.Lock()
+		if lr.interp == nil && needsMet(lr.needs, lr.rec.RunID, have) {
+			lr.mu.Unlock() // evicted, and the store holds what it needs: no replay (idle.go)
+			continue
+		}
+		if e.ensure(lr) != nil {
+			lr.mu.Unlock()
+			continue // blocked: no tasks to rebuild for a run that is not driven
+		}
 		var missing []history.Task
 		for _, t := range expectedTasks(lr) {
 			// A task stored for another run or of another kind is damage (a legacy record,

@@ -128,7 +128,7 @@ func (e *Engine) newRun(w *spec.Workflow, st history.Started) (*liveRun, []histo
 	now := e.clock.Now()
 	lr := &liveRun{dir: filepath.Dir(st.SpecFile), workflowID: st.WorkflowID, w: w, interp: interpreter.New(w, st), rec: history.Run{WorkflowID: st.WorkflowID, RunID: st.RunID,
 		Name: w.Name, Status: history.StatusRunning, SpecFile: st.SpecFile, SpecSHA256: st.SpecSHA256,
-		ParentRunID: st.ParentRunID, ParentStep: st.ParentStep, StartedAt: now}}
+		ParentRunID: st.ParentRunID, ParentStep: st.ParentStep, StartedAt: now}, lastUsed: now}
 	first := history.Event{Type: history.WorkflowStarted, Time: now, Data: history.MustData(st)}
 	decisions, err := lr.interp.Apply(first)
 	if err != nil {
