@@ -3,7 +3,7 @@
 // record in the same run, so results read as ratios on any disk.
 //
 //	go run ./bench                 # all workloads
-//	go run ./bench -only seq1000   # one of: update, seq1000, concurrent, foreach, resume, plugin, process
+//	go run ./bench -only seq1000   # one of: update, seq1000, concurrent, foreach, resume, plugin, process, idle
 //
 // seq1000 is seqnoop (in-process no-op activities) and seqplugin (the Go example plugin).
 // logstep (run only when named) prices seqplugin's step with the store's write-ahead log
@@ -39,7 +39,7 @@ func emit(name string, kv ...any) {
 }
 
 func main() {
-	only := flag.String("only", "", "run one workload: update, seq1000 (= seqnoop + seqplugin), concurrent, foreach, resume, plugin, process")
+	only := flag.String("only", "", "run one workload: update, seq1000 (= seqnoop + seqplugin), concurrent, foreach, resume, plugin, process, idle")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
 	flag.Parse()
@@ -88,6 +88,7 @@ func main() {
 		{"resume", b.resume, false},
 		{"plugin", b.plugin, false},
 		{"process", b.process, false},
+		{"idle", b.idle, true}, // long at its default size: run it by name
 	}
 	for _, w := range workloads {
 		if (*only == "" && !w.partial) || strings.EqualFold(*only, w.name) {

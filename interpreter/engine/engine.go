@@ -89,10 +89,12 @@ type Engine struct {
 	waits      map[string][]waitRef // awaited workflow id -> waiting steps
 	inflight   map[string]context.CancelFunc
 	stopped    error
+	sweepStop  func() bool // disarms the idle sweep's next tick (idle.go)
 
 	stale        atomic.Int64 // outcomes of superseded attempts, dropped
 	damagedTasks atomic.Int64 // damaged task records set aside (recover.go)
 	idle         idleStats    // evictions and rebuilds (idle.go)
+	specs        specCache    // parsed specs of replayed runs (specs.go)
 }
 
 type liveRun struct {
@@ -153,6 +155,7 @@ func (e *Engine) Close() error {
 	}
 	e.mu.Unlock()
 	e.sched.stop()
+	e.stopSweeper()
 	e.cancel()
 	e.wg.Wait()
 	return nil

@@ -69,14 +69,32 @@ func (e *Engine) startSweeper() {
 	}
 	every := e.sweepEvery()
 	var tick func()
+	arm := func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.stopped == nil {
+			e.sweepStop = e.clock.AfterFunc(every, tick)
+		}
+	}
 	tick = func() {
 		if e.isStopped() != nil {
 			return
 		}
 		e.EvictIdle()
-		e.clock.AfterFunc(every, tick)
+		arm()
 	}
-	e.clock.AfterFunc(every, tick)
+	arm()
+}
+
+// stopSweeper disarms the sweep, so a closed engine is not kept reachable by its timer.
+func (e *Engine) stopSweeper() {
+	e.mu.Lock()
+	stop := e.sweepStop
+	e.sweepStop = nil
+	e.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // EvictIdle drops the state machines of the runs that may leave memory now: those idle for

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -122,7 +120,11 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 // buildRun loads the spec text a run recorded and replays its events into a fresh state
 // machine.
 func (e *Engine) buildRun(st history.Started, evs []history.Event) (*liveRun, error) {
-	return replayRun(st, evs)
+	w, err := e.specs.load(st)
+	if err != nil {
+		return nil, err
+	}
+	return replayWith(w, st, evs)
 }
 
 // replayRun is buildRun, which needs nothing of an engine.
@@ -131,11 +133,7 @@ func replayRun(st history.Started, evs []history.Event) (*liveRun, error) {
 	if ds.HasErrors() {
 		return nil, fmt.Errorf("recorded spec no longer loads (was it written by a newer wend?):\n%s", ds.Error())
 	}
-	in := interpreter.New(w, st)
-	if err := in.Replay(evs); err != nil {
-		return nil, err
-	}
-	return &liveRun{dir: filepath.Dir(st.SpecFile), workflowID: st.WorkflowID, w: w, interp: in}, nil
+	return replayWith(w, st, evs)
 }
 
 // rearm puts a stored task back to work.

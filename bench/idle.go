@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wendflow/wend/boltstore"
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+)
+
+// Issue 18's "100,000 waiting runs", in process over a synced boltstore, as `wend serve`
+// drives it (no HTTP in front):
+//
+//	go run ./bench -only idle -idle-n 100000
+var (
+	idleN     = flag.Int("idle-n", 10000, "idle: how many waiting runs")
+	idleAfter = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
+)
+
+// orderFlow waits 72 h for a shipment signal after one activity: every run holds a timer
+// (the wait's timeout) in the scheduler and waits on a signal.
+const orderFlow = "plugins: {p: ./p}\nsteps:\n" +
+	"  - {id: a, activity: p.echo, with: {order: \"${{ input.order }}\"}}\n" +
+	"  - {id: shipped, wait_for_signal: shipped, timeout: 72h}\n" +
+	"  - {activity: p.echo, with: \"${{ steps.shipped.output }}\"}\n"
+
+// dueFlow sleeps until input.at, then calls one activity.
+const dueFlow = "plugins: {p: ./p}\nsteps:\n  - delay: {until: \"${{ input.at }}\"}\n  - {activity: p.echo, with: 1}\n"
+
+// idle measures what a waiting run costs:
+//
+//   - resident: n runs started (32 starters at once) and waiting, all in memory (no
+//     eviction): live heap and RSS per run, and a signal's latency to one of them;
+//   - evicted: a new engine over the same database with IdleAfter: start to ready (Recover
+//     replays each open run and drops it from memory), heap and RSS per run, and a signal's
+//     latency to a run out of memory (the signal's commit and the rebuild by replay);
+//   - timers: n runs whose delays all end at the same second, with MaxResidentRuns 1,000:
+//     from that second to the last run closed, and the commits the firing took.
+//
+// Signal latencies are medians of 200 signals sent one after another, each returning once
+// durable. Heap is the live heap after a GC; RSS is the process's resident set now.
+func (b *bench) idle() {
+	n := *idleN
+	flow := b.workflow("order", orderFlow)
+	src, _ := os.ReadFile(flow)
+	db := b.path("idle.db")
+
+	// Resident.
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		fail(err)
+	}
+	var waiting atomic.Int64
+	eng := engine.New(engine.Options{Store: st, Activities: noop{}, MaxActivities: 512,
+		Observe: func(_ history.Run, ev history.Event) {
+			if ev.Type == history.TimerScheduled {
+				waiting.Add(1)
+			}
+		}})
+	startT := startMany(n, func(i int) {
+		req := engine.StartRequest{WorkflowID: "o" + strconv.Itoa(i), SpecFile: flow, Source: src, Input: json.RawMessage(fmt.Sprintf(`{"order":%d}`, i))}
+		if _, _, err := eng.Start(context.Background(), req); err != nil {
+			fail(err)
+		}
+	})
+	for waiting.Load() < int64(n) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	resHeap, resRSS := liveHeap(), rssMB()
+	resSignal := signalMedian(eng, n-200, n)
+	eng.Close()
+	st.Close()
+	eng, st = nil, nil
+	resHeap = heapOver(resHeap, liveHeap())
+	emit("idle_resident", "runs", n, "start_ms", ms(startT), "starts_per_s", int(float64(n)/startT.Seconds()),
+		"heap_bytes_per_run", int(resHeap/uint64(n)), "rss_mb", rssMB(), "rss_mb_waiting", resRSS,
+		"signal_ms_median", round(resSignal))
+
+	b.idleEvicted(db, n)
+	b.timers(n, startT)
+}
+
+// idleEvicted is idle's second part: a new engine over the database the first left.
+func (b *bench) idleEvicted(db string, n int) {
+	st, err := boltstore.Open(db, boltstore.Options{})
+	if err != nil {
+		fail(err)
+	}
+	eng := engine.New(engine.Options{Store: st, Activities: noop{}, MaxActivities: 512, IdleAfter: *idleAfter})
+	t0 := time.Now()
+	rep, err := eng.Recover(context.Background())
+	ready := time.Since(t0)
+	// The 200 signalled runs closed, unless Close cut off their last step.
+	if err != nil || rep.Resumed < n-200 || rep.Resumed > n {
+		fail(fmt.Errorf("recover: resumed %d of %d: %v", rep.Resumed, n-200, err))
+	}
+	idle := eng.Idle()
+	evHeap, evRSS := liveHeap(), rssMB()
+	evSignal := signalMedian(eng, 0, 200)
+	after := eng.Idle()
+	eng.Close()
+	st.Close()
+	eng, st = nil, nil
+	evHeap = heapOver(evHeap, liveHeap())
+	emit("idle_evicted", "runs", rep.Resumed, "start_to_ready_ms", ms(ready), "resident_after_recover", idle.Resident,
+		"heap_bytes_per_run", int(evHeap/uint64(rep.Resumed)), "rss_mb", evRSS, "signal_ms_median", round(evSignal),
+		"rebuilt", after.Rebuilt, "idle_after", idleAfter.String())
+}
+
+// timers: n runs sleep until the same second, then each records TimerFired and calls one
+// no-op; the figure is that second to the last run closed.
+func (b *bench) timers(n int, startT time.Duration) {
+	flow := b.workflow("due", dueFlow)
+	src, _ := os.ReadFile(flow)
+	st, err := boltstore.Open(b.path("timers.db"), boltstore.Options{})
+	if err != nil {
+		fail(err)
+	}
+	defer st.Close()
+	var closed atomic.Int64
+	done := make(chan struct{})
+	eng := engine.New(engine.Options{Store: st, Activities: noop{}, MaxActivities: 512, MaxResidentRuns: 1000,
+		Observe: func(_ history.Run, ev history.Event) {
+			if ev.Type.Terminal() && closed.Add(1) == int64(n) {
+				close(done)
+			}
+		}})
+	defer eng.Close()
+	// Due well after every start: twice the resident phase's start time, plus 3 s.
+	at := time.Now().Add(2*startT + 3*time.Second).Truncate(time.Second).Add(time.Second)
+	in := fmt.Sprintf(`{"at": %q}`, at.UTC().Format(time.RFC3339))
+	startMany(n, func(i int) {
+		req := engine.StartRequest{WorkflowID: "t" + strconv.Itoa(i), SpecFile: flow, Source: src, Input: json.RawMessage(in)}
+		if _, _, err := eng.Start(context.Background(), req); err != nil {
+			fail(err)
+		}
+	})
+	late := time.Since(at)
+	txBefore := st.Stats()
+	select {
+	case <-done:
+	case <-time.After(time.Until(at) + 5*time.Minute):
+		fail(fmt.Errorf("timers: %d of %d runs closed 5 minutes after their timers were due", closed.Load(), n))
+	}
+	took := time.Since(at)
+	s := st.Stats()
+	note := ""
+	if late > 0 {
+		note = fmt.Sprintf("starting took longer than planned: the last run started %s after the due time", late.Round(time.Millisecond))
+	}
+	emit("timers_same_second", "runs", n, "due_to_last_closed_ms", ms(took),
+		"commits", s.Commits-txBefore.Commits, "transactions", s.Transactions-txBefore.Transactions,
+		"rss_mb", rssMB(), "peak_rss_mb", peakRSSMB(), "note", note)
+}
+
+// startMany calls start(i) for i in [0, n) from 32 goroutines and returns how long it took.
+func startMany(n int, start func(i int)) time.Duration {
+	t0 := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				start(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(t0)
+}
+
+// signalMedian sends the shipment signal to runs o[from..to), one after another, and returns
+// the median time a Signal call took, in ms.
+func signalMedian(eng *engine.Engine, from, to int) float64 {
+	var ds []float64
+	for i := from; i < to; i++ {
+		t0 := time.Now()
+		if err := eng.Signal(context.Background(), "o"+strconv.Itoa(i), "shipped", json.RawMessage(`"dhl"`)); err != nil {
+			fail(err)
+		}
+		ds = append(ds, float64(time.Since(t0))/float64(time.Millisecond))
+	}
+	return medianOf(ds)
+}
+
+// heapOver is the live heap with the runs less the baseline taken once their engine is closed
+// and unreachable (0 if the baseline is higher).
+func heapOver(with, base uint64) uint64 {
+	if with < base {
+		return 0
+	}
+	return with - base
+}
+
+func liveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// rssMB is the process's resident set size now (VmRSS), in MB; -1 where /proc is missing.
+func rssMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return round(kb / 1024)
+		}
+	}
+	return -1
+}
