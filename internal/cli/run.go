@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -214,6 +215,15 @@ type driver struct {
 }
 
 func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, error) {
+	return startDriverWith(e, path, driverOptions{}, workflows...)
+}
+
+// driverOptions are what wend serve sets beyond startDriver's defaults.
+type driverOptions struct {
+	idleAfter time.Duration // engine.Options.IdleAfter
+}
+
+func startDriverWith(e *env, path string, o driverOptions, workflows ...server.Workflow) (*driver, error) {
 	st, err := openStore(path)
 	if err != nil {
 		return nil, err
@@ -222,7 +232,7 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: metrics.New(version)}
 	d.meter.SetPluginStats(pluginStats(d.plug))
 	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: d.plug, Observe: d.prog.observe,
-		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }})
+		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }, IdleAfter: o.idleAfter})
 	rep, err := d.eng.Recover(context.Background())
 	if err != nil {
 		d.close()

@@ -17,7 +17,7 @@ import (
 var serveCmd = &command{
 	summary: "run the engine until stopped, serving the control socket, HTTP API, web UI and metrics",
 	usage: `Usage: wend serve [--db PATH] [--http ADDR] [--allow-remote] [--token-file FILE]
-                  [--workflows DIR]...
+                  [--workflows DIR]... [--idle-after DURATION]
 
 Holds the database and drives its runs until stopped: resumes every unfinished run at
 start, fires timers, calls activities, and takes new runs, signals and cancels from other
@@ -56,6 +56,9 @@ Flags:
   --log-format F      text or json: each line on stderr is a log/slog record (time, level,
                       msg; a step's line adds workflow_id and elapsed); plain: the lines
                       as wend run prints them. Default: text on a terminal, else plain
+  --idle-after D      a run that has waited this long with no input (on a signal, a timer, a
+                      child) leaves memory and is rebuilt from its history on its next input
+                      (default 5m; 0 keeps every open run in memory)
 
 Exit codes: 0 stopped by Ctrl-C or SIGTERM, 1 the engine stopped on a failed commit, 2 usage
 or I/O error (the database is held by another process).
@@ -71,6 +74,7 @@ func runServe(e *env, args []string) int {
 	var wfDirs dirList
 	fs.Var(&wfDirs, "workflows", "")
 	logFormat := fs.String("log-format", "", "")
+	idleAfter := fs.Duration("idle-after", 5*time.Minute, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "serve", "%s", flagError(err))
@@ -100,7 +104,10 @@ func runServe(e *env, args []string) int {
 		}
 	}
 	path := dbPath(e, *db)
-	d, err := startDriver(e, path, workflows...)
+	if *idleAfter < 0 {
+		return usageError(e, "serve", "--idle-after %s: give a duration of 0 or more", *idleAfter)
+	}
+	d, err := startDriverWith(e, path, driverOptions{idleAfter: *idleAfter}, workflows...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
 		if errors.Is(err, boltstore.ErrInUse) {

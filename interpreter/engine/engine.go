@@ -81,6 +81,8 @@ type Engine struct {
 	wg     sync.WaitGroup
 	sem    chan struct{}
 	sched  *scheduler
+	// timerSlots bounds the timer deliveries in flight (recover.go, due).
+	timerSlots chan struct{}
 
 	mu         sync.Mutex
 	runs       map[string]*liveRun // open runs by run id
@@ -123,6 +125,9 @@ type liveRun struct {
 
 type waitRef struct{ runID, step string }
 
+// maxTimerDeliveries bounds the timer firings applied at once (recover.go, due).
+const maxTimerDeliveries = 1024
+
 // New makes an engine; call Recover before Start to resume what a previous process left.
 func New(opts Options) *Engine {
 	if opts.Clock == nil {
@@ -137,7 +142,7 @@ func New(opts Options) *Engine {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
 		opts: opts, store: opts.Store, clock: opts.Clock, ctx: ctx, cancel: cancel,
-		sem:  make(chan struct{}, opts.MaxActivities),
+		sem: make(chan struct{}, opts.MaxActivities), timerSlots: make(chan struct{}, maxTimerDeliveries),
 		runs: map[string]*liveRun{}, current: map[string]string{}, closeWaits: map[string][]chan struct{}{},
 		waits: map[string][]waitRef{}, inflight: map[string]context.CancelFunc{},
 	}
@@ -176,11 +181,12 @@ func (e *Engine) StaleOutcomes() int64 { return e.stale.Load() }
 
 // spawn runs fn in a goroutine that Close waits for — unless the engine is stopping: a
 // WaitGroup must never be added to while Close waits on it.
-func (e *Engine) spawn(fn func()) {
+// It says whether fn was started.
+func (e *Engine) spawn(fn func()) bool {
 	e.mu.Lock()
 	if e.stopped != nil {
 		e.mu.Unlock()
-		return
+		return false
 	}
 	e.wg.Add(1)
 	e.mu.Unlock()
@@ -188,6 +194,7 @@ func (e *Engine) spawn(fn func()) {
 		defer e.wg.Done()
 		fn()
 	}()
+	return true
 }
 
 func (e *Engine) logf(format string, args ...any) {

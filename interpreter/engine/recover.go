@@ -178,7 +178,17 @@ func (e *Engine) due(t history.Task) {
 		if lr == nil {
 			return
 		}
-		e.spawn(func() {
+		// Timers due together (100,000 in one second) go to their runs at most
+		// maxTimerDeliveries at a time: each may rebuild an evicted run, and unbounded they
+		// would hold every one of those state machines (and a goroutine each) at once. The
+		// deliveries in flight still share commits.
+		select {
+		case e.timerSlots <- struct{}{}:
+		case <-e.ctx.Done():
+			return
+		}
+		started := e.spawn(func() {
+			defer func() { <-e.timerSlots }()
 			// The step the timer was scheduled at, so the history says which step it ends
 			// (empty for the workflow's own deadlines).
 			ev := history.Event{Type: history.TimerFired, Step: st.Step, Data: history.MustData(history.TimerRef{TimerID: st.TimerID})}
@@ -186,6 +196,9 @@ func (e *Engine) due(t history.Task) {
 				e.logf("wend: timer %s: %v", t.ID, err)
 			}
 		})
+		if !started {
+			<-e.timerSlots
+		}
 	}
 }
 
