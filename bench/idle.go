@@ -56,6 +56,7 @@ func (b *bench) idle() {
 	db := b.path("idle.db")
 
 	// Resident.
+	base := liveHeap()
 	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		fail(err)
@@ -81,25 +82,26 @@ func (b *bench) idle() {
 	eng.Close()
 	st.Close()
 	eng, st = nil, nil
-	resHeap = heapOver(resHeap, liveHeap())
+	base = min(base, liveHeap())
+	resHeap = heapOver(resHeap, base)
 	emit("idle_resident", "runs", n, "start_ms", ms(startT), "starts_per_s", int(float64(n)/startT.Seconds()),
 		"heap_bytes_per_run", int(resHeap/uint64(n)), "rss_mb", rssMB(), "rss_mb_waiting", resRSS,
 		"signal_ms_median", round(resSignal))
 
-	b.idleEvicted(db, n)
+	b.idleEvicted(db, n, base)
 	b.timers(n, startT)
 }
 
 // idleEvicted is idle's second part: a new engine over the database the first left.
-func (b *bench) idleEvicted(db string, n int) {
+func (b *bench) idleEvicted(db string, n int, base uint64) {
 	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		fail(err)
 	}
 	eng := engine.New(engine.Options{Store: st, Activities: noop{}, MaxActivities: 512, IdleAfter: *idleAfter})
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), cpuTime()
 	rep, err := eng.Recover(context.Background())
-	ready := time.Since(t0)
+	ready, readyCPU := time.Since(t0), cpuTime()-cpu0
 	// The 200 signalled runs closed, unless Close cut off their last step.
 	if err != nil || rep.Resumed < n-200 || rep.Resumed > n {
 		fail(fmt.Errorf("recover: resumed %d of %d: %v", rep.Resumed, n-200, err))
@@ -111,8 +113,8 @@ func (b *bench) idleEvicted(db string, n int) {
 	eng.Close()
 	st.Close()
 	eng, st = nil, nil
-	evHeap = heapOver(evHeap, liveHeap())
-	emit("idle_evicted", "runs", rep.Resumed, "start_to_ready_ms", ms(ready), "resident_after_recover", idle.Resident,
+	evHeap = heapOver(evHeap, min(base, liveHeap()))
+	emit("idle_evicted", "runs", rep.Resumed, "start_to_ready_ms", ms(ready), "start_to_ready_cpu_ms", ms(readyCPU), "resident_after_recover", idle.Resident,
 		"heap_bytes_per_run", int(evHeap/uint64(rep.Resumed)), "rss_mb", evRSS, "signal_ms_median", round(evSignal),
 		"rebuilt", after.Rebuilt, "idle_after", idleAfter.String())
 }
@@ -147,18 +149,19 @@ func (b *bench) timers(n int, startT time.Duration) {
 	})
 	late := time.Since(at)
 	txBefore := st.Stats()
+	cpu0 := cpuTime()
 	select {
 	case <-done:
 	case <-time.After(time.Until(at) + 5*time.Minute):
 		fail(fmt.Errorf("timers: %d of %d runs closed 5 minutes after their timers were due", closed.Load(), n))
 	}
-	took := time.Since(at)
+	took, cpu := time.Since(at), cpuTime()-cpu0
 	s := st.Stats()
 	note := ""
 	if late > 0 {
 		note = fmt.Sprintf("starting took longer than planned: the last run started %s after the due time", late.Round(time.Millisecond))
 	}
-	emit("timers_same_second", "runs", n, "due_to_last_closed_ms", ms(took),
+	emit("timers_same_second", "runs", n, "due_to_last_closed_ms", ms(took), "cpu_ms", ms(cpu),
 		"commits", s.Commits-txBefore.Commits, "transactions", s.Transactions-txBefore.Transactions,
 		"rss_mb", rssMB(), "peak_rss_mb", peakRSSMB(), "note", note)
 }
@@ -195,8 +198,8 @@ func signalMedian(eng *engine.Engine, from, to int) float64 {
 	return medianOf(ds)
 }
 
-// heapOver is the live heap with the runs less the baseline taken once their engine is closed
-// and unreachable (0 if the baseline is higher).
+// heapOver is the live heap with the runs less the baseline: the lower of the heap before the
+// first engine opened and after each engine closed (0 if the baseline is higher).
 func heapOver(with, base uint64) uint64 {
 	if with < base {
 		return 0
