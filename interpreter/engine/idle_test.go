@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -249,4 +250,57 @@ output: "${{ steps.shipped.output }}"
 	if r := h.wait("o7"); h.output(r) != `"dhl"` {
 		t.Fatalf("o7: %s", h.output(r))
 	}
+}
+
+// BenchmarkRebuildEvictedRun prices what a signal to an evicted run adds: reading its history
+// and replaying it, with the parsed spec shared among runs (the engine's way) and parsed anew
+// for each rebuild.
+func BenchmarkRebuildEvictedRun(b *testing.B) {
+	store := history.NewMemStore()
+	e := New(Options{Store: store, Activities: &fakeActs{}, Clock: NewFakeClock(t0), IdleAfter: time.Minute})
+	defer e.Close()
+	f := filepath.Join(b.TempDir(), "w.wend.yaml")
+	src := []byte(head + `
+steps:
+  - {id: a, activity: p.first, with: {order: "${{ input.order }}"}}
+  - {id: shipped, wait_for_signal: shipped, timeout: 72h}
+  - {activity: p.after, with: "${{ steps.shipped.output }}"}
+`)
+	r, _, err := e.Start(context.Background(), StartRequest{WorkflowID: "o", SpecFile: f, Source: src, Input: json.RawMessage(`{"order": 1}`)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for !hasType(store, r.RunID, history.TimerScheduled) {
+		time.Sleep(time.Millisecond) // the first activity's outcome is being committed
+	}
+	lr := e.live(r.RunID)
+	b.Run("shared spec", func(b *testing.B) {
+		for b.Loop() {
+			lr.mu.Lock()
+			e.evict(lr)
+			if err := e.ensure(lr); err != nil {
+				b.Fatal(err)
+			}
+			lr.mu.Unlock()
+		}
+	})
+	b.Run("spec parsed each time", func(b *testing.B) {
+		for b.Loop() {
+			evs, _ := store.Events(r.RunID, 0)
+			st, _ := history.DataOf[history.Started](evs[0])
+			if _, err := replayRun(st, evs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func hasType(store history.Store, runID string, typ history.EventType) bool {
+	evs, _ := store.Events(runID, 0)
+	for _, ev := range evs {
+		if ev.Type == typ {
+			return true
+		}
+	}
+	return false
 }
