@@ -54,9 +54,12 @@ func (e *Engine) SendSignal(ctx context.Context, s SignalRequest) (duplicate boo
 		return false, fmt.Errorf("signal %s: %w", s.WorkflowID, err)
 	}
 	// The workflow's contract (spec `signals:`) before anything is queued: a refused signal
-	// leaves the run as it was. The spec is fixed for the run's life, so no lock is needed.
-	if err := lr.w.CheckSignal(s.Name, s.Data); err != nil {
-		return false, fmt.Errorf("run %s of %s: %w", lr.rec.RunID, s.WorkflowID, err)
+	// leaves the run as it was. The spec is fixed for the run's life, but an idle run's may be
+	// out of memory (idle.go): resident takes the run's lock and brings it back.
+	if w := e.resident(lr); w != nil {
+		if err := w.CheckSignal(s.Name, s.Data); err != nil {
+			return false, fmt.Errorf("run %s of %s: %w", lr.rec.RunID, s.WorkflowID, err)
+		}
 	}
 	err = e.deliver(lr, history.Event{Type: history.SignalReceived,
 		Data: history.MustData(history.Signal{Name: s.Name, Data: s.Data, SignalID: s.ID})})

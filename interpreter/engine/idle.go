@@ -7,6 +7,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/spec"
 )
 
 // Idle runs (issue 18, "100,000 waiting runs"). An open run keeps its record in e.runs for
@@ -220,4 +221,15 @@ func (e *Engine) evictAtRecover(lr *liveRun) {
 	if lr.interp != nil && e.evictable(lr) {
 		e.evict(lr)
 	}
+}
+
+// resident returns a run's spec, rebuilding the run if it was evicted; nil if the run cannot be
+// rebuilt (it is blocked now, and its next input is refused as such).
+func (e *Engine) resident(lr *liveRun) *spec.Workflow {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if e.ensure(lr) != nil {
+		return nil
+	}
+	return lr.w
 }

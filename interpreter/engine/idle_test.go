@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
 )
 
 // newIdleHarness is newHarness with runs leaving memory after a minute idle.
@@ -303,4 +304,29 @@ func hasType(store history.Store, runID string, typ history.EventType) bool {
 		}
 	}
 	return false
+}
+
+// TestSignalContractHoldsForAnEvictedRun: the workflow's `signals:` contract is checked
+// against the spec of a run out of memory too (the spec is rebuilt for the check), so an
+// undeclared signal is refused and nothing is recorded, where a nil spec would let it through.
+func TestSignalContractHoldsForAnEvictedRun(t *testing.T) {
+	h := newIdleHarness(t, Options{IdleAfter: time.Minute})
+	f := h.write("w.wend.yaml", head+"signals: {go: {}}\nsteps: [{id: w, wait_for_signal: go}]\noutput: \"${{ steps.w.output }}\"\n")
+	r := h.start(f, "r", "null")
+	h.clock.Advance(2 * time.Minute)
+	if s := h.e.Idle(); s.Resident != 0 {
+		t.Fatalf("%+v", s)
+	}
+	if err := h.e.Signal(context.Background(), "r", "stop", nil); !errors.Is(err, spec.ErrUndeclaredSignal) {
+		t.Fatalf("undeclared signal to an evicted run: %v, want ErrUndeclaredSignal", err)
+	}
+	if h.hasEvent(r.RunID, history.SignalReceived) {
+		t.Fatal("the undeclared signal was recorded")
+	}
+	if err := h.e.Signal(context.Background(), "r", "go", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.wait("r"); h.output(r) != "1" {
+		t.Fatalf("output %s", h.output(r))
+	}
 }
