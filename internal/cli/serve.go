@@ -17,7 +17,8 @@ import (
 var serveCmd = &command{
 	summary: "run the engine until stopped, serving the control socket, HTTP API, web UI and metrics",
 	usage: `Usage: wend serve [--db PATH] [--http ADDR] [--allow-remote] [--token-file FILE]
-                  [--workflows DIR]... [--idle-after DURATION]
+                  [--workflows DIR]...
+                  [--idle-after DURATION]
 
 Holds the database and drives its runs until stopped: resumes every unfinished run at
 start, fires timers, calls activities, and takes new runs, signals and cancels from other
