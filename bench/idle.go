@@ -23,8 +23,9 @@ import (
 //
 //	go run ./bench -only idle -idle-n 100000
 var (
-	idleN     = flag.Int("idle-n", 10000, "idle: how many waiting runs")
-	idleAfter = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
+	idleN      = flag.Int("idle-n", 10000, "idle: how many waiting runs")
+	idleAfter  = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
+	idleTimers = flag.Bool("idle-timers-only", false, "idle: only the timers part (due once starts at 75 a second would have ended)")
 )
 
 // orderFlow waits 72 h for a shipment signal after one activity: every run holds a timer
@@ -51,6 +52,10 @@ const dueFlow = "plugins: {p: ./p}\nsteps:\n  - delay: {until: \"${{ input.at }}
 // durable. Heap is the live heap after a GC; RSS is the process's resident set now.
 func (b *bench) idle() {
 	n := *idleN
+	if *idleTimers {
+		b.timers(n, time.Duration(float64(n)/150*float64(time.Second))) // due after 2 × this
+		return
+	}
 	flow := b.workflow("order", orderFlow)
 	src, _ := os.ReadFile(flow)
 	db := b.path("idle.db")

@@ -71,6 +71,7 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
+	atFail(func() { os.RemoveAll(dir) })
 	b := &bench{dir: dir}
 	b.updateMs = b.plainUpdate()
 	emit("bbolt_update", "ms_per_update", round(b.updateMs))

@@ -10,6 +10,8 @@
 //     concurrently and share commits through the store.
 //   - An outcome the run no longer expects (a superseded attempt) is dropped and counted,
 //     never recorded.
+//   - A run whose state machine left memory (idle.go) is rebuilt by replay under its lock
+//     before any input is applied to it; its timers never leave the scheduler's heap.
 //   - A failed commit stops the engine: nothing more is written (fsyncgate); a restart
 //     resumes from what was committed.
 package engine
