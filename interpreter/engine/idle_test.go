@@ -330,3 +330,55 @@ func TestSignalContractHoldsForAnEvictedRun(t *testing.T) {
 		t.Fatalf("output %s", h.output(r))
 	}
 }
+
+// TestRecoverLeavesWaitingRunsOutOfMemory: an engine that lets idle runs go drops each waiting
+// run as soon as Recover has replayed it (a restart over 100,000 waiting runs must not hold them
+// all), keeps a run with a due try in memory, and every one of them still takes its input.
+func TestRecoverLeavesWaitingRunsOutOfMemory(t *testing.T) {
+	h := newIdleHarness(t, Options{})
+	f := h.write("w.wend.yaml", head+"steps:\n  - {activity: p.first}\n  - {id: w, wait_for_signal: go, timeout: 1h}\noutput: \"${{ steps.w.output }}\"\n")
+	d := h.write("d.wend.yaml", head+"steps: [{activity: p.first}, {delay: 10m}]\n")
+	h.start(f, "sig", "null")
+	h.start(d, "timer", "null")
+	h.settle("sig", history.TimerScheduled)
+	h.settle("timer", history.TimerScheduled)
+	held := make(chan struct{})
+	h.acts.fns["slow"] = func(ctx context.Context, _ history.ActivityCall) (json.RawMessage, error) {
+		select {
+		case <-held:
+			return json.RawMessage(`1`), nil
+		case <-ctx.Done(): // the first engine closing: the try is redelivered after Recover
+			return nil, ctx.Err()
+		}
+	}
+	s := h.write("s.wend.yaml", head+"steps: [{activity: p.slow}]\n")
+	h.start(s, "busy", "null")
+	h.e.Close()
+	close(held)
+
+	h.e = New(Options{Store: h.store, Activities: h.acts, Clock: h.clock, Logf: t.Logf, IdleAfter: time.Hour})
+	t.Cleanup(func() { h.e.Close() })
+	rep, err := h.e.Recover(context.Background())
+	if err != nil || rep.Resumed != 3 {
+		t.Fatalf("recover: %+v, %v", rep, err)
+	}
+	if st := h.e.Idle(); st.Evicted != 2 {
+		t.Fatalf("%+v: want the two waiting runs out of memory and the busy one in", st)
+	}
+	if r := h.wait("busy"); r.Status != history.StatusCompleted {
+		t.Fatalf("busy: %s", r.Status)
+	}
+	if err := h.e.Signal(context.Background(), "sig", "go", json.RawMessage(`"ok"`)); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.wait("sig"); h.output(r) != `"ok"` {
+		t.Fatalf("sig: %s", h.output(r))
+	}
+	h.clock.Advance(10 * time.Minute)
+	if r := h.wait("timer"); r.Status != history.StatusCompleted {
+		t.Fatalf("timer: %s", r.Status)
+	}
+	if h.acts.count("first") != 2 {
+		t.Fatalf("first called %d times, want once a run", h.acts.count("first"))
+	}
+}
