@@ -74,7 +74,7 @@ func (b *bench) idle() {
 			}
 		}})
 	startT := startMany(n, func(i int) {
-		req := engine.StartRequest{WorkflowID: "o" + strconv.Itoa(i), SpecFile: flow, Source: src, Input: json.RawMessage(fmt.Sprintf(`{"order":%d}`, i))}
+		req := engine.StartRequest{WorkflowID: "o" + strconv.Itoa(i), SpecFile: flow, Source: string(src), Input: json.RawMessage(fmt.Sprintf(`{"order":%d}`, i))}
 		if _, _, err := eng.Start(context.Background(), req); err != nil {
 			fail(err)
 		}
@@ -147,7 +147,7 @@ func (b *bench) timers(n int, startT time.Duration) {
 	at := time.Now().Add(2*startT + 3*time.Second).Truncate(time.Second).Add(time.Second)
 	in := fmt.Sprintf(`{"at": %q}`, at.UTC().Format(time.RFC3339))
 	startMany(n, func(i int) {
-		req := engine.StartRequest{WorkflowID: "t" + strconv.Itoa(i), SpecFile: flow, Source: src, Input: json.RawMessage(in)}
+		req := engine.StartRequest{WorkflowID: "t" + strconv.Itoa(i), SpecFile: flow, Source: string(src), Input: json.RawMessage(in)}
 		if _, _, err := eng.Start(context.Background(), req); err != nil {
 			fail(err)
 		}

@@ -267,7 +267,7 @@ steps:
   - {id: shipped, wait_for_signal: shipped, timeout: 72h}
   - {activity: p.after, with: "${{ steps.shipped.output }}"}
 `)
-	r, _, err := e.Start(context.Background(), StartRequest{WorkflowID: "o", SpecFile: f, Source: src, Input: json.RawMessage(`{"order": 1}`)})
+	r, _, err := e.Start(context.Background(), StartRequest{WorkflowID: "o", SpecFile: f, Source: string(src), Input: json.RawMessage(`{"order": 1}`)})
 	if err != nil {
 		b.Fatal(err)
 	}
