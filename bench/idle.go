@@ -25,7 +25,7 @@ import (
 var (
 	idleN      = flag.Int("idle-n", 10000, "idle: how many waiting runs")
 	idleAfter  = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
-	idleTimers = flag.Bool("idle-timers-only", false, "idle: only the timers part (due once starts at 75 a second would have ended)")
+	idleTimers = flag.Bool("idle-timers-only", false, "idle: only the timers part (due once starts at 200 a second would have ended)")
 )
 
 // orderFlow waits 72 h for a shipment signal after one activity: every run holds a timer
@@ -53,7 +53,7 @@ const dueFlow = "plugins: {p: ./p}\nsteps:\n  - delay: {until: \"${{ input.at }}
 func (b *bench) idle() {
 	n := *idleN
 	if *idleTimers {
-		b.timers(n, time.Duration(float64(n)/150*float64(time.Second))) // due after 2 × this
+		b.timers(n, time.Duration(float64(n)/400*float64(time.Second))) // due after 2 × this
 		return
 	}
 	flow := b.workflow("order", orderFlow)
@@ -153,6 +153,9 @@ func (b *bench) timers(n int, startT time.Duration) {
 		}
 	})
 	late := time.Since(at)
+	time.Sleep(time.Until(at.Add(-time.Second))) // waiting, as the sweep left them, just before they are due
+	idle := eng.Idle()
+	heapMB, rssWaiting := round(float64(liveHeap())/(1<<20)), rssMB()
 	txBefore := st.Stats()
 	cpu0 := cpuTime()
 	select {
@@ -167,6 +170,7 @@ func (b *bench) timers(n int, startT time.Duration) {
 		note = fmt.Sprintf("starting took longer than planned: the last run started %s after the due time", late.Round(time.Millisecond))
 	}
 	emit("timers_same_second", "runs", n, "due_to_last_closed_ms", ms(took), "cpu_ms", ms(cpu),
+		"resident_before_due", idle.Resident, "live_heap_mb_before_due", heapMB, "rss_mb_before_due", rssWaiting,
 		"commits", s.Commits-txBefore.Commits, "transactions", s.Transactions-txBefore.Transactions,
 		"rss_mb", rssMB(), "peak_rss_mb", peakRSSMB(), "note", note)
 }
