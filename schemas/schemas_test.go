@@ -240,8 +240,8 @@ func TestSchemaMatchesLanguageDoc(t *testing.T) {
 			kindTable = &tb
 		}
 	}
-	if len(keyTables) != 4 || kindTable == nil {
-		t.Fatalf("language.md: want 4 key tables (workflow, plugin, step, retry) and 1 kind table, got %d and %v", len(keyTables), kindTable != nil)
+	if len(keyTables) != 5 || kindTable == nil {
+		t.Fatalf("language.md: want 5 key tables (workflow, plugin, step, retry, schedule) and 1 kind table, got %d and %v", len(keyTables), kindTable != nil)
 	}
 
 	// The step's own keys: the kinds, the common keys and for_each's extra keys.
@@ -267,6 +267,7 @@ func TestSchemaMatchesLanguageDoc(t *testing.T) {
 		{"plugin", defs["plugin"].(map[string]any), firstColumn(keyTables[1]), keyTables[1].rows},
 		{"step", defs["step"].(map[string]any), stepKeys, append(slices.Clone(kindTable.rows), keyTables[2].rows...)},
 		{"retry", defs["retry"].(map[string]any), firstColumn(keyTables[3]), keyTables[3].rows},
+		{"schedule", defs["schedule"].(map[string]any), firstColumn(keyTables[4]), keyTables[4].rows},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,6 +17,8 @@ type decoder struct {
 	input *yaml.Node // the `input` schema, compiled by the loader
 	// signalSchemas are the declared signals' `schema` nodes, compiled by the loader.
 	signalSchemas map[string]*yaml.Node
+	// scheduleInputs are checked against the input schema once it is compiled.
+	scheduleInputs []scheduleInput
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
@@ -47,7 +49,8 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key 
 }
 
 var workflowKeys = []string{"wend", "name", "description", "input", "signals", "plugins", "defaults", "timeouts",
-	"compensate_on_failure", "compensation", "on_cancel", "steps", "output"}
+	"compensate_on_failure", "compensation", "on_cancel", "steps", "output",
+	"schedules"}
 
 func (d *decoder) workflow(root *yaml.Node) *Workflow {
 	w := &Workflow{Plugins: map[string]*Plugin{}}
@@ -98,6 +101,8 @@ func (d *decoder) workflow(root *yaml.Node) *Workflow {
 			w.Steps = d.stepList(v, key)
 		case "output":
 			w.Output = newValue(v, key, d.badValue)
+		case "schedules":
+			d.schedules(w, v)
 		}
 	})
 	return w

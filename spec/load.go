@@ -97,6 +97,9 @@ func (l *Loader) load(file string, data []byte) (*Workflow, Diagnostics) {
 			ds = append(ds, sds...)
 		}
 	}
+	d.diags = nil
+	d.checkScheduleInputs(w)
+	ds = append(ds, d.diags...)
 	l.stack = append(l.stack, absPath(file))
 	defer func() { l.stack = l.stack[:len(l.stack)-1] }()
 	c := &checker{file: file, w: w}

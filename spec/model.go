@@ -33,6 +33,8 @@ type Workflow struct {
 	OnCancel []*Step
 	Steps    []*Step
 	Output   *Value // nil when absent
+
+	Schedules []*Schedule // when wend serve starts runs of this workflow (schedule.go)
 }
 
 // Plugin is a declared activity plugin.

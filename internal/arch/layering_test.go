@@ -25,6 +25,7 @@ const (
 	protobuf   = "google.golang.org/protobuf"
 	xsys       = "golang.org/x/sys"
 	prometheus = "github.com/prometheus/client_golang"
+	cron       = "github.com/robfig/cron/v3"
 )
 
 // allowed lists, per package of ours (module-relative), what its non-test code may import
@@ -39,7 +40,8 @@ var allowed = map[string][]string{
 	"history/export":    {"history", "runview"},
 	"history/storetest": {"history"},
 	"schemas":           {},
-	"spec":              {"schemas", yaml, expr, jsonschema},
+	"spec":              {"schemas", "schedule", yaml, expr, jsonschema},
+	"schedule":          {cron}, // pure: fire times and overlap decisions, no clock or store
 	"interpreter":       {"history", "spec"},
 	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
 	"interpreter/engine": {"history", "interpreter", "spec",
