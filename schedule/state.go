@@ -6,6 +6,9 @@ import (
 	"time"
 )
 
+// ErrBadRequest is wrapped by errors about a request's arguments (a backfill range).
+var ErrBadRequest = errors.New("bad request")
+
 // Def is a schedule as the runner uses it (spec.Schedule compiled).
 type Def struct {
 	ID            string
@@ -161,7 +164,7 @@ func Trigger(d Def, st *State, now time.Time, o Overlap) Fire {
 // starts nothing new.
 func Backfill(d Def, st *State, from, to, now time.Time, o Overlap) (int, error) {
 	if !from.Before(to) {
-		return 0, errors.New("backfill: FROM must be before TO")
+		return 0, fmt.Errorf("%w: backfill: FROM must be before TO", ErrBadRequest)
 	}
 	if o == "" {
 		o = d.Overlap
@@ -169,7 +172,7 @@ func Backfill(d Def, st *State, from, to, now time.Time, o Overlap) (int, error)
 	var fires []Fire
 	for n := d.Timing.Next(from.Add(-time.Nanosecond)); !n.IsZero() && n.Before(to); n = d.Timing.Next(n) {
 		if len(fires) == MaxBackfill {
-			return 0, fmt.Errorf("backfill: more than %d fires between %s and %s; split the range", MaxBackfill,
+			return 0, fmt.Errorf("%w: backfill: more than %d fires between %s and %s; split the range", ErrBadRequest, MaxBackfill,
 				from.Format(time.RFC3339), to.Format(time.RFC3339))
 		}
 		fires = append(fires, Fire{Nominal: n, At: now, WorkflowID: WorkflowID(d.ID, n), Kind: "backfill", Overlap: o})

@@ -25,6 +25,7 @@ type Server struct {
 	// workflows are the registered workflows POST /v1/runs may start by name (workflows.go).
 	workflows atomic.Pointer[[]Workflow]
 	roller    atomic.Pointer[PluginRoller] // plugins.go
+	schedules scheduleHolder               // /v1/schedules (schedules.go)
 }
 
 // New makes a Server. eng may be nil for a read-only server over a store no engine drives:

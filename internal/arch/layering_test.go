@@ -42,6 +42,7 @@ var allowed = map[string][]string{
 	"schemas":           {},
 	"spec":              {"schemas", "schedule", yaml, expr, jsonschema},
 	"schedule":          {cron}, // pure: fire times and overlap decisions, no clock or store
+	"schedule/runner":   {"history", "interpreter/engine", "schedule", "spec"},
 	"interpreter":       {"history", "spec"},
 	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
 	"interpreter/engine": {"history", "interpreter", "spec",
@@ -53,12 +54,12 @@ var allowed = map[string][]string{
 	"plugins/internal/lanetest":    {"plugins/proto"},
 	"plugins/internal/testplugin":  {"plugins/internal/wire", "plugins/proto", "plugins/sdk", goplugin, hclog, grpc},
 	"plugins/proto/wend/plugin/v1": {grpc, protobuf},
-	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "spec"},
-	"server/metrics":               {"history", "interpreter/engine", "runview", "server", prometheus},
+	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec"},
+	"server/metrics":               {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
 	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "server"},
 	"server/internal/servertest":   {"history"},
 	"wendtest":                     {"history", "interpreter", "spec", yaml, expr},
-	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schemas", "server",
+	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "wendtest", jsonschema},
 	"cmd/wend":             {"internal/cli"},
 	"examples/plugins/go":  {"plugins/sdk"},

@@ -61,6 +61,9 @@ func init() {
 		"wait":      waitCmd,
 
 		"completion": completionCmd,
+
+		// Schedules (schedule.go).
+		"schedule": scheduleCmd,
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/plugins"
+	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/metrics"
 	"github.com/wendflow/wend/spec"
@@ -212,6 +213,10 @@ type driver struct {
 	// blocked lists the runs Recover could not resume ("RUNID (WORKFLOW ID): why").
 	blocked []string
 	meter   *metrics.Metrics // times the engine's commits; wend serve publishes it at /metrics
+	// wend serve's schedules (serve_schedules.go); nil elsewhere.
+	sched         *runner.Runner
+	schedMetrics  *metrics.ScheduleMetrics
+	stopSchedules func()
 }
 
 func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, error) {
@@ -221,6 +226,7 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 // driverOptions are what wend serve sets beyond startDriver's defaults.
 type driverOptions struct {
 	idleAfter time.Duration // engine.Options.IdleAfter
+	schedules bool          // run the schedules the workflows declare (serve_schedules.go)
 }
 
 func startDriverWith(e *env, path string, o driverOptions, workflows ...server.Workflow) (*driver, error) {
@@ -249,11 +255,20 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 			rep.Interrupted)
 	}
 	d.blocked = rep.Blocked
-	d.ctl = serveControl(e, path, d.eng, st, workflows, d.serveRoll)
+	if o.schedules {
+		if err := d.startSchedules(workflows); err != nil {
+			d.close()
+			return nil, fmt.Errorf("schedules: %w", err)
+		}
+	}
+	d.ctl = serveControl(e, path, d.eng, st, workflows, d.serveRoll, d.serveSchedules)
 	return d, nil
 }
 
 func (d *driver) close() {
+	if d.stopSchedules != nil {
+		d.stopSchedules() // no fire may reach a closing engine
+	}
 	if d.ctl != nil {
 		d.ctl.Close() // first: no request may reach an engine that is closing
 	}

@@ -97,6 +97,7 @@ func (d *driver) serveHTTP(f httpFlags, workflows []server.Workflow) (*server.TC
 		return nil, errors.New("--allow-remote needs a token chosen on purpose: --token-file FILE or WEND_TOKEN")
 	}
 	s := server.New(d.eng, d.store)
+	d.serveSchedules(s)
 	if len(workflows) > 0 {
 		s.SetWorkflows(workflows) // before listening, as for the socket
 	}

@@ -34,6 +34,8 @@ type Metrics struct {
 	mu      sync.Mutex
 	plugins func() PluginStats
 	closed  map[string]*runSummary // closed runs' summaries by run id
+	// schedules are wend serve's schedule metrics (schedules.go); nil elsewhere.
+	schedules *ScheduleMetrics
 }
 
 // PluginStats count plugin processes for /metrics.
@@ -105,5 +107,10 @@ func (m *Metrics) Handler(store history.Store, eng *engine.Engine) http.Handler 
 		m.build,
 		&collector{m: m, store: store, eng: eng},
 	)
+	m.mu.Lock()
+	if m.schedules != nil {
+		reg.MustRegister(m.schedules) // schedules.go
+	}
+	m.mu.Unlock()
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
 }

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/wendflow/wend/boltstore"
+	"github.com/wendflow/wend/schedule"
+	"github.com/wendflow/wend/schedule/runner"
+	"github.com/wendflow/wend/server"
+)
+
+// scheduleOps is what `wend schedule` does, over the serve holding the database (its socket)
+// or, when none does, over the database itself: state changes are recorded there, and fires a
+// trigger or backfill records start when wend serve next runs.
+type scheduleOps interface {
+	List() ([]runner.View, error)
+	Show(id string) (runner.View, error)
+	Pause(id, note string) (runner.View, error)
+	Resume(id, note string) (runner.View, error)
+	Trigger(id string, o schedule.Overlap) (schedule.Fire, error)
+	Backfill(id string, from, to time.Time, o schedule.Overlap) (int, error)
+	Delete(id string) error
+	Close() error
+}
+
+// openScheduleOps finds the holder's socket, else opens the database.
+func openScheduleOps(path string) (scheduleOps, error) {
+	if c := liveHolder(path); c != nil {
+		return remoteSchedules{c}, nil
+	}
+	st, err := openStore(path)
+	var inUse *boltstore.InUseError
+	if errors.As(err, &inUse) {
+		c, cerr := dialControl(path, inUse.PID)
+		if cerr != nil {
+			return nil, fmt.Errorf("%w, and its control socket does not answer (%v)", err, cerr)
+		}
+		return remoteSchedules{c}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rn, err := runner.New(runner.Options{Store: st, Runs: st})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return localSchedules{rn, st}, nil
+}
+
+type localSchedules struct {
+	*runner.Runner
+	st *boltstore.Store
+}
+
+func (l localSchedules) List() ([]runner.View, error) { return l.Runner.List(), nil }
+func (l localSchedules) Close() error                 { return l.st.Close() }
+
+type remoteSchedules struct{ c *client }
+
+func schedulePath(id, suffix string) string { return "/v1/schedules/" + url.PathEscape(id) + suffix }
+
+func (r remoteSchedules) Close() error { return r.c.Close() }
+
+func (r remoteSchedules) List() ([]runner.View, error) {
+	var out struct{ Schedules []runner.View }
+	err := r.c.call(context.Background(), "GET", "/v1/schedules", nil, &out)
+	return out.Schedules, err
+}
+
+func (r remoteSchedules) Show(id string) (runner.View, error) {
+	var out struct{ Schedule runner.View }
+	err := r.c.call(context.Background(), "GET", schedulePath(id, ""), nil, &out)
+	return out.Schedule, err
+}
+
+func (r remoteSchedules) note(id, verb, note string) (runner.View, error) {
+	var out struct{ Schedule runner.View }
+	err := r.c.call(context.Background(), "POST", schedulePath(id, "/"+verb), server.ScheduleNoteRequest{Note: note}, &out)
+	return out.Schedule, err
+}
+
+func (r remoteSchedules) Pause(id, note string) (runner.View, error) {
+	return r.note(id, "pause", note)
+}
+func (r remoteSchedules) Resume(id, note string) (runner.View, error) {
+	return r.note(id, "resume", note)
+}
+
+func (r remoteSchedules) Trigger(id string, o schedule.Overlap) (schedule.Fire, error) {
+	var out struct{ Fire schedule.Fire }
+	err := r.c.call(context.Background(), "POST", schedulePath(id, "/trigger"), server.TriggerRequest{Overlap: string(o)}, &out)
+	return out.Fire, err
+}
+
+func (r remoteSchedules) Backfill(id string, from, to time.Time, o schedule.Overlap) (int, error) {
+	var out struct{ Fires int }
+	err := r.c.call(context.Background(), "POST", schedulePath(id, "/backfill"),
+		server.BackfillRequest{From: from, To: to, Overlap: string(o)}, &out)
+	return out.Fires, err
+}
+
+func (r remoteSchedules) Delete(id string) error {
+	return r.c.call(context.Background(), "DELETE", schedulePath(id, ""), nil, nil)
+}

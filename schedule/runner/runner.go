@@ -1,0 +1,250 @@
+// Package runner is the durable part of schedules: it keeps each schedule's state in the
+// store, records every fire there before its run starts, and starts runs by a workflow id
+// that names the fire, so a crash at any point neither loses nor repeats a fire
+// (docs/reliability.md, Schedules). The decisions are package schedule's.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/schedule"
+)
+
+// Store keeps schedule records: boltstore.Store implements it.
+type Store interface {
+	ScheduleStates() (map[string][]byte, error)
+	PutScheduleStates(put map[string][]byte, del []string) error
+}
+
+// Engine starts and stops runs; *engine.Engine implements it. Start must be idempotent by
+// workflow id (docs/reliability.md G8).
+type Engine interface {
+	Start(ctx context.Context, req engine.StartRequest) (history.Run, bool, error)
+	Cancel(ctx context.Context, workflowID, reason string) error
+	Terminate(ctx context.Context, workflowID, reason string) error
+	Err() error
+}
+
+// Options configure a Runner.
+type Options struct {
+	Store   Store
+	Runs    history.Store // to tell whether a schedule's runs are still open
+	Engine  Engine        // nil: state changes only (pause, resume, delete; fires wait for serve)
+	Entries []Entry       // the schedules declared in the registered workflow files
+	Now     func() time.Time
+	Logf    func(format string, args ...any)
+	// Observe, when set, hears of every run a fire started and its lag behind the fire time.
+	Observe func(scheduleID string, lag time.Duration)
+}
+
+// Runner owns the schedules of one database. Its methods are safe for concurrent use.
+type Runner struct {
+	opts    Options
+	mu      sync.Mutex
+	entries map[string]Entry
+	recs    map[string]*Record
+	defs    map[string]schedule.Def
+	kick    chan struct{}
+}
+
+// ErrNotFound is wrapped by the error for an unknown schedule id.
+var ErrNotFound = errors.New("no such schedule")
+
+// New loads the stored schedules and adds the declared ones not yet stored (they fire from
+// now on). A declared schedule's definition replaces the stored one; its state is kept.
+func New(opts Options) (*Runner, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	r := &Runner{opts: opts, entries: map[string]Entry{}, recs: map[string]*Record{}, defs: map[string]schedule.Def{},
+		kick: make(chan struct{}, 1)}
+	stored, err := opts.Store.ScheduleStates()
+	if err != nil {
+		return nil, fmt.Errorf("read schedules: %w", err)
+	}
+	for id, b := range stored {
+		var rec Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, fmt.Errorf("read schedule %s: %w", id, err)
+		}
+		r.recs[id] = &rec
+	}
+	put := map[string][]byte{}
+	now := opts.Now()
+	for _, e := range opts.Entries {
+		if _, dup := r.entries[e.Schedule.ID]; dup {
+			return nil, fmt.Errorf("schedule id %q is declared in %s and %s; schedule ids must be unique", e.Schedule.ID, r.entries[e.Schedule.ID].File, e.File)
+		}
+		r.entries[e.Schedule.ID] = e
+		st := schedule.Init(now)
+		if old, ok := r.recs[e.Schedule.ID]; ok {
+			st = old.State
+		}
+		rec := recordOf(e, st)
+		r.recs[rec.ID] = &rec
+		if put[rec.ID], err = json.Marshal(rec); err != nil {
+			return nil, err
+		}
+	}
+	for id, rec := range r.recs {
+		d, err := rec.def()
+		if err != nil {
+			return nil, err
+		}
+		r.defs[id] = d
+	}
+	if len(put) > 0 {
+		if err := opts.Store.PutScheduleStates(put, nil); err != nil {
+			return nil, fmt.Errorf("record schedules: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// Run fires schedules until ctx ends: it redoes what a crash interrupted, then ticks every
+// second and whenever a request (trigger, backfill, resume) kicks it.
+func (r *Runner) Run(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		if err := r.Tick(ctx); err != nil && ctx.Err() == nil {
+			r.opts.Logf("wend: schedules: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-r.kick:
+		}
+	}
+}
+
+func (r *Runner) poke() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Tick does, for every declared schedule, what is due by now: first the intents a crash may
+// have left (stop, then start: both idempotent), then the calendar (schedule.Tick), whose
+// decisions are committed before any run starts.
+func (r *Runner) Tick(ctx context.Context) error {
+	if r.opts.Engine == nil {
+		return errors.New("no engine: schedules fire only in wend serve")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]string, 0, len(r.entries))
+	for id := range r.entries {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var errs []error
+	for _, id := range ids {
+		if err := r.tickOne(ctx, id); err != nil {
+			errs = append(errs, err)
+			if r.opts.Engine.Err() != nil {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Runner) tickOne(ctx context.Context, id string) error {
+	rec, d := r.recs[id], r.defs[id]
+	for {
+		if err := r.act(ctx, rec); err != nil {
+			return err
+		}
+		changed, more := schedule.Tick(d, &rec.State, r.opts.Now(), r.isOpen)
+		if changed {
+			if err := r.save(rec); err != nil {
+				return err
+			}
+		}
+		if len(rec.State.Starting) == 0 && len(rec.State.Stopping) == 0 && !more {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// act performs a schedule's recorded intents: stops first (terminate_other must end the old
+// run before the new one starts), then starts, then commits that they are done. Every one is
+// safe to redo: a start finds the run its workflow id names, a stop of a closed run is a no-op.
+func (r *Runner) act(ctx context.Context, rec *Record) error {
+	if len(rec.State.Stopping) == 0 && len(rec.State.Starting) == 0 {
+		return nil
+	}
+	eng := r.opts.Engine
+	for _, s := range rec.State.Stopping {
+		reason := fmt.Sprintf("schedule %s: overlap %s for %s", rec.ID, rec.Overlap, s.For)
+		var err error
+		if s.Terminate {
+			err = eng.Terminate(ctx, s.WorkflowID, reason)
+		} else {
+			err = eng.Cancel(ctx, s.WorkflowID, reason)
+		}
+		if err != nil && eng.Err() != nil {
+			return err
+		}
+		// A run that closed meanwhile, or is already cancelling, needs nothing more.
+	}
+	rec.State.Stopping = nil
+	e, declared := r.entries[rec.ID]
+	done := 0
+	for _, f := range rec.State.Starting {
+		if !declared {
+			break // the file that declares it is not registered: the fires wait for it
+		}
+		input := e.Schedule.Input
+		run, created, err := eng.Start(ctx, engine.StartRequest{WorkflowID: f.WorkflowID, SpecFile: e.File, Source: string(e.Source), Input: input})
+		if err != nil {
+			if eng.Err() != nil || ctx.Err() != nil {
+				rec.State.Starting = rec.State.Starting[done:]
+				return err
+			}
+			r.opts.Logf("wend: schedule %s: fire %s not started: %v", rec.ID, f.WorkflowID, err)
+		} else if created {
+			r.opts.Logf("wend: schedule %s: started %s (run %s)", rec.ID, f.WorkflowID, run.RunID)
+			if r.opts.Observe != nil {
+				r.opts.Observe(rec.ID, run.StartedAt.Sub(f.At))
+			}
+		}
+		done++
+	}
+	rec.State.Starting = rec.State.Starting[done:]
+	return r.save(rec)
+}
+
+// isOpen says whether a schedule's run is still open (its newest run of that workflow id).
+func (r *Runner) isOpen(workflowID string) bool {
+	runs, err := r.opts.Runs.Runs(history.RunFilter{WorkflowID: workflowID})
+	if err != nil {
+		return true // unknown: keep counting it open rather than overlap it
+	}
+	return len(runs) > 0 && runs[0].Open()
+}
+
+func (r *Runner) save(rec *Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return r.opts.Store.PutScheduleStates(map[string][]byte{rec.ID: b}, nil)
+}
