@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"schemas":           {},
 	"spec":              {"schemas", "schedule", yaml, expr, jsonschema},
 	"schedule":          {cron}, // pure: fire times and overlap decisions, no clock or store
-	"schedule/runner":   {"history", "interpreter/engine", "schedule", "spec"},
+	"schedule/runner":   {"history", "interpreter/engine", "internal/faults", "schedule", "spec"},
 	"interpreter":       {"history", "spec"},
 	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
 	"interpreter/engine": {"history", "interpreter", "spec",

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/faults"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/schedule"
 )
@@ -191,6 +192,7 @@ func (r *Runner) act(ctx context.Context, rec *Record) error {
 	if len(rec.State.Stopping) == 0 && len(rec.State.Starting) == 0 {
 		return nil
 	}
+	faults.Hit("schedule-recorded") // the fires are recorded, their runs not yet started
 	eng := r.opts.Engine
 	for _, s := range rec.State.Stopping {
 		reason := fmt.Sprintf("schedule %s: overlap %s for %s", rec.ID, rec.Overlap, s.For)
@@ -221,6 +223,7 @@ func (r *Runner) act(ctx context.Context, rec *Record) error {
 			}
 			r.opts.Logf("wend: schedule %s: fire %s not started: %v", rec.ID, f.WorkflowID, err)
 		} else if created {
+			faults.Hit("schedule-started") // the run is committed, the intent not yet cleared
 			r.opts.Logf("wend: schedule %s: started %s (run %s)", rec.ID, f.WorkflowID, run.RunID)
 			if r.opts.Observe != nil {
 				r.opts.Observe(rec.ID, run.StartedAt.Sub(f.At))

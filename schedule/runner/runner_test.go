@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"context"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/schedule"
+	"github.com/wendflow/wend/spec"
+)
+
+// memStates is an in-memory Store.
+type memStates struct {
+	mu   sync.Mutex
+	recs map[string][]byte
+	puts int
+}
+
+func (m *memStates) ScheduleStates() (map[string][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.recs), nil
+}
+
+func (m *memStates) PutScheduleStates(put map[string][]byte, del []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recs == nil {
+		m.recs = map[string][]byte{}
+	}
+	maps.Copy(m.recs, put)
+	for _, id := range del {
+		delete(m.recs, id)
+	}
+	m.puts++
+	return nil
+}
+
+const tickFile = `wend: v1
+name: tick
+input: {type: object, required: [n]}
+schedules:
+  - {id: minutely, cron: "* * * * *", timezone: Europe/Paris, input: {n: 1}}
+steps:
+  - {id: s, steps: []}
+`
+
+func newRunner(t *testing.T, states *memStates, runs *history.MemStore, now func() time.Time) (*Runner, *engine.Engine) {
+	t.Helper()
+	w, ds := spec.Load("tick.wend.yaml", []byte(tickFile))
+	if ds.HasErrors() {
+		t.Fatal(ds.Error())
+	}
+	eng := engine.New(engine.Options{Store: runs})
+	t.Cleanup(func() { eng.Close() })
+	rn, err := New(Options{Store: states, Runs: runs, Engine: eng, Now: now,
+		Entries: []Entry{{Workflow: w.Name, File: "tick.wend.yaml", Source: []byte(tickFile), Schedule: w.Schedules[0]}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rn, eng
+}
+
+// TestBackfillOfThousandFiresStartsThousandRuns: a backfill of 1,000 minutes under
+// allow_all is recorded at once, then started by the runner: 1,000 runs, each with the
+// schedule's input and the workflow id of its minute; backfilling the same range again
+// starts nothing new.
+func TestBackfillOfThousandFiresStartsThousandRuns(t *testing.T) {
+	states, runs := &memStates{}, history.NewMemStore()
+	now := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	rn, _ := newRunner(t, states, runs, func() time.Time { return now })
+	from := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	n, err := rn.Backfill("minutely", from, from.Add(1000*time.Minute), schedule.AllowAll)
+	if err != nil || n != 1000 {
+		t.Fatalf("backfill = %d, %v", n, err)
+	}
+	if v, _ := rn.Show("minutely"); len(v.State.Starting) != 1000 {
+		t.Fatalf("recorded %d fires to start before any run, want 1000", len(v.State.Starting))
+	}
+	if err := rn.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	all, err := runs.Runs(history.RunFilter{})
+	if err != nil || len(all) != 1000 {
+		t.Fatalf("%d runs (%v), want 1000", len(all), err)
+	}
+	for _, at := range []time.Time{from, from.Add(999 * time.Minute)} {
+		rs, _ := runs.Runs(history.RunFilter{WorkflowID: schedule.WorkflowID("minutely", at)})
+		if len(rs) != 1 || rs[0].Status != history.StatusCompleted {
+			t.Fatalf("run of %s: %+v", at, rs)
+		}
+	}
+	if _, err := rn.Backfill("minutely", from, from.Add(1000*time.Minute), schedule.AllowAll); err != nil {
+		t.Fatal(err)
+	}
+	if err := rn.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := runs.Runs(history.RunFilter{}); len(all) != 1000 {
+		t.Fatalf("a second backfill of the same range made %d runs, want still 1000", len(all))
+	}
+}
+
+// TestRecordedFireStartsAfterRestart: a fire recorded by one runner whose process died
+// before starting its run is started by the next runner over the same state, once.
+func TestRecordedFireStartsAfterRestart(t *testing.T) {
+	states, runs := &memStates{}, history.NewMemStore()
+	now := time.Date(2026, 3, 1, 10, 0, 30, 0, time.UTC)
+	clock := func() time.Time { return now }
+	rn, _ := newRunner(t, states, runs, clock)
+	if _, err := rn.Trigger("minutely", ""); err != nil { // recorded, not started: no Tick ran
+		t.Fatal(err)
+	}
+	if all, _ := runs.Runs(history.RunFilter{}); len(all) != 0 {
+		t.Fatalf("trigger started %d runs itself", len(all))
+	}
+	rn2, _ := newRunner(t, states, runs, clock) // "after the crash"
+	for range 2 {
+		if err := rn2.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, _ := runs.Runs(history.RunFilter{})
+	if len(all) != 1 || all[0].WorkflowID != schedule.WorkflowID("minutely", now) {
+		t.Fatalf("runs after restart: %+v", all)
+	}
+}
+
+func TestUnknownScheduleIsNotFound(t *testing.T) {
+	rn, _ := newRunner(t, &memStates{}, history.NewMemStore(), time.Now)
+	if _, err := rn.Pause("nope", ""); err == nil {
+		t.Fatal("pausing an unknown schedule succeeded")
+	}
+	if _, err := rn.Backfill("minutely", time.Unix(10, 0), time.Unix(5, 0), ""); err == nil {
+		t.Fatal("a backward range was taken")
+	}
+}
