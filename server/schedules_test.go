@@ -1,0 +1,130 @@
+package server
+
+import (
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/schedule/runner"
+	"github.com/wendflow/wend/spec"
+)
+
+type memScheduleStates struct {
+	mu   sync.Mutex
+	recs map[string][]byte
+}
+
+func (m *memScheduleStates) ScheduleStates() (map[string][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.recs), nil
+}
+
+func (m *memScheduleStates) PutScheduleStates(put map[string][]byte, del []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recs == nil {
+		m.recs = map[string][]byte{}
+	}
+	maps.Copy(m.recs, put)
+	for _, id := range del {
+		delete(m.recs, id)
+	}
+	return nil
+}
+
+const scheduledSpec = `wend: v1
+name: report
+schedules:
+  - {id: nightly, cron: "0 3 * * *", timezone: America/New_York}
+steps:
+  - {id: s, steps: []}
+`
+
+// TestSchedulesAPI: /v1/schedules answers 501 where no runner is set, then lists, shows,
+// pauses, triggers, backfills and deletes over one, with 400 and 404 for bad requests, and
+// /metrics counts the fires.
+func TestSchedulesAPI(t *testing.T) {
+	store := history.NewMemStore()
+	f := newFixture(t, store)
+	code, body := f.do("GET", "/v1/schedules", "", nil)
+	wantError(t, code, body, http.StatusNotImplemented, CodeUnsupported, "run by wend serve")
+
+	w, ds := spec.Load("report.wend.yaml", []byte(scheduledSpec))
+	if ds.HasErrors() {
+		t.Fatal(ds.Error())
+	}
+	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
+	sm := NewScheduleMetrics()
+	rn, err := runner.New(runner.Options{Store: &memScheduleStates{}, Runs: store, Engine: f.eng, Now: func() time.Time { return now },
+		Observe: sm.Observe,
+		Entries: []runner.Entry{{Workflow: "report", File: "report.wend.yaml", Source: []byte(scheduledSpec), Schedule: w.Schedules[0]}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.SetSchedules(rn, sm)
+
+	var list struct{ Schedules []runner.View }
+	if code, body := f.do("GET", "/v1/schedules", "", &list); code != 200 || len(list.Schedules) != 1 {
+		t.Fatalf("list: %d %s", code, body)
+	}
+	if v := list.Schedules[0]; v.ID != "nightly" || v.NextFire != time.Date(2026, 3, 9, 7, 0, 0, 0, time.UTC) || !v.Declared {
+		t.Fatalf("listed %+v; want nightly next firing at 3:00 EDT on March 9th", v)
+	}
+	code, body = f.do("GET", "/v1/schedules/weekly", "", nil)
+	wantError(t, code, body, http.StatusNotFound, CodeNotFound, `schedule "weekly"`)
+	code, body = f.do("POST", "/v1/schedules/nightly/trigger", `{"overlap":"queue"}`, nil)
+	wantError(t, code, body, http.StatusBadRequest, CodeBadRequest, `unknown overlap "queue"`)
+	code, body = f.do("POST", "/v1/schedules/nightly/backfill", `{"from":"2026-03-02T00:00:00Z","to":"2026-03-01T00:00:00Z"}`, nil)
+	wantError(t, code, body, http.StatusBadRequest, CodeBadRequest, "FROM must be before TO")
+	code, body = f.do("POST", "/v1/schedules/nightly/backfill", `{}`, nil)
+	wantError(t, code, body, http.StatusBadRequest, CodeBadRequest, "needs from and to")
+
+	var paused struct{ Schedule runner.View }
+	if code, body := f.do("POST", "/v1/schedules/nightly/pause", `{"note":"audit"}`, &paused); code != 200 || !paused.Schedule.Paused || paused.Schedule.State.Note != "audit" {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	var fired struct{ Fire struct{ WorkflowID string `json:"workflow_id"` } }
+	if code, body := f.do("POST", "/v1/schedules/nightly/trigger", `{}`, &fired); code != 200 || fired.Fire.WorkflowID != "nightly-2026-03-08T12:00:00Z" {
+		t.Fatalf("trigger: %d %s", code, body)
+	}
+	var filled struct{ Fires int }
+	if code, body := f.do("POST", "/v1/schedules/nightly/backfill", `{"from":"2026-03-01T00:00:00Z","to":"2026-03-04T00:00:00Z","overlap":"allow_all"}`, &filled); code != 200 || filled.Fires != 3 {
+		t.Fatalf("backfill: %d %s", code, body)
+	}
+	if err := rn.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"nightly-2026-03-08T12:00:00Z", "nightly-2026-03-01T08:00:00Z", "nightly-2026-03-03T08:00:00Z"} {
+		if runs, _ := store.Runs(history.RunFilter{WorkflowID: id}); len(runs) != 1 {
+			t.Fatalf("run %s: %d runs, want 1", id, len(runs))
+		}
+	}
+
+	hs := httptest.NewServer(NewMetrics().Handler(f.srv))
+	defer hs.Close()
+	resp, err := http.Get(hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`wend_schedule_fires_total{result="started",schedule="nightly"} 4`,
+		`wend_schedule_fires_total{result="missed",schedule="nightly"} 0`, `wend_schedule_lag_seconds_count{schedule="nightly"} 4`} {
+		if !strings.Contains(string(b), want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	if code, body := f.do("DELETE", "/v1/schedules/nightly", "", nil); code != 200 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	code, body = f.do("GET", "/v1/schedules/nightly", "", nil)
+	wantError(t, code, body, http.StatusNotFound, CodeNotFound, "no such schedule")
+}
