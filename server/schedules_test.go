@@ -90,7 +90,11 @@ func TestSchedulesAPI(t *testing.T) {
 	if code, body := f.do("POST", "/v1/schedules/nightly/pause", `{"note":"audit"}`, &paused); code != 200 || !paused.Schedule.Paused || paused.Schedule.State.Note != "audit" {
 		t.Fatalf("pause: %d %s", code, body)
 	}
-	var fired struct{ Fire struct{ WorkflowID string `json:"workflow_id"` } }
+	var fired struct {
+		Fire struct {
+			WorkflowID string `json:"workflow_id"`
+		}
+	}
 	if code, body := f.do("POST", "/v1/schedules/nightly/trigger", `{}`, &fired); code != 200 || fired.Fire.WorkflowID != "nightly-2026-03-08T12:00:00Z" {
 		t.Fatalf("trigger: %d %s", code, body)
 	}
