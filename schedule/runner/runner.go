@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -140,23 +141,24 @@ func (r *Runner) poke() {
 
 // Tick does, for every declared schedule, what is due by now: first the intents a crash may
 // have left (stop, then start: both idempotent), then the calendar (schedule.Tick), whose
-// decisions are committed before any run starts.
+// decisions are committed before any run starts. Runs start without the runner's lock held,
+// so list, show and /metrics answer during a long backfill.
 func (r *Runner) Tick(ctx context.Context) error {
 	if r.opts.Engine == nil {
 		return errors.New("no engine: schedules fire only in wend serve")
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	ids := make([]string, 0, len(r.entries))
 	for id := range r.entries {
 		ids = append(ids, id)
 	}
+	r.mu.Unlock()
 	sort.Strings(ids)
 	var errs []error
 	for _, id := range ids {
 		if err := r.tickOne(ctx, id); err != nil {
 			errs = append(errs, err)
-			if r.opts.Engine.Err() != nil {
+			if r.opts.Engine.Err() != nil || ctx.Err() != nil {
 				break
 			}
 		}
@@ -165,18 +167,35 @@ func (r *Runner) Tick(ctx context.Context) error {
 }
 
 func (r *Runner) tickOne(ctx context.Context, id string) error {
-	rec, d := r.recs[id], r.defs[id]
 	for {
-		if err := r.act(ctx, rec); err != nil {
+		r.mu.Lock()
+		rec, declared := r.recs[id], r.entries[id].Schedule != nil
+		if rec == nil || !declared { // deleted meanwhile
+			r.mu.Unlock()
+			return nil
+		}
+		stops, starts := slices.Clone(rec.State.Stopping), slices.Clone(rec.State.Starting)
+		entry := r.entries[id]
+		r.mu.Unlock()
+		if err := r.act(ctx, id, entry, stops, starts); err != nil {
 			return err
 		}
-		changed, more := schedule.Tick(d, &rec.State, r.opts.Now(), r.isOpen)
-		if changed {
-			if err := r.save(rec); err != nil {
-				return err
-			}
+		r.mu.Lock()
+		if rec = r.recs[id]; rec == nil {
+			r.mu.Unlock()
+			return nil
 		}
-		if len(rec.State.Starting) == 0 && len(rec.State.Stopping) == 0 && !more {
+		changed, more := schedule.Tick(r.defs[id], &rec.State, r.opts.Now(), r.isOpen)
+		var err error
+		if changed {
+			err = r.save(rec)
+		}
+		pending := len(rec.State.Starting) > 0 || len(rec.State.Stopping) > 0
+		r.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if !pending && !more {
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -188,51 +207,57 @@ func (r *Runner) tickOne(ctx context.Context, id string) error {
 // act performs a schedule's recorded intents: stops first (terminate_other must end the old
 // run before the new one starts), then starts, then commits that they are done. Every one is
 // safe to redo: a start finds the run its workflow id names, a stop of a closed run is a no-op.
-func (r *Runner) act(ctx context.Context, rec *Record) error {
-	if len(rec.State.Stopping) == 0 && len(rec.State.Starting) == 0 {
+func (r *Runner) act(ctx context.Context, id string, e Entry, stops []schedule.Stop, starts []schedule.Fire) error {
+	if len(stops) == 0 && len(starts) == 0 {
 		return nil
 	}
 	faults.Hit("schedule-recorded") // the fires are recorded, their runs not yet started
 	eng := r.opts.Engine
-	for _, s := range rec.State.Stopping {
-		reason := fmt.Sprintf("schedule %s: overlap %s for %s", rec.ID, rec.Overlap, s.For)
+	stopped := map[string]bool{}
+	for _, s := range stops {
+		reason := fmt.Sprintf("schedule %s: overlap %s for %s", id, e.Schedule.Overlap, s.For)
 		var err error
 		if s.Terminate {
 			err = eng.Terminate(ctx, s.WorkflowID, reason)
 		} else {
 			err = eng.Cancel(ctx, s.WorkflowID, reason)
 		}
-		if err != nil && eng.Err() != nil {
+		if err != nil && (eng.Err() != nil || ctx.Err() != nil) {
 			return err
 		}
-		// A run that closed meanwhile, or is already cancelling, needs nothing more.
+		stopped[s.WorkflowID] = true // done, or closed meanwhile, or already cancelling
 	}
-	rec.State.Stopping = nil
-	e, declared := r.entries[rec.ID]
-	done := 0
-	for _, f := range rec.State.Starting {
-		if !declared {
-			break // the file that declares it is not registered: the fires wait for it
-		}
-		input := e.Schedule.Input
-		run, created, err := eng.Start(ctx, engine.StartRequest{WorkflowID: f.WorkflowID, SpecFile: e.File, Source: string(e.Source), Input: input})
+	started := map[string]bool{}
+	var failed error
+	for _, f := range starts {
+		run, created, err := eng.Start(ctx, engine.StartRequest{WorkflowID: f.WorkflowID, SpecFile: e.File, Source: string(e.Source), Input: e.Schedule.Input})
 		if err != nil {
 			if eng.Err() != nil || ctx.Err() != nil {
-				rec.State.Starting = rec.State.Starting[done:]
-				return err
+				failed = err
+				break
 			}
-			r.opts.Logf("wend: schedule %s: fire %s not started: %v", rec.ID, f.WorkflowID, err)
+			r.opts.Logf("wend: schedule %s: fire %s not started: %v", id, f.WorkflowID, err)
 		} else if created {
 			faults.Hit("schedule-started") // the run is committed, the intent not yet cleared
-			r.opts.Logf("wend: schedule %s: started %s (run %s)", rec.ID, f.WorkflowID, run.RunID)
+			r.opts.Logf("wend: schedule %s: started %s (run %s)", id, f.WorkflowID, run.RunID)
 			if r.opts.Observe != nil {
-				r.opts.Observe(rec.ID, run.StartedAt.Sub(f.At))
+				r.opts.Observe(id, run.StartedAt.Sub(f.At))
 			}
 		}
-		done++
+		started[f.WorkflowID] = true
 	}
-	rec.State.Starting = rec.State.Starting[done:]
-	return r.save(rec)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.recs[id]
+	if rec == nil {
+		return failed // deleted meanwhile: nothing to record
+	}
+	rec.State.Stopping = slices.DeleteFunc(rec.State.Stopping, func(s schedule.Stop) bool { return stopped[s.WorkflowID] })
+	rec.State.Starting = slices.DeleteFunc(rec.State.Starting, func(f schedule.Fire) bool { return started[f.WorkflowID] })
+	if err := r.save(rec); err != nil {
+		return err
+	}
+	return failed
 }
 
 // isOpen says whether a schedule's run is still open (its newest run of that workflow id).
