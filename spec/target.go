@@ -46,6 +46,10 @@ func CheckTarget(w *Workflow, target string) Diagnostics {
 			}
 		}
 	}
+	for i, sc := range w.Schedules {
+		add(SeverityInfo, sc.Pos, fmt.Sprintf("schedules[%d]", i),
+			"schedule %s is fired by 'wend serve' from its database, not by the Temporal cluster; on Temporal create a Temporal schedule that starts wend.v1", sc.ID)
+	}
 	w.Walk(func(s *Step) {
 		switch s.Kind {
 		case KindRunWorkflow:

@@ -27,6 +27,7 @@ func TestCheckTargetTemporal(t *testing.T) {
 		{"relative pinned", "plugins:\n  p: {command: [./p], sha256: " + strings.Repeat("ab", 32) + "}\nsteps:\n  - activity: p.x\n", nil},
 		{"env passthrough", "plugins:\n  p: {command: [/usr/bin/p], env: [TOKEN, A=b]}\nsteps:\n  - activity: p.x\n", []string{"warning plugins.p.env"}},
 		{"wait for workflow", "steps:\n  - wait_for_workflow: other\n", []string{"info steps[0]"}},
+		{"schedules", "schedules:\n  - {id: a, every: 1h}\n  - {id: b, cron: \"@daily\"}\nsteps:\n  - delay: 1s\n", []string{"info schedules[0]", "info schedules[1]"}},
 		{"sub-second heartbeat", "plugins:\n  p: /usr/bin/p\nsteps:\n  - activity: p.x\n    heartbeat_timeout: 50ms\n  - activity: p.x\n    heartbeat_timeout: 2s\n",
 			[]string{"warning steps[0].heartbeat_timeout"}},
 		{"sub-second default heartbeat", "plugins:\n  p: /usr/bin/p\ndefaults:\n  heartbeat_timeout: 500ms\nsteps:\n  - activity: p.x\n",
