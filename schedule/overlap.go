@@ -44,6 +44,10 @@ func ParseOverlap(s string) (Overlap, error) {
 	return "", fmt.Errorf("unknown overlap %q (want %s)", s, strings.Join(names, ", "))
 }
 
+// MaxBuffered caps the fires buffer_all keeps; later ones are skipped (counted), so runs that
+// never close cannot grow a schedule's state without bound.
+const MaxBuffered = 1000
+
 // Action is what one fire does now.
 type Action int
 
@@ -75,6 +79,9 @@ func Decide(o Overlap, open, buffered int) Action {
 		}
 		return Drop
 	case BufferAll:
+		if buffered >= MaxBuffered {
+			return Drop
+		}
 		return Buffer
 	case CancelOther:
 		if open == 0 { // a cancel is already on its way: the newest fire replaces the waiting one

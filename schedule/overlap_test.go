@@ -161,3 +161,32 @@ func TestBackfillThousandFires(t *testing.T) {
 		t.Fatal("an empty range was taken")
 	}
 }
+
+// TestLongOutageCostsNoCommitPerFire: a schedule firing every second, down for a year,
+// counts its missed fires in one Tick (not one commit per fire) and starts the ones inside
+// the window.
+func TestLongOutageCostsNoCommitPerFire(t *testing.T) {
+	tm, _ := NewTiming("", time.Second, "")
+	d := Def{ID: "every", Timing: tm, Overlap: AllowAll, CatchupWindow: 10 * time.Second}
+	st := Init(time.Unix(0, 0))
+	now := time.Unix(365*24*3600, 0)
+	_, more := Tick(d, &st, now, nil)
+	if more || st.Counts.Started != 11 || st.Counts.Missed != uint64(now.Unix())-11 {
+		t.Fatalf("more=%v started %d missed %d; want false, 11 (the last 10s and now), %d", more, st.Counts.Started, st.Counts.Missed, now.Unix()-11)
+	}
+	cron, _ := NewTiming("*/5 * * * *", 0, "Europe/Paris")
+	d = Def{ID: "cron", Timing: cron, Overlap: Skip, CatchupWindow: time.Hour}
+	st = Init(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	Tick(d, &st, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), nil)
+	// A year of */5 is 365*24*12 wall times, less the 12 of the hour Paris skips in March,
+	// which fire once, at 3:00, with the 3:00 fire itself.
+	if got := st.Counts.Missed + st.Counts.Started + st.Counts.Skipped; got != 365*24*12-12 {
+		t.Fatalf("a year of */5 fires handled as %d, want %d", got, 365*24*12-12)
+	}
+}
+
+func TestBufferAllIsBounded(t *testing.T) {
+	if Decide(BufferAll, 1, MaxBuffered) != Drop || Decide(BufferAll, 1, MaxBuffered-1) != Buffer {
+		t.Fatal("buffer_all is not capped at MaxBuffered")
+	}
+}

@@ -131,6 +131,9 @@ func Tick(d Def, st *State, now time.Time, isOpen func(workflowID string) bool) 
 	if window <= 0 {
 		window = DefaultCatchupWindow
 	}
+	if skipMissed(d, st, now.Add(-window), now) {
+		changed = true
+	}
 	for i := 0; i < MaxTickFires; i++ {
 		n, due := NextFire(d, st)
 		if n.IsZero() || due.After(now) {
@@ -147,6 +150,34 @@ func Tick(d Def, st *State, now time.Time, isOpen func(workflowID string) bool) 
 	}
 	n, due := NextFire(d, st)
 	return changed, !n.IsZero() && !due.After(now)
+}
+
+// skipMissed counts, without deciding them one by one, the fires certainly older than the
+// catch-up window (due before cut even with the most jitter), so a long outage of a fast schedule
+// costs arithmetic, not a commit per fire. The last of them is recorded in Recent.
+func skipMissed(d Def, st *State, cut, now time.Time) bool {
+	cut = cut.Add(-d.Jitter) // a fire due after cut is decided by Tick itself
+	var n uint64
+	var lastAt time.Time
+	if e := d.Timing.every; e > 0 && d.Timing.cron == nil {
+		first := d.Timing.Next(st.Last)
+		if first.IsZero() || !first.Before(cut) {
+			return false
+		}
+		n = uint64((cut.Sub(first)-1)/e) + 1
+		lastAt = first.Add(time.Duration(n-1) * e)
+	} else {
+		for at := d.Timing.Next(st.Last); !at.IsZero() && at.Before(cut); at = d.Timing.Next(at) {
+			n, lastAt = n+1, at
+		}
+	}
+	if n == 0 {
+		return false
+	}
+	st.Last = lastAt
+	st.Counts.Missed += n
+	record(st, Fire{Nominal: lastAt, At: lastAt.Add(Jitter(d.ID, lastAt, d.Jitter)), WorkflowID: WorkflowID(d.ID, lastAt), Overlap: d.Overlap}, Missed, now)
+	return true
 }
 
 // Trigger fires the schedule now, out of its calendar, under its overlap policy or o.

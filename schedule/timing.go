@@ -126,7 +126,11 @@ func (tm Timing) Next(t time.Time) time.Time {
 		if !dayMatches(s, day) {
 			continue
 		}
-		for h := 0; h < 24; h++ {
+		h0 := 0
+		if i == 0 {
+			h0 = from.Hour() // the first day starts at from
+		}
+		for h := h0; h < 24; h++ {
 			if s.Hour&(1<<uint(h)) == 0 {
 				continue
 			}
@@ -162,6 +166,10 @@ func dayMatches(s *cron.SpecSchedule, d time.Time) bool {
 // resolve maps a wall-clock time (given as the same fields in UTC) to the instant it names in
 // loc: the first of two, or the end of the gap when the wall time was skipped.
 func resolve(wall time.Time, loc *time.Location) time.Time {
+	_, before := wall.Add(-24 * time.Hour).In(loc).Zone()
+	if _, after := wall.Add(24 * time.Hour).In(loc).Zone(); before == after {
+		return wall.Add(-time.Duration(before) * time.Second) // no change of offset near: one instant
+	}
 	var first, later time.Time
 	for _, probe := range []time.Duration{-24 * time.Hour, 0, 24 * time.Hour} {
 		_, off := wall.Add(probe).In(loc).Zone()
