@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"maps"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,5 +138,20 @@ func TestUnknownScheduleIsNotFound(t *testing.T) {
 	}
 	if _, err := rn.Backfill("minutely", time.Unix(10, 0), time.Unix(5, 0), ""); err == nil {
 		t.Fatal("a backward range was taken")
+	}
+}
+
+// TestScheduleIDInTwoFilesStopsTheStart: two registered files declaring one schedule id would
+// share its runs' workflow ids; serve refuses to start, naming both files.
+func TestScheduleIDInTwoFilesStopsTheStart(t *testing.T) {
+	w, ds := spec.Load("tick.wend.yaml", []byte(tickFile))
+	if ds.HasErrors() {
+		t.Fatal(ds.Error())
+	}
+	_, err := New(Options{Store: &memStates{}, Runs: history.NewMemStore(), Entries: []Entry{
+		{Workflow: "tick", File: "a.wend.yaml", Schedule: w.Schedules[0]},
+		{Workflow: "tick", File: "b.wend.yaml", Schedule: w.Schedules[0]}}})
+	if err == nil || !strings.Contains(err.Error(), `"minutely" is declared in a.wend.yaml and b.wend.yaml`) {
+		t.Fatalf("New = %v, want the duplicate named with both files", err)
 	}
 }
