@@ -70,6 +70,9 @@ func TestOverlapPolicies(t *testing.T) {
 		{BufferAll, "start 60@60s start 120@210s start 180@360s", 0},
 		{AllowAll, "start 60@60s start 120@120s start 180@180s start 240@240s start 300@300s start 360@360s", 0},
 		{CancelOther, "start 60@60s cancel 60@120s start 120@140s cancel 120@180s start 180@200s cancel 180@240s start 240@260s cancel 240@300s start 300@320s cancel 300@360s", 0},
+		// Compensations that take longer than the interval: the run is asked to cancel once,
+		// and the newest fire replaces the waiting one.
+		{CancelOther + ":slow", "start 60@60s cancel 60@120s start 180@210s cancel 180@240s start 300@330s cancel 300@360s", 2},
 		{TerminateOther, "start 60@60s terminate 60@120s start 120@120s terminate 120@180s start 180@180s terminate 180@240s start 240@240s terminate 240@300s start 300@300s terminate 300@360s start 360@360s", 0},
 	}
 	for _, c := range cases {
@@ -78,8 +81,12 @@ func TestOverlapPolicies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := Def{ID: "every", Timing: tm, Overlap: c.overlap}
+			policy, slow, _ := strings.Cut(string(c.overlap), ":")
+			d := Def{ID: "every", Timing: tm, Overlap: Overlap(policy)}
 			s := &sim{now: time.Unix(0, 0), runFor: 150 * time.Second, cancelTakes: 20 * time.Second, closeAt: map[string]time.Time{}}
+			if slow != "" {
+				s.cancelTakes = 90 * time.Second
+			}
 			st := Init(s.now)
 			for ; s.now.Unix() <= 360; s.now = s.now.Add(10 * time.Second) {
 				Tick(d, &st, s.now, s.isOpen)

@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -76,6 +77,7 @@ type State struct {
 	Starting []Fire    `json:"starting,omitempty"` // to start, by id (idempotent)
 	Stopping []Stop    `json:"stopping,omitempty"` // open runs to cancel or terminate
 	Open     []string  `json:"open,omitempty"`     // workflow ids started and not seen closed
+	Asked    []string  `json:"asked,omitempty"`    // open runs already asked to cancel: not asked twice
 	Recent   []Outcome `json:"recent,omitempty"`   // newest last
 	Counts   Counts    `json:"counts"`
 }
@@ -226,7 +228,10 @@ func fire(st *State, f Fire, now time.Time) {
 		buffer(st, f, now)
 	case CancelThenBuffer:
 		for _, id := range st.Open {
-			st.Stopping = appendStop(st.Stopping, Stop{WorkflowID: id, For: f.WorkflowID})
+			if !slices.Contains(st.Asked, id) { // a cancelled run may take a while to compensate
+				st.Stopping = appendStop(st.Stopping, Stop{WorkflowID: id, For: f.WorkflowID})
+				st.Asked = append(st.Asked, id)
+			}
 		}
 		buffer(st, f, now)
 	case TerminateThenStart:
@@ -293,6 +298,16 @@ func prune(st *State, isOpen func(string) bool) bool {
 		}
 	}
 	st.Open = open
+	asked := st.Asked[:0]
+	for _, id := range st.Asked {
+		if slices.Contains(st.Open, id) {
+			asked = append(asked, id)
+		}
+	}
+	if len(asked) != len(st.Asked) {
+		changed = true
+	}
+	st.Asked = asked
 	return changed
 }
 
