@@ -114,15 +114,21 @@ func New(opts Options) (*Runner, error) {
 	return r, nil
 }
 
-// Run fires schedules until ctx ends: it redoes what a crash interrupted, then ticks every
-// second and whenever a request (trigger, backfill, resume) kicks it.
+// Run fires schedules until ctx ends: it redoes what a crash interrupted, then ticks when the
+// next fire is due, at least every second, and whenever a request (trigger, backfill,
+// resume) kicks it.
 func (r *Runner) Run(ctx context.Context) {
-	t := time.NewTicker(time.Second)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
+		var wait time.Duration
 		if err := r.Tick(ctx); err != nil && ctx.Err() == nil {
 			r.opts.Logf("wend: schedules: %v", err)
+			wait = time.Second // not sooner: the error may well repeat
+		} else {
+			wait = max(r.untilNextDue(time.Second), 10*time.Millisecond)
 		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -130,6 +136,26 @@ func (r *Runner) Run(ctx context.Context) {
 		case <-r.kick:
 		}
 	}
+}
+
+// untilNextDue is how long until the earliest fire of an active schedule is due, at most
+// limit: waking at the fire's time keeps the lag small; the limit lets runs that closed
+// release buffered fires soon.
+func (r *Runner) untilNextDue(limit time.Duration) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.opts.Now()
+	wait := limit
+	for id := range r.entries {
+		rec, d := r.recs[id], r.defs[id]
+		if rec == nil || rec.State.IsPaused(d) {
+			continue
+		}
+		if _, due := schedule.NextFire(d, &rec.State); !due.IsZero() {
+			wait = min(wait, max(due.Sub(now), 0))
+		}
+	}
+	return wait
 }
 
 func (r *Runner) poke() {
