@@ -44,6 +44,11 @@ as often as needed. The files are found and checked at start only (not watched: 
 to add, rename or remove one); an invalid file or a name in two files stops the start.
 Each start by name reads the file again, so the run records the text it started with.
 
+The schedules those files declare (schedules:, docs/language.md) fire while serve runs: each
+fire is recorded in the database before its run starts, by workflow id SCHEDULE-TIME, and
+fires missed while no serve ran are caught up at start within their catchup_window. See
+'wend help schedule'.
+
 Flags:
   --db PATH           database file (default $WEND_DB, else .wend/wend.db)
   --http ADDR         HTTP address (default 127.0.0.1:8080; port 0 picks one; off: none)
