@@ -1,11 +1,8 @@
 package server
 
 import (
-	"io"
 	"maps"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,8 +45,7 @@ steps:
 `
 
 // TestSchedulesAPI: /v1/schedules answers 501 where no runner is set, then lists, shows,
-// pauses, triggers, backfills and deletes over one, with 400 and 404 for bad requests, and
-// /metrics counts the fires.
+// pauses, triggers, backfills and deletes over one, with 400 and 404 for bad requests.
 func TestSchedulesAPI(t *testing.T) {
 	store := history.NewMemStore()
 	f := newFixture(t, store)
@@ -61,14 +57,12 @@ func TestSchedulesAPI(t *testing.T) {
 		t.Fatal(ds.Error())
 	}
 	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
-	sm := NewScheduleMetrics()
 	rn, err := runner.New(runner.Options{Store: &memScheduleStates{}, Runs: store, Engine: f.eng, Now: func() time.Time { return now },
-		Observe: sm.Observe,
 		Entries: []runner.Entry{{Workflow: "report", File: "report.wend.yaml", Source: []byte(scheduledSpec), Schedule: w.Schedules[0]}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.srv.SetSchedules(rn, sm)
+	f.srv.SetSchedules(rn)
 
 	var list struct{ Schedules []runner.View }
 	if code, body := f.do("GET", "/v1/schedules", "", &list); code != 200 || len(list.Schedules) != 1 {
@@ -108,21 +102,6 @@ func TestSchedulesAPI(t *testing.T) {
 	for _, id := range []string{"nightly-2026-03-08T12:00:00Z", "nightly-2026-03-01T08:00:00Z", "nightly-2026-03-03T08:00:00Z"} {
 		if runs, _ := store.Runs(history.RunFilter{WorkflowID: id}); len(runs) != 1 {
 			t.Fatalf("run %s: %d runs, want 1", id, len(runs))
-		}
-	}
-
-	hs := httptest.NewServer(NewMetrics().Handler(f.srv))
-	defer hs.Close()
-	resp, err := http.Get(hs.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, want := range []string{`wend_schedule_fires_total{result="started",schedule="nightly"} 4`,
-		`wend_schedule_fires_total{result="missed",schedule="nightly"} 0`, `wend_schedule_lag_seconds_count{schedule="nightly"} 4`} {
-		if !strings.Contains(string(b), want+"\n") {
-			t.Errorf("/metrics lacks %s", want)
 		}
 	}
 

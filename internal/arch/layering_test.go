@@ -56,7 +56,7 @@ var allowed = map[string][]string{
 	"plugins/proto/wend/plugin/v1": {grpc, protobuf},
 	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec"},
 	"server/metrics":               {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
-	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "server"},
+	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":   {"history"},
 	"wendtest":                     {"history", "interpreter", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schedule", "schemas", "server",

@@ -142,6 +142,7 @@ func (u *UI) routes(m *http.ServeMux) {
 	m.HandleFunc("GET "+uiRunsPath+"/{id}", u.run)
 	m.HandleFunc("GET "+uiRunsPath+"/{id}/export", u.export)
 	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", u.action)
+	m.HandleFunc("GET "+uiSchedulesPath, u.schedules) // schedules.go
 }
 
 // page is what every page template reads.

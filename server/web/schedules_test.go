@@ -1,0 +1,100 @@
+package web
+
+import (
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/schedule/runner"
+	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/spec"
+)
+
+type memScheduleStates struct {
+	mu   sync.Mutex
+	recs map[string][]byte
+}
+
+func (m *memScheduleStates) ScheduleStates() (map[string][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.recs), nil
+}
+
+func (m *memScheduleStates) PutScheduleStates(put map[string][]byte, del []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recs == nil {
+		m.recs = map[string][]byte{}
+	}
+	maps.Copy(m.recs, put)
+	for _, id := range del {
+		delete(m.recs, id)
+	}
+	return nil
+}
+
+const scheduledSpec = `wend: v1
+name: report
+schedules:
+  - {id: nightly, cron: "0 3 * * *", timezone: America/New_York}
+steps:
+  - {id: s, steps: []}
+`
+
+// TestUISchedulesPage: the read-only schedules page lists each schedule with its next fire
+// and its recent fires linked to their runs, escaped like every page.
+func TestUISchedulesPage(t *testing.T) {
+	store := history.NewMemStore()
+	eng := engine.New(engine.Options{Store: store})
+	t.Cleanup(func() { eng.Close() })
+	srv := server.New(eng, store)
+	hs := httptest.NewServer(New(srv))
+	t.Cleanup(hs.Close)
+	get := func() (int, string) {
+		resp, err := http.Get(hs.URL + "/ui/schedules")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get(); code != http.StatusNotImplemented {
+		t.Fatalf("without a runner: %d, want 501", code)
+	}
+	w, ds := spec.Load("report.wend.yaml", []byte(scheduledSpec))
+	if ds.HasErrors() {
+		t.Fatal(ds.Error())
+	}
+	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
+	rn, err := runner.New(runner.Options{Store: &memScheduleStates{}, Runs: store, Engine: eng, Now: func() time.Time { return now },
+		Entries: []runner.Entry{{Workflow: "report", File: "report.wend.yaml", Source: []byte(scheduledSpec), Schedule: w.Schedules[0]}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetSchedules(rn)
+	if _, err := rn.Trigger("nightly", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rn.Pause("nightly", "<b>audit</b>"); err != nil {
+		t.Fatal(err)
+	}
+	code, body := get()
+	for _, want := range []string{`data-schedule="nightly"`, `<code>0 3 * * *</code> America/New_York`, `>paused</span>`,
+		`href="/ui/runs/nightly-2026-03-08T12:00:00Z"`, `note: &lt;b&gt;audit&lt;/b&gt;`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if code != 200 || strings.Contains(body, "<b>audit") {
+		t.Fatalf("%d\n%s", code, body)
+	}
+}
