@@ -10,8 +10,8 @@ import (
 // bucketSchedules holds the durable state of schedules (schedule/runner): schedule id ->
 // framed record body, opaque to the store. It is made on first use, so databases without
 // schedules keep the layout of schema version 1 unchanged, and it is written by its own
-// transactions, not by history commits: a fire is recorded here (and fsynced) before the run
-// it starts is committed.
+// transactions (synced, also when the write-ahead log makes bbolt's own commits unsynced), not
+// by history commits: a fire is recorded here before the run it starts is committed.
 var bucketSchedules = []byte("schedules")
 
 // ScheduleStates returns every stored schedule record, by schedule id.
@@ -65,6 +65,12 @@ func (s *Store) PutScheduleStates(put map[string][]byte, del []string) error {
 		}
 		return nil
 	})
+	if err == nil && s.db.NoSync {
+		// With the write-ahead log (Options.Log) bbolt's commits are not synced: the log's
+		// are. These records do not go through the log, so they are synced here, before
+		// the caller starts the run they record.
+		err = s.db.Sync()
+	}
 	if err != nil {
 		s.setFatal(err)
 		return s.Err()

@@ -44,3 +44,21 @@ func TestScheduleStatesSurviveReopen(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestScheduleStatesWithTheLog: with the write-ahead log in front of bbolt (whose commits are
+// then unsynced), schedule records are still written, read back and kept across a reopen.
+func TestScheduleStatesWithTheLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s := openAt(t, path, Options{Log: true})
+	if !s.db.NoSync {
+		t.Fatal("the log is on but bbolt syncs its commits: this test no longer covers the unsynced case")
+	}
+	if err := s.PutScheduleStates(map[string][]byte{"a": []byte(`{"n":1}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openAt(t, path, Options{Log: true})
+	if got, err := s.ScheduleStates(); err != nil || string(got["a"]) != `{"n":1}` {
+		t.Fatalf("after reopen: %q, %v", got, err)
+	}
+}
