@@ -16,7 +16,6 @@ import (
 type lazyActs struct {
 	clock   *FakeClock
 	startup time.Duration
-	prepare bool // implements Preparer
 	failErr error
 
 	mu      sync.Mutex
