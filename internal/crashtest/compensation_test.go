@@ -50,9 +50,9 @@ func TestCompensationsAcrossKills(t *testing.T) {
 	if err := run("run", "--detach", "--id", "saga", wf); err != nil {
 		t.Fatal(err)
 	}
-	serve := func(failpoints string) *exec.Cmd { return startServe(t, wend, db, failpoints) }
+	serve := func(failpoints string) *served { return startServe(t, wend, db, failpoints) }
 	srv := serve("")
-	waitSocket(t, db+".sock")
+	waitSocket(t, srv, db+".sock")
 	// Kill only once the history holds all n completions. The plugin's log has a step's line
 	// before its completion is committed: killing when the log had n lines left the last
 	// completion unrecorded now and then on a loaded machine, so the cancelling process below
@@ -70,10 +70,10 @@ func TestCompensationsAcrossKills(t *testing.T) {
 	// runs before the kill loop: killing a live server after the cancel's answer let it run
 	// a few first (more on a loaded machine), and the loop then had fewer left to crash in.
 	canceller := serve("after-commit=1")
-	waitSocket(t, db+".sock")
+	waitSocket(t, canceller, db+".sock")
 	_ = run("cancel", "saga", "--reason", "crash test") // may lose its answer to the crash
 	if code := exitCode(canceller.Wait()); code != 137 {
-		t.Fatalf("the cancelling process exited %d, want the failpoint's 137", code)
+		t.Fatalf("the cancelling process exited %d, want the failpoint's 137; its stderr:\n%s", code, canceller.Stderr())
 	}
 	if done, cancelled := sagaProgress(t, db); !cancelled || done != 0 {
 		t.Fatalf("after the cancel's commit: cancelled %v, %d compensations done; want true, 0", cancelled, done)
@@ -235,18 +235,27 @@ func historyCount(t *testing.T, wend, db, id string, typ history.EventType) int 
 	return c
 }
 
-// waitSocket waits until a wend process answers on the database's control socket, so a
-// command sent next goes to it rather than opening the database itself.
-func waitSocket(t *testing.T, path string) {
+// waitSocket waits until srv answers on the database's control socket, so a command sent
+// next goes to it rather than opening the database itself. If srv exits first the test fails
+// at once with its exit code and stderr: the socket file a killed process left behind refuses
+// every dial, and waiting on it would only hide why srv never listened.
+func waitSocket(t *testing.T, srv *served, path string) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(60 * time.Second)
+	for {
 		c, err := net.Dial("unix", path)
 		if err == nil {
 			c.Close()
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no wend process answered on %s: %v", path, err)
+		select {
+		case <-srv.exited:
+			t.Fatalf("wend serve exited %d before it answered on %s; its stderr:\n%s", exitCode(srv.Wait()), path, srv.Stderr())
+		case <-deadline:
+			t.Fatalf("wend serve (pid %d) did not answer on %s: %v; its stderr so far:\n%s", srv.Process.Pid, path, err, srv.Stderr())
+		case <-tick.C:
 		}
 	}
 }

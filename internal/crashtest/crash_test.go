@@ -294,17 +294,50 @@ func readLog(t *testing.T, path string) map[string][]proctest.Invocation {
 	return m
 }
 
+// served is a `wend serve` process whose exit is watched from the start, so a wait for its
+// socket can fail at once, naming the exit code and what it printed, instead of waiting out
+// a deadline for a process that is gone. Wait (reaping it once) may be called any number of times.
+type served struct {
+	*exec.Cmd
+	stderr string // file holding its stderr
+	exited chan struct{}
+	err    error // set before exited closes
+}
+
+// Wait waits for the process to exit and returns what exec.Cmd.Wait returned.
+func (s *served) Wait() error {
+	<-s.exited
+	return s.err
+}
+
+// Stderr is what the process printed on stderr so far.
+func (s *served) Stderr() string {
+	b, _ := os.ReadFile(s.stderr)
+	return string(b)
+}
+
 // startServe starts `wend serve` on db in its own process group (so a kill takes its plugins
-// too), with no HTTP listener and the given failpoints.
-func startServe(t *testing.T, wend, db, failpoints string) *exec.Cmd {
+// too), with no HTTP listener and the given failpoints; its stderr goes to a file.
+func startServe(t *testing.T, wend, db, failpoints string) *served {
 	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "serve-*.stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() // the child has its own descriptor
 	cmd := exec.Command(wend, "serve", "--db", db, "--listen", "off")
 	cmd.Env = append(os.Environ(), "WEND_FAILPOINTS="+failpoints)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stderr = f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return cmd
+	s := &served{Cmd: cmd, stderr: f.Name(), exited: make(chan struct{})}
+	go func() {
+		s.err = cmd.Wait()
+		close(s.exited)
+	}()
+	return s
 }
 
 func count(evs []history.Event, typ history.EventType) int {

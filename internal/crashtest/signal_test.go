@@ -41,7 +41,7 @@ func TestSignalsAcrossKills(t *testing.T) {
 	seed := time.Now().UnixNano() % 100000
 	rng := rand.New(rand.NewSource(seed))
 
-	serve := func() *exec.Cmd { return startServe(t, wend, db, "") }
+	serve := func() *served { return startServe(t, wend, db, "") }
 	srv := serve()
 	defer func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() }()
 	kills, resends := 0, 0
