@@ -236,25 +236,32 @@ func historyCount(t *testing.T, wend, db, id string, typ history.EventType) int 
 }
 
 // waitSocket waits until srv answers on the database's control socket, so a command sent
-// next goes to it rather than opening the database itself. If srv exits first the test fails
-// at once with its exit code and stderr: the socket file a killed process left behind refuses
-// every dial, and waiting on it would only hide why srv never listened.
+// next goes to it rather than opening the database itself; see socketAnswer.
 func waitSocket(t *testing.T, srv *served, path string) {
 	t.Helper()
+	if err := socketAnswer(srv, path, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// socketAnswer waits up to limit until srv answers on path. If srv exits first it returns at
+// once, with srv's exit code and stderr: the socket file a killed process left behind
+// refuses every dial, and waiting on it would only hide why srv never listened.
+func socketAnswer(srv *served, path string, limit time.Duration) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(60 * time.Second)
+	deadline := time.After(limit)
 	for {
 		c, err := net.Dial("unix", path)
 		if err == nil {
 			c.Close()
-			return
+			return nil
 		}
 		select {
 		case <-srv.exited:
-			t.Fatalf("wend serve exited %d before it answered on %s; its stderr:\n%s", exitCode(srv.Wait()), path, srv.Stderr())
+			return fmt.Errorf("wend serve exited %d before it answered on %s; its stderr:\n%s", exitCode(srv.Wait()), path, srv.Stderr())
 		case <-deadline:
-			t.Fatalf("wend serve (pid %d) did not answer on %s: %v; its stderr so far:\n%s", srv.Process.Pid, path, err, srv.Stderr())
+			return fmt.Errorf("wend serve (pid %d) did not answer on %s: %v; its stderr so far:\n%s", srv.Process.Pid, path, err, srv.Stderr())
 		case <-tick.C:
 		}
 	}

@@ -317,15 +317,16 @@ func (s *served) Stderr() string {
 }
 
 // startServe starts `wend serve` on db in its own process group (so a kill takes its plugins
-// too), with no HTTP listener and the given failpoints; its stderr goes to a file.
-func startServe(t *testing.T, wend, db, failpoints string) *served {
+// too), with no HTTP listener, the given failpoints and any further flags; its stderr goes to
+// a file.
+func startServe(t *testing.T, wend, db, failpoints string, flags ...string) *served {
 	t.Helper()
 	f, err := os.CreateTemp(t.TempDir(), "serve-*.stderr")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close() // the child has its own descriptor
-	cmd := exec.Command(wend, "serve", "--db", db, "--listen", "off")
+	cmd := exec.Command(wend, append([]string{"serve", "--db", db, "--listen", "off"}, flags...)...)
 	cmd.Env = append(os.Environ(), "WEND_FAILPOINTS="+failpoints)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = f
