@@ -37,6 +37,9 @@ var examples = []example{
 		before: []example{{file: "hello.wend.yaml", input: `{"name":"import"}`, id: "IMPORT"}}},
 	{file: "report-part.wend.yaml", input: `{"region":"eu","night":"2026-01-01"}`},
 	{file: "provision-account.wend.yaml", input: `{"user_id":"u-1","plan":"pro"}`},
+	// Its schedules are wend serve's (an info finding for --target temporal); run by hand,
+	// the workflow is the same on both engines.
+	{file: "scheduled-greeting.wend.yaml", input: `{"name":"ada"}`},
 	{file: "failures/caught.wend.yaml"},
 	{file: "failures/heartbeat-timeout.wend.yaml"},
 	{file: "failures/listed-non-retryable.wend.yaml"},
