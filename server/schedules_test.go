@@ -1,9 +1,7 @@
 package server
 
 import (
-	"maps"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,30 +9,6 @@ import (
 	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/spec"
 )
-
-type memScheduleStates struct {
-	mu   sync.Mutex
-	recs map[string][]byte
-}
-
-func (m *memScheduleStates) ScheduleStates() (map[string][]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return maps.Clone(m.recs), nil
-}
-
-func (m *memScheduleStates) PutScheduleStates(put map[string][]byte, del []string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.recs == nil {
-		m.recs = map[string][]byte{}
-	}
-	maps.Copy(m.recs, put)
-	for _, id := range del {
-		delete(m.recs, id)
-	}
-	return nil
-}
 
 const scheduledSpec = `wend: v1
 name: report
@@ -57,7 +31,7 @@ func TestSchedulesAPI(t *testing.T) {
 		t.Fatal(ds.Error())
 	}
 	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
-	rn, err := runner.New(runner.Options{Store: &memScheduleStates{}, Runs: store, Engine: f.eng, Now: func() time.Time { return now },
+	rn, err := runner.New(runner.Options{Store: &runner.MemStore{}, Runs: store, Engine: f.eng, Now: func() time.Time { return now },
 		Entries: []runner.Entry{{Workflow: "report", File: "report.wend.yaml", Source: []byte(scheduledSpec), Schedule: w.Schedules[0]}}})
 	if err != nil {
 		t.Fatal(err)

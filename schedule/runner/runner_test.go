@@ -2,9 +2,7 @@ package runner
 
 import (
 	"context"
-	"maps"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,33 +11,6 @@ import (
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/spec"
 )
-
-// memStates is an in-memory Store.
-type memStates struct {
-	mu   sync.Mutex
-	recs map[string][]byte
-	puts int
-}
-
-func (m *memStates) ScheduleStates() (map[string][]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return maps.Clone(m.recs), nil
-}
-
-func (m *memStates) PutScheduleStates(put map[string][]byte, del []string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.recs == nil {
-		m.recs = map[string][]byte{}
-	}
-	maps.Copy(m.recs, put)
-	for _, id := range del {
-		delete(m.recs, id)
-	}
-	m.puts++
-	return nil
-}
 
 const tickFile = `wend: v1
 name: tick
@@ -50,7 +21,7 @@ steps:
   - {id: s, steps: []}
 `
 
-func newRunner(t *testing.T, states *memStates, runs *history.MemStore, now func() time.Time) (*Runner, *engine.Engine) {
+func newRunner(t *testing.T, states *MemStore, runs *history.MemStore, now func() time.Time) (*Runner, *engine.Engine) {
 	t.Helper()
 	w, ds := spec.Load("tick.wend.yaml", []byte(tickFile))
 	if ds.HasErrors() {
@@ -71,7 +42,7 @@ func newRunner(t *testing.T, states *memStates, runs *history.MemStore, now func
 // schedule's input and the workflow id of its minute; backfilling the same range again
 // starts nothing new.
 func TestBackfillOfThousandFiresStartsThousandRuns(t *testing.T) {
-	states, runs := &memStates{}, history.NewMemStore()
+	states, runs := &MemStore{}, history.NewMemStore()
 	now := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	rn, _ := newRunner(t, states, runs, func() time.Time { return now })
 	from := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -109,7 +80,7 @@ func TestBackfillOfThousandFiresStartsThousandRuns(t *testing.T) {
 // TestRecordedFireStartsAfterRestart: a fire recorded by one runner whose process died
 // before starting its run is started by the next runner over the same state, once.
 func TestRecordedFireStartsAfterRestart(t *testing.T) {
-	states, runs := &memStates{}, history.NewMemStore()
+	states, runs := &MemStore{}, history.NewMemStore()
 	now := time.Date(2026, 3, 1, 10, 0, 30, 0, time.UTC)
 	clock := func() time.Time { return now }
 	rn, _ := newRunner(t, states, runs, clock)
@@ -132,7 +103,7 @@ func TestRecordedFireStartsAfterRestart(t *testing.T) {
 }
 
 func TestUnknownScheduleIsNotFound(t *testing.T) {
-	rn, _ := newRunner(t, &memStates{}, history.NewMemStore(), time.Now)
+	rn, _ := newRunner(t, &MemStore{}, history.NewMemStore(), time.Now)
 	if _, err := rn.Pause("nope", ""); err == nil {
 		t.Fatal("pausing an unknown schedule succeeded")
 	}
@@ -148,7 +119,7 @@ func TestScheduleIDInTwoFilesStopsTheStart(t *testing.T) {
 	if ds.HasErrors() {
 		t.Fatal(ds.Error())
 	}
-	_, err := New(Options{Store: &memStates{}, Runs: history.NewMemStore(), Entries: []Entry{
+	_, err := New(Options{Store: &MemStore{}, Runs: history.NewMemStore(), Entries: []Entry{
 		{Workflow: "tick", File: "a.wend.yaml", Schedule: w.Schedules[0]},
 		{Workflow: "tick", File: "b.wend.yaml", Schedule: w.Schedules[0]}}})
 	if err == nil || !strings.Contains(err.Error(), `"minutely" is declared in a.wend.yaml and b.wend.yaml`) {

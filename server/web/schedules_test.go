@@ -2,11 +2,9 @@ package web
 
 import (
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,30 +14,6 @@ import (
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
 )
-
-type memScheduleStates struct {
-	mu   sync.Mutex
-	recs map[string][]byte
-}
-
-func (m *memScheduleStates) ScheduleStates() (map[string][]byte, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return maps.Clone(m.recs), nil
-}
-
-func (m *memScheduleStates) PutScheduleStates(put map[string][]byte, del []string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.recs == nil {
-		m.recs = map[string][]byte{}
-	}
-	maps.Copy(m.recs, put)
-	for _, id := range del {
-		delete(m.recs, id)
-	}
-	return nil
-}
 
 const scheduledSpec = `wend: v1
 name: report
@@ -75,7 +49,7 @@ func TestUISchedulesPage(t *testing.T) {
 		t.Fatal(ds.Error())
 	}
 	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
-	rn, err := runner.New(runner.Options{Store: &memScheduleStates{}, Runs: store, Engine: eng, Now: func() time.Time { return now },
+	rn, err := runner.New(runner.Options{Store: &runner.MemStore{}, Runs: store, Engine: eng, Now: func() time.Time { return now },
 		Entries: []runner.Entry{{Workflow: "report", File: "report.wend.yaml", Source: []byte(scheduledSpec), Schedule: w.Schedules[0]}}})
 	if err != nil {
 		t.Fatal(err)
