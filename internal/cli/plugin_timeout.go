@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -12,16 +13,26 @@ const startTimeoutEnv = "WEND_PLUGIN_START_TIMEOUT"
 // pluginStartTimeout reads startTimeoutEnv; unset gives 0 (the host's default, 5s). A value
 // that is not a positive duration is reported on stderr and ignored.
 func pluginStartTimeout(e *env) time.Duration {
-	if e.getenv == nil {
+	return startTimeout(e.getenv, e.stderr)
+}
+
+// PluginStartTimeout is pluginStartTimeout for commands an extension adds (`wend worker`
+// starts plugins too, and reads the same variable).
+func PluginStartTimeout(sys IO) time.Duration {
+	return startTimeout(sys.Getenv, sys.Stderr)
+}
+
+func startTimeout(getenv func(string) string, stderr io.Writer) time.Duration {
+	if getenv == nil {
 		return 0
 	}
-	v := e.getenv(startTimeoutEnv)
+	v := getenv(startTimeoutEnv)
 	if v == "" {
 		return 0
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		fmt.Fprintf(e.stderr, "wend: %s=%q is not a positive duration such as 30s; using the default 5s\n", startTimeoutEnv, v)
+		fmt.Fprintf(stderr, "wend: %s=%q is not a positive duration such as 30s; using the default 5s\n", startTimeoutEnv, v)
 		return 0
 	}
 	return d

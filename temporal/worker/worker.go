@@ -41,6 +41,9 @@ type Options struct {
 	// StopTimeout is how long running activities get to finish once ctx ends before they
 	// are cancelled. Default 10s.
 	StopTimeout time.Duration
+	// PluginStartTimeout bounds a plugin's start (handshake and first health check), as
+	// plugins.Options.StartTimeout does locally. Default: the host's (5s).
+	PluginStartTimeout time.Duration
 	// Ready, when set, is called once the worker polls its task queue.
 	Ready func()
 }
@@ -78,8 +81,7 @@ func Run(ctx context.Context, o Options) error {
 	defer unlock()
 	registry := filepath.Join(o.StateDir, registryFile)
 	reap(o.Log, registry)
-	router := plugins.NewRouter(plugins.Options{Registry: registry,
-		Log: func(plugin, line string) { fmt.Fprintf(o.Log, "plugin %s: %s\n", plugin, line) }})
+	router := plugins.NewRouter(pluginOptions(o, registry))
 	defer router.Close()
 
 	w := sdkworker.New(o.Client, o.TaskQueue, sdkworker.Options{
@@ -101,6 +103,12 @@ func Run(ctx context.Context, o Options) error {
 	<-ctx.Done()
 	w.Stop() // waits up to StopTimeout for running activities; their plugins stop below
 	return nil
+}
+
+// pluginOptions are the worker's plugin host options: the same host as a local engine's.
+func pluginOptions(o Options, registry string) plugins.Options {
+	return plugins.Options{Registry: registry, StartTimeout: o.PluginStartTimeout,
+		Log: func(plugin, line string) { fmt.Fprintf(o.Log, "plugin %s: %s\n", plugin, line) }}
 }
 
 // reap kills the plugin processes a killed worker of this state folder left running.

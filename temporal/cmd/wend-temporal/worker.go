@@ -32,6 +32,9 @@ machines: they share the work, and killing one loses nothing (a try it was runni
 out and counts as a try). SIGTERM or Ctrl-C stops it gracefully: no new tasks, running
 tries get 10 seconds, then plugins stop.
 
+WEND_PLUGIN_START_TIMEOUT (a duration such as 30s) gives plugins longer than the default 5s
+to start, as it does for local commands.
+
 Plugin commands resolve against the workflow file's folder as the client that started the
 run saw it: give every worker the same tree at the same path.
 
@@ -76,6 +79,7 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 	if dir == "" {
 		dir = ".wend/worker"
 	}
+	startTimeout := cli.PluginStartTimeout(sys)
 	// The SDK's own lines at warning and above: its default logs every timer at debug level.
 	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(sys.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logger})
@@ -87,7 +91,8 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = worker.Run(ctx, worker.Options{Client: c, TaskQueue: t.TaskQueue, MaxActivities: n, StateDir: dir,
-		RegisterWorkflow: func(r worker.Registry) { driver.Register(r) }, Log: sys.Stderr,
+		PluginStartTimeout: startTimeout,
+		RegisterWorkflow:   func(r worker.Registry) { driver.Register(r) }, Log: sys.Stderr,
 		Ready: func() {
 			fmt.Fprintf(sys.Stderr, "wend worker: polling task queue %s of namespace %s at %s (state %s)\n", t.TaskQueue, t.Namespace, t.Address, dir)
 		}})

@@ -33,3 +33,21 @@ func TestWorkerUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerReadsPluginStartTimeout: `wend worker` reads WEND_PLUGIN_START_TIMEOUT as local
+// commands do, and warns about a value that is not a duration before it dials the cluster.
+func TestWorkerReadsPluginStartTimeout(t *testing.T) {
+	tc := &cli.Temporal{Address: "127.0.0.1:1", Namespace: "default", TaskQueue: "wend"}
+	var out, errb bytes.Buffer
+	env := func(k string) string {
+		if k == "WEND_PLUGIN_START_TIMEOUT" {
+			return "soon"
+		}
+		return ""
+	}
+	code := runWorker(cli.IO{Stdout: &out, Stderr: &errb, Getenv: env}, tc, nil)
+	want := `WEND_PLUGIN_START_TIMEOUT="soon" is not a positive duration such as 30s; using the default 5s`
+	if code != 2 || !strings.Contains(errb.String(), want) {
+		t.Fatalf("exit %d, stderr %q; want 2 (no cluster) after %q", code, errb.String(), want)
+	}
+}
