@@ -29,8 +29,24 @@ when asked to. It runs none of the plugin's activities unless you name them:
   --slow NAME --slow-input JSON    an activity safe to run that runs for seconds and stops
                                    when cancelled (the examples' sleep {"ms":10000}): checks
                                    heartbeats and that a cancel ends a try within 2s
+  --json                           one JSON document at the end instead of lines:
+                                   {"plugin", "checks": [{"name", "status", "detail"}],
+                                   "failed"}, for CI
 Exit codes: 0 every check passed or was skipped, 1 a check failed, 2 usage error.
 `
+
+// pluginTestReport is `wend plugin test --json`'s document.
+type pluginTestReport struct {
+	Plugin string            `json:"plugin"`
+	Checks []pluginTestCheck `json:"checks"`
+	Failed int               `json:"failed"`
+}
+
+type pluginTestCheck struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // ok, FAIL or skip, as the lines print it
+	Detail string `json:"detail"`
+}
 
 func runPluginTest(e *env, args []string) int {
 	fs := flag.NewFlagSet("plugin test", flag.ContinueOnError)
@@ -39,6 +55,7 @@ func runPluginTest(e *env, args []string) int {
 	input := fs.String("input", "", "")
 	slow := fs.String("slow", "", "")
 	slowInput := fs.String("slow-input", "", "")
+	asJSON := fs.Bool("json", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "plugin", "%s", flagError(err))
@@ -66,11 +83,29 @@ func runPluginTest(e *env, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	checks := 0
+	rep := pluginTestReport{Plugin: cfg.Name, Checks: []pluginTestCheck{}}
 	co.Report = func(c plugins.Check) {
 		checks++
+		if *asJSON {
+			rep.Checks = append(rep.Checks, pluginTestCheck{Name: c.Name, Status: c.Status, Detail: c.Detail})
+			return
+		}
 		fmt.Fprintf(e.stdout, "%-4s  %-13s %s\n", c.Status, c.Name, c.Detail)
 	}
 	failed := plugins.Conform(ctx, cfg, pluginOptions(e), co)
+	if *asJSON {
+		rep.Failed = failed
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(e.stderr, "wend plugin test: %v\n", err)
+			return exitInternal
+		}
+		if failed > 0 {
+			return exitFailed
+		}
+		return exitOK
+	}
 	if failed > 0 {
 		fmt.Fprintf(e.stdout, "plugin %s: %d of %d checks failed\n", cfg.Name, failed, checks)
 		return exitFailed
