@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/wendflow/wend/interpreter/engine"
 )
 
 // Backend is what the commands that read or steer runs use (see backend). Another engine
@@ -29,6 +31,11 @@ type Extensions struct {
 	OpenTemporal func(Temporal) (Backend, error)
 	// Commands are added to wend's, e.g. "worker".
 	Commands map[string]Command
+	// Activities, when set, answers every activity call of the runs this binary drives in
+	// place of the plugins, which are then never started. The Temporal yardstick sets it to
+	// an in-process no-op, to price `wend serve` itself against a Temporal worker's
+	// in-process activity.
+	Activities engine.Activities
 }
 
 // Command is an added command. Temporal is nil when the command line names no cluster.

@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +106,39 @@ func TestExtensionsRouteEngineCommands(t *testing.T) {
 	}
 	if code, _, errs := do("show", "x", "--namespace", "n"); code != exitUsage || !strings.Contains(errs, "give --temporal HOST:PORT") {
 		t.Fatalf("show --namespace = %d, %q", code, errs)
+	}
+}
+
+// recordingActs answers every call with its input wrapped, and counts the calls.
+type recordingActs struct{ calls []history.ActivityCall }
+
+func (r *recordingActs) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
+	r.calls = append(r.calls, c)
+	return json.RawMessage(`{"answered":` + string(c.Input) + `}`), nil
+}
+
+// TestExtensionsActivitiesAnswerCalls: Extensions.Activities answers the run's activity
+// calls in place of the plugins; the plugin the file names is never started (it does not
+// even exist), and the run completes on the extension's answers.
+func TestExtensionsActivitiesAnswerCalls(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "two.wend.yaml")
+	src := "wend: v1\nname: two\nplugins: {p: ./no-such-plugin}\nsteps:\n" +
+		"  - {id: a, activity: p.echo, with: {i: 1}}\n  - {id: b, activity: p.echo, with: {i: 2}}\noutput: \"${{ steps.b.output }}\"\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	acts := &recordingActs{}
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, ext: &Extensions{Activities: acts}}
+	if code := run(e, []string{"run", file, "--db", filepath.Join(dir, "w.db")}); code != exitOK {
+		t.Fatalf("run = %d\n%s", code, errb.String())
+	}
+	if len(acts.calls) != 2 || acts.calls[0].Activity != "echo" || string(acts.calls[1].Input) != `{"i":2}` {
+		t.Fatalf("calls = %+v", acts.calls)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got["answered"] == nil {
+		t.Fatalf("output %q (%v), want the extension's answer", out.String(), err)
 	}
 }

@@ -237,7 +237,11 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 	reapPlugins(e, pluginRegistry(path)) // now, while we hold the database: no other wend uses it
 	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: metrics.New(version)}
 	d.meter.SetPluginStats(pluginStats(d.plug))
-	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: d.plug, Observe: d.prog.observe,
+	var acts engine.Activities = d.plug
+	if e.ext != nil && e.ext.Activities != nil {
+		acts = e.ext.Activities
+	}
+	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: acts, Observe: d.prog.observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }, IdleAfter: o.idleAfter})
 	rep, err := d.eng.Recover(context.Background())
 	if err != nil {
