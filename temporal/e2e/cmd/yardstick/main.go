@@ -33,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -41,12 +42,13 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-type workload struct {
-	name  string
-	plain func(ctx context.Context) error
-	wend  func(ctx context.Context) error
-	local func(ctx context.Context) error
+// system runs the three workloads one way; fns is indexed like workloadNames.
+type system struct {
+	name string
+	fns  [3]func(ctx context.Context) error
 }
+
+var workloadNames = [3]string{"200 sequential", "200 in a for_each", "100 runs x 3"}
 
 func main() {
 	rounds := flag.Int("rounds", 5, "rounds; the table shows medians (0: none)")
@@ -54,6 +56,11 @@ func main() {
 	scale := flag.Int("scale", 3, "rounds of 100 runs x 3 with one worker process against two (0: none)")
 	flag.DurationVar(&workerLoad.work, "scale-work", 0, "-scale's activities take this long each (simulated I/O-bound plugin work; 0: the no-op)")
 	flag.IntVar(&workerLoad.slots, "scale-slots", 0, "-scale's task slots per worker process (MaxConcurrentActivityExecutionSize; 0: the SDK's default)")
+	var o options
+	flag.BoolVar(&o.serve, "serve", true, "also run the workloads through real `wend serve` processes (plugin and no-op, with and without the store's log)")
+	flag.StringVar(&o.profileDir, "serve-cpuprofile", "", "write a CPU profile of each `wend serve` process into this directory (written at its stop)")
+	flag.BoolVar(&o.untuned, "untuned", false, "leave the dev server's history.transferProcessorMaxPollRPS at Temporal's default (20)")
+	only := flag.String("workloads", "seq,fan,three", "the workloads to time, of seq, fan, three")
 	serve := flag.Bool("serve-worker", false, "internal: be a worker process for -scale")
 	addr := flag.String("addr", "", "internal: -serve-worker's frontend")
 	namespace := flag.String("namespace", "", "internal: -serve-worker's namespace")
@@ -66,13 +73,36 @@ func main() {
 		}
 		return
 	}
-	if err := run(*rounds, *heap, *scale); err != nil {
+	for _, name := range strings.Split(*only, ",") {
+		i := slices.Index([]string{"seq", "fan", "three"}, strings.TrimSpace(name))
+		if i < 0 {
+			fmt.Fprintf(os.Stderr, "yardstick: -workloads %q: give a list of seq, fan, three\n", *only)
+			os.Exit(2)
+		}
+		o.workloads = append(o.workloads, i)
+	}
+	if err := run(*rounds, *heap, *scale, o); err != nil {
 		fmt.Fprintln(os.Stderr, "yardstick:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds int, heap bool, scale int) error {
+// options are the flags that choose what is timed.
+type options struct {
+	serve      bool
+	profileDir string
+	untuned    bool
+	workloads  []int // indexes into workloadNames
+}
+
+// tuned is what the dev server is given unless -untuned: Temporal's history service polls
+// its transfer queue at most 20 times a second (history.transferProcessorMaxPollRPS), and a
+// sequential workflow makes a transfer task for every activity and workflow task, so past
+// a burst of about 20 steps each one waited ~45 ms for the next poll: 200 sequential no-op
+// activities took 10 s against 1.3 s with the limit lifted.
+var tuned = map[string]any{"history.transferProcessorMaxPollRPS": 10000}
+
+func run(rounds int, heap bool, scale int, o options) error {
 	if rounds < 0 || scale < 0 {
 		return fmt.Errorf("-rounds %d, -scale %d: want 0 or more", rounds, scale)
 	}
@@ -81,7 +111,11 @@ func run(rounds int, heap bool, scale int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := devserver.Start(devserver.Options{})
+	dyn := tuned
+	if o.untuned {
+		dyn = nil
+	}
+	srv, err := devserver.Start(devserver.Options{Dynamic: dyn})
 	if err != nil {
 		return err
 	}
@@ -108,14 +142,37 @@ func run(rounds int, heap bool, scale int) error {
 	}
 	defer wt.stop()
 
-	works := []workload{
-		{name: "200 sequential", plain: p.seq, local: l.seq, wend: wt.seq},
-		{name: "200 in a for_each", plain: p.fan, local: l.fan, wend: wt.fan},
-		{name: "100 runs x 3", plain: p.three, local: l.three, wend: wt.three},
+	systems := []system{
+		{name: "plain Temporal", fns: [3]func(context.Context) error{p.seq, p.fan, p.three}},
+		{name: "wend on Temporal", fns: [3]func(context.Context) error{wt.seq, wt.fan, wt.three}},
+		{name: "local wend", fns: [3]func(context.Context) error{l.seq, l.fan, l.three}},
 	}
 	ctx := context.Background()
+	if rounds > 0 && o.serve {
+		bins, err := buildServe(dir)
+		if err != nil {
+			return err
+		}
+		for _, k := range serveKinds {
+			prof := ""
+			if o.profileDir != "" {
+				prof = filepath.Join(o.profileDir, strings.NewReplacer(" ", "-", "+", "").Replace(k.name)+".pprof")
+			}
+			s, err := startServe(ctx, bins, k, dir, prof)
+			if err != nil {
+				return err
+			}
+			defer s.kill()
+			defer func() {
+				if err := s.stop(); err != nil {
+					fmt.Fprintln(os.Stderr, "yardstick:", err)
+				}
+			}()
+			systems = append(systems, system{name: k.name, fns: [3]func(context.Context) error{s.seq, s.fan, s.three}})
+		}
+	}
 	if rounds > 0 {
-		if err := timeRounds(ctx, rounds, works); err != nil {
+		if err := timeRounds(ctx, rounds, systems, o.workloads); err != nil {
 			return err
 		}
 	}
@@ -147,53 +204,78 @@ func run(rounds int, heap bool, scale int) error {
 	return nil
 }
 
-func timeRounds(ctx context.Context, rounds int, works []workload) error {
-	// One untimed pass: the worker's caches, the plugin-free engine and the server's
-	// task queues warm up before anything is measured.
-	for _, w := range works {
-		for _, fn := range []func(context.Context) error{w.plain, w.wend, w.local} {
-			if err := fn(ctx); err != nil {
-				return fmt.Errorf("%s (warm-up): %w", w.name, err)
+// timeRounds runs every chosen workload on every system in each round, the systems' order
+// rotated from round to round, and prints the median times and the medians of the
+// per-round ratios system / plain Temporal (systems[0]).
+func timeRounds(ctx context.Context, rounds int, systems []system, workloads []int) error {
+	// One untimed pass: the worker's caches, the engines and the server's task queues warm
+	// up before anything is measured.
+	for _, w := range workloads {
+		for _, sy := range systems {
+			if err := sy.fns[w](ctx); err != nil {
+				return fmt.Errorf("%s on %s (warm-up): %w", workloadNames[w], sy.name, err)
 			}
 		}
 	}
-	type times struct{ plain, wend, local, wendRatio, localRatio []float64 }
-	res := make([]times, len(works))
+	// ms[w][s] are the times of workload w on system s, one a round.
+	ms := make([][][]float64, len(workloadNames))
+	for _, w := range workloads {
+		ms[w] = make([][]float64, len(systems))
+	}
 	for r := range rounds {
-		for i, w := range works {
-			pt, err := timed(ctx, w.plain)
-			if err != nil {
-				return fmt.Errorf("%s plain, round %d: %w", w.name, r, err)
+		for _, w := range workloads {
+			for i := range systems {
+				s := (i + r) % len(systems)
+				t, err := timed(ctx, systems[s].fns[w])
+				if err != nil {
+					return fmt.Errorf("%s on %s, round %d: %w", workloadNames[w], systems[s].name, r, err)
+				}
+				ms[w][s] = append(ms[w][s], t)
 			}
-			lt, err := timed(ctx, w.local)
-			if err != nil {
-				return fmt.Errorf("%s local, round %d: %w", w.name, r, err)
-			}
-			res[i].plain = append(res[i].plain, pt)
-			res[i].local = append(res[i].local, lt)
-			res[i].localRatio = append(res[i].localRatio, lt/pt)
-			wt, err := timed(ctx, w.wend)
-			if err != nil {
-				return fmt.Errorf("%s wend-temporal, round %d: %w", w.name, r, err)
-			}
-			res[i].wend = append(res[i].wend, wt)
-			res[i].wendRatio = append(res[i].wendRatio, wt/pt)
 		}
 	}
-	fmt.Printf("rounds: %d (medians; every activity an in-process no-op; one worker)\n\n", rounds)
-	fmt.Println("| workload | plain Temporal ms | wend on Temporal ms | local wend ms | wend-temporal / plain | local / plain |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|")
-	for i, w := range works {
-		t := res[i]
-		fmt.Printf("| %s | %.0f | %s | %.0f | %s | %.3f |\n", w.name, median(t.plain), orDash(t.wend, "%.0f"),
-			median(t.local), orDash(t.wendRatio, "%.2f"), median(t.localRatio))
+	fmt.Printf("rounds: %d (medians; plain Temporal and wend on Temporal: an in-process no-op activity in one worker; "+
+		"local wend: in-process no-op; serve plugin: cmd/wend serve + the example Go plugin; serve no-op: the same serve "+
+		"answering activities in its process; +log: WEND_STORE_LOG=1)\n\n", rounds)
+	fmt.Print("| workload |")
+	for _, sy := range systems {
+		fmt.Printf(" %s ms |", sy.name)
+	}
+	fmt.Print("\n|---|" + strings.Repeat("---:|", len(systems)) + "\n")
+	for _, w := range workloads {
+		fmt.Printf("| %s |", workloadNames[w])
+		for s := range systems {
+			fmt.Printf(" %.0f |", median(ms[w][s]))
+		}
+		fmt.Println()
+	}
+	fmt.Print("\n| workload |")
+	for _, sy := range systems[1:] {
+		fmt.Printf(" %s / plain |", sy.name)
+	}
+	fmt.Print("\n|---|" + strings.Repeat("---:|", len(systems)-1) + "\n")
+	for _, w := range workloads {
+		fmt.Printf("| %s |", workloadNames[w])
+		for s := 1; s < len(systems); s++ {
+			fmt.Printf(" %.3f |", median(ratios(ms[w][s], ms[w][0])))
+		}
+		fmt.Println()
 	}
 	fmt.Println()
-	for i, w := range works {
-		fmt.Printf("%s: wend-temporal/plain per round %s; local/plain per round %s\n", w.name,
-			fmtAll(res[i].wendRatio, "%.2f"), fmtAll(res[i].localRatio, "%.3f"))
+	for _, w := range workloads {
+		for s := 1; s < len(systems); s++ {
+			fmt.Printf("%s, %s / plain per round: %s\n", workloadNames[w], systems[s].name, fmtAll(ratios(ms[w][s], ms[w][0]), "%.3f"))
+		}
 	}
 	return nil
+}
+
+func ratios(xs, ys []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i := range xs {
+		out[i] = xs[i] / ys[i]
+	}
+	return out
 }
 
 func timed(ctx context.Context, fn func(context.Context) error) (float64, error) {
@@ -206,13 +288,6 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-func orDash(xs []float64, format string) string {
-	if len(xs) == 0 {
-		return "—"
-	}
-	return fmt.Sprintf(format, median(xs))
 }
 
 func fmtAll(xs []float64, format string) string {

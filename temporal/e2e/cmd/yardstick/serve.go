@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/server"
+)
+
+// serveKind is one way of running the workloads through a real `wend serve` process: the
+// built cmd/wend with the example Go plugin (what users run), or the same command line with
+// the activities answered in the process (wendserve with WEND_YARDSTICK_NOOP=1, like the
+// Temporal worker's no-op); each with the store's write-ahead log (WEND_STORE_LOG=1) or
+// without it.
+type serveKind struct {
+	name string
+	noop bool
+	log  bool
+}
+
+var serveKinds = []serveKind{
+	{name: "serve plugin", noop: false, log: false},
+	{name: "serve plugin +log", noop: false, log: true},
+	{name: "serve no-op", noop: true, log: false},
+	{name: "serve no-op +log", noop: true, log: true},
+}
+
+// binaries are what the serve systems run, built once per yardstick run.
+type binaries struct {
+	wend, wendserve, plugin, flows string
+}
+
+// buildServe builds cmd/wend and the example plugin in wend's own module (as go run ./bench
+// does) and wendserve in this one, and writes the three workloads as workflow files naming
+// the plugin, for `wend serve --workflows`.
+func buildServe(dir string) (binaries, error) {
+	root, err := goOutput("", "list", "-m", "-f", "{{.Dir}}", "github.com/wendflow/wend")
+	if err != nil {
+		return binaries{}, err
+	}
+	b := binaries{wend: filepath.Join(dir, "wend"), wendserve: filepath.Join(dir, "wendserve"),
+		plugin: filepath.Join(dir, "demo"), flows: filepath.Join(dir, "flows")}
+	for _, x := range []struct{ dir, out, pkg string }{
+		{root, b.wend, "./cmd/wend"},
+		{root, b.plugin, "./examples/plugins/go"},
+		{"", b.wendserve, "github.com/wendflow/wend/temporal/e2e/cmd/yardstick/wendserve"},
+	} {
+		if _, err := goOutput(x.dir, "build", "-o", x.out, x.pkg); err != nil {
+			return binaries{}, err
+		}
+	}
+	if err := os.MkdirAll(b.flows, 0o755); err != nil {
+		return binaries{}, err
+	}
+	decl := fmt.Sprintf("plugins: {p: %q}\n", b.plugin)
+	files := map[string]string{
+		"sseq":   strings.Replace(seqSpec, "plugins: {p: ./p}\n", decl, 1),
+		"sfan":   strings.Replace(fanSpec, "plugins: {p: ./p}\n", decl, 1),
+		"sthree": strings.Replace(threeSpec, "plugins: {p: ./p}\n", decl, 1),
+	}
+	for name, src := range files {
+		src = strings.Replace(src, "name: "+strings.TrimPrefix(name, "s")+"200\n", "name: "+name+"\n", 1)
+		src = strings.Replace(src, "name: three\n", "name: "+name+"\n", 1)
+		if err := os.WriteFile(filepath.Join(b.flows, name+".wend.yaml"), []byte(src), 0o644); err != nil {
+			return binaries{}, err
+		}
+	}
+	return b, nil
+}
+
+func goOutput(dir string, args ...string) (string, error) {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	if os.Getenv("GOTOOLCHAIN") == "" {
+		// This module wants a newer Go than a local toolchain may be; let go fetch it.
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=auto")
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// served is a running `wend serve` and an HTTP client on its control socket.
+type served struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	hc   *http.Client
+	done chan struct{} // closed when the process has exited; then werr is its Wait error
+	werr error
+	n    atomic.Int64
+}
+
+// startServe starts `wend serve` of kind k on a fresh database in dir, with no TCP listener
+// and the workloads registered; profile, when set, is the file for a CPU profile of the
+// process (then wendserve runs the plugin kinds too: the same code as cmd/wend). It returns
+// once the socket answers and one 3-step run has completed, so the plugin process is
+// running, as in a long-running server.
+func startServe(ctx context.Context, b binaries, k serveKind, dir, profile string) (*served, error) {
+	base := filepath.Join(dir, strings.NewReplacer(" ", "-", "+", "").Replace(k.name))
+	db := base + ".db"
+	s := &served{name: k.name, log: base + ".log", done: make(chan struct{})}
+	sock := db + ".sock"
+	s.hc = &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		},
+		MaxIdleConnsPerHost: 256,
+	}}
+	logf, err := os.Create(s.log)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close() // the child has its own descriptor
+	bin := b.wend
+	env := withoutEnv(os.Environ(), "WEND_STORE_LOG", "WEND_YARDSTICK_NOOP", "WEND_YARDSTICK_CPUPROFILE")
+	if k.log {
+		env = append(env, "WEND_STORE_LOG=1")
+	}
+	if k.noop || profile != "" {
+		bin = b.wendserve
+	}
+	if k.noop {
+		env = append(env, "WEND_YARDSTICK_NOOP=1")
+	}
+	if profile != "" {
+		env = append(env, "WEND_YARDSTICK_CPUPROFILE="+profile)
+	}
+	s.cmd = exec.Command(bin, "serve", "--db", db, "--http", "off", "--workflows", b.flows)
+	s.cmd.Env = env
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	s.cmd.SysProcAttr = childAttr()
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { s.werr = s.cmd.Wait(); close(s.done) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := s.ready()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.kill()
+			return nil, fmt.Errorf("%s not ready after 60s: %v\n%s", k.name, err, s.tail())
+		}
+		select {
+		case <-s.done:
+			return nil, fmt.Errorf("%s exited before it was ready: %v\n%s", k.name, s.werr, s.tail())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := s.run(ctx, "sthree", nil); err != nil {
+		s.kill()
+		return nil, fmt.Errorf("%s warm-up: %w\n%s", k.name, err, s.tail())
+	}
+	return s, nil
+}
+
+func withoutEnv(env []string, names ...string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		drop := false
+		for _, n := range names {
+			drop = drop || strings.HasPrefix(kv, n+"=")
+		}
+		if !drop {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// ready is nil once /v1/health says ok with an engine and the three workflows are listed
+// (the socket answers before --workflows are registered).
+func (s *served) ready() error {
+	var h struct {
+		Status string `json:"status"`
+		Engine bool   `json:"engine"`
+	}
+	if err := s.call(context.Background(), "GET", "/v1/health", nil, http.StatusOK, &h); err != nil {
+		return err
+	}
+	if h.Status != "ok" || !h.Engine {
+		return fmt.Errorf("health: %+v", h)
+	}
+	var w struct {
+		Workflows []server.Workflow `json:"workflows"`
+	}
+	if err := s.call(context.Background(), "GET", "/v1/workflows", nil, http.StatusOK, &w); err != nil {
+		return err
+	}
+	if len(w.Workflows) != 3 {
+		return fmt.Errorf("%d workflows registered, want 3", len(w.Workflows))
+	}
+	return nil
+}
+
+// run starts a run of the registered workflow and waits until it has closed, as a client
+// of `wend serve` does: POST /v1/runs, then GET /v1/runs/{id}/wait (a long poll the server
+// answers when the run closes). An error unless the run completed.
+func (s *served) run(ctx context.Context, workflow string, input json.RawMessage) error {
+	id := fmt.Sprintf("%s-%d", workflow, s.n.Add(1))
+	var st server.Started
+	if err := s.call(ctx, "POST", "/v1/runs", engine.StartRequest{WorkflowID: id, Workflow: workflow, Input: input},
+		http.StatusCreated, &st); err != nil {
+		return fmt.Errorf("start %s: %w", id, err)
+	}
+	if !st.Started {
+		return fmt.Errorf("start %s: not started (id taken)", id)
+	}
+	for {
+		var o server.Outcome
+		if err := s.call(ctx, "GET", "/v1/runs/"+url.PathEscape(id)+"/wait?timeout=5m", nil, http.StatusOK, &o); err != nil {
+			return fmt.Errorf("wait %s: %w", id, err)
+		}
+		if !o.Closed {
+			continue
+		}
+		if o.Run.Status != history.StatusCompleted {
+			return fmt.Errorf("run %s ended %s: %+v", id, o.Run.Status, o.Failure)
+		}
+		return nil
+	}
+}
+
+func (s *served) call(ctx context.Context, method, path string, body any, want int, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://wend"+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(b))
+	}
+	return json.Unmarshal(b, out)
+}
+
+func (s *served) seq(ctx context.Context) error { return s.run(ctx, "sseq", nil) }
+func (s *served) fan(ctx context.Context) error { return s.run(ctx, "sfan", fanInput) }
+func (s *served) three(ctx context.Context) error {
+	return together(100, func(int) error { return s.run(ctx, "sthree", nil) })
+}
+
+// stop sends SIGTERM and waits for a clean exit (which writes a CPU profile); after 30 s it
+// kills the process and says so.
+func (s *served) stop() error {
+	s.hc.CloseIdleConnections()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stop %s: %v", s.name, err)
+	}
+	select {
+	case <-s.done:
+		if s.werr != nil {
+			return fmt.Errorf("%s exited after SIGTERM: %v\n%s", s.name, s.werr, s.tail())
+		}
+		return nil
+	case <-time.After(30 * time.Second):
+		s.kill()
+		return errors.New(s.name + " still running 30s after SIGTERM; killed")
+	}
+}
+
+func (s *served) kill() {
+	select {
+	case <-s.done:
+	default:
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+func (s *served) tail() string {
+	b, _ := os.ReadFile(s.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return fmt.Sprintf("--- %s (end) ---\n%s", s.log, b)
+}
