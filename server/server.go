@@ -13,7 +13,6 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
-	"github.com/wendflow/wend/spec"
 )
 
 // Server answers the control API over an engine and its store. Its methods are safe for
@@ -26,6 +25,7 @@ type Server struct {
 	workflows atomic.Pointer[[]Workflow]
 	roller    atomic.Pointer[PluginRoller] // plugins.go
 	schedules scheduleHolder               // /v1/schedules (schedules.go)
+	specs     specMemo                     // texts Start found valid (specmemo.go)
 }
 
 // New makes a Server. eng may be nil for a read-only server over a store no engine drives:
@@ -157,7 +157,7 @@ func (s *Server) Start(ctx context.Context, req engine.StartRequest) (Started, e
 	}
 	// Load once here too: the engine reports an invalid workflow as a plain error, and the
 	// caller must get a 400 for it, not a 500.
-	if _, ds := (&spec.Loader{}).Load(req.SpecFile, []byte(req.Source)); ds.HasErrors() {
+	if ds := s.specs.check(req.SpecFile, req.Source); ds.HasErrors() {
 		return Started{}, errorf(http.StatusBadRequest, CodeBadWorkflow,
 			fmt.Sprintf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error()))
 	}
