@@ -31,6 +31,7 @@ type progress struct {
 	loops   map[string]*loopCount // run id + "\x00" + for_each path -> its count
 	order   []string              // loops keys in the order they began
 	pending bool                  // a count line is on screen without its newline
+	specs   specsSeen             // the specs of the runs it saw start, by text
 }
 
 // runNames is what progress knows of a run from its WorkflowStarted: the spec (for step ids
@@ -63,11 +64,11 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 		p.loops = map[string]*loopCount{}
 	}
 	if ev.Type == history.WorkflowStarted {
-		rn := &runNames{w: runview.SpecOf(ev)}
-		rn.ids = rn.w.StepIDs()
+		rn := &runNames{}
 		if st, err := history.DataOf[history.Started](ev); err == nil {
-			rn.input = st.Input
+			rn.w, rn.input = p.specs.of(st), st.Input
 		}
+		rn.ids = rn.w.StepIDs()
 		p.runs[run.RunID] = rn
 	}
 	rn := p.runs[run.RunID]

@@ -120,3 +120,35 @@ func TestProgressForEachUnknownTotal(t *testing.T) {
 		t.Errorf("no spec:\n%s", out)
 	}
 }
+
+// TestProgressLoadsEachSpecOnceIssue18: wend serve printed its step lines from a fresh load
+// of the run's spec at every start; runs of one text now share one load, another text (or
+// file) gets its own, and a text that does not load leaves the run's steps named by place.
+func TestProgressLoadsEachSpecOnceIssue18(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	started := func(runID, file, src string) {
+		data, err := json.Marshal(history.Started{SpecFile: file, SpecSource: src, RunID: runID, Input: json.RawMessage(`{"items":[1]}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.observe(history.Run{WorkflowID: "w-" + runID, RunID: runID}, history.Event{Type: history.WorkflowStarted, Data: data})
+	}
+	started("r1", "pack.wend.yaml", loopSpec)
+	started("r2", "pack.wend.yaml", loopSpec)
+	started("r3", "other.wend.yaml", loopSpec)
+	started("r4", "pack.wend.yaml", "wend: v1\nname: broken\nsteps: [{nope: 1}]\n")
+	r1, r2, r3, r4 := p.runs["r1"], p.runs["r2"], p.runs["r3"], p.runs["r4"]
+	if r1.w == nil || r1.w != r2.w {
+		t.Fatalf("two runs of one text: specs %p and %p, want one shared load", r1.w, r2.w)
+	}
+	if r3.w == nil || r3.w == r1.w {
+		t.Fatalf("another file: spec %p, want its own load (first %p)", r3.w, r1.w)
+	}
+	if r4.w != nil || len(r4.ids) != 0 {
+		t.Fatalf("a text that does not load: spec %p, ids %v; want none", r4.w, r4.ids)
+	}
+	if r1.ids["steps[0]"] != "pack" || string(r2.input) != `{"items":[1]}` {
+		t.Fatalf("ids %v, input %s", r1.ids, r2.input)
+	}
+}
