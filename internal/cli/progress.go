@@ -32,6 +32,34 @@ type progress struct {
 	order   []string              // loops keys in the order they began
 	pending bool                  // a count line is on screen without its newline
 	specs   specsSeen             // the specs of the runs it saw start, by text
+
+	queue chan observed // set by background: observe queues for the printer
+}
+
+// observed is one event observe was given.
+type observed struct {
+	run history.Run
+	ev  history.Event
+}
+
+// background makes observe queue its events for a goroutine that prints them in order.
+// The engine calls Observe in its commit path, before the calls the commit scheduled start,
+// so `wend serve` no longer holds a sequential run's next step for decoding, formatting and
+// writing the previous one's line (issue 18). stop prints what is queued and returns once
+// written; call it after the engine has closed (no Observe may follow).
+func (p *progress) background() (stop func()) {
+	p.queue = make(chan observed, 1024)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for o := range p.queue {
+			p.print(o.run, o.ev)
+		}
+	}()
+	return func() {
+		close(p.queue)
+		<-done
+	}
 }
 
 // runNames is what progress knows of a run from its WorkflowStarted: the spec (for step ids
@@ -57,6 +85,15 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 	if p.quiet {
 		return
 	}
+	if p.queue != nil {
+		p.queue <- observed{run, ev}
+		return
+	}
+	p.print(run, ev)
+}
+
+// print shows one event's line (or counts it in its loop's line).
+func (p *progress) print(run history.Run, ev history.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.runs == nil {

@@ -152,3 +152,49 @@ func TestProgressLoadsEachSpecOnceIssue18(t *testing.T) {
 		t.Fatalf("ids %v, input %s", r1.ids, r2.input)
 	}
 }
+
+// gateWriter blocks every Write until the test opens the gate.
+type gateWriter struct {
+	entered chan struct{} // gets a value when a Write starts
+	gate    chan struct{} // closed to let the writes through
+	buf     bytes.Buffer
+}
+
+func (g *gateWriter) Write(b []byte) (int, error) {
+	g.entered <- struct{}{}
+	<-g.gate
+	return g.buf.Write(b)
+}
+
+// TestProgressBackgroundIssue18: wend serve's Observe ran the step line's formatting and its
+// write to stderr inside the engine's commit path, holding the run's next step; in the
+// background, observe returns while the writer is still busy, and the lines come out as
+// they would in line, in order.
+func TestProgressBackgroundIssue18(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	evs := []history.Event{
+		{Type: history.ActivityScheduled, Step: "steps[0]", Data: []byte(`{"plugin":"p","activity":"a"}`)},
+		{Type: history.ActivityCompleted, Step: "steps[0]", Attempt: 1},
+		{Type: history.ActivityScheduled, Step: "steps[1]", Data: []byte(`{"plugin":"p","activity":"b"}`)},
+		{Type: history.ActivityCompleted, Step: "steps[1]", Attempt: 1},
+	}
+	var inline bytes.Buffer
+	p := &progress{w: &inline, start: clk.t, now: clk.now}
+	for _, ev := range evs {
+		p.observe(history.Run{WorkflowID: "w", RunID: "r1"}, ev)
+	}
+
+	g := &gateWriter{entered: make(chan struct{}, len(evs)), gate: make(chan struct{})}
+	bg := &progress{w: g, start: clk.t, now: clk.now}
+	stop := bg.background()
+	bg.observe(history.Run{WorkflowID: "w", RunID: "r1"}, evs[0])
+	<-g.entered // the printer is writing the first line, and blocked there
+	for _, ev := range evs[1:] {
+		bg.observe(history.Run{WorkflowID: "w", RunID: "r1"}, ev) // returns: the printer holds the wait
+	}
+	close(g.gate)
+	stop()
+	if g.buf.String() != inline.String() || strings.Count(inline.String(), "\n") != len(evs) {
+		t.Fatalf("background printed\n%s\nin line\n%s", g.buf.String(), inline.String())
+	}
+}

@@ -217,6 +217,7 @@ type driver struct {
 	sched         *runner.Runner
 	schedMetrics  *metrics.ScheduleMetrics
 	stopSchedules func()
+	stopProgress  func() // set when the step lines print in the background
 }
 
 func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, error) {
@@ -227,6 +228,9 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 type driverOptions struct {
 	idleAfter time.Duration // engine.Options.IdleAfter
 	schedules bool          // run the schedules the workflows declare (serve_schedules.go)
+	// background prints the step lines on a goroutine of their own (progress.background),
+	// off the engine's commit path; wend run prints them in line, before its result.
+	background bool
 }
 
 func startDriverWith(e *env, path string, o driverOptions, workflows ...server.Workflow) (*driver, error) {
@@ -237,6 +241,9 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 	reapPlugins(e, pluginRegistry(path)) // now, while we hold the database: no other wend uses it
 	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: metrics.New(version)}
 	d.meter.SetPluginStats(pluginStats(d.plug))
+	if o.background {
+		d.stopProgress = d.prog.background()
+	}
 	var acts engine.Activities = d.plug
 	if e.ext != nil && e.ext.Activities != nil {
 		acts = e.ext.Activities
@@ -277,6 +284,9 @@ func (d *driver) close() {
 		d.ctl.Close() // first: no request may reach an engine that is closing
 	}
 	d.eng.Close()
+	if d.stopProgress != nil {
+		d.stopProgress() // after the engine: no event may be observed past it
+	}
 	d.plug.Close()
 	d.store.Close()
 }
