@@ -1,23 +1,31 @@
-// Command yardstick measures wend on Temporal against plain Temporal and local wend, in one
-// process and one run, on issue 13's three workloads: 200 sequential activities, 200 in a
-// for_each (all at once), and 100 runs of 3 sequential activities started together. Every
-// activity is the same in-process no-op (it returns its input), so the figures are the
-// engines' own costs.
+// Command yardstick measures wend against plain Temporal in one run, on issue 13's three
+// workloads: 200 sequential activities, 200 in a for_each (all at once), and 100 runs of 3
+// sequential activities started together.
 //
-//	cd temporal/e2e && GOTOOLCHAIN=go1.26.11 go run ./cmd/yardstick [-rounds 5]
+//	cd temporal/e2e && GOTOOLCHAIN=go1.26.11 go run ./cmd/yardstick [-rounds 7] [-workloads seq]
 //
 // The systems:
 //   - plain: Go SDK workflows written by hand (one ExecuteActivity per step), on the
-//     embedded server (devserver) with one worker;
+//     embedded server (devserver, tuned: see tuned) with one worker whose activity is an
+//     in-process no-op (it returns its input);
 //   - wend-temporal: the same workloads as .wend.yaml files run by workflow wend.v1 on the
-//     same server with one worker;
-//   - local: the same files on wend's local engine (bbolt, synced commits).
+//     same server with one worker, over the same no-op;
+//   - local: the same files on wend's local engine in this process (bbolt, synced commits),
+//     over an in-process no-op;
+//   - serve plugin (+log): a real `wend serve` process (cmd/wend, built as go run ./bench
+//     builds it) with the files registered, each run started with POST /v1/runs and awaited
+//     with GET /v1/runs/{id}/wait over its control socket, its activities calls to the
+//     example Go plugin's process; +log with the store's write-ahead log (WEND_STORE_LOG=1);
+//   - serve no-op (+log): the same `wend serve` command line answering every activity in its
+//     process with its input (./wendserve, cli.Extensions.Activities), as plain's worker does.
 //
-// Each round runs every workload on every system; the table gives the median time and the
-// medians of the per-round ratios wend-temporal/plain and local/plain (a ratio taken
-// within a round cancels the machine's drift between rounds). Last, 200 runs of each kind
-// are parked after one activity in the worker's cache, and the live heap they add is
-// printed per run (server and worker share this process, so plain's figure is the base).
+// Each round runs every workload on every system, the systems' order rotated from round to
+// round; the tables give the median times and the medians of the per-round ratios to plain
+// (a ratio taken within a round cancels the machine's drift between rounds). -serve=false
+// leaves the serve systems out; -serve-cpuprofile DIR writes a CPU profile of each serve
+// process. Last, 200 runs of each kind are parked after one activity in the worker's cache,
+// and the live heap they add is printed per run (server and worker share this process, so
+// plain's figure is the base).
 //
 // -scale N runs the 100 × 3 workload on wend on Temporal with one worker process and with
 // two (this command started again with -serve-worker), N rounds, and prints the median
