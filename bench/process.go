@@ -31,10 +31,13 @@ const (
 	temporalThreeMs = 2380
 )
 
-// temporalNote says what the temporal_ratio figures divide by.
+// temporalNote says what the temporal_ratio figures divide by, and where the side-by-side
+// figure is.
 const temporalNote = "temporal_ratio is wend over a constant, Temporal's dev server measured once on this machine " +
-	"(1,390 / 530 / 2,380 ms), not side by side; for a side-by-side figure in one run see temporal/e2e/cmd/yardstick " +
-	"(cd temporal/e2e && GOTOOLCHAIN=go1.26.11 go run ./cmd/yardstick), which runs plain Temporal, wend on Temporal and local wend in interleaved rounds"
+	"(1,390 / 530 / 2,380 ms), not side by side. The side-by-side figure for these workloads through a real wend serve " +
+	"(the example plugin, and an in-process no-op; with and without the store's log) against plain Temporal on a tuned dev " +
+	"server, in interleaved rounds, is temporal/e2e/cmd/yardstick's " +
+	"(cd temporal/e2e && GOTOOLCHAIN=go1.26.11 go run ./cmd/yardstick -rounds 7; docs/performance.md, Temporal)"
 
 const processRepeats = 3
 
