@@ -23,7 +23,8 @@
 // round; the tables give the median times and the medians of the per-round ratios to plain
 // (a ratio taken within a round cancels the machine's drift between rounds). -serve=false
 // leaves the serve systems out; -serve-cpuprofile DIR writes a CPU profile of each serve
-// process. Last, 200 runs of each kind are parked after one activity in the worker's cache,
+// process; -serve-compare WEND adds the serve plugin systems on another wend binary, for an
+// A/B of two builds in the same rounds. Last, 200 runs of each kind are parked after one activity in the worker's cache,
 // and the live heap they add is printed per run (server and worker share this process, so
 // plain's figure is the base).
 //
@@ -68,6 +69,7 @@ func main() {
 	flag.BoolVar(&o.serve, "serve", true, "also run the workloads through real `wend serve` processes (plugin and no-op, with and without the store's log)")
 	flag.StringVar(&o.profileDir, "serve-cpuprofile", "", "write a CPU profile of each `wend serve` process into this directory (written at its stop)")
 	flag.BoolVar(&o.untuned, "untuned", false, "leave the dev server's history.transferProcessorMaxPollRPS at Temporal's default (20)")
+	flag.StringVar(&o.compare, "serve-compare", "", "also run the serve plugin systems on this prebuilt wend binary (an A/B of two builds in the same rounds)")
 	only := flag.String("workloads", "seq,fan,three", "the workloads to time, of seq, fan, three")
 	serve := flag.Bool("serve-worker", false, "internal: be a worker process for -scale")
 	addr := flag.String("addr", "", "internal: -serve-worker's frontend")
@@ -99,6 +101,7 @@ func main() {
 type options struct {
 	serve      bool
 	profileDir string
+	compare    string
 	untuned    bool
 	workloads  []int // indexes into workloadNames
 }
@@ -161,7 +164,12 @@ func run(rounds int, heap bool, scale int, o options) error {
 		if err != nil {
 			return err
 		}
-		for _, k := range serveKinds {
+		kinds := serveKinds
+		if o.compare != "" {
+			kinds = append(slices.Clone(kinds), serveKind{name: "compare plugin", wend: o.compare},
+				serveKind{name: "compare plugin +log", log: true, wend: o.compare})
+		}
+		for _, k := range kinds {
 			prof := ""
 			if o.profileDir != "" {
 				prof = filepath.Join(o.profileDir, strings.NewReplacer(" ", "-", "+", "").Replace(k.name)+".pprof")

@@ -32,6 +32,7 @@ type serveKind struct {
 	name string
 	noop bool
 	log  bool
+	wend string // the wend binary; empty: the one buildServe built
 }
 
 var serveKinds = []serveKind{
@@ -133,6 +134,9 @@ func startServe(ctx context.Context, b binaries, k serveKind, dir, profile strin
 	}
 	defer logf.Close() // the child has its own descriptor
 	bin := b.wend
+	if k.wend != "" {
+		bin = k.wend
+	}
 	env := withoutEnv(os.Environ(), "WEND_STORE_LOG", "WEND_YARDSTICK_NOOP", "WEND_YARDSTICK_CPUPROFILE")
 	if k.log {
 		env = append(env, "WEND_STORE_LOG=1")
