@@ -4,14 +4,15 @@ import (
 	"fmt"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
 )
 
 // Structural limits (docs/reliability.md G7, L1-L4). Over one, the step or run fails with category
 // structural_limit and a message naming the limit — never silently. Engines warn at 80 %.
 const (
-	MaxEvents  = 51_200 // events in one run's history; continue_as_new starts afresh
-	MaxPending = 2_000  // activities, timers or child workflows open at once in one run
-	MaxSignals = 5_000  // received signals not yet consumed; one more fails the run
+	MaxEvents  = spec.MaxRunEvents // events in one run's history; continue_as_new starts afresh
+	MaxPending = 2_000             // activities, timers or child workflows open at once in one run
+	MaxSignals = 5_000             // received signals not yet consumed; one more fails the run
 
 	// MaxHistoryBytes caps the payload bytes of one run's history (Temporal's error threshold).
 	MaxHistoryBytes = 50 << 20

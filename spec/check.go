@@ -181,6 +181,7 @@ func (c *checker) forEach(s *Step, sc *scope) {
 		c.errorf(s.Pos, s.Path, "for_each needs steps: the body to run for each item")
 	}
 	c.sequence(s.Steps, sc.with(s.As, "index"))
+	c.shard(s)
 }
 
 // applicable reports fields that mean nothing for the step's kind.
@@ -196,6 +197,7 @@ func (c *checker) applicable(s *Step) {
 	only(s.With != nil, "with", KindActivity, KindRunWorkflow, KindContinueAsNew)
 	only(s.As != "item", "as", KindForEach)
 	only(s.Concurrency != 1, "concurrency", KindForEach)
+	only(s.Shard != 0, "shard", KindForEach)
 }
 
 // article is "an" before a vowel, else "a".

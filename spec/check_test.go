@@ -24,6 +24,20 @@ func TestValidScopes(t *testing.T) {
     steps:
       - {id: first, activity: p.x, with: "${{ row }}"}
       - {activity: p.x, with: {i: "${{ index }}", f: "${{ steps.first.output }}"}}`,
+		"sharded body reads its own steps, item, index, input and state": `
+  - for_each: "${{ input.list }}"
+    shard: 12799
+    concurrency: 10
+    steps:
+      - {id: first, activity: p.x, with: "${{ [item, index, input.k, state.k] }}"}
+      - {activity: p.x, with: "${{ steps.first.output }}", catch: {activity: p.x, with: "${{ error }}"}}`,
+		"sharded for_each reads an earlier step outside its body, and later steps read it": `
+  - {id: a, activity: p.x}
+  - id: loop
+    for_each: "${{ steps.a.output }}"
+    shard: 10
+    steps: [{activity: p.x}]
+  - {activity: p.x, with: "${{ steps.loop.output }}"}`,
 		"nested loops see both items": `
   - for_each: "${{ input.a }}"
     as: outer

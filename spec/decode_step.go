@@ -8,7 +8,7 @@ import (
 )
 
 var stepKeys = []string{"id", "description", "if", "with", "set", "timeout", "heartbeat_timeout", "retry",
-	"compensate_with", "catch", "activity", "steps", "parallel", "for_each", "as", "concurrency", "delay",
+	"compensate_with", "catch", "activity", "steps", "parallel", "for_each", "as", "concurrency", "shard", "delay",
 	"wait_for_signal", "run_workflow", "wait_for_workflow", "continue_as_new", "fail"}
 
 // kindKeys are the keys that choose what a step does; `steps` is the body of a for_each.
@@ -96,6 +96,8 @@ func (d *decoder) stepField(s *Step, key string, v *yaml.Node, p string) {
 		s.As = str(v)
 	case "concurrency":
 		s.Concurrency = integer(v, 1)
+	case "shard":
+		s.Shard = integer(v, 0)
 	case "delay":
 		d.delay(s, v, p)
 	case "wait_for_signal":

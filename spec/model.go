@@ -141,6 +141,9 @@ type Step struct {
 	ForEach     *Value // an expression or a literal list
 	As          string // default "item"
 	Concurrency int    // default 1
+	// Shard, when > 0, runs the items in child runs of Shard items each, one child at a time
+	// (a "shard child"), so a for_each may hold more items than one run's history.
+	Shard int
 
 	Delay      Duration
 	DelayUntil *Value
@@ -172,6 +175,17 @@ type FailSpec struct {
 func (w *Workflow) Walk(fn func(*Step)) {
 	walkSteps(w.Steps, fn)
 	walkSteps(w.OnCancel, fn)
+}
+
+// StepAt returns the step whose static path is path, or nil.
+func (w *Workflow) StepAt(path string) *Step {
+	var found *Step
+	w.Walk(func(s *Step) {
+		if found == nil && s.Path == path {
+			found = s
+		}
+	})
+	return found
 }
 
 func walkSteps(steps []*Step, fn func(*Step)) {
