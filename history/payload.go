@@ -33,6 +33,26 @@ type Started struct {
 	// history replays under the rules it was recorded with, so a rule can change for new runs
 	// without refusing the runs an older wend left in flight.
 	Rules int `json:"rules,omitempty"`
+
+	// Shard, on a shard child, names the sharded for_each of the parent's spec (SpecSource is
+	// the parent's text) whose body this run runs over the slice in its input (ShardInput).
+	Shard *ShardRef `json:"shard,omitempty"`
+}
+
+// ShardRef names a slice of a sharded for_each: the step's static path in the spec and the
+// position of the slice's first item in the whole list.
+type ShardRef struct {
+	Path   string `json:"path"`
+	Offset int    `json:"offset"`
+}
+
+// ShardInput is a shard child's input: its items and what the body may read of the parent
+// run — its input, its state when the for_each started, and the loop variables around it.
+type ShardInput struct {
+	Items []any          `json:"items"`
+	Input any            `json:"input"`
+	State map[string]any `json:"state"`
+	Vars  map[string]any `json:"vars,omitempty"`
 }
 
 // Decision rules, in the order they were introduced; RulesCurrent is what new runs get.
@@ -145,6 +165,9 @@ type ChildSchedule struct {
 	WorkflowID string          `json:"workflow_id"`
 	SpecFile   string          `json:"spec_file"` // resolved against the parent's spec file
 	Input      json.RawMessage `json:"input"`
+	// Shard, on a slice of a sharded for_each, makes the child a shard child: a run of the
+	// parent's own spec text (not SpecFile's current content) over the slice (Started.Shard).
+	Shard *ShardRef `json:"shard,omitempty"`
 }
 
 // WaitSchedule is WorkflowWaitScheduled's payload.

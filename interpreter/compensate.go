@@ -95,9 +95,9 @@ func (r *Run) nextCompensation() {
 // afterCompensations runs on_cancel after a cancel, then closes the run.
 func (r *Run) afterCompensations() {
 	u := r.unwinding
-	if u.reason == "cancel" && len(r.w.OnCancel) > 0 && !u.onCancelDone {
+	if u.reason == "cancel" && len(r.onCancelSteps()) > 0 && !u.onCancelDone {
 		u.onCancelDone = true
-		q := &seq{r: r, steps: r.w.OnCancel, sc: &scope{steps: map[string]any{}}, done: func(_ any, f *history.Failure) {
+		q := &seq{r: r, steps: r.onCancelSteps(), sc: &scope{steps: map[string]any{}}, done: func(_ any, f *history.Failure) {
 			if f != nil {
 				u.onCancelFailure = f
 			}

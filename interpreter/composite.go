@@ -53,20 +53,28 @@ func (n *node) startParallel() {
 // startForEach runs the body once per item, at most `concurrency` at a time; outputs are
 // collected in item order. The first failure cancels the items still running.
 func (n *node) startForEach() {
-	v, err := n.s.ForEach.Eval(n.env(n.s.ForEach.StepRefs(), nil))
-	if err != nil {
-		n.stepFailed(exprFailure(n, "for_each", err))
-		return
-	}
-	items, ok := asList(v)
-	if !ok {
-		n.stepFailed(exprFailure(n, "for_each", fmt.Errorf("expected a list, got %s", describe(v))))
-		return
+	items, base, given := n.shardItems()
+	if !given {
+		v, err := n.s.ForEach.Eval(n.env(n.s.ForEach.StepRefs(), nil))
+		if err != nil {
+			n.stepFailed(exprFailure(n, "for_each", err))
+			return
+		}
+		var ok bool
+		if items, ok = asList(v); !ok {
+			n.stepFailed(exprFailure(n, "for_each", fmt.Errorf("expected a list, got %s", describe(v))))
+			return
+		}
 	}
 	if msg := n.r.forEachRoom(n.s, len(items)); msg != "" {
 		n.stepFailed(limitFailure(msg))
 		return
 	}
+	if n.s.Shard > 0 {
+		n.startShards(items)
+		return
+	}
+	n.base = base
 	n.items = items
 	n.outs = make([]any, len(n.items))
 	n.pending = len(n.items)
@@ -82,9 +90,9 @@ func (n *node) fillItems() {
 		i := n.next
 		n.next++
 		n.active++
-		sc := n.sc.child(map[string]any{n.s.As: n.items[i], "index": i})
+		sc := n.sc.child(map[string]any{n.s.As: n.items[i], "index": n.base + i})
 		sc.steps = map[string]any{}
-		sc.loopStatic, sc.loopInstance = n.s.Path, n.path+"@"+strconv.Itoa(i)
+		sc.loopStatic, sc.loopInstance = n.s.Path, n.path+"@"+strconv.Itoa(n.base+i)
 		q := &seq{r: n.r, steps: n.s.Steps, sc: sc, done: func(out any, f *history.Failure) {
 			if n.state != running {
 				return

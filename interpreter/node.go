@@ -50,8 +50,10 @@ type node struct {
 	outs    []any // parallel and for_each outputs
 	pending int
 	items   []any
-	next    int // next for_each item to start
+	next    int // next for_each item (or shard) to start
 	active  int
+	base    int                // a shard child's for_each: the global index of its first item
+	shardIn history.ShardInput // sharded for_each: what each child's input holds besides its items
 }
 
 func (r *Run) newNode(s *spec.Step, sc *scope, done func(any, *history.Failure)) *node {

@@ -47,6 +47,7 @@ type Run struct {
 	count        int               // events in the history so far (inputs and decisions)
 	bytes        int               // payload bytes in the history so far
 	timerAt      map[string]time.Time
+	shard        *shardChild // set in a shard child run
 }
 
 // New makes the state machine of a run; nothing happens until Apply gets WorkflowStarted.
@@ -134,6 +135,10 @@ func (r *Run) start(ev history.Event) error {
 	st, err := history.DataOf[history.Started](ev)
 	if err != nil {
 		return err
+	}
+	if st.Shard != nil {
+		// No workflow timeouts of its own: the parent's end cancels it.
+		return r.startShardChild(st.Shard, st.Input)
 	}
 	if len(st.Input) > 0 {
 		if err := json.Unmarshal(st.Input, &r.input); err != nil {

@@ -249,7 +249,7 @@ func (r *Run) cancelRequested(ev history.Event) error {
 	}
 	f := &history.Failure{Category: history.CategoryCancelled, PropagationKind: "cancelled", Type: "Cancelled",
 		Message: "cancelled: " + c.Reason}
-	if len(r.undo) > 0 || len(r.w.OnCancel) > 0 {
+	if len(r.undo) > 0 || len(r.onCancelSteps()) > 0 {
 		r.unwind("cancel", f)
 		return nil
 	}

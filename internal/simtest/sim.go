@@ -44,10 +44,17 @@ func Load(t testing.TB, src string) *spec.Workflow {
 // New starts run run1 of workflow wf from src with input at T0, as the engine would record it.
 func New(t testing.TB, src string, input any) *Sim {
 	t.Helper()
-	s := &Sim{t: t, W: Load(t, src), Now: T0, Timers: map[string]time.Time{}, Inputs: map[string]any{}}
 	sum := sha256.Sum256([]byte(src))
 	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: history.MustData(input), SpecFile: "test.wend.yaml",
 		SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:]), ExecutionStarted: T0, Rules: history.RulesCurrent}
+	return Start(t, st)
+}
+
+// Start starts a run recorded as st (its spec is st.SpecSource) at T0: a child run, such as a
+// shard child, whose Started a test builds from its parent's ChildWorkflowScheduled.
+func Start(t testing.TB, st history.Started) *Sim {
+	t.Helper()
+	s := &Sim{t: t, W: Load(t, st.SpecSource), Now: T0, Timers: map[string]time.Time{}, Inputs: map[string]any{}}
 	s.R = interpreter.New(s.W, st)
 	s.Apply(history.Event{Type: history.WorkflowStarted, Data: history.MustData(st)})
 	return s
@@ -240,8 +247,9 @@ func (s *Sim) Record() history.Run {
 
 func (s *Sim) record() history.Run {
 	last := s.Last()
-	r := history.Run{WorkflowID: "wf", RunID: "run1", Name: s.W.Name, Status: history.StatusRunning,
-		SpecFile: "test.wend.yaml", StartedAt: T0, LastSeq: last.Seq}
+	st, _ := history.DataOf[history.Started](s.Events[0])
+	r := history.Run{WorkflowID: st.WorkflowID, RunID: st.RunID, Name: s.W.Name, Status: history.StatusRunning,
+		SpecFile: st.SpecFile, StartedAt: T0, LastSeq: last.Seq, ParentRunID: st.ParentRunID}
 	if last.Type.Terminal() {
 		r.ClosedAt = last.Time
 		r.Status, r.ClosedReason = history.ClosedBy(last)
