@@ -47,11 +47,12 @@ type ShardRef struct {
 }
 
 // ShardInput is a shard child's input: its items and what the body may read of the parent
-// run — its input, its state when the for_each started, and the loop variables around it.
+// run — its input, its state when the for_each started (each only if the body reads it),
+// and the loop variables around it.
 type ShardInput struct {
 	Items []any          `json:"items"`
-	Input any            `json:"input"`
-	State map[string]any `json:"state"`
+	Input any            `json:"input,omitempty"`
+	State map[string]any `json:"state,omitempty"`
 	Vars  map[string]any `json:"vars,omitempty"`
 }
 

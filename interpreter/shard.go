@@ -41,7 +41,15 @@ func (n *node) startShards(items []any) {
 			vars[k] = v
 		}
 	}
-	n.shardIn = history.ShardInput{Input: n.r.input, State: publicState(n.r.state), Vars: vars}
+	// Each child carries only what its body reads: the items often come from the input, and
+	// a copy of the input in every child would double what the parent's history holds.
+	n.shardIn = history.ShardInput{Vars: vars}
+	if n.s.ShardReadsInput {
+		n.shardIn.Input = n.r.input
+	}
+	if n.s.ShardReadsState {
+		n.shardIn.State = publicState(n.r.state)
+	}
 	n.startShard()
 }
 
@@ -61,6 +69,11 @@ func (n *node) startShard() {
 	if err != nil {
 		n.stepFailed(&history.Failure{Category: history.CategoryExpression, PropagationKind: "step", Type: "ExpressionError",
 			Message: fmt.Sprintf("for_each shard %d: encode its input: %v", k, err), NonRetryable: true, Step: n.path})
+		return
+	}
+	if len(input) > MaxPayloadBytes {
+		n.stepFailed(limitFailure(fmt.Sprintf("for_each shard %d's input (its %d items with the run's input and state) is %d bytes, over the %d-byte limit of a payload; use a smaller shard",
+			k, end-off, len(input), MaxPayloadBytes)))
 		return
 	}
 	sub := &node{r: n.r, s: shardStep, path: n.path + "#shard" + strconv.Itoa(k), sc: n.sc}

@@ -226,6 +226,9 @@ func TestShardedForEachCancel(t *testing.T) {
 		t.Fatalf("last event %s, want the first child's schedule", sched.Type)
 	}
 	cs, _ := history.DataOf[history.ChildSchedule](sched)
+	if want := `{"items":[0,1,2]}`; string(cs.Input) != want {
+		t.Fatalf("child input %s, want %s: a body that reads neither input nor state is given neither", cs.Input, want)
+	}
 	pst, _ := history.DataOf[history.Started](parent.Events[0])
 	child := simtest.Start(t, history.Started{WorkflowID: cs.WorkflowID, RunID: "c0", Input: cs.Input, SpecFile: cs.SpecFile,
 		SpecSource: pst.SpecSource, ExecutionStarted: simtest.T0, Rules: history.RulesCurrent, Shard: cs.Shard})
@@ -289,5 +292,26 @@ func TestShardChildOfMissingStep(t *testing.T) {
 	_, err := interpreter.New(w, st).Apply(history.Event{Type: history.WorkflowStarted, Data: history.MustData(st)})
 	if err == nil || !strings.Contains(err.Error(), "not a for_each with shard") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestShardInputOverPayloadLimit: a slice whose child input would pass the payload limit
+// fails the step with structural_limit before its child is scheduled.
+func TestShardInputOverPayloadLimit(t *testing.T) {
+	big := strings.Repeat("x", 1000)
+	l := make([]string, 3000)
+	for i := range l {
+		l[i] = big
+	}
+	src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    shard: 2500\n    steps: [{activity: p.x}]\n"
+	s := simtest.New(t, src, map[string]any{"items": l[:2000]})
+	if s.Last().Type != history.ChildWorkflowScheduled {
+		t.Fatalf("2,000 items of 1 KB: last %s", s.Last().Type)
+	}
+	s = simtest.New(t, src, map[string]any{"items": l})
+	c := s.Closed(t)
+	if c.Failure == nil || c.Failure.Category != history.CategoryStructuralLimit || !strings.Contains(c.Failure.Message, "use a smaller shard") ||
+		count(s.Events, history.ChildWorkflowScheduled) != 0 {
+		t.Fatalf("closed %s %+v", s.Last().Type, c.Failure)
 	}
 }

@@ -20,7 +20,10 @@ type Expr struct {
 	Source string
 	Pos    Pos      // where the expression starts in the file (best effort inside block scalars)
 	Steps  []string // step ids it reads through steps.ID
-	prog   *vm.Program
+	// ReadsInput and ReadsState say whether it names input or state (a sharded for_each
+	// passes its child runs only what their body reads).
+	ReadsInput, ReadsState bool
+	prog                   *vm.Program
 }
 
 // Eval runs the compiled expression against env (names as in the scope it was compiled for).
@@ -69,6 +72,7 @@ func compileExpr(e *Expr, sc *scope, asBool bool) string {
 		return g.problem
 	}
 	e.Steps = g.steps
+	e.ReadsInput, e.ReadsState = g.input, g.state
 	if msg := sc.checkStepRefs(g.steps); msg != "" {
 		return msg
 	}
@@ -98,6 +102,8 @@ type guard struct {
 	problem string
 	steps   []string
 	data    []dataRef // chains read from signal (or output), for checkDataRefs
+	input   bool      // names input
+	state   bool      // names state
 }
 
 func (g *guard) Visit(node *ast.Node) {
@@ -109,6 +115,8 @@ func (g *guard) Visit(node *ast.Node) {
 			g.call(id.Value, len(n.Arguments))
 		}
 	case *ast.IdentifierNode:
+		g.input = g.input || n.Value == "input"
+		g.state = g.state || n.Value == "state"
 		if strings.HasPrefix(n.Value, "__") && g.problem == "" {
 			g.problem = fmt.Sprintf("names starting with __ are reserved for wend (%s)", n.Value)
 		}

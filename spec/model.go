@@ -144,6 +144,9 @@ type Step struct {
 	// Shard, when > 0, runs the items in child runs of Shard items each, one child at a time
 	// (a "shard child"), so a for_each may hold more items than one run's history.
 	Shard int
+	// ShardReadsInput and ShardReadsState say whether a sharded body reads input or state:
+	// each child run's input carries them only then (set by the checker).
+	ShardReadsInput, ShardReadsState bool
 
 	Delay      Duration
 	DelayUntil *Value

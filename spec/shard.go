@@ -31,6 +31,10 @@ func (c *checker) shard(s *Step) {
 	})
 	walkSteps(s.Steps, func(b *Step) {
 		c.shardBodyStep(s, b, inside)
+		for _, e := range stepExprs(b) {
+			s.ShardReadsInput = s.ShardReadsInput || e.ReadsInput
+			s.ShardReadsState = s.ShardReadsState || e.ReadsState
+		}
 	})
 }
 

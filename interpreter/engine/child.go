@@ -64,6 +64,9 @@ func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSch
 // childRun reads, checks and prepares the child's first events. The child's text is read
 // now and recorded in its own history; the parent's never changes.
 func (e *Engine) childRun(parent history.Run, step string, cs history.ChildSchedule) (*liveRun, []history.Event, error) {
+	if cs.Shard != nil {
+		return e.shardChildRun(parent, step, cs)
+	}
 	src, err := os.ReadFile(cs.SpecFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read child workflow: %w", err)
@@ -79,6 +82,28 @@ func (e *Engine) childRun(parent history.Run, step string, cs history.ChildSched
 	st := history.Started{WorkflowID: cs.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: cs.SpecFile,
 		SpecSource: string(src), SpecSHA256: sha(src), ParentRunID: parent.RunID, ParentStep: step,
 		ExecutionStarted: e.clock.Now(), Rules: history.RulesCurrent}
+	return e.newRun(w, st)
+}
+
+// shardChildRun prepares a shard child: a run of the parent's own recorded spec text (not
+// the file, which may have changed since) over its slice of a sharded for_each. Its input is
+// the interpreter's ShardInput, not the workflow's input, so the input schema does not apply.
+func (e *Engine) shardChildRun(parent history.Run, step string, cs history.ChildSchedule) (*liveRun, []history.Event, error) {
+	var w *spec.Workflow
+	if lr := e.runs[parent.RunID]; lr != nil { // e.mu is held
+		w = lr.w
+	} else {
+		pst, err := e.started(parent.RunID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if w, err = e.specs.load(pst); err != nil {
+			return nil, nil, err
+		}
+	}
+	st := history.Started{WorkflowID: cs.WorkflowID, RunID: e.opts.NewID(), Input: cs.Input, SpecFile: w.File,
+		SpecSource: string(w.Source), SpecSHA256: sha(w.Source), ParentRunID: parent.RunID, ParentStep: step,
+		ExecutionStarted: e.clock.Now(), Rules: history.RulesCurrent, Shard: cs.Shard}
 	return e.newRun(w, st)
 }
 

@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+)
+
+func itemsInput(n int) string {
+	b, _ := json.Marshal(map[string]any{"items": make([]int, n)})
+	return string(b)
+}
+
+// TestShardedForEachEngine: a for_each over 1,000 items with shard 100 completes through the
+// engine, with every item's output in order; its items ran in 10 shard child runs started
+// from the recorded spec text (the file changes after the start), and the parent's history
+// holds two events a child, not the items'.
+func TestShardedForEachEngine(t *testing.T) {
+	h := newHarness(t)
+	f := h.write("big.wend.yaml", head+"steps:\n  - id: loop\n    for_each: \"${{ input.items }}\"\n    shard: 100\n    concurrency: 10\n"+
+		"    steps: [{activity: p.echo, with: \"${{ index }}\"}]\noutput: \"${{ steps.loop.output }}\"\n")
+	h.start(f, "big", itemsInput(1000))
+	if err := os.WriteFile(f, []byte("wend: v1\nname: changed\nsteps: [{fail: x}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := h.wait("big")
+	var out []int
+	if err := json.Unmarshal([]byte(h.output(r)), &out); err != nil || len(out) != 1000 {
+		t.Fatalf("%s: output %.200s (%v)", r.Status, h.output(r), err)
+	}
+	for i, v := range out {
+		if v != i {
+			t.Fatalf("output[%d] = %d, want %d", i, v, i)
+		}
+	}
+	if r.LastSeq != 1+2*10+1 {
+		t.Errorf("parent history has %d events, want %d (2 a child)", r.LastSeq, 1+2*10+1)
+	}
+	for k := range 10 {
+		id := fmt.Sprintf("big/%s/steps[0]#shard%d", r.RunID, k)
+		kids, err := h.store.Runs(history.RunFilter{WorkflowID: id})
+		if err != nil || len(kids) != 1 || kids[0].ParentRunID != r.RunID || kids[0].Status != history.StatusCompleted {
+			t.Fatalf("child %s: %+v %v", id, kids, err)
+		}
+		if kids[0].LastSeq != 2+2*100 {
+			t.Errorf("child %s has %d events, want %d", id, kids[0].LastSeq, 2+2*100)
+		}
+	}
+	if n := h.acts.count("echo"); n != 1000 {
+		t.Fatalf("%d calls, want 1000", n)
+	}
+}
+
+// TestShardedForEachEngineChildFails: an item that fails fails its child run, and the child
+// fails the step: the run fails with category child_workflow, and no child starts after it.
+func TestShardedForEachEngineChildFails(t *testing.T) {
+	h := newHarness(t)
+	h.acts.fns["maybe"] = func(_ context.Context, c history.ActivityCall) (json.RawMessage, error) {
+		if string(c.Input) == "250" {
+			return nil, &history.Failure{Category: history.CategoryActivity, Type: "Bad", Message: "item 250 is bad", NonRetryable: true}
+		}
+		return c.Input, nil
+	}
+	f := h.write("w.wend.yaml", head+"steps:\n  - for_each: \"${{ input.items }}\"\n    shard: 100\n    concurrency: 5\n"+
+		"    steps: [{activity: p.maybe, with: \"${{ index }}\", retry: {tries: 1}}]\n")
+	h.start(f, "w", itemsInput(1000))
+	r := h.wait("w")
+	if r.Status != history.StatusFailed || !strings.Contains(h.output(r), "item 250 is bad") {
+		t.Fatalf("%s: %s", r.Status, h.output(r))
+	}
+	evs, _ := h.store.Events(r.RunID, 0)
+	c, _ := history.DataOf[history.Closed](evs[len(evs)-1])
+	if c.Failure.Category != history.CategoryChildWorkflow {
+		t.Fatalf("failure %+v", c.Failure)
+	}
+	for k, want := range map[int]int{2: 1, 3: 0} {
+		kids, _ := h.store.Runs(history.RunFilter{WorkflowID: fmt.Sprintf("w/%s/steps[0]#shard%d", r.RunID, k)})
+		if len(kids) != want {
+			t.Fatalf("shard %d: %d runs, want %d (the third fails, none starts after it)", k, len(kids), want)
+		}
+	}
+}
+
+// TestShardedForEachEngineCancel: cancelling the parent cancels its open shard child.
+func TestShardedForEachEngineCancel(t *testing.T) {
+	h := newHarness(t)
+	started := make(chan struct{}, 100)
+	h.acts.fns["block"] = func(ctx context.Context, c history.ActivityCall) (json.RawMessage, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	f := h.write("w.wend.yaml", head+"steps:\n  - for_each: \"${{ input.items }}\"\n    shard: 10\n"+
+		"    steps: [{activity: p.block}]\n")
+	parent := h.start(f, "w", itemsInput(30))
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first item never started")
+	}
+	if err := h.e.Cancel(context.Background(), "w", "stop"); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.wait("w"); r.Status != history.StatusCancelled {
+		t.Fatalf("parent %s", r.Status)
+	}
+	child := fmt.Sprintf("w/%s/steps[0]#shard0", parent.RunID)
+	if r := h.wait(child); r.Status != history.StatusCancelled {
+		t.Fatalf("child %s", r.Status)
+	}
+	kids, _ := h.store.Runs(history.RunFilter{WorkflowID: fmt.Sprintf("w/%s/steps[0]#shard1", parent.RunID)})
+	if len(kids) != 0 {
+		t.Fatalf("a second child started: %+v", kids)
+	}
+}
