@@ -9,6 +9,8 @@
 // logstep (run only when named) prices seqplugin's step with the store's write-ahead log
 // against one synced append plus one plugin call.
 //
+// shard (run only when named) runs a for_each over 1,000,000 no-op items with shard: 10000.
+//
 // process builds the wend binary and the example plugin and measures the plugin workloads
 // through a real `wend serve` (over its control socket) and a cold `wend run`.
 package main
@@ -89,7 +91,8 @@ func main() {
 		{"resume", b.resume, false},
 		{"plugin", b.plugin, false},
 		{"process", b.process, false},
-		{"idle", b.idle, true}, // long at its default size: run it by name
+		{"idle", b.idle, true},   // long at its default size: run it by name
+		{"shard", b.shard, true}, // 1,000,000 items: run it by name
 	}
 	for _, w := range workloads {
 		if (*only == "" && !w.partial) || strings.EqualFold(*only, w.name) {
