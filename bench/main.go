@@ -91,8 +91,8 @@ func main() {
 		{"resume", b.resume, false},
 		{"plugin", b.plugin, false},
 		{"process", b.process, false},
-		{"idle", b.idle, true},   // long at its default size: run it by name
-		{"shard", b.shard, true}, // 1,000,000 items: run it by name
+		{"idle", b.idle, true}, // long at its default size: run it by name
+		{"shard", b.shard, true},
 	}
 	for _, w := range workloads {
 		if (*only == "" && !w.partial) || strings.EqualFold(*only, w.name) {
