@@ -27,7 +27,7 @@ func (d *driver) startChild(step string, cs history.ChildSchedule) {
 	}
 	cctx := workflow.WithChildOptions(d.withCancel(childKey(step)), workflow.ChildWorkflowOptions{
 		WorkflowID:          cs.WorkflowID,
-		Memo:                map[string]any{wire.MemoName: d.specs[cs.SpecFile].Name, wire.MemoSpecFile: cs.SpecFile, wire.MemoSpecSHA256: in.Started.SpecSHA256},
+		Memo:                map[string]any{wire.MemoName: d.childName(cs), wire.MemoSpecFile: cs.SpecFile, wire.MemoSpecSHA256: in.Started.SpecSHA256},
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_TERMINATE,
 		WaitForCancellation: true, // a cancelled child compensates before its parent closes
 	})
@@ -47,7 +47,18 @@ func (d *driver) startChild(step string, cs history.ChildSchedule) {
 	})
 }
 
+// childName is the workflow name of the child a schedule starts, for its memo.
+func (d *driver) childName(cs history.ChildSchedule) string {
+	if cs.Shard != nil {
+		return d.w.Name
+	}
+	return d.specs[cs.SpecFile].Name
+}
+
 func (d *driver) childInput(step string, cs history.ChildSchedule) (wire.StartInput, *history.Failure) {
+	if cs.Shard != nil {
+		return d.shardInput(step, cs)
+	}
 	src, ok := d.in.Specs[cs.SpecFile]
 	if !ok {
 		return wire.StartInput{}, startFailure(fmt.Errorf(
@@ -71,6 +82,18 @@ func (d *driver) childInput(step string, cs history.ChildSchedule) (wire.StartIn
 		SpecFile: cs.SpecFile, SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:]), ParentRunID: d.st.RunID, ParentStep: step, Rules: history.RulesCurrent}}
 	if n := encodedSize(in); n > MaxPayloadBytes {
 		return wire.StartInput{}, payloadFailure("child workflow start input "+cs.WorkflowID, n)
+	}
+	return in, nil
+}
+
+// shardInput starts a shard child of a sharded for_each: a run of this run's own spec text
+// over its slice (the interpreter's ShardInput, which no input schema applies to).
+func (d *driver) shardInput(step string, cs history.ChildSchedule) (wire.StartInput, *history.Failure) {
+	in := wire.StartInput{Specs: d.in.Specs, Started: history.Started{WorkflowID: cs.WorkflowID, Input: cs.Input,
+		SpecFile: d.st.SpecFile, SpecSource: d.st.SpecSource, SpecSHA256: d.st.SpecSHA256, ParentRunID: d.st.RunID,
+		ParentStep: step, Rules: history.RulesCurrent, Shard: cs.Shard}}
+	if n := encodedSize(in); n > MaxPayloadBytes {
+		return wire.StartInput{}, payloadFailure("shard child start input "+cs.WorkflowID, n)
 	}
 	return in, nil
 }

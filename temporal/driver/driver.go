@@ -100,10 +100,13 @@ func newDriver(ctx workflow.Context, in wire.StartInput) (*driver, error) {
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("wend: workflow %s is invalid: %s", st.SpecFile, ds.Error()), "InvalidSpec", nil)
 	}
-	var err error
-	if st.Input, err = checkInput(w, st.Input); err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("wend: workflow %s: %v", st.SpecFile, err), "InvalidInput", nil)
+	// A shard child's input is its slice (history.ShardInput), not the workflow's input.
+	if st.Shard == nil {
+		var err error
+		if st.Input, err = checkInput(w, st.Input); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("wend: workflow %s: %v", st.SpecFile, err), "InvalidInput", nil)
+		}
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	return &driver{root: ctx, ctx: dctx, in: in, st: st, w: w, r: interpreter.New(w, st),
