@@ -19,7 +19,9 @@
 //   - TimerScheduled / TimerCancelled / ActivityCancelled: timers and cancels.
 //   - ChildWorkflowScheduled: a child of the same type with the parent's spec texts,
 //     ParentClosePolicy terminate; ChildWorkflowCancelRequested cancels it, and the parent
-//     waits for a cancelled child to finish before it closes.
+//     waits for a cancelled child to finish before it closes. A shard child (ChildSchedule.Shard,
+//     a slice of a sharded for_each) runs this run's own spec text, its input not checked
+//     against the input schema: it is the slice, not the workflow's input.
 //   - WorkflowWaitScheduled: activity wire.ActivityAwait, cancelled when the step stops waiting.
 //   - Inputs: wire.SignalName signals (resends dropped by signal id), Temporal's cancel
 //     (reason from a prior wire.CancelSignalName signal), outcomes (stale ones dropped by
