@@ -71,8 +71,12 @@ const (
 	// RulesForEachRoom: a for_each whose items cannot all fit in the history limit fails when
 	// it starts, before any item runs (before, it ran until the run reached the limit).
 	RulesForEachRoom = 3
+	// RulesShardHint: the failure of a for_each that cannot fit suggests `shard: N` (before,
+	// it suggested a run_workflow child per batch). The failure's text is part of a recorded
+	// decision, so older runs keep the older text.
+	RulesShardHint = 4
 
-	RulesCurrent = RulesForEachRoom
+	RulesCurrent = RulesShardHint
 )
 
 // Failure describes why a step, activity or run failed.

@@ -35,7 +35,10 @@ func (r *Run) forEachRoom(s *spec.Step, n int) string {
 	if have+need <= MaxEvents {
 		return ""
 	}
+	hint := "give it shard: N to run its items in child runs of N, or continue_as_new"
+	if r.info.Rules < history.RulesShardHint {
+		hint = "use smaller batches, or a run_workflow child per batch, or continue_as_new"
+	}
 	return fmt.Sprintf("for_each over %d items needs at least %d history events (%d an item), and the run's history "+
-		"has room for %d of its %d; give it shard: N to run its items in child runs of N, or continue_as_new",
-		n, need, per, max(MaxEvents-have, 0), MaxEvents)
+		"has room for %d of its %d; %s", n, need, per, max(MaxEvents-have, 0), MaxEvents, hint)
 }

@@ -94,3 +94,43 @@ func TestForEachRoomOldRules(t *testing.T) {
 		t.Fatalf("decisions %v, %v; want the first item's activity", out, err)
 	}
 }
+
+// TestForEachRoomMessageByRules: the failure's text is part of the recorded StepFailed, so a run
+// recorded before the shard hint keeps its old text and replays; new runs suggest shard.
+func TestForEachRoomMessageByRules(t *testing.T) {
+	src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    steps: [{activity: p.x}]\n"
+	w := simtest.Load(t, src)
+	for _, tc := range []struct {
+		rules int
+		want  string
+	}{
+		{history.RulesForEachRoom, "; use smaller batches, or a run_workflow child per batch, or continue_as_new"},
+		{history.RulesShardHint, "; give it shard: N to run its items in child runs of N, or continue_as_new"},
+	} {
+		st := history.Started{WorkflowID: "wf", RunID: "run1", Input: history.MustData(items(30_000)), SpecFile: "test.wend.yaml",
+			SpecSource: src, ExecutionStarted: simtest.T0, Rules: tc.rules}
+		start := history.Event{Seq: 1, Type: history.WorkflowStarted, Time: simtest.T0, Data: history.MustData(st)}
+		out, err := interpreter.New(w, st).Apply(start)
+		if err != nil || len(out) == 0 || out[0].Type != history.StepFailed || !strings.HasSuffix(
+			mustFailure(t, out[0]).Message, tc.want) {
+			t.Fatalf("rules %d: decisions %v, %v; want a StepFailed ending %q", tc.rules, out, err, tc.want)
+		}
+		evs := []history.Event{start}
+		for i, d := range out {
+			d.Seq = uint64(i + 2)
+			evs = append(evs, d)
+		}
+		if err := interpreter.New(w, st).Replay(evs); err != nil {
+			t.Fatalf("rules %d: replay: %v", tc.rules, err)
+		}
+	}
+}
+
+func mustFailure(t *testing.T, ev history.Event) history.Failure {
+	t.Helper()
+	af, err := history.DataOf[history.AttemptFailure](ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return af.Failure
+}
