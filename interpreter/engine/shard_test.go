@@ -119,3 +119,46 @@ func TestShardedForEachEngineCancel(t *testing.T) {
 		t.Fatalf("a second child started: %+v", kids)
 	}
 }
+
+// TestShardedForEachEngineRecover: the process stops while a shard child's item is in
+// flight; after Recover the child resumes from its own history and the parent goes on to
+// the next child, each item's output still in its place.
+func TestShardedForEachEngineRecover(t *testing.T) {
+	h := newHarness(t)
+	block := make(chan struct{})
+	h.acts.fns["slow"] = func(ctx context.Context, c history.ActivityCall) (json.RawMessage, error) {
+		if string(c.Input) == "15" {
+			select {
+			case <-block:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return c.Input, nil
+	}
+	f := h.write("w.wend.yaml", head+"steps:\n  - id: loop\n    for_each: \"${{ input.items }}\"\n    shard: 10\n"+
+		"    steps: [{activity: p.slow, with: \"${{ index }}\"}]\noutput: \"${{ steps.loop.output }}\"\n")
+	h.start(f, "w", itemsInput(30))
+	for h.acts.count("slow") < 16 {
+		time.Sleep(time.Millisecond)
+	}
+	h.e.Close() // item 15, in the second child, is in flight
+	delete(h.acts.fns, "slow")
+	h.open()
+	if _, err := h.e.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := h.wait("w")
+	var out []int
+	if err := json.Unmarshal([]byte(h.output(r)), &out); err != nil || len(out) != 30 {
+		t.Fatalf("%s: output %s", r.Status, h.output(r))
+	}
+	for i, v := range out {
+		if v != i {
+			t.Fatalf("output[%d] = %d", i, v)
+		}
+	}
+	if n := h.acts.count("slow"); n != 31 {
+		t.Fatalf("%d calls, want 31 (item 15 twice)", n)
+	}
+}
