@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
 )
 
 // child answers a run_workflow or wait_for_workflow step: from the case's children, or for a
@@ -53,7 +54,11 @@ func (d *driver) runChild(e history.Event, key string, done, failed history.Even
 		d.problem = &Problem{Pos: d.c.Pos, Message: fmt.Sprintf("step %s: children nest deeper than %d; mock one under children", label, maxChildDepth)}
 		return
 	}
-	w, ds, err := d.loader.LoadFile(cs.SpecFile)
+	// A shard child runs this workflow's own text over its slice; another child, its file.
+	w, ds, err := d.w, spec.Diagnostics(nil), error(nil)
+	if cs.Shard == nil {
+		w, ds, err = d.loader.LoadFile(cs.SpecFile)
+	}
 	switch {
 	case err != nil:
 		d.problem = &Problem{Pos: d.c.Pos, Message: fmt.Sprintf("step %s: %v; mock the child under children", label, err)}
@@ -65,6 +70,7 @@ func (d *driver) runChild(e history.Event, key string, done, failed history.Even
 	var in any
 	_ = json.Unmarshal(cs.Input, &in)
 	sub := newDriver(d.f, d.c, w, d.loader, d.used, d.depth+1, d.now)
+	sub.shard = cs.Shard
 	o := sub.play(in, d.c.Pos)
 	if o.Problem != nil {
 		d.problem = &Problem{Pos: o.Problem.Pos, Message: fmt.Sprintf("in child %s of step %s: %s", cs.SpecFile, label, o.Problem.Message)}

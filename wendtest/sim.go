@@ -91,6 +91,7 @@ type driver struct {
 	mocks  []*Mock
 	used   map[*Mock]int // shared with children: a mock's results go on in the child
 	depth  int
+	shard  *history.ShardRef // set when this driver plays a shard child of a sharded for_each
 
 	now, start time.Time
 	events     []history.Event
@@ -125,7 +126,7 @@ func (d *driver) play(input any, inputPos spec.Pos) *Outcome {
 	if input == nil {
 		input = map[string]any{} // as the engine starts a run given no input (or null)
 	}
-	if d.w.InputSchema != nil {
+	if d.w.InputSchema != nil && d.shard == nil { // a shard child's input is its slice
 		if err := spec.ValidateInput(d.w.InputSchema, input); err != nil {
 			d.problem = &Problem{Pos: inputPos, Message: "input: " + err.Error()}
 			return d.outcome()
@@ -134,7 +135,7 @@ func (d *driver) play(input any, inputPos spec.Pos) *Outcome {
 	sum := sha256.Sum256(d.w.Source)
 	st := history.Started{WorkflowID: "test", RunID: "run1", Input: history.MustData(input), SpecFile: d.w.File,
 		SpecSource: string(d.w.Source), SpecSHA256: hex.EncodeToString(sum[:]), ExecutionStarted: d.start,
-		Rules: history.RulesCurrent} // the engine's rules for new runs (child ids, backoff cap)
+		Rules: history.RulesCurrent, Shard: d.shard} // the engine's rules for new runs (child ids, backoff cap)
 	if d.depth > 0 {
 		st.WorkflowID = fmt.Sprintf("test/child%d", d.depth)
 	}
