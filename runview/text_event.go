@@ -142,6 +142,9 @@ func EventLine(ev history.Event, name func(path string) string) string {
 		return fmt.Sprintf("%s: signal %q applied", at, s.Name)
 	case history.ChildWorkflowScheduled:
 		cs, _ := history.DataOf[history.ChildSchedule](ev)
+		if cs.Shard != nil {
+			return fmt.Sprintf("%s: shard child %s, items from %d", at, cs.WorkflowID, cs.Shard.Offset)
+		}
 		return fmt.Sprintf("%s: child workflow %s (%s)", at, cs.WorkflowID, cs.SpecFile)
 	case history.WorkflowWaitScheduled:
 		ws, _ := history.DataOf[history.WaitSchedule](ev)
