@@ -73,6 +73,16 @@ func CheckTarget(w *Workflow, target string) Diagnostics {
 				add(SeverityWarning, pos, s.Path+".heartbeat_timeout",
 					"on Temporal a heartbeat timeout under 1s fires late (the server checks it about once a second), so the try may run well past %s", hb.D)
 			}
+		case KindForEach:
+			if s.Shard <= 0 {
+				return
+			}
+			per := MinEvents(s.Steps)
+			if need := temporalEventsPerWendEvent * float64(s.Shard*per+shardChildOverhead); need > temporalChildEvents {
+				add(SeverityWarning, s.Pos, s.Path+".shard",
+					"on Temporal a shard child records about %.1f Temporal events per wend event, so %d items need about %.0f, past the %.0f at which the child fails with structural_limit; use shard: %d or less there",
+					temporalEventsPerWendEvent, s.Shard, need, temporalChildEvents, int((temporalChildEvents/temporalEventsPerWendEvent-shardChildOverhead)/float64(per)))
+			}
 		case KindWaitForWorkflow:
 			add(SeverityInfo, s.Pos, s.Path,
 				"on Temporal this wait holds one of a worker's activity slots (wend worker --max-activities) until the other run closes")
@@ -80,6 +90,13 @@ func CheckTarget(w *Workflow, target string) Diagnostics {
 	})
 	return ds.Sorted()
 }
+
+// Temporal's history: about 2.5 of its events per wend event (README, Running on Temporal), and
+// the driver fails a run at 95 % of Temporal's 51,200 (temporal/driver/limits.go).
+const (
+	temporalEventsPerWendEvent = 2.5
+	temporalChildEvents        = 0.95 * 51_200
+)
 
 // relativeProgram returns the program a plugin command runs from a path relative to the
 // workflow's folder: the command itself ("./bin/plugin"), or the first argument naming a
