@@ -89,10 +89,10 @@ func (e *Engine) childRun(parent history.Run, step string, cs history.ChildSched
 // the file, which may have changed since) over its slice of a sharded for_each. Its input is
 // the interpreter's ShardInput, not the workflow's input, so the input schema does not apply.
 func (e *Engine) shardChildRun(parent history.Run, step string, cs history.ChildSchedule) (*liveRun, []history.Event, error) {
-	var w *spec.Workflow
-	if lr := e.runs[parent.RunID]; lr != nil { // e.mu is held
-		w = lr.w
-	} else {
+	// The parent's own liveRun is not read here: its spec may be evicted (idle.go), and its
+	// lock is not taken under e.mu. Its recorded text is the same whoever reads it.
+	w := e.specs.cached(parent.SpecFile, parent.SpecSHA256)
+	if w == nil {
 		pst, err := e.started(parent.RunID)
 		if err != nil {
 			return nil, nil, err

@@ -162,3 +162,72 @@ func TestShardedForEachEngineRecover(t *testing.T) {
 		t.Fatalf("%d calls, want 31 (item 15 twice)", n)
 	}
 }
+
+// TestShardedForEachParentEvicted: the parent leaves memory while it waits for its shard
+// child; the next child still starts from the parent's recorded text,
+// and the parent, rebuilt from its history, collects every output in order.
+func TestShardedForEachParentEvicted(t *testing.T) {
+	h := newIdleHarness(t, Options{IdleAfter: time.Second})
+	// The first item holds its child open until the waiting parent has left memory (h.wait
+	// moves the virtual clock past IdleAfter).
+	h.acts.fns["gate"] = func(ctx context.Context, c history.ActivityCall) (json.RawMessage, error) {
+		for deadline := time.Now().Add(10 * time.Second); string(c.Input) == "0" && h.e.idle.evicted.Load() == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		return c.Input, nil
+	}
+	f := h.write("w.wend.yaml", head+"steps:\n  - id: loop\n    for_each: \"${{ input.items }}\"\n    shard: 5\n    concurrency: 5\n"+
+		"    steps: [{activity: p.gate, with: \"${{ index }}\"}]\noutput: \"${{ steps.loop.output }}\"\n")
+	h.start(f, "w", itemsInput(20))
+	r := h.wait("w")
+	var out []int
+	if err := json.Unmarshal([]byte(h.output(r)), &out); err != nil || len(out) != 20 {
+		t.Fatalf("%s: output %s", r.Status, h.output(r))
+	}
+	for i, v := range out {
+		if v != i {
+			t.Fatalf("output[%d] = %d", i, v)
+		}
+	}
+	if h.e.idle.evicted.Load() == 0 {
+		t.Fatal("no run left memory; the case does not test eviction")
+	}
+}
+
+// TestShardChildStartsWhileParentEvicted: a shard child's start reads the parent's recorded
+// text without its state machine, which may have left memory (it did: a nil spec, before).
+func TestShardChildStartsWhileParentEvicted(t *testing.T) {
+	h := newHarness(t)
+	release := make(chan struct{})
+	h.acts.fns["block"] = func(ctx context.Context, c history.ActivityCall) (json.RawMessage, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return c.Input, nil
+	}
+	defer close(release)
+	src := head + "steps:\n  - for_each: \"${{ input.items }}\"\n    shard: 2\n    steps: [{activity: p.block}]\n"
+	parent := h.start(h.write("w.wend.yaml", src), "w", itemsInput(4))
+	for h.acts.count("block") == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	lr := h.e.live(parent.RunID)
+	lr.mu.Lock()
+	h.e.evict(lr)
+	lr.mu.Unlock()
+	cs := history.ChildSchedule{WorkflowID: "w/x/steps[0]#shard1", SpecFile: parent.SpecFile,
+		Input: json.RawMessage(`{"items":[0,0]}`), Shard: &history.ShardRef{Path: "steps[0]", Offset: 2}}
+	child, evs, err := func() (*liveRun, []history.Event, error) {
+		h.e.mu.Lock() // as startChild holds it
+		defer h.e.mu.Unlock()
+		return h.e.childRun(parent, "steps[0]#shard1", cs)
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := history.DataOf[history.Started](evs[0])
+	if st.SpecSource != src || st.Shard == nil || st.Shard.Offset != 2 || child.rec.ParentRunID != parent.RunID {
+		t.Fatalf("child started %+v", st)
+	}
+}

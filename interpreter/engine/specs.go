@@ -44,6 +44,14 @@ func (c *specCache) load(st history.Started) (*spec.Workflow, error) {
 	return w, nil
 }
 
+// cached returns the parsed spec of a run whose recorded file and text hash are given, if
+// the cache holds it (as load would key it), without reading the run's history.
+func (c *specCache) cached(file, sha256 string) *spec.Workflow {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[file+"\x00"+sha256]
+}
+
 // replayWith replays a run's events into a fresh state machine over w.
 func replayWith(w *spec.Workflow, st history.Started, evs []history.Event) (*liveRun, error) {
 	in := interpreter.New(w, st)
