@@ -4,10 +4,15 @@
 //
 //	cd temporal/e2e && GOTOOLCHAIN=go1.26.11 go run ./cmd/yardstick [-rounds 7] [-workloads seq]
 //
+// The Temporal dev server (devserver, tuned: see tuned) runs as its own process by default
+// (this command started again with -devserver-child), as users run `temporal server
+// start-dev`: the workers below live in the yardstick and reach it over localhost gRPC, so
+// every workflow and activity task crosses a process boundary, as wend's plugin calls do.
+// -devserver in-process keeps the server in the yardstick's process, beside its workers.
+//
 // The systems:
-//   - plain: Go SDK workflows written by hand (one ExecuteActivity per step), on the
-//     embedded server (devserver, tuned: see tuned) with one worker whose activity is an
-//     in-process no-op (it returns its input);
+//   - plain: Go SDK workflows written by hand (one ExecuteActivity per step), on the dev
+//     server with one worker whose activity is an in-process no-op (it returns its input);
 //   - wend-temporal: the same workloads as .wend.yaml files run by workflow wend.v1 on the
 //     same server with one worker, over the same no-op;
 //   - local: the same files on wend's local engine in this process (bbolt, synced commits),
@@ -25,8 +30,8 @@
 // leaves the serve systems out; -serve-cpuprofile DIR writes a CPU profile of each serve
 // process; -serve-compare WEND adds the serve plugin systems on another wend binary, for an
 // A/B of two builds in the same rounds. Last, 200 runs of each kind are parked after one activity in the worker's cache,
-// and the live heap they add is printed per run (server and worker share this process, so
-// plain's figure is the base).
+// and the live heap they add is printed per run (plain's figure is the base; with -devserver
+// in-process it holds the server's share too).
 //
 // -scale N runs the 100 × 3 workload on wend on Temporal with one worker process and with
 // two (this command started again with -serve-worker), N rounds, and prints the median
@@ -69,13 +74,26 @@ func main() {
 	flag.BoolVar(&o.serve, "serve", true, "also run the workloads through real `wend serve` processes (plugin and no-op, with and without the store's log)")
 	flag.StringVar(&o.profileDir, "serve-cpuprofile", "", "write a CPU profile of each `wend serve` process into this directory (written at its stop)")
 	flag.BoolVar(&o.untuned, "untuned", false, "leave the dev server's history.transferProcessorMaxPollRPS at Temporal's default (20)")
+	flag.StringVar(&o.devserver, "devserver", "process", "where the Temporal dev server runs: process (its own, as `temporal server start-dev`; the workers reach it over localhost gRPC) or in-process (server, workers and plain workflows share this process)")
 	flag.StringVar(&o.compare, "serve-compare", "", "also run the serve plugin systems on this prebuilt wend binary (an A/B of two builds in the same rounds)")
 	only := flag.String("workloads", "seq,fan,three", "the workloads to time, of seq, fan, three")
 	serve := flag.Bool("serve-worker", false, "internal: be a worker process for -scale")
 	addr := flag.String("addr", "", "internal: -serve-worker's frontend")
 	namespace := flag.String("namespace", "", "internal: -serve-worker's namespace")
 	queue := flag.String("queue", "", "internal: -serve-worker's task queue")
+	child := flag.Bool("devserver-child", false, "internal: be the dev server process for -devserver process")
 	flag.Parse()
+	if *child {
+		if err := devserverChild(o.untuned); err != nil {
+			fmt.Fprintln(os.Stderr, "yardstick dev server:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if o.devserver != "process" && o.devserver != "in-process" {
+		fmt.Fprintf(os.Stderr, "yardstick: -devserver %q: give process or in-process\n", o.devserver)
+		os.Exit(2)
+	}
 	if *serve {
 		if err := serveWorker(*addr, *namespace, *queue); err != nil {
 			fmt.Fprintln(os.Stderr, "yardstick worker:", err)
@@ -103,7 +121,8 @@ type options struct {
 	profileDir string
 	compare    string
 	untuned    bool
-	workloads  []int // indexes into workloadNames
+	devserver  string // "process" or "in-process"
+	workloads  []int  // indexes into workloadNames
 }
 
 // tuned is what the dev server is given unless -untuned: Temporal's history service polls
@@ -112,6 +131,38 @@ type options struct {
 // a burst of about 20 steps each one waited ~45 ms for the next poll: 200 sequential no-op
 // activities took 10 s against 1.3 s with the limit lifted.
 var tuned = map[string]any{"history.transferProcessorMaxPollRPS": 10000}
+
+// dynamicConfig is the dev server's dynamic configuration: tuned unless untuned.
+func dynamicConfig(untuned bool) map[string]any {
+	if untuned {
+		return nil
+	}
+	return tuned
+}
+
+// temporalServer is the dev server, wherever it runs: its frontend, its namespace and the
+// CPU time its process has used (with -devserver in-process, this process's: the server's,
+// the workers' and the clients').
+type temporalServer struct {
+	addr, ns string
+	cpu      func() time.Duration
+	stop     func() error
+}
+
+func startTemporal(where string, untuned bool) (*temporalServer, error) {
+	if where == "in-process" {
+		srv, err := devserver.Start(devserver.Options{Dynamic: dynamicConfig(untuned)})
+		if err != nil {
+			return nil, err
+		}
+		return &temporalServer{addr: srv.Addr(), ns: srv.Namespace(), cpu: selfCPU, stop: srv.Stop}, nil
+	}
+	p, err := startServerProc(untuned)
+	if err != nil {
+		return nil, err
+	}
+	return &temporalServer{addr: p.addr, ns: p.ns, cpu: p.cpu, stop: p.stop}, nil
+}
 
 func run(rounds int, heap bool, scale int, o options) error {
 	if rounds < 0 || scale < 0 {
@@ -122,20 +173,28 @@ func run(rounds int, heap bool, scale int, o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	dyn := tuned
-	if o.untuned {
-		dyn = nil
-	}
-	srv, err := devserver.Start(devserver.Options{Dynamic: dyn})
+	srv, err := startTemporal(o.devserver, o.untuned)
 	if err != nil {
 		return err
 	}
-	defer srv.Stop()
-	c, err := client.Dial(client.Options{HostPort: srv.Addr(), Namespace: srv.Namespace(), Logger: quiet{}})
+	defer func() {
+		if err := srv.stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "yardstick:", err)
+		}
+	}()
+	c, err := client.Dial(client.Options{HostPort: srv.addr, Namespace: srv.ns, Logger: quiet{}})
 	if err != nil {
-		return fmt.Errorf("dial %s: %w", srv.Addr(), err)
+		return fmt.Errorf("dial %s: %w", srv.addr, err)
 	}
 	defer c.Close()
+	where, tuning := "in this process, with its workers", "tuned"
+	if o.devserver == "process" {
+		where = "its own process, the workers in this one reaching it over localhost gRPC"
+	}
+	if o.untuned {
+		tuning = "untuned"
+	}
+	fmt.Printf("Temporal dev server (%s) at %s: %s\n", tuning, srv.addr, where)
 
 	p, err := startPlain(c)
 	if err != nil {
@@ -193,7 +252,7 @@ func run(rounds int, heap bool, scale int, o options) error {
 		}
 	}
 	if scale > 0 {
-		if err := scaleOut(ctx, c, srv.Addr(), srv.Namespace(), scale); err != nil {
+		if err := scaleOut(ctx, c, srv.addr, srv.ns, srv.cpu, scale); err != nil {
 			return err
 		}
 	}
@@ -215,8 +274,12 @@ func run(rounds int, heap bool, scale int, o options) error {
 	if err != nil {
 		return fmt.Errorf("heap per open wend run: %w", err)
 	}
-	fmt.Printf("\nheap per open run parked after one activity (%d runs, server and worker in this process): plain %.1f KiB, wend %.1f KiB; wend's own state %.1f KiB a run\n",
-		parked, pk, wk, wk-pk)
+	held := "the worker's heap; the server is its own process"
+	if o.devserver == "in-process" {
+		held = "server and worker share this process"
+	}
+	fmt.Printf("\nheap per open run parked after one activity (%d runs, %s): plain %.1f KiB, wend %.1f KiB; wend's own state %.1f KiB a run\n",
+		parked, held, pk, wk, wk-pk)
 	return nil
 }
 

@@ -90,10 +90,10 @@ func serveWorker(addr, namespace, queue string) error {
 
 // scaleOut runs the 100 runs × 3 activities workload on wend on Temporal with one worker
 // process and with two, each on its own task queue, in alternating order each round, and
-// prints the median times and the median of the per-round ratios two/one. The server stays
-// in this process, so the CPU each side used is printed too: a second worker cannot help
-// once the server holds the cores.
-func scaleOut(ctx context.Context, c client.Client, addr, namespace string, rounds int) error {
+// prints the median times and the median of the per-round ratios two/one, and the CPU each
+// side used (serverCPU: the dev server's process, which is this one with -devserver
+// in-process): a second worker cannot help once the server holds the cores.
+func scaleOut(ctx context.Context, c client.Client, addr, namespace string, serverCPU func() time.Duration, rounds int) error {
 	var procs []*workerProc
 	start := func(queue string, n int) (*wendTemporal, error) {
 		for range n {
@@ -124,7 +124,7 @@ func scaleOut(ctx context.Context, c client.Client, addr, namespace string, roun
 			return fmt.Errorf("100 runs x 3 (warm-up): %w", err)
 		}
 	}
-	serverBefore := selfCPU()
+	serverBefore := serverCPU()
 	var ones, twos, ratios []float64
 	for r := range rounds {
 		order := []*wendTemporal{one, two}
@@ -142,7 +142,7 @@ func scaleOut(ctx context.Context, c client.Client, addr, namespace string, roun
 		ones, twos = append(ones, got[one]), append(twos, got[two])
 		ratios = append(ratios, got[two]/got[one])
 	}
-	serverCPU := selfCPU() - serverBefore
+	serverUsed := serverCPU() - serverBefore
 	for _, p := range procs {
 		workerCPU += p.stop()
 	}
@@ -152,7 +152,7 @@ func scaleOut(ctx context.Context, c client.Client, addr, namespace string, roun
 	fmt.Printf("one worker %.0f ms, two workers %.0f ms (medians); two/one %.2f, per round %s\n",
 		median(ones), median(twos), median(ratios), fmtAll(ratios, "%.2f"))
 	fmt.Printf("CPU: server process %.1f s during the rounds; worker processes %.1f s in all (warm-up included)\n",
-		serverCPU.Seconds(), workerCPU.Seconds())
+		serverUsed.Seconds(), workerCPU.Seconds())
 	return nil
 }
 
