@@ -9,6 +9,10 @@ import (
 // test can kill the process exactly there.
 var testHookCheckpoint = func(step string) {}
 
+// testHookSynced, set only by tests, is called after each sync of the database file the store
+// makes itself, so a power-loss test knows what the disk holds.
+var testHookSynced = func() {}
+
 // checkpointer syncs bbolt in the background and then removes the log segments whose records
 // bbolt held when it was asked: a checkpoint. The writer hands it each segment it closes, after
 // the transaction of that segment's last record committed, so syncing bbolt makes every record
@@ -81,9 +85,11 @@ func (c *checkpointer) loop() {
 // checkpoint syncs bbolt and removes segments, every record of which it holds.
 func (s *Store) checkpoint(segs []string) error {
 	testHookCheckpoint("start")
+	defer testHookCheckpoint("done")
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("checkpoint: sync database: %w", err)
 	}
+	testHookSynced()
 	testHookCheckpoint("synced")
 	if err := removeLog(walDir(s.path), segs); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
