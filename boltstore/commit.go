@@ -80,6 +80,8 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 		s.setFatal(err)
 		answerAll(batch, s.Err())
 		return -1, nil
+	} else if !s.db.NoSync {
+		testHookSync()
 	}
 	s.txs.Add(min(uint64(accepted), 1))
 	for i, r := range batch {
@@ -109,26 +111,47 @@ func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) error {
 			ps = append(ps, r.p)
 		}
 	}
+	s.logBuf = encodeBatch(s.logBuf[:0], ps)
+	if err := s.beforeCommit(tx, len(s.logBuf)); err != nil {
+		return err
+	}
 	if err := putLogLSN(tx, s.log.next); err != nil {
 		return err
 	}
-	s.logBuf = encodeBatch(s.logBuf[:0], ps)
 	_, err := s.log.append(s.logBuf)
 	return err
 }
 
 // rollLog starts a new log segment when the current one is full and hands the old one to the
-// checkpointer: every record in it is committed to bbolt by now.
+// checkpointer: every record in it is committed to bbolt by now. Under unsynced commits it hands
+// a pin of the state just committed too, the checkpoint to be (pin.go).
 func (s *Store) rollLog() {
 	if s.log == nil || !s.log.full() {
 		return
 	}
+	var pin *bolt.Tx
+	var head []byte
+	if s.db.NoSync {
+		var err error
+		if pin, err = s.db.Begin(false); err == nil {
+			if head, err = s.metaHead(pin); err != nil {
+				pin.Rollback()
+			}
+		}
+		if err != nil {
+			s.setFatal(fmt.Errorf("checkpoint: %w", err))
+			return
+		}
+	}
 	old, err := s.log.roll()
 	if err != nil {
+		if pin != nil {
+			pin.Rollback()
+		}
 		s.setFatal(err)
 		return
 	}
-	s.ckpt.add(old)
+	s.ckpt.add(checkpointItem{segment: old, pin: pin, head: head})
 }
 
 // commitTx commits, or fails as a test asks.

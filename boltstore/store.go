@@ -91,6 +91,15 @@ type Store struct {
 	logBuf []byte        // the writer's record payload, reused
 	ckpt   *checkpointer // with log
 
+	// Power-loss safety of unsynced commits (pin.go). unsynced: bbolt may be written without
+	// sync (the log, or a replay); db.NoSync then says whether it is at the moment.
+	file     *os.File   // the database file, read for its meta page at checkpoints
+	pinMu    sync.Mutex // held by the checkpointer and by the writer's switches of mode
+	pin      *bolt.Tx   // a read transaction at the checkpoint's state, while unsynced
+	unsynced bool
+	mmapLow  int64 // a lower bound of bbolt's mmap size
+	maxPut   int64 // the largest commit payload written since Open
+
 	commits  atomic.Uint64 // commits written
 	txs      atomic.Uint64 // bbolt write transactions committed
 	rejected atomic.Uint64 // commits refused by validation
@@ -124,6 +133,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := createIfMissing(path, opts); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	// Before bbolt reads its meta pages: a checkpoint of the log puts them back to the last
+	// synced state (pin.go).
+	restored, err := restoreCheckpoint(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	db, err := openChecked(path, opts)
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open database: %w", inUse(path))
@@ -132,11 +147,13 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, pidPath: path + ".pid"}
-	if err := s.init(); err != nil {
+	if err := s.init(opts); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	if err := s.startLog(opts); err != nil {
+	if err := s.startLog(opts, restored); err != nil {
+		s.setPin(nil)
+		s.file.Close()
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -166,13 +183,24 @@ func boltOptions(opts Options, create bool) *bolt.Options {
 }
 
 // init checks the file is ours, cleans leftovers of an interrupted creation and records our pid.
-func (s *Store) init() error {
+func (s *Store) init(opts Options) error {
 	if s.db.NoSync {
 		return errors.New("bbolt NoSync is set; refusing to run without durable commits")
 	}
 	if err := guard(func() error { return s.db.View(checkSchema) }); err != nil {
 		return err
 	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	s.file = f
+	s.mmapLow = mmapSize(max(fi.Size(), int64(opts.InitialMmapSize)))
 	// We hold the lock, so no creator can be mid-way with these: they are crash leftovers.
 	removeCreationLeftovers(s.path)
 	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
@@ -184,15 +212,14 @@ func (s *Store) init() error {
 
 // startLog replays what a log left (always) and, with opts.Log, starts a new one in front of
 // bbolt, whose commits are then no longer synced.
-func (s *Store) startLog(opts Options) error {
-	next, err := s.replayLog()
+func (s *Store) startLog(opts Options, restored bool) error {
+	next, err := s.replayLog(opts.Log, restored)
 	if err != nil || !opts.Log {
 		return err
 	}
 	if s.log, err = openWAL(walDir(s.path), next, opts.LogSegmentSize); err != nil {
 		return err
 	}
-	s.db.NoSync = true // the log's append is the commit's sync
 	s.ckpt = startCheckpointer(s)
 	return nil
 }
@@ -204,12 +231,18 @@ func (s *Store) closeLog() error {
 		return nil
 	}
 	s.ckpt.stop()
+	defer s.setPin(nil) // bbolt's Close waits for every reader
 	err := s.log.close()
 	if s.Err() != nil {
 		return err
 	}
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("sync database: %w", err)
+	}
+	// The checkpoint goes first: without it, bbolt's synced state is where recovery starts,
+	// and it holds every record of the log.
+	if err := removeCheckpoint(s.path); err != nil {
+		return err
 	}
 	names, err := segments(s.log.dir)
 	if err == nil {
@@ -266,6 +299,7 @@ func (s *Store) Close() error {
 		if logErr != nil {
 			err = logErr
 		}
+		s.file.Close()
 		if cerr := s.db.Close(); cerr != nil {
 			err = cerr
 		}
