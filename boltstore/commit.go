@@ -13,6 +13,8 @@ import (
 // (which prepare makes all but impossible) is answered with its error and the transaction is
 // redone without it, so its partial writes never reach disk.
 func (s *Store) write(batch []*request) {
+	s.writeMu.Lock() // uncontended but for PutScheduleStates
+	defer s.writeMu.Unlock()
 	for len(batch) > 0 {
 		if err := s.Err(); err != nil {
 			answerAll(batch, err)

@@ -93,6 +93,7 @@ type Store struct {
 
 	// Power-loss safety of unsynced commits (pin.go). unsynced: bbolt may be written without
 	// sync (the log, or a replay); db.NoSync then says whether it is at the moment.
+	writeMu  sync.Mutex // held by the writer's batches, and by PutScheduleStates
 	file     *os.File   // the database file, read for its meta page at checkpoints
 	pinMu    sync.Mutex // held by the checkpointer and by the writer's switches of mode
 	pin      *bolt.Tx   // a read transaction at the checkpoint's state, while unsynced

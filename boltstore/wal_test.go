@@ -45,7 +45,7 @@ func TestKillLogWriter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(sd, 2))
 	path := filepath.Join(t.TempDir(), "wend.db")
 	keepOnFailure(t, path, sd)
-	steps := []string{"start", "synced", "removed"}
+	steps := []string{"start", "synced", "saved", "removed"}
 	n := max(kills(t, 12), 2*len(steps))
 	var ackedMax uint64
 	lost, checkErrors := 0, 0
