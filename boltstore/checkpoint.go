@@ -128,6 +128,11 @@ func (s *Store) checkpoint(items []checkpointItem) error {
 		}
 		segs = append(segs, it.segment)
 	}
+	if pin != nil && uint64(pin.ID()) <= s.ckptTxid {
+		// A checkpoint the writer made since (a schedule record's) is newer: keep it.
+		pin.Rollback()
+		pin = nil
+	}
 	testHookSync()
 	if err := s.db.Sync(); err != nil {
 		if pin != nil {
@@ -142,6 +147,7 @@ func (s *Store) checkpoint(items []checkpointItem) error {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		s.setPin(pin)
+		s.ckptTxid = uint64(pin.ID())
 		testHookCheckpoint("saved")
 	}
 	if err := removeLog(walDir(s.path), segs); err != nil {

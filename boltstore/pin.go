@@ -117,6 +117,23 @@ func removeCheckpoint(dbPath string) error {
 // pages, before bbolt opens it, and reports whether there was one. The file is not synced: the
 // checkpoint file stays, and a crash before the next checkpoint restores it again.
 func restoreCheckpoint(dbPath string) (bool, error) {
+	if _, err := os.Stat(checkpointPath(dbPath)); errors.Is(err, os.ErrNotExist) {
+		return false, nil // the common case, without a lock
+	}
+	f, err := os.OpenFile(dbPath, os.O_RDWR, 0)
+	if err != nil {
+		return false, fmt.Errorf("restore checkpoint: %w", err)
+	}
+	defer f.Close() // and with it the lock, before bbolt takes it
+	// Under bbolt's lock: the meta pages of a database another process holds must not be
+	// rewritten, and the checkpoint is read only now, since the last holder may have replaced
+	// or removed it (a copy read before would rewind the file to pages reused since).
+	for deadline := time.Now().Add(lockTimeout); !tryLock(f); {
+		if time.Now().After(deadline) {
+			return false, inUse(dbPath)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	b, err := os.ReadFile(checkpointPath(dbPath))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -130,19 +147,6 @@ func restoreCheckpoint(dbPath string) (bool, error) {
 	}
 	ps := int64(binary.BigEndian.Uint32(b[8:]))
 	head := b[20 : 20+metaCopy]
-	f, err := os.OpenFile(dbPath, os.O_RDWR, 0)
-	if err != nil {
-		return false, fmt.Errorf("restore checkpoint: %w", err)
-	}
-	defer f.Close()
-	// Under bbolt's lock: a process holding the database must not have its meta pages
-	// rewritten. Released at Close, before bbolt takes it.
-	for deadline := time.Now().Add(lockTimeout); !tryLock(f); {
-		if time.Now().After(deadline) {
-			return false, inUse(dbPath)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	for page := range int64(2) {
 		p := bytes.Clone(head)
 		binary.LittleEndian.PutUint64(p[0:], uint64(page)) // the page header's id
@@ -175,6 +179,7 @@ func (s *Store) checkpointNow() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	s.setPin(pin)
+	s.ckptTxid = uint64(pin.ID())
 	s.db.NoSync = true
 	return nil
 }

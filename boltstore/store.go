@@ -97,6 +97,7 @@ type Store struct {
 	file     *os.File   // the database file, read for its meta page at checkpoints
 	pinMu    sync.Mutex // held by the checkpointer and by the writer's switches of mode
 	pin      *bolt.Tx   // a read transaction at the checkpoint's state, while unsynced
+	ckptTxid uint64     // the transaction of the last checkpoint saved
 	unsynced bool
 	mmapLow  int64 // a lower bound of bbolt's mmap size
 	maxPut   int64 // the largest commit payload written since Open
