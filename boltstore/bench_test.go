@@ -22,7 +22,8 @@ import (
 //
 //	go test -run '^$' -bench Commit -benchtime 2000x ./boltstore/
 //
-// sequential-log is the sequential case with Options.Log, each commit against a synced append of
+// sequential and the concurrent cases run with Options.NoLog; sequential-log is the sequential
+// case with the log (the default), each commit against a synced append of
 // its record's bytes to a plain file.
 func BenchmarkCommit(b *testing.B) {
 	b.Run("sequential", benchSequential)
@@ -48,7 +49,7 @@ func appends(id string) func() history.Commit {
 
 func benchSequential(b *testing.B) {
 	db := openPlain(b)
-	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{})
+	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{NoLog: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func benchSequentialLog(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer floor.Close()
-	s, err := Open(filepath.Join(dir, "wend.db"), Options{Log: true})
+	s, err := Open(filepath.Join(dir, "wend.db"), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func openPlain(b *testing.B) *bolt.DB {
 }
 
 func benchConcurrent(b *testing.B, writers int) {
-	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{})
+	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{NoLog: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -250,7 +250,6 @@ func powerLossTrial(t *testing.T, rng *rand.Rand) (problems []string, pagesLost,
 	restore := pl.install()
 	defer restore()
 	opts := Options{
-		Log:             true,
 		LogSegmentSize:  []int64{4 << 10, 16 << 10, 64 << 10}[rng.IntN(3)],
 		InitialMmapSize: []int{128 << 10, 512 << 10, 1 << 20}[rng.IntN(3)],
 	}
@@ -322,7 +321,7 @@ func powerLossTrial(t *testing.T, rng *rand.Rand) (problems []string, pagesLost,
 		}
 		must(t, os.WriteFile(filepath.Join(walDir(path2), name), b, 0o600))
 	}
-	s2, err := Open(path2, Options{Log: rng.IntN(2) == 0})
+	s2, err := Open(path2, Options{NoLog: rng.IntN(2) == 0})
 	if err != nil {
 		return []string{fmt.Sprintf("open after power loss: %v", err)}, lost, checkpoints
 	}
@@ -348,7 +347,7 @@ func powerLossTrial(t *testing.T, rng *rand.Rand) (problems []string, pagesLost,
 // state that is no longer there (crashtest TestSignalsAcrossKills found "bucket meta missing").
 func TestRestoreReadsTheCheckpointUnderTheLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{Log: true})
+	s, err := Open(path, Options{})
 	must(t, err)
 	if _, err := os.Stat(checkpointPath(path)); err != nil {
 		t.Fatalf("the log is on but there is no checkpoint: %v", err)

@@ -53,7 +53,7 @@ func TestScheduleStatesSurviveReopen(t *testing.T) {
 // then unsynced), schedule records are still written, read back and kept across a reopen.
 func TestScheduleStatesWithTheLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s := openAt(t, path, Options{Log: true})
+	s := openAt(t, path, Options{})
 	if !s.db.NoSync {
 		t.Fatal("the log is on but bbolt syncs its commits: this test no longer covers the unsynced case")
 	}
@@ -61,7 +61,7 @@ func TestScheduleStatesWithTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s = openAt(t, path, Options{Log: true})
+	s = openAt(t, path, Options{})
 	if got, err := s.ScheduleStates(); err != nil || string(got["a"]) != `{"n":1}` {
 		t.Fatalf("after reopen: %q, %v", got, err)
 	}
@@ -73,7 +73,7 @@ func TestScheduleStatesWithTheLog(t *testing.T) {
 // written with a checkpoint of its own. The crash is the files as a killed process leaves them.
 func TestScheduleStatesSurviveACrashWithTheLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s := openAt(t, path, Options{Log: true})
+	s := openAt(t, path, Options{})
 	commitRun(t, s, storetest.Started("wf", "r1", t0))
 	if err := s.PutScheduleStates(map[string][]byte{"a": []byte(`{"n":1}`)}, nil); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestScheduleStatesSurviveACrashWithTheLog(t *testing.T) {
 	for _, e := range ents {
 		copyFile(t, filepath.Join(walDir(path), e.Name()), filepath.Join(walDir(crashed), e.Name()))
 	}
-	c := openAt(t, crashed, Options{Log: true})
+	c := openAt(t, crashed, Options{})
 	if got, err := c.ScheduleStates(); err != nil || string(got["a"]) != `{"n":1}` {
 		t.Fatalf("after a crash: %q, %v", got, err)
 	}

@@ -54,18 +54,19 @@ type Options struct {
 	MaxBatch int
 	// AllowNetworkFS skips the refusal of NFS/SMB paths.
 	AllowNetworkFS bool
-	// Log puts a write-ahead log in front of bbolt: a commit is durable after one synced
-	// append to PATH.wal, and bbolt is written without sync and synced in the background
-	// (wal.go). Not yet the default (docs/design.md, "One sync per commit"); the environment
-	// variable WEND_STORE_LOG=1 turns it on for every Open of the process. A log left by a
-	// crash is replayed at Open whether or not this is set.
-	Log bool
+	// NoLog turns the write-ahead log off: every commit is then bbolt's synced commit (two
+	// syncs) instead of one synced append to PATH.wal, with bbolt written without sync and
+	// checkpointed in the background (wal.go, pin.go; docs/design.md, "One sync per commit").
+	// The environment variable WEND_STORE_LOG=0 turns it off for every Open of the process,
+	// WEND_STORE_LOG=1 on. A log left by a crash is replayed at Open either way.
+	NoLog bool
 	// LogSegmentSize is the log's segment size (DefaultLogSegmentSize when 0): the log past it
 	// is checkpointed.
 	LogSegmentSize int64
 }
 
-// logFromEnv is the switch that runs the log under any caller (the CLI, the crash suites).
+// logFromEnv is the switch that turns the log off (0) or on (1) under any caller (the CLI,
+// the crash suites).
 const logFromEnv = "WEND_STORE_LOG"
 
 // Store is a history.Store on bbolt. Its methods are safe for concurrent use.
@@ -87,7 +88,7 @@ type Store struct {
 	// with its error instead of committing (an fsync failure, as far as the store can tell).
 	failCommit func() error
 
-	log    *wal          // nil without Options.Log
+	log    *wal          // nil with Options.NoLog
 	logBuf []byte        // the writer's record payload, reused
 	ckpt   *checkpointer // with log
 
@@ -117,8 +118,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 1024
 	}
-	if os.Getenv(logFromEnv) == "1" {
-		opts.Log = true
+	switch os.Getenv(logFromEnv) {
+	case "0":
+		opts.NoLog = true
+	case "1":
+		opts.NoLog = false
 	}
 	if opts.LogSegmentSize <= 0 {
 		opts.LogSegmentSize = DefaultLogSegmentSize
@@ -212,11 +216,11 @@ func (s *Store) init(opts Options) error {
 	return nil
 }
 
-// startLog replays what a log left (always) and, with opts.Log, starts a new one in front of
+// startLog replays what a log left (always) and, unless opts.NoLog, starts a new one in front of
 // bbolt, whose commits are then no longer synced.
 func (s *Store) startLog(opts Options, restored bool) error {
-	next, err := s.replayLog(opts.Log, restored)
-	if err != nil || !opts.Log {
+	next, err := s.replayLog(!opts.NoLog, restored)
+	if err != nil || opts.NoLog {
 		return err
 	}
 	if s.log, err = openWAL(walDir(s.path), next, opts.LogSegmentSize); err != nil {

@@ -29,7 +29,7 @@ func helperLogWriter(path, arg string) error {
 			}
 		}
 	}
-	return helperWriter(path, Options{Log: true, LogSegmentSize: 16 << 10})
+	return helperWriter(path, Options{LogSegmentSize: 16 << 10})
 }
 
 // TestKillLogWriter (docs/reliability.md A11, A12): a writer with the log on, checkpointing every
@@ -56,7 +56,7 @@ func TestKillLogWriter(t *testing.T) {
 		}
 		acked := killHelperOnce(t, "logwriter", arg, path, delay)
 		ackedMax = max(ackedMax, acked)
-		s, err := Open(path, Options{Log: i%2 == 0})
+		s, err := Open(path, Options{NoLog: i%2 != 0})
 		if err != nil {
 			t.Fatalf("kill %d (%q): reopen: %v", i, arg, err)
 		}
@@ -170,7 +170,7 @@ func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, las
 	testHookCheckpoint = func(string) { <-hold }
 	t.Cleanup(func() { testHookCheckpoint = func(string) {} }) // after s closed: no goroutine reads it
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{Log: true, LogSegmentSize: segment})
+	s, err := Open(path, Options{LogSegmentSize: segment})
 	must(t, err)
 	u := storetest.Started("wf", "r1", t0)
 	commitRun(t, s, u)
@@ -198,7 +198,7 @@ func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, las
 // reopened opens the image and returns the store and the seq run r1 ends at.
 func reopened(t *testing.T, path string) (*Store, uint64, error) {
 	t.Helper()
-	s, err := Open(path, Options{Log: true})
+	s, err := Open(path, Options{})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -333,7 +333,7 @@ func halfThenENOSPC(f *os.File, b []byte, at int64) (int, error) {
 // commit.
 func TestLogAppendErrorIsFatal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{Log: true})
+	s, err := Open(path, Options{})
 	must(t, err)
 	ctx := context.Background()
 	u := storetest.Started("wf", "r1", t0)
@@ -357,7 +357,7 @@ func TestLogAppendErrorIsFatal(t *testing.T) {
 	if names, _ := segments(walDir(path)); len(names) != 1 {
 		t.Fatalf("the log after the failure: %v, want its segment kept", names)
 	}
-	s = openAt(t, path, Options{Log: true})
+	s = openAt(t, path, Options{})
 	r, err := s.Run("r1")
 	must(t, err)
 	if r.LastSeq != acked {
@@ -374,7 +374,7 @@ func TestLogAppendErrorIsFatal(t *testing.T) {
 // commit answered with an error is not replayed at the next Open.
 func TestLogCommitErrorTakesBackItsRecord(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{Log: true})
+	s, err := Open(path, Options{})
 	must(t, err)
 	u := storetest.Started("wf", "r1", t0)
 	commitRun(t, s, u)
@@ -395,7 +395,7 @@ func TestLogCommitErrorTakesBackItsRecord(t *testing.T) {
 // Close syncs bbolt and removes the log, and the file opens without it.
 func TestLogCheckpoints(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{Log: true, LogSegmentSize: 4 << 10})
+	s, err := Open(path, Options{LogSegmentSize: 4 << 10})
 	must(t, err)
 	u := storetest.Started("wf", "r1", t0)
 	for range 200 {

@@ -16,7 +16,7 @@ var testHookReplay = func(step string) {}
 
 // replayLog applies the log's records that bbolt does not hold yet (those after its keyLogLSN),
 // each in a transaction of its own, syncs bbolt and removes the log. It runs at every Open,
-// with or without Options.Log, so a database last written with the log loses nothing opened
+// with or without Options.NoLog, so a database last written with the log loses nothing opened
 // without it. restored says a checkpoint's meta page was put back (pin.go): bbolt is at that
 // state, written after the last sync. With log, the state replayed to becomes the checkpoint and
 // bbolt's commits go unsynced from here. It returns the LSN the next record takes.
