@@ -82,6 +82,7 @@ func benchSequential(b *testing.B) {
 // benchSequentialLog is benchSequential with Options.Log, against its own floor: a synced append
 // of the record's size to a plain file (PlainLog), interleaved the same way.
 func benchSequentialLog(b *testing.B) {
+	asGiven(b)
 	dir := b.TempDir()
 	floor, err := OpenPlainLog(filepath.Join(dir, "plain.log"))
 	if err != nil {

@@ -212,6 +212,7 @@ func (m *powerModel) verify(s *Store, ids []string) []string {
 // acknowledged commits. Many seeds; each trial writes a fresh store with small log segments (so
 // it checkpoints every few commits) and a small mmap (so it remaps).
 func TestPowerLoss(t *testing.T) {
+	asGiven(t)
 	sd := seed(t)
 	trials := kills(t, 100)
 	if testing.Short() {
@@ -346,6 +347,7 @@ func powerLossTrial(t *testing.T, rng *rand.Rand) (problems []string, pagesLost,
 // holder had closed (removing its checkpoint, its pages reused since), rewind the file to a
 // state that is no longer there (crashtest TestSignalsAcrossKills found "bucket meta missing").
 func TestRestoreReadsTheCheckpointUnderTheLock(t *testing.T) {
+	asGiven(t)
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s, err := Open(path, Options{})
 	must(t, err)

@@ -52,6 +52,7 @@ func TestScheduleStatesSurviveReopen(t *testing.T) {
 // TestScheduleStatesWithTheLog: with the write-ahead log in front of bbolt (whose commits are
 // then unsynced), schedule records are still written, read back and kept across a reopen.
 func TestScheduleStatesWithTheLog(t *testing.T) {
+	asGiven(t)
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s := openAt(t, path, Options{})
 	if !s.db.NoSync {
@@ -72,6 +73,7 @@ func TestScheduleStatesWithTheLog(t *testing.T) {
 // with the process (crashtest TestScheduleFiresAcrossKills found a fire started twice); it is
 // written with a checkpoint of its own. The crash is the files as a killed process leaves them.
 func TestScheduleStatesSurviveACrashWithTheLog(t *testing.T) {
+	asGiven(t)
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s := openAt(t, path, Options{})
 	commitRun(t, s, storetest.Started("wf", "r1", t0))
