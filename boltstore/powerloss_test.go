@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wendflow/wend/history"
@@ -26,19 +27,26 @@ import (
 // it); that is one of the outcomes a power loss can have too. world makes each step of a
 // checkpoint atomic with respect to the moment of the loss.
 type powerLoss struct {
-	path   string
-	world  sync.Mutex
-	mu     sync.Mutex
-	synced []byte
+	path      string
+	world     sync.Mutex
+	mu        sync.Mutex
+	synced    []byte
+	syncedSeq uint64
+	seq       atomic.Uint64
 }
 
+// capture keeps an image of the file. Captures may overlap (the checkpointer's and the writer's,
+// under synced commits): the one begun last holds the most, and is kept.
 func (pl *powerLoss) capture() {
+	n := pl.seq.Add(1)
 	b, err := os.ReadFile(pl.path)
 	if err != nil {
 		panic(err)
 	}
 	pl.mu.Lock()
-	pl.synced = b
+	if n > pl.syncedSeq {
+		pl.synced, pl.syncedSeq = b, n
+	}
 	pl.mu.Unlock()
 }
 
