@@ -33,8 +33,9 @@ type checkpointer struct {
 	runs   int // checkpoints done, for tests
 }
 
-// checkpointItem is a closed segment and, under unsynced commits, a pin of the state after its
-// last record; nil under synced commits, when bbolt holds the segment's records synced.
+// checkpointItem is a closed segment ("" for none) and, under unsynced commits, a pin of the
+// state after its last record; nil under synced commits, when bbolt holds the segment's records
+// synced.
 type checkpointItem struct {
 	segment string
 	pin     *bolt.Tx
@@ -126,7 +127,9 @@ func (s *Store) checkpoint(items []checkpointItem) error {
 			}
 			pin, head = it.pin, it.head
 		}
-		segs = append(segs, it.segment)
+		if it.segment != "" { // "" asks for a checkpoint without a full segment
+			segs = append(segs, it.segment)
+		}
 	}
 	if pin != nil && uint64(pin.ID()) <= s.ckptTxid {
 		// A checkpoint the writer made since (a schedule record's) is newer: keep it.
@@ -150,8 +153,10 @@ func (s *Store) checkpoint(items []checkpointItem) error {
 		s.ckptTxid = uint64(pin.ID())
 		testHookCheckpoint("saved")
 	}
-	if err := removeLog(walDir(s.path), segs); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	if len(segs) > 0 {
+		if err := removeLog(walDir(s.path), segs); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
 	}
 	testHookCheckpoint("removed")
 	return nil

@@ -126,9 +126,15 @@ func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) error {
 
 // rollLog starts a new log segment when the current one is full and hands the old one to the
 // checkpointer: every record in it is committed to bbolt by now. Under unsynced commits it hands
-// a pin of the state just committed too, the checkpoint to be (pin.go).
+// a pin of the state just committed too, the checkpoint to be (pin.go); and it asks for one
+// every checkpointEvery transactions even when no segment is full.
 func (s *Store) rollLog() {
-	if s.log == nil || !s.log.full() {
+	if s.log == nil {
+		return
+	}
+	s.sinceCheckpoint++
+	full := s.log.full()
+	if !full && (!s.db.NoSync || s.sinceCheckpoint < checkpointEvery) {
 		return
 	}
 	var pin *bolt.Tx
@@ -145,16 +151,27 @@ func (s *Store) rollLog() {
 			return
 		}
 	}
-	old, err := s.log.roll()
-	if err != nil {
-		if pin != nil {
-			pin.Rollback()
+	s.sinceCheckpoint = 0
+	var old string
+	if full {
+		var err error
+		if old, err = s.log.roll(); err != nil {
+			if pin != nil {
+				pin.Rollback()
+			}
+			s.setFatal(err)
+			return
 		}
-		s.setFatal(err)
-		return
 	}
 	s.ckpt.add(checkpointItem{segment: old, pin: pin, head: head})
 }
+
+// checkpointEvery bounds the transactions between two checkpoints. bbolt frees a page that was
+// allocated past its high water mark only once no reader predates it, so under the pin such
+// pages (most of a growing database's) wait for the next checkpoint: the file grows by what is
+// written meanwhile, and bbolt scans its pending pages at every commit. A checkpoint costs a
+// background sync.
+const checkpointEvery = 1024
 
 // commitTx commits, or fails as a test asks.
 func (s *Store) commitTx(tx *bolt.Tx) error {

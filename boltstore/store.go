@@ -94,14 +94,15 @@ type Store struct {
 
 	// Power-loss safety of unsynced commits (pin.go). unsynced: bbolt may be written without
 	// sync (the log, or a replay); db.NoSync then says whether it is at the moment.
-	writeMu  sync.Mutex // held by the writer's batches, and by PutScheduleStates
-	file     *os.File   // the database file, read for its meta page at checkpoints
-	pinMu    sync.Mutex // held by the checkpointer and by the writer's switches of mode
-	pin      *bolt.Tx   // a read transaction at the checkpoint's state, while unsynced
-	ckptTxid uint64     // the transaction of the last checkpoint saved
-	unsynced bool
-	mmapLow  int64 // a lower bound of bbolt's mmap size
-	maxPut   int64 // the largest commit payload written since Open
+	writeMu         sync.Mutex // held by the writer's batches, and by PutScheduleStates
+	file            *os.File   // the database file, read for its meta page at checkpoints
+	pinMu           sync.Mutex // held by the checkpointer and by the writer's switches of mode
+	pin             *bolt.Tx   // a read transaction at the checkpoint's state, while unsynced
+	ckptTxid        uint64     // the transaction of the last checkpoint saved
+	unsynced        bool
+	mmapLow         int64 // a lower bound of bbolt's mmap size
+	maxPut          int64 // the largest commit payload written since Open
+	sinceCheckpoint int   // transactions since the last checkpoint asked for
 
 	commits  atomic.Uint64 // commits written
 	txs      atomic.Uint64 // bbolt write transactions committed
