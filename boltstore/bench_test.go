@@ -79,7 +79,7 @@ func benchSequential(b *testing.B) {
 	b.ReportMetric(float64(store)/float64(plain), "store/plain")
 }
 
-// benchSequentialLog is benchSequential with Options.Log, against its own floor: a synced append
+// benchSequentialLog is benchSequential with the log (the default), against its own floor: a synced append
 // of the record's size to a plain file (PlainLog), interleaved the same way.
 func benchSequentialLog(b *testing.B) {
 	asGiven(b)
