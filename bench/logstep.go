@@ -10,7 +10,7 @@ import (
 )
 
 // logStep prices a sequential step on the Go example plugin with the store's write-ahead log
-// (boltstore.Options.Log) against its floor, one synced append plus one plugin call, and the
+// (the default; boltstore.Options.NoLog turns it off) against its floor, one synced append plus one plugin call, and the
 // same step without the log against its floor, a synced bbolt Update plus one call (issue 18:
 // a step at most 1.2 times the append and the call). Each of 7 rounds runs, back to back, the
 // append loop, a 1,000-step run with the log, a 1,000-step run without it, the Update loop, and
@@ -27,8 +27,8 @@ func (b *bench) logStep() {
 	for i := range rounds {
 		var app, appCalls time.Duration
 		b.appendLoop(bare, host.echo, &app, &appCalls)
-		logStep := b.runSteps(f, fmt.Sprintf("log%d", i), host, boltstore.Options{Log: true}, steps)
-		boltStep := b.runSteps(f, fmt.Sprintf("bolt%d", i), host, boltstore.Options{}, steps)
+		logStep := b.runSteps(f, fmt.Sprintf("log%d", i), host, boltstore.Options{}, steps)
+		boltStep := b.runSteps(f, fmt.Sprintf("bolt%d", i), host, boltstore.Options{NoLog: true}, steps)
 		var upd, updCalls time.Duration
 		b.bareLoop(bare, host.echo, &upd, &updCalls)
 		b.appendLoop(bare, host.echo, &app, &appCalls)
@@ -46,7 +46,7 @@ func (b *bench) logStep() {
 		"bbolt_step_ms", round(medianOf(boltSteps)), "update_plus_call_ms", round(medianOf(updateFloors)),
 		"bbolt_step_over_update_plus_call", round(medianOf(boltRatios)), "bbolt_step_over_update_plus_call_each", roundAll(boltRatios),
 		"log_step_over_bbolt_step", round(medianOf(logVsBolt)), "log_step_over_bbolt_step_each", roundAll(logVsBolt),
-		"note", "per round: 200 x (synced 512-byte append + echo), 1,000 steps with Options.Log, 1,000 steps without, 200 x (synced bbolt Update + echo), 200 x (append + echo); ratios within a round, medians over rounds")
+		"note", "per round: 200 x (synced 512-byte append + echo), 1,000 steps with the log, 1,000 steps with Options.NoLog, 200 x (synced bbolt Update + echo), 200 x (append + echo); ratios within a round, medians over rounds")
 }
 
 // runSteps runs the sequential workflow f on a fresh store with opts and returns ms per step.

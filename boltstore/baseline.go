@@ -62,7 +62,7 @@ func PlainUpdate(path string, n, size int) (time.Duration, error) {
 	return time.Since(start) / time.Duration(n), nil
 }
 
-// PlainLog is the yardstick of a store with Options.Log: a file appended to and fdatasynced
+// PlainLog is the yardstick of a store with the write-ahead log: a file appended to and fdatasynced
 // once per record, as the log does, with nothing else around it.
 type PlainLog struct {
 	f    *os.File

@@ -22,7 +22,8 @@ import (
 //
 //	go test -run '^$' -bench Commit -benchtime 2000x ./boltstore/
 //
-// sequential-log is the sequential case with Options.Log, each commit against a synced append of
+// sequential and the concurrent cases run with Options.NoLog; sequential-log is the sequential
+// case with the log (the default), each commit against a synced append of
 // its record's bytes to a plain file.
 func BenchmarkCommit(b *testing.B) {
 	b.Run("sequential", benchSequential)
@@ -48,7 +49,7 @@ func appends(id string) func() history.Commit {
 
 func benchSequential(b *testing.B) {
 	db := openPlain(b)
-	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{})
+	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{NoLog: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -78,16 +79,17 @@ func benchSequential(b *testing.B) {
 	b.ReportMetric(float64(store)/float64(plain), "store/plain")
 }
 
-// benchSequentialLog is benchSequential with Options.Log, against its own floor: a synced append
+// benchSequentialLog is benchSequential with the log (the default), against its own floor: a synced append
 // of the record's size to a plain file (PlainLog), interleaved the same way.
 func benchSequentialLog(b *testing.B) {
+	asGiven(b)
 	dir := b.TempDir()
 	floor, err := OpenPlainLog(filepath.Join(dir, "plain.log"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer floor.Close()
-	s, err := Open(filepath.Join(dir, "wend.db"), Options{Log: true})
+	s, err := Open(filepath.Join(dir, "wend.db"), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -141,7 +143,7 @@ func openPlain(b *testing.B) *bolt.DB {
 }
 
 func benchConcurrent(b *testing.B, writers int) {
-	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{})
+	s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{NoLog: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,27 +3,43 @@ package boltstore
 import (
 	"fmt"
 	"sync"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // testHookCheckpoint, set only by tests, is called at each step of a checkpoint, so a crash
 // test can kill the process exactly there.
 var testHookCheckpoint = func(step string) {}
 
-// checkpointer syncs bbolt in the background and then removes the log segments whose records
-// bbolt held when it was asked: a checkpoint. The writer hands it each segment it closes, after
-// the transaction of that segment's last record committed, so syncing bbolt makes every record
-// of the segment durable there and the segment can go. A crash at any point of a checkpoint
-// leaves segments bbolt already holds, which replay skips by their LSN.
+// testHookSync, set only by tests, is called just before each sync of the database file the
+// store asks for, and after each commit bbolt synced itself: what the file holds then is on disk
+// once the sync returns. A power-loss test keeps an image of it (powerloss_test.go).
+var testHookSync = func() {}
+
+// checkpointer makes checkpoints in the background: bbolt synced, the checkpoint file written for
+// the state the writer pinned, the previous pin let go, and the log segments whose records that
+// state holds removed. The writer hands it each segment it closes with a pin of the state just
+// after the segment's last record (pin.go). A crash at any point of a checkpoint leaves the
+// previous checkpoint, whose pages are still pinned, and the segments after it.
 type checkpointer struct {
 	s *Store
 
 	mu      sync.Mutex
-	pending []string // closed segments, oldest first
+	pending []checkpointItem // oldest first
 	closed  bool
 
 	wake   chan struct{} // capacity 1
 	exited chan struct{}
 	runs   int // checkpoints done, for tests
+}
+
+// checkpointItem is a closed segment ("" for none) and, under unsynced commits, a pin of the
+// state after its last record; nil under synced commits, when bbolt holds the segment's records
+// synced.
+type checkpointItem struct {
+	segment string
+	pin     *bolt.Tx
+	head    []byte // the pinned state's meta page head, read by the writer (metaHead)
 }
 
 func startCheckpointer(s *Store) *checkpointer {
@@ -32,10 +48,10 @@ func startCheckpointer(s *Store) *checkpointer {
 	return c
 }
 
-// add hands over a closed segment.
-func (c *checkpointer) add(segment string) {
+// add hands over a closed segment and its pin.
+func (c *checkpointer) add(it checkpointItem) {
 	c.mu.Lock()
-	c.pending = append(c.pending, segment)
+	c.pending = append(c.pending, it)
 	c.mu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
@@ -43,7 +59,20 @@ func (c *checkpointer) add(segment string) {
 	}
 }
 
-// stop ends the loop after any checkpoint under way.
+// unpin lets go of the pins of the checkpoints not yet made, when the store switches to synced
+// commits; their segments are removed at the next checkpoint. The caller holds s.pinMu.
+func (c *checkpointer) unpin() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.pending {
+		if c.pending[i].pin != nil {
+			c.pending[i].pin.Rollback()
+			c.pending[i].pin = nil
+		}
+	}
+}
+
+// stop ends the loop after any checkpoint under way, and lets go of the pins not checkpointed.
 func (c *checkpointer) stop() {
 	c.mu.Lock()
 	c.closed = true
@@ -53,40 +82,81 @@ func (c *checkpointer) stop() {
 	default:
 	}
 	<-c.exited
+	c.unpin()
 }
 
 func (c *checkpointer) loop() {
 	defer close(c.exited)
 	for range c.wake {
+		c.s.pinMu.Lock()
 		c.mu.Lock()
-		segs, closed := c.pending, c.closed
+		items, closed := c.pending, c.closed
 		c.pending = nil
 		c.mu.Unlock()
-		if len(segs) > 0 {
-			if err := c.s.checkpoint(segs); err != nil {
-				// bbolt's sync failed: its pages may not be on disk while the log was to go. The
-				// log stays; the store stops as on a failed commit (docs/reliability.md A5).
+		if len(items) > 0 && c.s.Err() == nil {
+			if err := c.s.checkpoint(items); err != nil {
+				// bbolt's sync or the checkpoint file failed: its pages may not be on disk while
+				// the log was to go. The log stays; the store stops as on a failed commit
+				// (docs/reliability.md A5).
 				c.s.setFatal(err)
 			}
 			c.mu.Lock()
 			c.runs++
 			c.mu.Unlock()
 		}
+		c.s.pinMu.Unlock()
 		if closed {
 			return
 		}
 	}
 }
 
-// checkpoint syncs bbolt and removes segments, every record of which it holds.
-func (s *Store) checkpoint(segs []string) error {
+// checkpoint syncs bbolt, saves the newest pinned state as the checkpoint (pins it instead of the
+// previous one) and removes the segments, every record of which that state holds. Items
+// without a pin (synced commits) only remove their segments. The caller holds s.pinMu.
+func (s *Store) checkpoint(items []checkpointItem) error {
 	testHookCheckpoint("start")
+	defer testHookCheckpoint("done")
+	var pin *bolt.Tx
+	var head []byte
+	segs := make([]string, 0, len(items))
+	for _, it := range items {
+		if it.pin != nil {
+			if pin != nil {
+				pin.Rollback() // a newer state is checkpointed instead
+			}
+			pin, head = it.pin, it.head
+		}
+		if it.segment != "" { // "" asks for a checkpoint without a full segment
+			segs = append(segs, it.segment)
+		}
+	}
+	if pin != nil && uint64(pin.ID()) <= s.ckptTxid {
+		// A checkpoint the writer made since (a schedule record's) is newer: keep it.
+		pin.Rollback()
+		pin = nil
+	}
+	testHookSync()
 	if err := s.db.Sync(); err != nil {
+		if pin != nil {
+			pin.Rollback()
+		}
 		return fmt.Errorf("checkpoint: sync database: %w", err)
 	}
 	testHookCheckpoint("synced")
-	if err := removeLog(walDir(s.path), segs); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	if pin != nil {
+		if err := s.saveCheckpoint(head); err != nil {
+			pin.Rollback()
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		s.setPin(pin)
+		s.ckptTxid = uint64(pin.ID())
+		testHookCheckpoint("saved")
+	}
+	if len(segs) > 0 {
+		if err := removeLog(walDir(s.path), segs); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
 	}
 	testHookCheckpoint("removed")
 	return nil

@@ -13,6 +13,8 @@ import (
 // (which prepare makes all but impossible) is answered with its error and the transaction is
 // redone without it, so its partial writes never reach disk.
 func (s *Store) write(batch []*request) {
+	s.writeMu.Lock() // uncontended but for PutScheduleStates
+	defer s.writeMu.Unlock()
 	for len(batch) > 0 {
 		if err := s.Err(); err != nil {
 			answerAll(batch, err)
@@ -80,6 +82,8 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 		s.setFatal(err)
 		answerAll(batch, s.Err())
 		return -1, nil
+	} else if !s.db.NoSync {
+		testHookSync()
 	}
 	s.txs.Add(min(uint64(accepted), 1))
 	for i, r := range batch {
@@ -109,27 +113,65 @@ func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) error {
 			ps = append(ps, r.p)
 		}
 	}
+	s.logBuf = encodeBatch(s.logBuf[:0], ps)
+	if err := s.beforeCommit(tx, len(s.logBuf)); err != nil {
+		return err
+	}
 	if err := putLogLSN(tx, s.log.next); err != nil {
 		return err
 	}
-	s.logBuf = encodeBatch(s.logBuf[:0], ps)
 	_, err := s.log.append(s.logBuf)
 	return err
 }
 
 // rollLog starts a new log segment when the current one is full and hands the old one to the
-// checkpointer: every record in it is committed to bbolt by now.
+// checkpointer: every record in it is committed to bbolt by now. Under unsynced commits it hands
+// a pin of the state just committed too, the checkpoint to be (pin.go); and it asks for one
+// every checkpointEvery transactions even when no segment is full.
 func (s *Store) rollLog() {
-	if s.log == nil || !s.log.full() {
+	if s.log == nil {
 		return
 	}
-	old, err := s.log.roll()
-	if err != nil {
-		s.setFatal(err)
+	s.sinceCheckpoint++
+	full := s.log.full()
+	if !full && (!s.db.NoSync || s.sinceCheckpoint < checkpointEvery) {
 		return
 	}
-	s.ckpt.add(old)
+	var pin *bolt.Tx
+	var head []byte
+	if s.db.NoSync {
+		var err error
+		if pin, err = s.db.Begin(false); err == nil {
+			if head, err = s.metaHead(pin); err != nil {
+				pin.Rollback()
+			}
+		}
+		if err != nil {
+			s.setFatal(fmt.Errorf("checkpoint: %w", err))
+			return
+		}
+	}
+	s.sinceCheckpoint = 0
+	var old string
+	if full {
+		var err error
+		if old, err = s.log.roll(); err != nil {
+			if pin != nil {
+				pin.Rollback()
+			}
+			s.setFatal(err)
+			return
+		}
+	}
+	s.ckpt.add(checkpointItem{segment: old, pin: pin, head: head})
 }
+
+// checkpointEvery bounds the transactions between two checkpoints. bbolt frees a page that was
+// allocated past its high water mark only once no reader predates it, so under the pin such
+// pages (most of a growing database's) wait for the next checkpoint: the file grows by what is
+// written meanwhile, and bbolt scans its pending pages at every commit. A checkpoint costs a
+// background sync.
+const checkpointEvery = 1024
 
 // commitTx commits, or fails as a test asks.
 func (s *Store) commitTx(tx *bolt.Tx) error {

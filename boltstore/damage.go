@@ -102,6 +102,11 @@ func walkBucket(c *bolt.Cursor, sub func([]byte) *bolt.Bucket, path []string) (e
 		if v != nil {
 			continue
 		}
+		if len(path) >= maxBucketDepth {
+			// A bucket page pointing back at one of its ancestors (a torn or lost write left
+			// it) would recurse until the stack overflows, which no recover catches.
+			return fmt.Errorf("bucket %q: a bucket nested %d deep: %w", path, len(path)+1, ErrDamaged)
+		}
 		if b := sub(k); b != nil {
 			if err := walkBucket(b.Cursor(), b.Bucket, append(path, string(k))); err != nil {
 				return err
@@ -110,6 +115,10 @@ func walkBucket(c *bolt.Cursor, sub func([]byte) *bolt.Bucket, path []string) (e
 	}
 	return nil
 }
+
+// maxBucketDepth bounds the nesting walkBucket follows: wend's buckets nest two deep (events,
+// then a run's events), so anything past a few levels is damage.
+const maxBucketDepth = 4
 
 // forEach calls fn on every key of b in order, as b.ForEach does, but starts with Seek: on a
 // zeroed inline bucket page, ForEach (First) loops for ever, allocating as it goes (walkBucket).

@@ -16,9 +16,10 @@
 // JSON, index entries {1}) are read unverified and framed when next written.
 //
 // Invariants:
-//   - Commit returns nil only after the bbolt transaction holding the whole history.Commit is
-//     fsynced or, with Options.Log, after the log record holding it is (wal.go; bbolt's NoSync
-//     is set then, and only then). A log left by a crash is replayed at every Open. A commit that does not continue its run's stored history
+//   - Commit returns nil only after the log record holding the whole history.Commit is fsynced
+//     (wal.go; bbolt is then written without sync, its last checkpoint pinned, pin.go), or with
+//     Options.NoLog after the bbolt transaction holding it is. A log left by a crash is
+//     replayed at every Open. A commit that does not continue its run's stored history
 //     (history.CheckAppend) is rejected alone and writes nothing.
 //   - One goroutine writes. Commits queued while it is busy are applied in one bbolt transaction
 //     (group commit); it starts at once when idle, with no batching timer.

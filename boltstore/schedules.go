@@ -48,6 +48,11 @@ func (s *Store) PutScheduleStates(put map[string][]byte, del []string) error {
 	if _, ok := put[""]; ok {
 		return errors.New("put schedule state: empty schedule id")
 	}
+	// As the writer: these records do not go through the log, so under unsynced commits they
+	// are made durable by a checkpoint of their own (a sync alone would not do: recovery starts
+	// from the last checkpoint's state, pin.go), which only the writer may take.
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketSchedules)
 		if err != nil {
@@ -66,10 +71,9 @@ func (s *Store) PutScheduleStates(put map[string][]byte, del []string) error {
 		return nil
 	})
 	if err == nil && s.db.NoSync {
-		// With the write-ahead log (Options.Log) bbolt's commits are not synced: the log's
-		// are. These records do not go through the log, so they are synced here, before
-		// the caller starts the run they record.
-		err = s.db.Sync()
+		s.pinMu.Lock()
+		err = s.checkpointNow()
+		s.pinMu.Unlock()
 	}
 	if err != nil {
 		s.setFatal(err)

@@ -54,18 +54,19 @@ type Options struct {
 	MaxBatch int
 	// AllowNetworkFS skips the refusal of NFS/SMB paths.
 	AllowNetworkFS bool
-	// Log puts a write-ahead log in front of bbolt: a commit is durable after one synced
-	// append to PATH.wal, and bbolt is written without sync and synced in the background
-	// (wal.go). Not yet the default (docs/design.md, "One sync per commit"); the environment
-	// variable WEND_STORE_LOG=1 turns it on for every Open of the process. A log left by a
-	// crash is replayed at Open whether or not this is set.
-	Log bool
+	// NoLog turns the write-ahead log off: every commit is then bbolt's synced commit (two
+	// syncs) instead of one synced append to PATH.wal, with bbolt written without sync and
+	// checkpointed in the background (wal.go, pin.go; docs/design.md, "One sync per commit").
+	// The environment variable WEND_STORE_LOG=0 turns it off for every Open of the process,
+	// WEND_STORE_LOG=1 on. A log left by a crash is replayed at Open either way.
+	NoLog bool
 	// LogSegmentSize is the log's segment size (DefaultLogSegmentSize when 0): the log past it
 	// is checkpointed.
 	LogSegmentSize int64
 }
 
-// logFromEnv is the switch that runs the log under any caller (the CLI, the crash suites).
+// logFromEnv is the switch that turns the log off (0) or on (1) under any caller (the CLI,
+// the crash suites).
 const logFromEnv = "WEND_STORE_LOG"
 
 // Store is a history.Store on bbolt. Its methods are safe for concurrent use.
@@ -87,9 +88,21 @@ type Store struct {
 	// with its error instead of committing (an fsync failure, as far as the store can tell).
 	failCommit func() error
 
-	log    *wal          // nil without Options.Log
+	log    *wal          // nil with Options.NoLog
 	logBuf []byte        // the writer's record payload, reused
 	ckpt   *checkpointer // with log
+
+	// Power-loss safety of unsynced commits (pin.go). unsynced: bbolt may be written without
+	// sync (the log, or a replay); db.NoSync then says whether it is at the moment.
+	writeMu         sync.Mutex // held by the writer's batches, and by PutScheduleStates
+	file            *os.File   // the database file, read for its meta page at checkpoints
+	pinMu           sync.Mutex // held by the checkpointer and by the writer's switches of mode
+	pin             *bolt.Tx   // a read transaction at the checkpoint's state, while unsynced
+	ckptTxid        uint64     // the transaction of the last checkpoint saved
+	unsynced        bool
+	mmapLow         int64 // a lower bound of bbolt's mmap size
+	maxPut          int64 // the largest commit payload written since Open
+	sinceCheckpoint int   // transactions since the last checkpoint asked for
 
 	commits  atomic.Uint64 // commits written
 	txs      atomic.Uint64 // bbolt write transactions committed
@@ -106,8 +119,11 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = 1024
 	}
-	if os.Getenv(logFromEnv) == "1" {
-		opts.Log = true
+	switch os.Getenv(logFromEnv) {
+	case "0":
+		opts.NoLog = true
+	case "1":
+		opts.NoLog = false
 	}
 	if opts.LogSegmentSize <= 0 {
 		opts.LogSegmentSize = DefaultLogSegmentSize
@@ -124,6 +140,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := createIfMissing(path, opts); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	// Before bbolt reads its meta pages: a checkpoint of the log puts them back to the last
+	// synced state (pin.go).
+	restored, err := restoreCheckpoint(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	db, err := openChecked(path, opts)
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open database: %w", inUse(path))
@@ -132,11 +154,13 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, pidPath: path + ".pid"}
-	if err := s.init(); err != nil {
+	if err := s.init(opts); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	if err := s.startLog(opts); err != nil {
+	if err := s.startLog(opts, restored); err != nil {
+		s.setPin(nil)
+		s.file.Close()
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -166,13 +190,24 @@ func boltOptions(opts Options, create bool) *bolt.Options {
 }
 
 // init checks the file is ours, cleans leftovers of an interrupted creation and records our pid.
-func (s *Store) init() error {
+func (s *Store) init(opts Options) error {
 	if s.db.NoSync {
 		return errors.New("bbolt NoSync is set; refusing to run without durable commits")
 	}
 	if err := guard(func() error { return s.db.View(checkSchema) }); err != nil {
 		return err
 	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	s.file = f
+	s.mmapLow = mmapSize(max(fi.Size(), int64(opts.InitialMmapSize)))
 	// We hold the lock, so no creator can be mid-way with these: they are crash leftovers.
 	removeCreationLeftovers(s.path)
 	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
@@ -182,17 +217,16 @@ func (s *Store) init() error {
 	return nil
 }
 
-// startLog replays what a log left (always) and, with opts.Log, starts a new one in front of
+// startLog replays what a log left (always) and, unless opts.NoLog, starts a new one in front of
 // bbolt, whose commits are then no longer synced.
-func (s *Store) startLog(opts Options) error {
-	next, err := s.replayLog()
-	if err != nil || !opts.Log {
+func (s *Store) startLog(opts Options, restored bool) error {
+	next, err := s.replayLog(!opts.NoLog, restored)
+	if err != nil || opts.NoLog {
 		return err
 	}
 	if s.log, err = openWAL(walDir(s.path), next, opts.LogSegmentSize); err != nil {
 		return err
 	}
-	s.db.NoSync = true // the log's append is the commit's sync
 	s.ckpt = startCheckpointer(s)
 	return nil
 }
@@ -204,12 +238,18 @@ func (s *Store) closeLog() error {
 		return nil
 	}
 	s.ckpt.stop()
+	defer s.setPin(nil) // bbolt's Close waits for every reader
 	err := s.log.close()
 	if s.Err() != nil {
 		return err
 	}
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("sync database: %w", err)
+	}
+	// The checkpoint goes first: without it, bbolt's synced state is where recovery starts,
+	// and it holds every record of the log.
+	if err := removeCheckpoint(s.path); err != nil {
+		return err
 	}
 	names, err := segments(s.log.dir)
 	if err == nil {
@@ -266,6 +306,7 @@ func (s *Store) Close() error {
 		if logErr != nil {
 			err = logErr
 		}
+		s.file.Close()
 		if cerr := s.db.Close(); cerr != nil {
 			err = cerr
 		}

@@ -46,7 +46,7 @@ func commitRun(t *testing.T, s *Store, u history.RunUpdate) {
 func TestOptions(t *testing.T) {
 	s := openTemp(t)
 	db := s.db
-	// bbolt's commits are synced, but under the log (WEND_STORE_LOG=1), whose append is the sync.
+	// bbolt's commits are synced, but under the log (the default), whose append is the sync.
 	if db.NoSync != (s.log != nil) || db.NoGrowSync {
 		t.Errorf("NoSync=%v NoGrowSync=%v, want both false (NoSync true under the log)", db.NoSync, db.NoGrowSync)
 	}

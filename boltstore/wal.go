@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// The write-ahead log (Options.Log): with it, a commit's durable write is one synced append to
+// The write-ahead log (on unless Options.NoLog): with it, a commit's durable write is one synced append to
 // a log file beside the database, and bbolt is written without sync and synced in the background
 // (checkpoint.go). docs/design.md says why and docs/reliability.md what it guarantees.
 //

@@ -19,9 +19,14 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
+// asGiven makes Open follow its Options whatever WEND_STORE_LOG the suite runs with: the tests of
+// the log need it on (the default), some also off.
+func asGiven(t testing.TB) { t.Setenv(logFromEnv, "") }
+
 // helperLogWriter is helperWriter with the log on, in segments small enough that it checkpoints
 // every few commits; arg names a checkpoint step to kill itself at ("" for none).
 func helperLogWriter(path, arg string) error {
+	os.Unsetenv(logFromEnv) // the log, whatever the suite runs with
 	if arg != "" {
 		testHookCheckpoint = func(step string) {
 			if step == arg {
@@ -29,7 +34,7 @@ func helperLogWriter(path, arg string) error {
 			}
 		}
 	}
-	return helperWriter(path, Options{Log: true, LogSegmentSize: 16 << 10})
+	return helperWriter(path, Options{LogSegmentSize: 16 << 10})
 }
 
 // TestKillLogWriter (docs/reliability.md A11, A12): a writer with the log on, checkpointing every
@@ -38,6 +43,7 @@ func helperLogWriter(path, arg string) error {
 // with and without the log, holds every acknowledged event, and checks clean; a Close leaves no
 // log behind.
 func TestKillLogWriter(t *testing.T) {
+	asGiven(t)
 	if testing.Short() {
 		t.Skip("crash test")
 	}
@@ -45,7 +51,7 @@ func TestKillLogWriter(t *testing.T) {
 	rng := rand.New(rand.NewPCG(sd, 2))
 	path := filepath.Join(t.TempDir(), "wend.db")
 	keepOnFailure(t, path, sd)
-	steps := []string{"start", "synced", "removed"}
+	steps := []string{"start", "synced", "saved", "removed"}
 	n := max(kills(t, 12), 2*len(steps))
 	var ackedMax uint64
 	lost, checkErrors := 0, 0
@@ -56,7 +62,7 @@ func TestKillLogWriter(t *testing.T) {
 		}
 		acked := killHelperOnce(t, "logwriter", arg, path, delay)
 		ackedMax = max(ackedMax, acked)
-		s, err := Open(path, Options{Log: i%2 == 0})
+		s, err := Open(path, Options{NoLog: i%2 != 0})
 		if err != nil {
 			t.Fatalf("kill %d (%q): reopen: %v", i, arg, err)
 		}
@@ -108,6 +114,7 @@ func helperReplayer(path, arg string) error {
 // some records, before bbolt is synced; after the sync, before the log is removed) leaves what
 // the next Open replays again, to the same end: replay can be cut and redone.
 func TestKillDuringReplay(t *testing.T) {
+	asGiven(t)
 	if testing.Short() {
 		t.Skip("crash test")
 	}
@@ -170,7 +177,7 @@ func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, las
 	testHookCheckpoint = func(string) { <-hold }
 	t.Cleanup(func() { testHookCheckpoint = func(string) {} }) // after s closed: no goroutine reads it
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{Log: true, LogSegmentSize: segment})
+	s, err := Open(path, Options{LogSegmentSize: segment})
 	must(t, err)
 	u := storetest.Started("wf", "r1", t0)
 	commitRun(t, s, u)
@@ -198,7 +205,7 @@ func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, las
 // reopened opens the image and returns the store and the seq run r1 ends at.
 func reopened(t *testing.T, path string) (*Store, uint64, error) {
 	t.Helper()
-	s, err := Open(path, Options{Log: true})
+	s, err := Open(path, Options{})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -216,6 +223,7 @@ func reopened(t *testing.T, path string) (*Store, uint64, error) {
 // its bytes zeroed or wrong) is dropped, and every record before it is replayed. Damage before
 // the last record is an error, never records silently dropped.
 func TestLogTornTail(t *testing.T) {
+	asGiven(t)
 	img, last, off, n := laggingImage(t, 40, 500, 1<<30)
 	n-- // the seq of the commit before the last
 	seg := img.segments[last]
@@ -271,6 +279,7 @@ func TestLogTornTail(t *testing.T) {
 // TestLogReplaysSegmentsInOrder: a log of several segments, none checkpointed, is replayed in
 // order into a database that holds none of it.
 func TestLogReplaysSegmentsInOrder(t *testing.T) {
+	asGiven(t)
 	img, _, _, n := laggingImage(t, 41, 500, 4<<10)
 	if len(img.segments) < 4 {
 		t.Fatalf("%d segments, want several", len(img.segments))
@@ -286,6 +295,7 @@ func TestLogReplaysSegmentsInOrder(t *testing.T) {
 // far larger than the memory the process may use (here 64 MiB against a heap that stays under
 // 24 MiB) replays whole.
 func TestLogLargerThanMemory(t *testing.T) {
+	asGiven(t)
 	if testing.Short() {
 		t.Skip("writes 128 MiB")
 	}
@@ -332,8 +342,9 @@ func halfThenENOSPC(f *os.File, b []byte, at int64) (int, error) {
 // the log is kept, and the next Open drops the torn record and ends at the last acknowledged
 // commit.
 func TestLogAppendErrorIsFatal(t *testing.T) {
+	asGiven(t)
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{Log: true})
+	s, err := Open(path, Options{})
 	must(t, err)
 	ctx := context.Background()
 	u := storetest.Started("wf", "r1", t0)
@@ -357,7 +368,7 @@ func TestLogAppendErrorIsFatal(t *testing.T) {
 	if names, _ := segments(walDir(path)); len(names) != 1 {
 		t.Fatalf("the log after the failure: %v, want its segment kept", names)
 	}
-	s = openAt(t, path, Options{Log: true})
+	s = openAt(t, path, Options{})
 	r, err := s.Run("r1")
 	must(t, err)
 	if r.LastSeq != acked {
@@ -373,8 +384,9 @@ func TestLogAppendErrorIsFatal(t *testing.T) {
 // what the log holds (here an injected error; MaxSize alike), the record is taken back, so a
 // commit answered with an error is not replayed at the next Open.
 func TestLogCommitErrorTakesBackItsRecord(t *testing.T) {
+	asGiven(t)
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{Log: true})
+	s, err := Open(path, Options{})
 	must(t, err)
 	u := storetest.Started("wf", "r1", t0)
 	commitRun(t, s, u)
@@ -394,8 +406,9 @@ func TestLogCommitErrorTakesBackItsRecord(t *testing.T) {
 // in the background (bbolt synced, the segment removed), so the log holds about one segment;
 // Close syncs bbolt and removes the log, and the file opens without it.
 func TestLogCheckpoints(t *testing.T) {
+	asGiven(t)
 	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{Log: true, LogSegmentSize: 4 << 10})
+	s, err := Open(path, Options{LogSegmentSize: 4 << 10})
 	must(t, err)
 	u := storetest.Started("wf", "r1", t0)
 	for range 200 {

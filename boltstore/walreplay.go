@@ -16,9 +16,11 @@ var testHookReplay = func(step string) {}
 
 // replayLog applies the log's records that bbolt does not hold yet (those after its keyLogLSN),
 // each in a transaction of its own, syncs bbolt and removes the log. It runs at every Open,
-// with or without Options.Log, so a database last written with the log loses nothing opened
-// without it. It returns the LSN the next record takes.
-func (s *Store) replayLog() (next uint64, err error) {
+// with or without Options.NoLog, so a database last written with the log loses nothing opened
+// without it. restored says a checkpoint's meta page was put back (pin.go): bbolt is at that
+// state, written after the last sync. With log, the state replayed to becomes the checkpoint and
+// bbolt's commits go unsynced from here. It returns the LSN the next record takes.
+func (s *Store) replayLog(log, restored bool) (next uint64, err error) {
 	stored, err := s.logLSN()
 	if err != nil {
 		return 0, err
@@ -28,11 +30,30 @@ func (s *Store) replayLog() (next uint64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(names) == 0 {
+	if len(names) == 0 && !restored {
+		if log { // the state opened, synced, is the first checkpoint
+			s.unsynced = true
+			if err := s.checkpointNow(); err != nil {
+				return 0, err
+			}
+		}
 		return stored + 1, nil
 	}
-	s.db.NoSync = true // synced once, at the end
-	defer func() { s.db.NoSync = false }()
+	// The state opened is pinned while the replay writes without sync, so a crash now finds it
+	// as it is: the restored checkpoint, or bbolt's synced state, made the checkpoint here.
+	s.unsynced = true
+	if restored {
+		pin, err := s.db.Begin(false)
+		if err != nil {
+			return 0, err
+		}
+		s.setPin(pin)
+		s.db.NoSync = true
+	} else {
+		if err := s.checkpointNow(); err != nil {
+			return 0, err
+		}
+	}
 	last := stored
 	err = readLog(names, func(lsn uint64, payload []byte) error {
 		if lsn <= stored {
@@ -51,10 +72,23 @@ func (s *Store) replayLog() (next uint64, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("replay the log %s: %w", dir, err)
 	}
-	// Synced even when nothing was replayed: after a process crash, bbolt may hold the records
-	// only in the page cache, and the log is about to go.
-	if err := s.db.Sync(); err != nil {
-		return 0, fmt.Errorf("replay the log: sync database: %w", err)
+	if log {
+		// Synced, saved as the checkpoint, pinned: the log's records are in that state.
+		if err := s.checkpointNow(); err != nil {
+			return 0, fmt.Errorf("replay the log: %w", err)
+		}
+	} else {
+		// Synced even when nothing was replayed: after a process crash, bbolt may hold the
+		// records only in the page cache, and the log is about to go.
+		testHookSync()
+		if err := s.db.Sync(); err != nil {
+			return 0, fmt.Errorf("replay the log: sync database: %w", err)
+		}
+		if err := removeCheckpoint(s.path); err != nil {
+			return 0, err
+		}
+		s.setPin(nil)
+		s.db.NoSync, s.unsynced = false, false
 	}
 	testHookReplay("synced")
 	if err := removeLog(dir, names); err != nil {
@@ -71,7 +105,7 @@ func (s *Store) applyRecord(lsn uint64, payload []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", err, ErrDamaged)
 	}
-	return guard(func() error {
+	err = guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			view := newBatchView(tx)
 			for _, p := range ps {
@@ -83,9 +117,16 @@ func (s *Store) applyRecord(lsn uint64, payload []byte) error {
 				}
 				view.accept(p)
 			}
+			if err := s.beforeCommit(tx, len(payload)); err != nil {
+				return err
+			}
 			return putLogLSN(tx, lsn)
 		})
 	})
+	if err == nil && !s.db.NoSync {
+		testHookSync()
+	}
+	return err
 }
 
 func putLogLSN(tx *bolt.Tx, lsn uint64) error {

@@ -140,6 +140,8 @@ func startServe(ctx context.Context, b binaries, k serveKind, dir, profile strin
 	env := withoutEnv(os.Environ(), "WEND_STORE_LOG", "WEND_YARDSTICK_NOOP", "WEND_YARDSTICK_CPUPROFILE")
 	if k.log {
 		env = append(env, "WEND_STORE_LOG=1")
+	} else {
+		env = append(env, "WEND_STORE_LOG=0") // the log is the store's default since issue 18
 	}
 	if k.noop || profile != "" {
 		bin = b.wendserve
