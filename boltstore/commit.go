@@ -15,6 +15,7 @@ import (
 func (s *Store) write(batch []*request) {
 	s.writeMu.Lock() // uncontended but for PutScheduleStates
 	defer s.writeMu.Unlock()
+	defer s.maybeDropMapped()
 	for len(batch) > 0 {
 		if err := s.Err(); err != nil {
 			answerAll(batch, err)

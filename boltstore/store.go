@@ -100,9 +100,10 @@ type Store struct {
 	pin             *bolt.Tx   // a read transaction at the checkpoint's state, while unsynced
 	ckptTxid        uint64     // the transaction of the last checkpoint saved
 	unsynced        bool
-	mmapLow         int64 // a lower bound of bbolt's mmap size
-	maxPut          int64 // the largest commit payload written since Open
-	sinceCheckpoint int   // transactions since the last checkpoint asked for
+	mmapLow         int64  // a lower bound of bbolt's mmap size
+	maxPut          int64  // the largest commit payload written since Open
+	sinceCheckpoint int    // transactions since the last checkpoint asked for
+	droppedAt       uint64 // txs when the mapped pages were last dropped (residency.go)
 
 	commits  atomic.Uint64 // commits written
 	txs      atomic.Uint64 // bbolt write transactions committed

@@ -1,0 +1,100 @@
+package boltstore
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
+)
+
+// TestDroppedMappedPagesLeaveTheResidentSet: reading a history faults bbolt's mapped pages into
+// the process's resident set; maybeDropMapped takes them out again, and the history still reads
+// back byte for byte (the pages come back from the page cache).
+func TestDroppedMappedPagesLeaveTheResidentSet(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s := openAt(t, path, Options{})
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	r := u.Run
+	for i := range 400 {
+		n := storetest.Next(r, history.ActivityCompleted, 1)
+		n.Events[0].Data = payload(2000 + i)
+		commitRun(t, s, n)
+		r = n.Run
+	}
+	before, err := s.Events("r1", 0)
+	must(t, err)
+	touched := mappedRSS(t, path)
+	if touched < 512<<10 {
+		t.Fatalf("reading %d events of ~2 KB left %d bytes of the map resident; want the pages read", len(before), touched)
+	}
+	s.writeMu.Lock()
+	s.droppedAt = s.txs.Load() - dropMappedEvery
+	s.maybeDropMapped()
+	s.writeMu.Unlock()
+	if after := mappedRSS(t, path); after > touched/8 {
+		t.Errorf("after the drop %d bytes of the map are resident, %d before; want almost none", after, touched)
+	}
+	again, err := s.Events("r1", 0)
+	must(t, err)
+	if len(again) != len(before) {
+		t.Fatalf("read %d events after the drop, %d before", len(again), len(before))
+	}
+	for i := range before {
+		if before[i].Seq != again[i].Seq || !bytes.Equal(before[i].Data, again[i].Data) {
+			t.Fatalf("event %d differs after the drop", i)
+		}
+	}
+}
+
+// TestWriterDropsMappedPages: the writer drops them by itself every dropMappedEvery
+// transactions.
+func TestWriterDropsMappedPages(t *testing.T) {
+	s := openAt(t, filepath.Join(t.TempDir(), "wend.db"), Options{})
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	r := u.Run
+	for range dropMappedEvery {
+		n := storetest.Next(r, history.ActivityCompleted, 1)
+		commitRun(t, s, n)
+		r = n.Run
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.droppedAt == 0 || s.droppedAt > s.txs.Load() {
+		t.Errorf("after %d transactions the last drop is at %d; want one", s.txs.Load(), s.droppedAt)
+	}
+}
+
+// mappedRSS is the resident size of this process's mappings of the file at path, from
+// /proc/self/smaps.
+func mappedRSS(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	must(t, err)
+	defer f.Close()
+	var total int64
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		fields := strings.Fields(line)
+		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = len(fields) >= 6 && fields[5] == path
+			continue
+		}
+		if in && len(fields) == 3 && fields[0] == "Rss:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			must(t, err)
+			total += kb << 10
+		}
+	}
+	must(t, sc.Err())
+	return total
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package boltstore
+
+// dropPages does nothing where the resident set of the mapping has not been measured.
+func dropPages(addr uintptr, size int64) error { return nil }
