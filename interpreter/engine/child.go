@@ -23,6 +23,7 @@ func (e *Engine) goStartChild(parent history.Run, step string, cs history.ChildS
 func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSchedule) error {
 	taskID := stepTaskID(parent.RunID, step)
 	e.mu.Lock()
+	e.awaitStartLocked(cs.WorkflowID) // a Start of the same id commits without e.mu
 	runs, err := e.store.Runs(history.RunFilter{WorkflowID: cs.WorkflowID})
 	if err != nil {
 		e.mu.Unlock()

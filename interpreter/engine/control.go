@@ -117,6 +117,7 @@ func (e *Engine) openRun(workflowID string) (*liveRun, error) {
 func (e *Engine) WaitClosed(ctx context.Context, workflowID string) (history.Run, error) {
 	for {
 		e.mu.Lock()
+		e.awaitStartLocked(workflowID)
 		ch := make(chan struct{})
 		_, open := e.current[workflowID]
 		if open {

@@ -90,6 +90,7 @@ type Engine struct {
 	closeWaits map[string][]chan struct{}
 	waits      map[string][]waitRef // awaited workflow id -> waiting steps
 	inflight   map[string]context.CancelFunc
+	starting   map[string]chan struct{} // workflow ids a Start is committing (start.go, claimID)
 	stopped    error
 	sweepStop  func() bool // disarms the idle sweep's next tick (idle.go)
 
@@ -144,7 +145,7 @@ func New(opts Options) *Engine {
 		opts: opts, store: opts.Store, clock: opts.Clock, ctx: ctx, cancel: cancel,
 		sem: make(chan struct{}, opts.MaxActivities), timerSlots: make(chan struct{}, maxTimerDeliveries),
 		runs: map[string]*liveRun{}, current: map[string]string{}, closeWaits: map[string][]chan struct{}{},
-		waits: map[string][]waitRef{}, inflight: map[string]context.CancelFunc{},
+		waits: map[string][]waitRef{}, inflight: map[string]context.CancelFunc{}, starting: map[string]chan struct{}{},
 	}
 	e.sched = newScheduler(opts.Clock, e.due)
 	e.startSweeper()
@@ -195,6 +196,19 @@ func (e *Engine) spawn(fn func()) bool {
 		fn()
 	}()
 	return true
+}
+
+// enter counts a caller's call in Close's wait, unless the engine has stopped: a Start in
+// flight finishes its commit before Close returns and the store is closed under it. done ends
+// the call.
+func (e *Engine) enter() (done func(), err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped != nil {
+		return nil, e.stopped
+	}
+	e.wg.Add(1)
+	return e.wg.Done, nil
 }
 
 func (e *Engine) logf(format string, args ...any) {

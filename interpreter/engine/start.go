@@ -36,9 +36,11 @@ var ErrUnresolvedWorkflow = errors.New("a registered workflow name is resolved b
 // (docs/reliability.md G8: start is idempotent by id). The bool reports whether a new run was
 // started.
 func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool, error) {
-	if err := e.isStopped(); err != nil {
+	done, err := e.enter()
+	if err != nil {
 		return history.Run{}, false, err
 	}
+	defer done()
 	if req.Workflow != "" {
 		return history.Run{}, false, fmt.Errorf("start %s: %w", req.Workflow, ErrUnresolvedWorkflow)
 	}
@@ -48,12 +50,18 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	if err := CheckPayload("input", req.Input); err != nil {
 		return history.Run{}, false, fmt.Errorf("start: %w", err)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if req.WorkflowID != "" { // the id is taken (G8), so this is the run the caller wants
+	// The id is claimed in memory, not under e.mu across the commit: concurrent starts of other
+	// ids share a group commit, and a second start of the same id waits for the first to
+	// publish its run, then finds it in the store (G8).
+	if req.WorkflowID != "" {
+		release, err := e.claimID(ctx, req.WorkflowID)
+		if err != nil {
+			return history.Run{}, false, err
+		}
+		defer release()
 		if runs, err := e.store.Runs(history.RunFilter{WorkflowID: req.WorkflowID}); err != nil {
 			return history.Run{}, false, err
-		} else if len(runs) > 0 {
+		} else if len(runs) > 0 { // the id is taken (G8), so this is the run the caller wants
 			return runs[0], false, e.sameStart(runs, req.Input)
 		}
 	}
@@ -65,7 +73,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	if err != nil {
 		return history.Run{}, false, err
 	}
-	if req.WorkflowID == "" {
+	if req.WorkflowID == "" { // a fresh random id: no other start can hold it
 		req.WorkflowID = w.Name + "-" + e.opts.NewID()[:8]
 	}
 	st := history.Started{WorkflowID: req.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: req.SpecFile,
@@ -83,18 +91,63 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 		if storeRefused(err) { // this run's content: nothing was written, and the engine goes on
 			return history.Run{}, false, fmt.Errorf("start %s: %w", req.SpecFile, err)
 		}
-		go e.fatal(fmt.Errorf("commit new run: %w", err))
+		e.fatal(fmt.Errorf("commit new run: %w", err))
 		return history.Run{}, false, err
 	}
 	lr.mu.Lock() // before the run is visible, so no input reaches it before its first effects
-	e.publishLocked(lr)
-	e.mu.Unlock()
+	e.publish(lr)
 	e.effects(lr, evs, slots)
 	slots.release(e)
 	rec := lr.rec
 	lr.mu.Unlock()
-	e.mu.Lock() // for the deferred Unlock
 	return rec, true, nil
+}
+
+// claimID marks a workflow id as being started until release is called (after the new run is
+// published, or the start gave up): another Start, a child start, a signal or a wait on the
+// id waits meanwhile (awaitStartLocked), so none sees the run committed but not yet driven.
+func (e *Engine) claimID(ctx context.Context, workflowID string) (release func(), err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for {
+		if e.stopped != nil {
+			return nil, e.stopped
+		}
+		ch, busy := e.starting[workflowID]
+		if !busy {
+			break
+		}
+		e.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			e.mu.Lock()
+			return nil, ctx.Err()
+		}
+		e.mu.Lock()
+	}
+	ch := make(chan struct{})
+	e.starting[workflowID] = ch
+	return func() {
+		e.mu.Lock()
+		delete(e.starting, workflowID)
+		e.mu.Unlock()
+		close(ch)
+	}, nil
+}
+
+// awaitStartLocked waits until no Start holds the workflow id (claimID); e.mu is held, and
+// released while waiting.
+func (e *Engine) awaitStartLocked(workflowID string) {
+	for {
+		ch, busy := e.starting[workflowID]
+		if !busy {
+			return
+		}
+		e.mu.Unlock()
+		<-ch
+		e.mu.Lock()
+	}
 }
 
 func checkInput(w *spec.Workflow, raw json.RawMessage) (json.RawMessage, error) {
@@ -201,6 +254,7 @@ func (e *Engine) live(runID string) *liveRun {
 func (e *Engine) liveByWorkflow(workflowID string) *liveRun {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.awaitStartLocked(workflowID)
 	return e.runs[e.current[workflowID]]
 }
 
