@@ -231,6 +231,9 @@ type driverOptions struct {
 	// background prints the step lines on a goroutine of their own (progress.background),
 	// off the engine's commit path; wend run prints them in line, before its result.
 	background bool
+	// repairAfterReady starts with engine.Resume: ready without replaying the waiting runs,
+	// the repair at start in the background (wend serve; issue 18).
+	repairAfterReady bool
 }
 
 func startDriverWith(e *env, path string, o driverOptions, workflows ...server.Workflow) (*driver, error) {
@@ -250,7 +253,11 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 	}
 	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: acts, Observe: d.prog.observe,
 		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }, IdleAfter: o.idleAfter})
-	rep, err := d.eng.Recover(context.Background())
+	resume := d.eng.Recover
+	if o.repairAfterReady {
+		resume = d.eng.Resume
+	}
+	rep, err := resume(context.Background())
 	if err != nil {
 		d.close()
 		return nil, fmt.Errorf("resume unfinished runs: %w", err)

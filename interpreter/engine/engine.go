@@ -93,6 +93,10 @@ type Engine struct {
 	starting   map[string]chan struct{} // workflow ids a Start is committing (start.go, claimID)
 	stopped    error
 	sweepStop  func() bool // disarms the idle sweep's next tick (idle.go)
+	// Resume's background repair (recover.go): closed when it ends, and what it found.
+	resumeDone   chan struct{}
+	resumeRepair RepairReport
+	resumeErr    error
 
 	stale        atomic.Int64 // outcomes of superseded attempts, dropped
 	damagedTasks atomic.Int64 // damaged task records set aside (recover.go)
@@ -122,6 +126,9 @@ type liveRun struct {
 	// tasks its history needed when it left, for Repair to check without rebuilding it.
 	needs    []taskNeed
 	lastUsed time.Time // when the run last took input; lr.mu guards it
+	// unread is set for a run Resume registered without replaying it, until it is replayed:
+	// what tasks its history needs is not known, so Repair replays it to check them.
+	unread bool
 }
 
 type waitRef struct{ runID, step string }

@@ -182,8 +182,9 @@ func (e *Engine) evict(lr *liveRun) {
 	e.idle.evicted.Add(1)
 }
 
-// ensure rebuilds an evicted run's state machine by replaying its history; a history that no
-// longer replays blocks the run, as at Recover. lr.mu is held.
+// ensure rebuilds an evicted run's state machine by replaying its history (or builds it for
+// the first time, for a run Resume registered unread); a history that no longer replays
+// blocks the run, as at Recover. lr.mu is held.
 func (e *Engine) ensure(lr *liveRun) error {
 	if lr.interp != nil || lr.blocked != nil {
 		return lr.blocked
@@ -191,10 +192,15 @@ func (e *Engine) ensure(lr *liveRun) error {
 	fresh, err := e.replay(lr.rec)
 	if err != nil {
 		lr.blocked = err
-		e.logf("wend: run %s blocked: rebuild after it left memory: %v", lr.rec.RunID, err)
+		if lr.unread {
+			e.logf("wend: run %s blocked: %v", lr.rec.RunID, err)
+		} else {
+			e.logf("wend: run %s blocked: rebuild after it left memory: %v", lr.rec.RunID, err)
+		}
 		return err
 	}
 	lr.interp, lr.w, lr.needs = fresh.interp, fresh.w, nil
+	lr.unread = false
 	e.idle.rebuilt.Add(1)
 	return nil
 }
@@ -213,7 +219,7 @@ func needsMet(needs []taskNeed, runID string, have map[string]history.Task) bool
 // may leave memory and this one waits (evictable): a restart over many waiting runs then
 // holds one state machine at a time, not all of them.
 func (e *Engine) evictAtRecover(lr *liveRun) {
-	if e.opts.IdleAfter <= 0 && e.opts.MaxResidentRuns <= 0 {
+	if !e.evicts() {
 		return
 	}
 	lr.mu.Lock()
@@ -222,6 +228,9 @@ func (e *Engine) evictAtRecover(lr *liveRun) {
 		e.evict(lr)
 	}
 }
+
+// evicts says whether runs may leave memory (IdleAfter or MaxResidentRuns is set).
+func (e *Engine) evicts() bool { return e.opts.IdleAfter > 0 || e.opts.MaxResidentRuns > 0 }
 
 // resident returns a run's spec, rebuilding the run if it was evicted; nil if the run cannot be
 // rebuilt (it is blocked now, and its next input is refused as such).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/spec"
@@ -11,7 +13,7 @@ import (
 
 // RecoverReport says what Recover found.
 type RecoverReport struct {
-	Resumed int      // open runs replayed and driven again
+	Resumed int      // open runs driven again (Resume: registered; Recover: and replayed)
 	Blocked []string // runs that could not be replayed, with why
 	Tasks   int      // tasks re-armed (leases of the dead predecessor reclaimed)
 	// Interrupted counts the tries a stopped process had handed to a plugin (marked
@@ -19,39 +21,163 @@ type RecoverReport struct {
 	// attempt.
 	Interrupted int
 	// Repair is the repair run after the replay, as Watchdog runs it: tasks the histories of
-	// open runs need but the store lacks (lost, or set aside as damaged) are rebuilt.
+	// open runs need but the store lacks (lost, or set aside as damaged) are rebuilt. Empty
+	// from Resume, which repairs in the background.
 	Repair RepairReport
 }
 
-// Recover resumes every open run from its history: it replays each with the spec text the run
-// recorded, re-arms every task left in the store (this process holds the database lock, so
-// no other worker owns them), and delivers child and wait outcomes that a crash cut off. Then
-// it repairs, as Watchdog does: a run whose task was lost or damaged would otherwise wait for
-// it for ever (issue 12 items 12 and 13). Damaged task records are set aside, never the end of
-// every run.
+// Recover resumes every open run and repairs before it returns: Resume, then the check of
+// every run's tasks against its history that Resume leaves to the background (issue 12 items
+// 12 and 13: a run whose task was lost or damaged would otherwise wait for it for ever). Each
+// open run is replayed once, with the spec text it recorded; a waiting run leaves memory again
+// when the engine lets idle runs go. A run whose history no longer replays is reported in
+// Blocked and not driven. The CLI's run, resume and repair use it.
 func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
+	rep, err := e.resume(ctx)
+	if err != nil {
+		return rep, err
+	}
+	if rep.Repair, err = e.repair("", true); err != nil {
+		return rep, err
+	}
+	rep.settle()
+	if n := len(rep.Repair.Rebuilt); n > 0 {
+		e.logf("wend: rebuilt %d task(s) the histories need: %v", n, rep.Repair.Rebuilt)
+	}
+	return rep, nil
+}
+
+// settle folds the start's repair into the report: its blocked runs were not resumed, its
+// rebuilt tries recorded interrupted count as interruptions.
+func (rep *RecoverReport) settle() {
+	rep.Blocked = append(rep.Blocked, rep.Repair.Blocked...)
+	rep.Resumed -= len(rep.Repair.Blocked)
+	rep.Interrupted += len(rep.Repair.Interrupted)
+}
+
+// Resume makes the engine ready over what a previous process left, without replaying the
+// runs that only wait (issue 18: start to ready with 100,000 waiting runs). Every open run is
+// registered from its record, out of memory as an idle run is (idle.go), and every task left
+// in the store is taken back (this process holds the database lock, so no other worker owns
+// them): timers and backoffs go to the scheduler's heap, due tries are called, waits and
+// child starts are registered. A run is replayed only when it has something to do now: a try
+// the stopped process had handed to a plugin is recorded interrupted, a child start may be
+// owed; any other run is rebuilt by replay on its first input, as an evicted run is.
+//
+// What Resume leaves undone, it does in the background right after, as part of the engine
+// (Close waits for it): every run not yet replayed is replayed once and its tasks checked
+// against its history, as Recover does before it returns: lost and damaged tasks are rebuilt,
+// runs whose history no longer replays are dropped, and a waiting run leaves memory again. Its
+// report goes to Logf, and ResumeRepaired waits for it. wend serve starts with Resume.
+func (e *Engine) Resume(ctx context.Context) (RecoverReport, error) {
+	rep, err := e.resume(ctx)
+	if err != nil {
+		return rep, err
+	}
+	done := make(chan struct{})
+	e.mu.Lock()
+	e.resumeDone = done
+	e.mu.Unlock()
+	if !e.spawn(func() { e.repairResumed(done) }) {
+		close(done)
+	}
+	return rep, nil
+}
+
+// repairResumed is Resume's background check (repair at start, over every open run).
+func (e *Engine) repairResumed(done chan struct{}) {
+	defer close(done)
+	t0 := e.clock.Now()
+	rep, err := e.repair("", true)
+	e.mu.Lock()
+	e.resumeRepair, e.resumeErr = rep, err
+	e.mu.Unlock()
+	if err != nil {
+		if e.isStopped() == nil {
+			e.logf("wend: repair at start: %v", err)
+		}
+		return
+	}
+	for _, b := range rep.Blocked {
+		e.logf("wend: not resuming run %s", b)
+	}
+	if n := len(rep.Rebuilt); n > 0 {
+		e.logf("wend: rebuilt %d task(s) the histories need: %v", n, rep.Rebuilt)
+	}
+	if n := len(rep.Interrupted); n > 0 {
+		e.logf("wend: redelivering %d activity call(s) whose task was lost (recorded as interrupted; each is a new attempt)", n)
+	}
+	e.logf("wend: checked the tasks of %d open run(s) against their histories in %s: %d rebuilt, %d blocked",
+		rep.Runs, e.clock.Now().Sub(t0).Round(time.Millisecond), len(rep.Rebuilt), len(rep.Blocked))
+}
+
+// ResumeRepaired waits until the repair Resume left to the background has ended and returns
+// its report; at once, with an empty report, on an engine that did not Resume.
+func (e *Engine) ResumeRepaired(ctx context.Context) (RepairReport, error) {
+	e.mu.Lock()
+	done := e.resumeDone
+	e.mu.Unlock()
+	if done == nil {
+		return RepairReport{}, nil
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return RepairReport{}, ctx.Err()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.resumeRepair, e.resumeErr
+}
+
+// resumeRepairing says whether Resume's background repair is still going.
+func (e *Engine) resumeRepairing() bool {
+	e.mu.Lock()
+	done := e.resumeDone
+	e.mu.Unlock()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
+// resume registers the open runs and re-arms the stored tasks: Resume without the repair.
+func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 	var rep RecoverReport
 	runs, err := e.store.Runs(history.RunFilter{Status: history.StatusRunning})
 	if err != nil {
 		return rep, err
 	}
-	for _, rec := range runs {
-		lr, err := e.replay(rec)
-		if err != nil {
-			rep.Blocked = append(rep.Blocked, fmt.Sprintf("%s (%s): %v", rec.RunID, rec.WorkflowID, err))
-			e.logf("wend: run %s blocked: %v", rec.RunID, err)
-			continue
-		}
-		e.publish(lr)
-		rep.Resumed++
-		e.evictAtRecover(lr)
-	}
 	tasks, err := e.store.Tasks()
 	if d := (*history.DamagedTasksError)(nil); errors.As(err, &d) {
-		err = nil // the repair below reports them and rebuilds what the runs need
+		err = nil // the repair reports them and rebuilds what the runs need
 	}
 	if err != nil {
 		return rep, err
+	}
+	now := e.clock.Now()
+	owesChild := map[string]bool{}
+	for _, t := range tasks {
+		if t.Kind == history.TaskChild {
+			owesChild[t.RunID] = true
+		}
+	}
+	for _, rec := range runs {
+		lr := &liveRun{dir: filepath.Dir(rec.SpecFile), workflowID: rec.WorkflowID, rec: rec, unread: true, lastUsed: now}
+		if owesChild[rec.RunID] {
+			// A child start may be owed: only a run whose history replays starts one.
+			if err := e.ensure(lr); err != nil {
+				rep.Blocked = append(rep.Blocked, fmt.Sprintf("%s (%s): %v", rec.RunID, rec.WorkflowID, err))
+				continue
+			}
+		}
+		e.publish(lr)
+		rep.Resumed++
 	}
 	for _, t := range tasks {
 		lr := e.live(t.RunID)
@@ -67,12 +193,8 @@ func (e *Engine) Recover(ctx context.Context) (RecoverReport, error) {
 		}
 		e.rearm(lr, t)
 	}
-	if rep.Repair, err = e.repair("", true); err != nil {
-		return rep, err
-	}
-	rep.Interrupted += len(rep.Repair.Interrupted)
-	if n := len(rep.Repair.Rebuilt); n > 0 {
-		e.logf("wend: rebuilt %d task(s) the histories need: %v", n, rep.Repair.Rebuilt)
+	for _, lr := range e.liveRuns("") {
+		e.evictAtRecover(lr) // the runs replayed above that only wait
 	}
 	return rep, nil
 }

@@ -19,6 +19,12 @@ type RepairReport struct {
 	// interrupted instead of running again: they may have reached a plugin before their
 	// record was lost.
 	Interrupted []string
+	// Blocked lists the runs a start's repair replayed for the first time and found not to
+	// replay ("RUNID (WORKFLOW ID): why"): they are not driven.
+	Blocked []string
+	// Skipped counts the runs that committed during every round of the repair: the next
+	// repair checks them.
+	Skipped int
 }
 
 // expectedTasks are the tasks a run's open work needs, derived from its replayed state.
@@ -51,44 +57,65 @@ func (e *Engine) Repair(ctx context.Context, workflowID string) (rep RepairRepor
 	return e.repair(workflowID, false)
 }
 
-// repair is Repair; atStart is set when Recover calls it, before this process has handed any
-// try to a plugin: a lost activity task whose try may have reached a plugin under the process
-// that stopped is then rebuilt marked dispatched and recorded interrupted, as a marked task
-// is, so the re-run gets a new attempt and attempt id.
+// repair is Repair; atStart is set when Recover or Resume calls it, before this process has
+// handed any try of the run's lost tasks to a plugin: a lost activity task whose try may have
+// reached a plugin under the process that stopped is then rebuilt marked dispatched and
+// recorded interrupted, as a marked task is, so the re-run gets a new attempt and attempt id.
+//
+// It runs beside runs that take input. The stored tasks are read once a round, after the
+// runs' sequence numbers: a run that committed in between (its tasks changed) is looked at
+// again in a further round with a fresh read, at most repairRounds in all, and left to the
+// next repair after that, never rebuilt from a stale read (which would rebuild a task just
+// committed, dispatch mark and all, and call its try twice).
 func (e *Engine) repair(workflowID string, atStart bool) (rep RepairReport, err error) {
+	runs := e.liveRuns(workflowID)
+	rep.Runs = len(runs)
+	rebuilt := map[string]bool{}
+	var damaged []history.DamagedTask
+	for round := 0; round < repairRounds && len(runs) > 0; round++ {
+		if runs, damaged, err = e.repairRound(runs, atStart, rebuilt, &rep); err != nil {
+			return rep, err
+		}
+	}
+	rep.Skipped = len(runs)
+	if workflowID == "" && len(runs) == 0 {
+		// Every open run was checked against one read: a damaged record none needs is garbage.
+		err = e.dropDamaged(damaged, rebuilt, &rep)
+	}
+	return rep, err
+}
+
+// repairRounds bounds the rounds of a repair over runs that keep committing.
+const repairRounds = 3
+
+// repairRound is one read of the stored tasks and a check of runs against it; it returns the
+// runs that committed since their sequence numbers were taken, for another round.
+func (e *Engine) repairRound(runs []*liveRun, atStart bool, rebuilt map[string]bool, rep *RepairReport) (moved []*liveRun, damaged []history.DamagedTask, err error) {
+	seqs := make([]uint64, len(runs))
+	for i, lr := range runs {
+		lr.mu.Lock()
+		seqs[i] = lr.rec.LastSeq
+		lr.mu.Unlock()
+	}
 	stored, damaged, err := e.storedTasks()
 	if err != nil {
-		return rep, err
+		return nil, nil, err
 	}
-	rebuilt := map[string]bool{}
-	defer func() {
-		if err == nil && workflowID == "" {
-			err = e.dropDamaged(damaged, rebuilt, &rep)
-		}
-	}()
 	have := make(map[string]history.Task, len(stored))
 	for _, t := range stored {
 		have[t.ID] = t
 	}
-	for _, lr := range e.liveRuns(workflowID) {
-		rep.Runs++
+	for i, lr := range runs {
+		if err := e.isStopped(); err != nil {
+			return nil, nil, err // a background repair at Close
+		}
 		lr.mu.Lock()
-		if lr.interp == nil && needsMet(lr.needs, lr.rec.RunID, have) {
-			lr.mu.Unlock() // evicted, and the store holds what it needs: no replay (idle.go)
+		if lr.rec.LastSeq != seqs[i] {
+			lr.mu.Unlock()
+			moved = append(moved, lr)
 			continue
 		}
-		if e.ensure(lr) != nil {
-			lr.mu.Unlock()
-			continue // blocked: no tasks to rebuild for a run that is not driven
-		}
-		var missing []history.Task
-		for _, t := range expectedTasks(lr) {
-			// A task stored for another run or of another kind is damage (a legacy record,
-			// written without a checksum): the run would wait for ever for it.
-			if got, ok := have[t.ID]; !ok || got.RunID != t.RunID || got.Kind != t.Kind {
-				missing = append(missing, t)
-			}
-		}
+		missing := e.missingTasks(lr, have, rep)
 		if len(missing) == 0 {
 			lr.mu.Unlock()
 			continue
@@ -100,7 +127,7 @@ func (e *Engine) repair(workflowID string, atStart bool) (rep RepairReport, err 
 		runID := lr.rec.RunID // lr.rec is rewritten by each commit of the run: read it locked
 		lr.mu.Unlock()
 		if err != nil {
-			return rep, err
+			return nil, nil, err
 		}
 		for _, t := range missing {
 			rebuilt[t.ID] = true
@@ -112,7 +139,42 @@ func (e *Engine) repair(workflowID string, atStart bool) (rep RepairReport, err 
 			e.rearm(lr, t)
 		}
 	}
-	return rep, nil
+	return moved, damaged, nil
+}
+
+// missingTasks returns the tasks a run's history needs that have lacks. It replays a run out
+// of memory only when it must: one Resume registered unread, or an evicted one whose needs
+// have lacks; a run it replayed that needs nothing leaves memory again if the engine lets
+// idle runs go. A run Resume
+// registered whose history does not replay is dropped and reported in rep.Blocked. lr.mu is
+// held.
+func (e *Engine) missingTasks(lr *liveRun, have map[string]history.Task, rep *RepairReport) []history.Task {
+	if !lr.rec.Open() {
+		return nil // closed since the list was taken
+	}
+	if lr.interp == nil && !lr.unread && lr.blocked == nil && needsMet(lr.needs, lr.rec.RunID, have) {
+		return nil // evicted, and the store holds what it needs: no replay (idle.go)
+	}
+	wasOut := lr.interp == nil
+	if err := e.ensure(lr); err != nil {
+		if lr.unread { // never driven in this process: not resumed, as Recover reported it
+			rep.Blocked = append(rep.Blocked, fmt.Sprintf("%s (%s): %v", lr.rec.RunID, lr.workflowID, err))
+			e.unpublish(lr)
+		}
+		return nil // blocked: no tasks to rebuild for a run that is not driven
+	}
+	var missing []history.Task
+	for _, t := range expectedTasks(lr) {
+		// A task stored for another run or of another kind is damage (a legacy record,
+		// written without a checksum): the run would wait for ever for it.
+		if got, ok := have[t.ID]; !ok || got.RunID != t.RunID || got.Kind != t.Kind {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) == 0 && wasOut && e.evicts() && e.evictable(lr) {
+		e.evict(lr) // as it was: a check does not make a waiting run resident
+	}
+	return missing
 }
 
 // dropDamaged deletes the damaged task records a repair of every run did not replace: no open
@@ -171,6 +233,10 @@ func (e *Engine) Watchdog(interval time.Duration) {
 	var tick func()
 	tick = func() {
 		if e.isStopped() != nil {
+			return
+		}
+		if e.resumeRepairing() {
+			e.clock.AfterFunc(interval, tick) // the start's repair is going through every run
 			return
 		}
 		if rep, err := e.Repair(e.ctx, ""); err != nil {

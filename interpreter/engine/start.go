@@ -244,6 +244,27 @@ func (e *Engine) publishLocked(lr *liveRun) {
 	e.current[lr.rec.WorkflowID] = lr.rec.RunID
 }
 
+// unpublish stops driving a run Resume registered whose history turned out not to replay,
+// as Recover never drove one: input to its workflow id is refused (openRun) and WaitClosed
+// callers are woken to say so. lr.mu is held.
+func (e *Engine) unpublish(lr *liveRun) {
+	e.mu.Lock()
+	if e.runs[lr.rec.RunID] != lr {
+		e.mu.Unlock()
+		return
+	}
+	delete(e.runs, lr.rec.RunID)
+	if e.current[lr.workflowID] == lr.rec.RunID {
+		delete(e.current, lr.workflowID)
+	}
+	chans := e.closeWaits[lr.workflowID]
+	delete(e.closeWaits, lr.workflowID)
+	e.mu.Unlock()
+	for _, ch := range chans {
+		close(ch)
+	}
+}
+
 func (e *Engine) live(runID string) *liveRun {
 	e.mu.Lock()
 	defer e.mu.Unlock()
