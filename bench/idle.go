@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,10 +40,14 @@ const dueFlow = "plugins: {p: ./p}\nsteps:\n  - delay: {until: \"${{ input.at }}
 // idle measures what a waiting run costs:
 //
 //   - resident: n runs started (32 starters at once) and waiting, all in memory (no
-//     eviction): live heap and RSS per run, and a signal's latency to one of them;
-//   - evicted: a new engine over the same database with IdleAfter: start to ready (Recover
-//     replays each open run and drops it from memory), heap and RSS per run, and a signal's
-//     latency to a run out of memory (the signal's commit and the rebuild by replay);
+//     eviction): live heap and RSS per run, starts a second, and a signal's latency to one
+//     of them;
+//   - evicted: a new engine over the same database with IdleAfter: start to ready
+//     (engine.Resume registers each open run without replaying it), then to the end of the
+//     start's repair (each run replayed once in the background, its tasks checked, dropped
+//     from memory again), heap and RSS per run, and a signal's latency to a run out of memory
+//     (the signal's commit and the rebuild by replay);
+//   - serve: the same through a real `wend serve` process (idleserve.go);
 //   - timers: n runs whose delays all end at the same second, with MaxResidentRuns 1,000:
 //     from that second to the last run closed, and the commits the firing took.
 //
@@ -94,6 +97,7 @@ func (b *bench) idle() {
 		"signal_ms_median", round(resSignal))
 
 	b.idleEvicted(db, n, base)
+	b.idleServe(db, n)
 	b.timers(n, startT)
 }
 
@@ -105,11 +109,17 @@ func (b *bench) idleEvicted(db string, n int, base uint64) {
 	}
 	eng := engine.New(engine.Options{Store: st, Activities: noop{}, MaxActivities: 512, IdleAfter: *idleAfter})
 	t0, cpu0 := time.Now(), cpuTime()
-	rep, err := eng.Recover(context.Background())
+	rep, err := eng.Resume(context.Background())
 	ready, readyCPU := time.Since(t0), cpuTime()-cpu0
 	// The 200 signalled runs closed, unless Close cut off their last step.
 	if err != nil || rep.Resumed < n-200 || rep.Resumed > n {
-		fail(fmt.Errorf("recover: resumed %d of %d: %v", rep.Resumed, n-200, err))
+		fail(fmt.Errorf("resume: resumed %d of %d: %v", rep.Resumed, n-200, err))
+	}
+	atReady := eng.Idle()
+	rr, err := eng.ResumeRepaired(context.Background())
+	repaired, repairedCPU := time.Since(t0), cpuTime()-cpu0
+	if err != nil || len(rr.Rebuilt) > 0 || len(rr.Blocked) > 0 {
+		fail(fmt.Errorf("the start's repair: %d rebuilt, %d blocked: %v", len(rr.Rebuilt), len(rr.Blocked), err))
 	}
 	idle := eng.Idle()
 	evHeap, evRSS := liveHeap(), rssMB()
@@ -119,9 +129,10 @@ func (b *bench) idleEvicted(db string, n int, base uint64) {
 	st.Close()
 	eng, st = nil, nil
 	evHeap = heapOver(evHeap, min(base, liveHeap()))
-	emit("idle_evicted", "runs", rep.Resumed, "start_to_ready_ms", ms(ready), "start_to_ready_cpu_ms", ms(readyCPU), "resident_after_recover", idle.Resident,
-		"heap_bytes_per_run", int(evHeap/uint64(rep.Resumed)), "rss_mb", evRSS, "signal_ms_median", round(evSignal),
-		"rebuilt", after.Rebuilt, "idle_after", idleAfter.String())
+	emit("idle_evicted", "runs", rep.Resumed, "start_to_ready_ms", ms(ready), "start_to_ready_cpu_ms", ms(readyCPU),
+		"replayed_at_ready", atReady.Rebuilt, "start_to_repaired_ms", ms(repaired), "start_to_repaired_cpu_ms", ms(repairedCPU),
+		"resident_after_repair", idle.Resident, "heap_bytes_per_run", int(evHeap/uint64(rep.Resumed)), "rss_mb", evRSS,
+		"signal_ms_median", round(evSignal), "rebuilt", after.Rebuilt-idle.Rebuilt, "idle_after", idleAfter.String())
 }
 
 // timers: n runs sleep until the same second, then each records TimerFired and calls one
@@ -223,17 +234,5 @@ func liveHeap() uint64 {
 	return m.HeapAlloc
 }
 
-// rssMB is the process's resident set size now (VmRSS), in MB; -1 where /proc is missing.
-func rssMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return round(kb / 1024)
-		}
-	}
-	return -1
-}
+// rssMB is this process's resident set size now (VmRSS), in MB; -1 where /proc is missing.
+func rssMB() float64 { return procRSSMB(os.Getpid()) }
