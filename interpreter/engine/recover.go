@@ -107,8 +107,10 @@ func (e *Engine) repairResumed(done chan struct{}) {
 	if n := len(rep.Interrupted); n > 0 {
 		e.logf("wend: redelivering %d activity call(s) whose task was lost (recorded as interrupted; each is a new attempt)", n)
 	}
-	e.logf("wend: checked the tasks of %d open run(s) against their histories in %s: %d rebuilt, %d blocked",
-		rep.Runs, e.clock.Now().Sub(t0).Round(time.Millisecond), len(rep.Rebuilt), len(rep.Blocked))
+	if rep.Runs > 0 {
+		e.logf("wend: checked the tasks of %d open run(s) against their histories in %s: %d rebuilt, %d blocked",
+			rep.Runs, e.clock.Now().Sub(t0).Round(time.Millisecond), len(rep.Rebuilt), len(rep.Blocked))
+	}
 }
 
 // ResumeRepaired waits until the repair Resume left to the background has ended and returns
