@@ -215,7 +215,7 @@ func needsMet(needs []taskNeed, runID string, have map[string]history.Task) bool
 	return true
 }
 
-// evictAtRecover drops at once the state machine of a run Recover just replayed, when runs
+// evictAtRecover drops at once the state machine of a run the start just replayed, when runs
 // may leave memory and this one waits (evictable): a restart over many waiting runs then
 // holds one state machine at a time, not all of them.
 func (e *Engine) evictAtRecover(lr *liveRun) {
