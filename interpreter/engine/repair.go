@@ -145,9 +145,8 @@ func (e *Engine) repairRound(runs []*liveRun, atStart bool, rebuilt map[string]b
 // missingTasks returns the tasks a run's history needs that have lacks. It replays a run out
 // of memory only when it must: one Resume registered unread, or an evicted one whose needs
 // have lacks; a run it replayed that needs nothing leaves memory again if the engine lets
-// idle runs go. A run Resume
-// registered whose history does not replay is dropped and reported in rep.Blocked. lr.mu is
-// held.
+// idle runs go. A run Resume registered whose history does not replay is dropped and
+// reported in rep.Blocked. lr.mu is held.
 func (e *Engine) missingTasks(lr *liveRun, have map[string]history.Task, rep *RepairReport) []history.Task {
 	if !lr.rec.Open() {
 		return nil // closed since the list was taken
