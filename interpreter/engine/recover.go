@@ -193,7 +193,10 @@ func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 				continue
 			}
 		}
-		e.rearm(lr, t)
+		lr.mu.Lock()
+		rec := lr.rec
+		lr.mu.Unlock()
+		e.rearm(rec, t)
 	}
 	for _, lr := range e.liveRuns("") {
 		e.evictAtRecover(lr) // the runs replayed above that only wait
@@ -260,8 +263,10 @@ func replayRun(st history.Started, evs []history.Event) (*liveRun, error) {
 	return replayWith(w, st, evs)
 }
 
-// rearm puts a stored task back to work.
-func (e *Engine) rearm(lr *liveRun, t history.Task) {
+// rearm puts a stored task back to work. rec is the run's record, read under its lock: the
+// run may be committing meanwhile (a timer re-armed before fired at once), so lr.rec is not
+// read here.
+func (e *Engine) rearm(rec history.Run, t history.Task) {
 	switch t.Kind {
 	case history.TaskActivity:
 		if t.AvailableAt.After(e.clock.Now()) {
@@ -279,11 +284,11 @@ func (e *Engine) rearm(lr *liveRun, t history.Task) {
 		}
 		if t.Kind == history.TaskChild {
 			cs, _ := history.DataOf[history.ChildSchedule](history.Event{Data: st.Data})
-			e.goStartChild(lr.rec, st.Step, cs)
+			e.goStartChild(rec, st.Step, cs)
 			return
 		}
 		ws, _ := history.DataOf[history.WaitSchedule](history.Event{Data: st.Data})
-		e.registerWait(ws.WorkflowID, waitRef{lr.rec.RunID, st.Step})
+		e.registerWait(ws.WorkflowID, waitRef{rec.RunID, st.Step})
 	}
 }
 

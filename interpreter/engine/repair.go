@@ -124,8 +124,9 @@ func (e *Engine) repairRound(runs []*liveRun, atStart bool, rebuilt map[string]b
 			missing[i].Dispatched = atStart && e.possiblyDispatched(lr, t)
 		}
 		err = e.commitRepair(lr, missing)
-		runID := lr.rec.RunID // lr.rec is rewritten by each commit of the run: read it locked
+		rec := lr.rec // lr.rec is rewritten by each commit of the run: read it locked
 		lr.mu.Unlock()
+		runID := rec.RunID
 		if err != nil {
 			return nil, nil, err
 		}
@@ -136,7 +137,7 @@ func (e *Engine) repairRound(runs []*liveRun, atStart bool, rebuilt map[string]b
 				rep.Interrupted = append(rep.Interrupted, runID+": "+t.ID)
 				continue
 			}
-			e.rearm(lr, t)
+			e.rearm(rec, t)
 		}
 	}
 	return moved, damaged, nil
@@ -324,7 +325,7 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 	e.publishLocked(lr)
 	e.mu.Unlock()
 	for _, t := range c.PutTasks {
-		e.rearm(lr, t)
+		e.rearm(lr.rec, t) // lr.mu is held
 	}
 	if e.opts.Observe != nil {
 		for _, ev := range evs[len(evs)-1-len(decisions):] {
