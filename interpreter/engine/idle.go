@@ -173,7 +173,7 @@ func (e *Engine) evictable(lr *liveRun) bool {
 
 // evict drops a run's state machine, remembering the tasks its history needs. lr.mu is held.
 func (e *Engine) evict(lr *liveRun) {
-	exp := expectedTasks(lr)
+	exp := neededTasks(e.store, lr)
 	lr.needs = make([]taskNeed, len(exp))
 	for i, t := range exp {
 		lr.needs[i] = taskNeed{t.ID, t.Kind}

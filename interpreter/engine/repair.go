@@ -46,6 +46,45 @@ func expectedTasks(lr *liveRun) []history.Task {
 	return out
 }
 
+// neededTasks are the tasks the store must hold for a run: expectedTasks but the start task of
+// a run_workflow child that is running. The child's start deletes that task (the outcome comes
+// from the child when it closes, not from a task), so while the child runs the store rightly
+// lacks it; counting it as lost made every repair rebuild it and record RepairRequested in the
+// parent, and wend check report it. A child that has closed while its parent still waits keeps
+// needing it: the rebuilt task delivers the outcome a crash cut off (startChild's bookkeeping).
+func neededTasks(store history.Store, lr *liveRun) []history.Task {
+	var out []history.Task
+	for _, t := range expectedTasks(lr) {
+		if t.Kind == history.TaskChild && childRunning(store, t) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// childRunning says whether the child a child task starts has a run that is open.
+func childRunning(store history.Store, t history.Task) bool {
+	st, err := history.DataOf[stepTask](history.Event{Data: t.Data})
+	if err != nil {
+		return false
+	}
+	cs, err := history.DataOf[history.ChildSchedule](history.Event{Data: st.Data})
+	if err != nil || cs.WorkflowID == "" {
+		return false
+	}
+	runs, err := store.Runs(history.RunFilter{WorkflowID: cs.WorkflowID})
+	if err != nil {
+		return false // counted as needed: a repair rebuilds it, and startChild finds the child
+	}
+	for _, r := range runs {
+		if r.Open() {
+			return true
+		}
+	}
+	return false
+}
+
 // Repair recreates tasks that the history says must exist but the store lacks, for one
 // workflow id or (workflowID "") every open run. It never touches a task that exists, so
 // an activity that is running is never started twice by it; a repaired run records
@@ -164,7 +203,7 @@ func (e *Engine) missingTasks(lr *liveRun, have map[string]history.Task, rep *Re
 		return nil // blocked: no tasks to rebuild for a run that is not driven
 	}
 	var missing []history.Task
-	for _, t := range expectedTasks(lr) {
+	for _, t := range neededTasks(e.store, lr) {
 		// A task stored for another run or of another kind is damage (a legacy record,
 		// written without a checksum): the run would wait for ever for it.
 		if got, ok := have[t.ID]; !ok || got.RunID != t.RunID || got.Kind != t.Kind {

@@ -43,7 +43,7 @@ func CheckTasks(store history.Store) ([]string, error) {
 		if rec.Name != lr.w.Name {
 			out = append(out, fmt.Sprintf("run %s: run record: name %q, its recorded spec says %q", rec.RunID, rec.Name, lr.w.Name))
 		}
-		needs = append(needs, need{rec, expectedTasks(lr)})
+		needs = append(needs, need{rec, neededTasks(store, lr)})
 	}
 	tasks, err := store.Tasks()
 	if d := (*history.DamagedTasksError)(nil); errors.As(err, &d) {
