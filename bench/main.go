@@ -22,6 +22,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 )
@@ -44,6 +45,7 @@ func main() {
 	only := flag.String("only", "", "run one workload: update, seq1000 (= seqnoop + seqplugin), concurrent, foreach, resume, plugin, process, idle")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
+	traceFile := flag.String("trace", "", "write an execution trace of the run to this file (go tool trace; -pprof=sched shows scheduling delays)")
 	flag.Parse()
 	if *memprofile != "" {
 		runtime.MemProfileRate = 4096
@@ -57,6 +59,16 @@ func main() {
 				fail(err)
 			}
 		}()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			fail(err)
+		}
+		if err := trace.Start(f); err != nil {
+			fail(err)
+		}
+		defer trace.Stop()
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
