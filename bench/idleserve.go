@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wendflow/wend/internal/apiclient"
 )
 
 // idleServe is idle's third part, issue 18's "how long `wend serve` takes to start with N open
@@ -45,10 +44,7 @@ func (b *bench) idleServe(db string, n int) {
 		fail(err)
 	}
 	defer logf.Close()
-	sock := db + ".sock"
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
+	api := apiclient.Unix(db + ".sock")
 	cmd := exec.Command(wend, "serve", "--db", db, "--http", "off", "--idle-after", idleAfter.String())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = childAttr()
@@ -76,7 +72,7 @@ func (b *bench) idleServe(db string, n int) {
 			Status string `json:"status"`
 			Engine bool   `json:"engine"`
 		}
-		if err := call(hc, "GET", "/v1/health", nil, &h); err == nil && h.Status == "ok" && h.Engine {
+		if err := api.Call(context.Background(), "GET", "/v1/health", nil, http.StatusOK, &h); err == nil && h.Status == "ok" && h.Engine {
 			ready = time.Since(t0)
 			break
 		}
@@ -95,7 +91,7 @@ func (b *bench) idleServe(db string, n int) {
 		var ds []float64
 		for i := from; i < to; i++ {
 			s := time.Now()
-			check(call(hc, "POST", "/v1/runs/o"+strconv.Itoa(i)+"/signals", map[string]any{"name": "shipped", "data": "dhl"}, nil))
+			check(api.Call(context.Background(), "POST", "/v1/runs/o"+strconv.Itoa(i)+"/signals", map[string]any{"name": "shipped", "data": "dhl"}, http.StatusOK, nil))
 			ds = append(ds, float64(time.Since(s))/float64(time.Millisecond))
 		}
 		return medianOf(ds)
@@ -122,7 +118,7 @@ func (b *bench) idleServe(db string, n int) {
 	afterRepair := signal(400, 600)
 	peak := procStatusMB(cmd.Process.Pid, "VmHWM:") // the rusage of a forked child counts the parent's pages before exec
 
-	hc.CloseIdleConnections()
+	api.Close()
 	check(cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:
@@ -141,41 +137,6 @@ func (b *bench) idleServe(db string, n int) {
 		"start_to_repaired_ms", ms(repaired), "rss_mb_repaired", repairedRSS, "peak_rss_mb", peak,
 		"signal_ms_median_during_repair", round(duringRepair), "signal_ms_median", round(afterRepair),
 		"cpu_ms_total", ms(ps.UserTime()+ps.SystemTime()), "repair_log", repairLine(logPath), "note", note)
-}
-
-// call makes one control-API request over hc and decodes a 2xx answer into out (if not nil).
-func call(hc *http.Client, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, "http://wend"+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(b))
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(b, out)
 }
 
 // repairLine is the serve log's line about the start's repair.

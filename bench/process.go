@@ -6,10 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,9 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/internal/apiclient"
 )
 
 // Temporal's dev server on issue 4's workloads, in ms: 200 sequential activities, 200 in one
@@ -171,7 +165,7 @@ func goBuild(out, pkg string) {
 type served struct {
 	cmd  *exec.Cmd
 	log  string
-	hc   *http.Client
+	api  *apiclient.Client
 	done chan struct{} // closed when the process has exited; then werr is its Wait error
 	werr error
 	once sync.Once
@@ -187,12 +181,7 @@ func startServe(wend, db, flows, logPath string) (*served, time.Duration) {
 	}
 	defer logf.Close() // the child has its own descriptor
 	sock := db + ".sock"
-	s := &served{log: logPath, done: make(chan struct{}), hc: &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		},
-		MaxIdleConnsPerHost: 256,
-	}}}
+	s := &served{log: logPath, done: make(chan struct{}), api: apiclient.Unix(sock)}
 	s.cmd = exec.Command(wend, "serve", "--db", db, "--http", "off", "--workflows", flows)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.SysProcAttr = childAttr()
@@ -217,94 +206,21 @@ func startServe(wend, db, flows, logPath string) (*served, time.Duration) {
 	}
 }
 
-// ready is nil once /v1/health says ok with an engine and /v1/workflows lists all three
-// workflows. Both are asked because the socket answers before --workflows are registered.
-func (s *served) ready() error {
-	var h struct {
-		Status string `json:"status"`
-		Engine bool   `json:"engine"`
-	}
-	if err := s.call(context.Background(), "GET", "/v1/health", nil, http.StatusOK, &h); err != nil {
-		return err
-	}
-	if h.Status != "ok" || !h.Engine {
-		return fmt.Errorf("health: %+v", h)
-	}
-	var w struct {
-		Workflows []server.Workflow `json:"workflows"`
-	}
-	if err := s.call(context.Background(), "GET", "/v1/workflows", nil, http.StatusOK, &w); err != nil {
-		return err
-	}
-	if len(w.Workflows) != 3 {
-		return fmt.Errorf("%d workflows registered, want 3", len(w.Workflows))
-	}
-	return nil
-}
+// ready is nil once serve answers with an engine and has registered the three workflows.
+func (s *served) ready() error { return s.api.Ready(context.Background(), 3) }
 
 // run starts a run of the registered workflow under id and waits until it has closed; an
 // error unless it completed.
 func (s *served) run(id, workflow, input string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var st server.Started
-	if err := s.call(ctx, "POST", "/v1/runs", engine.StartRequest{WorkflowID: id, Workflow: workflow, Input: json.RawMessage(input)},
-		http.StatusCreated, &st); err != nil {
-		return fmt.Errorf("start %s: %w", id, err)
-	}
-	if !st.Started {
-		return fmt.Errorf("start %s: not started (id taken)", id)
-	}
-	for {
-		var o server.Outcome
-		if err := s.call(ctx, "GET", "/v1/runs/"+url.PathEscape(id)+"/wait?timeout=5m", nil, http.StatusOK, &o); err != nil {
-			return fmt.Errorf("wait %s: %w", id, err)
-		}
-		if !o.Closed {
-			continue
-		}
-		if o.Run.Status != history.StatusCompleted {
-			return fmt.Errorf("run %s ended %s: %+v", id, o.Run.Status, o.Failure)
-		}
-		return nil
-	}
-}
-
-func (s *served) call(ctx context.Context, method, path string, body any, want int, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://wend"+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(b))
-	}
-	return json.Unmarshal(b, out)
+	return s.api.RunToEnd(ctx, id, workflow, json.RawMessage(input))
 }
 
 // stop sends SIGTERM and waits for a clean exit (status 0); after 30 s it kills the process
 // and reports an error. The duration is signal to exit.
 func (s *served) stop() (time.Duration, error) {
-	s.hc.CloseIdleConnections()
+	s.api.Close()
 	start := time.Now()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return 0, fmt.Errorf("stop wend serve: %v", err)

@@ -6,10 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,9 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/internal/apiclient"
 )
 
 // serveKind is one way of running the workloads through a real `wend serve` process: the
@@ -106,7 +100,7 @@ type served struct {
 	name string
 	cmd  *exec.Cmd
 	log  string
-	hc   *http.Client
+	api  *apiclient.Client
 	done chan struct{} // closed when the process has exited; then werr is its Wait error
 	werr error
 	n    atomic.Int64
@@ -121,13 +115,7 @@ func startServe(ctx context.Context, b binaries, k serveKind, dir, profile strin
 	base := filepath.Join(dir, strings.NewReplacer(" ", "-", "+", "").Replace(k.name))
 	db := base + ".db"
 	s := &served{name: k.name, log: base + ".log", done: make(chan struct{})}
-	sock := db + ".sock"
-	s.hc = &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		},
-		MaxIdleConnsPerHost: 256,
-	}}
+	s.api = apiclient.Unix(db + ".sock")
 	logf, err := os.Create(s.log)
 	if err != nil {
 		return nil, err
@@ -197,88 +185,14 @@ func withoutEnv(env []string, names ...string) []string {
 	return out
 }
 
-// ready is nil once /v1/health says ok with an engine and the three workflows are listed
-// (the socket answers before --workflows are registered).
-func (s *served) ready() error {
-	var h struct {
-		Status string `json:"status"`
-		Engine bool   `json:"engine"`
-	}
-	if err := s.call(context.Background(), "GET", "/v1/health", nil, http.StatusOK, &h); err != nil {
-		return err
-	}
-	if h.Status != "ok" || !h.Engine {
-		return fmt.Errorf("health: %+v", h)
-	}
-	var w struct {
-		Workflows []server.Workflow `json:"workflows"`
-	}
-	if err := s.call(context.Background(), "GET", "/v1/workflows", nil, http.StatusOK, &w); err != nil {
-		return err
-	}
-	if len(w.Workflows) != 3 {
-		return fmt.Errorf("%d workflows registered, want 3", len(w.Workflows))
-	}
-	return nil
-}
+// ready is nil once serve answers with an engine and has registered the three workflows.
+func (s *served) ready() error { return s.api.Ready(context.Background(), 3) }
 
 // run starts a run of the registered workflow and waits until it has closed, as a client
 // of `wend serve` does: POST /v1/runs, then GET /v1/runs/{id}/wait (a long poll the server
 // answers when the run closes). An error unless the run completed.
 func (s *served) run(ctx context.Context, workflow string, input json.RawMessage) error {
-	id := fmt.Sprintf("%s-%d", workflow, s.n.Add(1))
-	var st server.Started
-	if err := s.call(ctx, "POST", "/v1/runs", engine.StartRequest{WorkflowID: id, Workflow: workflow, Input: input},
-		http.StatusCreated, &st); err != nil {
-		return fmt.Errorf("start %s: %w", id, err)
-	}
-	if !st.Started {
-		return fmt.Errorf("start %s: not started (id taken)", id)
-	}
-	for {
-		var o server.Outcome
-		if err := s.call(ctx, "GET", "/v1/runs/"+url.PathEscape(id)+"/wait?timeout=5m", nil, http.StatusOK, &o); err != nil {
-			return fmt.Errorf("wait %s: %w", id, err)
-		}
-		if !o.Closed {
-			continue
-		}
-		if o.Run.Status != history.StatusCompleted {
-			return fmt.Errorf("run %s ended %s: %+v", id, o.Run.Status, o.Failure)
-		}
-		return nil
-	}
-}
-
-func (s *served) call(ctx context.Context, method, path string, body any, want int, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://wend"+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(b))
-	}
-	return json.Unmarshal(b, out)
+	return s.api.RunToEnd(ctx, fmt.Sprintf("%s-%d", workflow, s.n.Add(1)), workflow, input)
 }
 
 func (s *served) seq(ctx context.Context) error { return s.run(ctx, "sseq", nil) }
@@ -290,7 +204,7 @@ func (s *served) three(ctx context.Context) error {
 // stop sends SIGTERM and waits for a clean exit (which writes a CPU profile); after 30 s it
 // kills the process and says so.
 func (s *served) stop() error {
-	s.hc.CloseIdleConnections()
+	s.api.Close()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return fmt.Errorf("stop %s: %v", s.name, err)
 	}
