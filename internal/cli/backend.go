@@ -166,7 +166,10 @@ func openLocal(path string, a access) (backend, error) {
 	// drive the runs it replays: parked holds every activity call until Close, so their
 	// tasks stay in the store for whichever process drives the runs next.
 	eng := engine.New(engine.Options{Store: st, Activities: parked{}, Parked: true})
-	if _, err := eng.Recover(context.Background()); err != nil {
+	// Resume, not Recover: a signal or cancel needs its own run, rebuilt from its history when
+	// it arrives, not a replay of every open run first. The start's repair runs behind it and
+	// stops at Close; the next process that drives the runs repairs them all at its start.
+	if _, err := eng.Resume(context.Background()); err != nil {
 		eng.Close()
 		st.Close()
 		return nil, fmt.Errorf("replay unfinished runs: %w", err)
