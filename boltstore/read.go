@@ -170,6 +170,7 @@ func (s *Store) eventChunks(runID string, from, last []byte, fn func(chunk []kv)
 		if err != nil {
 			return err
 		}
+		s.noteRead(chunk)
 		if err := fn(chunk); err != nil {
 			return err
 		}

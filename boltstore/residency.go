@@ -2,6 +2,11 @@ package boltstore
 
 import bolt "go.etcd.io/bbolt"
 
+// dropMappedEveryRead is how many bytes of histories read pass between two drops: reads map
+// pages in too, and a start's repair that reads every open run's history would otherwise
+// leave the whole file resident (a var for tests).
+var dropMappedEveryRead int64 = 64 << 20
+
 // dropMappedEvery is how many write transactions pass between two drops of bbolt's mapped
 // pages (dropMapped). Each transaction touches the pages at the right edge of the buckets it
 // appends to, and every page of an append-only history is that edge once, so without the drops
@@ -17,6 +22,27 @@ func (s *Store) maybeDropMapped() {
 		return
 	}
 	s.droppedAt = s.txs.Load()
+	s.dropMapped()
+}
+
+// noteRead counts the bytes of a chunk of history read and drops the mapped pages every
+// dropMappedEveryRead bytes. Its caller holds no transaction. One reader drops at a time; the
+// others go on.
+func (s *Store) noteRead(chunk []kv) {
+	n := 0
+	for _, e := range chunk {
+		n += len(e.k) + len(e.v)
+	}
+	if s.readSinceDrop.Add(int64(n)) < dropMappedEveryRead || !s.dropMu.TryLock() {
+		return
+	}
+	defer s.dropMu.Unlock()
+	s.readSinceDrop.Store(0)
+	s.dropMapped()
+}
+
+// dropMapped drops the mapped pages of the file, inside a read transaction.
+func (s *Store) dropMapped() {
 	_ = s.db.View(func(tx *bolt.Tx) error {
 		// Inside a read transaction bbolt cannot remap (a remap waits for every reader), so
 		// the range below stays this mapping of the file. tx.Size() is the high water mark of

@@ -98,3 +98,66 @@ func mappedRSS(t *testing.T, path string) int64 {
 	must(t, sc.Err())
 	return total
 }
+
+// TestReadsDropMappedPages: reading histories drops the pages they mapped in every
+// dropMappedEveryRead bytes, as a start's repair that reads every open run would otherwise
+// leave the whole file resident.
+func TestReadsDropMappedPages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s := openAt(t, path, Options{})
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	r := u.Run
+	for i := range 400 {
+		n := storetest.Next(r, history.ActivityCompleted, 1)
+		n.Events[0].Data = payload(2000 + i)
+		commitRun(t, s, n)
+		r = n.Run
+	}
+	old := dropMappedEveryRead
+	t.Cleanup(func() { dropMappedEveryRead = old })
+	dropMappedEveryRead = 1 << 40 // never
+	_, err := s.Events("r1", 0)
+	must(t, err)
+	kept := mappedRSS(t, path)
+	if kept < 512<<10 {
+		t.Fatalf("reading ~800 KB of events left %d bytes resident; want the pages read", kept)
+	}
+	s.dropMapped()
+	dropMappedEveryRead = 1 // after every chunk
+	evs, err := s.Events("r1", 0)
+	must(t, err)
+	if len(evs) != 401 {
+		t.Fatalf("read %d events, want 401", len(evs))
+	}
+	if after := mappedRSS(t, path); after > kept/8 {
+		t.Errorf("after a read that drops, %d bytes of the map are resident (%d without drops)", after, kept)
+	}
+}
+
+// TestOpenLeavesNoPagesResident: Open walks every page (bbolt rebuilds its free list from them),
+// and a database of 100,000 waiting runs was then 480 MB resident before any run was read.
+func TestOpenLeavesNoPagesResident(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s, err := Open(path, Options{})
+	must(t, err)
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	r := u.Run
+	for i := range 400 {
+		n := storetest.Next(r, history.ActivityCompleted, 1)
+		n.Events[0].Data = payload(2000 + i)
+		commitRun(t, s, n)
+		r = n.Run
+	}
+	must(t, s.Close())
+	s = openAt(t, path, Options{})
+	if got := mappedRSS(t, path); got > 256<<10 {
+		t.Errorf("after Open %d bytes of the map are resident; want almost none", got)
+	}
+	evs, err := s.Events("r1", 0)
+	must(t, err)
+	if len(evs) != 401 {
+		t.Fatalf("read %d events, want 401", len(evs))
+	}
+}

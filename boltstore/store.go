@@ -104,6 +104,8 @@ type Store struct {
 	maxPut          int64  // the largest commit payload written since Open
 	sinceCheckpoint int    // transactions since the last checkpoint asked for
 	droppedAt       uint64 // txs when the mapped pages were last dropped (residency.go)
+	readSinceDrop   atomic.Int64
+	dropMu          sync.Mutex // one reader drops at a time (residency.go)
 
 	commits  atomic.Uint64 // commits written
 	txs      atomic.Uint64 // bbolt write transactions committed
@@ -166,6 +168,9 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s.w = startWriter(s, opts.MaxBatch)
+	// Open reads every page of the file (bbolt rebuilds its free list by walking them, the
+	// freelist not being stored, and the check reads the rest): none needs to stay resident.
+	s.dropMapped()
 	return s, nil
 }
 
