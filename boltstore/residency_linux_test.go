@@ -19,15 +19,7 @@ import (
 func TestDroppedMappedPagesLeaveTheResidentSet(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s := openAt(t, path, Options{})
-	u := storetest.Started("wf", "r1", t0)
-	commitRun(t, s, u)
-	r := u.Run
-	for i := range 400 {
-		n := storetest.Next(r, history.ActivityCompleted, 1)
-		n.Events[0].Data = payload(2000 + i)
-		commitRun(t, s, n)
-		r = n.Run
-	}
+	writeHistory(t, s, 400, 2000)
 	before, err := s.Events("r1", 0)
 	must(t, err)
 	touched := mappedRSS(t, path)
@@ -57,18 +49,28 @@ func TestDroppedMappedPagesLeaveTheResidentSet(t *testing.T) {
 // transactions.
 func TestWriterDropsMappedPages(t *testing.T) {
 	s := openAt(t, filepath.Join(t.TempDir(), "wend.db"), Options{})
-	u := storetest.Started("wf", "r1", t0)
-	commitRun(t, s, u)
-	r := u.Run
-	for range dropMappedEvery {
-		n := storetest.Next(r, history.ActivityCompleted, 1)
-		commitRun(t, s, n)
-		r = n.Run
-	}
+	writeHistory(t, s, dropMappedEvery, 0)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.droppedAt == 0 || s.droppedAt > s.txs.Load() {
 		t.Errorf("after %d transactions the last drop is at %d; want one", s.txs.Load(), s.droppedAt)
+	}
+}
+
+// writeHistory commits run r1's start and then n events, one commit each, event i carrying a
+// payload of about size+i bytes (none when size is 0).
+func writeHistory(t *testing.T, s *Store, n, size int) {
+	t.Helper()
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	r := u.Run
+	for i := range n {
+		next := storetest.Next(r, history.ActivityCompleted, 1)
+		if size > 0 {
+			next.Events[0].Data = payload(size + i)
+		}
+		commitRun(t, s, next)
+		r = next.Run
 	}
 }
 
@@ -105,15 +107,7 @@ func mappedRSS(t *testing.T, path string) int64 {
 func TestReadsDropMappedPages(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s := openAt(t, path, Options{})
-	u := storetest.Started("wf", "r1", t0)
-	commitRun(t, s, u)
-	r := u.Run
-	for i := range 400 {
-		n := storetest.Next(r, history.ActivityCompleted, 1)
-		n.Events[0].Data = payload(2000 + i)
-		commitRun(t, s, n)
-		r = n.Run
-	}
+	writeHistory(t, s, 400, 2000)
 	old := dropMappedEveryRead
 	t.Cleanup(func() { dropMappedEveryRead = old })
 	dropMappedEveryRead = 1 << 40 // never
@@ -141,15 +135,7 @@ func TestOpenLeavesNoPagesResident(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s, err := Open(path, Options{})
 	must(t, err)
-	u := storetest.Started("wf", "r1", t0)
-	commitRun(t, s, u)
-	r := u.Run
-	for i := range 400 {
-		n := storetest.Next(r, history.ActivityCompleted, 1)
-		n.Events[0].Data = payload(2000 + i)
-		commitRun(t, s, n)
-		r = n.Run
-	}
+	writeHistory(t, s, 400, 2000)
 	must(t, s.Close())
 	s = openAt(t, path, Options{})
 	if got := mappedRSS(t, path); got > 256<<10 {
