@@ -3,7 +3,7 @@ package wendtest
 import (
 	"os"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"testing"
 
 	"github.com/wendflow/wend/spec"
@@ -13,6 +13,11 @@ import (
 // reference checks against a workflow, playing the cases and checking expectations. Test
 // files come from whoever writes the repository: nothing may panic, and a refused file
 // says where.
+// fmtError matches what fmt writes for a format mistake (%!s(MISSING), %!(EXTRA ...), ...). A
+// finding that quotes the file's own text may carry such bytes when the file has them (a key
+// "0%!s(x)"); only then is one not a mistake of ours.
+var fmtError = regexp.MustCompile(`%!([a-zA-Z]?\(|\(EXTRA|\(NOVERB|\(BAD)`)
+
 func FuzzTestFile(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/*/*" + Suffix)
 	ex, _ := filepath.Glob("../examples/*" + Suffix)
@@ -34,7 +39,7 @@ func FuzzTestFile(f *testing.F) {
 				t.Fatal("refused without a finding")
 			}
 			for _, d := range ds {
-				if d.File != "t.wend.test.yaml" || d.Message == "" || strings.Contains(d.Message, "%!") {
+				if d.File != "t.wend.test.yaml" || d.Message == "" || fmtError.MatchString(d.Message) && !fmtError.Match(data) {
 					t.Fatalf("bad finding %+v", d)
 				}
 			}
