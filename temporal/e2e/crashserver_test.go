@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/temporal/e2e/devserver"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -30,12 +30,12 @@ func TestCrashServerKilled(t *testing.T) {
 	t.Logf("seed %d (WEND_CRASH_SEED=%d to repeat)", seed, seed)
 
 	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// Restarts reuse the port, so it must lie outside the ephemeral range: the worker's
+	// reconnects would otherwise be free to take it as their local port while the server is down.
+	port, err := devserver.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	db := filepath.Join(dir, "server.db")
 	startServer := func() *proc {

@@ -91,7 +91,7 @@ func Start(opts Options) (*Server, error) {
 
 func (s *Server) start(db, ip string, port int, ns, level string, dynamic map[string]any) (temporalsrv.Server, string, error) {
 	if port == 0 {
-		p, err := freePort(ip)
+		p, err := FreePort(ip)
 		if err != nil {
 			return nil, "", err
 		}
@@ -102,7 +102,7 @@ func (s *Server) start(db, ip string, port int, ns, level string, dynamic map[st
 	// The other services and the frontend's HTTP API need ports too; clients never dial them.
 	others := map[string]int{}
 	for _, name := range []string{"frontend-http", "history", "matching", "worker"} {
-		p, err := freePort(ip)
+		p, err := FreePort(ip)
 		if err != nil {
 			return nil, "", err
 		}
@@ -223,15 +223,6 @@ func (s *Server) removeTmp() {
 		_ = os.RemoveAll(s.tmpDir)
 		s.tmpDir = ""
 	}
-}
-
-func freePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("devserver: find a free port on %s: %w", ip, err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func portFree(ip string, port int) error {
