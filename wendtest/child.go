@@ -76,6 +76,13 @@ func (d *driver) runChild(e history.Event, key string, done, failed history.Even
 		d.problem = &Problem{Pos: o.Problem.Pos, Message: fmt.Sprintf("in child %s of step %s: %s", cs.SpecFile, label, o.Problem.Message)}
 		return
 	}
+	if cs.Shard != nil {
+		// A shard child's calls are this for_each's items' own: the case's `calls:` lists them.
+		for _, c := range o.Calls {
+			c.At += sub.start.Sub(d.start)
+			d.calls = append(d.calls, c)
+		}
+	}
 	if o.Status == history.StatusRunning {
 		return // the child waits for ever; the step's timeout, if any, decides
 	}

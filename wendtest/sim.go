@@ -296,7 +296,7 @@ func (d *driver) call(execID, step string, attempt int, sched history.ActivitySc
 	_ = json.Unmarshal(sched.Input, &in)
 	name := sched.Plugin + "." + sched.Activity
 	label := d.lab.label(step)
-	if d.depth == 0 {
+	if d.depth == 0 || d.shard != nil { // a shard child's calls are its parent's (child.go)
 		d.calls = append(d.calls, Call{Activity: name, Step: label, Attempt: attempt, Input: in, At: d.now.Sub(d.start)})
 	}
 	m, err := d.mock(name, step, in)
