@@ -69,6 +69,11 @@ type runNames struct {
 	w     *spec.Workflow
 	ids   map[string]string
 	input json.RawMessage
+	wf    string // the workflow id, printable
+
+	// On a shard child: the parent's run id and the sharded for_each's path. Its items count
+	// in the parent's line for that loop, their paths carrying the global index.
+	shardParent, shardLoop string
 }
 
 func newProgress(w io.Writer) *progress {
@@ -104,7 +109,11 @@ func (p *progress) print(run history.Run, ev history.Event) {
 		rn := &runNames{}
 		if st, err := history.DataOf[history.Started](ev); err == nil {
 			rn.w, rn.input = p.specs.of(st), st.Input
+			if st.Shard != nil && st.ParentRunID != "" {
+				rn.shardParent, rn.shardLoop = st.ParentRunID, st.Shard.Path
+			}
 		}
+		rn.wf = printable(run.WorkflowID, "")
 		rn.ids = rn.w.StepIDs()
 		p.runs[run.RunID] = rn
 	}
@@ -143,10 +152,15 @@ func (p *progress) countLoop(run history.Run, rn *runNames, ev history.Event, na
 		return false
 	}
 	num, rest, _ := strings.Cut(after, ".")
-	key := run.RunID + "\x00" + loop
+	owner, spec, input := run.RunID, rn.w, rn.input
+	if parent := p.runs[rn.shardParent]; parent != nil && loop == rn.shardLoop {
+		// A shard child's items are the parent's: one line, the parent's total.
+		owner, spec, input, id = rn.shardParent, parent.w, parent.input, parent.wf
+	}
+	key := owner + "\x00" + loop
 	c := p.loops[key]
 	if c == nil {
-		c = newLoop(printable(name(loop), ""), loop, rn.w, rn.input)
+		c = newLoop(printable(name(loop), ""), loop, spec, input)
 		p.loops[key] = c
 		p.order = append(p.order, key)
 	}

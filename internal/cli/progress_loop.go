@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -73,10 +74,11 @@ func loopTotal(v *spec.Value, input json.RawMessage) (n int) {
 		return -1
 	}
 	x, err := v.Eval(map[string]any{"input": in})
-	if l, ok := x.([]any); ok && err == nil {
-		return len(l)
+	// A range (0..24) gives []int, a list []any: for_each takes any slice.
+	if err != nil || x == nil || reflect.TypeOf(x).Kind() != reflect.Slice {
+		return -1
 	}
-	return -1
+	return reflect.ValueOf(x).Len()
 }
 
 // count applies an event of the loop at item path item ("steps[1]@4") with the rest of its

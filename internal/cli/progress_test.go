@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
 )
 
 const loopSpec = `wend: v1
@@ -196,5 +197,27 @@ func TestProgressBackgroundIssue18(t *testing.T) {
 	stop()
 	if g.buf.String() != inline.String() || strings.Count(inline.String(), "\n") != len(evs) {
 		t.Fatalf("background printed\n%s\nin line\n%s", g.buf.String(), inline.String())
+	}
+}
+
+// TestLoopTotalOfARange: a for_each over a range (0..24, a []int) has a total as a list has;
+// it showed none, and a sharded loop's line never said how far it had come.
+func TestLoopTotalOfARange(t *testing.T) {
+	for _, tc := range []struct {
+		expr, input string
+		want        int
+	}{
+		{"${{ 0..24 }}", `{}`, 25},
+		{"${{ input.items }}", `{"items": [1, 2, 3]}`, 3},
+		{"${{ input.n }}", `{"n": 3}`, -1},
+		{"${{ state.xs }}", `{}`, -1},
+	} {
+		w, ds := spec.Load("t.wend.yaml", []byte("wend: v1\nname: t\nplugins: {p: ./p}\nsteps:\n  - for_each: \""+tc.expr+"\"\n    steps: [{activity: p.x}]\n"))
+		if ds.HasErrors() {
+			t.Fatal(ds.Error())
+		}
+		if got := loopTotal(w.Steps[0].ForEach, json.RawMessage(tc.input)); got != tc.want {
+			t.Errorf("%s over %s: total %d, want %d", tc.expr, tc.input, got, tc.want)
+		}
 	}
 }
