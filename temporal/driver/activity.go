@@ -44,18 +44,33 @@ func (d *driver) startActivity(step, execID string, attempt int, availableAt tim
 			return
 		}
 		d.acts++
-		var out json.RawMessage
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, tryOptions(key, sched)), wire.ActivityCall,
-			wire.Call{ActivityCall: call, HostHeartbeats: sched.HeartbeatTimeout <= 0}).Get(gctx, &out)
+		in := wire.Call{ActivityCall: call, HostHeartbeats: sched.HeartbeatTimeout <= 0}
+		opts := workflow.WithActivityOptions(actx, tryOptions(key, sched))
+		var res wire.Result
+		var err error
+		if d.pluginBuilds(gctx) {
+			err = workflow.ExecuteActivity(opts, wire.ActivityCallBuild, in).Get(gctx, &res)
+		} else {
+			err = workflow.ExecuteActivity(opts, wire.ActivityCall, in).Get(gctx, &res.Output)
+		}
 		d.acts--
 		if actx.Err() != nil {
 			return // wend cancelled the try; the interpreter expects nothing from it
 		}
 		delete(d.cancels, key)
-		for _, ev := range tryOutcome(base, out, err) {
+		for _, ev := range tryOutcome(base, res, err) {
 			d.send(gctx, ev)
 		}
 	})
+}
+
+// pluginBuildVersion is the change id under which tries call wire.ActivityCallBuild and
+// record the plugin build on their outcome. A run whose history has no marker for it was
+// started before, scheduled wire.ActivityCall, and replays doing so.
+const pluginBuildVersion = "plugin-build"
+
+func (d *driver) pluginBuilds(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, pluginBuildVersion, workflow.DefaultVersion, 1) == 1
 }
 
 func (d *driver) call(step, execID string, attempt int, sched history.ActivitySchedule) history.ActivityCall {
@@ -112,8 +127,9 @@ func tryOptions(key string, sched history.ActivitySchedule) workflow.ActivityOpt
 
 // tryOutcome phrases a finished try as wend inputs: the progress it last reported (so the
 // next try gets it as LastProgress), then its outcome.
-func tryOutcome(base history.Event, out json.RawMessage, err error) []history.Event {
+func tryOutcome(base history.Event, res wire.Result, err error) []history.Event {
 	if err == nil {
+		out := res.Output
 		ev := base
 		switch {
 		case len(out) > interpreter.MaxPayloadBytes:
@@ -124,11 +140,11 @@ func tryOutcome(base history.Event, out json.RawMessage, err error) []history.Ev
 			if len(out) == 0 || !json.Valid(out) {
 				out = json.RawMessage("null")
 			}
-			ev.Type, ev.Data = history.ActivityCompleted, history.MustData(history.ActivityResult{Output: out})
+			ev.Type, ev.Data = history.ActivityCompleted, history.MustData(history.ActivityResult{Output: out, PluginSHA256: res.PluginSHA256})
 		}
 		return []history.Event{ev}
 	}
-	f, progress := tryFailure(base.Attempt, err)
+	f, progress, build := tryFailure(base.Attempt, err)
 	var evs []history.Event
 	if len(progress) > 0 && json.Valid(progress) {
 		hb := base
@@ -140,13 +156,13 @@ func tryOutcome(base history.Event, out json.RawMessage, err error) []history.Ev
 	if f.Category == history.CategoryTimeout {
 		ev.Type = history.ActivityTimedOut
 	}
-	ev.Data = history.MustData(history.AttemptFailure{Failure: f})
+	ev.Data = history.MustData(history.AttemptFailure{Failure: f, PluginSHA256: build})
 	return append(evs, ev)
 }
 
 // tryFailure reads a failed try: a timeout (start-to-close or heartbeat) with the last
 // heartbeat's progress, or the plugin's failure as the worker sent it (wire.ActivityFailure).
-func tryFailure(attempt int, err error) (history.Failure, json.RawMessage) {
+func tryFailure(attempt int, err error) (f history.Failure, progress json.RawMessage, build string) {
 	var te *temporal.TimeoutError
 	if errors.As(err, &te) {
 		why := "timeout"
@@ -158,7 +174,7 @@ func tryFailure(attempt int, err error) (history.Failure, json.RawMessage) {
 			_ = te.LastHeartbeatDetails(&p) // undecodable progress is no progress
 		}
 		return history.Failure{Category: history.CategoryTimeout, PropagationKind: "timeout", Type: why,
-			Message: fmt.Sprintf("attempt %d exceeded its %s", attempt, why)}, p.Progress
+			Message: fmt.Sprintf("attempt %d exceeded its %s", attempt, why)}, p.Progress, ""
 	}
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) {
@@ -169,13 +185,13 @@ func tryFailure(attempt int, err error) (history.Failure, json.RawMessage) {
 			if cat == "" {
 				cat = history.CategoryActivity
 			}
-			return history.Failure{Category: cat, Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details}, af.Progress
+			return history.Failure{Category: cat, Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details}, af.Progress, af.PluginSHA256
 		}
-		return history.Failure{Category: history.CategoryActivity, Type: ae.Type(), Message: ae.Message(), NonRetryable: ae.NonRetryable()}, nil
+		return history.Failure{Category: history.CategoryActivity, Type: ae.Type(), Message: ae.Message(), NonRetryable: ae.NonRetryable()}, nil, ""
 	}
 	var ce *temporal.CanceledError
 	if errors.As(err, &ce) {
-		return history.Failure{Category: history.CategoryActivity, Type: "Cancelled", Message: "the worker cancelled the attempt"}, nil
+		return history.Failure{Category: history.CategoryActivity, Type: "Cancelled", Message: "the worker cancelled the attempt"}, nil, ""
 	}
-	return history.Failure{Category: history.CategoryActivity, Message: err.Error()}, nil
+	return history.Failure{Category: history.CategoryActivity, Message: err.Error()}, nil, ""
 }

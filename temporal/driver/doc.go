@@ -10,7 +10,8 @@
 //
 // Mapping:
 //
-//   - ActivityScheduled: activity wire.ActivityCall with a history.ActivityCall, ActivityID =
+//   - ActivityScheduled: activity wire.ActivityCallBuild (wire.ActivityCall in runs started
+//     before the "plugin-build" version marker) with a history.ActivityCall, ActivityID =
 //     interpreter.TaskID, Temporal retries off, StartToClose = the step's timeout
 //     (DefaultStartToClose when none), HeartbeatTimeout = the step's (wire.DefaultHeartbeatTimeout
 //     when none: the worker beats for the plugin, so a dead worker is noticed).

@@ -84,6 +84,18 @@ func (p *plugin) cancelledIDs() []string {
 	return slices.Clone(p.cancelled)
 }
 
+// fakeBuild is the plugin build the fake reports serving every try.
+const fakeBuild = "fa4eb01d"
+
+// callBuild is call as wire.ActivityCallBuild, naming fakeBuild.
+func (p *plugin) callBuild(ctx context.Context, wc wire.Call) (wire.Result, error) {
+	out, err := p.call(ctx, wc)
+	if err != nil {
+		return wire.Result{}, err
+	}
+	return wire.Result{Output: out, PluginSHA256: fakeBuild}, nil
+}
+
 func (p *plugin) call(ctx context.Context, wc wire.Call) (json.RawMessage, error) {
 	call := wc.ActivityCall
 	info := activity.GetInfo(ctx)
@@ -164,6 +176,7 @@ func newEnvLogging(t *testing.T, w io.Writer) (*testsuite.TestWorkflowEnvironmen
 	e.SetOnActivityCanceledListener(p.activityCancelled)
 	Register(e)
 	e.RegisterActivityWithOptions(p.call, activity.RegisterOptions{Name: wire.ActivityCall})
+	e.RegisterActivityWithOptions(p.callBuild, activity.RegisterOptions{Name: wire.ActivityCallBuild})
 	return e, p
 }
 

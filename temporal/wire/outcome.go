@@ -38,6 +38,16 @@ type Progress struct {
 type ActivityFailure struct {
 	Error    history.ActivityError `json:"error"`
 	Progress json.RawMessage       `json:"progress,omitempty"`
+	// PluginSHA256 is the plugin build the try ran on, when the worker knows it.
+	PluginSHA256 string `json:"plugin_sha256,omitempty"`
+}
+
+// Result is what ActivityCallBuild returns: the plugin's output and the sha256 of the plugin
+// program that served the try ("" when the worker cannot tell), which the driver records on
+// the try's outcome as the local engine does.
+type Result struct {
+	Output       json.RawMessage `json:"output"`
+	PluginSHA256 string          `json:"plugin_sha256,omitempty"`
 }
 
 // AwaitResult is what ActivityAwait returns once the awaited workflow id's run has closed

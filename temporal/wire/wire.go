@@ -14,14 +14,18 @@ import (
 // that decides differently for an existing history needs a new type (or a patch), never a
 // silent change under open runs.
 const (
-	WorkflowType     = "wend.v1"
-	ActivityCall     = "wend.activity"      // one try of one plugin activity
-	ActivityAwait    = "wend.awaitWorkflow" // wait_for_workflow: block until another run closes
-	SignalName       = "wend.signal"        // every wend signal, one channel, arrival order kept
-	CancelSignalName = "wend.cancel"        // a cancel with its reason, sent before Temporal's cancel
-	QueryEvents      = "wend.events"        // a page of the run's wend history
-	DefaultTaskQueue = "wend"
-	DefaultNamespace = "default"
+	WorkflowType = "wend.v1"
+	ActivityCall = "wend.activity" // one try of one plugin activity; returns its output
+	// ActivityCallBuild is ActivityCall returning Result: the output and the plugin build that
+	// served it. Runs started since (the driver's PluginBuildVersion) call it; runs started
+	// before keep ActivityCall, so their histories replay unchanged.
+	ActivityCallBuild = "wend.activity.build"
+	ActivityAwait     = "wend.awaitWorkflow" // wait_for_workflow: block until another run closes
+	SignalName        = "wend.signal"        // every wend signal, one channel, arrival order kept
+	CancelSignalName  = "wend.cancel"        // a cancel with its reason, sent before Temporal's cancel
+	QueryEvents       = "wend.events"        // a page of the run's wend history
+	DefaultTaskQueue  = "wend"
+	DefaultNamespace  = "default"
 )
 
 // StartInput is the workflow's input. Started is the WorkflowStarted payload (spec text

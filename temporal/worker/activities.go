@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
 )
 
 // Plugins runs one try of a plugin activity: plugins.Router on a worker, a fake in tests.
@@ -23,11 +24,25 @@ type Plugins interface {
 	Execute(ctx context.Context, call history.ActivityCall, hb func(history.Heartbeat)) (json.RawMessage, error)
 }
 
+// BuildPlugins is Plugins that also names the plugin build serving a try (plugins.Router):
+// served is called with its sha256 once the plugin is started.
+type BuildPlugins interface {
+	Plugins
+	ExecuteBuild(ctx context.Context, call history.ActivityCall, hb func(history.Heartbeat), served func(sha256 string)) (json.RawMessage, error)
+}
+
 // Activities are the activities a wend worker hosts.
 type Activities struct {
 	Plugins Plugins
 	// Client reads other workflows' outcomes for wait_for_workflow.
 	Client client.Client
+}
+
+// Register registers the activities under their wire names on a worker.
+func (a *Activities) Register(r sdkworker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.Call, activity.RegisterOptions{Name: wire.ActivityCall})
+	r.RegisterActivityWithOptions(a.CallBuild, activity.RegisterOptions{Name: wire.ActivityCallBuild})
+	r.RegisterActivityWithOptions(a.Await, activity.RegisterOptions{Name: wire.ActivityAwait})
 }
 
 func (a *Activities) beat(ctx context.Context, p wire.Progress) { activity.RecordHeartbeat(ctx, p) }
@@ -40,6 +55,21 @@ func (a *Activities) beat(ctx context.Context, p wire.Progress) { activity.Recor
 // seconds, not at the step's timeout. A step with its own heartbeat_timeout gets only the plugin's beats, so a plugin
 // that stops beating times out as it does locally.
 func (a *Activities) Call(ctx context.Context, in wire.Call) (json.RawMessage, error) {
+	out, _, err := a.call(ctx, in)
+	return out, err
+}
+
+// CallBuild is wire.ActivityCallBuild: Call, returning the plugin build with the output (and
+// on a failure in wire.ActivityFailure), so the driver records which build served each try.
+func (a *Activities) CallBuild(ctx context.Context, in wire.Call) (wire.Result, error) {
+	out, build, err := a.call(ctx, in)
+	if err != nil {
+		return wire.Result{}, err
+	}
+	return wire.Result{Output: out, PluginSHA256: build}, nil
+}
+
+func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, string, error) {
 	call := in.ActivityCall
 	if string(call.LastProgress) == "null" {
 		call.LastProgress = nil // a first try's "none", as JSON carries it
@@ -80,14 +110,27 @@ func (a *Activities) Call(ctx context.Context, in wire.Call) (json.RawMessage, e
 	// Crash tests (`-tags faults`) kill the worker here: the activity task is started but the
 	// plugin never ran, and ...
 	faults.Hit("worker-before-call")
-	out, err := a.Plugins.Execute(ctx, call, hb)
+	var build string
+	var out json.RawMessage
+	var err error
+	if bp, ok := a.Plugins.(BuildPlugins); ok {
+		out, err = bp.ExecuteBuild(ctx, call, hb, func(sha string) {
+			mu.Lock()
+			build = sha
+			mu.Unlock()
+		})
+	} else {
+		out, err = a.Plugins.Execute(ctx, call, hb)
+	}
 	// ... here: the plugin ran, but Temporal never hears of it, so the next try runs it again
 	// under the same activity_execution_id.
 	faults.Hit("worker-after-call")
+	mu.Lock()
+	defer mu.Unlock()
 	if err != nil {
-		return nil, tryError(err, last())
+		return nil, build, tryError(err, progress, build)
 	}
-	return out, nil
+	return out, build, nil
 }
 
 // workerBeat is how often the worker beats for the plugin: a third of the try's heartbeat
@@ -102,14 +145,14 @@ func workerBeat(host bool, timeout time.Duration) time.Duration {
 // tryError turns a failed try into the ApplicationError the driver reads: its type and
 // message are the plugin's, its one detail wire.ActivityFailure (the error as wend records
 // it and the last progress), and the non-retryable flag is kept.
-func tryError(err error, progress json.RawMessage) error {
+func tryError(err error, progress json.RawMessage, build string) error {
 	var ae *history.ActivityError
 	if !errors.As(err, &ae) {
 		ae = &history.ActivityError{Category: history.CategoryInternal, Type: "WorkerError", Message: err.Error()}
 	}
 	return temporal.NewApplicationErrorWithOptions(ae.Message, ae.Type, temporal.ApplicationErrorOptions{
 		NonRetryable: ae.NonRetryable, Cause: err,
-		Details: []any{wire.ActivityFailure{Error: *ae, Progress: progress}}})
+		Details: []any{wire.ActivityFailure{Error: *ae, Progress: progress, PluginSHA256: build}}})
 }
 
 // Await is wire.ActivityAwait: it blocks until the awaited workflow id's run has closed for

@@ -39,7 +39,7 @@ func callEnv(t *testing.T, p Plugins) (*testsuite.TestActivityEnvironment, func(
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	a := &Activities{Plugins: p}
-	env.RegisterActivityWithOptions(a.Call, activity.RegisterOptions{Name: wire.ActivityCall})
+	a.Register(env)
 	var mu sync.Mutex
 	var beats []string
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {

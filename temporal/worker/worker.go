@@ -16,7 +16,6 @@ import (
 
 	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/temporal/wire"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -91,9 +90,9 @@ func Run(ctx context.Context, o Options) error {
 	if o.RegisterWorkflow != nil {
 		o.RegisterWorkflow(w)
 	}
-	acts := &Activities{Plugins: router, Client: o.Client}
-	w.RegisterActivityWithOptions(acts.Call, activity.RegisterOptions{Name: wire.ActivityCall})
-	w.RegisterActivityWithOptions(acts.Await, activity.RegisterOptions{Name: wire.ActivityAwait})
+	var served BuildPlugins = router // so each try's outcome names its plugin build
+	acts := &Activities{Plugins: served, Client: o.Client}
+	acts.Register(w)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", o.TaskQueue, err)
 	}

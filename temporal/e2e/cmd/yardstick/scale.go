@@ -14,9 +14,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/temporal/driver"
-	"github.com/wendflow/wend/temporal/wire"
 	twork "github.com/wendflow/wend/temporal/worker"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 )
@@ -180,7 +178,7 @@ func startLoadedWorker(c client.Client, queue string, l load) (worker.Worker, er
 	w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: l.slots})
 	driver.Register(w)
 	acts := &twork.Activities{Plugins: sleepActs{l.work}, Client: c}
-	w.RegisterActivityWithOptions(acts.Call, activity.RegisterOptions{Name: wire.ActivityCall})
+	acts.Register(w)
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("wend worker on %s: %w", queue, err)
 	}

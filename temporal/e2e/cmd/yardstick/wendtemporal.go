@@ -14,7 +14,6 @@ import (
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/wire"
 	twork "github.com/wendflow/wend/temporal/worker"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 )
@@ -45,7 +44,7 @@ func startWendWorker(c client.Client, queue string) (worker.Worker, error) {
 	w := worker.New(c, queue, worker.Options{})
 	driver.Register(w)
 	acts := &twork.Activities{Plugins: noopActs{}, Client: c}
-	w.RegisterActivityWithOptions(acts.Call, activity.RegisterOptions{Name: wire.ActivityCall})
+	acts.Register(w)
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("wend worker on %s: %w", queue, err)
 	}
