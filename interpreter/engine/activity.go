@@ -38,7 +38,7 @@ func (e *Engine) scheduleActivityFrom(lr *liveRun, ev history.Event, slots heldS
 		return
 	}
 	t := history.Task{ID: id, RunID: at.RunID, Kind: history.TaskActivity, AvailableAt: avail, Dispatched: held}
-	e.launch(t, at, held)
+	e.launch(t, at, held, lr.carry)
 }
 
 // call runs one activity task in its own goroutine and delivers the outcome to the run.
@@ -48,15 +48,31 @@ func (e *Engine) call(t history.Task) {
 		e.logf("wend: task %s: %v", t.ID, err)
 		return
 	}
-	e.launch(t, at, false)
+	e.launch(t, at, false, nil)
 }
+
+// tryWork is a launched try: counted in e.wg and cancellable through e.inflight, to be run by
+// a goroutine of its own or by a carrier's.
+type tryWork struct {
+	ctx  context.Context
+	t    history.Task
+	at   activityTask
+	held bool // a MaxActivities slot is reserved for it
+}
+
+// carrier keeps one try that a run's drain launched for the goroutine draining it, which runs
+// it once the run's queue is empty instead of starting a goroutine for it. Only a goroutine
+// that is done otherwise carries: one whose try just reported (report). A sequential step's
+// next try then starts where the last one's outcome was committed, with no hand-off to a new
+// goroutine and no new stack to grow (docs/performance.md). lr.mu guards w while the drain
+// applies a batch; the draining goroutine alone reads it afterwards.
+type carrier struct{ w *tryWork }
 
 // launch is call with the task's payload already decoded (the common path: the payload was
 // built in this process moments ago). held says a MaxActivities slot is already reserved for
 // it. A try not yet marked dispatched is marked before its call (dispatch.go), unless the
-// engine is parked.
-func (e *Engine) launch(t history.Task, at activityTask, held bool) {
-	taskID := t.ID
+// engine is parked. c, when not nil and empty, takes the try instead of a new goroutine.
+func (e *Engine) launch(t history.Task, at activityTask, held bool, c *carrier) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.mu.Lock()
 	if e.stopped != nil {
@@ -67,36 +83,53 @@ func (e *Engine) launch(t history.Task, at activityTask, held bool) {
 		}
 		return
 	}
-	e.inflight[taskID] = cancel
+	e.inflight[t.ID] = cancel
 	e.wg.Add(1)
 	e.mu.Unlock()
-	go func() {
-		defer e.wg.Done()
-		if !held {
-			select {
-			case e.sem <- struct{}{}:
-			case <-ctx.Done():
-				e.cancelCall(taskID)
-				return
-			}
+	w := &tryWork{ctx: ctx, t: t, at: at, held: held}
+	if c != nil && c.w == nil {
+		c.w = w
+		return
+	}
+	go e.work(w)
+}
+
+// work runs w, then each try its reports left it to carry, on the calling goroutine.
+func (e *Engine) work(w *tryWork) {
+	for w != nil {
+		w = e.runTry(w)
+	}
+}
+
+// runTry takes w's slot and dispatch mark if it has none yet, makes the call and reports it;
+// it returns the try the report left it to carry, if any.
+func (e *Engine) runTry(w *tryWork) *tryWork {
+	defer e.wg.Done()
+	ctx, t, at, taskID := w.ctx, w.t, w.at, w.t.ID
+	if !w.held {
+		select {
+		case e.sem <- struct{}{}:
+		case <-ctx.Done():
+			e.cancelCall(taskID)
+			return nil
 		}
-		if !t.Dispatched && !e.opts.Parked {
-			if t.Data == nil {
-				t.Data = history.MustData(at)
-			}
-			if err := e.markDispatched(t, at.RunID); err != nil {
-				e.cancelCall(taskID)
-				<-e.sem
-				return // not awaited any more, or the engine is stopping: no call
-			}
+	}
+	if !t.Dispatched && !e.opts.Parked {
+		if t.Data == nil {
+			t.Data = history.MustData(at)
 		}
-		if ctx.Err() != nil {
+		if err := e.markDispatched(t, at.RunID); err != nil {
 			e.cancelCall(taskID)
 			<-e.sem
-			return
+			return nil // not awaited any more, or the engine is stopping: no call
 		}
-		e.try(ctx, taskID, at)
-	}()
+	}
+	if ctx.Err() != nil {
+		e.cancelCall(taskID)
+		<-e.sem
+		return nil
+	}
+	return e.try(ctx, taskID, at)
 }
 
 // try makes one call, on the calling goroutine, with the step's timeouts, and reports its
@@ -105,7 +138,8 @@ func (e *Engine) launch(t history.Task, at activityTask, held bool) {
 // holds neither the run nor a slot of MaxActivities. If the call reports later anyway, that is
 // a superseded attempt's report: dropped and counted. (The call is made on this goroutine, not
 // on one of its own beside the timers: a timeout needs no result handed over to end the try.)
-func (e *Engine) try(ctx context.Context, taskID string, at activityTask) {
+// It returns the try the report left this goroutine to carry, if any.
+func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWork {
 	var ended atomic.Bool
 	release := func() {
 		e.cancelCall(taskID)
@@ -114,10 +148,10 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) {
 	if err := e.prepare(ctx, at); err != nil { // before the timers: see Preparer
 		cancelled := ctx.Err() != nil
 		release()
-		if !cancelled {
-			e.report(at.RunID, outcomeEvent(at, callResult{err: err}))
+		if cancelled {
+			return nil
 		}
-		return
+		return e.report(at.RunID, outcomeEvent(at, callResult{err: err}))
 	}
 	var build atomic.Pointer[string] // the plugin build serving the try, once known
 	t := newTryTimers(e.clock, at, func(why string) {
@@ -128,7 +162,7 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) {
 		e.wg.Add(1) // this try's goroutine is still in the call, so the group is not done
 		go func() {
 			defer e.wg.Done()
-			e.report(at.RunID, timedOutEvent(at, why, buildOf(&build)))
+			e.work(e.report(at.RunID, timedOutEvent(at, why, buildOf(&build))))
 		}()
 	})
 	rec := e.heartbeatRecorder(at)
@@ -138,24 +172,30 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) {
 	res := callResult{out, err, buildOf(&build)}
 	if !ended.CompareAndSwap(false, true) {
 		e.lateReport(ctx, at, res)
-		return
+		return nil
 	}
 	cancelled := ctx.Err() != nil // by the engine: only a timeout cancels after ended is set
 	release()
 	if cancelled {
-		return // cancelled, or shutting down: the task stays and runs again after a restart
+		return nil // cancelled, or shutting down: the task stays and runs again after a restart
 	}
-	e.report(at.RunID, outcomeEvent(at, res))
+	return e.report(at.RunID, outcomeEvent(at, res))
 }
 
-// report hands an outcome to its run, unless the engine is stopping or the run is gone.
-func (e *Engine) report(runID string, ev *history.Event) {
+// report hands an outcome to its run, unless the engine is stopping or the run is gone. The
+// caller's goroutine is done otherwise: it carries a try the outcome's commit launches, which
+// report returns for it to run (carrier).
+func (e *Engine) report(runID string, ev *history.Event) *tryWork {
 	if e.isStopped() != nil {
-		return
+		return nil
 	}
-	if lr := e.live(runID); lr != nil {
-		_ = e.deliver(lr, *ev)
+	lr := e.live(runID)
+	if lr == nil {
+		return nil
 	}
+	var c carrier
+	_ = e.enqueue(lr, pendingInput{ev: *ev, done: make(chan error, 1)}, &c)
+	return c.w
 }
 
 type callResult struct {

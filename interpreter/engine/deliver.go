@@ -15,11 +15,13 @@ import (
 // together by whichever caller is draining the queue: one commit for many outcomes of a
 // for_each or parallel step, in arrival order.
 func (e *Engine) deliver(lr *liveRun, ev history.Event) error {
-	return e.enqueue(lr, pendingInput{ev: ev, done: make(chan error, 1)})
+	return e.enqueue(lr, pendingInput{ev: ev, done: make(chan error, 1)}, nil)
 }
 
-// enqueue is deliver for any queued input: an event, or a dispatch mark (dispatch.go).
-func (e *Engine) enqueue(lr *liveRun, p pendingInput) error {
+// enqueue is deliver for any queued input: an event, or a dispatch mark (dispatch.go). c, when
+// not nil, carries a try that a batch this caller drains launches: the caller runs it once
+// enqueue returns (activity.go).
+func (e *Engine) enqueue(lr *liveRun, p pendingInput, c *carrier) error {
 	lr.qmu.Lock()
 	lr.queue = append(lr.queue, p)
 	if lr.draining {
@@ -38,7 +40,13 @@ func (e *Engine) enqueue(lr *liveRun, p pendingInput) error {
 			break
 		}
 		lr.qmu.Unlock()
-		e.applyBatch(lr, batch)
+		if c != nil && c.w != nil {
+			// More input arrived while the carried try waited: it starts now on a goroutine
+			// of its own rather than after this batch's commit.
+			go e.work(c.w)
+			c.w = nil
+		}
+		e.applyBatch(lr, batch, c)
 		// Let the activities the commit just launched run before taking the next batch: a fast
 		// one reports at once and joins it, where taking the queue right away would commit it
 		// alone and pay an fsync for it (for_each over 10,000 no-ops commits several times
@@ -55,9 +63,11 @@ type pendingInput struct {
 }
 
 // applyBatch applies queued inputs in order and commits everything they produced at once.
-func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput) {
+func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput, c *carrier) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
+	lr.carry = c
+	defer func() { lr.carry = nil }()
 	_ = e.ensure(lr) // an evicted run comes back (idle.go); one that cannot is blocked, which admit reports
 	lr.lastUsed = e.clock.Now()
 	var evs []history.Event

@@ -78,7 +78,7 @@ func (e *Engine) markDispatched(t history.Task, runID string) error {
 		return errNotOwed
 	}
 	t.Dispatched = true
-	return e.enqueue(lr, pendingInput{mark: &t, done: make(chan error, 1)})
+	return e.enqueue(lr, pendingInput{mark: &t, done: make(chan error, 1)}, nil)
 }
 
 // commitMarks commits dispatch marks alone (no event of the run was queued with them).

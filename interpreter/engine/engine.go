@@ -119,6 +119,7 @@ type liveRun struct {
 	w       *spec.Workflow
 	interp  *interpreter.Run
 	blocked error
+	carry   *carrier // the drain's carrier while it applies a batch (deliver.go)
 
 	warned map[string]bool // structural limits already warned about (80 %), by kind
 
