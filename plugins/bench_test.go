@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/plugins/internal/wire"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
@@ -300,5 +301,23 @@ func BenchmarkExampleCall(b *testing.B) {
 		h.Close()
 		b.ReportMetric(float64(lane.Nanoseconds())/1000, cfg.Name+"-lane-median-µs")
 		b.ReportMetric(float64(exec.Nanoseconds())/1000, cfg.Name+"-execute-median-µs")
+	}
+}
+
+// BenchmarkRouterPrepare is what the engine's Prepare of a try costs through the Router with
+// the plugin running: finding the declaration's host and checking the plugin's file (one
+// stat). ns/op is the figure.
+func BenchmarkRouterPrepare(b *testing.B) {
+	r := NewRouter(Options{Log: func(string, string) {}})
+	defer r.Close()
+	c := call("demo", "greet", nil)
+	c.Declared = history.PluginRef{Command: []string{bins.goExample}, Dir: b.TempDir(), Env: []string{"WEND_BENCH=1"}}
+	if err := r.Prepare(context.Background(), c); err != nil { // starts the plugin
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := r.Prepare(context.Background(), c); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

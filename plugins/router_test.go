@@ -82,3 +82,44 @@ func registryLines(t *testing.T, path string) int {
 	}
 	return n
 }
+
+// TestRouteKeyTellsDeclarationsApart: the router's key, built by hand since it is built twice
+// per try, is the same for equal declarations and differs whenever any field does, also
+// where concatenating fields would make two declarations read alike.
+func TestRouteKeyTellsDeclarationsApart(t *testing.T) {
+	base := history.PluginRef{Command: []string{"python3", "p.py"}, Dir: "/w", SHA256: "ab", Env: []string{"A=1"}}
+	with := func(f func(*history.PluginRef)) history.PluginRef {
+		r := base
+		r.Command, r.Env = append([]string(nil), base.Command...), append([]string(nil), base.Env...)
+		f(&r)
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		a, b history.PluginRef
+		an   string // plugin name of a ("p" when empty)
+	}{
+		{name: "command", a: base, b: with(func(r *history.PluginRef) { r.Command[1] = "q.py" })},
+		{name: "argument split", a: with(func(r *history.PluginRef) { r.Command = []string{"a b"} }), b: with(func(r *history.PluginRef) { r.Command = []string{"a", "b"} })},
+		{name: "argument or env", a: with(func(r *history.PluginRef) { r.Command, r.Env = []string{"x", "A=1"}, nil }), b: with(func(r *history.PluginRef) { r.Command, r.Env = []string{"x"}, []string{"A=1"} })},
+		{name: "dir", a: base, b: with(func(r *history.PluginRef) { r.Dir = "/v" })},
+		{name: "dir or name", a: with(func(r *history.PluginRef) { r.Dir = "" }), an: "p:", b: with(func(r *history.PluginRef) { r.Dir = ":" })},
+		{name: "sha256", a: base, b: with(func(r *history.PluginRef) { r.SHA256 = "" })},
+		{name: "env", a: base, b: with(func(r *history.PluginRef) { r.Env = []string{"A=2"} })},
+		{name: "no env", a: base, b: with(func(r *history.PluginRef) { r.Env = nil })},
+	} {
+		an := tc.an
+		if an == "" {
+			an = "p"
+		}
+		if routeKey(an, tc.a) == routeKey("p", tc.b) {
+			t.Errorf("%s: %+v and %+v share the key %q", tc.name, tc.a, tc.b, routeKey(an, tc.a))
+		}
+	}
+	if routeKey("p", base) != routeKey("p", with(func(*history.PluginRef) {})) {
+		t.Error("equal declarations get different keys")
+	}
+	if routeKey("p", base) == routeKey("q", base) {
+		t.Error("two plugin names share a key")
+	}
+}
