@@ -40,8 +40,11 @@ type slot struct {
 	proc    *process
 	launch  launch     // what proc runs; kept to restart it after a crash
 	retired []*process // replaced by a roll: each stops once its last try has ended
-	starts  int        // processes started, for Stats
-	rolls   int        // of which to replace a live process with a new build
+	// prepared is the attempt whose Prepare last checked proc's file, so that its call, which
+	// follows at once, is not checked again (prepare.go).
+	prepared string
+	starts   int // processes started, for Stats
+	rolls    int // of which to replace a live process with a new build
 }
 
 // launch is how a plugin starts: the program to exec (for a pinned binary, its verified
@@ -88,7 +91,7 @@ func (h *Host) ExecuteBuild(ctx context.Context, call history.ActivityCall, hear
 	if err := over(ctx, call); err != nil { // do not start a plugin for a try that cannot run
 		return nil, err
 	}
-	p, err := h.acquire(call.Plugin)
+	p, err := h.acquire(call.Plugin, call.ActivityAttemptID)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +141,7 @@ func (d *Description) Find(name string) (ActivityInfo, bool) {
 // Describe starts plugin if needed and returns its activities. Without a deadline on ctx it
 // gives the plugin StartTimeout to answer.
 func (h *Host) Describe(ctx context.Context, plugin string) (*Description, error) {
-	p, err := h.acquire(plugin)
+	p, err := h.acquire(plugin, "")
 	if err != nil {
 		return nil, err
 	}
@@ -213,13 +216,20 @@ func (h *Host) Close() error {
 
 // acquire returns plugin's process for one use (a try, a Describe), starting it if there is
 // none, it died, or its program changed on disk (a roll). The caller releases it when done.
-func (h *Host) acquire(plugin string) (*process, error) {
+// attempt names the try ("" for none): the call of a try whose Prepare just checked the
+// running process's file takes that process as it is, still alive, without a second stat.
+func (h *Host) acquire(plugin, attempt string) (*process, error) {
 	s, err := h.slot(plugin)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if attempt != "" && attempt == s.prepared && s.proc != nil && s.proc.alive() {
+		s.prepared = ""
+		s.proc.acquire()
+		return s.proc, nil
+	}
 	p, err := h.current(s, false)
 	if err != nil {
 		return nil, err

@@ -145,7 +145,8 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWo
 		e.cancelCall(taskID)
 		<-e.sem
 	}
-	if err := e.prepare(ctx, at); err != nil { // before the timers: see Preparer
+	call := e.callOf(at)                         // once for Prepare and the call: one visit to the run's lock
+	if err := e.prepare(ctx, call); err != nil { // before the timers: see Preparer
 		cancelled := ctx.Err() != nil
 		release()
 		if cancelled {
@@ -153,6 +154,7 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWo
 		}
 		return e.report(at.RunID, outcomeEvent(at, callResult{err: err}))
 	}
+	call.Deadline = e.deadline(at)   // the try's time starts once its plugin is ready
 	var build atomic.Pointer[string] // the plugin build serving the try, once known
 	t := newTryTimers(e.clock, at, func(why string) {
 		if !ended.CompareAndSwap(false, true) {
@@ -166,7 +168,7 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWo
 		}()
 	})
 	rec := e.heartbeatRecorder(at)
-	out, err := e.execute(ctx, e.callOf(at), func(hb history.Heartbeat) { t.heartbeat(); rec(hb) }, func(sha string) { build.Store(&sha) })
+	out, err := e.execute(ctx, call, func(hb history.Heartbeat) { t.heartbeat(); rec(hb) }, func(sha string) { build.Store(&sha) })
 	t.stop()
 	faults.Hit("after-call")
 	res := callResult{out, err, buildOf(&build)}
@@ -236,14 +238,11 @@ func (e *Engine) lateReport(ctx context.Context, at activityTask, res callResult
 	_ = e.deliver(lr, *outcomeEvent(at, res))
 }
 
-// callOf builds the plugin call of a task.
+// callOf builds the plugin call of a task, its deadline counted from now.
 func (e *Engine) callOf(at activityTask) history.ActivityCall {
 	call := history.ActivityCall{Plugin: at.Plugin, Activity: at.Activity, Input: at.Input, WorkflowID: at.WorkflowID,
 		RunID: at.RunID, StepPath: at.Step, ActivityExecutionID: at.ExecID,
-		ActivityAttemptID: interpreter.AttemptID(at.ExecID, at.Attempt), Attempt: at.Attempt}
-	if at.TimeoutMS > 0 {
-		call.Deadline = e.clock.Now().Add(time.Duration(at.TimeoutMS) * time.Millisecond)
-	}
+		ActivityAttemptID: interpreter.AttemptID(at.ExecID, at.Attempt), Attempt: at.Attempt, Deadline: e.deadline(at)}
 	if lr := e.live(at.RunID); lr != nil {
 		lr.mu.Lock()
 		if e.ensure(lr) == nil {
@@ -253,6 +252,14 @@ func (e *Engine) callOf(at activityTask) history.ActivityCall {
 		lr.mu.Unlock()
 	}
 	return call
+}
+
+// deadline is the end of a try of at that starts now; zero without a timeout.
+func (e *Engine) deadline(at activityTask) time.Time {
+	if at.TimeoutMS <= 0 {
+		return time.Time{}
+	}
+	return e.clock.Now().Add(time.Duration(at.TimeoutMS) * time.Millisecond)
 }
 
 // tryTimers are a try's start-to-close timeout and its heartbeat timeout, re-armed by each

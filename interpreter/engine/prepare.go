@@ -17,10 +17,10 @@ type Preparer interface {
 	Prepare(ctx context.Context, call history.ActivityCall) error
 }
 
-func (e *Engine) prepare(ctx context.Context, at activityTask) error {
+func (e *Engine) prepare(ctx context.Context, call history.ActivityCall) error {
 	p, ok := e.opts.Activities.(Preparer)
 	if !ok {
 		return nil
 	}
-	return p.Prepare(ctx, e.callOf(at))
+	return p.Prepare(ctx, call)
 }
