@@ -413,8 +413,16 @@ func TestLogCommitErrorTakesBackItsRecord(t *testing.T) {
 	commitRun(t, s, u)
 	s.failCommit = func() error { return syscall.EIO }
 	next := storetest.Next(u.Run, history.ActivityCompleted, 1)
+	end := s.log.size
 	if err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{next}}); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("commit: %v, want EIO", err)
+	}
+	// Taken back by zeroing it: the preallocated segment keeps its size.
+	seg, err := os.ReadFile(s.log.name)
+	must(t, err)
+	if s.log.size != end || len(seg) != DefaultLogSegmentSize || bytes.ContainsFunc(seg[end:], func(r rune) bool { return r != 0 }) {
+		t.Fatalf("after the take-back the log ends at %d (want %d), its segment is %d bytes, zeros after the end: %v",
+			s.log.size, end, len(seg), !bytes.ContainsFunc(seg[end:], func(r rune) bool { return r != 0 }))
 	}
 	s.Close()
 	s = openAt(t, path, Options{})
