@@ -78,7 +78,26 @@ func OpenPlainLog(path string) (*PlainLog, error) {
 	return &PlainLog{f: f}, nil
 }
 
-// Append writes val at the end of the file and syncs it.
+// OpenPlainLogPreallocated creates the stricter yardstick: a file preallocated to size bytes (as
+// the log's segments are) and synced, written from its start, each write synced, so no sync
+// changes the file's size. Writes past size grow it, as appends do.
+func OpenPlainLogPreallocated(path string, size int64) (*PlainLog, error) {
+	p, err := OpenPlainLog(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := preallocate(p.f, size); err != nil {
+		p.f.Close()
+		return nil, fmt.Errorf("plain log: %w", err)
+	}
+	if err := p.f.Sync(); err != nil {
+		p.f.Close()
+		return nil, fmt.Errorf("plain log: %w", err)
+	}
+	return p, nil
+}
+
+// Append writes val at the end of what was written and syncs it.
 func (p *PlainLog) Append(val []byte) error {
 	if _, err := p.f.WriteAt(val, p.size); err != nil {
 		return fmt.Errorf("plain log: %w", err)

@@ -119,6 +119,22 @@ func (pl *powerLoss) cut(rng *rand.Rand) (lossImage, int, error) {
 	return img, lost, nil
 }
 
+// recordsEnd walks a segment's whole, valid records from the start (LSN first) and returns where
+// they end and the LSN the next would have.
+func recordsEnd(b []byte, first uint64) (int, uint64) {
+	off, next := 0, first
+	for off+walHeader <= len(b) {
+		n := int(binary.BigEndian.Uint32(b[off:]))
+		lsn := binary.BigEndian.Uint64(b[off+8:])
+		if n == 0 || off+walHeader+n > len(b) || lsn != next ||
+			walSum(b[off+8:off+16], b[off+walHeader:off+walHeader+n]) != binary.BigEndian.Uint32(b[off+4:]) {
+			break
+		}
+		off, next = off+walHeader+n, lsn+1
+	}
+	return off, next
+}
+
 // tornAppend is a part of a record that was being appended when the power went: a prefix of a
 // genuine record (its header says the length it would have), or zeros a file system left.
 func tornAppend(rng *rand.Rand, lsn uint64) []byte {
@@ -326,7 +342,13 @@ func powerLossTrial(t *testing.T, rng *rand.Rand) (problems []string, pagesLost,
 	for _, name := range names {
 		b := img.log[name]
 		if name == newest && rng.IntN(3) == 0 {
-			b = append(b, tornAppend(rng, 1<<40)...)
+			// The torn append lands where the records end, in the preallocated tail.
+			first, err := segmentLSN(name)
+			must(t, err)
+			end, next := recordsEnd(b, first)
+			torn := tornAppend(rng, next)
+			b = append(b[:end:end], torn...)
+			b = append(b, img.log[name][min(len(b), len(img.log[name])):]...)
 		}
 		must(t, os.WriteFile(filepath.Join(walDir(path2), name), b, 0o600))
 	}

@@ -26,12 +26,20 @@ import (
 // order, one per bbolt transaction, and each is fdatasynced before its commits are answered.
 // bbolt's meta bucket keeps the LSN of the last record applied (keyLogLSN), written in the same
 // transaction as the record's commits, so recovery knows where to start: the record after it.
+//
+// A segment is preallocated to the segment size before its first record (prealloc_linux.go), so
+// an append overwrites zeros inside the file and its fdatasync does not change the file's size,
+// which would make the file system commit its journal too: on ext4 that is about 90 µs against
+// 130-150 µs for an append that grows the file. The records end at the first one that is not
+// whole, valid and the LSN expected (walread.go); zeros follow them. The next segment is made
+// ahead, in the background, as the spare file (spareName), renamed at the roll.
 
 // walHeader is the bytes of a record before its payload.
 const walHeader = 16
 
 // DefaultLogSegmentSize is the size past which the log starts a new segment and checkpoints the
-// old ones: bbolt synced, then they are removed. It bounds the log replayed at Open.
+// old ones: bbolt synced, then they are removed. It bounds the log replayed at Open, and each
+// segment file (and the spare) is preallocated to it.
 const DefaultLogSegmentSize = 32 << 20
 
 // keyLogLSN, in the meta bucket, is the LSN of the last log record bbolt holds.
@@ -43,12 +51,15 @@ type wal struct {
 	dir         string
 	f           *os.File // the segment appended to
 	name        string   // its path
-	size        int64    // its size: the end of its last whole record
+	size        int64    // the end of its last whole record; zeros follow, to the preallocated end
 	last        int64    // the size of the record last appended, 0 when none can be taken back
 	next        uint64   // the LSN of the next record
 	segmentSize int64
 	buf         []byte
+	spare       chan spareFile // the next segment, being made in the background; nil when none
 
+	// prealloc is preallocate; tests replace it (ENOSPC) before the writer's first roll.
+	prealloc func(f *os.File, size int64) error
 	// failWrite, set by tests, replaces the write of a record's bytes (ENOSPC half-way).
 	failWrite func(f *os.File, b []byte) (int, error)
 }
@@ -81,8 +92,18 @@ func segments(dir string) ([]string, error) {
 	return out, nil
 }
 
-// openWAL starts a new segment at LSN next in dir, creating dir; the folders are synced so the
-// new segment survives a crash before its first record is acknowledged.
+// spareName is the next segment, made ahead of the roll that renames it (prepareSpare).
+const spareName = "next.spare"
+
+// spareFile is a spare made in the background, or the error that stopped it.
+type spareFile struct {
+	f   *os.File
+	err error
+}
+
+// openWAL starts a new segment at LSN next in dir, creating dir, and makes the spare; the
+// folders are synced so the new segment survives a crash before its first record is
+// acknowledged.
 func openWAL(dir string, next uint64, segmentSize int64) (*wal, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("create log folder: %w", err)
@@ -90,23 +111,60 @@ func openWAL(dir string, next uint64, segmentSize int64) (*wal, error) {
 	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
-	l := &wal{dir: dir, next: next, segmentSize: segmentSize}
-	if err := l.create(); err != nil {
+	l := &wal{dir: dir, next: next, segmentSize: segmentSize, prealloc: preallocate}
+	f, err := makeSpare(dir, segmentSize, l.prealloc)
+	if err == nil {
+		err = l.install(f)
+	}
+	if err != nil {
 		return nil, err
 	}
+	l.prepareSpare()
 	return l, nil
 }
 
-// create opens a new, empty segment starting at l.next and syncs the folder.
-func (l *wal) create() error {
-	name := segmentName(l.dir, l.next)
+// makeSpare creates the spare file, preallocated and fsynced: its size and blocks are durable
+// before a record is written in it, so no record's sync commits them.
+func makeSpare(dir string, size int64, prealloc func(*os.File, int64) error) (*os.File, error) {
+	name := filepath.Join(dir, spareName)
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("create log segment: %w", err)
+		return nil, fmt.Errorf("create log segment: %w", err)
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err = prealloc(f, size); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
 		f.Close()
-		return err
+		os.Remove(name)
+		return nil, fmt.Errorf("preallocate log segment %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// prepareSpare makes the next segment in the background, as etcd's WAL file pipeline does, so
+// a roll costs a rename and a folder sync, not the file's creation and allocation.
+func (l *wal) prepareSpare() {
+	ch := make(chan spareFile, 1)
+	l.spare = ch
+	dir, size, prealloc := l.dir, l.segmentSize, l.prealloc
+	go func() {
+		f, err := makeSpare(dir, size, prealloc)
+		ch <- spareFile{f, err}
+	}()
+}
+
+// install renames the spare f to the segment starting at l.next, syncs the folder and appends
+// to it from now on.
+func (l *wal) install(f *os.File) error {
+	name := segmentName(l.dir, l.next)
+	err := os.Rename(filepath.Join(l.dir, spareName), name)
+	if err == nil {
+		err = syncDir(l.dir)
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("start log segment: %w", err)
 	}
 	l.f, l.name, l.size, l.last = f, name, 0, 0
 	return nil
@@ -143,12 +201,17 @@ func (l *wal) append(payload []byte) (lsn uint64, err error) {
 
 func (l *wal) write(f *os.File, b []byte) (int, error) { return f.WriteAt(b, l.size) }
 
-// unappend removes the record just appended, which bbolt then failed to commit, so a commit
-// answered with an error is not replayed at the next Open. It returns whether it could; if not,
-// the record may be replayed (as after a failed fsync, the outcome is unknown).
+// unappend takes back the record just appended, which bbolt then failed to commit, so a commit
+// answered with an error is not replayed at the next Open: its bytes are zeroed and synced, and
+// the log ends before it as it ends at a preallocated tail (the file keeps its size). It returns
+// whether it could; if not, the record may be replayed (as after a failed fsync, the outcome is
+// unknown).
 func (l *wal) unappend() bool {
 	start := l.size - l.last
-	if l.last == 0 || l.f.Truncate(start) != nil || fdatasync(l.f) != nil {
+	if l.last == 0 {
+		return false
+	}
+	if _, err := l.f.WriteAt(make([]byte, l.last), start); err != nil || fdatasync(l.f) != nil {
 		return false
 	}
 	l.size, l.last = start, 0
@@ -163,17 +226,38 @@ func walSum(lsn, payload []byte) uint32 {
 // full reports whether the segment has reached its size and the log should roll.
 func (l *wal) full() bool { return l.size >= l.segmentSize }
 
-// roll closes the current segment (every record in it synced) and starts the next; it returns
-// the closed segment's path, for the checkpointer to remove once bbolt is synced.
+// roll starts the next segment, the spare made in the background, and closes the current one
+// (every record in it synced); it returns the closed segment's path, for the checkpointer to
+// remove once bbolt is synced. It waits for the spare if it is not made yet. On an error (the
+// spare's allocation failed: a full disk) the current segment stays open and intact.
 func (l *wal) roll() (string, error) {
-	old := l.name
-	if err := l.f.Close(); err != nil {
-		return "", fmt.Errorf("close log segment: %w", err)
+	if l.spare == nil {
+		return "", fmt.Errorf("start log segment: no spare segment (an earlier one failed)")
 	}
-	if err := l.create(); err != nil {
+	sp := <-l.spare
+	l.spare = nil
+	if sp.err != nil {
+		return "", sp.err
+	}
+	old, oldF := l.name, l.f
+	if err := l.install(sp.f); err != nil {
 		return "", err
+	}
+	l.prepareSpare()
+	if err := oldF.Close(); err != nil {
+		return "", fmt.Errorf("close log segment %s: %w", old, err)
 	}
 	return old, nil
 }
 
-func (l *wal) close() error { return l.f.Close() }
+// close closes the segment, and removes the spare once it is made.
+func (l *wal) close() error {
+	if l.spare != nil {
+		if sp := <-l.spare; sp.f != nil {
+			sp.f.Close()
+			os.Remove(filepath.Join(l.dir, spareName))
+		}
+		l.spare = nil
+	}
+	return l.f.Close()
+}

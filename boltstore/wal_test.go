@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -118,7 +119,7 @@ func TestKillDuringReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test")
 	}
-	img, _, _, seq := laggingImage(t, 30, 500, 4<<10)
+	img, _, _, _, seq := laggingImage(t, 30, 500, 4<<10)
 	for _, at := range []string{"1", "7", strconv.FormatUint(seq-1, 10), "synced"} {
 		t.Run(at, func(t *testing.T) {
 			path := img.write(t)
@@ -168,10 +169,11 @@ func (c crashImage) write(t *testing.T) string {
 // laggingImage commits run r1's start and then n more one-event commits with the log on, and
 // returns the image of a crash in which bbolt holds only the start and the log every commit:
 // what a crash leaves when bbolt's unsynced pages are lost. It also returns the last segment's
-// name and the offset of the last record in it, and the seq the run ends at: 1+n, or more when
-// a commit must be added so the last record does not end a segment. size sets each event's
-// payload; segment, the segment size (no checkpoint runs: it is held at its start).
-func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, last string, off int64, seq uint64) {
+// name, the offsets of the last record in it and of its end (zeros follow, to the segment's
+// preallocated size), and the seq the run ends at: 1+n, or more when a commit must be added so
+// the last record does not end a segment. size sets each event's payload; segment, the segment
+// size (no checkpoint runs: it is held at its start).
+func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, last string, off, end int64, seq uint64) {
 	t.Helper()
 	hold := make(chan struct{})
 	testHookCheckpoint = func(string) { <-hold }
@@ -189,6 +191,7 @@ func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, las
 		off = s.log.size
 		commitRun(t, s, u)
 	}
+	end = s.log.size
 	names, err := segments(walDir(path))
 	must(t, err)
 	img = crashImage{db: db, segments: map[string][]byte{}}
@@ -199,7 +202,7 @@ func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, las
 	}
 	close(hold)
 	must(t, s.Close())
-	return img, filepath.Base(names[len(names)-1]), off, u.Run.LastSeq
+	return img, filepath.Base(names[len(names)-1]), off, end, u.Run.LastSeq
 }
 
 // reopened opens the image and returns the store and the seq run r1 ends at.
@@ -218,15 +221,20 @@ func reopened(t *testing.T, path string) (*Store, uint64, error) {
 	return s, r.LastSeq, nil
 }
 
-// TestLogTornTail (docs/reliability.md A11): recovery replays the log past what bbolt holds; an
-// append torn anywhere (a crash or a full disk mid-write: part of its header, part of its payload,
-// its bytes zeroed or wrong) is dropped, and every record before it is replayed. Damage before
-// the last record is an error, never records silently dropped.
+// TestLogTornTail (docs/reliability.md A11, A13): recovery replays the log past what bbolt
+// holds; an append torn anywhere (a crash or a full disk mid-write: part of its header, part of
+// its payload, its bytes zeroed or wrong) is dropped, and every record before it is replayed,
+// whether the segment is preallocated (zeros follow its records) or, as before preallocation,
+// ends with them ("legacy"). Damage before the last record is an error, never records silently
+// dropped.
 func TestLogTornTail(t *testing.T) {
 	asGiven(t)
-	img, last, off, n := laggingImage(t, 40, 500, 1<<30)
+	img, last, off, end, n := laggingImage(t, 40, 500, 1<<20)
 	n-- // the seq of the commit before the last
 	seg := img.segments[last]
+	if int64(len(seg)) != 1<<20 || !bytes.Equal(seg[end:], make([]byte, len(seg)-int(end))) {
+		t.Fatalf("the segment is %d bytes, records to %d: want it preallocated to 1 MiB, zeros after its records", len(seg), end)
+	}
 	with := func(f func(b []byte) []byte) crashImage {
 		c := crashImage{db: img.db, segments: map[string][]byte{}}
 		for k, v := range img.segments {
@@ -241,19 +249,32 @@ func TestLogTornTail(t *testing.T) {
 		want uint64 // the seq r1 ends at; 0: Open fails with ErrDamaged
 	}{
 		{"intact", img, n + 1},
-		{"last record's payload flipped", with(func(b []byte) []byte { b[len(b)-3] ^= 1; return b }), n},
+		{"last record's payload flipped", with(func(b []byte) []byte { b[end-3] ^= 1; return b }), n},
 		{"last record zeroed", with(func(b []byte) []byte { clear(b[off:]); return b }), n},
-		{"last record's second half zeroed", with(func(b []byte) []byte { clear(b[(off+int64(len(b)))/2:]); return b }), n},
+		{"last record's second half zeroed", with(func(b []byte) []byte { clear(b[(off+end)/2:]); return b }), n},
 		{"a record before the last flipped", with(func(b []byte) []byte { b[off-3] ^= 1; return b }), 0},
-		{"a stray byte after the last record", with(func(b []byte) []byte { return append(b, 7) }), n + 1},
-		{"zeros after the last record", with(func(b []byte) []byte { return append(b, make([]byte, 4096)...) }), n + 1},
+		{"a stray byte after the last record", with(func(b []byte) []byte { b[end] = 7; return b }), n + 1},
+		{"legacy: intact", with(func(b []byte) []byte { return b[:end] }), n + 1},
+		{"legacy: last record's payload flipped", with(func(b []byte) []byte { b[end-3] ^= 1; return b[:end] }), n},
+		{"legacy: a record before the last flipped", with(func(b []byte) []byte { b[off-3] ^= 1; return b[:end] }), 0},
+		{"legacy: a stray byte after the last record", with(func(b []byte) []byte { return append(b[:end], 7) }), n + 1},
+		{"legacy: zeros after the last record", with(func(b []byte) []byte { return append(b[:end], make([]byte, 4096)...) }), n + 1},
 	}
-	for _, cut := range []int64{1, 4, 8, 15, 16, 17, 100, int64(len(seg)) - off - 1} {
+	for _, cut := range []int64{1, 4, 8, 15, 16, 17, 100, end - off - 1} {
+		zeroed := n
+		if bytes.Count(seg[off+cut:end], []byte{0}) == int(end-off-cut) {
+			zeroed = n + 1 // those bytes were zeros already: the record is whole
+		}
 		cases = append(cases, struct {
 			name string
 			img  crashImage
 			want uint64
-		}{fmt.Sprintf("cut %d bytes into the last record", cut), with(func(b []byte) []byte { return b[:off+cut] }), n})
+		}{fmt.Sprintf("last record zeroed from %d bytes into it", cut), with(func(b []byte) []byte { clear(b[off+cut:]); return b }), zeroed},
+			struct {
+				name string
+				img  crashImage
+				want uint64
+			}{fmt.Sprintf("legacy: cut %d bytes into the last record", cut), with(func(b []byte) []byte { return b[:off+cut] }), n})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -280,7 +301,7 @@ func TestLogTornTail(t *testing.T) {
 // order into a database that holds none of it.
 func TestLogReplaysSegmentsInOrder(t *testing.T) {
 	asGiven(t)
-	img, _, _, n := laggingImage(t, 41, 500, 4<<10)
+	img, _, _, _, n := laggingImage(t, 41, 500, 4<<10)
 	if len(img.segments) < 4 {
 		t.Fatalf("%d segments, want several", len(img.segments))
 	}
@@ -299,7 +320,7 @@ func TestLogLargerThanMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 128 MiB")
 	}
-	img, _, _, seq := laggingImage(t, 64, 1<<20, 1<<30)
+	img, _, _, _, seq := laggingImage(t, 64, 1<<20, 16<<20)
 	total := 0
 	for _, b := range img.segments {
 		total += len(b)
@@ -392,8 +413,16 @@ func TestLogCommitErrorTakesBackItsRecord(t *testing.T) {
 	commitRun(t, s, u)
 	s.failCommit = func() error { return syscall.EIO }
 	next := storetest.Next(u.Run, history.ActivityCompleted, 1)
+	end := s.log.size
 	if err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{next}}); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("commit: %v, want EIO", err)
+	}
+	// Taken back by zeroing it: the preallocated segment keeps its size.
+	seg, err := os.ReadFile(s.log.name)
+	must(t, err)
+	if s.log.size != end || len(seg) != DefaultLogSegmentSize || bytes.ContainsFunc(seg[end:], func(r rune) bool { return r != 0 }) {
+		t.Fatalf("after the take-back the log ends at %d (want %d), its segment is %d bytes, zeros after the end: %v",
+			s.log.size, end, len(seg), !bytes.ContainsFunc(seg[end:], func(r rune) bool { return r != 0 }))
 	}
 	s.Close()
 	s = openAt(t, path, Options{})

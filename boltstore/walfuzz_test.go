@@ -39,8 +39,8 @@ func FuzzDecodeBatch(f *testing.F) {
 	})
 }
 
-// FuzzSegmentReader: a segment, whatever its bytes, reads as records, a torn tail or an error
-// wrapping ErrDamaged, never a panic.
+// FuzzSegmentReader: a segment, whatever its bytes, reads as records, from the LSN its name says
+// on, one by one, until its end, or fails with an error wrapping ErrDamaged, never a panic.
 func FuzzSegmentReader(f *testing.F) {
 	dir := f.TempDir()
 	l, err := openWAL(filepath.Join(dir, "seed.wal"), 1, 1<<20)
@@ -56,16 +56,26 @@ func FuzzSegmentReader(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	end := l.size
 	l.close()
-	f.Add(seg)
+	f.Add(seg[:end])
 	f.Add(seg[:20])
-	f.Add(append(seg, make([]byte, 40)...))
+	f.Add(seg[:end+40])                             // a preallocated tail
+	f.Add(append(seg[:end:end], seg[:end]...))      // stale records after the end
+	f.Add(append(seg[19:end:end], seg[:end+40]...)) // garbage, then the records
 	f.Fuzz(func(t *testing.T, b []byte) {
 		name := filepath.Join(t.TempDir(), "0000000000000001.log")
 		if err := os.WriteFile(name, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		err := readLog([]string{name}, func(uint64, []byte) error { return nil })
+		want := uint64(1)
+		err := readLog([]string{name}, func(lsn uint64, _ []byte) error {
+			if lsn != want {
+				t.Fatalf("record %d read where %d was due", lsn, want)
+			}
+			want++
+			return nil
+		})
 		if err != nil && !errors.Is(err, ErrDamaged) {
 			t.Fatalf("read: %v, want nil or ErrDamaged", err)
 		}

@@ -3,59 +3,58 @@ package boltstore
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 )
 
-// errTorn is a log record the file ends inside of, or the last record of the last segment
-// failing its checksum: an append that did not complete (a crash, a full disk). It was never
-// acknowledged, since a commit is answered only after its record is synced, and is dropped.
-var errTorn = errors.New("torn tail")
+// Where a segment's records end. A segment is preallocated (wal.go), so its records are followed
+// by zeros, not by the end of the file; one from before preallocation ends at the end of the
+// file. Either way the records end at the first one that is not whole, not valid (its length
+// zero or past the file's end, its checksum wrong) or not the LSN expected: a torn append (a
+// crash, a full disk: never acknowledged, since a commit is answered only after its record is
+// synced), a taken-back record (zeroed), the zeros of the preallocated tail, or a stale record.
+// Appends are sequential and each is synced before the next is written, so no whole, valid record
+// with a later LSN can follow a torn one: one that does is damage in the middle of the log (a
+// record lost after it was acknowledged), and the rest of the segment is searched for one
+// (laterRecord), so damage is reported, never replayed around or silently dropped.
 
 // segmentReader streams the records of one segment, one at a time: a log larger than memory is
 // replayed in the memory of its largest record.
 type segmentReader struct {
 	name string
+	f    *os.File
 	r    *bufio.Reader
-	off  int64 // where the next record starts
-	size int64 // the file's size
-	last bool  // the newest segment, the only one whose tail may be torn
+	off  int64  // where the next record starts
+	size int64  // the file's size
+	want uint64 // the LSN the next record must have
 	hdr  [walHeader]byte
 	buf  []byte
 }
 
 // next returns the next record's LSN and payload (valid until the following call), io.EOF at
-// the end of the segment, errTorn for a torn tail, or an error naming the damage.
+// the end of the segment's records, or an error naming the damage.
 func (s *segmentReader) next() (uint64, []byte, error) {
-	if s.off == s.size {
-		return 0, nil, io.EOF
-	}
-	torn := func(what string) error {
-		if s.last && s.off+walHeader+int64(binary.BigEndian.Uint32(s.hdr[0:])) >= s.size {
-			return errTorn
-		}
-		return fmt.Errorf("log %s: record at offset %d: %s: %w", s.name, s.off, what, ErrDamaged)
-	}
 	if s.size-s.off < walHeader {
-		if s.last {
-			return 0, nil, errTorn
-		}
-		return 0, nil, fmt.Errorf("log %s: %d stray bytes at offset %d: %w", s.name, s.size-s.off, s.off, ErrDamaged)
+		return 0, nil, s.end("too short for a header")
 	}
 	if _, err := io.ReadFull(s.r, s.hdr[:]); err != nil {
 		return 0, nil, fmt.Errorf("log %s: %w", s.name, err)
 	}
 	n := int64(binary.BigEndian.Uint32(s.hdr[0:]))
-	if n == 0 { // no record is empty: zeros, as a file system may leave past an unsynced end
-		if s.last && s.zerosToEnd() {
-			return 0, nil, errTorn
-		}
-		return 0, nil, fmt.Errorf("log %s: record at offset %d: an empty record: %w", s.name, s.off, ErrDamaged)
-	}
-	if s.off+walHeader+n > s.size { // checked before allocating: a corrupt length allocates nothing
-		return 0, nil, torn("it runs past the end of the file")
+	lsn := binary.BigEndian.Uint64(s.hdr[8:])
+	switch {
+	case n == 0 && lsn == 0:
+		return 0, nil, s.end("zeros") // the preallocated tail, or a record taken back
+	case n == 0:
+		return 0, nil, s.end("an empty record")
+	case lsn != s.want: // checked before reading: a stale or corrupt header allocates nothing
+		return 0, nil, s.end(fmt.Sprintf("record %d where %d was due", lsn, s.want))
+	case s.off+walHeader+n > s.size:
+		return 0, nil, s.end("it runs past the end of the file")
 	}
 	if int64(cap(s.buf)) < n {
 		s.buf = make([]byte, n)
@@ -65,38 +64,93 @@ func (s *segmentReader) next() (uint64, []byte, error) {
 		return 0, nil, fmt.Errorf("log %s: %w", s.name, err)
 	}
 	if walSum(s.hdr[8:16], payload) != binary.BigEndian.Uint32(s.hdr[4:]) {
-		return 0, nil, torn("checksum mismatch")
+		return 0, nil, s.end("checksum mismatch")
 	}
 	s.off += walHeader + n
-	return binary.BigEndian.Uint64(s.hdr[8:]), payload, nil
+	s.want++
+	return lsn, payload, nil
 }
 
-// zerosToEnd reports whether the segment holds only zeros from the header just read to its end.
-func (s *segmentReader) zerosToEnd() bool {
-	if s.hdr != [walHeader]byte{} {
-		return false
+// end is what the reader returns where the records stop: io.EOF, unless a later record follows,
+// which makes what stopped them (what) damage.
+func (s *segmentReader) end(what string) error {
+	at, lsn, err := laterRecord(s.f, s.off, s.size, s.want)
+	switch {
+	case err != nil:
+		return fmt.Errorf("log %s: %w", s.name, err)
+	case at < 0:
+		return io.EOF
 	}
-	var buf [4096]byte
-	for left := s.size - s.off - walHeader; left > 0; {
-		n, err := s.r.Read(buf[:min(left, int64(len(buf)))])
-		if err != nil {
-			return false
+	return fmt.Errorf("log %s: record at offset %d: %s, yet record %d follows at offset %d: %w",
+		s.name, s.off, what, lsn, at, ErrDamaged)
+}
+
+// laterRecord searches f from off to size for a whole, valid record with an LSN past want (the
+// one that was due at off), as can only be there if a record was damaged after it was written.
+// It returns its offset and LSN, or -1. Every offset is a candidate: what stopped the records
+// may be a damaged length, so where the next record starts is unknown. An LSN is at most want
+// plus the records that fit before it, which rules out most offsets at one comparison (zeros
+// among them): 32 MiB of tail take tens of milliseconds, once, at an Open after a crash.
+func laterRecord(f *os.File, off, size int64, want uint64) (int64, uint64, error) {
+	const chunk = 1 << 20
+	maxLSN := want + uint64((size-off)/(walHeader+1))
+	buf := make([]byte, min(chunk+walHeader, max(size-off, 0)))
+	var payload []byte
+	for base := off; base+walHeader <= size; base += chunk {
+		n, err := f.ReadAt(buf[:min(int64(len(buf)), size-base)], base)
+		if err != nil && err != io.EOF {
+			return 0, 0, err
 		}
-		for _, c := range buf[:n] {
-			if c != 0 {
-				return false
+		b := buf[:n]
+		for p := 0; p+walHeader <= len(b) && p < chunk; p++ {
+			lsn := binary.BigEndian.Uint64(b[p+8:])
+			if lsn <= want || lsn > maxLSN {
+				continue
+			}
+			length := int64(binary.BigEndian.Uint32(b[p:]))
+			at := base + int64(p)
+			if length == 0 || at+walHeader+length > size {
+				continue
+			}
+			if int64(cap(payload)) < length {
+				payload = make([]byte, length)
+			}
+			payload = payload[:length]
+			if _, err := f.ReadAt(payload, at+walHeader); err != nil {
+				return 0, 0, err
+			}
+			if walSum(b[p+8:p+16], payload) == binary.BigEndian.Uint32(b[p+4:]) {
+				return at, lsn, nil
 			}
 		}
-		left -= int64(n)
 	}
-	return true
+	return -1, 0, nil
 }
 
-// readLog calls fn on every record of the log's segments in LSN order, checking the LSNs run on
-// one by one. It stops at a torn tail of the newest segment; any other damage is an error.
+// segmentLSN is the LSN a segment's name says its first record has.
+func segmentLSN(name string) (uint64, error) {
+	hex, _ := strings.CutSuffix(filepath.Base(name), ".log")
+	lsn, err := strconv.ParseUint(hex, 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("log %s: not a segment's name: %w", name, ErrDamaged)
+	}
+	return lsn, nil
+}
+
+// readLog calls fn on every record of the log's segments in LSN order. Each segment's records
+// must start at the LSN its name says and run on one by one, and each segment must start where
+// the one before it ended: a segment's records may stop short only where nothing of the log
+// follows (see above), and anything else is an error wrapping ErrDamaged.
 func readLog(names []string, fn func(lsn uint64, payload []byte) error) error {
-	var prev uint64
+	var prev uint64 // the last record's LSN
 	for i, name := range names {
+		first, err := segmentLSN(name)
+		if err != nil {
+			return err
+		}
+		if i > 0 && first != prev+1 {
+			return fmt.Errorf("log %s: the segment starts at record %d, the one before it ends at record %d: %w", name, first, prev, ErrDamaged)
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			return fmt.Errorf("open log: %w", err)
@@ -106,17 +160,13 @@ func readLog(names []string, fn func(lsn uint64, payload []byte) error) error {
 			f.Close()
 			return fmt.Errorf("open log: %w", err)
 		}
-		s := &segmentReader{name: name, r: bufio.NewReaderSize(f, 1<<20), size: fi.Size(), last: i == len(names)-1}
+		s := &segmentReader{name: name, f: f, r: bufio.NewReaderSize(f, 1<<20), size: fi.Size(), want: first}
 		for {
 			lsn, payload, err := s.next()
-			if err == io.EOF || errors.Is(err, errTorn) {
+			if err == io.EOF {
 				break
 			}
-			if err == nil && prev != 0 && lsn != prev+1 {
-				err = fmt.Errorf("log %s: record %d follows record %d: %w", name, lsn, prev, ErrDamaged)
-			}
 			if err == nil {
-				prev = lsn
 				err = fn(lsn, payload)
 			}
 			if err != nil {
@@ -125,6 +175,7 @@ func readLog(names []string, fn func(lsn uint64, payload []byte) error) error {
 			}
 		}
 		f.Close()
+		prev = s.want - 1
 	}
 	return nil
 }

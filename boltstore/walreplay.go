@@ -26,6 +26,10 @@ func (s *Store) replayLog(log, restored bool) (next uint64, err error) {
 		return 0, err
 	}
 	dir := walDir(s.path)
+	// A spare segment left by a crash holds no record: the next log makes its own.
+	if err := os.Remove(filepath.Join(dir, spareName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("remove spare log segment: %w", err)
+	}
 	names, err := segments(dir)
 	if err != nil {
 		return 0, err
