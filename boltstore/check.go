@@ -27,6 +27,8 @@ func (s *Store) Check() ([]string, error) {
 	if s.closed.Load() {
 		return nil, fmt.Errorf("check database: %w", history.ErrClosed)
 	}
+	// The walk maps in every page of the file; none needs to stay resident after it.
+	defer s.dropMapped()
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 

@@ -46,6 +46,7 @@ func (s *Store) Run(runID string) (history.Run, error) {
 		}
 		var err error
 		r, err = decodeRun(tx, []byte(runID), v)
+		s.noteRead(tx, mapCharge(len(runID)+len(v), 1))
 		return err
 	})
 	return r, err
@@ -170,7 +171,6 @@ func (s *Store) eventChunks(runID string, from, last []byte, fn func(chunk []kv)
 		if err != nil {
 			return err
 		}
-		s.noteRead(chunk)
 		if err := fn(chunk); err != nil {
 			return err
 		}
@@ -206,6 +206,7 @@ func (s *Store) eventChunk(runID string, from, last []byte) (chunk []kv, more bo
 			chunk = append(chunk, kv{bytes.Clone(k), bytes.Clone(v)})
 			size += len(v)
 		}
+		s.noteRead(tx, mapCharge(size, 1))
 		return nil
 	})
 	return chunk, more, err
@@ -236,6 +237,7 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 		runs := tx.Bucket(bucketRuns)
 		add := func(id, v []byte) error {
 			r, err := decodeRun(tx, id, v)
+			s.noteRead(tx, mapCharge(len(id)+len(v), 1))
 			if err != nil {
 				return fmt.Errorf("run %s: %w", id, err)
 			}
@@ -312,6 +314,7 @@ func (s *Store) Tasks() ([]history.Task, error) {
 	var damaged []history.DamagedTask
 	err := s.view("list tasks", func(tx *bolt.Tx) error {
 		return forEach(tx.Bucket(bucketTasks), func(k, v []byte) error {
+			s.noteRead(tx, mapCharge(len(k)+len(v), 0))
 			t, err := decodeTask(k, v)
 			if err != nil {
 				damaged = append(damaged, history.DamagedTask{Key: string(k), Problem: err.Error()})
