@@ -86,6 +86,7 @@ func (b *bench) idleServe(db string, n int) {
 		}
 	}
 	readyCPU, readyRSS := procCPU(cmd.Process.Pid), procRSSMB(cmd.Process.Pid)
+	saveSmaps(cmd.Process.Pid, "ready.smaps")
 
 	signal := func(from, to int) float64 {
 		var ds []float64
@@ -115,6 +116,7 @@ func (b *bench) idleServe(db string, n int) {
 		}
 	}
 	repairedRSS := procRSSMB(cmd.Process.Pid)
+	saveSmaps(cmd.Process.Pid, "repaired.smaps")
 	// The resident set split: anonymous (heap, stacks) and file-backed (bbolt's map of the file).
 	repairedAnon, repairedFile := procStatusMB(cmd.Process.Pid, "RssAnon:"), procStatusMB(cmd.Process.Pid, "RssFile:")
 	afterRepair := signal(400, 600)
@@ -185,4 +187,19 @@ func procStatusMB(pid int, field string) float64 {
 		}
 	}
 	return -1
+}
+
+// saveSmaps copies a process's /proc/PID/smaps (the resident set per mapping) to -idle-smaps's
+// directory, when it is set.
+func saveSmaps(pid int, name string) {
+	if *idleSmaps == "" {
+		return
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(*idleSmaps, name), b, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: smaps:", err)
+	}
 }
