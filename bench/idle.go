@@ -25,7 +25,7 @@ var (
 	idleN      = flag.Int("idle-n", 10000, "idle: how many waiting runs")
 	idleAfter  = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
 	idleTimers = flag.Bool("idle-timers-only", false, "idle: only the timers part (due once starts at 200 a second would have ended)")
-	idleSmaps  = flag.String("idle-smaps", "", "idle: copy serve's /proc/PID/smaps at ready and after the start's repair to DIR/ready.smaps and DIR/repaired.smaps")
+	idleDump   = flag.String("idle-dump", "", "idle: save serve's /proc/PID/smaps at ready and after the start's repair (DIR/ready.smaps, DIR/repaired.smaps) and its heap profile at SIGTERM (DIR/serve.heap)")
 )
 
 // orderFlow waits 72 h for a shipment signal after one activity: every run holds a timer

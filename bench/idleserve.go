@@ -48,6 +48,9 @@ func (b *bench) idleServe(db string, n int) {
 	cmd := exec.Command(wend, "serve", "--db", db, "--http", "off", "--idle-after", idleAfter.String())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = childAttr()
+	if *idleDump != "" {
+		cmd.Env = append(os.Environ(), "WEND_HEAPPROFILE="+filepath.Join(*idleDump, "serve.heap"))
+	}
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		fail(err)
@@ -189,15 +192,15 @@ func procStatusMB(pid int, field string) float64 {
 	return -1
 }
 
-// saveSmaps copies a process's /proc/PID/smaps (the resident set per mapping) to -idle-smaps's
+// saveSmaps copies a process's /proc/PID/smaps (the resident set per mapping) to -idle-dump's
 // directory, when it is set.
 func saveSmaps(pid int, name string) {
-	if *idleSmaps == "" {
+	if *idleDump == "" {
 		return
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
 	if err == nil {
-		err = os.WriteFile(filepath.Join(*idleSmaps, name), b, 0o644)
+		err = os.WriteFile(filepath.Join(*idleDump, name), b, 0o644)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: smaps:", err)
