@@ -47,14 +47,14 @@ func (s *Store) noteRead(tx *bolt.Tx, n int) {
 const faultAround = 64 << 10
 
 // mapCharge is what noteRead is charged for a read of bytes stored in a bucket's leaves after
-// seeks jumps to another part of the file (a seek in a run's events bucket faults in its root and
-// a leaf page): each page faulted can bring faultAround of the map with it, and records read
+// seeks jumps to another part of the file (a seek in a run's events bucket faults in a page away
+// from the last one read): each page faulted can bring faultAround of the map with it, and records read
 // one after another sit on leaf pages scattered through the file, bbolt allocating pages as the
 // commits come. Charged by bytes read, Resume's scan of 30,000 runs (a 300-byte last event
 // each) dropped three times and still left 204 MB of a 356 MB file resident, and its scan of
 // their 30,000 tasks (7 MB of records) 112 MB more.
 func mapCharge(bytes, seeks int) int {
-	return bytes*(faultAround/4096) + seeks*2*faultAround
+	return bytes*(faultAround/4096) + seeks*faultAround
 }
 
 // dropMapped drops the mapped pages of the file, inside a read transaction.
