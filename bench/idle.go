@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,10 +23,11 @@ import (
 //
 //	go run ./bench -only idle -idle-n 100000
 var (
-	idleN      = flag.Int("idle-n", 10000, "idle: how many waiting runs")
-	idleAfter  = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
-	idleTimers = flag.Bool("idle-timers-only", false, "idle: only the timers part (due once starts at 200 a second would have ended)")
-	idleDump   = flag.String("idle-dump", "", "idle: save serve's /proc/PID/smaps at ready and after the start's repair (DIR/ready.smaps, DIR/repaired.smaps) and its heap profile at SIGTERM (DIR/serve.heap)")
+	idleN       = flag.Int("idle-n", 10000, "idle: how many waiting runs")
+	idleAfter   = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
+	idleTimers  = flag.Bool("idle-timers-only", false, "idle: only the timers part (due once starts at 200 a second would have ended)")
+	fireProfile = flag.String("idle-fire-cpuprofile", "", "idle: write a CPU profile of the timers' firing alone (their due time to the last run closed) to this file")
+	idleDump    = flag.String("idle-dump", "", "idle: save serve's /proc/PID/smaps at ready and after the start's repair (DIR/ready.smaps, DIR/repaired.smaps) and its heap profile at SIGTERM (DIR/serve.heap)")
 )
 
 // orderFlow waits 72 h for a shipment signal after one activity: every run holds a timer
@@ -169,6 +171,8 @@ func (b *bench) timers(n int, startT time.Duration) {
 	idle := eng.Idle()
 	heapMB, rssWaiting := round(float64(liveHeap())/(1<<20)), rssMB()
 	txBefore := st.Stats()
+	time.Sleep(time.Until(at))
+	stopProfile := startProfile(*fireProfile)
 	cpu0 := cpuTime()
 	select {
 	case <-done:
@@ -176,6 +180,7 @@ func (b *bench) timers(n int, startT time.Duration) {
 		fail(fmt.Errorf("timers: %d of %d runs closed 5 minutes after their timers were due", closed.Load(), n))
 	}
 	took, cpu := time.Since(at), cpuTime()-cpu0
+	stopProfile()
 	s := st.Stats()
 	note := ""
 	if late > 0 {
@@ -185,6 +190,24 @@ func (b *bench) timers(n int, startT time.Duration) {
 		"resident_before_due", idle.Resident, "live_heap_mb_before_due", heapMB, "rss_mb_before_due", rssWaiting,
 		"commits", s.Commits-txBefore.Commits, "transactions", s.Transactions-txBefore.Transactions,
 		"rss_mb", rssMB(), "peak_rss_mb", peakRSSMB(), "note", note)
+}
+
+// startProfile starts a CPU profile to path, when it is set, and returns what stops it.
+func startProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fail(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fail(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // startMany calls start(i) for i in [0, n) from 32 goroutines and returns how long it took.
