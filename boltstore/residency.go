@@ -48,13 +48,14 @@ const faultAround = 64 << 10
 
 // mapCharge is what noteRead is charged for a read of bytes stored in a bucket's leaves after
 // seeks jumps to another part of the file (a seek in a run's events bucket faults in a page away
-// from the last one read): each page faulted can bring faultAround of the map with it, and records read
-// one after another sit on leaf pages scattered through the file, bbolt allocating pages as the
-// commits come. Charged by bytes read, Resume's scan of 30,000 runs (a 300-byte last event
-// each) dropped three times and still left 204 MB of a 356 MB file resident, and its scan of
-// their 30,000 tasks (7 MB of records) 112 MB more.
+// from the last one read): each page faulted can bring faultAround of the map with it, and
+// records read one after another sit on leaf pages scattered through the file, bbolt allocating
+// pages as the commits come. A seek costs at least one window, the bytes after it their pages'
+// windows: a short history, on one leaf, costs one. Charged by bytes read, Resume's scan of
+// 30,000 runs (a 300-byte last event each) dropped three times and still left 204 MB of a
+// 356 MB file resident, and its scan of their 30,000 tasks (7 MB of records) 112 MB more.
 func mapCharge(bytes, seeks int) int {
-	return bytes*(faultAround/4096) + seeks*faultAround
+	return max(bytes*(faultAround/4096), seeks*faultAround)
 }
 
 // dropMapped drops the mapped pages of the file, inside a read transaction.
