@@ -1,6 +1,11 @@
 package boltstore
 
-import "syscall"
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
 
 // dropPages tells the kernel that the process no longer needs the pages of [addr, addr+size)
 // of bbolt's read-only shared file mapping. Their content stays in the page cache, and a later
@@ -14,4 +19,22 @@ func dropPages(addr uintptr, size int64) error {
 		return errno
 	}
 	return nil
+}
+
+// fileBackedRSS is the process's file-backed resident set in bytes (the third field of
+// /proc/self/statm: pages backed by a file or shared memory), -1 where it cannot be read.
+func fileBackedRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return -1
+	}
+	f := bytes.Fields(b)
+	if len(f) < 3 {
+		return -1
+	}
+	n, err := strconv.ParseInt(string(f[2]), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n * int64(os.Getpagesize())
 }
