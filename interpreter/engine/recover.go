@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -89,6 +90,9 @@ func (e *Engine) repairResumed(done chan struct{}) {
 	defer close(done)
 	t0 := e.clock.Now()
 	rep, err := e.repair("", true)
+	if rep.Runs > 0 {
+		returnRepairGarbage()
+	}
 	e.mu.Lock()
 	e.resumeRepair, e.resumeErr = rep, err
 	e.mu.Unlock()
@@ -112,6 +116,13 @@ func (e *Engine) repairResumed(done chan struct{}) {
 			rep.Runs, e.clock.Now().Sub(t0).Round(time.Millisecond), len(rep.Rebuilt), len(rep.Blocked))
 	}
 }
+
+// returnRepairGarbage hands the memory the start's repair freed back to the system
+// (debug.FreeOSMemory; a var for tests). The repair replays every open run once, a burst of
+// garbage no steady state repeats, and the runtime keeps freed memory mapped for a while up to
+// about twice the live heap: wend serve over 100,000 waiting runs held 334 MB anonymous after
+// its repair with 116 MB of live heap.
+var returnRepairGarbage = debug.FreeOSMemory
 
 // ResumeRepaired waits until the repair Resume left to the background has ended and returns
 // its report; at once, with an empty report, on an engine that did not Resume.

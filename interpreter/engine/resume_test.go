@@ -264,3 +264,41 @@ func TestRepairDoesNotRebuildATaskCommittedAfterItsRead(t *testing.T) {
 		t.Fatalf("tasks %+v, want the try's task, still marked dispatched", ts)
 	}
 }
+
+// TestResumeRepairReturnsItsGarbageIssue18: the start's repair replays every open run once,
+// and the memory that burst freed goes back to the system when it ends (serve over 100,000
+// waiting runs kept 334 MB anonymous after it, with 116 MB of live heap), once, and before
+// ResumeRepaired answers; a start with no open run has nothing to return.
+func TestResumeRepairReturnsItsGarbageIssue18(t *testing.T) {
+	var returned atomic.Int64
+	old := returnRepairGarbage
+	t.Cleanup(func() { returnRepairGarbage = old })
+	returnRepairGarbage = func() { returned.Add(1) }
+	for _, tc := range []struct {
+		name string
+		runs int
+		want int64
+	}{
+		{"no open run", 0, 0},
+		{"waiting runs", 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			returned.Store(0)
+			h := newHarness(t)
+			f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}]\n")
+			for i := range tc.runs {
+				h.start(f, "w"+string(rune('a'+i)), "null")
+			}
+			h.e.Close()
+			st, _ := h.resumeOver(Options{IdleAfter: time.Hour}, "")
+			st.open()
+			rr, err := h.e.ResumeRepaired(context.Background())
+			if err != nil || rr.Runs != tc.runs {
+				t.Fatalf("the start's repair: %+v, %v; want %d runs checked", rr, err, tc.runs)
+			}
+			if got := returned.Load(); got != tc.want {
+				t.Fatalf("memory returned %d times after the repair, want %d", got, tc.want)
+			}
+		})
+	}
+}
