@@ -23,11 +23,13 @@ import (
 //
 //	go run ./bench -only idle -idle-n 100000
 var (
-	idleN       = flag.Int("idle-n", 10000, "idle: how many waiting runs")
-	idleAfter   = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
-	idleTimers  = flag.Bool("idle-timers-only", false, "idle: only the timers part (due once starts at 200 a second would have ended)")
-	fireProfile = flag.String("idle-fire-cpuprofile", "", "idle: write a CPU profile of the timers' firing alone (their due time to the last run closed) to this file")
-	idleDump    = flag.String("idle-dump", "", "idle: save serve's /proc/PID/smaps at ready and after the start's repair (DIR/ready.smaps, DIR/repaired.smaps) and its heap profile at SIGTERM (DIR/serve.heap)")
+	idleN          = flag.Int("idle-n", 10000, "idle: how many waiting runs")
+	idleAfter      = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
+	idleTimers     = flag.Bool("idle-timers-only", false, "idle: only the timers part (due once starts at 200 a second would have ended)")
+	idleWithTimers = flag.Bool("idle-timers", true, "idle: end with the timers part (false: skip it)")
+	timersAt       = flag.Duration("idle-timers-due", 0, "idle: with -idle-timers-only, the timers fall due this long after the first start (default n/200 seconds + 3 s)")
+	fireProfile    = flag.String("idle-fire-cpuprofile", "", "idle: write a CPU profile of the timers' firing alone (their due time to the last run closed) to this file")
+	idleDump       = flag.String("idle-dump", "", "idle: save serve's /proc/PID/smaps at ready and after the start's repair (DIR/ready.smaps, DIR/repaired.smaps) and its heap profile at SIGTERM (DIR/serve.heap)")
 )
 
 // orderFlow waits 72 h for a shipment signal after one activity: every run holds a timer
@@ -59,7 +61,11 @@ const dueFlow = "plugins: {p: ./p}\nsteps:\n  - delay: {until: \"${{ input.at }}
 func (b *bench) idle() {
 	n := *idleN
 	if *idleTimers {
-		b.timers(n, time.Duration(float64(n)/400*float64(time.Second))) // due after 2 × this
+		startT := time.Duration(float64(n) / 400 * float64(time.Second)) // due after 2 × this
+		if *timersAt > 0 {
+			startT = (*timersAt - 3*time.Second) / 2
+		}
+		b.timers(n, startT)
 		return
 	}
 	flow := b.workflow("order", orderFlow)
@@ -101,7 +107,9 @@ func (b *bench) idle() {
 
 	b.idleEvicted(db, n, base)
 	b.idleServe(db, n)
-	b.timers(n, startT)
+	if *idleWithTimers {
+		b.timers(n, startT)
+	}
 }
 
 // idleEvicted is idle's second part: a new engine over the database the first left.
@@ -181,6 +189,7 @@ func (b *bench) timers(n int, startT time.Duration) {
 	}
 	took, cpu := time.Since(at), cpuTime()-cpu0
 	stopProfile()
+	rebuilt := eng.Idle().Rebuilt - idle.Rebuilt
 	s := st.Stats()
 	note := ""
 	if late > 0 {
@@ -188,7 +197,7 @@ func (b *bench) timers(n int, startT time.Duration) {
 	}
 	emit("timers_same_second", "runs", n, "due_to_last_closed_ms", ms(took), "cpu_ms", ms(cpu),
 		"resident_before_due", idle.Resident, "live_heap_mb_before_due", heapMB, "rss_mb_before_due", rssWaiting,
-		"commits", s.Commits-txBefore.Commits, "transactions", s.Transactions-txBefore.Transactions,
+		"rebuilt", rebuilt, "commits", s.Commits-txBefore.Commits, "transactions", s.Transactions-txBefore.Transactions,
 		"rss_mb", rssMB(), "peak_rss_mb", peakRSSMB(), "note", note)
 }
 
