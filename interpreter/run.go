@@ -48,6 +48,7 @@ type Run struct {
 	bytes        int               // payload bytes in the history so far
 	timerAt      map[string]time.Time
 	shard        *shardChild // set in a shard child run
+	infoDecoded  bool        // while ReplayDecoded runs: info is the WorkflowStarted payload
 }
 
 // New makes the state machine of a run; nothing happens until Apply gets WorkflowStarted.
@@ -132,9 +133,12 @@ func (r *Run) start(ev history.Event) error {
 	if r.root != nil {
 		return errors.New("apply WorkflowStarted: run already started")
 	}
-	st, err := history.DataOf[history.Started](ev)
-	if err != nil {
-		return err
+	st := r.info
+	if !r.infoDecoded {
+		var err error
+		if st, err = history.DataOf[history.Started](ev); err != nil {
+			return err
+		}
 	}
 	if st.Shard != nil {
 		// No workflow timeouts of its own: the parent's end cancels it.

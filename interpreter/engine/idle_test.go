@@ -289,7 +289,7 @@ steps:
 		for b.Loop() {
 			evs, _ := store.Events(r.RunID, 0)
 			st, _ := history.DataOf[history.Started](evs[0])
-			if _, err := replayRun(st, evs); err != nil {
+			if _, err := replayRun(st, evs, true); err != nil {
 				b.Fatal(err)
 			}
 		}

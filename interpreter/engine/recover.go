@@ -246,7 +246,7 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	lr, err := e.buildRun(st, evs)
+	lr, err := e.buildRun(st, evs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -257,21 +257,21 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 
 // buildRun loads the spec text a run recorded and replays its events into a fresh state
 // machine.
-func (e *Engine) buildRun(st history.Started, evs []history.Event) (*liveRun, error) {
+func (e *Engine) buildRun(st history.Started, evs []history.Event, decoded bool) (*liveRun, error) {
 	w, err := e.specs.load(st)
 	if err != nil {
 		return nil, err
 	}
-	return replayWith(w, st, evs)
+	return replayWith(w, st, evs, decoded)
 }
 
 // replayRun is buildRun, which needs nothing of an engine.
-func replayRun(st history.Started, evs []history.Event) (*liveRun, error) {
+func replayRun(st history.Started, evs []history.Event, decoded bool) (*liveRun, error) {
 	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
 	if ds.HasErrors() {
 		return nil, fmt.Errorf("recorded spec no longer loads (was it written by a newer wend?):\n%s", ds.Error())
 	}
-	return replayWith(w, st, evs)
+	return replayWith(w, st, evs, decoded)
 }
 
 // rearm puts a stored task back to work. rec is the run's record, read under its lock: the

@@ -384,7 +384,7 @@ func (e *Engine) replayCopy(old history.Run, st history.Started, prefix []histor
 	for i := range evs {
 		evs[i].Seq = uint64(i + 1)
 	}
-	lr, err := e.buildRun(st, evs)
+	lr, err := e.buildRun(st, evs, false) // evs[0] holds st re-encoded: decode it as a replay would
 	if err != nil {
 		return nil, nil, err
 	}

@@ -34,7 +34,7 @@ func CheckTasks(store history.Store) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		lr, err := replayRun(st, evs)
+		lr, err := replayRun(st, evs, true)
 		if err != nil {
 			out = append(out, fmt.Sprintf("run %s: cannot be replayed to check its tasks: %v", rec.RunID, err))
 			continue
@@ -96,6 +96,6 @@ func Replay(evs []history.Event) error {
 	if st.SpecSource == "" {
 		return ErrNoSpecSource
 	}
-	_, err = replayRun(st, evs)
+	_, err = replayRun(st, evs, true)
 	return err
 }

@@ -52,10 +52,15 @@ func (c *specCache) cached(file, sha256 string) *spec.Workflow {
 	return c.m[file+"\x00"+sha256]
 }
 
-// replayWith replays a run's events into a fresh state machine over w.
-func replayWith(w *spec.Workflow, st history.Started, evs []history.Event) (*liveRun, error) {
+// replayWith replays a run's events into a fresh state machine over w. decoded says st was
+// decoded from evs[0] (the state machine then does not decode it again).
+func replayWith(w *spec.Workflow, st history.Started, evs []history.Event, decoded bool) (*liveRun, error) {
 	in := interpreter.New(w, st)
-	if err := in.Replay(evs); err != nil {
+	replay := in.Replay
+	if decoded {
+		replay = in.ReplayDecoded
+	}
+	if err := replay(evs); err != nil {
 		return nil, err
 	}
 	return &liveRun{dir: filepath.Dir(st.SpecFile), workflowID: st.WorkflowID, w: w, interp: in}, nil
