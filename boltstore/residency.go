@@ -10,8 +10,8 @@ var dropMappedEveryRead int64 = 16 << 20
 // mappedBudget is the file-backed resident set (the map, and the binary's own pages) past which
 // a look drops the map's pages (a var for tests). Reads charged by what they could map in
 // dropped far more often than the pages called for: the 100,000 timers' firing, whose 1,024
-// runs in flight read and write the same few MB, spent 4.5 s more CPU (26.0 s against 21.5 s)
-// refaulting the pages each drop took from under it, at a drop every 64 MB charged.
+// runs in flight read and write the same few MB, spent seconds of CPU refaulting the pages each
+// drop took from under it (docs/performance.md, "Waiting runs").
 var mappedBudget int64 = 128 << 20
 
 // dropMappedEvery is how many write transactions pass between two drops of bbolt's mapped
@@ -62,9 +62,8 @@ const faultAround = 64 << 10
 // from the last one read): each page faulted can bring faultAround of the map with it, and
 // records read one after another sit on leaf pages scattered through the file, bbolt allocating
 // pages as the commits come. A seek costs at least one window, the bytes after it their pages'
-// windows: a short history, on one leaf, costs one. Charged by bytes read, Resume's scan of
-// 30,000 runs (a 300-byte last event each) dropped three times and still left 204 MB of a
-// 356 MB file resident, and its scan of their 30,000 tasks (7 MB of records) 112 MB more.
+// windows: a short history, on one leaf, costs one. Charged by bytes read, Resume's scan of the
+// open runs (a short last event each) left most of the file resident (docs/performance.md).
 func mapCharge(bytes, seeks int) int {
 	return max(bytes*(faultAround/4096), seeks*faultAround)
 }

@@ -150,8 +150,8 @@ func TestOpenLeavesNoPagesResident(t *testing.T) {
 
 // TestScansDropMappedPages: reads of many records charge what they map in too, not only history
 // reads. Resume's scan of the open runs (Runs reads each run's last event, in its own events
-// bucket, and the kernel maps the pages around each faulted one in with it) left about 600 MB
-// of the file of 100,000 waiting runs resident in wend serve, and the scan of their tasks more.
+// bucket, and the kernel maps the pages around each faulted one in with it) left most of the
+// file of 100,000 waiting runs resident in wend serve, and the scan of their tasks more.
 func TestScansDropMappedPages(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s, err := Open(path, Options{})
@@ -226,7 +226,7 @@ func readDrops(t *testing.T, every, budget int64) {
 
 // TestReadsUnderTheBudgetKeepTheMap: a look at the resident set drops the map only past
 // mappedBudget. Dropping at every look, the 100,000 timers' firing refaulted the pages its runs
-// in flight were reading and writing, and took 26.0 s of CPU against 21.5 s.
+// in flight were reading and writing, and took seconds more CPU (docs/performance.md).
 func TestReadsUnderTheBudgetKeepTheMap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s := openAt(t, path, Options{})

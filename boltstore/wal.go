@@ -29,8 +29,8 @@ import (
 //
 // A segment is preallocated to the segment size before its first record (prealloc_linux.go), so
 // an append overwrites zeros inside the file and its fdatasync does not change the file's size,
-// which would make the file system commit its journal too: on ext4 that is about 90 µs against
-// 130-150 µs for an append that grows the file. The records end at the first one that is not
+// which on a journaled file system would make it commit its journal too (docs/performance.md,
+// "The log's step and the file system"). The records end at the first one that is not
 // whole, valid and the LSN expected (walread.go); zeros follow them. The next segment is made
 // ahead, in the background, as the spare file (spareName), renamed at the roll.
 

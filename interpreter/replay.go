@@ -10,7 +10,7 @@ import (
 
 // ReplayDecoded is Replay for a caller that decoded the history's WorkflowStarted payload
 // itself, from events[0], and gave New exactly that: it is not decoded again. Rebuilding an
-// evicted run decoded it twice, 1.1 s of CPU over the replays of 100,000 timers' firing.
+// evicted run decoded it twice, a cost every fired timer of an evicted run paid.
 func (r *Run) ReplayDecoded(events []history.Event) error {
 	r.infoDecoded = true
 	defer func() { r.infoDecoded = false }()

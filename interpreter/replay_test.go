@@ -126,8 +126,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 
 // TestReplayDecodedDecodesStartedOnceIssue18: ReplayDecoded, for a caller that decoded the
 // WorkflowStarted payload and gave it to New, replays to the same state as Replay without
-// decoding that payload again (the engine's rebuild of an evicted run decoded it twice: 1.1 s of
-// CPU over 100,000 timers' firing); the allocations say so, the payload (a spec source and an
+// decoding that payload again (the engine's rebuild of an evicted run decoded it twice); the
+// allocations say so, the payload (a spec source and an
 // input) being the largest to decode. After it, a Replay decodes as before.
 func TestReplayDecodedDecodesStartedOnceIssue18(t *testing.T) {
 	for _, name := range []string{"sequence_parallel_foreach", "retries_catch_signal"} {

@@ -61,7 +61,7 @@ func (r *Router) host(name string, ref history.PluginRef) (*Host, error) {
 
 // routeKey names a declaration: every field, each prefixed by its length so that no two
 // declarations share a key. It is built twice per try (Prepare, then the call), so by hand
-// rather than by JSON encoding, which cost about 0.5 µs more a lookup (docs/performance.md).
+// rather than by JSON encoding, which cost more (docs/performance.md).
 func routeKey(name string, ref history.PluginRef) string {
 	var b strings.Builder
 	field := func(s string) {

@@ -9,8 +9,8 @@ import (
 )
 
 // specMemo remembers the workflow texts Start has found valid, so starting the same
-// workflow again does not parse and check its text once more before the engine does (for
-// a 200-step workflow that is ~1.5 ms of each start; issue 18). Only a text whose check read
+// workflow again does not parse and check its text once more before the engine does (for a
+// long workflow a large part of each start; docs/performance.md). Only a text whose check read
 // no other file is remembered: one with run_workflow steps depends on its children's files,
 // which may change, so it is checked at every start.
 type specMemo struct {

@@ -8,8 +8,8 @@ import (
 )
 
 // specsSeen keeps the specs of the runs progress saw start, by file and text, so `wend
-// serve` loads a workflow's text once, not at every run of it (a 200-step spec takes ~1.5 ms
-// to load; issue 18). The specs are only read. Its owner's lock guards it.
+// serve` loads a workflow's text once, not at every run of it (loading a long spec is a large
+// part of a short run; docs/performance.md). The specs are only read. Its owner's lock guards it.
 type specsSeen map[[sha256.Size]byte]*spec.Workflow
 
 // maxSeenSpecs bounds specsSeen; past it the map starts afresh (distinct texts are few).

@@ -120,8 +120,7 @@ func (e *Engine) repairResumed(done chan struct{}) {
 // returnRepairGarbage hands the memory the start's repair freed back to the system
 // (debug.FreeOSMemory; a var for tests). The repair replays every open run once, a burst of
 // garbage no steady state repeats, and the runtime keeps freed memory mapped for a while up to
-// about twice the live heap: wend serve over 100,000 waiting runs held 334 MB anonymous after
-// its repair with 116 MB of live heap.
+// about twice the live heap (docs/performance.md, "Waiting runs").
 var returnRepairGarbage = debug.FreeOSMemory
 
 // ResumeRepaired waits until the repair Resume left to the background has ended and returns
