@@ -81,8 +81,11 @@ type Engine struct {
 	wg     sync.WaitGroup
 	sem    chan struct{}
 	sched  *scheduler
-	// timerSlots bounds the timer deliveries in flight (recover.go, due).
-	timerSlots chan struct{}
+	// The pool that delivers fired timers (timerfire.go): the firings queued, and how many
+	// workers take them, at most timerMax, and the most there were (timerMu guards these).
+	timerq                            chan timerFiring
+	timerMu                           sync.Mutex
+	timerWorkers, timerMax, timerPeak int
 
 	mu         sync.Mutex
 	runs       map[string]*liveRun // open runs by run id
@@ -134,7 +137,7 @@ type liveRun struct {
 
 type waitRef struct{ runID, step string }
 
-// maxTimerDeliveries bounds the timer firings applied at once (recover.go, due).
+// maxTimerDeliveries bounds the timer firings applied at once, and those queued (timerfire.go).
 const maxTimerDeliveries = 1024
 
 // New makes an engine; call Recover before Start to resume what a previous process left.
@@ -151,7 +154,7 @@ func New(opts Options) *Engine {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{
 		opts: opts, store: opts.Store, clock: opts.Clock, ctx: ctx, cancel: cancel,
-		sem: make(chan struct{}, opts.MaxActivities), timerSlots: make(chan struct{}, maxTimerDeliveries),
+		sem: make(chan struct{}, opts.MaxActivities), timerq: make(chan timerFiring, maxTimerDeliveries), timerMax: maxTimerDeliveries,
 		runs: map[string]*liveRun{}, current: map[string]string{}, closeWaits: map[string][]chan struct{}{},
 		waits: map[string][]waitRef{}, inflight: map[string]context.CancelFunc{}, starting: map[string]chan struct{}{},
 	}

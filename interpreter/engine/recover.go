@@ -317,27 +317,14 @@ func (e *Engine) due(t history.Task) {
 		if lr == nil {
 			return
 		}
-		// Timers due together (100,000 in one second) go to their runs at most
-		// maxTimerDeliveries at a time: each may rebuild an evicted run, and unbounded they
-		// would hold every one of those state machines (and a goroutine each) at once. The
-		// deliveries in flight still share commits.
-		select {
-		case e.timerSlots <- struct{}{}:
-		case <-e.ctx.Done():
-			return
-		}
-		started := e.spawn(func() {
-			defer func() { <-e.timerSlots }()
-			// The step the timer was scheduled at, so the history says which step it ends
-			// (empty for the workflow's own deadlines).
-			ev := history.Event{Type: history.TimerFired, Step: st.Step, Data: history.MustData(history.TimerRef{TimerID: st.TimerID})}
-			if err := e.deliver(lr, ev); err != nil && e.isStopped() == nil {
-				e.logf("wend: timer %s: %v", t.ID, err)
-			}
-		})
-		if !started {
-			<-e.timerSlots
-		}
+		// Timers due together (100,000 in one second) go to their runs through a pool of at
+		// most maxTimerDeliveries goroutines (timerfire.go): each firing may rebuild an
+		// evicted run, and unbounded they would hold every one of those state machines at
+		// once. The deliveries in flight still share commits.
+		// The step the timer was scheduled at, so the history says which step it ends (empty
+		// for the workflow's own deadlines).
+		ev := history.Event{Type: history.TimerFired, Step: st.Step, Data: history.MustData(history.TimerRef{TimerID: st.TimerID})}
+		e.fire(timerFiring{lr: lr, taskID: t.ID, ev: ev})
 	}
 }
 
