@@ -1,0 +1,32 @@
+package interpreter
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// TaskID and AttemptID name durable tasks and the ids plugins see: their text must stay what
+// fmt's "%s#%d" wrote, and building one costs one allocation (issue 18: the timers' firing
+// named tasks through fmt.Sprintf, a few allocations each).
+func TestAttemptNameIssue18TimersFmtFree(t *testing.T) {
+	cases := []struct {
+		exec    string
+		attempt int
+	}{
+		{"", 0}, {"r1/step/a", 1}, {"r1/step/a", 10}, {"x#y", -3}, {"ü", math.MaxInt}, {"m", math.MinInt},
+	}
+	for _, c := range cases {
+		want := fmt.Sprintf("%s#%d", c.exec, c.attempt)
+		if got := TaskID(c.exec, c.attempt); got != want {
+			t.Errorf("TaskID(%q, %d) = %q, want %q", c.exec, c.attempt, got, want)
+		}
+		if got := AttemptID(c.exec, c.attempt); got != want {
+			t.Errorf("AttemptID(%q, %d) = %q, want %q", c.exec, c.attempt, got, want)
+		}
+	}
+	exec := "run-0123456789/step/call"
+	if n := testing.AllocsPerRun(100, func() { _ = TaskID(exec, 12) }); n > 1 {
+		t.Errorf("TaskID allocates %v times, want at most 1", n)
+	}
+}
