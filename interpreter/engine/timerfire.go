@@ -33,9 +33,10 @@ func (e *Engine) fire(f timerFiring) bool {
 	return true
 }
 
-// timerWorker delivers queued firings until none is left. The check for an empty queue and
-// the worker's leaving are one step under timerMu, so a firing queued meanwhile either is
-// seen here or finds the worker gone and starts another (fire).
+// timerWorker delivers queued firings until none is left; once the engine is closing it drops
+// them instead (each would rebuild its run only to have its commit refused). The check for an
+// empty queue and the worker's leaving are one step under timerMu, so a firing queued
+// meanwhile either is seen here or finds the worker gone and starts another (fire).
 func (e *Engine) timerWorker() {
 	for {
 		e.timerMu.Lock()
@@ -48,6 +49,9 @@ func (e *Engine) timerWorker() {
 			return
 		}
 		e.timerMu.Unlock()
+		if e.ctx.Err() != nil {
+			continue // closing: the timer's task stays in the store, for the next start to arm
+		}
 		if err := e.deliver(f.lr, f.ev); err != nil && e.isStopped() == nil {
 			e.logf("wend: timer %s: %v", f.taskID, err)
 		}

@@ -69,3 +69,35 @@ func TestTimerPoolFiresEveryTimerOnceIssue18(t *testing.T) {
 		t.Fatalf("after the firing: %d workers, %d firings queued; want none", workers, len(h.e.timerq))
 	}
 }
+
+// TestTimerPoolDropsFiringsWhenClosing: once the engine is closing, queued firings are dropped,
+// not delivered (each would rebuild its run by replay for a commit that cannot be made); the
+// timer's task stays in the store for the next start to arm.
+func TestTimerPoolDropsFiringsWhenClosing(t *testing.T) {
+	h := newIdleHarness(t, Options{})
+	f := h.write("w.wend.yaml", head+"steps:\n  - {id: w, delay: 1h}\n  - {id: a, activity: p.after}\n")
+	r := h.start(f, "r", "null")
+	h.settle("r", history.TimerScheduled)
+	lr := h.e.live(r.RunID)
+	h.e.cancel() // what Close and a failed commit do first
+	ev := history.Event{Type: history.TimerFired, Step: "w", Data: history.MustData(history.TimerRef{TimerID: "w"})}
+	for range 20 {
+		h.e.fire(timerFiring{lr: lr, taskID: "t", ev: ev})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.e.timerMu.Lock()
+		workers, queued := h.e.timerWorkers, len(h.e.timerq)
+		h.e.timerMu.Unlock()
+		if workers == 0 && queued == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers, %d firings queued after closing", workers, queued)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if h.hasEvent(r.RunID, history.TimerFired) {
+		t.Fatal("a firing queued while closing was delivered")
+	}
+}
