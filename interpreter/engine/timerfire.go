@@ -6,7 +6,7 @@ import "github.com/wendflow/wend/history"
 // run through a pool of at most maxTimerDeliveries goroutines that each take firings until
 // none is queued, instead of a goroutine a firing: a firing's path (the rebuild of an evicted
 // run by replay, its JSON decoding, the commit) is deep, and every fresh goroutine grew its
-// stack to it again by copying (runtime.newstack was about 7 % of the firing's CPU).
+// stack to it again by copying (docs/performance.md, "Waiting runs", has the figures).
 
 // timerFiring is one fired timer on its way to its run.
 type timerFiring struct {
