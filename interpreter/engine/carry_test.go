@@ -14,7 +14,8 @@ import (
 // A sequential step's next try runs on the goroutine whose try just reported (carrier,
 // activity.go). These tests hold what that must not change: the try is called only once the
 // commit that schedules it is answered (issue 12 item 3: its dispatch mark is durable first),
-// and a carried try is cancelled, and redelivered after a stop, like any other.
+// and a carried try is redelivered after a stop like any other (its cancel:
+// TestCancelStopsInFlight).
 
 // TestNextTryWaitsForItsScheduleCommit: the commit of a's outcome, which schedules b and marks
 // it dispatched, is held at the store's gate; b must not be called while it is held, and when
@@ -58,27 +59,6 @@ func TestNextTryWaitsForItsScheduleCommit(t *testing.T) {
 	rec, err := e.WaitClosed(context.Background(), "w")
 	if err != nil || rec.Status != history.StatusCompleted {
 		t.Fatalf("run %s, %v", rec.Status, err)
-	}
-}
-
-// TestCarriedTryIsCancelled: b, the try a's report carries, hangs until cancelled; cancelling
-// the run cancels its call and the run ends cancelled.
-func TestCarriedTryIsCancelled(t *testing.T) {
-	h := newHarness(t)
-	seen := make(chan struct{})
-	h.acts.fns["long"] = func(ctx context.Context, c history.ActivityCall) (json.RawMessage, error) {
-		close(seen)
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	f := h.write("w.wend.yaml", head+"steps: [{id: a, activity: p.quick}, {id: b, activity: p.long}]\n")
-	h.start(f, "c", "null")
-	<-seen
-	if err := h.e.Cancel(context.Background(), "c", "ops"); err != nil {
-		t.Fatal(err)
-	}
-	if r := h.wait("c"); r.Status != history.StatusCancelled {
-		t.Fatalf("status %s", r.Status)
 	}
 }
 

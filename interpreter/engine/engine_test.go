@@ -322,22 +322,31 @@ func TestRecoverAfterCrash(t *testing.T) {
 	}
 }
 
+// TestCancelStopsInFlight: a call that hangs until cancelled is cancelled with its run, whether
+// it runs on a goroutine of its own (the first step) or on the one whose try just reported (b,
+// carried by a's report: carrier in activity.go).
 func TestCancelStopsInFlight(t *testing.T) {
-	h := newHarness(t)
-	seen := make(chan struct{})
-	h.acts.fns["long"] = func(ctx context.Context, c history.ActivityCall) (json.RawMessage, error) {
-		close(seen)
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	f := h.write("w.wend.yaml", head+"steps: [{activity: p.long}]\n")
-	h.start(f, "c", "null")
-	<-seen
-	if err := h.e.Cancel(context.Background(), "c", "ops"); err != nil {
-		t.Fatal(err)
-	}
-	r := h.wait("c")
-	if r.Status != history.StatusCancelled {
-		t.Fatalf("status %s", r.Status)
+	for _, tc := range []struct{ name, steps string }{
+		{"own goroutine", "[{activity: p.long}]"},
+		{"carried try", "[{id: a, activity: p.quick}, {id: b, activity: p.long}]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			seen := make(chan struct{})
+			h.acts.fns["long"] = func(ctx context.Context, c history.ActivityCall) (json.RawMessage, error) {
+				close(seen)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			f := h.write("w.wend.yaml", head+"steps: "+tc.steps+"\n")
+			h.start(f, "c", "null")
+			<-seen
+			if err := h.e.Cancel(context.Background(), "c", "ops"); err != nil {
+				t.Fatal(err)
+			}
+			if r := h.wait("c"); r.Status != history.StatusCancelled {
+				t.Fatalf("status %s", r.Status)
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,19 +33,11 @@ func startWorkerProc(addr, namespace, queue string) (*workerProc, error) {
 	}
 	cmd := exec.Command(exe, "-serve-worker", "-addr", addr, "-namespace", namespace, "-queue", queue,
 		"-scale-work", workerLoad.work.String(), "-scale-slots", fmt.Sprint(workerLoad.slots))
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	stdin, out, err := startChild(cmd)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	line, err := out.ReadString('\n')
 	if err != nil || line != "ready\n" {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()

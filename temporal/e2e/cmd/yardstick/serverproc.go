@@ -50,20 +50,12 @@ func startServerProc(untuned bool) (*serverProc, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe, "-devserver-child", "-untuned="+strconv.FormatBool(untuned))
-	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = childAttr()
-	stdin, err := cmd.StdinPipe()
+	stdin, out, err := startChild(cmd)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &serverProc{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), done: make(chan struct{})}
+	p := &serverProc{cmd: cmd, stdin: stdin, out: out, done: make(chan struct{})}
 	type ready struct {
 		addr, ns string
 		err      error
@@ -204,4 +196,23 @@ func devserverChild(untuned bool) error {
 	case <-ctx.Done():
 	}
 	return nil
+}
+
+// startChild starts cmd, one of this program's own child modes, with its stderr shared and
+// its stdin and stdout piped: the child says it is ready on stdout and stops when its stdin
+// closes.
+func startChild(cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader, error) {
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	return stdin, bufio.NewReader(stdout), nil
 }
