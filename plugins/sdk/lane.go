@@ -9,13 +9,15 @@ import (
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
 
-// Lane serves tries one after another over one stream (see the proto). The goroutine that
-// receives a request runs that try, having first started the next receiver, so a request is
-// never handed from one goroutine to another on its way to the handler: each hand-off costs a
-// wake-up, which is most of a no-op call's time.
+// Lane serves tries one after another over one stream (see the proto). One goroutine at a time
+// receives; it runs each request's try itself, so a request is never handed from one goroutine
+// to another on its way to the handler. While a try runs, the stream is read only once the
+// handler has looked at its context (tryContext): then a new receiver starts, which passes a
+// Cancel to the try and takes over the lane. A handler that never looks at its context (it
+// could not act on a Cancel) costs no goroutine and no wake-up.
 func (s *server) Lane(stream pluginv1.Activities_LaneServer) error {
 	l := &lane{srv: s, stream: stream, done: make(chan error, 1)}
-	go l.receive()
+	l.receive()
 	return <-l.done
 }
 
@@ -25,13 +27,14 @@ type lane struct {
 	done   chan error // the handler's return value, sent once
 
 	mu      sync.Mutex
-	cancel  context.CancelCauseFunc // of the try in flight; nil when idle
-	tryDone chan struct{}           // closed once the try in flight has sent its final event
+	cancel  context.CancelCauseFunc // of the try in flight while a receiver watches it; else nil
+	tryDone chan struct{}           // closed once that try has sent its final event
 }
 
-// receive reads the next message. A cancel cancels the try in flight (if any) and it reads on;
-// a request waits for the previous try to end, then runs on this goroutine; the end of the
-// stream cancels the try in flight, waits for it and ends the lane.
+// receive reads the next message until the lane ends or it hands the reading to the receiver a
+// try's context started. A cancel cancels the watched try in flight (if any) and it reads on; a
+// request waits for that try to end, then runs on this goroutine; the end of the stream cancels
+// the try in flight, waits for it and ends the lane.
 func (l *lane) receive() {
 	for {
 		in, err := l.stream.Recv()
@@ -64,26 +67,32 @@ func (l *lane) receive() {
 		if prev != nil {
 			<-prev // the host sent the next request before reading the last result
 		}
-		l.run(req)
-		return
+		if handedOff := l.run(req); handedOff {
+			return
+		}
 	}
 }
 
-func (l *lane) run(req *pluginv1.ExecuteRequest) {
-	ctx, cancel := context.WithCancelCause(l.stream.Context())
-	tryDone := make(chan struct{})
-	l.mu.Lock()
-	l.cancel, l.tryDone = cancel, tryDone
-	l.mu.Unlock()
-	go l.receive()
-
-	t := &try{stream: l.stream}
+// run runs one try on this goroutine; handedOff reports that its context started a receiver,
+// which now reads the lane.
+func (l *lane) run(req *pluginv1.ExecuteRequest) (handedOff bool) {
+	var tryDone chan struct{}
+	tc := &tryContext{parent: l.stream.Context(), made: func(cancel context.CancelCauseFunc) {
+		tryDone = make(chan struct{})
+		l.mu.Lock()
+		l.cancel, l.tryDone = cancel, tryDone
+		l.mu.Unlock()
+		go l.receive()
+	}}
 	// An error here means the final event could not be sent: the stream is broken, so the
 	// receiver's Recv fails too and ends the lane.
-	_ = l.srv.serve(ctx, t, req)
+	_ = l.srv.serve(tc, &try{stream: l.stream}, req)
+	if !tc.end() || tryDone == nil {
+		return false
+	}
 	l.mu.Lock()
 	l.cancel, l.tryDone = nil, nil
 	l.mu.Unlock()
-	cancel(nil)
 	close(tryDone)
+	return true
 }

@@ -56,8 +56,8 @@ func (s *server) Execute(stream pluginv1.Activities_ExecuteServer) error {
 	if req == nil {
 		return status.Error(codes.InvalidArgument, "execute: first message must be a request")
 	}
-	ctx, cancel := context.WithCancelCause(stream.Context())
-	defer cancel(nil)
+	tc := &tryContext{parent: stream.Context()}
+	defer tc.end()
 	go func() { // the host's Cancel, or the stream's end, cancels the handler
 		for {
 			in, err := stream.Recv()
@@ -65,15 +65,15 @@ func (s *server) Execute(stream pluginv1.Activities_ExecuteServer) error {
 				return
 			}
 			if in.GetCancel() != nil {
-				cancel(errHostCancelled)
+				tc.cancelWith(errHostCancelled)
 			}
 		}
 	}()
-	return s.serve(ctx, &try{stream: stream}, req)
+	return s.serve(tc, &try{stream: stream}, req)
 }
 
 // serve runs one try of req and sends its final event (result or error) on t.
-func (s *server) serve(ctx context.Context, t *try, req *pluginv1.ExecuteRequest) error {
+func (s *server) serve(tc *tryContext, t *try, req *pluginv1.ExecuteRequest) error {
 	act, ok := s.acts[req.Activity]
 	if !ok {
 		return t.fail(NonRetryable(TypeUnknownActivity, fmt.Sprintf("unknown activity %q (have %s)", req.Activity, s.names())))
@@ -82,14 +82,10 @@ func (s *server) serve(ctx context.Context, t *try, req *pluginv1.ExecuteRequest
 		return t.fail(NonRetryable(TypePayloadTooLarge, fmt.Sprintf("input of %s is %d bytes, over the %d-byte limit", req.Activity, len(req.Input), MaxPayloadBytes)))
 	}
 	info := infoOf(req)
-	if !info.Deadline.IsZero() {
-		var stop context.CancelFunc
-		ctx, stop = context.WithDeadline(ctx, info.Deadline)
-		defer stop()
-	}
-	out, err := run(&Context{Context: ctx, Info: info, heartbeat: t.heartbeat}, act, req.Input)
+	tc.deadline = info.Deadline // before the handler can make the context
+	out, err := run(&Context{Context: tc, Info: info, heartbeat: t.heartbeat}, act, req.Input)
 	if err != nil {
-		return t.fail(asError(ctx, err))
+		return t.fail(asError(tc, err))
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -138,16 +134,16 @@ func run(ctx *Context, act Activity, input json.RawMessage) (out any, err error)
 
 // asError maps a handler's error to the wire error. Context errors after a cancellation become
 // Cancelled/Timeout so the host can tell a stop it asked for from a failure.
-func asError(ctx context.Context, err error) *Error {
+func asError(tc *tryContext, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if ctxErr := tc.err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return NewError(TypeTimeout, err.Error())
 		}
-		return NewError(TypeCancelled, context.Cause(ctx).Error())
+		return NewError(TypeCancelled, context.Cause(tc).Error())
 	}
 	return NewError(TypeError, err.Error())
 }
