@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -318,6 +319,66 @@ func BenchmarkRouterPrepare(b *testing.B) {
 	for b.Loop() {
 		if err := r.Prepare(context.Background(), c); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPluginsSideBySide: echo through the host to several plugin processes in turn, one
+// call each, so that load on the machine falls on all alike and each process waits between its
+// calls as a plugin does between a run's steps. By default the Go example with its GOMAXPROCS
+// left to Go and set to 1 (Config.Env): with one P the plugin's runtime wakes no second thread
+// when gRPC readies a goroutine (its loopy writer, the handler). WEND_BENCH_PLUGINS names other
+// builds to compare, e.g. two builds of a plugin before and after an SDK change:
+// "old=/tmp/old-plugin;new=/tmp/new-plugin", each NAME=COMMAND[@VAR=VALUE,...].
+//
+//	go test -run '^$' -bench PluginsSideBySide -benchtime 6000x ./plugins/
+func BenchmarkPluginsSideBySide(b *testing.B) {
+	ctx := context.Background()
+	cfgs := []Config{
+		{Name: "default", Command: []string{bins.goExample}},
+		{Name: "gomaxprocs1", Command: []string{bins.goExample}, Env: []string{"GOMAXPROCS=1"}},
+	}
+	if v := os.Getenv("WEND_BENCH_PLUGINS"); v != "" {
+		cfgs = nil
+		for _, spec := range strings.Split(v, ";") {
+			name, rest, _ := strings.Cut(spec, "=")
+			cmd, env, _ := strings.Cut(rest, "@")
+			cfg := Config{Name: name, Command: strings.Fields(cmd)}
+			if env != "" {
+				cfg.Env = strings.Split(env, ",")
+			}
+			cfgs = append(cfgs, cfg)
+		}
+	}
+	h, err := New(cfgs, Options{Log: func(string, string) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	ds := make([][]time.Duration, len(cfgs))
+	round := func(keep bool) {
+		for i, cfg := range cfgs {
+			start := time.Now()
+			if _, err := h.Execute(ctx, call(cfg.Name, "echo", map[string]int{"i": 1}), nil); err != nil {
+				b.Fatal(err)
+			}
+			if keep {
+				ds[i] = append(ds[i], time.Since(start))
+			}
+		}
+	}
+	for range 200 { // start them and warm up
+		round(false)
+	}
+	for range b.N {
+		round(true)
+	}
+	first := median(ds[0])
+	for i, cfg := range cfgs {
+		m := median(ds[i])
+		b.ReportMetric(float64(m.Nanoseconds())/1000, cfg.Name+"-median-µs")
+		if i > 0 {
+			b.ReportMetric(float64(m)/float64(first), cfg.Name+"/"+cfgs[0].Name)
 		}
 	}
 }
