@@ -77,7 +77,7 @@ func (l *lane) receive() {
 // which now reads the lane.
 func (l *lane) run(req *pluginv1.ExecuteRequest) (handedOff bool) {
 	var tryDone chan struct{}
-	tc := &tryContext{parent: l.stream.Context(), made: func(cancel context.CancelCauseFunc) {
+	tc := &tryContext{parent: l.stream.Context(), onMake: func(cancel context.CancelCauseFunc) {
 		tryDone = make(chan struct{})
 		l.mu.Lock()
 		l.cancel, l.tryDone = cancel, tryDone

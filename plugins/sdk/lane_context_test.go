@@ -171,10 +171,13 @@ func TestLaneContextUsedAfterTryIsCancelled(t *testing.T) {
 	}
 }
 
-// The try's deadline holds whether or not the handler used its context before it passed.
+type ctxKey struct{}
+
+// The try's deadline holds whether or not the handler used its context before it passed, and
+// the context carries the stream's values.
 func TestTryContextDeadline(t *testing.T) {
 	past := time.Now().Add(-time.Second)
-	tc := &tryContext{parent: context.Background(), deadline: past}
+	tc := &tryContext{parent: context.WithValue(context.Background(), ctxKey{}, "v"), deadline: past}
 	if err := tc.err(); err != context.DeadlineExceeded {
 		t.Fatalf("unused context past its deadline: err %v, want DeadlineExceeded", err)
 	}
@@ -184,5 +187,10 @@ func TestTryContextDeadline(t *testing.T) {
 	if err := tc.Err(); err != context.DeadlineExceeded {
 		t.Fatalf("Err() = %v, want DeadlineExceeded", err)
 	}
-	tc.end()
+	if v := tc.Value(ctxKey{}); v != "v" {
+		t.Fatalf("Value = %v, want the parent's", v)
+	}
+	if !tc.end() {
+		t.Fatal("end: the context was used, want true")
+	}
 }

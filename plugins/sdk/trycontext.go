@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,10 +14,11 @@ import (
 type tryContext struct {
 	parent   context.Context
 	deadline time.Time
-	// made is called, under mu, once the context is made before the try ended: a lane starts
+	// onMake is called, under mu, when the context is made before the try ended: a lane starts
 	// its receiver there.
-	made func(cancel context.CancelCauseFunc)
+	onMake func(cancel context.CancelCauseFunc)
 
+	made   atomic.Pointer[context.Context] // set once made: later uses take no lock
 	mu     sync.Mutex
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -26,6 +28,9 @@ type tryContext struct {
 }
 
 func (c *tryContext) get() context.Context {
+	if ctx := c.made.Load(); ctx != nil {
+		return *ctx
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {
@@ -39,9 +44,11 @@ func (c *tryContext) get() context.Context {
 			cancel(nil)
 		case c.cause != nil:
 			cancel(c.cause)
-		case c.made != nil:
-			c.made(cancel)
+		case c.onMake != nil:
+			c.onMake(cancel)
 		}
+		made := c.ctx
+		c.made.Store(&made)
 	}
 	return c.ctx
 }
