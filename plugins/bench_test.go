@@ -330,6 +330,7 @@ func BenchmarkRouterPrepare(b *testing.B) {
 // when gRPC readies a goroutine (its loopy writer, the handler). WEND_BENCH_PLUGINS names other
 // builds to compare, e.g. two builds of a plugin before and after an SDK change:
 // "old=/tmp/old-plugin;new=/tmp/new-plugin", each NAME=COMMAND[@VAR=VALUE,...].
+// WEND_BENCH_EXECUTE=1 switches the processes' lanes off: every call opens an Execute stream.
 //
 //	go test -run '^$' -bench PluginsSideBySide -benchtime 6000x ./plugins/
 func BenchmarkPluginsSideBySide(b *testing.B) {
@@ -367,7 +368,18 @@ func BenchmarkPluginsSideBySide(b *testing.B) {
 			}
 		}
 	}
-	for range 200 { // start them and warm up
+	round(false) // start them
+	if os.Getenv("WEND_BENCH_EXECUTE") == "1" {
+		for _, cfg := range cfgs {
+			p, err := h.process(cfg.Name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.lanes.close()
+			p.lanes.on = false
+		}
+	}
+	for range 200 { // warm up
 		round(false)
 	}
 	for range b.N {
