@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -125,10 +126,26 @@ func resultOutput(ev history.Event) (any, error) {
 	if len(ev.Data) == 0 {
 		return nil, nil
 	}
+	if v, ok := fastValue(ev.Data); ok {
+		if m, ok := v.(map[string]any); ok && exactOutputKey(m) {
+			return m["output"], nil
+		}
+	}
 	if err := json.Unmarshal(ev.Data, &res); err != nil {
 		return nil, fmt.Errorf("%s event %d: %w", ev.Type, ev.Seq, err)
 	}
 	return res.Output, nil
+}
+
+// exactOutputKey reports whether m's keys name the output only as "output": encoding/json
+// matches a struct's field names without regard to case, so "Output" would be the output too.
+func exactOutputKey(m map[string]any) bool {
+	for k := range m {
+		if k != "output" && strings.EqualFold(k, "output") {
+			return false
+		}
+	}
+	return true
 }
 
 // attemptFailed decides between a retry and the activity's final failure.

@@ -211,6 +211,9 @@ func decodeJSON(b json.RawMessage) (any, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
+	if v, ok := fastValue(b); ok {
+		return v, nil
+	}
 	var v any
 	err := json.Unmarshal(b, &v)
 	return v, err
