@@ -135,7 +135,7 @@ func DecodeEvent(b []byte) (Event, error) {
 	if crc32.Checksum(b[4:], castagnoli) != binary.BigEndian.Uint32(b) {
 		return e, ErrChecksum
 	}
-	if err := json.Unmarshal(b[4:], &e); err != nil {
+	if err := decodeEventJSON(b[4:], &e); err != nil {
 		return e, fmt.Errorf("decode event: %w", err)
 	}
 	return e, nil
