@@ -53,7 +53,17 @@ func (n *node) startActivity() {
 	n.sched = history.ActivitySchedule{Plugin: n.s.Plugin, Activity: n.s.Activity, Input: raw,
 		Tries: n.tries, TimeoutMS: timeout.Milliseconds(), HeartbeatTimeout: hb.Milliseconds()}
 	n.r.emit(history.Event{Type: history.ActivityScheduled, Step: n.path, ActivityExecutionID: n.execID, Attempt: 1,
-		Data: history.MustData(n.sched)})
+		Data: scheduleData(n.sched)})
+}
+
+// scheduleData encodes an ActivityScheduled payload as history.MustData would, without
+// json.Marshal's reflection (one a step).
+func scheduleData(s history.ActivitySchedule) json.RawMessage {
+	b, err := s.JSON()
+	if err != nil {
+		panic(fmt.Sprintf("interpreter: encode activity schedule: %v", err))
+	}
+	return b
 }
 
 func (r *Run) activityFor(ev history.Event) *node {
