@@ -241,11 +241,11 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 	if ps := history.Check(rec, evs); len(ps) > 0 {
 		return nil, fmt.Errorf("history check: %v", ps[0])
 	}
-	st, err := history.DataOf[history.Started](evs[0])
+	st, w, err := e.specs.started(evs[0])
 	if err != nil {
 		return nil, err
 	}
-	lr, err := e.buildRun(st, evs, true)
+	lr, err := replayWith(w, st, evs, true)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -17,6 +18,15 @@ import (
 type specCache struct {
 	mu sync.Mutex
 	m  map[string]*spec.Workflow
+	// byText finds a spec by file and by its text as a WorkflowStarted payload holds it
+	// (JSON-quoted), for started; texts counts its entries.
+	byText map[string]map[string]textEntry
+	texts  int
+}
+
+type textEntry struct {
+	w      *spec.Workflow
+	source string // the text, unquoted
 }
 
 // maxCachedSpecs bounds the cache; past it the cache starts afresh (distinct spec texts
@@ -37,11 +47,57 @@ func (c *specCache) load(st history.Started) (*spec.Workflow, error) {
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxCachedSpecs {
-		c.m = map[string]*spec.Workflow{}
+		c.m, c.byText, c.texts = map[string]*spec.Workflow{}, nil, 0
 	}
 	c.m[key] = w
 	c.mu.Unlock()
 	return w, nil
+}
+
+// started decodes a run's WorkflowStarted payload, as history.DataOf does, and finds the
+// run's parsed spec. The spec text, most of the payload, is looked up as the payload holds
+// it: for a spec already cached, rebuilding a run does not unquote and hash the text again
+// (decoding the payload took half the time, and the hash more for a long spec).
+func (c *specCache) started(ev history.Event) (history.Started, *spec.Workflow, error) {
+	var p struct {
+		history.Started
+		SpecSource json.RawMessage `json:"spec_source"` // shadows Started's: kept quoted
+	}
+	if len(ev.Data) > 0 {
+		if err := json.Unmarshal(ev.Data, &p); err != nil {
+			return history.Started{}, nil, fmt.Errorf("%s event %d: %w", ev.Type, ev.Seq, err)
+		}
+	}
+	st := p.Started
+	c.mu.Lock()
+	e, ok := c.byText[st.SpecFile][string(p.SpecSource)]
+	c.mu.Unlock()
+	if ok {
+		st.SpecSource = e.source
+		return st, e.w, nil
+	}
+	if len(p.SpecSource) > 0 {
+		if err := json.Unmarshal(p.SpecSource, &st.SpecSource); err != nil {
+			return history.Started{}, nil, fmt.Errorf("%s event %d: %w", ev.Type, ev.Seq, err)
+		}
+	}
+	w, err := c.load(st)
+	if err != nil {
+		return st, nil, err
+	}
+	c.mu.Lock()
+	if c.byText == nil || c.texts >= maxCachedSpecs {
+		c.byText, c.texts = map[string]map[string]textEntry{}, 0
+	}
+	if c.byText[st.SpecFile] == nil {
+		c.byText[st.SpecFile] = map[string]textEntry{}
+	}
+	if _, ok := c.byText[st.SpecFile][string(p.SpecSource)]; !ok {
+		c.byText[st.SpecFile][string(p.SpecSource)] = textEntry{w: w, source: st.SpecSource}
+		c.texts++
+	}
+	c.mu.Unlock()
+	return st, w, nil
 }
 
 // cached returns the parsed spec of a run whose recorded file and text hash are given, if
