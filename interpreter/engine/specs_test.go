@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -55,5 +56,38 @@ func TestStartedFromCachedSpecText(t *testing.T) {
 	if _, _, err := c.started(history.Event{Seq: 1, Type: history.WorkflowStarted, Data: json.RawMessage(`{"spec_source":1}`)}); err == nil ||
 		!strings.HasPrefix(err.Error(), "WorkflowStarted event 1: ") {
 		t.Fatalf("bad payload: %v", err)
+	}
+}
+
+// BenchmarkStartedOfRebuild prices finding a rebuilt run's Started payload and parsed spec
+// (the spec cached): decoded whole and the text hashed, as before, against started.
+func BenchmarkStartedOfRebuild(b *testing.B) {
+	for _, steps := range []int{2, 20} {
+		src := head + "steps:\n"
+		for i := range steps {
+			src += fmt.Sprintf("  - {id: a%d, activity: p.first, with: {order: \"${{ input.order }}\"}}\n", i)
+		}
+		st := history.Started{WorkflowID: "o-12345", RunID: "01JABCDEFGHJKMNPQRSTVWXYZ", Input: json.RawMessage(`{"order":1}`), SpecFile: "/d/w.wend.yaml",
+			SpecSource: src, SpecSHA256: sha([]byte(src)), ExecutionStarted: t0, Rules: history.RulesCurrent}
+		ev := history.Event{Seq: 1, Type: history.WorkflowStarted, Data: history.MustData(st)}
+		var c specCache
+		b.Run(fmt.Sprintf("%d steps/decoded and hashed", steps), func(b *testing.B) {
+			for b.Loop() {
+				st, err := history.DataOf[history.Started](ev)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.load(st); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%d steps/started", steps), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := c.started(ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
