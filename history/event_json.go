@@ -6,6 +6,10 @@ import (
 	"strconv"
 )
 
+// AppendJSONString appends s as a JSON string exactly as encoding/json writes it, for
+// payload encoders written by hand elsewhere (engine tasks).
+func AppendJSONString(b []byte, s string) []byte { return appendString(b, s) }
+
 // appendString appends s as a JSON string the way encoding/json does. Plain printable ASCII is
 // copied; anything encoding/json would escape (quotes, backslashes, controls, <, >, &, non-ASCII
 // including invalid UTF-8 and U+2028/9) is left to encoding/json itself.

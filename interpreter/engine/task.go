@@ -89,7 +89,7 @@ func activityTaskOf(rec history.Run, ev history.Event, a history.ActivitySchedul
 // storedActivityTask is the task stored for an activity's payload, due at avail.
 func storedActivityTask(t activityTask, avail time.Time) history.Task {
 	return history.Task{ID: interpreter.TaskID(t.ExecID, t.Attempt), RunID: t.RunID, Kind: history.TaskActivity,
-		AvailableAt: avail, Data: history.MustData(t)}
+		AvailableAt: avail, Data: t.data()}
 }
 
 // activityTaskData is an activity task's payload and when it becomes due.
