@@ -122,11 +122,18 @@ func reindex(wfs *bolt.Bucket, old []byte, r preparedRun) error {
 		}
 		// A damaged record's workflow id is a guess; a stale entry left by a wrong guess is
 		// what wend check reports.
-		body, _, _ := unframe(r.id, old)
+		body, legacy, _ := unframe(r.id, old)
+		sound := body != nil && !legacy
 		if body == nil && len(old) > frameHeader {
 			body = old[frameHeader:]
 		}
-		if err := json.Unmarshal(body, &prev); err == nil && prev.WorkflowID == r.u.Run.WorkflowID {
+		var err error
+		if !sound || !sameWorkflowPrefix(body, r.record[frameHeader:]) {
+			err = json.Unmarshal(body, &prev)
+		} else {
+			prev.WorkflowID = r.u.Run.WorkflowID
+		}
+		if err == nil && prev.WorkflowID == r.u.Run.WorkflowID {
 			if v := wfs.Get(r.wfKey); v != nil {
 				if legacy, err := readIndexEntry(r.wfKey, v); err == nil && !legacy {
 					return nil // already indexed
@@ -182,4 +189,28 @@ func countIndex(wfs *bolt.Bucket, workflowID string, delta int) error {
 		return wfs.Delete(prefix)
 	}
 	return wfs.Put(prefix, indexHead(prefix, n))
+}
+
+// sameWorkflowPrefix reports whether the sound stored record body old starts with the workflow
+// id that begins rec, the record encodeRun made for the commit: both are json.Marshal of
+// storedRun, whose first field is the workflow id, so equal openings up to the comma after it
+// name the same workflow. A run's closing rewrites its record, and finding the workflow id
+// this way spares decoding the old record whole on every close; anything else is decoded.
+func sameWorkflowPrefix(old, rec []byte) bool {
+	const open = `{"workflow_id":"`
+	if !bytes.HasPrefix(rec, []byte(open)) {
+		return false
+	}
+	// The id's closing quote is the first quote not escaped: json.Marshal escapes a quote in a
+	// string as \" and a backslash as \\, so a quote after an odd run of backslashes is inside.
+	for i := len(open); i < len(rec); i++ {
+		switch rec[i] {
+		case '\\':
+			i++ // the escaped byte
+		case '"':
+			n := i + 2 // through the comma after the closing quote
+			return n <= len(rec) && rec[i+1] == ',' && len(old) >= n && bytes.Equal(old[:n], rec[:n])
+		}
+	}
+	return false
 }
