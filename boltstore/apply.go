@@ -128,7 +128,7 @@ func reindex(wfs *bolt.Bucket, old []byte, r preparedRun) error {
 			body = old[frameHeader:]
 		}
 		var err error
-		if !sound || !sameWorkflowPrefix(body, r.record[frameHeader:]) {
+		if !sound || len(r.record) < frameHeader || !sameWorkflowPrefix(body, r.record[frameHeader:]) {
 			err = json.Unmarshal(body, &prev)
 		} else {
 			prev.WorkflowID = r.u.Run.WorkflowID
