@@ -85,26 +85,38 @@ func (r *layoutReader) key(k string) bool {
 // str reads a string without escapes or control bytes, in valid UTF-8 (its bytes are its
 // value then).
 func (r *layoutReader) str() (string, bool) {
-	if r.i >= len(r.b) || r.b[r.i] != '"' {
+	end, ok := PlainJSONString(r.b, r.i)
+	if !ok {
 		return "", false
 	}
-	start, ascii := r.i+1, true
-	for i := start; i < len(r.b); i++ {
-		switch c := r.b[i]; {
+	s := string(r.b[r.i+1 : end-1])
+	r.i = end
+	return s, true
+}
+
+// PlainJSONString reports whether b holds at i a JSON string without escapes or control bytes,
+// in valid UTF-8, and where it ends (past its closing quote). Such a string's value is its bytes
+// between the quotes, as encoding/json decodes it; hand-written decoders of wend's own JSON use
+// this to take the quick path and leave any other string to encoding/json.
+func PlainJSONString(b []byte, i int) (end int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	start, ascii := i+1, true
+	for j := start; j < len(b); j++ {
+		switch c := b[j]; {
 		case c == '"':
-			s := r.b[start:i]
-			if !ascii && !utf8.Valid(s) {
-				return "", false
+			if !ascii && !utf8.Valid(b[start:j]) {
+				return 0, false
 			}
-			r.i = i + 1
-			return string(s), true
+			return j + 1, true
 		case c == '\\' || c < 0x20:
-			return "", false
+			return 0, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return "", false
+	return 0, false
 }
 
 // digits reads JSON's integer digits: 0, or no leading zero.

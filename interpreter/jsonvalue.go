@@ -2,7 +2,8 @@ package interpreter
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/wendflow/wend/history"
 )
 
 // fastValue decodes b into the value encoding/json's Unmarshal into an `any` gives (maps,
@@ -133,29 +134,16 @@ func (d *valueDecoder) word(w string) bool {
 // str reads a string without escapes or control bytes, in valid UTF-8: its bytes are then
 // its value, as encoding/json's unquote has them.
 func (d *valueDecoder) str() (string, bool) {
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
+	start := d.i + 1
+	end, ok := history.PlainJSONString(d.b, d.i)
+	if !ok {
 		return "", false
 	}
-	start, ascii := d.i+1, true
-	for i := start; i < len(d.b); i++ {
-		switch c := d.b[i]; {
-		case c == '"':
-			s := d.b[start:i]
-			if !ascii && !utf8.Valid(s) {
-				return "", false
-			}
-			d.i = i + 1
-			if d.s == "" {
-				return string(s), true
-			}
-			return d.s[start:i], true
-		case c == '\\' || c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
+	d.i = end
+	if d.s == "" {
+		return string(d.b[start : end-1]), true
 	}
-	return "", false
+	return d.s[start : end-1], true
 }
 
 // number reads a number of JSON's grammar and parses it as encoding/json does
