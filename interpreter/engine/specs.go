@@ -19,10 +19,11 @@ type specCache struct {
 	mu sync.Mutex
 	m  map[string]*spec.Workflow
 	// byText finds a spec by file and by its text as a WorkflowStarted payload holds it
-	// (JSON-quoted), for started; texts counts its entries.
-	byText map[string]map[string]textEntry
-	texts  int
+	// (JSON-quoted), for started.
+	byText map[textKey]textEntry
 }
+
+type textKey struct{ file, quoted string }
 
 type textEntry struct {
 	w      *spec.Workflow
@@ -47,7 +48,7 @@ func (c *specCache) load(st history.Started) (*spec.Workflow, error) {
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxCachedSpecs {
-		c.m, c.byText, c.texts = map[string]*spec.Workflow{}, nil, 0
+		c.m, c.byText = map[string]*spec.Workflow{}, nil
 	}
 	c.m[key] = w
 	c.mu.Unlock()
@@ -69,8 +70,9 @@ func (c *specCache) started(ev history.Event) (history.Started, *spec.Workflow, 
 		}
 	}
 	st := p.Started
+	key := textKey{st.SpecFile, string(p.SpecSource)}
 	c.mu.Lock()
-	e, ok := c.byText[st.SpecFile][string(p.SpecSource)]
+	e, ok := c.byText[key]
 	c.mu.Unlock()
 	if ok {
 		st.SpecSource = e.source
@@ -86,16 +88,10 @@ func (c *specCache) started(ev history.Event) (history.Started, *spec.Workflow, 
 		return st, nil, err
 	}
 	c.mu.Lock()
-	if c.byText == nil || c.texts >= maxCachedSpecs {
-		c.byText, c.texts = map[string]map[string]textEntry{}, 0
+	if c.byText == nil || len(c.byText) >= maxCachedSpecs {
+		c.byText = map[textKey]textEntry{}
 	}
-	if c.byText[st.SpecFile] == nil {
-		c.byText[st.SpecFile] = map[string]textEntry{}
-	}
-	if _, ok := c.byText[st.SpecFile][string(p.SpecSource)]; !ok {
-		c.byText[st.SpecFile][string(p.SpecSource)] = textEntry{w: w, source: st.SpecSource}
-		c.texts++
-	}
+	c.byText[key] = textEntry{w: w, source: st.SpecSource}
 	c.mu.Unlock()
 	return st, w, nil
 }

@@ -34,7 +34,7 @@ func TestStartedFromCachedSpecText(t *testing.T) {
 		{payload(srcB, "r3"), srcB, false},
 		{payload(srcA, "r4"), srcA, true},
 	} {
-		before := c.texts
+		before := len(c.byText)
 		st, w, err := c.started(tc.ev)
 		if err != nil {
 			t.Fatal(err)
@@ -49,8 +49,8 @@ func TestStartedFromCachedSpecText(t *testing.T) {
 		if string(w.Source) != tc.src {
 			t.Fatalf("case %d: the spec of another text", i)
 		}
-		if tc.cachedA != (c.texts == before) {
-			t.Fatalf("case %d: texts %d -> %d, cached hit %v", i, before, c.texts, tc.cachedA)
+		if tc.cachedA != (len(c.byText) == before) {
+			t.Fatalf("case %d: texts %d -> %d, cached hit %v", i, before, len(c.byText), tc.cachedA)
 		}
 	}
 	if _, _, err := c.started(history.Event{Seq: 1, Type: history.WorkflowStarted, Data: json.RawMessage(`{"spec_source":1}`)}); err == nil ||
