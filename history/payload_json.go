@@ -11,9 +11,6 @@ import (
 // encodes one. Input is validated and compacted as json.Marshal does a RawMessage; input
 // that json.Marshal would escape further is left to it.
 func (s ActivitySchedule) JSON() (json.RawMessage, error) {
-	if bytes.ContainsAny(s.Input, "<>&\u2028\u2029") {
-		return json.Marshal(s)
-	}
 	b := make([]byte, 0, 96+len(s.Plugin)+len(s.Activity)+len(s.Input))
 	b = append(b, `{"plugin":`...)
 	b = appendString(b, s.Plugin)
@@ -23,11 +20,10 @@ func (s ActivitySchedule) JSON() (json.RawMessage, error) {
 	if s.Input == nil {
 		b = append(b, "null"...)
 	} else {
-		buf := bytes.NewBuffer(b)
-		if err := json.Compact(buf, s.Input); err != nil {
-			return json.Marshal(s) // the error json.Marshal gives
+		var ok bool
+		if b, ok = AppendCompactRaw(b, s.Input); !ok {
+			return json.Marshal(s) // its error, or its escaping
 		}
-		b = buf.Bytes()
 	}
 	b = append(b, `,"tries":`...)
 	b = strconv.AppendInt(b, int64(s.Tries), 10)
@@ -40,4 +36,19 @@ func (s ActivitySchedule) JSON() (json.RawMessage, error) {
 		b = strconv.AppendInt(b, s.HeartbeatTimeout, 10)
 	}
 	return append(b, '}'), nil
+}
+
+// AppendCompactRaw appends raw as json.Marshal writes a RawMessage (compacted), for payload
+// encoders written by hand. It reports false, with b as it was, when raw is not valid JSON or
+// json.Marshal would escape it further (<, >, &, U+2028, U+2029): the caller then leaves the
+// whole value to json.Marshal, for its bytes or its error.
+func AppendCompactRaw(b []byte, raw json.RawMessage) ([]byte, bool) {
+	if bytes.ContainsAny(raw, "<>&\u2028\u2029") {
+		return b, false
+	}
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, raw); err != nil {
+		return b, false
+	}
+	return buf.Bytes(), true
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 
@@ -14,7 +13,7 @@ import (
 // further, go to json.Marshal.
 func (t activityTask) data() json.RawMessage {
 	if t.RetryOfTaskID != "" || t.RetryAfterAttemptID != "" || t.RetryAfterAttempt != 0 || t.RetryBackoffSeconds != 0 ||
-		t.Input == nil || bytes.ContainsAny(t.Input, "<>&\u2028\u2029") {
+		t.Input == nil {
 		return history.MustData(t)
 	}
 	b := make([]byte, 0, 160+len(t.WorkflowID)+len(t.RunID)+2*len(t.Step)+len(t.ExecID)+len(t.Input))
@@ -33,11 +32,10 @@ func (t activityTask) data() json.RawMessage {
 	b = append(b, `,"activity":`...)
 	b = history.AppendJSONString(b, t.Activity)
 	b = append(b, `,"input":`...)
-	buf := bytes.NewBuffer(b)
-	if err := json.Compact(buf, t.Input); err != nil {
-		return history.MustData(t) // json.Marshal's error, as MustData reports it
+	b, ok := history.AppendCompactRaw(b, t.Input)
+	if !ok {
+		return history.MustData(t) // its escaping, or json.Marshal's error as MustData reports it
 	}
-	b = buf.Bytes()
 	if t.TimeoutMS != 0 {
 		b = append(b, `,"timeout_ms":`...)
 		b = strconv.AppendInt(b, t.TimeoutMS, 10)
