@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 
@@ -27,12 +26,9 @@ type Client struct {
 // Unix is a client of the control API served on the unix socket at sock. It keeps up to 256
 // idle connections, so runs started together reuse theirs.
 func Unix(sock string) *Client {
-	return &Client{hc: &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		},
-		MaxIdleConnsPerHost: 256,
-	}}}
+	t := server.UnixTransport(sock)
+	t.MaxIdleConnsPerHost = 256
+	return &Client{hc: &http.Client{Transport: t}}
 }
 
 // Close closes the idle connections (before the server stops, so it sees no open client).
@@ -44,20 +40,9 @@ func With(hc *http.Client) *Client { return &Client{hc: hc} }
 // Call makes one request with body as JSON (none when nil) and decodes the answer into out
 // (when not nil). An answer with another status than want is an error that carries its body.
 func (c *Client) Call(ctx context.Context, method, path string, body any, want int, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://wend"+path, rd)
+	req, err := server.NewRequest(ctx, method, path, body)
 	if err != nil {
 		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -29,9 +27,7 @@ type client struct {
 // dialControl connects to the holder's socket and checks it answers.
 func dialControl(dbPath string, pid int) (*client, error) {
 	sock := socketPath(dbPath)
-	c := &client{sock: sock, pid: pid, hc: &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return server.DialUnix(ctx, sock) },
-	}}}
+	c := &client{sock: sock, pid: pid, hc: &http.Client{Transport: server.UnixTransport(sock)}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var health struct{ Status string }
@@ -45,20 +41,9 @@ func dialControl(dbPath string, pid int) (*client, error) {
 // call sends one request; a JSON error answer comes back as *server.Error, a broken
 // connection as an error naming the holder.
 func (c *client) call(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://wend"+path, body)
+	req, err := server.NewRequest(ctx, method, path, in)
 	if err != nil {
 		return err
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
