@@ -7,16 +7,8 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/schedule/runner"
-	"github.com/wendflow/wend/spec"
+	"github.com/wendflow/wend/server/internal/servertest"
 )
-
-const scheduledSpec = `wend: v1
-name: report
-schedules:
-  - {id: nightly, cron: "0 3 * * *", timezone: America/New_York}
-steps:
-  - {id: s, steps: []}
-`
 
 // TestSchedulesAPI: /v1/schedules answers 501 where no runner is set, then lists, shows,
 // pauses, triggers, backfills and deletes over one, with 400 and 404 for bad requests.
@@ -26,16 +18,7 @@ func TestSchedulesAPI(t *testing.T) {
 	code, body := f.do("GET", "/v1/schedules", "", nil)
 	wantError(t, code, body, http.StatusNotImplemented, CodeUnsupported, "run by wend serve")
 
-	w, ds := spec.Load("report.wend.yaml", []byte(scheduledSpec))
-	if ds.HasErrors() {
-		t.Fatal(ds.Error())
-	}
-	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
-	rn, err := runner.New(runner.Options{Store: &runner.MemStore{}, Runs: store, Engine: f.eng, Now: func() time.Time { return now },
-		Entries: []runner.Entry{{Workflow: "report", File: "report.wend.yaml", Source: []byte(scheduledSpec), Schedule: w.Schedules[0]}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rn := servertest.NightlyRunner(t, store, f.eng, time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC))
 	f.srv.SetSchedules(rn)
 
 	var list struct{ Schedules []runner.View }

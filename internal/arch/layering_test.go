@@ -57,7 +57,7 @@ var allowed = map[string][]string{
 	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec"},
 	"server/metrics":               {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
 	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
-	"server/internal/servertest":   {"history"},
+	"server/internal/servertest":   {"history", "schedule/runner", "spec"},
 	"wendtest":                     {"history", "interpreter", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "wendtest", jsonschema},

@@ -10,18 +10,9 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/server"
-	"github.com/wendflow/wend/spec"
+	"github.com/wendflow/wend/server/internal/servertest"
 )
-
-const scheduledSpec = `wend: v1
-name: report
-schedules:
-  - {id: nightly, cron: "0 3 * * *", timezone: America/New_York}
-steps:
-  - {id: s, steps: []}
-`
 
 // TestUISchedulesPage: the read-only schedules page lists each schedule with its next fire
 // and its recent fires linked to their runs, escaped like every page.
@@ -44,16 +35,7 @@ func TestUISchedulesPage(t *testing.T) {
 	if code, _ := get(); code != http.StatusNotImplemented {
 		t.Fatalf("without a runner: %d, want 501", code)
 	}
-	w, ds := spec.Load("report.wend.yaml", []byte(scheduledSpec))
-	if ds.HasErrors() {
-		t.Fatal(ds.Error())
-	}
-	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)
-	rn, err := runner.New(runner.Options{Store: &runner.MemStore{}, Runs: store, Engine: eng, Now: func() time.Time { return now },
-		Entries: []runner.Entry{{Workflow: "report", File: "report.wend.yaml", Source: []byte(scheduledSpec), Schedule: w.Schedules[0]}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rn := servertest.NightlyRunner(t, store, eng, time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC))
 	srv.SetSchedules(rn)
 	if _, err := rn.Trigger("nightly", ""); err != nil {
 		t.Fatal(err)
