@@ -245,9 +245,9 @@ class Activities(activities_pb2_grpc.ActivitiesServicer):
         Two threads take turns reading the host's messages. The one that reads a request runs
         that try itself, sending its events, and hands the reading to the other, which meanwhile
         cancels the try on a cancel message (one that arrives when no try is in flight is
-        ignored). So no thread waits for another on a call's path. The end of the stream cancels
-        the try in flight; when the host closed its send side, the lane ends cleanly once that
-        try has sent its final event."""
+        ignored). So a call wakes no thread but the one grpcio hands the request to. The end of
+        the stream cancels the try in flight; when the host closed its send side, the lane ends
+        cleanly once that try has sent its final event."""
         sending = threading.Lock()  # one send at a time on the stream
         reading = threading.Lock()  # held by the thread that reads the host's messages
         lock = threading.Lock()
