@@ -13,7 +13,6 @@ to the workflow file).
 
 import json
 import os
-import queue
 import sys
 import threading
 import time
@@ -214,12 +213,16 @@ class Activities(activities_pb2_grpc.ActivitiesServicer):
                                 input_schema=json.dumps(ins).encode(), output_schema=json.dumps(outs).encode())
         return resp
 
-    def Execute(self, request_iterator, context):
+    # Execute and Lane send their events with grpcio's send callback (the third argument, which
+    # grpcio passes to a handler marked experimental_non_blocking, as its own health service's
+    # Watch is): the thread that runs a try sends the try's events itself. A handler that
+    # returned a generator would instead hand every event to the thread consuming it.
+
+    def Execute(self, request_iterator, context, respond):
         first = next(request_iterator, None)
         if first is None or not first.HasField("request"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "execute: first message must be a request")
-        events = queue.Queue()
-        ctx = Context(first.request, lambda event, final: events.put((event, final)))
+        ctx = Context(first.request, lambda event, final: respond(event))
         context.add_callback(lambda: ctx.cancel("cancelled"))  # the stream ended
 
         def watch_cancel():  # the host's Cancel message
@@ -231,31 +234,33 @@ class Activities(activities_pb2_grpc.ActivitiesServicer):
                 ctx.cancel("cancelled")
 
         threading.Thread(target=watch_cancel, daemon=True).start()
-        start_try(ctx)
-        while True:
-            event, final = events.get()
-            yield event
-            if final:
-                return
+        run_try(ctx)
+        respond(None)  # ends the stream
 
-    def Lane(self, request_iterator, context):
+    Execute.experimental_non_blocking = True
+
+    def Lane(self, request_iterator, context, respond):
         """Execute many times over one stream, one try at a time (see activities.proto).
 
-        A reader thread takes the host's messages: a request starts a try (once the last one has
-        ended) on the lane's worker thread, a cancel cancels the try in flight and is ignored when
-        there is none. The end of the stream cancels the try in flight; when the host closed its
-        send side, the lane ends cleanly once that try has sent its final event. This handler
-        only sends the events. (One worker serves all the lane's tries, where Execute starts a
-        thread per try: no thread start on a call's path.)"""
-        events = queue.Queue()  # the tries' events, then None: the lane is over
-        tries = queue.Queue()  # for the worker, then None
+        Two threads take turns reading the host's messages. The one that reads a request runs
+        that try itself, sending its events, and hands the reading to the other, which meanwhile
+        cancels the try on a cancel message (one that arrives when no try is in flight is
+        ignored). So a call wakes no thread but the one grpcio hands the request to. The end of
+        the stream cancels the try in flight; when the host closed its send side, the lane ends
+        cleanly once that try has sent its final event."""
+        sending = threading.Lock()  # one send at a time on the stream
+        reading = threading.Lock()  # held by the thread that reads the host's messages
         lock = threading.Lock()
         idle = threading.Event()  # no try in flight
         idle.set()
-        lane = {"try": None}  # the Context of the try in flight
+        lane = {"try": None, "over": False}  # the Context of the try in flight
+
+        def send(event):  # None ends the stream
+            with sending:
+                respond(event)
 
         def emit(event, final):
-            events.put(event)
+            send(event)
             if final:
                 with lock:
                     lane["try"] = None
@@ -267,7 +272,9 @@ class Activities(activities_pb2_grpc.ActivitiesServicer):
             if ctx is not None:
                 ctx.cancel(reason)
 
-        def read():
+        def next_try():
+            """Reads the host's messages up to the next request and returns its try; ends the
+            stream and returns None when the lane is over."""
             try:
                 for msg in request_iterator:
                     kind = msg.WhichOneof("input")
@@ -279,36 +286,33 @@ class Activities(activities_pb2_grpc.ActivitiesServicer):
                         ctx = Context(msg.request, emit)
                         with lock:
                             lane["try"] = ctx
-                        start_try(ctx, tries.put)
+                        return ctx
                 cancel("cancelled")  # the host closed the lane
                 idle.wait()
             except Exception:  # the stream broke or was cancelled
                 cancel("cancelled")
-            tries.put(None)
-            events.put(None)
+            send(None)
+            return None
 
-        def work():
-            for ctx in iter(tries.get, None):
-                _work(ctx)
+        def take_turns():
+            while True:
+                with reading:
+                    ctx = None if lane["over"] else next_try()
+                    lane["over"] = ctx is None
+                if ctx is None:
+                    return
+                run_try(ctx)  # while the other thread reads on
 
         context.add_callback(lambda: cancel("cancelled"))  # the stream ended
-        threading.Thread(target=read, daemon=True).start()
-        threading.Thread(target=work, daemon=True).start()
-        while True:
-            event = events.get()
-            if event is None:
-                return
-            yield event
+        for _ in range(2):
+            threading.Thread(target=take_turns, daemon=True).start()
+
+    Lane.experimental_non_blocking = True
 
 
-def _new_thread(ctx):
-    threading.Thread(target=_work, args=(ctx,), daemon=True).start()
-
-
-def start_try(ctx, run=_new_thread):
-    """Starts the try ctx describes: run(ctx) has _work(ctx) called on another thread (a new one
-    unless the caller has one waiting). ctx emits the try's heartbeats and then exactly one
-    result or error. Execute and Lane share it."""
+def run_try(ctx):
+    """Runs the try ctx describes on the calling thread: ctx emits the try's heartbeats and then
+    exactly one result or error. Execute and Lane share it."""
     req = ctx.request
     if req.activity not in ACTIVITIES:
         ctx._send(_error_event(ActivityError("UnknownActivity", "unknown activity %r (have %s)" % (
@@ -318,7 +322,7 @@ def start_try(ctx, run=_new_thread):
         ctx._send(_error_event(ActivityError("PayloadTooLarge", "input of %s is %d bytes, over the %d-byte limit" % (
             req.activity, len(req.input), MAX_PAYLOAD), True)), True)
         return
-    run(ctx)
+    _work(ctx)
 
 
 def _work(ctx):
