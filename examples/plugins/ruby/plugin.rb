@@ -227,12 +227,9 @@ class Activities < V1::Activities::Service
     end)
   end
 
-  # One try: the first message is its request, a later cancel (or the stream's end) stops it. A
-  # reader thread takes the host's messages; this handler's enumerator runs the try, so each
-  # event is sent as the try emits it (see lane).
+  # One try: the first message is its request, a later cancel (or the stream's end) stops it.
   def execute(requests, _call)
-    tries = Queue.new # the request's try, or nil: the stream ended without one
-    out = nil # the enumerator's yielder: grpc sends what it is given
+    events = Queue.new
     Thread.new do
       try = nil
       begin
@@ -241,44 +238,50 @@ class Activities < V1::Activities::Service
           when :request
             next if try
 
-            try = Try.new(msg.request) { |ev, _final| out << ev }
-            tries << try
+            try = Try.new(msg.request) { |ev, final| events << [ev, final] }
+            Thread.new { try.run }
           when :cancel
             try&.cancel(msg.cancel.reason.empty? ? 'cancelled' : msg.cancel.reason)
           end
         end
       rescue StandardError # the stream broke or was cancelled
       end
-      try ? try.cancel('cancelled') : tries << nil
+      try ? try.cancel('cancelled') : events << [nil, true]
     end
     Enumerator.new do |y|
-      out = y
-      tries.pop&.run
+      loop do
+        ev, final = events.pop
+        y << ev if ev
+        break if final
+      end
     end
   end
 
   # Execute many times over one stream, one try at a time (activities.proto): a reader thread
-  # takes the host's messages, a cancel cancels the try in flight and is ignored when there is
-  # none, a request goes to this handler's enumerator. That runs the try itself, on the thread
-  # grpc sends what it yields from, so each event is sent as the try emits it: no thread to wake
-  # between a try and its answer. When the host closes its side the try in flight is cancelled
-  # and the lane ends after its final event.
+  # takes the host's messages, a request starts a try once the last one has ended, a cancel
+  # cancels the try in flight and is ignored when there is none; when the host closes its side
+  # the try in flight is cancelled and the lane ends after its final event.
   def lane(requests, _call)
-    tries = Queue.new # the requests' tries, then :end
-    idle = Queue.new  # holds a token while no try is in flight
+    events = Queue.new # the tries' events, then :end
+    idle = Queue.new   # holds a token while no try is in flight
     idle << true
     current = nil
     lock = Mutex.new
-    out = nil # the enumerator's yielder: grpc sends what it is given
     Thread.new do
       begin
         requests.each do |msg|
           case msg.input
           when :request
             idle.pop
-            try = Try.new(msg.request) { |ev, _final| out << ev }
+            try = Try.new(msg.request) do |ev, final|
+              events << ev
+              if final
+                lock.synchronize { current = nil }
+                idle << true
+              end
+            end
             lock.synchronize { current = try }
-            tries << try
+            Thread.new { try.run }
           when :cancel
             lock.synchronize { current }&.cancel(msg.cancel.reason.empty? ? 'cancelled' : msg.cancel.reason)
           end
@@ -287,17 +290,14 @@ class Activities < V1::Activities::Service
       end
       lock.synchronize { current }&.cancel('cancelled')
       idle.pop
-      tries << :end
+      events << :end
     end
     Enumerator.new do |y|
-      out = y
-      while (try = tries.pop) != :end
-        begin
-          try.run
-        ensure # also when grpc stops taking events: the stream broke
-          lock.synchronize { current = nil }
-          idle << true
-        end
+      loop do
+        ev = events.pop
+        break if ev == :end
+
+        y << ev
       end
     end
   end
