@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/plugins/internal/fastlane"
 	"github.com/wendflow/wend/plugins/internal/wire"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
@@ -393,4 +394,54 @@ func BenchmarkPluginsSideBySide(b *testing.B) {
 			b.ReportMetric(float64(m)/float64(first), cfg.Name+"/"+cfgs[0].Name)
 		}
 	}
+}
+
+// BenchmarkFastLane: echo through the host to the Go example twice over, one process on gRPC
+// lanes (the plugin told not to offer a fast lane) and one on its fast lane, one call each in
+// turn so that the machine's load falls on both alike. fast/grpc is the figure.
+//
+//	go test -run '^$' -bench FastLane -benchtime 6000x ./plugins/
+func BenchmarkFastLane(b *testing.B) {
+	ctx := context.Background()
+	cfgs := []Config{
+		{Name: "grpc", Command: []string{bins.goExample}, Env: []string{fastlane.EnvVar + "=0"}},
+		{Name: "fast", Command: []string{bins.goExample}},
+	}
+	h, err := New(cfgs, Options{Log: func(string, string) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	ds := make([][]time.Duration, len(cfgs))
+	round := func(keep bool) {
+		for i, cfg := range cfgs {
+			start := time.Now()
+			if _, err := h.Execute(ctx, call(cfg.Name, "echo", map[string]int{"i": 1}), nil); err != nil {
+				b.Fatal(err)
+			}
+			if keep {
+				ds[i] = append(ds[i], time.Since(start))
+			}
+		}
+	}
+	round(false) // start them
+	for i, cfg := range cfgs {
+		p, err := h.process(cfg.Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fast := p.lanes.fast != nil; fast != (i == 1) {
+			b.Fatalf("%s: fast lane %v", cfg.Name, fast)
+		}
+	}
+	for range 200 { // warm up
+		round(false)
+	}
+	for range b.N {
+		round(true)
+	}
+	g, f := median(ds[0]), median(ds[1])
+	b.ReportMetric(float64(g.Nanoseconds())/1000, "grpc-median-µs")
+	b.ReportMetric(float64(f.Nanoseconds())/1000, "fast-median-µs")
+	b.ReportMetric(float64(f)/float64(g), "fast/grpc")
 }

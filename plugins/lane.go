@@ -5,11 +5,14 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/wendflow/wend/plugins/internal/fastlane"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
 
@@ -20,13 +23,22 @@ const maxIdleLanes = 32
 // tryStream is the stream one try runs on: a lane (the process has lanes on), reused by the
 // next try if this one ends cleanly, or an Execute stream, used once.
 type tryStream struct {
-	stream pluginv1.Activities_ExecuteClient
+	stream laneStream
 	cancel context.CancelFunc // ends the stream
 }
 
-// lanes holds a process's idle lanes. on is decided once at start by probeLanes.
+// laneStream is the host's end of a try's stream: a gRPC Lane or Execute stream, or a fast lane.
+type laneStream interface {
+	Send(*pluginv1.ExecuteInput) error
+	Recv() (*pluginv1.ExecuteEvent, error)
+}
+
+// lanes holds a process's idle lanes. on and fast are decided once at start by probeLanes.
 type lanes struct {
-	on bool
+	on   bool
+	fast *fastOffer // new lanes are fast lanes; nil: gRPC lanes
+
+	fastBroken atomic.Bool // a fast lane could not be opened: new lanes are gRPC lanes
 
 	mu     sync.Mutex
 	idle   []*tryStream
@@ -77,6 +89,13 @@ func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 		}
 		ts.cancel() // an idle lane that broke: the request never left, so use another
 	}
+	if ts := p.openFast(); ts != nil {
+		if err := ts.stream.Send(call); err != nil {
+			ts.cancel()
+			return nil, err
+		}
+		return ts, nil
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	newStream := p.rpc.Execute
 	if p.lanes.on {
@@ -103,6 +122,10 @@ func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 func (p *process) probeLanes(timeout time.Duration) (note string) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	askFast := p.wantFastLane()
+	if askFast {
+		ctx = metadata.AppendToOutgoingContext(ctx, fastlane.AskKey, "1")
+	}
 	s, err := p.rpc.Lane(ctx)
 	if err == nil {
 		if err = s.CloseSend(); err == nil {
@@ -112,6 +135,9 @@ func (p *process) probeLanes(timeout time.Duration) (note string) {
 	switch {
 	case errors.Is(err, io.EOF):
 		p.lanes.on = true
+		if askFast {
+			return p.acceptFastLane(s, timeout)
+		}
 	case status.Code(err) == codes.Unimplemented, laneNotDefined(err):
 	case err == nil:
 		return "wend: the plugin answered a Lane stream closed at once with an event; using Execute for every call"
