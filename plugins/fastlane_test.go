@@ -164,6 +164,11 @@ func TestFastLaneCleanup(t *testing.T) {
 				if _, err := os.Stat(dir); err != nil {
 					t.Fatalf("the killed plugin's socket dir: %v, want it left for the host", err)
 				}
+			} else {
+				p.client.Kill() // go-plugin's shutdown, as stop begins: the plugin exits by itself
+				if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("socket dir after the plugin exited: %v, want it removed by the plugin", err)
+				}
 			}
 			if err := h.Close(); err != nil {
 				t.Fatal(err)

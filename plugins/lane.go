@@ -80,8 +80,8 @@ func (l *lanes) close() {
 	}
 }
 
-// open sends call's request on a stream: an idle lane, else a new lane, or a new Execute
-// stream for a plugin without lanes.
+// open sends call's request on a stream: an idle lane, else a new lane (a fast lane when the
+// plugin offered one), or a new Execute stream for a plugin without lanes.
 func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 	for ts := p.lanes.take(); ts != nil; ts = p.lanes.take() {
 		if err := ts.stream.Send(call); err == nil {
@@ -119,6 +119,9 @@ func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 // answer for the same (laneNotDefined). Anything else (an error, no answer within timeout)
 // also means Execute only, and returns a note for the log: Execute is the contract, lanes only
 // a faster road to it.
+//
+// The same probe asks for a fast lane (wantFastLane, acceptFastLane): the plugin's answer rides
+// in the stream's header.
 func (p *process) probeLanes(timeout time.Duration) (note string) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
