@@ -48,7 +48,7 @@ func (p *process) acceptFastLane(s grpc.ClientStream, timeout time.Duration) (no
 	o, err := parseOffer(md)
 	if err == nil {
 		var fs *fastStream
-		if fs, err = dialFast(o, timeout); err == nil {
+		if fs, err = dialFast(o, timeout, true); err == nil {
 			p.lanes.fast = o
 			p.lanes.put(fs.tryStream())
 			return ""
@@ -83,25 +83,32 @@ func (o *fastOffer) removeDir() {
 // fastStream is the host's end of one fast lane. The goroutine that calls Send or Recv writes or
 // reads the socket itself; nothing runs between the two processes but the kernel.
 type fastStream struct {
-	c net.Conn
-	r *fastlane.Reader
-	w *fastlane.Writer
+	c     net.Conn
+	r     *fastlane.Reader
+	w     *fastlane.Writer
+	acked bool // the plugin's acknowledgement of the token has been read
 }
 
-// dialFast opens a fast lane: it sends the token and waits for the plugin's empty
-// acknowledgement, so a refused token fails here rather than in a try.
-func dialFast(o *fastOffer, timeout time.Duration) (*fastStream, error) {
+// dialFast opens a fast lane and sends the token. Only the probe waits for the plugin's
+// acknowledgement (within timeout), so that a refused token fails there; a lane opened for a
+// try reads it with the try's first event, so a plugin that does not answer is stopped as a
+// try is, by its deadline or its caller. Connecting to a listening unix socket does not wait
+// for the plugin.
+func dialFast(o *fastOffer, timeout time.Duration, wait bool) (*fastStream, error) {
 	c, err := net.DialTimeout("unix", o.addr, timeout)
 	if err != nil {
 		return nil, err
 	}
-	fs := &fastStream{c: c, r: fastlane.NewReader(c, 0), w: fastlane.NewWriter(c, fastlane.MaxFrame)}
-	_ = c.SetDeadline(time.Now().Add(timeout))
+	fs := &fastStream{c: c, r: fastlane.NewReader(c, fastlane.MaxFrame), w: fastlane.NewWriter(c, fastlane.MaxFrame)}
 	if err := fs.w.WriteRaw(o.token); err != nil {
 		c.Close()
 		return nil, err
 	}
-	if _, err := fs.r.Next(); err != nil {
+	if !wait {
+		return fs, nil
+	}
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if err := fs.readAck(); err != nil {
 		c.Close()
 		if errors.Is(err, io.EOF) {
 			err = errors.New("the plugin closed the connection: token refused")
@@ -109,8 +116,20 @@ func dialFast(o *fastOffer, timeout time.Duration) (*fastStream, error) {
 		return nil, err
 	}
 	_ = c.SetDeadline(time.Time{})
-	fs.r.SetMax(fastlane.MaxFrame)
 	return fs, nil
+}
+
+// readAck reads the plugin's empty frame that accepts the token.
+func (fs *fastStream) readAck() error {
+	b, err := fs.r.Next()
+	if err != nil {
+		return err
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("fast lane: %w: a %d-byte acknowledgement, want an empty frame", fastlane.ErrBadFrame, len(b))
+	}
+	fs.acked = true
+	return nil
 }
 
 func (fs *fastStream) tryStream() *tryStream {
@@ -125,6 +144,11 @@ func (fs *fastStream) Send(in *pluginv1.ExecuteInput) error {
 }
 
 func (fs *fastStream) Recv() (*pluginv1.ExecuteEvent, error) {
+	if !fs.acked {
+		if err := fs.readAck(); err != nil {
+			return nil, fastLaneError(err)
+		}
+	}
 	ev := new(pluginv1.ExecuteEvent)
 	if err := fs.r.Read(ev); err != nil {
 		return nil, fastLaneError(err)
@@ -153,7 +177,7 @@ func (p *process) openFast() *tryStream {
 	if o == nil || p.lanes.fastBroken.Load() {
 		return nil
 	}
-	fs, err := dialFast(o, p.startTimeout)
+	fs, err := dialFast(o, p.startTimeout, false)
 	if err != nil {
 		if !p.lanes.fastBroken.Swap(true) {
 			p.stderr.log(p.name, "wend: could not open a fast lane ("+err.Error()+"); using gRPC lanes")

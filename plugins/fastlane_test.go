@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,10 +129,10 @@ func TestFastLaneWrongToken(t *testing.T) {
 	o := *p.lanes.fast
 	o.token = append([]byte(nil), o.token...)
 	o.token[len(o.token)-1] ^= 0x80
-	if _, err := dialFast(&o, 5*time.Second); err == nil || !strings.Contains(err.Error(), "token refused") {
+	if _, err := dialFast(&o, 5*time.Second, true); err == nil || !strings.Contains(err.Error(), "token refused") {
 		t.Fatalf("wrong token: %v, want refused", err)
 	}
-	fs, err := dialFast(p.lanes.fast, 5*time.Second)
+	fs, err := dialFast(p.lanes.fast, 5*time.Second, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,5 +182,73 @@ func TestFastLaneCleanup(t *testing.T) {
 				t.Fatalf("socket dir after Close: %v, want it gone; log: %s", err, logs)
 			}
 		})
+	}
+}
+
+// A try that needs a new lane to a frozen plugin still ends at its deadline, and the plugin is
+// killed, on either transport: opening a fast lane waits for nothing the try's stop cannot end.
+func TestNewLaneToFrozenPlugin(t *testing.T) {
+	for _, tr := range []struct {
+		name string
+		env  []string
+	}{{"fast", nil}, {"grpc", []string{fastlane.EnvVar + "=0"}}} {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testPlugin("t", "")
+			cfg.Env = append(cfg.Env, tr.env...)
+			h, logs := newHost(t, Options{StopGrace: 300 * time.Millisecond}, cfg)
+			if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
+				t.Fatal(err)
+			}
+			p, err := h.process("t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ts := p.lanes.take(); ts != nil; ts = p.lanes.take() {
+				ts.cancel()
+			}
+			pid := pidOf(t, h, "t")
+			if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			waitStopped(t, pid)
+			c := call("t", "noop", nil)
+			c.Deadline = time.Now().Add(300 * time.Millisecond)
+			start := time.Now()
+			_, err = h.Execute(context.Background(), c, nil)
+			if ae := activityError(t, err); ae.Type != TypeTimeout || !strings.Contains(ae.Message, "process group was killed") {
+				t.Fatalf("got %v; log: %s", ae, logs)
+			}
+			if d := time.Since(start); d > slack(time.Second) {
+				t.Fatalf("the try ended after %s", d)
+			}
+			if strings.Contains(logs.String(), "fast lane") {
+				t.Fatalf("logged: %s", logs)
+			}
+		})
+	}
+}
+
+// waitStopped waits until every thread of pid is stopped: SIGSTOP takes effect asynchronously.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		stopped := len(tasks) > 0
+		for _, task := range tasks {
+			b, err := os.ReadFile(task)
+			_, rest, _ := strings.Cut(string(b), ") ")
+			if err == nil && !strings.HasPrefix(rest, "T") {
+				stopped = false
+			}
+		}
+		if stopped {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin %d did not stop", pid)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -58,7 +58,7 @@ func openLane(t *testing.T, p *process, ctx context.Context) testLane {
 		}
 		return s
 	}
-	fs, err := dialFast(p.lanes.fast, 5*time.Second)
+	fs, err := dialFast(p.lanes.fast, 5*time.Second, true)
 	if err != nil {
 		t.Fatal(err)
 	}
