@@ -69,7 +69,7 @@ func parseOffer(md metadata.MD) (*fastOffer, error) {
 	return &fastOffer{addr: addr[0], token: token}, nil
 }
 
-// removeFastLaneDir removes a killed plugin's socket and its directory (a plugin that exits
+// removeDir removes a killed plugin's socket and its directory (a plugin that exits
 // normally removes them itself); only a directory named as the SDK names it, and only if empty.
 func (o *fastOffer) removeDir() {
 	dir := filepath.Dir(o.addr)

@@ -86,7 +86,13 @@ func (f *fastLane) accept(s *server) {
 	for {
 		c, err := f.ln.Accept()
 		if err != nil {
-			return // closed; a host that cannot dial falls back to gRPC lanes
+			// Closing the listener also removes the socket, so the host's next dial fails at
+			// once and it keeps to gRPC lanes, instead of waiting on a socket nobody accepts.
+			if !errors.Is(err, net.ErrClosed) {
+				fmt.Fprintf(os.Stderr, "wend plugin: the fast lane stopped accepting (%v); new lanes use gRPC\n", err)
+				_ = f.ln.Close()
+			}
+			return
 		}
 		go s.serveFast(c, f.token)
 	}
