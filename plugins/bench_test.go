@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/plugins/internal/fastlane"
 	"github.com/wendflow/wend/plugins/internal/wire"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
@@ -392,5 +393,66 @@ func BenchmarkPluginsSideBySide(b *testing.B) {
 		if i > 0 {
 			b.ReportMetric(float64(m)/float64(first), cfg.Name+"/"+cfgs[0].Name)
 		}
+	}
+}
+
+// BenchmarkFastLane: echo through the host to the Go example twice over, one process on gRPC
+// lanes (the plugin told not to offer a fast lane) and one on its fast lane, one call each in
+// turn so that the machine's load falls on both alike. fast/grpc is the figure. gap-400µs
+// sleeps before each call, as a sequential workflow's call follows a commit: both processes
+// sit idle and their threads go to sleep.
+//
+//	go test -run '^$' -bench FastLane -benchtime 6000x ./plugins/
+func BenchmarkFastLane(b *testing.B) {
+	ctx := context.Background()
+	cfgs := []Config{
+		{Name: "grpc", Command: []string{bins.goExample}, Env: []string{fastlane.EnvVar + "=0"}},
+		{Name: "fast", Command: []string{bins.goExample}},
+	}
+	h, err := New(cfgs, Options{Log: func(string, string) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	for i, cfg := range cfgs {
+		if _, err := h.Execute(ctx, call(cfg.Name, "echo", 1), nil); err != nil { // start it
+			b.Fatal(err)
+		}
+		p, err := h.process(cfg.Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fast := p.lanes.fast != nil; fast != (i == 1) {
+			b.Fatalf("%s: fast lane %v", cfg.Name, fast)
+		}
+	}
+	for _, gap := range []time.Duration{0, 400 * time.Microsecond} {
+		b.Run("gap-"+gap.String(), func(b *testing.B) {
+			ds := make([][]time.Duration, len(cfgs))
+			round := func(keep bool) {
+				for i, cfg := range cfgs {
+					if gap > 0 {
+						time.Sleep(gap)
+					}
+					start := time.Now()
+					if _, err := h.Execute(ctx, call(cfg.Name, "echo", map[string]int{"i": 1}), nil); err != nil {
+						b.Fatal(err)
+					}
+					if keep {
+						ds[i] = append(ds[i], time.Since(start))
+					}
+				}
+			}
+			for range 200 { // warm up
+				round(false)
+			}
+			for range b.N {
+				round(true)
+			}
+			g, f := median(ds[0]), median(ds[1])
+			b.ReportMetric(float64(g.Nanoseconds())/1000, "grpc-median-µs")
+			b.ReportMetric(float64(f.Nanoseconds())/1000, "fast-median-µs")
+			b.ReportMetric(float64(f)/float64(g), "fast/grpc")
+		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/plugins/internal/fastlane"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
 
@@ -75,9 +76,12 @@ func rubyCommand(t testing.TB) []string {
 	return nil
 }
 
+// The Go example runs twice: "go" on its fast lane, "go-grpc" told not to offer one, so that
+// every test over these holds on both transports.
 func exampleConfigs(t testing.TB) []Config {
 	return []Config{
 		{Name: "go", Command: []string{bins.goExample}},
+		{Name: "go-grpc", Command: []string{bins.goExample}, Env: []string{fastlane.EnvVar + "=0"}},
 		{Name: "python", Command: pythonCommand(t)},
 		{Name: "node", Command: nodeCommand(t)},
 		{Name: "ruby", Command: rubyCommand(t)},

@@ -20,6 +20,12 @@
 //     (docs/reliability.md P8).
 //   - Calls go over Lane streams that are reused, one try at a time, when the plugin serves
 //     Lane (probed once at start); otherwise each try opens an Execute stream.
+//   - A plugin built with the Go SDK may offer, in answer to the probe, a fast lane: the same
+//     Lane messages as length-prefixed frames on a unix socket of its own, opened with a token
+//     (docs/api.md, "The plugin protocol's fast lane"). The host uses it only when the plugin is
+//     reached over a unix socket, WEND_PLUGIN_FASTLANE is not "0", and the offer works; a try
+//     on it fails as on a gRPC lane (a broken connection is Unavailable, an oversized frame
+//     ResourceExhausted). Anything else, and every other plugin, keeps gRPC lanes.
 //   - Never a hang: starting is bounded by Options.StartTimeout; a try past its deadline, or
 //     cancelled, is sent a cancel and gets Options.StopGrace to end before its process group is
 //     killed (the plugin restarts on the next call; other tries it was running fail as

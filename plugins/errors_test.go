@@ -15,6 +15,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/plugins/internal/fastlane"
 )
 
 var pidLine = regexp.MustCompile(`testplugin pid (\d+)`)
@@ -199,21 +200,23 @@ func killPlugin(t *testing.T, h *Host, plugin string) {
 	waitGroupGone(t, pid, time.Second)
 }
 
+type callErrorCase struct {
+	name         string
+	activity     string
+	input        any
+	deadline     time.Duration
+	typ          string
+	category     string
+	nonRetryable bool
+	within       time.Duration
+	contains     []string
+	restarts     bool // a new process serves the next call
+}
+
 // TestCallErrors covers docs/reliability.md P5, P6, P7, L3 and the error mapping of a try.
 func TestCallErrors(t *testing.T) {
 	big := strings.Repeat("x", 3<<20)
-	tests := []struct {
-		name         string
-		activity     string
-		input        any
-		deadline     time.Duration
-		typ          string
-		category     string
-		nonRetryable bool
-		within       time.Duration
-		contains     []string
-		restarts     bool // a new process serves the next call
-	}{
+	tests := []callErrorCase{
 		{"crash mid-call", "crash", nil, 0, TypeCrashed, history.CategoryActivity, false, time.Second,
 			[]string{"plugin t: activity crash: the plugin exited during the call (signal: killed)", "testplugin: about to crash"}, true},
 		{"hang past deadline", "hang", nil, 300 * time.Millisecond, TypeTimeout, history.CategoryTimeout, false, 2 * time.Second,
@@ -233,49 +236,64 @@ func TestCallErrors(t *testing.T) {
 		{"bad input", "sleep", "not an object", 0, "BadInput", history.CategoryActivity, true, time.Second,
 			[]string{"decode input of sleep"}, false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h, logs := newHost(t, Options{StopGrace: 500 * time.Millisecond}, testPlugin("t", ""))
-			if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
-				t.Fatal(err)
-			}
-			pid := pidOf(t, h, "t")
-			c := call("t", tt.activity, tt.input)
-			if tt.deadline > 0 {
-				c.Deadline = time.Now().Add(tt.deadline)
-			}
-			start := time.Now()
-			_, err := h.Execute(context.Background(), c, nil)
-			elapsed := time.Since(start)
-			ae := activityError(t, err)
-			if ae.Type != tt.typ || ae.Category != tt.category || ae.NonRetryable != tt.nonRetryable {
-				t.Errorf("got type %q category %q non_retryable=%v, want %q %q %v; %v", ae.Type, ae.Category, ae.NonRetryable, tt.typ, tt.category, tt.nonRetryable, ae)
-			}
-			for _, want := range tt.contains {
-				if !strings.Contains(ae.Message, want) {
-					t.Errorf("message %q lacks %q", ae.Message, want)
-				}
-			}
-			if elapsed > tt.deadline+slack(tt.within) {
-				t.Errorf("error after %s, want within %s", elapsed, tt.deadline+slack(tt.within))
-			}
-			if tt.restarts {
-				waitGroupGone(t, pid, slack(time.Second))
-			}
-			if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
-				t.Fatalf("next call: %v; logs:\n%s", err, logs)
-			}
-			if next := pidOf(t, h, "t"); (next != pid) != tt.restarts {
-				t.Errorf("pid %d -> %d, restart want %v", pid, next, tt.restarts)
-			}
-			t.Logf("RELIABILITY suite=plugins test=call case=%q type=%s category=%s non_retryable=%v error_ms=%d deadline_ms=%d restarted=%v",
-				tt.name, ae.Type, ae.Category, ae.NonRetryable, elapsed.Milliseconds(), tt.deadline.Milliseconds(), tt.restarts)
-			t.Logf("%v", ae)
-			last := pidOf(t, h, "t")
-			if err := h.Close(); err != nil {
-				t.Fatal(err)
-			}
-			waitGroupGone(t, last, slack(time.Second))
-		})
+	// Every case on the plugin's fast lane and on gRPC lanes: a try fails, and is retried, the
+	// same way on either.
+	transports := []struct {
+		name string
+		env  []string
+	}{{"fast", nil}, {"grpc", []string{fastlane.EnvVar + "=0"}}}
+	for _, tr := range transports {
+		for _, tt := range tests {
+			t.Run(tr.name+"/"+tt.name, func(t *testing.T) { checkCallError(t, tt, tr.env, tr.name == "fast") })
+		}
 	}
+}
+
+func checkCallError(t *testing.T, tt callErrorCase, env []string, fast bool) {
+	cfg := testPlugin("t", "")
+	cfg.Env = append(cfg.Env, env...)
+	h, logs := newHost(t, Options{StopGrace: 500 * time.Millisecond}, cfg)
+	if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := usesFastLane(t, h, "t"); got != fast {
+		t.Fatalf("fast lane %v, want %v", got, fast)
+	}
+	pid := pidOf(t, h, "t")
+	c := call("t", tt.activity, tt.input)
+	if tt.deadline > 0 {
+		c.Deadline = time.Now().Add(tt.deadline)
+	}
+	start := time.Now()
+	_, err := h.Execute(context.Background(), c, nil)
+	elapsed := time.Since(start)
+	ae := activityError(t, err)
+	if ae.Type != tt.typ || ae.Category != tt.category || ae.NonRetryable != tt.nonRetryable {
+		t.Errorf("got type %q category %q non_retryable=%v, want %q %q %v; %v", ae.Type, ae.Category, ae.NonRetryable, tt.typ, tt.category, tt.nonRetryable, ae)
+	}
+	for _, want := range tt.contains {
+		if !strings.Contains(ae.Message, want) {
+			t.Errorf("message %q lacks %q", ae.Message, want)
+		}
+	}
+	if elapsed > tt.deadline+slack(tt.within) {
+		t.Errorf("error after %s, want within %s", elapsed, tt.deadline+slack(tt.within))
+	}
+	if tt.restarts {
+		waitGroupGone(t, pid, slack(time.Second))
+	}
+	if _, err := h.Execute(context.Background(), call("t", "noop", nil), nil); err != nil {
+		t.Fatalf("next call: %v; logs:\n%s", err, logs)
+	}
+	if next := pidOf(t, h, "t"); (next != pid) != tt.restarts {
+		t.Errorf("pid %d -> %d, restart want %v", pid, next, tt.restarts)
+	}
+	t.Logf("RELIABILITY suite=plugins test=call case=%q type=%s category=%s non_retryable=%v error_ms=%d deadline_ms=%d restarted=%v",
+		tt.name, ae.Type, ae.Category, ae.NonRetryable, elapsed.Milliseconds(), tt.deadline.Milliseconds(), tt.restarts)
+	t.Logf("%v", ae)
+	last := pidOf(t, h, "t")
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGroupGone(t, last, slack(time.Second))
 }

@@ -78,7 +78,7 @@ func (p *process) execute(ctx context.Context, call history.ActivityCall, heartb
 // answers afterwards, the try has failed: a late result is not accepted.
 type stopper struct {
 	p            *process
-	stream       pluginv1.Activities_ExecuteClient
+	stream       laneStream
 	started      time.Time
 	cancelStream context.CancelFunc
 

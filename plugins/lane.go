@@ -5,11 +5,14 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/wendflow/wend/plugins/internal/fastlane"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
 
@@ -20,13 +23,22 @@ const maxIdleLanes = 32
 // tryStream is the stream one try runs on: a lane (the process has lanes on), reused by the
 // next try if this one ends cleanly, or an Execute stream, used once.
 type tryStream struct {
-	stream pluginv1.Activities_ExecuteClient
+	stream laneStream
 	cancel context.CancelFunc // ends the stream
 }
 
-// lanes holds a process's idle lanes. on is decided once at start by probeLanes.
+// laneStream is the host's end of a try's stream: a gRPC Lane or Execute stream, or a fast lane.
+type laneStream interface {
+	Send(*pluginv1.ExecuteInput) error
+	Recv() (*pluginv1.ExecuteEvent, error)
+}
+
+// lanes holds a process's idle lanes. on and fast are decided once at start by probeLanes.
 type lanes struct {
-	on bool
+	on   bool
+	fast *fastOffer // new lanes are fast lanes; nil: gRPC lanes
+
+	fastBroken atomic.Bool // a fast lane could not be opened: new lanes are gRPC lanes
 
 	mu     sync.Mutex
 	idle   []*tryStream
@@ -68,14 +80,21 @@ func (l *lanes) close() {
 	}
 }
 
-// open sends call's request on a stream: an idle lane, else a new lane, or a new Execute
-// stream for a plugin without lanes.
+// open sends call's request on a stream: an idle lane, else a new lane (a fast lane when the
+// plugin offered one), or a new Execute stream for a plugin without lanes.
 func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 	for ts := p.lanes.take(); ts != nil; ts = p.lanes.take() {
 		if err := ts.stream.Send(call); err == nil {
 			return ts, nil
 		}
 		ts.cancel() // an idle lane that broke: the request never left, so use another
+	}
+	if ts := p.openFast(); ts != nil {
+		if err := ts.stream.Send(call); err != nil {
+			ts.cancel()
+			return nil, err
+		}
+		return ts, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	newStream := p.rpc.Execute
@@ -100,9 +119,16 @@ func (p *process) open(call *pluginv1.ExecuteInput) (*tryStream, error) {
 // answer for the same (laneNotDefined). Anything else (an error, no answer within timeout)
 // also means Execute only, and returns a note for the log: Execute is the contract, lanes only
 // a faster road to it.
+//
+// The same probe asks for a fast lane (wantFastLane, acceptFastLane): the plugin's answer rides
+// in the stream's header.
 func (p *process) probeLanes(timeout time.Duration) (note string) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	askFast := p.wantFastLane()
+	if askFast {
+		ctx = metadata.AppendToOutgoingContext(ctx, fastlane.AskKey, "1")
+	}
 	s, err := p.rpc.Lane(ctx)
 	if err == nil {
 		if err = s.CloseSend(); err == nil {
@@ -112,6 +138,9 @@ func (p *process) probeLanes(timeout time.Duration) (note string) {
 	switch {
 	case errors.Is(err, io.EOF):
 		p.lanes.on = true
+		if askFast {
+			return p.acceptFastLane(s, timeout)
+		}
 	case status.Code(err) == codes.Unimplemented, laneNotDefined(err):
 	case err == nil:
 		return "wend: the plugin answered a Lane stream closed at once with an event; using Execute for every call"

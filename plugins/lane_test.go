@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,54 @@ func idleLanes(t *testing.T, h *Host, plugin string) (on bool, idle int) {
 	return p.lanes.on, len(p.lanes.idle)
 }
 
+// usesFastLane reports whether the plugin's process runs its lanes on the fast lane.
+func usesFastLane(t *testing.T, h *Host, plugin string) bool {
+	t.Helper()
+	p, err := h.process(plugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.lanes.fast != nil && !p.lanes.fastBroken.Load()
+}
+
+// testLane is a lane a test opens itself, on the transport the process uses.
+type testLane interface {
+	lanetest.Lane
+	CloseSend() error
+}
+
+type fastTestLane struct{ *fastStream }
+
+func (l fastTestLane) CloseSend() error { return l.c.(*net.UnixConn).CloseWrite() }
+
+// openLane opens a lane to p as the host would (a fast lane if p has one); cancelling ctx ends it.
+func openLane(t *testing.T, p *process, ctx context.Context) testLane {
+	t.Helper()
+	if p.lanes.fast == nil {
+		s, err := p.rpc.Lane(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	fs, err := dialFast(p.lanes.fast, 5*time.Second, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	context.AfterFunc(ctx, func() { fs.c.Close() })
+	t.Cleanup(func() { fs.c.Close() })
+	return fastTestLane{fs}
+}
+
+// laneEnded reports whether err is a lane's clean end: io.EOF on gRPC, the connection's end on
+// a fast lane.
+func laneEnded(err error) bool {
+	return errors.Is(err, io.EOF) || (status.Code(err) == codes.Unavailable && strings.HasSuffix(status.Convert(err).Message(), ": EOF"))
+}
+
+// wantFastLane is which example configurations run on the fast lane.
+func wantFastLane(cfg Config) bool { return cfg.Name == "go" }
+
 // Every example plugin serves lanes: sequential calls share one stream, and a try that was
 // stopped does not give its lane back (a Cancel may still be in flight on it).
 func TestLanesReused(t *testing.T) {
@@ -48,6 +97,9 @@ func lanesReused(t *testing.T, cfg Config) {
 	}
 	if on, idle := idleLanes(t, h, name); !on || idle != 1 {
 		t.Fatalf("after 5 sequential calls: lanes on=%v idle=%d, want on and 1 (%s)", on, idle, logs)
+	}
+	if fast := usesFastLane(t, h, name); fast != wantFastLane(cfg) {
+		t.Fatalf("fast lane %v, want %v (%s)", fast, wantFastLane(cfg), logs)
 	}
 
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -80,7 +132,7 @@ func lanesReused(t *testing.T, cfg Config) {
 }
 
 // laneRequest sends a request with a try identity, as the host would.
-func laneRequest(t *testing.T, s pluginv1.Activities_LaneClient, activity, input string) {
+func laneRequest(t *testing.T, s lanetest.Lane, activity, input string) {
 	t.Helper()
 	lanetest.Request(t, s, &pluginv1.ExecuteRequest{
 		Activity: activity, Input: []byte(input), ActivityExecutionId: "exec-1", ActivityAttemptId: "attempt-1", Attempt: 1,
@@ -104,9 +156,10 @@ func TestLaneProtocol(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := p.rpc.Lane(t.Context())
-			if err != nil {
-				t.Fatal(err)
+			s := openLane(t, p, t.Context())
+			fast := p.lanes.fast != nil
+			if fast != wantFastLane(cfg) {
+				t.Fatalf("fast lane %v, want %v", fast, wantFastLane(cfg))
 			}
 
 			for _, who := range []string{"ada", "grace", "alan"} {
@@ -156,28 +209,22 @@ func TestLaneProtocol(t *testing.T) {
 			if _, ev := lanetest.Final(t, s); ev.GetError().GetType() != TypeCancelled {
 				t.Fatalf("try in flight at CloseSend ended with %v, want a %s error", ev, TypeCancelled)
 			}
-			if _, err := s.Recv(); !errors.Is(err, io.EOF) {
-				t.Fatalf("after CloseSend: %v, want io.EOF", err)
+			if _, err := s.Recv(); !laneEnded(err) {
+				t.Fatalf("after CloseSend: %v, want the lane's end", err)
 			}
 
 			// A lane whose stream is cancelled mid-try ends; the plugin serves the next one.
 			ctx, cancel := context.WithCancel(t.Context())
-			s2, err := p.rpc.Lane(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s2 := openLane(t, p, ctx)
 			laneRequest(t, s2, "sleep", `{"ms":10000}`)
 			if ev, err := s2.Recv(); ev.GetHeartbeat() == nil {
 				t.Fatalf("sleep sent %v, %v first, want a heartbeat", ev, err)
 			}
 			cancel()
-			if _, err := s2.Recv(); status.Code(err) != codes.Canceled {
-				t.Fatalf("after cancelling the stream: %v, want Canceled", err)
+			if _, err := s2.Recv(); status.Code(err) != codes.Canceled && !(fast && status.Code(err) == codes.Unavailable) {
+				t.Fatalf("after cancelling the stream: %v, want Canceled (gRPC) or Unavailable (fast lane)", err)
 			}
-			s3, err := p.rpc.Lane(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
+			s3 := openLane(t, p, t.Context())
 			laneRequest(t, s3, "greet", `{"name":"z"}`)
 			if _, ev := lanetest.Final(t, s3); ev.GetResult() == nil {
 				t.Fatalf("greet on a new lane: %v", ev)
@@ -229,7 +276,7 @@ func TestLaneProbeAnsweredWithAnEvent(t *testing.T) {
 	}
 }
 
-// Concurrent calls open a lane each and keep at most maxIdleLanes of them.
+// Concurrent calls open a (fast) lane each and keep at most maxIdleLanes of them.
 func TestLanesBounded(t *testing.T) {
 	h, _ := newHost(t, Options{}, Config{Name: "demo", Command: []string{bins.goExample}})
 	n := maxIdleLanes + 8
@@ -247,6 +294,9 @@ func TestLanesBounded(t *testing.T) {
 	}
 	if _, idle := idleLanes(t, h, "demo"); idle != maxIdleLanes {
 		t.Fatalf("idle=%d after %d concurrent calls, want %d", idle, n, maxIdleLanes)
+	}
+	if !usesFastLane(t, h, "demo") {
+		t.Fatal("the lanes are not fast lanes")
 	}
 }
 

@@ -179,6 +179,9 @@ func (p *process) stop() {
 	p.stopOnce.Do(func() {
 		defer close(p.stopped)
 		p.lanes.close()
+		if p.lanes.fast != nil {
+			defer p.lanes.fast.removeDir() // after the process is gone
+		}
 		done := make(chan struct{})
 		go func() {
 			p.client.Kill()

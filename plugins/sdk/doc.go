@@ -23,5 +23,9 @@
 //     the try (type "Panic"), it does not kill the plugin.
 //   - The plugin exits within about a second when its host process goes away, so a killed host
 //     leaves no plugin behind even if the parent-death signal was lost.
+//   - When the host asks, Serve offers a fast lane: a unix socket in a fresh 0700 directory,
+//     removed when the plugin exits, reached only with a random token given over gRPC. Tries
+//     run on it as on a gRPC lane. WEND_PLUGIN_FASTLANE=0 in the plugin's environment (its
+//     Config.Env) turns the offer off.
 //   - Nothing may be written to stdout before Serve: go-plugin reads its handshake from there.
 package sdk

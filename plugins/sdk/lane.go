@@ -16,6 +16,19 @@ import (
 // Cancel to the try and takes over the lane. A handler that never looks at its context (it
 // could not act on a Cancel) costs no goroutine and no wake-up.
 func (s *server) Lane(stream pluginv1.Activities_LaneServer) error {
+	s.offerFastLane(stream)
+	return s.runLane(stream)
+}
+
+// laneStream is what a lane runs on: a gRPC Lane stream or a fast lane's connection.
+type laneStream interface {
+	Recv() (*pluginv1.ExecuteInput, error)
+	Send(*pluginv1.ExecuteEvent) error
+	Context() context.Context
+}
+
+// runLane serves tries on stream until it ends.
+func (s *server) runLane(stream laneStream) error {
 	l := &lane{srv: s, stream: stream, done: make(chan error, 1)}
 	l.receive()
 	return <-l.done
@@ -23,7 +36,7 @@ func (s *server) Lane(stream pluginv1.Activities_LaneServer) error {
 
 type lane struct {
 	srv    *server
-	stream pluginv1.Activities_LaneServer
+	stream laneStream
 	done   chan error // the handler's return value, sent once
 
 	mu      sync.Mutex

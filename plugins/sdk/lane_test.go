@@ -12,8 +12,14 @@ import (
 )
 
 func TestLane(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) { laneTries(t, tr.open) })
+	}
+}
+
+func laneTries(t *testing.T, open func(*testing.T, Activities) func(context.Context) testLane) {
 	leftover := make(chan func() error, 1)
-	c := serve(t, Activities{
+	s := open(t, Activities{
 		"greet": Func(func(ctx *Context, in nameIn) (map[string]string, error) {
 			return map[string]string{"greeting": "hello, " + in.Name}, nil
 		}, "", ""),
@@ -26,11 +32,7 @@ func TestLane(t *testing.T) {
 			leftover <- func() error { return ctx.Heartbeat("late") }
 			return "done", nil
 		}, "", ""),
-	})
-	s, err := c.Lane(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	})(context.Background())
 
 	// Several tries, one after another, on one stream.
 	for _, name := range []string{"ada", "grace", "alan"} {
@@ -80,8 +82,14 @@ func TestLane(t *testing.T) {
 
 // Ending the lane's stream cancels the try in flight, and the handler returns.
 func TestLaneEndCancelsTry(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) { laneEndCancelsTry(t, tr.open) })
+	}
+}
+
+func laneEndCancelsTry(t *testing.T, open func(*testing.T, Activities) func(context.Context) testLane) {
 	stopped := make(chan error, 1)
-	c := serve(t, Activities{
+	lane := open(t, Activities{
 		"block": Func(func(ctx *Context, _ any) (any, error) {
 			<-ctx.Done()
 			stopped <- context.Cause(ctx.Context)
@@ -89,10 +97,7 @@ func TestLaneEndCancelsTry(t *testing.T) {
 		}, "", ""),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := c.Lane(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := lane(ctx)
 	lanetest.Request(t, s, &pluginv1.ExecuteRequest{Activity: "block"})
 	time.Sleep(20 * time.Millisecond)
 	cancel()

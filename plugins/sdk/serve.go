@@ -17,12 +17,14 @@ import (
 // fails to start (go-plugin then exits the process itself). Run by hand, it prints a notice and
 // exits 1: a plugin is started by wend.
 func Serve(acts Activities) {
+	srv := &server{acts: acts}
+	defer srv.fast.close() // the fast lane's socket directory goes with the process
 	if os.Getenv(wire.Handshake.MagicCookieKey) == wire.Handshake.MagicCookieValue {
-		go watchParent(hostPID(), time.Second)
+		go watchParent(hostPID(), time.Second, srv.fast.close)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: wire.Handshake,
-		Plugins:         plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{Impl: NewServer(acts)}},
+		Plugins:         plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{Impl: srv}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, wire.ServerOptions()...)...)
 		},
@@ -35,10 +37,11 @@ func Serve(acts Activities) {
 // watchParent exits the plugin when its parent changes (the host died and the plugin was
 // reparented): the parent-death signal the host sets is lost if the host's starting thread
 // exits (golang/go#27505), and non-Linux hosts have none.
-func watchParent(host int, every time.Duration) {
+func watchParent(host int, every time.Duration, cleanup func()) {
 	for {
 		if os.Getppid() != host {
 			fmt.Fprintf(os.Stderr, "wend plugin: host process %d is gone; exiting\n", host)
+			cleanup()
 			os.Exit(1)
 		}
 		time.Sleep(every)

@@ -25,6 +25,7 @@ func NewServer(acts Activities) pluginv1.ActivitiesServer {
 type server struct {
 	pluginv1.UnimplementedActivitiesServer
 	acts Activities
+	fast fastLane
 }
 
 func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
@@ -152,8 +153,10 @@ func asError(tc *tryContext, err error) *Error {
 // heartbeat from its own goroutines, even after it returned.
 type try struct {
 	mu     sync.Mutex
-	stream pluginv1.Activities_ExecuteServer
-	ended  bool
+	stream interface {
+		Send(*pluginv1.ExecuteEvent) error
+	}
+	ended bool
 }
 
 var errTryEnded = errors.New("heartbeat: the try has ended")

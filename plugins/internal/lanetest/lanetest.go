@@ -8,8 +8,14 @@ import (
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 )
 
+// Lane is the host's end of a lane: a gRPC Lane stream or a fast lane's connection.
+type Lane interface {
+	Send(*pluginv1.ExecuteInput) error
+	Recv() (*pluginv1.ExecuteEvent, error)
+}
+
 // Request sends a try's request on the lane.
-func Request(t testing.TB, s pluginv1.Activities_LaneClient, req *pluginv1.ExecuteRequest) {
+func Request(t testing.TB, s Lane, req *pluginv1.ExecuteRequest) {
 	t.Helper()
 	if err := s.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Request{Request: req}}); err != nil {
 		t.Fatal(err)
@@ -17,7 +23,7 @@ func Request(t testing.TB, s pluginv1.Activities_LaneClient, req *pluginv1.Execu
 }
 
 // Cancel sends a cancel on the lane.
-func Cancel(t testing.TB, s pluginv1.Activities_LaneClient) {
+func Cancel(t testing.TB, s Lane) {
 	t.Helper()
 	if err := s.Send(&pluginv1.ExecuteInput{Input: &pluginv1.ExecuteInput_Cancel{Cancel: &pluginv1.Cancel{Reason: "cancelled"}}}); err != nil {
 		t.Fatal(err)
@@ -25,7 +31,7 @@ func Cancel(t testing.TB, s pluginv1.Activities_LaneClient) {
 }
 
 // Final reads a try's events up to its final one; it fails the test if the lane ends first.
-func Final(t testing.TB, s pluginv1.Activities_LaneClient) (heartbeats int, last *pluginv1.ExecuteEvent) {
+func Final(t testing.TB, s Lane) (heartbeats int, last *pluginv1.ExecuteEvent) {
 	t.Helper()
 	for {
 		ev, err := s.Recv()

@@ -14,8 +14,10 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/wendflow/wend/plugins/internal/fastlane"
 	"github.com/wendflow/wend/plugins/internal/wire"
 	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 	"github.com/wendflow/wend/plugins/sdk"
@@ -50,9 +52,11 @@ func main() {
 		})
 	case "plaingrpc":
 		servePlain(acts)
-	case "nolane", "chattylane", "laneerror", "lateevent":
+	case "nolane", "chattylane", "laneerror", "lateevent", "badfastlane":
 		var impl pluginv1.ActivitiesServer = noLane{srv: sdk.NewServer(acts)}
 		switch mode {
+		case "badfastlane":
+			impl = badOffer{noLane{srv: sdk.NewServer(acts)}}
 		case "lateevent":
 			impl = lateEvent{noLane{srv: sdk.NewServer(acts)}}
 		case "chattylane":
@@ -131,6 +135,28 @@ func (errorLane) Lane(pluginv1.Activities_LaneServer) error {
 		return status.Error(codes.InvalidArgument, "testplugin: WEND_TESTPLUGIN_LANE_CODE is not a number")
 	}
 	return status.Error(codes.Code(code), os.Getenv("WEND_TESTPLUGIN_LANE_MESSAGE"))
+}
+
+// badOffer serves the SDK's lanes but spoils its fast-lane offer as
+// WEND_TESTPLUGIN_OFFER says: "wrongtoken", "nosocket" or "garbage".
+type badOffer struct{ noLane }
+
+func (b badOffer) Lane(stream pluginv1.Activities_LaneServer) error {
+	return b.srv.Lane(spoiltOffer{stream})
+}
+
+type spoiltOffer struct{ pluginv1.Activities_LaneServer }
+
+func (s spoiltOffer) SendHeader(md metadata.MD) error {
+	switch os.Getenv("WEND_TESTPLUGIN_OFFER") {
+	case "wrongtoken":
+		md.Set(fastlane.TokenKey, strings.Repeat("00", fastlane.TokenBytes))
+	case "nosocket":
+		md.Set(fastlane.AddrKey, "/nonexistent/"+fastlane.DirPrefix+"x/"+fastlane.SocketName)
+	case "garbage":
+		md.Set(fastlane.TokenKey, "not hex")
+	}
+	return s.Activities_LaneServer.SendHeader(md)
 }
 
 // version is set at build time (-ldflags -X main.version=...): the roll tests build two.
