@@ -44,13 +44,22 @@ class Context {
     this.attempt = req.attempt;
     this.rawLastProgress = req.last_progress; // Buffer; empty on a first try
     const nanos = BigInt(req.deadline_unix_nanos || 0);
-    this.deadline = nanos > 0n ? Number(nanos / 1000000n) : null; // ms since the epoch
+    // ms since the epoch, rounded up: the try never reports its deadline passed before it has.
+    this.deadline = nanos > 0n ? Number((nanos + 999999n) / 1000000n) : null;
     this.reason = null;
     this.waiters = new Set();
     this.heartbeat = heartbeat;
-    if (this.deadline !== null) {
-      this.deadlineTimer = setTimeout(() => this.cancel('deadline'), Math.max(0, this.deadline - Date.now()));
-    }
+    if (this.deadline !== null) this.watchDeadline();
+  }
+
+  // watchDeadline cancels the try once the wall clock reaches its deadline. Node measures a
+  // timeout from its event loop's cached time, which lags when the loop was busy, so a timer
+  // can fire early: it checks the clock and waits again rather than cancel before the deadline
+  // (the host counts a plugin's Timeout error as the deadline's only once that has passed).
+  watchDeadline() {
+    const left = this.deadline - Date.now();
+    if (left <= 0) this.cancel('deadline');
+    else this.deadlineTimer = setTimeout(() => this.watchDeadline(), left);
   }
 
   get cancelled() { return this.reason !== null; }
