@@ -54,7 +54,7 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 			bad, err = -1, nil
 		}
 	}()
-	view := newBatchView(tx)
+	view := batchView{tx: tx}
 	results := make([]error, len(batch))
 	accepted := 0
 	for i, r := range batch {
@@ -66,7 +66,9 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 			tx.Rollback()
 			return i, err
 		}
-		view.accept(r.p)
+		if i < len(batch)-1 { // only a later commit of the batch reads the view
+			view.accept(r.p)
+		}
 		accepted++
 	}
 	if accepted == 0 {
@@ -108,13 +110,15 @@ func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) error {
 	if s.log == nil {
 		return nil
 	}
-	ps := make([]*prepared, 0, len(batch))
+	ps := s.logPs[:0]
 	for i, r := range batch {
 		if results[i] == nil {
 			ps = append(ps, r.p)
 		}
 	}
 	s.logBuf = encodeBatch(s.logBuf[:0], ps)
+	clear(ps) // the commits are not kept past their batch
+	s.logPs = ps[:0]
 	if err := s.beforeCommit(tx, len(s.logBuf)); err != nil {
 		return err
 	}
