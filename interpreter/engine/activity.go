@@ -330,12 +330,14 @@ func outcomeEvent(at activityTask, res callResult) *history.Event {
 			Type: "PayloadTooLarge", NonRetryable: true,
 			Message: fmt.Sprintf("activity output is %d bytes, over the %d-byte limit", len(res.out), interpreter.MaxPayloadBytes)}})
 	default:
-		out := res.out
-		if len(out) == 0 || !json.Valid(out) {
-			out = json.RawMessage("null")
-		}
 		base.Type = history.ActivityCompleted
-		base.Data = history.MustData(history.ActivityResult{Output: out, PluginSHA256: res.build})
+		var err error
+		if len(res.out) > 0 {
+			base.Data, err = history.ActivityResult{Output: res.out, PluginSHA256: res.build}.JSON()
+		}
+		if len(res.out) == 0 || err != nil { // no output, or not JSON: recorded as null
+			base.Data = history.MustData(history.ActivityResult{Output: json.RawMessage("null"), PluginSHA256: res.build})
+		}
 	}
 	return &base
 }
