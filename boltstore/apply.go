@@ -15,12 +15,10 @@ import (
 // it, exactly as if it had been committed alone.
 type batchView struct {
 	tx   *bolt.Tx
-	last map[string]uint64
+	last map[string]uint64 // made by the first accept that a later commit may read
 }
 
-func newBatchView(tx *bolt.Tx) *batchView {
-	return &batchView{tx: tx, last: map[string]uint64{}}
-}
+func newBatchView(tx *bolt.Tx) *batchView { return &batchView{tx: tx} }
 
 // lastSeq is the seq of the run's last event. It comes from the events themselves, not from the
 // run record, since the events are what a new one must follow.
@@ -46,9 +44,20 @@ func lastStoredSeq(tx *bolt.Tx, runID []byte) (uint64, error) {
 
 // validate checks every run update of p against the view; it writes nothing.
 func (v *batchView) validate(p *prepared) error {
-	seen := map[string]uint64{} // a run may appear twice in one commit
-	for _, r := range p.runs {
-		prev, ok := seen[string(r.id)]
+	// A run may appear twice in one commit: it then follows its own update before. A step's
+	// commit has one run, searched without a map; a fan-out's many, by one.
+	var seen map[string]uint64
+	if len(p.runs) > 8 {
+		seen = make(map[string]uint64, len(p.runs))
+	}
+	for i, r := range p.runs {
+		var prev uint64
+		var ok bool
+		if seen != nil {
+			prev, ok = seen[string(r.id)]
+		} else {
+			prev, ok = latestSeq(p.runs[:i], r.id)
+		}
 		if !ok {
 			var err error
 			if prev, err = v.lastSeq(r.id); err != nil {
@@ -58,13 +67,28 @@ func (v *batchView) validate(p *prepared) error {
 		if err := history.CheckAppend(prev, r.u); err != nil {
 			return err
 		}
-		seen[string(r.id)] = r.u.Run.LastSeq
+		if seen != nil {
+			seen[string(r.id)] = r.u.Run.LastSeq
+		}
 	}
 	return nil
 }
 
+// latestSeq is the last seq of the latest update of run id among runs.
+func latestSeq(runs []preparedRun, id []byte) (uint64, bool) {
+	for i := len(runs) - 1; i >= 0; i-- {
+		if bytes.Equal(runs[i].id, id) {
+			return runs[i].u.Run.LastSeq, true
+		}
+	}
+	return 0, false
+}
+
 // accept records the new last seqs of an applied commit.
 func (v *batchView) accept(p *prepared) {
+	if v.last == nil {
+		v.last = make(map[string]uint64, len(p.runs))
+	}
 	for _, r := range p.runs {
 		v.last[string(r.id)] = r.u.Run.LastSeq
 	}

@@ -208,3 +208,22 @@ func BenchmarkPrepareStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrepareStepTask is BenchmarkPrepareStep for a commit shaped like an engine step's
+// (stepCommits): two events, the run record, a task put and one deleted.
+//
+//	go test -run '^$' -bench PrepareStepTask -benchtime 200000x -count 5 ./boltstore/
+func BenchmarkPrepareStepTask(b *testing.B) {
+	next := stepCommits("r")
+	cs := make([]history.Commit, b.N)
+	for i := range cs {
+		cs[i] = next()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := prepare(cs[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -54,7 +54,7 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 			bad, err = -1, nil
 		}
 	}()
-	view := newBatchView(tx)
+	view := batchView{tx: tx}
 	results := make([]error, len(batch))
 	accepted := 0
 	for i, r := range batch {
@@ -66,7 +66,9 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 			tx.Rollback()
 			return i, err
 		}
-		view.accept(r.p)
+		if i < len(batch)-1 { // only a later commit of the batch reads the view
+			view.accept(r.p)
+		}
 		accepted++
 	}
 	if accepted == 0 {
@@ -108,13 +110,15 @@ func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) error {
 	if s.log == nil {
 		return nil
 	}
-	ps := make([]*prepared, 0, len(batch))
+	ps := s.logPs[:0]
 	for i, r := range batch {
 		if results[i] == nil {
 			ps = append(ps, r.p)
 		}
 	}
 	s.logBuf = encodeBatch(s.logBuf[:0], ps)
+	clear(ps) // the commits are not kept past their batch
+	s.logPs = ps[:0]
 	if err := s.beforeCommit(tx, len(s.logBuf)); err != nil {
 		return err
 	}
@@ -128,14 +132,14 @@ func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) error {
 // rollLog starts a new log segment when the current one is full and hands the old one to the
 // checkpointer: every record in it is committed to bbolt by now. Under unsynced commits it hands
 // a pin of the state just committed too, the checkpoint to be (pin.go); and it asks for one
-// every checkpointEvery transactions even when no segment is full.
+// when checkpointDue even when no segment is full.
 func (s *Store) rollLog() {
 	if s.log == nil {
 		return
 	}
 	s.sinceCheckpoint++
 	full := s.log.full()
-	if !full && (!s.db.NoSync || s.sinceCheckpoint < checkpointEvery) {
+	if !full && (!s.db.NoSync || !checkpointDue(s.sinceCheckpoint, s.pendingPages())) {
 		return
 	}
 	var pin *bolt.Tx
@@ -173,6 +177,33 @@ func (s *Store) rollLog() {
 // written meanwhile, and bbolt scans its pending pages at every commit. A checkpoint costs a
 // background sync.
 const checkpointEvery = 1024
+
+// A checkpoint is due after checkpointSoon transactions when bbolt holds more than
+// pendingPagesMax pages pending. bbolt keeps them in a map by transaction, which it walks four
+// times in every write transaction (Begin's release of pending pages, the statistics at the
+// end), and a Go map never shrinks: the most transactions it ever held pending price every
+// later commit. A new or growing database frees pages of its high water mark at each commit;
+// one settled in reusing its free pages holds few pending, and keeps the longer interval
+// (docs/performance.md, "Begin under the checkpoint's pin, and the CPU of a step's commit").
+const (
+	checkpointSoon  = 256
+	pendingPagesMax = 256
+)
+
+// checkpointDue reports whether the writer should ask for a checkpoint, since transactions
+// after the last one it asked for, with pending pages pending in bbolt.
+func checkpointDue(since, pending int) bool {
+	return since >= checkpointEvery || since >= checkpointSoon && pending > pendingPagesMax
+}
+
+// pendingPages is bbolt's count of pages pending after the last write transaction, asked for
+// only once checkpointSoon transactions have passed.
+func (s *Store) pendingPages() int {
+	if s.sinceCheckpoint < checkpointSoon {
+		return 0
+	}
+	return s.db.Stats().PendingPageN
+}
 
 // commitTx commits, or fails as a test asks.
 func (s *Store) commitTx(tx *bolt.Tx) error {

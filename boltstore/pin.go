@@ -226,7 +226,7 @@ func (s *Store) beforeCommit(tx *bolt.Tx, n int) error {
 	if !s.unsynced {
 		return nil
 	}
-	ps := int64(s.db.Info().PageSize)
+	ps := s.pageSize
 	hw := tx.Size() // nothing is allocated before commit: the committed high water
 	s.mmapLow = max(s.mmapLow, mmapSize(hw+ps))
 	s.maxPut = max(s.maxPut, int64(n))

@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -45,11 +44,12 @@ func prepare(c history.Commit) (*prepared, error) {
 		if err := checkKey("task", t.ID); err != nil {
 			return nil, err
 		}
-		v, err := json.Marshal(t)
+		k := []byte(t.ID)
+		v, err := framedTask(k, t)
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", t.ID, err)
 		}
-		p.puts = append(p.puts, kv{[]byte(t.ID), frame([]byte(t.ID), v)})
+		p.puts = append(p.puts, kv{k, v})
 	}
 	for _, id := range c.DeleteTasks {
 		if err := checkKey("task", id); err != nil {
@@ -68,11 +68,12 @@ func prepareRun(u history.RunUpdate) (preparedRun, error) {
 	if err := checkKey("workflow", u.Run.WorkflowID); err != nil {
 		return preparedRun{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	rec, err := encodeRun(u.Run)
+	key := []byte(id)
+	rec, err := framedRun(key, u.Run)
 	if err != nil {
 		return preparedRun{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	r := preparedRun{u: u, id: []byte(id), wfKey: workflowKey(u.Run.WorkflowID, id), record: frame([]byte(id), rec)}
+	r := preparedRun{u: u, id: key, wfKey: workflowKey(u.Run.WorkflowID, id), record: rec}
 	r.events = make([]kv, 0, len(u.Events))
 	for _, e := range u.Events {
 		v, err := history.EncodeEvent(e)

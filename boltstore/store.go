@@ -90,6 +90,7 @@ type Store struct {
 
 	log    *wal          // nil with Options.NoLog
 	logBuf []byte        // the writer's record payload, reused
+	logPs  []*prepared   // the commits logBatch encodes, reused
 	ckpt   *checkpointer // with log
 
 	// Power-loss safety of unsynced commits (pin.go). unsynced: bbolt may be written without
@@ -100,6 +101,7 @@ type Store struct {
 	pin             *bolt.Tx   // a read transaction at the checkpoint's state, while unsynced
 	ckptTxid        uint64     // the transaction of the last checkpoint saved
 	unsynced        bool
+	pageSize        int64  // bbolt's, fixed when the file was made
 	mmapLow         int64  // a lower bound of bbolt's mmap size
 	maxPut          int64  // the largest commit payload written since Open
 	sinceCheckpoint int    // transactions since the last checkpoint asked for
@@ -156,7 +158,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, pidPath: path + ".pid"}
+	s := &Store{db: db, path: path, pidPath: path + ".pid", pageSize: int64(db.Info().PageSize)}
 	if err := s.init(opts); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)

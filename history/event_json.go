@@ -33,12 +33,13 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendUint(b, e.Seq, 10)
 	b = append(b, `,"type":`...)
 	b = appendString(b, string(e.Type))
-	t, err := e.Time.MarshalJSON()
+	b = append(b, `,"time":"`...)
+	b, err := e.Time.AppendText(b) // MarshalJSON's text, without its allocation
 	if err != nil {
+		_, err = e.Time.MarshalJSON() // its own error
 		return nil, err
 	}
-	b = append(b, `,"time":`...)
-	b = append(b, t...)
+	b = append(b, '"')
 	if e.Step != "" {
 		b = append(b, `,"step":`...)
 		b = appendString(b, e.Step)

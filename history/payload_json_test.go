@@ -40,3 +40,38 @@ func FuzzActivityScheduleJSON(f *testing.F) {
 		checkScheduleJSON(t, ActivitySchedule{Plugin: plugin, Activity: activity, Input: input, Tries: tries, TimeoutMS: timeout, HeartbeatTimeout: hb})
 	})
 }
+
+func checkResultJSON(t *testing.T, r ActivityResult) {
+	t.Helper()
+	want, wantErr := json.Marshal(r)
+	got, err := r.JSON()
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("%+v: error %v, json.Marshal's %v", r, err, wantErr)
+	}
+	if err == nil && !bytes.Equal(got, want) {
+		t.Fatalf("%+v:\nJSON         %s\njson.Marshal %s", r, got, want)
+	}
+}
+
+func TestActivityResultJSON(t *testing.T) {
+	for _, r := range []ActivityResult{
+		{},
+		{Output: json.RawMessage(`{"ok": true, "id": "0123"}`), PluginSHA256: "ab12"},
+		{Output: json.RawMessage(`null`)},
+		{Output: json.RawMessage(``)},
+		{Output: json.RawMessage(`{"html":"<b>"}`), PluginSHA256: "<x>"},
+		{Output: json.RawMessage("\"line\u2028sep\"")},
+		{Output: json.RawMessage(`{"bad":`)},
+		{Output: json.RawMessage("\"\xff\""), PluginSHA256: "é"},
+	} {
+		checkResultJSON(t, r)
+	}
+}
+
+func FuzzActivityResultJSON(f *testing.F) {
+	f.Add([]byte(`{"a":1}`), "ab")
+	f.Add([]byte(" [ 1 , \"<\" ] "), "\u2028\xff")
+	f.Fuzz(func(t *testing.T, output []byte, build string) {
+		checkResultJSON(t, ActivityResult{Output: output, PluginSHA256: build})
+	})
+}

@@ -140,48 +140,95 @@ func (e *Engine) runTry(w *tryWork) *tryWork {
 // on one of its own beside the timers: a timeout needs no result handed over to end the try.)
 // It returns the try the report left this goroutine to carry, if any.
 func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWork {
-	var ended atomic.Bool
-	release := func() {
-		e.cancelCall(taskID)
-		<-e.sem
-	}
 	call := e.callOf(at)                         // once for Prepare and the call: one visit to the run's lock
 	if err := e.prepare(ctx, call); err != nil { // before the timers: see Preparer
 		cancelled := ctx.Err() != nil
-		release()
+		e.release(taskID)
 		if cancelled {
 			return nil
 		}
 		return e.report(at.RunID, outcomeEvent(at, callResult{err: err}))
 	}
-	call.Deadline = e.deadline(at)   // the try's time starts once its plugin is ready
-	var build atomic.Pointer[string] // the plugin build serving the try, once known
-	t := newTryTimers(e.clock, at, func(why string) {
-		if !ended.CompareAndSwap(false, true) {
-			return // the call returned first
-		}
-		release()   // cancels the call: the plugin is told to stop
-		e.wg.Add(1) // this try's goroutine is still in the call, so the group is not done
-		go func() {
-			defer e.wg.Done()
-			e.work(e.report(at.RunID, timedOutEvent(at, why, buildOf(&build))))
-		}()
-	})
-	rec := e.heartbeatRecorder(at)
-	out, err := e.execute(ctx, call, func(hb history.Heartbeat) { t.heartbeat(); rec(hb) }, func(sha string) { build.Store(&sha) })
-	t.stop()
+	call.Deadline = e.deadline(at) // the try's time starts once its plugin is ready
+	s := &tryState{e: e, taskID: taskID, at: at}
+	s.t.start(e.clock, at, s.expire)
+	out, err := e.execute(ctx, call, s.heartbeat, s.served)
+	s.t.stop()
 	faults.Hit("after-call")
-	res := callResult{out, err, buildOf(&build)}
-	if !ended.CompareAndSwap(false, true) {
+	res := callResult{out, err, buildOf(&s.build)}
+	if !s.ended.CompareAndSwap(false, true) {
 		e.lateReport(ctx, at, res)
 		return nil
 	}
 	cancelled := ctx.Err() != nil // by the engine: only a timeout cancels after ended is set
-	release()
+	e.release(taskID)
 	if cancelled {
 		return nil // cancelled, or shutting down: the task stays and runs again after a restart
 	}
 	return e.report(at.RunID, outcomeEvent(at, res))
+}
+
+// release ends a try's hold: its call is cancelled and its slot of MaxActivities freed.
+func (e *Engine) release(taskID string) {
+	e.cancelCall(taskID)
+	<-e.sem
+}
+
+// tryState is what a try's call, its timers and its heartbeats share: one allocation for what
+// were a closure or a variable each, on every step's path.
+type tryState struct {
+	e      *Engine
+	taskID string
+	at     activityTask
+	ended  atomic.Bool            // the try is over for the engine: the call returned or a timer fired
+	build  atomic.Pointer[string] // the plugin build serving the try, once known
+	t      tryTimers
+
+	hbMu   sync.Mutex
+	hbLast time.Time // when progress was last recorded
+}
+
+// expire ends the try at a timeout, unless the call returned first.
+func (s *tryState) expire(why string) {
+	if !s.ended.CompareAndSwap(false, true) {
+		return // the call returned first
+	}
+	e, at := s.e, s.at
+	e.release(s.taskID) // cancels the call: the plugin is told to stop
+	e.wg.Add(1)         // this try's goroutine is still in the call, so the group is not done
+	go func() {
+		defer e.wg.Done()
+		e.work(e.report(at.RunID, timedOutEvent(at, why, buildOf(&s.build))))
+	}()
+}
+
+func (s *tryState) served(sha string) { s.build.Store(&sha) }
+
+// heartbeat re-arms the heartbeat timeout and records the progress in the history at most once
+// per HeartbeatEvery, in the background, so a chatty plugin never waits on a commit.
+func (s *tryState) heartbeat(hb history.Heartbeat) {
+	s.t.heartbeat()
+	if len(hb.Progress) == 0 || !json.Valid(hb.Progress) {
+		return
+	}
+	e, at := s.e, s.at
+	now := e.clock.Now()
+	s.hbMu.Lock()
+	if !s.hbLast.IsZero() && now.Sub(s.hbLast) < HeartbeatEvery {
+		s.hbMu.Unlock()
+		return
+	}
+	s.hbLast = now
+	s.hbMu.Unlock()
+	lr := e.live(at.RunID)
+	if lr == nil {
+		return
+	}
+	ev := history.Event{Type: history.ActivityHeartbeatRecorded, Step: at.Step, ActivityExecutionID: at.ExecID,
+		Attempt: at.Attempt, Data: history.MustData(history.HeartbeatRecord(hb))}
+	e.spawn(func() {
+		_ = e.deliver(lr, ev)
+	})
 }
 
 // report hands an outcome to its run, unless the engine is stopping or the run is gone. The
@@ -273,13 +320,13 @@ type tryTimers struct {
 	hbStop func() bool
 }
 
-func newTryTimers(c Clock, at activityTask, expire func(string)) *tryTimers {
-	t := &tryTimers{clock: c, hb: time.Duration(at.HeartbeatMS) * time.Millisecond, expire: expire}
+// start arms the timers of a try of at; expire is called with the one that fires.
+func (t *tryTimers) start(c Clock, at activityTask, expire func(string)) {
+	t.clock, t.hb, t.expire = c, time.Duration(at.HeartbeatMS)*time.Millisecond, expire
 	if d := time.Duration(at.TimeoutMS) * time.Millisecond; d > 0 {
 		t.stops = append(t.stops, c.AfterFunc(d, func() { expire("timeout") }))
 	}
 	t.heartbeat()
-	return t
 }
 
 func (t *tryTimers) heartbeat() {
@@ -330,12 +377,14 @@ func outcomeEvent(at activityTask, res callResult) *history.Event {
 			Type: "PayloadTooLarge", NonRetryable: true,
 			Message: fmt.Sprintf("activity output is %d bytes, over the %d-byte limit", len(res.out), interpreter.MaxPayloadBytes)}})
 	default:
-		out := res.out
-		if len(out) == 0 || !json.Valid(out) {
-			out = json.RawMessage("null")
-		}
 		base.Type = history.ActivityCompleted
-		base.Data = history.MustData(history.ActivityResult{Output: out, PluginSHA256: res.build})
+		var err error
+		if len(res.out) > 0 {
+			base.Data, err = history.ActivityResult{Output: res.out, PluginSHA256: res.build}.JSON()
+		}
+		if len(res.out) == 0 || err != nil { // no output, or not JSON: recorded as null
+			base.Data = history.MustData(history.ActivityResult{Output: json.RawMessage("null"), PluginSHA256: res.build})
+		}
 	}
 	return &base
 }
@@ -374,32 +423,3 @@ func pluginRef(lr *liveRun, name string) history.PluginRef {
 
 // HeartbeatEvery is the most often a try's heartbeat progress is written to the history.
 const HeartbeatEvery = time.Second
-
-// heartbeatRecorder returns a heartbeat handler that records progress in the history at most
-// once per HeartbeatEvery, in the background, so a chatty plugin never waits on a commit.
-func (e *Engine) heartbeatRecorder(at activityTask) func(history.Heartbeat) {
-	var mu sync.Mutex
-	var last time.Time
-	return func(hb history.Heartbeat) {
-		if len(hb.Progress) == 0 || !json.Valid(hb.Progress) {
-			return
-		}
-		now := e.clock.Now()
-		mu.Lock()
-		if !last.IsZero() && now.Sub(last) < HeartbeatEvery {
-			mu.Unlock()
-			return
-		}
-		last = now
-		mu.Unlock()
-		lr := e.live(at.RunID)
-		if lr == nil {
-			return
-		}
-		ev := history.Event{Type: history.ActivityHeartbeatRecorded, Step: at.Step, ActivityExecutionID: at.ExecID,
-			Attempt: at.Attempt, Data: history.MustData(history.HeartbeatRecord(hb))}
-		e.spawn(func() {
-			_ = e.deliver(lr, ev)
-		})
-	}
-}
