@@ -18,25 +18,43 @@ type Invocation struct {
 	Note    string `json:"note"`
 }
 
-// ReadInvocations reads the log at path by note. A line torn by a kill mid-write is not a
-// try the step saw complete, and is left out.
-func ReadInvocations(path string) (map[string][]Invocation, error) {
+// ReadInvocations reads the log at path by note, and counts the torn records in it. A record
+// torn by a kill mid-write (a short write cut at a page boundary) is not a try the step saw
+// complete, and is left out. It ends without a newline, so the next try's record, written
+// whole by another process, follows it on the same line: that record is read from after the
+// torn one.
+func ReadInvocations(path string) (m map[string][]Invocation, torn int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
-	out := map[string][]Invocation{}
+	m = map[string][]Invocation{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var r Invocation
-		if json.Unmarshal(sc.Bytes(), &r) != nil {
+		line := sc.Bytes()
+		if len(line) == 0 {
 			continue
 		}
-		out[r.Note] = append(out[r.Note], r)
+		var r Invocation
+		if json.Unmarshal(line, &r) == nil {
+			m[r.Note] = append(m[r.Note], r)
+			continue
+		}
+		torn++
+		// Every record starts with its first field; a whole one after a torn one starts at
+		// the last such start on the line (a torn record cannot follow a whole one, which
+		// ends with its newline).
+		if i := bytes.LastIndex(line, recordStart); i > 0 && json.Unmarshal(line[i:], &r) == nil {
+			m[r.Note] = append(m[r.Note], r)
+		}
 	}
-	return out, sc.Err()
+	return m, torn, sc.Err()
 }
+
+// recordStart is how the example plugins' records begin: the activity_execution_id field
+// first (examples/plugins/*; Python's JSON puts a space after the colon, so it stops before).
+var recordStart = []byte(`{"activity_execution_id"`)
 
 // CountInvocations is the number of tries in a log read by ReadInvocations.
 func CountInvocations(m map[string][]Invocation) int {
