@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/wendflow/wend/plugins/internal/fastlane"
 )
 
 // BenchmarkFastLaneCPU: the CPU a call costs on each side, gRPC lane against fast lane: the
@@ -25,27 +23,10 @@ import (
 //	go test -run '^$' -bench FastLaneCPU -benchtime 2000x ./plugins/
 func BenchmarkFastLaneCPU(b *testing.B) {
 	ctx := context.Background()
-	cfgs := []Config{
-		{Name: "grpc", Command: []string{bins.goExample}, Env: []string{fastlane.EnvVar + "=0"}},
-		{Name: "fast", Command: []string{bins.goExample}},
-	}
-	h, err := New(cfgs, Options{Log: func(string, string) {}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
-	pids := make([]int, len(cfgs))
-	for i, cfg := range cfgs {
-		if _, err := h.Execute(ctx, call(cfg.Name, "echo", 1), nil); err != nil { // start it
-			b.Fatal(err)
-		}
-		p, err := h.process(cfg.Name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if fast := p.lanes.fast != nil; fast != (i == 1) {
-			b.Fatalf("%s: fast lane %v", cfg.Name, fast)
-		}
+	h, cfgs, ps := laneHosts(b)
+	pids := make([]int, len(ps))
+	for i, p := range ps {
+		var err error
 		if pids[i], err = p.pid(); err != nil {
 			b.Fatal(err)
 		}

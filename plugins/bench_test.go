@@ -405,27 +405,7 @@ func BenchmarkPluginsSideBySide(b *testing.B) {
 //	go test -run '^$' -bench FastLane -benchtime 6000x ./plugins/
 func BenchmarkFastLane(b *testing.B) {
 	ctx := context.Background()
-	cfgs := []Config{
-		{Name: "grpc", Command: []string{bins.goExample}, Env: []string{fastlane.EnvVar + "=0"}},
-		{Name: "fast", Command: []string{bins.goExample}},
-	}
-	h, err := New(cfgs, Options{Log: func(string, string) {}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
-	for i, cfg := range cfgs {
-		if _, err := h.Execute(ctx, call(cfg.Name, "echo", 1), nil); err != nil { // start it
-			b.Fatal(err)
-		}
-		p, err := h.process(cfg.Name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if fast := p.lanes.fast != nil; fast != (i == 1) {
-			b.Fatalf("%s: fast lane %v", cfg.Name, fast)
-		}
-	}
+	h, cfgs, _ := laneHosts(b)
 	for _, gap := range []time.Duration{0, 400 * time.Microsecond} {
 		b.Run("gap-"+gap.String(), func(b *testing.B) {
 			ds := make([][]time.Duration, len(cfgs))
@@ -455,4 +435,33 @@ func BenchmarkFastLane(b *testing.B) {
 			b.ReportMetric(float64(f)/float64(g), "fast/grpc")
 		})
 	}
+}
+
+// laneHosts starts the Go example twice through one host, closed when b ends: "grpc" told not
+// to offer a fast lane, "fast" on its fast lane. It returns the two processes in that order.
+func laneHosts(b *testing.B) (*Host, []Config, []*process) {
+	cfgs := []Config{
+		{Name: "grpc", Command: []string{bins.goExample}, Env: []string{fastlane.EnvVar + "=0"}},
+		{Name: "fast", Command: []string{bins.goExample}},
+	}
+	h, err := New(cfgs, Options{Log: func(string, string) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = h.Close() })
+	ps := make([]*process, len(cfgs))
+	for i, cfg := range cfgs {
+		if _, err := h.Execute(context.Background(), call(cfg.Name, "echo", 1), nil); err != nil { // start it
+			b.Fatal(err)
+		}
+		p, err := h.process(cfg.Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fast := p.lanes.fast != nil; fast != (i == 1) {
+			b.Fatalf("%s: fast lane %v", cfg.Name, fast)
+		}
+		ps[i] = p
+	}
+	return h, cfgs, ps
 }
