@@ -137,7 +137,7 @@ func TestCompensationsAcrossKills(t *testing.T) {
 	for _, c := range started {
 		dup += c - 1
 	}
-	inv := readLog(t, log)
+	inv := proctest.LoadInvocations(t, log)
 	skipped := 0
 	for i := range n {
 		if len(inv[fmt.Sprintf("undo%d", i)]) == 0 {

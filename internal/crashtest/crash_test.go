@@ -201,7 +201,7 @@ func TestKillAndResume(t *testing.T) {
 			dupHistory += n - 1
 		}
 	}
-	inv := readLog(t, log)
+	inv := proctest.LoadInvocations(t, log)
 	// Every delivery of a step is a new attempt (issue 12 item 3): a redelivery after a crash
 	// never repeats the attempt number, and so the activity_attempt_id, of an earlier call.
 	dupInv, dupAttempts, idsPerStep := 0, 0, map[string]map[string]bool{}
@@ -282,19 +282,6 @@ func kills(t *testing.T) int {
 		t.Fatalf("WEND_KILLS=%q: want a positive number of crashes", v)
 	}
 	return n
-}
-
-// readLog reads the plugin's invocation log by note.
-func readLog(t *testing.T, path string) map[string][]proctest.Invocation {
-	t.Helper()
-	m, torn, err := proctest.ReadInvocations(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if torn > 0 {
-		t.Logf("%s: %d records torn by a kill mid-write, left out", filepath.Base(path), torn)
-	}
-	return m
 }
 
 // served is a `wend serve` process whose exit is watched from the start, so a wait for its

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"testing"
 	"time"
 )
 
@@ -55,6 +56,20 @@ func ReadInvocations(path string) (m map[string][]Invocation, torn int, err erro
 // recordStart is how the example plugins' records begin: the activity_execution_id field
 // first (examples/plugins/*; Python's JSON puts a space after the colon, so it stops before).
 var recordStart = []byte(`{"activity_execution_id"`)
+
+// LoadInvocations is ReadInvocations for a test: it fails t on an error and logs the torn
+// records it left out.
+func LoadInvocations(t testing.TB, path string) map[string][]Invocation {
+	t.Helper()
+	m, torn, err := ReadInvocations(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if torn > 0 {
+		t.Logf("%s: %d records torn by a kill mid-write, left out", filepath.Base(path), torn)
+	}
+	return m
+}
 
 // CountInvocations is the number of tries in a log read by ReadInvocations.
 func CountInvocations(m map[string][]Invocation) int {

@@ -153,7 +153,7 @@ func TestCrashWorkerKilled(t *testing.T) {
 		if armed != "" && batches > armedIn {
 			t.Fatalf("worker armed with failpoint %s in batch %d ran all of batch %d without reaching it: is it built with -tags faults, and does worker.Activities.Call pass it?", armed, armedIn, batches)
 		}
-		inv := readInvocations(t, log)
+		inv := proctest.LoadInvocations(t, log)
 		for _, r := range runs {
 			steps += seqSteps + fanSteps
 			checkCrashRun(t, exportOf(t, env.addr, r.id), inv, seqSteps+fanSteps, &tally)
@@ -161,7 +161,7 @@ func TestCrashWorkerKilled(t *testing.T) {
 	}
 	// The wend history is a query a worker answers: the checks above ran before this stop.
 	w.stop(t)
-	inv := readInvocations(t, log)
+	inv := proctest.LoadInvocations(t, log)
 	orphans := proctest.Running(env.demo, 5*time.Second)
 	fmt.Printf("RELIABILITY suite=temporal-crash kills=%d random_sigkill=%d failpoint_before_call=%d failpoint_after_call=%d batches=%d runs=%d steps=%d events=%d events_lost=%d dup_history=%d invocations=%d exec_id_mismatches=%d orphans=%d seed=%d\n",
 		killed, random, byPoint[points[0]], byPoint[points[1]], batches, 3*batches, steps, tally.events, tally.lost, tally.dups, proctest.CountInvocations(inv), tally.idMismatch, orphans, seed)
@@ -266,17 +266,4 @@ func exportOf(t *testing.T, addr, id string) export.Document {
 		t.Fatal(err)
 	}
 	return d
-}
-
-// readInvocations reads the plugin's log, one JSON line per try, by note.
-func readInvocations(t *testing.T, path string) map[string][]proctest.Invocation {
-	t.Helper()
-	m, torn, err := proctest.ReadInvocations(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if torn > 0 {
-		t.Logf("%s: %d records torn by a kill mid-write, left out", filepath.Base(path), torn)
-	}
-	return m
 }

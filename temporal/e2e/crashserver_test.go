@@ -102,7 +102,7 @@ func TestCrashServerKilled(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	inv := readInvocations(t, log)
+	inv := proctest.LoadInvocations(t, log)
 	var tally crashTally
 	for _, id := range ids {
 		checkCrashRun(t, exportOf(t, addr, id), inv, seqSteps+fanSteps, &tally)
