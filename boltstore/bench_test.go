@@ -227,3 +227,25 @@ func BenchmarkPrepareStepTask(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenCommitClose measures the life of a short-lived store, as `wend run` has one: Open
+// of a new database with the log (its first segment filled), one commit, Close.
+//
+//	go test -run '^$' -bench OpenCommitClose -benchtime 50x ./boltstore/
+func BenchmarkOpenCommitClose(b *testing.B) {
+	b.Setenv(logFromEnv, "")
+	dir := b.TempDir()
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		s, err := Open(filepath.Join(dir, fmt.Sprintf("%d.db", i)), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Commit(ctx, appends("r")()); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

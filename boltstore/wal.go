@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // The write-ahead log (on unless Options.NoLog): with it, a commit's durable write is one synced append to
@@ -27,20 +28,24 @@ import (
 // bbolt's meta bucket keeps the LSN of the last record applied (keyLogLSN), written in the same
 // transaction as the record's commits, so recovery knows where to start: the record after it.
 //
-// A segment is preallocated to the segment size before its first record (prealloc_linux.go), so
-// an append overwrites zeros inside the file and its fdatasync does not change the file's size,
-// which on a journaled file system would make it commit its journal too (docs/performance.md,
-// "The log's step and the file system"). The records end at the first one that is not
-// whole, valid and the LSN expected (walread.go); zeros follow them. The next segment is made
-// ahead, in the background, as the spare file (spareName), renamed at the roll.
+// A segment is filled with zeros, written and synced, before its first record (walfill.go), so
+// an append overwrites blocks that are allocated and written: its fdatasync changes neither the
+// file's size nor its block map, and carries no metadata of its own (docs/design.md, "The log's
+// files"). The records end at the first one that is not whole, valid and the LSN expected
+// (walread.go); zeros follow them. The next segment is made ahead, in the background, as the
+// spare file (spareName), renamed at the roll.
 
 // walHeader is the bytes of a record before its payload.
 const walHeader = 16
 
 // DefaultLogSegmentSize is the size past which the log starts a new segment and checkpoints the
 // old ones: bbolt synced, then they are removed. It bounds the log replayed at Open, and each
-// segment file (and the spare) is preallocated to it.
+// segment file (and the spare) is filled to it, but the first of an Open (firstSegmentSize).
 const DefaultLogSegmentSize = 32 << 20
+
+// firstSegmentSize caps the segment an Open starts, which Open waits for: filling a whole
+// segment would add tens of milliseconds to every Open. The spare after it has the full size.
+const firstSegmentSize = 1 << 20
 
 // keyLogLSN, in the meta bucket, is the LSN of the last log record bbolt holds.
 var keyLogLSN = []byte("log_lsn")
@@ -51,15 +56,18 @@ type wal struct {
 	dir         string
 	f           *os.File // the segment appended to
 	name        string   // its path
-	size        int64    // the end of its last whole record; zeros follow, to the preallocated end
+	size        int64    // the end of its last whole record; zeros follow, to the filled end
+	limit       int64    // the segment's filled size: the log rolls once size reaches it
 	last        int64    // the size of the record last appended, 0 when none can be taken back
 	next        uint64   // the LSN of the next record
 	segmentSize int64
 	buf         []byte
 	spare       chan spareFile // the next segment, being made in the background; nil when none
+	closing     atomic.Bool    // set by close: a spare being filled stops
 
-	// prealloc is preallocate; tests replace it (ENOSPC) before the writer's first roll.
-	prealloc func(f *os.File, size int64) error
+	// fill fills a new segment (zeroFill); tests replace it (ENOSPC) before the first spare,
+	// which starts once the first segment is half full.
+	fill func(f *os.File, size int64) error
 	// failWrite, set by tests, replaces the write of a record's bytes (ENOSPC half-way).
 	failWrite func(f *os.File, b []byte) (int, error)
 }
@@ -111,52 +119,54 @@ func openWAL(dir string, next uint64, segmentSize int64) (*wal, error) {
 	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
-	l := &wal{dir: dir, next: next, segmentSize: segmentSize, prealloc: preallocate}
-	f, err := makeSpare(dir, segmentSize, l.prealloc)
+	l := &wal{dir: dir, next: next, segmentSize: segmentSize}
+	l.fill = l.zeroFill
+	size := min(segmentSize, firstSegmentSize)
+	f, err := makeSpare(dir, size, l.fill)
 	if err == nil {
-		err = l.install(f)
+		err = l.install(f, size)
 	}
 	if err != nil {
 		return nil, err
 	}
-	l.prepareSpare()
 	return l, nil
 }
 
-// makeSpare creates the spare file, preallocated and fsynced: its size and blocks are durable
-// before a record is written in it, so no record's sync commits them.
-func makeSpare(dir string, size int64, prealloc func(*os.File, int64) error) (*os.File, error) {
+// makeSpare creates the spare file, filled and fsynced: its size and blocks are durable before
+// a record is written in it, so no record's sync commits them.
+func makeSpare(dir string, size int64, fill func(*os.File, int64) error) (*os.File, error) {
 	name := filepath.Join(dir, spareName)
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create log segment: %w", err)
 	}
-	if err = prealloc(f, size); err == nil {
+	if err = fill(f, size); err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
 		f.Close()
 		os.Remove(name)
-		return nil, fmt.Errorf("preallocate log segment %s: %w", name, err)
+		return nil, fmt.Errorf("fill log segment %s: %w", name, err)
 	}
 	return f, nil
 }
 
 // prepareSpare makes the next segment in the background, as etcd's WAL file pipeline does, so
-// a roll costs a rename and a folder sync, not the file's creation and allocation.
+// a roll costs a rename and a folder sync, not the file's creation and filling. append starts
+// it once the segment is half full, so a short-lived store writes no spare it will not use.
 func (l *wal) prepareSpare() {
 	ch := make(chan spareFile, 1)
 	l.spare = ch
-	dir, size, prealloc := l.dir, l.segmentSize, l.prealloc
+	dir, size, fill := l.dir, l.segmentSize, l.fill
 	go func() {
-		f, err := makeSpare(dir, size, prealloc)
+		f, err := makeSpare(dir, size, fill)
 		ch <- spareFile{f, err}
 	}()
 }
 
-// install renames the spare f to the segment starting at l.next, syncs the folder and appends
-// to it from now on.
-func (l *wal) install(f *os.File) error {
+// install renames the spare f, filled to size, to the segment starting at l.next, syncs the
+// folder and appends to it from now on.
+func (l *wal) install(f *os.File, size int64) error {
 	name := segmentName(l.dir, l.next)
 	err := os.Rename(filepath.Join(l.dir, spareName), name)
 	if err == nil {
@@ -166,7 +176,7 @@ func (l *wal) install(f *os.File) error {
 		f.Close()
 		return fmt.Errorf("start log segment: %w", err)
 	}
-	l.f, l.name, l.size, l.last = f, name, 0, 0
+	l.f, l.name, l.size, l.limit, l.last = f, name, 0, size, 0
 	return nil
 }
 
@@ -196,6 +206,9 @@ func (l *wal) append(payload []byte) (lsn uint64, err error) {
 	l.size += int64(len(b))
 	l.last = int64(len(b))
 	l.next++
+	if l.spare == nil && l.size >= l.limit/2 {
+		l.prepareSpare()
+	}
 	return lsn, nil
 }
 
@@ -203,7 +216,7 @@ func (l *wal) write(f *os.File, b []byte) (int, error) { return f.WriteAt(b, l.s
 
 // unappend takes back the record just appended, which bbolt then failed to commit, so a commit
 // answered with an error is not replayed at the next Open: its bytes are zeroed and synced, and
-// the log ends before it as it ends at a preallocated tail (the file keeps its size). It returns
+// the log ends before it as it ends at a filled tail (the file keeps its size). It returns
 // whether it could; if not, the record may be replayed (as after a failed fsync, the outcome is
 // unknown).
 func (l *wal) unappend() bool {
@@ -224,15 +237,16 @@ func walSum(lsn, payload []byte) uint32 {
 }
 
 // full reports whether the segment has reached its size and the log should roll.
-func (l *wal) full() bool { return l.size >= l.segmentSize }
+func (l *wal) full() bool { return l.size >= l.limit }
 
 // roll starts the next segment, the spare made in the background, and closes the current one
 // (every record in it synced); it returns the closed segment's path, for the checkpointer to
-// remove once bbolt is synced. It waits for the spare if it is not made yet. On an error (the
-// spare's allocation failed: a full disk) the current segment stays open and intact.
+// remove once bbolt is synced. It waits for the spare if it is not made yet, and starts it if
+// no append has (a record larger than half the segment). On an error (the spare could not be
+// filled: a full disk) the current segment stays open and intact.
 func (l *wal) roll() (string, error) {
 	if l.spare == nil {
-		return "", fmt.Errorf("start log segment: no spare segment (an earlier one failed)")
+		l.prepareSpare()
 	}
 	sp := <-l.spare
 	l.spare = nil
@@ -240,18 +254,18 @@ func (l *wal) roll() (string, error) {
 		return "", sp.err
 	}
 	old, oldF := l.name, l.f
-	if err := l.install(sp.f); err != nil {
+	if err := l.install(sp.f, l.segmentSize); err != nil {
 		return "", err
 	}
-	l.prepareSpare()
 	if err := oldF.Close(); err != nil {
 		return "", fmt.Errorf("close log segment %s: %w", old, err)
 	}
 	return old, nil
 }
 
-// close closes the segment, and removes the spare once it is made.
+// close closes the segment, and removes the spare once it is made (or its filling stopped).
 func (l *wal) close() error {
+	l.closing.Store(true)
 	if l.spare != nil {
 		if sp := <-l.spare; sp.f != nil {
 			sp.f.Close()

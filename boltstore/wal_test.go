@@ -417,10 +417,10 @@ func TestLogCommitErrorTakesBackItsRecord(t *testing.T) {
 	if err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{next}}); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("commit: %v, want EIO", err)
 	}
-	// Taken back by zeroing it: the preallocated segment keeps its size.
+	// Taken back by zeroing it: the filled segment keeps its size.
 	seg, err := os.ReadFile(s.log.name)
 	must(t, err)
-	if s.log.size != end || len(seg) != DefaultLogSegmentSize || bytes.ContainsFunc(seg[end:], func(r rune) bool { return r != 0 }) {
+	if s.log.size != end || int64(len(seg)) != s.log.limit || bytes.ContainsFunc(seg[end:], func(r rune) bool { return r != 0 }) {
 		t.Fatalf("after the take-back the log ends at %d (want %d), its segment is %d bytes, zeros after the end: %v",
 			s.log.size, end, len(seg), !bytes.ContainsFunc(seg[end:], func(r rune) bool { return r != 0 }))
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// Tests of the log's preallocated segments (wal.go, walread.go; docs/reliability.md A13).
+// Tests of the log's filled segments (wal.go, walread.go; docs/reliability.md A13).
 
 // segmentOf appends records 1..3 (payloads of 100, 200 and 300 bytes) to a fresh log of
 // 64 KiB segments and returns the segment's bytes and the offsets its records start at and end.
@@ -64,9 +64,9 @@ func readSegments(t *testing.T, segs map[uint64][]byte) ([]uint64, error) {
 	return got, err
 }
 
-// TestLogSegmentsArePreallocated: a segment has the segment's size from its creation, its
-// records followed by zeros; the spare segment is made ahead and becomes the next at the roll.
-func TestLogSegmentsArePreallocated(t *testing.T) {
+// TestLogSegmentsAreFilled: a segment has its size from its creation, its records followed
+// by zeros; the spare segment is made ahead and becomes the next at the roll.
+func TestLogSegmentsAreFilled(t *testing.T) {
 	seg, offs := segmentOf(t)
 	if len(seg) != 64<<10 {
 		t.Fatalf("segment of %d bytes, want it preallocated to %d", len(seg), 64<<10)
@@ -210,16 +210,16 @@ func TestLogValidRecordAfterDamagedOneIsReported(t *testing.T) {
 	}
 }
 
-// TestLogPreallocENOSPCAtRollLosesNothing (docs/reliability.md A5, A13): when the disk is full
-// as the next segment is preallocated, the roll fails: the store stops as on a failed append,
+// TestLogFillENOSPCAtRollLosesNothing (docs/reliability.md A5, A13): when the disk is full
+// as the next segment is filled, the roll fails: the store stops as on a failed append,
 // keeping the segment it appended to, intact, and the next Open holds every acknowledged commit.
-func TestLogPreallocENOSPCAtRollLosesNothing(t *testing.T) {
+func TestLogFillENOSPCAtRollLosesNothing(t *testing.T) {
 	asGiven(t)
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s, err := Open(path, Options{LogSegmentSize: 4 << 10})
 	must(t, err)
-	// The first spare is being made already; the second, made at the first roll, fails.
-	s.log.prealloc = func(*os.File, int64) error { return syscall.ENOSPC }
+	// The first spare starts once the first segment is half full, and fails.
+	s.log.fill = func(*os.File, int64) error { return syscall.ENOSPC }
 	ctx := context.Background()
 	u := storetest.Started("wf", "r1", t0)
 	var acked uint64
@@ -229,8 +229,8 @@ func TestLogPreallocENOSPCAtRollLosesNothing(t *testing.T) {
 		}
 		err := s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{u}})
 		if err != nil {
-			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "preallocate log segment") {
-				t.Fatalf("commit: %v, want the preallocation's ENOSPC", err)
+			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "fill log segment") {
+				t.Fatalf("commit: %v, want the filling's ENOSPC", err)
 			}
 			break
 		}
