@@ -46,13 +46,43 @@ func (c *specCache) load(st history.Started) (*spec.Workflow, error) {
 	if ds.HasErrors() {
 		return nil, fmt.Errorf("recorded spec no longer loads (was it written by a newer wend?):\n%s", ds.Error())
 	}
+	c.put(key, w)
+	return w, nil
+}
+
+func (c *specCache) put(key string, w *spec.Workflow) {
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxCachedSpecs {
 		c.m, c.byText = map[string]*spec.Workflow{}, nil
 	}
 	c.m[key] = w
 	c.mu.Unlock()
-	return w, nil
+}
+
+// forStart returns the parsed spec a new run of file's text sha256 starts with, loaded and
+// checked once per text: a server starting one workflow again and again parsed it at every
+// start (docs/performance.md, "Starting a run"). A load depends only on the file's name and
+// text, but for its run_workflow targets, which are other files that may have changed since:
+// a spec with any is loaded afresh at every start, so its children are checked as they are now.
+func (c *specCache) forStart(file, source, sha256 string) (*spec.Workflow, spec.Diagnostics) {
+	key := file + "\x00" + sha256
+	c.mu.Lock()
+	w := c.m[key]
+	c.mu.Unlock()
+	if w != nil && !hasChildren(w) {
+		return w, nil
+	}
+	w, ds := (&spec.Loader{}).Load(file, []byte(source))
+	if !ds.HasErrors() {
+		c.put(key, w)
+	}
+	return w, ds
+}
+
+func hasChildren(w *spec.Workflow) bool {
+	found := false
+	w.Walk(func(s *spec.Step) { found = found || s.Kind == spec.KindRunWorkflow })
+	return found
 }
 
 // started decodes a run's WorkflowStarted payload, as history.DataOf does, and finds the

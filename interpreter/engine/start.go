@@ -65,7 +65,8 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 			return runs[0], false, e.sameStart(runs, req.Input)
 		}
 	}
-	w, ds := (&spec.Loader{}).Load(req.SpecFile, []byte(req.Source))
+	sum := sha([]byte(req.Source))
+	w, ds := e.specs.forStart(req.SpecFile, req.Source, sum)
 	if ds.HasErrors() {
 		return history.Run{}, false, fmt.Errorf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error())
 	}
@@ -77,7 +78,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 		req.WorkflowID = w.Name + "-" + e.opts.NewID()[:8]
 	}
 	st := history.Started{WorkflowID: req.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: req.SpecFile,
-		SpecSource: req.Source, SpecSHA256: sha([]byte(req.Source)), ExecutionStarted: e.clock.Now(),
+		SpecSource: req.Source, SpecSHA256: sum, ExecutionStarted: e.clock.Now(),
 		Rules: history.RulesCurrent}
 	lr, evs, err := e.newRun(w, st)
 	if err != nil {
