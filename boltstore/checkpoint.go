@@ -112,7 +112,8 @@ func (c *checkpointer) loop() {
 }
 
 // checkpoint syncs bbolt, saves the newest pinned state as the checkpoint (pins it instead of the
-// previous one) and removes the segments, every record of which that state holds. Items
+// previous one) and removes the segments, every record of which that state holds, keeping the
+// newest for the next spare (recycleLog). Items
 // without a pin (synced commits) only remove their segments. The caller holds s.pinMu.
 func (s *Store) checkpoint(items []checkpointItem) error {
 	testHookCheckpoint("start")
@@ -154,7 +155,7 @@ func (s *Store) checkpoint(items []checkpointItem) error {
 		testHookCheckpoint("saved")
 	}
 	if len(segs) > 0 {
-		if err := removeLog(walDir(s.path), segs); err != nil {
+		if err := recycleLog(walDir(s.path), segs); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 	}

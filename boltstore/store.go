@@ -261,7 +261,7 @@ func (s *Store) closeLog() error {
 	}
 	names, err := segments(s.log.dir)
 	if err == nil {
-		err = removeLog(s.log.dir, names)
+		err = removeLog(s.log.dir, append(names, filepath.Join(s.log.dir, recycledName)))
 	}
 	return err
 }

@@ -64,6 +64,7 @@ type wal struct {
 	buf         []byte
 	spare       chan spareFile // the next segment, being made in the background; nil when none
 	closing     atomic.Bool    // set by close: a spare being filled stops
+	reused      atomic.Int32   // spares made from a recycled segment (walrecycle.go), for tests
 
 	// fill fills a new segment (zeroFill); tests replace it (ENOSPC) before the first spare,
 	// which starts once the first segment is half full.
@@ -159,7 +160,10 @@ func (l *wal) prepareSpare() {
 	l.spare = ch
 	dir, size, fill := l.dir, l.segmentSize, l.fill
 	go func() {
-		f, err := makeSpare(dir, size, fill)
+		f, err := l.takeRecycled(dir, size)
+		if f == nil && err == nil {
+			f, err = makeSpare(dir, size, fill)
+		}
 		ch <- spareFile{f, err}
 	}()
 }

@@ -14,26 +14,38 @@ import (
 // conversion, so a record's sync writes its data and the flush. PostgreSQL zero-fills new WAL
 // segments for the same reason (wal_init_zero).
 
-// fillChunk is what zeroFill writes and syncs at a time: a sync of the log waits behind at most
-// this much of a spare's filling, not behind the whole segment.
+// fillChunk is what zeroFill writes between syncs: a sync of the log waits behind at most this
+// much of a spare's filling, not behind the whole segment.
 const fillChunk = 1 << 20
+
+// fillWrite is the size of each write of zeros: one page. The page cache keeps a buffered
+// write in a folio as large as the write (ext4's large folios), and a folio is dirtied and
+// written back whole: zeros written a megabyte at a time made every later record's sync write
+// a megabyte (docs/performance.md, "The log's step and the file system";
+// TestLogAppendWritesItsPagesOnly).
+const fillWrite = 4096
 
 // errFillStopped is a spare's filling stopped by close; the spare is removed.
 var errFillStopped = errors.New("the log was closed")
 
 // zeroFill writes size bytes of zeros to f, syncing each chunk, and stops between chunks once
 // the log is closing. makeSpare syncs the file (its size) at the end.
-func (l *wal) zeroFill(f *os.File, size int64) error {
-	zeros := make([]byte, min(size, fillChunk))
-	for off := int64(0); off < size; off += int64(len(zeros)) {
+func (l *wal) zeroFill(f *os.File, size int64) error { return l.zeroFillFrom(f, 0, size) }
+
+// zeroFillFrom is zeroFill of the bytes from offset from to size.
+func (l *wal) zeroFillFrom(f *os.File, from, size int64) error {
+	zeros := make([]byte, fillWrite)
+	for off := from; off < size; {
 		if l.closing.Load() {
 			return errFillStopped
 		}
-		b := zeros[:min(int64(len(zeros)), size-off)]
-		if _, err := f.WriteAt(b, off); err != nil {
-			return err
+		end := min(off+fillChunk, size)
+		for ; off < end; off += int64(len(zeros)) {
+			if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), end-off)], off); err != nil {
+				return err
+			}
 		}
-		if off+int64(len(b)) < size {
+		if end < size {
 			if err := fdatasync(f); err != nil {
 				return err
 			}

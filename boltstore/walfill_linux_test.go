@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -88,4 +90,45 @@ func unwrittenBytes(f *os.File) (int64, error) {
 			start = x.Logical + x.Length
 		}
 	}
+}
+
+// TestLogAppendWritesItsPagesOnly: an append of a 1.6 KB record, synced, writes about the pages
+// it touches, not the folio the segment's filling left: zeros written a megabyte at a time
+// made each record's sync write a megabyte (walfill.go, fillWrite). Counted by the process's
+// write_bytes, which also counts the folder's and inode's writes, so the bound is loose.
+func TestLogAppendWritesItsPagesOnly(t *testing.T) {
+	l, err := openWAL(filepath.Join(t.TempDir(), "x.wal"), 1, DefaultLogSegmentSize)
+	must(t, err)
+	defer l.close()
+	rec := make([]byte, 1600)
+	before := processWriteBytes(t)
+	const n = 200 // 320 KB: under half the first segment, so no spare is filled meanwhile
+	for range n {
+		_, err := l.append(rec)
+		must(t, err)
+	}
+	if l.spare != nil {
+		t.Fatalf("a spare started; the count would include its filling")
+	}
+	per := (processWriteBytes(t) - before) / n
+	t.Logf("%d bytes written per append of a %d-byte record", per, len(rec))
+	if per > 32<<10 {
+		t.Fatalf("%d bytes written per append of a %d-byte record, want a few pages", per, len(rec))
+	}
+}
+
+// processWriteBytes is /proc/self/io's write_bytes: what this process caused to be written.
+func processWriteBytes(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	must(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "write_bytes: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			must(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no write_bytes in /proc/self/io:\n%s", b)
+	return 0
 }

@@ -26,9 +26,12 @@ func (s *Store) replayLog(log, restored bool) (next uint64, err error) {
 		return 0, err
 	}
 	dir := walDir(s.path)
-	// A spare segment left by a crash holds no record: the next log makes its own.
-	if err := os.Remove(filepath.Join(dir, spareName)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, fmt.Errorf("remove spare log segment: %w", err)
+	// A spare or recycled segment left by a crash holds no record of the log: the next log
+	// makes its own.
+	for _, n := range []string{spareName, recycledName} {
+		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return 0, fmt.Errorf("remove spare log segment: %w", err)
+		}
 	}
 	names, err := segments(dir)
 	if err != nil {
@@ -95,7 +98,7 @@ func (s *Store) replayLog(log, restored bool) (next uint64, err error) {
 		s.db.NoSync, s.unsynced = false, false
 	}
 	testHookReplay("synced")
-	if err := removeLog(dir, names); err != nil {
+	if err := removeLog(dir, append(names, filepath.Join(dir, recycledName))); err != nil {
 		return 0, err
 	}
 	return last + 1, nil
