@@ -17,8 +17,9 @@ import "unicode/utf8"
 //	?  an explicit key and its value                  2
 //
 // ':' counts where YAML can read it as an indicator: before a space, a line end or a flow
-// indicator, or after a quote or a closing bracket (a JSON-like key). '-' and '?' count
-// before a space or a line end. It keeps no state: it skips neither quoted text nor comments
+// indicator, or after a quote or a closing bracket (a JSON-like key). '-' counts before a
+// space or a line end. '?' always counts: inside a flow collection it is a key indicator
+// whatever follows it ("[?0]"). It keeps no state: it skips neither quoted text nor comments
 // nor block scalars, because a scanner that tracks them can be misled (a quote inside a plain
 // scalar, a bracket inside a quoted one) into skipping real structure. So text full of these
 // characters overcounts, which only a file of 50,000 of them could notice. It returns the
@@ -45,9 +46,7 @@ func precountNodes(data []byte, limit int) (n, line, col int) {
 				n++
 			}
 		case '?':
-			if spaceAt(data, i+1) {
-				n += 2
-			}
+			n += 2
 		default:
 			continue
 		}

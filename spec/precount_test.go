@@ -56,6 +56,8 @@ func TestPrecountNeverUndercounts(t *testing.T) {
 		"{a:, \"e\":f}\n",
 		"[[c]: d]\n",
 		"a: it's\nb: [x, y, z]\nc: don't\n",
+		"[?0]\n", // '?' in a flow collection is a key whatever follows it (found by FuzzPrecount)
+		"[?a:b]\n", "{?}\n", "{? a, b}\n",
 	} {
 		want, ok := treeNodes([]byte(src))
 		if !ok {
