@@ -13,8 +13,8 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// TestLogRecyclesCheckpointedSegments: once segments are checkpointed, the spares are made from
-// them, not filled anew; every acknowledged commit is there after Close and Open, and Close
+// TestLogRecyclesCheckpointedSegments: once a segment is checkpointed, the next spare is made
+// from it, not filled anew; every acknowledged commit is there after Close and Open, and Close
 // leaves no log folder.
 func TestLogRecyclesCheckpointedSegments(t *testing.T) {
 	asGiven(t)
@@ -27,18 +27,32 @@ func TestLogRecyclesCheckpointedSegments(t *testing.T) {
 		fills.Add(1)
 		return fill(f, size)
 	}
+	recycled := filepath.Join(walDir(path), recycledName)
 	u := storetest.Started("wf", "r1", t0)
 	commitRun(t, s, u)
-	for range 600 {
+	seg, rolls := s.log.name, 0
+	for rolls < 5 {
 		u = storetest.Next(u.Run, history.ActivityCompleted, 1)
 		u.Events[0].Data = payload(300)
 		commitRun(t, s, u)
-		time.Sleep(time.Millisecond) // time for checkpoints, as between a server's steps
+		if s.log.name == seg {
+			continue
+		}
+		// Rolled: wait for the checkpoint to recycle the old segment, as it has long done by
+		// the time a server's segment is half full and wants its spare.
+		seg, rolls = s.log.name, rolls+1
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+			if _, err := os.Stat(recycled); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("roll %d: no recycled segment 30 s after it", rolls)
+			}
+		}
 	}
-	filled, reused := int(fills.Load()), int(s.log.reused.Load())
-	t.Logf("spares: %d filled anew, %d made from recycled segments", filled, reused)
-	if reused < 3 || reused < filled {
-		t.Fatalf("spares: %d filled anew, %d recycled, want most recycled", filled, reused)
+	// The first spare is made before any checkpoint; every later one from a recycled segment.
+	if filled, reused := fills.Load(), s.log.reused.Load(); filled != 1 || reused != int32(rolls-1) {
+		t.Fatalf("spares over %d rolls: %d filled anew, %d recycled, want 1 and %d", rolls, filled, reused, rolls-1)
 	}
 	must(t, s.Close())
 	if _, err := os.Stat(walDir(path)); !errors.Is(err, os.ErrNotExist) {

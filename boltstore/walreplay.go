@@ -98,7 +98,7 @@ func (s *Store) replayLog(log, restored bool) (next uint64, err error) {
 		s.db.NoSync, s.unsynced = false, false
 	}
 	testHookReplay("synced")
-	if err := removeLog(dir, append(names, filepath.Join(dir, recycledName))); err != nil {
+	if err := removeLog(dir, names); err != nil {
 		return 0, err
 	}
 	return last + 1, nil

@@ -35,11 +35,8 @@ type textEntry struct {
 const maxCachedSpecs = 1024
 
 func (c *specCache) load(st history.Started) (*spec.Workflow, error) {
-	key := st.SpecFile + "\x00" + sha([]byte(st.SpecSource))
-	c.mu.Lock()
-	w := c.m[key]
-	c.mu.Unlock()
-	if w != nil {
+	key := specKey(st.SpecFile, sha([]byte(st.SpecSource)))
+	if w := c.get(key); w != nil {
 		return w, nil
 	}
 	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
@@ -65,11 +62,8 @@ func (c *specCache) put(key string, w *spec.Workflow) {
 // text, but for its run_workflow targets, which are other files that may have changed since:
 // a spec with any is loaded afresh at every start, so its children are checked as they are now.
 func (c *specCache) forStart(file, source, sha256 string) (*spec.Workflow, spec.Diagnostics) {
-	key := file + "\x00" + sha256
-	c.mu.Lock()
-	w := c.m[key]
-	c.mu.Unlock()
-	if w != nil && !hasChildren(w) {
+	key := specKey(file, sha256)
+	if w := c.get(key); w != nil && !hasChildren(w) {
 		return w, nil
 	}
 	w, ds := (&spec.Loader{}).Load(file, []byte(source))
@@ -128,10 +122,14 @@ func (c *specCache) started(ev history.Event) (history.Started, *spec.Workflow, 
 
 // cached returns the parsed spec of a run whose recorded file and text hash are given, if
 // the cache holds it (as load would key it), without reading the run's history.
-func (c *specCache) cached(file, sha256 string) *spec.Workflow {
+func (c *specCache) cached(file, sha256 string) *spec.Workflow { return c.get(specKey(file, sha256)) }
+
+func specKey(file, sha256 string) string { return file + "\x00" + sha256 }
+
+func (c *specCache) get(key string) *spec.Workflow {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.m[file+"\x00"+sha256]
+	return c.m[key]
 }
 
 // replayWith replays a run's events into a fresh state machine over w. decoded says st was
