@@ -192,6 +192,8 @@ func (r *Runner) Tick(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// tickOne acts on a schedule's recorded intents, then decides what is due, until nothing
+// is. Once ctx ends it decides nothing new, but what it recorded it still acts on.
 func (r *Runner) tickOne(ctx context.Context, id string) error {
 	for {
 		r.mu.Lock()
@@ -211,6 +213,10 @@ func (r *Runner) tickOne(ctx context.Context, id string) error {
 			r.mu.Unlock()
 			return nil
 		}
+		if err := ctx.Err(); err != nil { // stopping: decide no new fire
+			r.mu.Unlock()
+			return err
+		}
 		changed, more := schedule.Tick(r.defs[id], &rec.State, r.opts.Now(), r.isOpen)
 		var err error
 		if changed {
@@ -224,9 +230,8 @@ func (r *Runner) tickOne(ctx context.Context, id string) error {
 		if !pending && !more {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+		// Fires just recorded are acted on even if a stop came meanwhile: starts are quick,
+		// and a clean stop then leaves none for the next serve.
 	}
 }
 
@@ -248,7 +253,7 @@ func (r *Runner) act(ctx context.Context, id string, e Entry, stops []schedule.S
 		} else {
 			err = eng.Cancel(ctx, s.WorkflowID, reason)
 		}
-		if err != nil && (eng.Err() != nil || ctx.Err() != nil) {
+		if err != nil && stopping(ctx, eng, err) {
 			return err
 		}
 		stopped[s.WorkflowID] = true // done, or closed meanwhile, or already cancelling
@@ -258,7 +263,7 @@ func (r *Runner) act(ctx context.Context, id string, e Entry, stops []schedule.S
 	for _, f := range starts {
 		run, created, err := eng.Start(ctx, engine.StartRequest{WorkflowID: f.WorkflowID, SpecFile: e.File, Source: string(e.Source), Input: e.Schedule.Input})
 		if err != nil {
-			if eng.Err() != nil || ctx.Err() != nil {
+			if stopping(ctx, eng, err) {
 				failed = err
 				break
 			}
@@ -284,6 +289,12 @@ func (r *Runner) act(ctx context.Context, id string, e Entry, stops []schedule.S
 		return err
 	}
 	return failed
+}
+
+// stopping says whether an intent failed because the engine or the runner is stopping (then
+// the rest waits for the next serve) rather than for the run's own reason (logged, dropped).
+func stopping(ctx context.Context, eng Engine, err error) bool {
+	return eng.Err() != nil || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
 }
 
 // isOpen says whether a schedule's run is still open (its newest run of that workflow id).

@@ -126,3 +126,43 @@ func TestScheduleIDInTwoFilesStopsTheStart(t *testing.T) {
 		t.Fatalf("New = %v, want the duplicate named with both files", err)
 	}
 }
+
+// TestStopActsOnTheFiresItRecorded: a stop that lands while a tick records a due fire (here
+// the clock read inside the tick cancels it) starts that fire's run before the tick returns,
+// and decides nothing more: a clean stop of serve leaves no recorded fire unstarted.
+func TestStopActsOnTheFiresItRecorded(t *testing.T) {
+	states, runs := &MemStore{}, history.NewMemStore()
+	now := time.Date(2026, 3, 1, 10, 0, 30, 0, time.UTC)
+	var stop func()
+	clock := func() time.Time {
+		if stop != nil {
+			stop()
+		}
+		return now
+	}
+	rn, _ := newRunner(t, states, runs, clock)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	now, stop = now.Add(time.Minute), cancel // the 10:01 fire is due; the tick's clock read stops the runner
+	if err := rn.Tick(ctx); err != nil && ctx.Err() == nil {
+		t.Fatal(err)
+	}
+	if v, _ := rn.Show("minutely"); len(v.State.Starting) != 0 {
+		t.Fatalf("the stop left %d recorded fires unstarted", len(v.State.Starting))
+	}
+	all, _ := runs.Runs(history.RunFilter{})
+	if len(all) != 1 || all[0].WorkflowID != schedule.WorkflowID("minutely", time.Date(2026, 3, 1, 10, 1, 0, 0, time.UTC)) {
+		t.Fatalf("runs after the stop: %+v", all)
+	}
+
+	now = now.Add(time.Minute) // the 10:02 fire is due, but the runner is stopping: not decided
+	if err := rn.Tick(ctx); err == nil {
+		t.Fatal("a tick after the stop returned no error")
+	}
+	if v, _ := rn.Show("minutely"); len(v.State.Starting) != 0 {
+		t.Fatalf("a stopped runner recorded %d fires", len(v.State.Starting))
+	}
+	if all, _ := runs.Runs(history.RunFilter{}); len(all) != 1 {
+		t.Fatalf("a stopped runner started %d runs, want still 1", len(all))
+	}
+}
