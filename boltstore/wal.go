@@ -71,6 +71,8 @@ type wal struct {
 	fill func(f *os.File, size int64) error
 	// failWrite, set by tests, replaces the write of a record's bytes (ENOSPC half-way).
 	failWrite func(f *os.File, b []byte) (int, error)
+	// failSync, set by tests, replaces the fdatasync of a record.
+	failSync func(f *os.File) error
 }
 
 func walDir(dbPath string) string { return dbPath + ".wal" }
@@ -187,6 +189,15 @@ func (l *wal) install(f *os.File, size int64) error {
 // append writes payload as the record l.next and fdatasyncs it; when it returns nil the record
 // is durable. On an error the segment may end in a part of it: recovery drops a torn tail.
 func (l *wal) append(payload []byte) (lsn uint64, err error) {
+	if lsn, err = l.put(payload); err != nil {
+		return 0, err
+	}
+	return lsn, l.sync()
+}
+
+// put writes a record after the last one, not synced: sync makes it durable and the log's.
+// Until then a put may be put again over (the next put writes at the same place).
+func (l *wal) put(payload []byte) (lsn uint64, err error) {
 	lsn = l.next
 	if uint64(len(payload)) > math.MaxUint32 {
 		return 0, fmt.Errorf("append to log %s: a record of %d bytes is over the format's 4 GiB", l.name, len(payload))
@@ -204,16 +215,30 @@ func (l *wal) append(payload []byte) (lsn uint64, err error) {
 	if _, err := write(l.f, b); err != nil {
 		return 0, fmt.Errorf("append to log %s: %w", l.name, err)
 	}
-	if err := fdatasync(l.f); err != nil {
-		return 0, fmt.Errorf("sync log %s: %w", l.name, err)
+	return lsn, nil
+}
+
+// startWriteback starts the device's write of the record put last, for work to overlap it
+// before sync waits for it.
+func (l *wal) startWriteback() { writeback(l.f, l.size, int64(len(l.buf))) }
+
+// sync makes the record put last durable and counts it in the log.
+func (l *wal) sync() error {
+	syncFile := fdatasync
+	if l.failSync != nil {
+		syncFile = l.failSync
 	}
+	if err := syncFile(l.f); err != nil {
+		return fmt.Errorf("sync log %s: %w", l.name, err)
+	}
+	b := l.buf
 	l.size += int64(len(b))
 	l.last = int64(len(b))
 	l.next++
 	if l.spare == nil && l.size >= l.limit/2 {
 		l.prepareSpare()
 	}
-	return lsn, nil
+	return nil
 }
 
 func (l *wal) write(f *os.File, b []byte) (int, error) { return f.WriteAt(b, l.size) }
