@@ -216,7 +216,7 @@ func (s *Store) pendingPages() int {
 //
 // Between checkpoints (db.NoSync) bbolt's unsynced commit goes between the start of the
 // record's writeback and the fdatasync that waits for it, so its page writes into the cache
-// overlap the device's write of the record (docs/design.md, "bbolt's commit during the log's
+// overlap the device's write of the record (docs/design.md, "bbolt's commit during the record's
 // write"). bbolt may then hold a transaction whose record is not durable yet, which no crash
 // can expose: recovery writes the checkpoint's meta page back and replays the log, so nothing
 // bbolt holds past the checkpoint is read. With synced commits (no checkpoint file: bbolt's

@@ -195,8 +195,8 @@ func (l *wal) append(payload []byte) (lsn uint64, err error) {
 	return lsn, l.sync()
 }
 
-// put writes a record after the last one, not synced: sync makes it durable and the log's.
-// Until then a put may be put again over (the next put writes at the same place).
+// put writes a record after the last one, not synced: sync makes it durable and counts it in
+// the log. A record put and not synced is not the log's: the next put writes over it.
 func (l *wal) put(payload []byte) (lsn uint64, err error) {
 	lsn = l.next
 	if uint64(len(payload)) > math.MaxUint32 {
