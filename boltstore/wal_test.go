@@ -363,42 +363,53 @@ func halfThenENOSPC(f *os.File, b []byte, at int64) (int, error) {
 // the log is kept, and the next Open drops the torn record and ends at the last acknowledged
 // commit.
 func TestLogAppendErrorIsFatal(t *testing.T) {
-	asGiven(t)
-	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{})
-	must(t, err)
-	ctx := context.Background()
-	u := storetest.Started("wf", "r1", t0)
-	for range 5 {
-		commitRun(t, s, u)
-		u = storetest.Next(u.Run, history.ActivityCompleted, 1)
-		u.Events[0].Data = payload(300)
-	}
-	acked := u.Run.LastSeq - 1
+	s, path, u, acked := fiveCommits(t)
 	s.log.failWrite = func(f *os.File, b []byte) (int, error) { return halfThenENOSPC(f, b, s.log.size) }
-	if err := s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{u}}); !errors.Is(err, syscall.ENOSPC) {
+	if err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{u}}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("commit: %v, want ENOSPC", err)
 	}
-	next := storetest.Next(u.Run, history.ActivityCompleted, 1)
-	if err := s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{next}}); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("commit after the failure: %v, want the failure", err)
-	}
-	if err := s.Close(); !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("close: %v, want the failure", err)
-	}
-	if names, _ := segments(walDir(path)); len(names) != 1 {
-		t.Fatalf("the log after the failure: %v, want its segment kept", names)
-	}
-	s = openAt(t, path, Options{})
-	r, err := s.Run("r1")
-	must(t, err)
-	if r.LastSeq != acked {
-		t.Fatalf("after restart the run ends at %d, want the last acknowledged %d", r.LastSeq, acked)
+	s = failedThenReopened(t, s, path, u, syscall.ENOSPC)
+	if r, err := s.Run("r1"); err != nil || r.LastSeq != acked {
+		t.Fatalf("after restart the run is %+v (%v), want it at the last acknowledged %d", r, err, acked)
 	}
 	commitRun(t, s, u) // the failed commit, again
 	if ps, err := s.Check(); err != nil || len(ps) > 0 {
 		t.Fatalf("check: %q %v", ps, err)
 	}
+}
+
+// fiveCommits opens a store with the log at a new path and commits five events of run r1 in
+// it, the last four with 300-byte payloads. u is r1's next commit, acked its last event's seq.
+func fiveCommits(t *testing.T) (s *Store, path string, u history.RunUpdate, acked uint64) {
+	t.Helper()
+	asGiven(t)
+	path = filepath.Join(t.TempDir(), "wend.db")
+	s, err := Open(path, Options{})
+	must(t, err)
+	u = storetest.Started("wf", "r1", t0)
+	for range 5 {
+		commitRun(t, s, u)
+		u = storetest.Next(u.Run, history.ActivityCompleted, 1)
+		u.Events[0].Data = payload(300)
+	}
+	return s, path, u, u.Run.LastSeq - 1
+}
+
+// failedThenReopened checks that a store failed with want refuses the commit after u and
+// Close with it, and keeps its log segment; then it opens the database again.
+func failedThenReopened(t *testing.T, s *Store, path string, u history.RunUpdate, want error) *Store {
+	t.Helper()
+	next := storetest.Next(u.Run, history.ActivityCompleted, 1)
+	if err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{next}}); !errors.Is(err, want) {
+		t.Fatalf("commit after the failure: %v, want the failure", err)
+	}
+	if err := s.Close(); !errors.Is(err, want) {
+		t.Fatalf("close: %v, want the failure", err)
+	}
+	if names, _ := segments(walDir(path)); len(names) != 1 {
+		t.Fatalf("the log after the failure: %v, want its segment kept", names)
+	}
+	return openAt(t, path, Options{})
 }
 
 // TestLogCommitErrorTakesBackItsRecord (docs/reliability.md A5, A11): when bbolt fails to commit

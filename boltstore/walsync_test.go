@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -19,17 +18,7 @@ import (
 // commit is there, and the failed one is there only as the log holds it (here whole: only
 // its sync failed), as after any failed fsync.
 func TestLogSyncFollowsBboltsCommit(t *testing.T) {
-	asGiven(t)
-	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{})
-	must(t, err)
-	u := storetest.Started("wf", "r1", t0)
-	for range 5 {
-		commitRun(t, s, u)
-		u = storetest.Next(u.Run, history.ActivityCompleted, 1)
-		u.Events[0].Data = payload(300)
-	}
-	acked := u.Run.LastSeq - 1
+	s, path, u, acked := fiveCommits(t)
 	if !s.db.NoSync {
 		t.Fatal("the store commits bbolt synced: not between checkpoints")
 	}
@@ -47,20 +36,11 @@ func TestLogSyncFollowsBboltsCommit(t *testing.T) {
 	if heldAtSync != record {
 		t.Fatalf("at the log's sync bbolt held record %d, want %d (committed during the sync)", heldAtSync, record)
 	}
-	next := storetest.Next(u.Run, history.ActivityCompleted, 1)
-	if err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{next}}); !errors.Is(err, syscall.EIO) {
-		t.Fatalf("commit after the failure: %v, want the failure", err)
+	s = failedThenReopened(t, s, path, u, syscall.EIO)
+	if r, err := s.Run("r1"); err != nil || r.LastSeq != acked+1 {
+		t.Fatalf("after restart the run is %+v (%v), want it at %d: the acknowledged commits and the logged one", r, err, acked+1)
 	}
-	if err := s.Close(); !errors.Is(err, syscall.EIO) {
-		t.Fatalf("close: %v, want the failure", err)
-	}
-	s = openAt(t, path, Options{})
-	r, err := s.Run("r1")
-	must(t, err)
-	if r.LastSeq != acked+1 {
-		t.Fatalf("after restart the run ends at %d, want %d: the acknowledged commits and the logged one", r.LastSeq, acked+1)
-	}
-	commitRun(t, s, next)
+	commitRun(t, s, storetest.Next(u.Run, history.ActivityCompleted, 1))
 	if ps, err := s.Check(); err != nil || len(ps) > 0 {
 		t.Fatalf("check: %q %v", ps, err)
 	}
