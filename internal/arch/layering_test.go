@@ -47,7 +47,7 @@ var allowed = map[string][]string{
 	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
 	"interpreter/engine": {"history", "interpreter", "spec",
 		"internal/faults"}, // failpoints; no-ops unless built with the faults tag
-	"boltstore":                    {"history", bbolt},
+	"boltstore":                    {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
 	"plugins":                      {"history", "plugins/internal/fastlane", "plugins/internal/wire", "plugins/proto", goplugin, hclog, grpc, xsys},
 	"plugins/sdk":                  {"plugins/internal/fastlane", "plugins/internal/wire", "plugins/proto", goplugin, hclog, grpc},
 	"plugins/internal/wire":        {"plugins/proto", goplugin, grpc},
