@@ -29,7 +29,7 @@
 // (a ratio taken within a round cancels the machine's drift between rounds). -serve=false
 // leaves the serve systems out; -serve-cpuprofile DIR writes a CPU profile of each serve
 // process; -serve-compare WEND adds the serve plugin systems on another wend binary, for an
-// A/B of two builds in the same rounds. Last, 200 runs of each kind are parked after one activity in the worker's cache,
+// A/B of two builds in the same rounds; -settle D pauses D before each timed run. Last, 200 runs of each kind are parked after one activity in the worker's cache,
 // and the live heap they add is printed per run (plain's figure is the base; with -devserver
 // in-process it holds the server's share too).
 //
@@ -75,6 +75,7 @@ func main() {
 	flag.StringVar(&o.profileDir, "serve-cpuprofile", "", "write a CPU profile of each `wend serve` process into this directory (written at its stop)")
 	flag.BoolVar(&o.untuned, "untuned", false, "leave the dev server's history.transferProcessorMaxPollRPS at Temporal's default (20)")
 	flag.StringVar(&o.devserver, "devserver", "process", "where the Temporal dev server runs: process (its own, as `temporal server start-dev`; the workers reach it over localhost gRPC) or in-process (server, workers and plain workflows share this process)")
+	flag.DurationVar(&o.settle, "settle", 0, "pause this long before each timed run, so the run before's background work (the dev server's after a workflow, the kernel's writeback) is not timed with it")
 	flag.StringVar(&o.compare, "serve-compare", "", "also run the serve plugin systems on this prebuilt wend binary (an A/B of two builds in the same rounds)")
 	only := flag.String("workloads", "seq,fan,three", "the workloads to time, of seq, fan, three")
 	serve := flag.Bool("serve-worker", false, "internal: be a worker process for -scale")
@@ -123,6 +124,7 @@ type options struct {
 	untuned    bool
 	devserver  string // "process" or "in-process"
 	workloads  []int  // indexes into workloadNames
+	settle     time.Duration
 }
 
 // tuned is what the dev server is given unless -untuned: Temporal's history service polls
@@ -247,7 +249,7 @@ func run(rounds int, heap bool, scale int, o options) error {
 		}
 	}
 	if rounds > 0 {
-		if err := timeRounds(ctx, rounds, systems, o.workloads); err != nil {
+		if err := timeRounds(ctx, rounds, systems, o.workloads, o.settle); err != nil {
 			return err
 		}
 	}
@@ -285,8 +287,9 @@ func run(rounds int, heap bool, scale int, o options) error {
 
 // timeRounds runs every chosen workload on every system in each round, the systems' order
 // rotated from round to round, and prints the median times and the medians of the
-// per-round ratios system / plain Temporal (systems[0]).
-func timeRounds(ctx context.Context, rounds int, systems []system, workloads []int) error {
+// per-round ratios system / plain Temporal (systems[0]). settle is a pause before each timed
+// run.
+func timeRounds(ctx context.Context, rounds int, systems []system, workloads []int, settle time.Duration) error {
 	// One untimed pass: the worker's caches, the engines and the server's task queues warm
 	// up before anything is measured.
 	for _, w := range workloads {
@@ -305,6 +308,7 @@ func timeRounds(ctx context.Context, rounds int, systems []system, workloads []i
 		for _, w := range workloads {
 			for i := range systems {
 				s := (i + r) % len(systems)
+				time.Sleep(settle)
 				t, err := timed(ctx, systems[s].fns[w])
 				if err != nil {
 					return fmt.Errorf("%s on %s, round %d: %w", workloadNames[w], systems[s].name, r, err)
