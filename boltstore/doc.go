@@ -17,7 +17,7 @@
 //
 // Invariants:
 //   - Commit returns nil only after the log record holding the whole history.Commit is fsynced
-//     (wal.go; bbolt is then written without sync, its last checkpoint pinned, pin.go), or with
+//     (wal.go; bbolt is written without sync, its last checkpoint pinned, pin.go), or with
 //     Options.NoLog after the bbolt transaction holding it is. A log left by a crash is
 //     replayed at every Open. A commit that does not continue its run's stored history
 //     (history.CheckAppend) is rejected alone and writes nothing.
