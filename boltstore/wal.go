@@ -186,17 +186,9 @@ func (l *wal) install(f *os.File, size int64) error {
 	return nil
 }
 
-// append writes payload as the record l.next and fdatasyncs it; when it returns nil the record
-// is durable. On an error the segment may end in a part of it: recovery drops a torn tail.
-func (l *wal) append(payload []byte) (lsn uint64, err error) {
-	if lsn, err = l.put(payload); err != nil {
-		return 0, err
-	}
-	return lsn, l.sync()
-}
-
-// put writes a record after the last one, not synced: sync makes it durable and counts it in
-// the log. A record put and not synced is not the log's: the next put writes over it.
+// put writes payload as the record l.next after the last one, not synced: sync makes it
+// durable and counts it in the log. A record put and not synced is not the log's: the next put
+// writes over it. On an error the segment may end in a part of it: recovery drops a torn tail.
 func (l *wal) put(payload []byte) (lsn uint64, err error) {
 	lsn = l.next
 	if uint64(len(payload)) > math.MaxUint32 {

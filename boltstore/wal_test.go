@@ -24,6 +24,15 @@ import (
 // the log need it on (the default), some also off.
 func asGiven(t testing.TB) { t.Setenv(logFromEnv, "") }
 
+// append puts payload as the record l.next and syncs it, as the writer does around bbolt's
+// commit; when it returns nil the record is durable.
+func (l *wal) append(payload []byte) (lsn uint64, err error) {
+	if lsn, err = l.put(payload); err != nil {
+		return 0, err
+	}
+	return lsn, l.sync()
+}
+
 // helperLogWriter is helperWriter with the log on, in segments small enough that it checkpoints
 // every few commits; arg names a checkpoint step to kill itself at ("" for none).
 func helperLogWriter(path, arg string) error {

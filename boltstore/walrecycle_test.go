@@ -79,19 +79,16 @@ func TestLogRecycledSegmentReadsItsNewRecordsOnly(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b    []byte
+		want []uint64
 	}{
-		{"old records after the new", fresh},
-		{"a torn append over the old", put(fresh, end, record(12, make([]byte, 400))[:walHeader+100])},
-		{"nothing new yet", old},
+		{"old records after the new", fresh, []uint64{10, 11}},
+		{"a torn append over the old", put(fresh, end, record(12, make([]byte, 400))[:walHeader+100]), []uint64{10, 11}},
+		{"nothing new yet", old, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := readSegments(t, map[uint64][]byte{10: tc.b})
-			want := []uint64{10, 11}
-			if tc.name == "nothing new yet" {
-				want = nil
-			}
-			if err != nil || !slices.Equal(got, want) {
-				t.Fatalf("read %v %v, want %v", got, err, want)
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Fatalf("read %v %v, want %v", got, err, tc.want)
 			}
 		})
 	}
