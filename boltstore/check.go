@@ -27,6 +27,9 @@ func (s *Store) Check() ([]string, error) {
 	if s.closed.Load() {
 		return nil, fmt.Errorf("check database: %w", history.ErrClosed)
 	}
+	if err := s.settle(); err != nil {
+		return nil, fmt.Errorf("check database: %w", err)
+	}
 	// The walk maps in every page of the file; none needs to stay resident after it.
 	defer s.dropMapped()
 	var problems []string

@@ -33,6 +33,7 @@ func TestCheckpointSoonOnANewStore(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "wend.db"), Options{})
 	must(t, err)
 	defer s.Close()
+	s.openMax = 1 // as under reads: every batch is a bbolt transaction (opentx.go)
 	next := stepCommits("r")
 	n := checkpointSoon + 10
 	if n >= checkpointEvery {

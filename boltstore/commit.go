@@ -11,7 +11,8 @@ import (
 // write applies a batch of requests in one bbolt transaction and answers each. Commits that
 // fail validation are answered alone; the others still commit. A commit whose apply fails
 // (which prepare makes all but impossible) is answered with its error and the transaction is
-// redone without it, so its partial writes never reach disk.
+// redone without it, so its partial writes never reach disk. Between checkpoints the
+// transaction may be one left open by the batches before (opentx.go).
 func (s *Store) write(batch []*request) {
 	s.writeMu.Lock() // uncontended but for PutScheduleStates
 	defer s.writeMu.Unlock()
@@ -34,7 +35,7 @@ func (s *Store) write(batch []*request) {
 // writeOnce tries the batch. It returns the index of a request whose apply failed (and rolls
 // back), or -1 when every request has been answered.
 func (s *Store) writeOnce(batch []*request) (bad int, err error) {
-	tx, err := s.db.Begin(true)
+	tx, reused, err := s.beginWrite()
 	if err != nil {
 		s.setFatal(fmt.Errorf("begin transaction: %w", err))
 		answerAll(batch, s.Err())
@@ -49,6 +50,9 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			_ = guard(tx.Rollback)
+			if reused || s.open.tx == tx {
+				s.committed()
+			}
 			s.setFatal(fmt.Errorf("write: %s: %w (bbolt: %v); run wend check", s.path, ErrDamaged, r))
 			answerAll(batch, s.Err())
 			bad, err = -1, nil
@@ -63,7 +67,7 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 			continue
 		}
 		if err := apply(tx, r.p); err != nil {
-			tx.Rollback()
+			s.redoOpen(tx, reused)
 			return i, err
 		}
 		if i < len(batch)-1 { // only a later commit of the batch reads the view
@@ -72,15 +76,19 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 		accepted++
 	}
 	if accepted == 0 {
-		tx.Rollback() // nothing to make durable: spare the fsync
-	} else if err := s.logBatch(tx, batch, results); err != nil {
+		if !reused {
+			tx.Rollback() // nothing to make durable: spare the fsync
+		}
+	} else if lsn, err := s.logBatch(tx, batch, results); err != nil {
 		tx.Rollback()
+		s.committed()
 		s.setFatal(err)
 		answerAll(batch, s.Err())
 		return -1, nil
-	} else if syncErr, err := s.syncAndCommit(tx); syncErr != nil {
-		// bbolt may hold the transaction (committed during the sync): the store fails, and
-		// the next Open starts from the checkpoint and replays what the log holds.
+	} else if syncErr, err := s.syncAndCommit(tx, batch, results, lsn); syncErr != nil {
+		// bbolt may hold the transaction (committed during the sync), or hold it open: the
+		// store fails, and the next Open starts from the checkpoint and replays the log.
+		s.dropOpen()
 		s.setFatal(syncErr)
 		answerAll(batch, s.Err())
 		return -1, nil
@@ -109,12 +117,12 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 	return -1, nil
 }
 
-// logBatch puts the batch's accepted commits in the log, with the record's LSN put in tx; the
-// record is synced by syncAndCommit, and that sync is the commit's durable write. Without a log
-// it does nothing and bbolt's synced commit is.
-func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) error {
+// logBatch puts the batch's accepted commits in the log, with the record's LSN put in tx, and
+// returns the LSN; the record is synced by syncAndCommit, and that sync is the commit's durable
+// write. Without a log it does nothing and bbolt's synced commit is.
+func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) (uint64, error) {
 	if s.log == nil {
-		return nil
+		return 0, nil
 	}
 	ps := s.logPs[:0]
 	for i, r := range batch {
@@ -125,14 +133,14 @@ func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) error {
 	s.logBuf = encodeBatch(s.logBuf[:0], ps)
 	clear(ps) // the commits are not kept past their batch
 	s.logPs = ps[:0]
-	if err := s.beforeCommit(tx, len(s.logBuf)); err != nil {
-		return err
+	// An open transaction commits what its earlier batches put as well.
+	if err := s.beforeCommit(tx, s.openBytes()+len(s.logBuf)); err != nil {
+		return 0, err
 	}
 	if err := putLogLSN(tx, s.log.next); err != nil {
-		return err
+		return 0, err
 	}
-	_, err := s.log.put(s.logBuf)
-	return err
+	return s.log.put(s.logBuf)
 }
 
 // rollLog starts a new log segment when the current one is full and hands the old one to the
@@ -146,6 +154,9 @@ func (s *Store) rollLog() {
 	s.sinceCheckpoint++
 	full := s.log.full()
 	if !full && (!s.db.NoSync || !checkpointDue(s.sinceCheckpoint, s.pendingPages())) {
+		return
+	}
+	if s.commitOpen() != nil { // the pin must see every record of the segment
 		return
 	}
 	var pin *bolt.Tx
@@ -211,8 +222,8 @@ func (s *Store) pendingPages() int {
 	return s.db.Stats().PendingPageN
 }
 
-// syncAndCommit makes the record logBatch put durable and commits tx to bbolt. syncErr is the
-// log's, commitErr bbolt's.
+// syncAndCommit makes the record logBatch put (LSN lsn) durable and commits tx to bbolt, or
+// leaves it open for the next batches (opentx.go). syncErr is the log's, commitErr bbolt's.
 //
 // Between checkpoints (db.NoSync) bbolt's unsynced commit goes between the start of the
 // record's writeback and the fdatasync that waits for it, so its page writes into the cache
@@ -221,20 +232,35 @@ func (s *Store) pendingPages() int {
 // can expose: recovery writes the checkpoint's meta page back and replays the log, so nothing
 // bbolt holds past the checkpoint is read. With synced commits (no checkpoint file: bbolt's
 // meta is where recovery starts) bbolt commits only once the record is synced.
-func (s *Store) syncAndCommit(tx *bolt.Tx) (syncErr, commitErr error) {
+func (s *Store) syncAndCommit(tx *bolt.Tx, batch []*request, results []error, lsn uint64) (syncErr, commitErr error) {
 	switch {
 	case s.log == nil:
-		return nil, s.commitTx(tx)
+		return nil, s.commitBatch(tx)
 	case !s.db.NoSync:
 		if err := s.log.sync(); err != nil {
 			tx.Rollback()
+			s.committed()
 			return err, nil
 		}
-		return nil, s.commitTx(tx)
+		return nil, s.commitBatch(tx)
 	}
 	s.log.startWriteback()
-	commitErr = s.commitTx(tx)
+	if s.keepOpen(tx, batch, results, lsn, len(s.logBuf)) {
+		return s.log.sync(), nil
+	}
+	commitErr = s.commitBatch(tx)
 	return s.log.sync(), commitErr
+}
+
+// commitBatch commits tx, which holds the batch and what the open transaction held before it.
+func (s *Store) commitBatch(tx *bolt.Tx) error {
+	err := s.commitTx(tx)
+	s.committed()
+	if err != nil {
+		return err
+	}
+	s.boltTxs.Add(1)
+	return nil
 }
 
 // commitTx commits, or fails as a test asks.

@@ -43,6 +43,7 @@ func TestDamagedInlineBucket(t *testing.T) {
 			task := history.Task{ID: "t1", RunID: "r1", Kind: history.TaskActivity, AvailableAt: t0}
 			must(t, s.Commit(t.Context(), history.Commit{Runs: []history.RunUpdate{u}, PutTasks: []history.Task{task}}))
 			commitRun(t, s, storetest.Next(u.Run, history.ActivityCompleted, 2))
+			must(t, s.settle()) // in bbolt's file, not in its open transaction
 
 			zeroInline(t, path, c.bucket...)
 
@@ -78,6 +79,7 @@ func TestDamagedPageFailsTheStore(t *testing.T) {
 	commitRun(t, s, u)
 	next := storetest.Next(u.Run, history.ActivityCompleted, 2)
 	commitRun(t, s, next)
+	must(t, s.settle()) // in bbolt's file, not in its open transaction
 
 	zeroInline(t, path, "events", "r1")
 

@@ -70,6 +70,7 @@ func TestGroupCommit(t *testing.T) {
 // queue commits that will share the following transaction. started is closed when the writer
 // is blocked.
 func blockWriter(s *Store) (started <-chan struct{}, release func()) {
+	s.openMax = 1 // every batch commits bbolt, where the hook holds it
 	st, rel := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	s.failCommit = func() error {

@@ -26,6 +26,9 @@ func (s *Store) view(op string, fn func(tx *bolt.Tx) error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("%s: %w", op, history.ErrClosed)
 	}
+	if err := s.settle(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	err := guard(func() error { return s.db.View(fn) })
 	if errors.Is(err, ErrDamaged) {
 		return fmt.Errorf("%s: %s: %w; run wend check", op, s.path, err)

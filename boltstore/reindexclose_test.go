@@ -98,6 +98,7 @@ func TestRunCloseReindexAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	must(t, s.settle())
 	var allocs float64
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		wfs, old := tx.Bucket(bucketWorkflows), tx.Bucket(bucketRuns).Get([]byte("r1"))
@@ -130,6 +131,7 @@ func TestReindexShortRecordNoPanic(t *testing.T) {
 	}
 	r := p.runs[0]
 	r.record = []byte{frameV1}
+	must(t, s.settle())
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		return reindex(tx.Bucket(bucketWorkflows), tx.Bucket(bucketRuns).Get([]byte("r1")), r)
 	}); err != nil {

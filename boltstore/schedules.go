@@ -19,6 +19,9 @@ func (s *Store) ScheduleStates() (map[string][]byte, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	if err := s.settle(); err != nil {
+		return nil, err
+	}
 	out := map[string][]byte{}
 	err := guard(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
@@ -53,6 +56,9 @@ func (s *Store) PutScheduleStates(put map[string][]byte, del []string) error {
 	// from the last checkpoint's state, pin.go), which only the writer may take.
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if err := s.commitOpen(); err != nil { // it holds bbolt's write lock
+		return err
+	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketSchedules)
 		if err != nil {

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -109,8 +110,15 @@ type Store struct {
 	readSinceDrop   atomic.Int64
 	dropMu          sync.Mutex // one reader drops at a time (residency.go)
 
+	// bbolt's write transaction left open between batches (opentx.go); writeMu guards open.
+	open    openTx
+	openMax int           // the most batches it holds: openBatchesMax; 1, every batch commits
+	hasOpen atomic.Bool   // open.tx is set
+	reads   atomic.Uint64 // reads begun, each of which settles
+
 	commits  atomic.Uint64 // commits written
-	txs      atomic.Uint64 // bbolt write transactions committed
+	txs      atomic.Uint64 // batches written, each one durable write
+	boltTxs  atomic.Uint64 // bbolt write transactions committed
 	rejected atomic.Uint64 // commits refused by validation
 }
 
@@ -158,7 +166,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, pidPath: path + ".pid", pageSize: int64(db.Info().PageSize)}
+	s := &Store{db: db, path: path, pidPath: path + ".pid", pageSize: int64(db.Info().PageSize), openMax: openBatchesMax}
 	if err := s.init(opts); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -251,6 +259,9 @@ func (s *Store) closeLog() error {
 	if s.Err() != nil {
 		return err
 	}
+	if err := s.metaTwice(); err != nil {
+		return err
+	}
 	if err := s.db.Sync(); err != nil {
 		return fmt.Errorf("sync database: %w", err)
 	}
@@ -264,6 +275,24 @@ func (s *Store) closeLog() error {
 		err = removeLog(s.log.dir, append(names, filepath.Join(s.log.dir, recycledName)))
 	}
 	return err
+}
+
+// metaTwice commits one more transaction, which writes the log's LSN again, so that both of
+// bbolt's meta pages describe every commit: the last transaction may hold several batches
+// (opentx.go), and a newest meta page found damaged after Close (docs/reliability.md A2) falls
+// back to the other one with none of them lost.
+func (s *Store) metaTwice() error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketMeta).Get(keyLogLSN)
+		if v == nil {
+			return nil
+		}
+		return tx.Bucket(bucketMeta).Put(keyLogLSN, bytes.Clone(v))
+	})
+	if err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	return nil
 }
 
 // Path returns the database file's path.
@@ -288,13 +317,14 @@ func (s *Store) setFatal(err error) {
 // Stats are counters since Open.
 type Stats struct {
 	Commits      uint64 // history.Commits written
-	Transactions uint64 // bbolt write transactions (each one fsync cycle) that held them
+	Transactions uint64 // batches that held them, each one durable write (the log's record, or bbolt's synced commit)
+	BoltCommits  uint64 // bbolt write transactions committed: between checkpoints one holds several batches
 	Rejected     uint64 // commits refused by validation (sequence conflicts, bad ids)
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Commits: s.commits.Load(), Transactions: s.txs.Load(), Rejected: s.rejected.Load()}
+	return Stats{Commits: s.commits.Load(), Transactions: s.txs.Load(), BoltCommits: s.boltTxs.Load(), Rejected: s.rejected.Load()}
 }
 
 // Close stops taking commits, lets the writer finish what is queued, closes the file and
@@ -304,6 +334,13 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.w.stop()
 		s.closed.Store(true)
+		s.writeMu.Lock() // bbolt's Close waits for its write transaction; the log's removal for its commit
+		if s.Err() != nil {
+			s.dropOpen()
+		} else {
+			_ = s.commitOpen()
+		}
+		s.writeMu.Unlock()
 		logErr := s.closeLog()
 		// Remove the pid file while we still hold the lock: after Close, it may be the next
 		// holder's.

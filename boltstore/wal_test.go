@@ -192,6 +192,7 @@ func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, las
 	must(t, err)
 	u := storetest.Started("wf", "r1", t0)
 	commitRun(t, s, u)
+	must(t, s.settle()) // bbolt commits the start
 	db, err := os.ReadFile(path)
 	must(t, err)
 	for i := 0; i < n || s.log.size == 0; i++ {
@@ -431,6 +432,7 @@ func TestLogCommitErrorTakesBackItsRecord(t *testing.T) {
 	must(t, err)
 	u := storetest.Started("wf", "r1", t0)
 	commitRun(t, s, u)
+	s.openMax = 1 // the next batch commits bbolt
 	s.failCommit = func() error { return syscall.EIO }
 	next := storetest.Next(u.Run, history.ActivityCompleted, 1)
 	end := s.log.size
