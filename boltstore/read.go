@@ -238,9 +238,13 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 	var out []history.Run
 	err := s.view("list runs", func(tx *bolt.Tx) error {
 		runs := tx.Bucket(bucketRuns)
+		charge := 0
+		// A scan is charged once, at its end: dropping the map in its middle as it went
+		// doubled the CPU of a start over 100,000 waiting runs (docs/performance.md).
+		defer func() { s.noteRead(tx, charge) }()
 		add := func(id, v []byte) error {
 			r, err := decodeRun(tx, id, v)
-			s.noteRead(tx, mapCharge(len(id)+len(v), 1))
+			charge += mapCharge(len(id)+len(v), 1)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", id, err)
 			}
@@ -316,8 +320,10 @@ func (s *Store) Tasks() ([]history.Task, error) {
 	var out []history.Task
 	var damaged []history.DamagedTask
 	err := s.view("list tasks", func(tx *bolt.Tx) error {
+		charge := 0
+		defer func() { s.noteRead(tx, charge) }() // at the scan's end, as Runs
 		return forEach(tx.Bucket(bucketTasks), func(k, v []byte) error {
-			s.noteRead(tx, mapCharge(len(k)+len(v), 0))
+			charge += mapCharge(len(k)+len(v), 0)
 			t, err := decodeTask(k, v)
 			if err != nil {
 				damaged = append(damaged, history.DamagedTask{Key: string(k), Problem: err.Error()})
