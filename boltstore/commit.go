@@ -134,7 +134,7 @@ func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) (uint64
 	clear(ps) // the commits are not kept past their batch
 	s.logPs = ps[:0]
 	// An open transaction commits what its earlier batches put as well.
-	if err := s.beforeCommit(tx, s.openBytes()+len(s.logBuf)); err != nil {
+	if err := s.beforeCommit(tx, s.open.bytes+len(s.logBuf)); err != nil {
 		return 0, err
 	}
 	if err := putLogLSN(tx, s.log.next); err != nil {

@@ -32,7 +32,7 @@ const (
 )
 
 // openTx is the writer's transaction left open, with what is needed to redo it. writeMu guards
-// it; has is read without the lock by settle.
+// it; settle reads Store.hasOpen instead, without the lock.
 type openTx struct {
 	tx      *bolt.Tx
 	ps      []*prepared // the commits applied in tx, in order, for redo
@@ -73,9 +73,6 @@ func (s *Store) keepOpen(tx *bolt.Tx, batch []*request, results []error, lsn uin
 	s.hasOpen.Store(true) // before the answer: a read after it must settle
 	return true
 }
-
-// openBytes is the payload bytes the open transaction holds.
-func (s *Store) openBytes() int { return s.open.bytes }
 
 // committed forgets the open transaction once the transaction holding it has been committed or
 // rolled back: not before, or a read that found none open could miss what bbolt is still
