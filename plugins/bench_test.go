@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -171,7 +170,7 @@ func startPlain(b *testing.B) *plainClient {
 	certPEM, cert := clientCert(b)
 	cmd := exec.Command(bins.testPlugin)
 	cmd.Env = []string{"WEND_TESTPLUGIN_MODE=plaingrpc", "PLUGIN_CLIENT_CERT=" + string(certPEM)}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = groupAttr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -241,7 +240,7 @@ func (p *plainClient) noopExecute(ctx context.Context) error {
 
 func (p *plainClient) close() {
 	p.conn.Close()
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	killGroupOf(p.cmd.Process.Pid)
 	_ = p.cmd.Wait()
 }
 

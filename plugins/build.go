@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // A build is the code one plugin process runs, named by the sha256 of the file that holds it:
@@ -21,7 +20,8 @@ type build struct {
 }
 
 // fileStamp is what stat says about a file's identity and content: replacing the file
-// (rename) changes the inode, rewriting it changes the size or the times. Comparing stamps
+// (rename) changes the inode, rewriting it changes the size or the times. Where the OS gives
+// no inode or change time (Windows) they stay zero: see sysStamp. Comparing stamps
 // costs one stat per try; the file is hashed again only when its stamp changed.
 type fileStamp struct {
 	dev, ino     uint64
@@ -29,13 +29,12 @@ type fileStamp struct {
 	mtime, ctime int64 // nanoseconds
 }
 
+// stampOf is the stamp of fi: size and modification time on every OS, plus what the OS's
+// stat adds (sysStamp, one file per OS).
 func stampOf(fi os.FileInfo) fileStamp {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	}
-	return fileStamp{dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
-		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+	s := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	sysStamp(fi, &s)
+	return s
 }
 
 // hashFile returns the sha256 of the file at path and the stamp of the very file it read

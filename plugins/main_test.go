@@ -3,6 +3,8 @@ package plugins
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +54,34 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// testPluginV2 is the test plugin built with version "v2" (the default build says "dev").
+var testPluginV2 = sync.OnceValues(func() (string, error) {
+	out := filepath.Join(bins.dir, "testplugin-v2")
+	cmd := exec.Command("go", "build", "-ldflags=-X main.version=v2", "-o", out, "./internal/testplugin")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", &exec.ExitError{Stderr: b}
+	}
+	return out, nil
+})
+
+// install writes the binary at src to dst the way a deploy should: beside it, then renamed
+// over it, so the host never reads a half-written file. It returns the binary's sha256.
+func install(t *testing.T, src, dst string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst+".new", b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dst+".new", dst); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // logLines collects the plugin stderr lines a Host logs.
@@ -206,30 +235,6 @@ func hostHelper() int {
 }
 
 // readLine reads one line from r with a timeout.
-// startHost runs this test binary as a plugin host: env selects the helper TestMain runs, which
-// starts a plugin and prints "pid N". It returns the host and the plugin's pid; the host's
-// process group is killed when the test ends.
-func startHost(t *testing.T, env string) (*exec.Cmd, int) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
-	line := readLine(t, bufio.NewReader(stdout), 10*time.Second)
-	pid, err := strconv.Atoi(strings.TrimPrefix(line, "pid "))
-	if err != nil {
-		t.Fatalf("host helper said %q", line)
-	}
-	return cmd, pid
-}
-
 func readLine(t *testing.T, r *bufio.Reader, d time.Duration) string {
 	t.Helper()
 	ch := make(chan string, 1)

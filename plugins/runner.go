@@ -6,19 +6,17 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-plugin/runner"
-	"golang.org/x/sys/unix"
 )
 
-// procRunner is go-plugin's runner for one plugin process: its own process group, a
-// parent-death SIGKILL, and the group killed whenever the process ends, so descendants that
-// inherited its pipes (go-plugin#136) cannot outlive it or keep go-plugin waiting.
+// procRunner is go-plugin's runner for one plugin process: the process and its descendants
+// form one unit (a process group on Unix, a Job Object on Windows) that dies with the host and
+// is killed whenever the process ends, so descendants that inherited its pipes (go-plugin#136)
+// cannot outlive it or keep go-plugin waiting. How each OS does it: runner_<os>.go.
 type procRunner struct {
 	name string
 	cmd  *exec.Cmd
@@ -35,6 +33,8 @@ type procRunner struct {
 	reg   *registry                 // records the process for a later host's Reap; nil: none
 	entry *regEntry                 // what reg holds for it (guarded by mu)
 	log   func(plugin, line string) // for registry warnings
+
+	guard osGuard // what the OS adds to end the process and its children with the host
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -43,9 +43,8 @@ func newRunner(name string, cmd *exec.Cmd) *procRunner {
 	return &procRunner{name: name, cmd: cmd, done: make(chan struct{}), stderrEOF: make(chan struct{})}
 }
 
-// Start starts the process from a goroutine locked to its OS thread for the process's whole
-// life: Linux sends the parent-death signal when the *thread* that forked exits, and the Go
-// runtime ends a thread whose locked goroutine returns (golang/go#27505).
+// Start starts the plugin process with its stdout and stderr on fresh pipes; launch (one
+// file per OS) ties the process and its children to the host's life and reaps it.
 func (r *procRunner) Start(context.Context) error {
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -58,24 +57,9 @@ func (r *procRunner) Start(context.Context) error {
 		return err
 	}
 	r.stdout, r.stderr = outR, errR
-	r.cmd.Stdin = nil // /dev/null: a plugin never reads the host's terminal
+	r.cmd.Stdin = nil // the null device: a plugin never reads the host's terminal
 	r.cmd.Stdout, r.cmd.Stderr = outW, errW
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := r.cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		r.pid = r.cmd.Process.Pid
-		r.register()
-		started <- nil
-		r.reap()
-	}()
-	err = <-started
+	err = r.launch()
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -85,38 +69,6 @@ func (r *procRunner) Start(context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// reap waits for the process to exit, kills what is left of its group while the group id is
-// still reserved by the unreaped leader, then reaps it.
-func (r *procRunner) reap() {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, r.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_ = syscall.Kill(-r.pid, syscall.SIGKILL)
-	r.waitErr = r.cmd.Wait()
-	r.unregister()
-	close(r.done)
-}
-
-// killGroup SIGKILLs the plugin's whole process group; a stopped (SIGSTOP) process dies too.
-func (r *procRunner) killGroup() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	select {
-	case <-r.done:
-		return
-	default:
-	}
-	if r.pid > 0 {
-		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
-	}
 }
 
 func (r *procRunner) exited() bool {

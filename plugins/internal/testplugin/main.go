@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -182,11 +181,11 @@ func activities() sdk.Activities {
 		"crash": sdk.Func(func(*sdk.Context, empty) (empty, error) {
 			fmt.Fprintln(os.Stderr, "testplugin: about to crash")
 			time.Sleep(50 * time.Millisecond)
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			killSelf()
 			select {}
 		}, "", ""),
 		"freeze": sdk.Func(func(*sdk.Context, empty) (empty, error) {
-			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			freezeSelf()
 			select {} // were it resumed, it still never answers
 		}, "", ""),
 		"grandchild": sdk.Func(func(*sdk.Context, empty) (int, error) {

@@ -1,0 +1,15 @@
+//go:build darwin || freebsd
+
+package plugins
+
+import (
+	"os"
+	"syscall"
+)
+
+// sysStamp adds the device, inode and change time the BSDs' stat gives.
+func sysStamp(fi os.FileInfo, s *fileStamp) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.dev, s.ino, s.ctime = uint64(st.Dev), st.Ino, st.Ctimespec.Nano()
+	}
+}

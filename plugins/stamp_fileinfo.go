@@ -1,0 +1,11 @@
+//go:build !darwin && !freebsd && (!linux || wend_portable)
+
+package plugins
+
+import "os"
+
+// sysStamp adds nothing: the stamp is size and modification time alone (Windows' FileInfo
+// has no inode or change time). A file replaced by one of the same size and modification
+// time — a copy that keeps times, or a rename of such a copy — is not seen as a new build
+// until its size or time differs.
+func sysStamp(os.FileInfo, *fileStamp) {}
