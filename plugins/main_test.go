@@ -3,8 +3,6 @@ package plugins
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -54,34 +52,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// testPluginV2 is the test plugin built with version "v2" (the default build says "dev").
-var testPluginV2 = sync.OnceValues(func() (string, error) {
-	out := filepath.Join(bins.dir, "testplugin-v2")
-	cmd := exec.Command("go", "build", "-ldflags=-X main.version=v2", "-o", out, "./internal/testplugin")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", &exec.ExitError{Stderr: b}
-	}
-	return out, nil
-})
-
-// install writes the binary at src to dst the way a deploy should: beside it, then renamed
-// over it, so the host never reads a half-written file. It returns the binary's sha256.
-func install(t *testing.T, src, dst string) string {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst+".new", b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(dst+".new", dst); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // logLines collects the plugin stderr lines a Host logs.

@@ -7,6 +7,9 @@ import (
 	"syscall"
 )
 
+// stampHasInode: the stamp tells a file replaced by rename from the one it replaced.
+const stampHasInode = true
+
 // sysStamp adds the device, inode and change time the BSDs' stat gives.
 func sysStamp(fi os.FileInfo, s *fileStamp) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

@@ -4,6 +4,9 @@ package plugins
 
 import "os"
 
+// stampHasInode: only size and modification time tell files apart.
+const stampHasInode = false
+
 // sysStamp adds nothing: the stamp is size and modification time alone (Windows' FileInfo
 // has no inode or change time). A file replaced by one of the same size and modification
 // time — a copy that keeps times, or a rename of such a copy — is not seen as a new build
