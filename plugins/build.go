@@ -24,8 +24,10 @@ type build struct {
 // no inode or change time (Windows) they stay zero: see sysStamp. Comparing stamps
 // costs one stat per try; the file is hashed again only when its stamp changed.
 type fileStamp struct {
-	dev, ino     uint64
-	size         int64
+	//lint:ignore U1000 zero where the OS's stat lacks them (stamp_fileinfo.go)
+	dev, ino uint64
+	size     int64
+	//lint:ignore U1000 ctime zero where the OS's stat lacks it (stamp_fileinfo.go)
 	mtime, ctime int64 // nanoseconds
 }
 

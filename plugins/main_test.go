@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -202,21 +201,4 @@ func hostHelper() int {
 	_, err = h.Execute(context.Background(), call("demo", "sleep", map[string]int{"ms": 60000}), nil)
 	fmt.Println("error:", err)
 	return 1
-}
-
-// readLine reads one line from r with a timeout.
-func readLine(t *testing.T, r *bufio.Reader, d time.Duration) string {
-	t.Helper()
-	ch := make(chan string, 1)
-	go func() {
-		line, _ := r.ReadString('\n')
-		ch <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-ch:
-		return line
-	case <-time.After(d):
-		t.Fatalf("no line within %s", d)
-		return ""
-	}
 }

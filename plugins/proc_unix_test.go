@@ -42,3 +42,20 @@ func startHost(t *testing.T, env string) (*exec.Cmd, int) {
 	}
 	return cmd, pid
 }
+
+// readLine reads one line from r with a timeout.
+func readLine(t *testing.T, r *bufio.Reader, d time.Duration) string {
+	t.Helper()
+	ch := make(chan string, 1)
+	go func() {
+		line, _ := r.ReadString('\n')
+		ch <- strings.TrimSpace(line)
+	}()
+	select {
+	case line := <-ch:
+		return line
+	case <-time.After(d):
+		t.Fatalf("no line within %s", d)
+		return ""
+	}
+}

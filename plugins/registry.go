@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,10 +47,6 @@ type regEntry struct {
 	// Group is the groupEnv value the plugin was started with; its children inherit it, which
 	// tells them from strangers once the plugin itself is gone.
 	Group string `json:"group,omitempty"`
-}
-
-func (e *regEntry) same(o *regEntry) bool {
-	return e.PID == o.PID && e.Start == o.Start && e.HostPID == o.HostPID && e.HostStart == o.HostStart
 }
 
 // registry serialises this process's writers of one registry file.
@@ -123,37 +118,6 @@ func (r *registry) store(lines []string) error {
 		os.Remove(f.Name())
 	}
 	return err
-}
-
-// update rewrites the registry: keep decides for each parsed entry; unparseable lines are
-// kept verbatim (only Reap drops them, and says so); add, if not nil, is appended.
-func (r *registry) update(keep func(*regEntry) bool, add *regEntry) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	raws, entries, err := r.load()
-	if err != nil {
-		return err
-	}
-	out := raws[:0]
-	for i, e := range entries {
-		if e == nil || keep(e) {
-			out = append(out, raws[i])
-		}
-	}
-	if add != nil {
-		b, err := json.Marshal(add)
-		if err != nil {
-			return err
-		}
-		out = append(out, string(b))
-	}
-	return r.store(out)
-}
-
-func (r *procRunner) warn(err error) {
-	if r.log != nil {
-		r.log(r.name, fmt.Sprintf("wend: plugin registry %s: %v (a later wend may not be able to reap this plugin if this one is killed)", r.reg.path, err))
-	}
 }
 
 // ReapReport says what Reap did.

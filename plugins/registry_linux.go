@@ -4,6 +4,7 @@ package plugins
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -257,3 +258,38 @@ var pidNS = sync.OnceValue(func() string {
 	ns, _ := os.Readlink("/proc/self/ns/pid")
 	return ns
 })
+
+func (e *regEntry) same(o *regEntry) bool {
+	return e.PID == o.PID && e.Start == o.Start && e.HostPID == o.HostPID && e.HostStart == o.HostStart
+}
+
+// update rewrites the registry: keep decides for each parsed entry; unparseable lines are
+// kept verbatim (only Reap drops them, and says so); add, if not nil, is appended.
+func (r *registry) update(keep func(*regEntry) bool, add *regEntry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	raws, entries, err := r.load()
+	if err != nil {
+		return err
+	}
+	out := raws[:0]
+	for i, e := range entries {
+		if e == nil || keep(e) {
+			out = append(out, raws[i])
+		}
+	}
+	if add != nil {
+		b, err := json.Marshal(add)
+		if err != nil {
+			return err
+		}
+		out = append(out, string(b))
+	}
+	return r.store(out)
+}
+
+func (r *procRunner) warn(err error) {
+	if r.log != nil {
+		r.log(r.name, fmt.Sprintf("wend: plugin registry %s: %v (a later wend may not be able to reap this plugin if this one is killed)", r.reg.path, err))
+	}
+}

@@ -33,6 +33,9 @@ const (
 	reapWrapEnv = "WEND_REAP_TEST_WRAP"
 )
 
+// guardMembers is how many processes the guard adds to a plugin's process group: none here.
+const guardMembers = 0
+
 type reapHost struct {
 	Registry string
 	Command  []string

@@ -29,11 +29,13 @@ type procRunner struct {
 	done    chan struct{} // closed once the process is reaped
 	waitErr error
 
-	group string                    // the groupEnv value the process and its children carry
-	reg   *registry                 // records the process for a later host's Reap; nil: none
+	group string    // the groupEnv value the process and its children carry
+	reg   *registry // records the process for a later host's Reap; nil: none
+	//lint:ignore U1000 used where the registry is kept (registry_linux.go)
 	entry *regEntry                 // what reg holds for it (guarded by mu)
 	log   func(plugin, line string) // for registry warnings
 
+	//lint:ignore U1000 empty on Linux, used by the other OSes' launch
 	guard osGuard // what the OS adds to end the process and its children with the host
 }
 

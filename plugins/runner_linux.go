@@ -13,9 +13,6 @@ import (
 // (registry_linux.go) backs both up for a plugin that defeats them.
 type osGuard struct{}
 
-// guardMembers is how many processes the guard adds to a plugin's process group.
-const guardMembers = 0
-
 // launch starts the process from a goroutine locked to its OS thread for the process's whole
 // life: Linux sends the parent-death signal when the *thread* that forked exits, and the Go
 // runtime ends a thread whose locked goroutine returns (golang/go#27505).

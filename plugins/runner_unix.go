@@ -21,9 +21,6 @@ type osGuard struct {
 	watchdog *exec.Cmd
 }
 
-// guardMembers is how many processes the guard adds to a plugin's process group.
-const guardMembers = 1
-
 // lifeline is the pipe whose write end only the host holds (close-on-exec, so no child
 // inherits it); every watchdog reads the read end.
 var lifeline = sync.OnceValues(func() (*os.File, error) {
@@ -35,6 +32,7 @@ var lifeline = sync.OnceValues(func() (*os.File, error) {
 	return r, nil
 })
 
+//lint:ignore U1000 never read: holding it keeps the write end open (no finalizer closes it)
 var lifelineWriter *os.File
 
 func (r *procRunner) launch() error {

@@ -18,9 +18,6 @@ type osGuard struct {
 	job windows.Handle
 }
 
-// guardMembers is how many processes the guard adds to the plugin's job.
-const guardMembers = 0
-
 func (r *procRunner) launch() error {
 	job, err := killOnCloseJob()
 	if err != nil {

@@ -53,6 +53,10 @@ func watchdogHost(arg string) int {
 	return 1
 }
 
+// guardMembers is how many processes the guard adds to a plugin's process group: the watchdog.
+//lint:ignore U1000 read by host_test.go, which needs /proc (Linux only)
+const guardMembers = 1
+
 // groupEmpty reports whether no process is left in process group pgid (kill -0 finds none).
 func groupEmpty(pgid int) bool {
 	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
