@@ -18,6 +18,10 @@
 //     pid, start time and exe, and Reap — run by the next wend on the same database — kills
 //     those a dead host left, and only those whose start time and exe still match
 //     (docs/reliability.md P8).
+//     That is Linux. On darwin and FreeBSD (and Linux with -tags wend_portable) a watchdog
+//     process joins the plugin's group and kills it when the host's lifeline pipe closes;
+//     on Windows a kill-on-close Job Object holds the plugin and its children
+//     (runner_<os>.go; docs/reliability.md, "Plugin processes on each OS").
 //   - Calls go over Lane streams that are reused, one try at a time, when the plugin serves
 //     Lane (probed once at start); otherwise each try opens an Execute stream.
 //   - A plugin built with the Go SDK may offer, in answer to the probe, a fast lane: the same
