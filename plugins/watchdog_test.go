@@ -54,6 +54,7 @@ func watchdogHost(arg string) int {
 }
 
 // guardMembers is how many processes the guard adds to a plugin's process group: the watchdog.
+//
 //lint:ignore U1000 read by host_test.go, which needs /proc (Linux only)
 const guardMembers = 1
 
