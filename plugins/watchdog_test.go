@@ -59,6 +59,9 @@ func watchdogHost(arg string) int {
 const guardMembers = 1
 
 // groupEmpty reports whether no process is left in process group pgid (kill -0 finds none).
+// Zombies count: the group is empty once init has reaped the killed processes, which some
+// container inits do only every second or so (TestHostKilled, which ignores zombies through
+// /proc, sees the group die within milliseconds).
 func groupEmpty(pgid int) bool {
 	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }
@@ -85,12 +88,12 @@ func TestWatchdogEndsGroupWithHost(t *testing.T) {
 		_ = cmd.Wait()
 		start := time.Now()
 		for !groupEmpty(pid) {
-			if time.Since(start) > slack(2*time.Second) {
+			if time.Since(start) > slack(3*time.Second) {
 				t.Fatalf("kill %d: plugin group %d still has processes %s after its host was killed", i, pid, time.Since(start))
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		t.Logf("kill %d: plugin group gone %s after its host", i, time.Since(start).Round(time.Millisecond))
+		t.Logf("kill %d: plugin group gone (reaped) %s after its host", i, time.Since(start).Round(time.Millisecond))
 	}
 }
 
