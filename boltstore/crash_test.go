@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -159,7 +158,7 @@ func killHelperOnce(t *testing.T, role, arg, path string, delay time.Duration) u
 	}
 	if delay >= 0 {
 		time.Sleep(delay)
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 	}
 	<-done // every line written before the kill is read: those are acknowledgements too
 	cmd.Wait()

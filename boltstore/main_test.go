@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -122,12 +121,12 @@ func helperCreator(path, arg string) error {
 	if us, err := strconv.Atoi(arg); err == nil {
 		go func() {
 			time.Sleep(time.Duration(us) * time.Microsecond)
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			killSelf()
 		}()
 	} else if arg != "" {
 		testHookCreate = func(step string) {
 			if step == arg {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				killSelf()
 			}
 		}
 	}
@@ -145,10 +144,10 @@ func helper(t *testing.T, role, path, arg string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), helperEnv+"="+role, helperDB+"="+path, helperArg+"="+arg)
 	cmd.Stderr = os.Stderr
 	// Own process group, killed at cleanup: no helper outlives the test.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	t.Cleanup(func() {
 		if cmd.Process != nil && cmd.ProcessState == nil {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			killGroup(cmd)
 			cmd.Wait()
 		}
 	})

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -188,14 +187,4 @@ func BenchmarkStepCommitCPU(b *testing.B) {
 	if fi, err := os.Stat(filepath.Join(dir, "wend.db")); err == nil {
 		b.ReportMetric(float64(fi.Size())/1e6, "file-MB")
 	}
-}
-
-// processCPU is the process's user and system CPU time so far: on a machine other jobs load,
-// it moves far less than the wall time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

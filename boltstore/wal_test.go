@@ -40,7 +40,7 @@ func helperLogWriter(path, arg string) error {
 	if arg != "" {
 		testHookCheckpoint = func(step string) {
 			if step == arg {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				killSelf()
 			}
 		}
 	}
@@ -110,7 +110,7 @@ func helperReplayer(path, arg string) error {
 			applied++
 		}
 		if (step == "applied" && applied == n) || step == arg {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			killSelf()
 		}
 	}
 	s, err := Open(path, Options{})

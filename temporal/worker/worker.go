@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"golang.org/x/sys/unix"
 )
 
 // Options configure Run.
@@ -136,7 +135,7 @@ func lockState(dir string) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker state folder: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := tryLock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("worker state folder %s is in use by another wend worker; give each worker its own --state", dir)
 	}
