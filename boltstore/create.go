@@ -112,7 +112,7 @@ func syncFile(path string) error {
 
 // syncDir makes a new directory entry durable.
 func syncDir(dir string) error {
-	if err := syncFile(dir); err != nil {
+	if err := syncFolder(dir); err != nil {
 		return fmt.Errorf("sync folder %s: %w", dir, err)
 	}
 	return nil
