@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -109,7 +108,7 @@ func removeStale(path string) error {
 		c.Close()
 		return ErrSocketBusy
 	}
-	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, os.ErrNotExist) {
+	if !refused(err) && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("probe existing socket: %w", err)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
