@@ -63,9 +63,9 @@ func TestPreCommitHooksIssue16(t *testing.T) {
 	}
 	want := map[string]struct{ entry, language string }{
 		"wend-validate":        {"wend validate", "golang"},
-		"wend-test":            {"wend test", "golang"},
+		"wend-test":            {"wend test --allow-none", "golang"},
 		"wend-validate-system": {"wend validate", "system"},
-		"wend-test-system":     {"wend test", "system"},
+		"wend-test-system":     {"wend test --allow-none", "system"},
 	}
 	got := map[string]bool{}
 	for _, h := range hooks {

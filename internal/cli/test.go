@@ -15,7 +15,7 @@ import (
 
 var testCmd = &command{
 	summary: "run workflow tests (*.wend.test.yaml) with mocked activities in virtual time",
-	usage: `Usage: wend test [--json] [--run PATTERN] [--junit FILE] [--coverage] [--plugins] [PATH...]
+	usage: `Usage: wend test [--json] [--run PATTERN] [--junit FILE] [--coverage] [--plugins] [--allow-none] [PATH...]
 
 Runs the cases of workflow test files through the same interpreter as wend run, with the
 activities answered by the cases' mocks and time virtual: delays, timeouts, backoffs and
@@ -38,6 +38,8 @@ Flags:
   --plugins      also start the plugins each workflow declares and check that every mocked
                  activity exists and every mocked output matches its declared output
                  schema (a mismatch makes the test file fail)
+  --allow-none   exit 0, saying so, when no test file is found (the pre-commit hook's
+                 way: a repository may have workflows before it has tests)
 
 Exit codes: 0 all cases passed, 1 a case failed or a test file is invalid, 2 usage or I/O
 error (a PATH that does not exist, no test file found, --junit not writable), 70 internal error.
@@ -52,6 +54,7 @@ func runTest(e *env, args []string) int {
 	junit := fset.String("junit", "", "")
 	coverage := fset.Bool("coverage", false, "")
 	withPlugins := fset.Bool("plugins", false, "")
+	allowNone := fset.Bool("allow-none", false, "")
 	paths, err := parseArgs(fset, args)
 	if err != nil {
 		return usageError(e, "test", "%s", flagError(err))
@@ -73,6 +76,10 @@ func runTest(e *env, args []string) int {
 		return ioError(e, err)
 	}
 	if len(files) == 0 {
+		if *allowNone {
+			fmt.Fprintf(e.stderr, "wend test: no *%s file under %v: nothing to test\n", wendtest.Suffix, paths)
+			return exitOK
+		}
 		fmt.Fprintf(e.stderr, "wend test: no *%s file under %v\n", wendtest.Suffix, paths)
 		return exitUsage
 	}
