@@ -5,12 +5,14 @@ import (
 	"runtime/debug"
 )
 
-// version is set at release time with -ldflags "-X github.com/wendflow/wend/internal/cli.version=v1.2.3".
-var version = ""
+// version, commit and date are set by scripts/release with -ldflags "-X
+// github.com/wendflow/wend/internal/cli.version=v1.2.3" (and .commit, .date); a build without
+// them reads what the Go toolchain stamped instead.
+var version, commit, date = "", "", ""
 
 var versionCmd = &command{
 	summary: "print the version of wend and of the spec language it reads",
-	usage:   "Usage: wend version\n\nPrints wend's version (the release tag it was installed at, else the VCS revision it\nwas built from, -dirty when the tree had changes), the workflow spec version it reads (v1)\nand the Go version.\n",
+	usage:   "Usage: wend version\n\nPrints wend's version (a release's version, commit and date; the tag it was installed\nat with go install; else the VCS revision it was built from, -dirty when the tree had changes), the workflow spec version it reads (v1)\nand the Go version.\n",
 	run: func(e *env, args []string) int {
 		if len(args) > 0 {
 			return usageError(e, "version", "unexpected argument %q", args[0])
@@ -22,6 +24,9 @@ var versionCmd = &command{
 
 func buildVersion() string {
 	if version != "" {
+		if commit != "" {
+			return version + " " + commit + " " + date
+		}
 		return version
 	}
 	info, ok := debug.ReadBuildInfo()
