@@ -14,7 +14,7 @@ import time
 try:
     import wend_plugin  # noqa: F401
 except ImportError:  # run from a wend checkout without installing the SDK
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "sdk", "python"))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", "sdk", "python"))
 try:
     from wend_plugin import ActivityError, NonRetryable, RetryableError, activity, serve
 except ImportError as e:
