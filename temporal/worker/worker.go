@@ -37,7 +37,7 @@ type Options struct {
 	// Log receives the worker's own lines and plugin stderr ("plugin NAME: LINE").
 	Log io.Writer
 	// StopTimeout is how long running activities get to finish once ctx ends before they
-	// are cancelled. Default 10s.
+	// are cancelled (and redelivered). Default 30s.
 	StopTimeout time.Duration
 	// PluginStartTimeout bounds a plugin's start (handshake and first health check), as
 	// plugins.Options.StartTimeout does locally. Default: the host's (5s).
@@ -67,7 +67,7 @@ func Run(ctx context.Context, o Options) error {
 		o.Log = os.Stderr
 	}
 	if o.StopTimeout <= 0 {
-		o.StopTimeout = 10 * time.Second
+		o.StopTimeout = 30 * time.Second
 	}
 	if o.StateDir == "" {
 		return errors.New("worker: no state folder for the plugin registry")
@@ -85,6 +85,8 @@ func Run(ctx context.Context, o Options) error {
 	w := sdkworker.New(o.Client, o.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: o.MaxActivities,
 		WorkerStopTimeout:                  o.StopTimeout,
+		// Beats reach the server well inside wire.LivenessTimeout even on a loaded worker.
+		MaxHeartbeatThrottleInterval: wire.MaxBeatInterval,
 	})
 	if o.RegisterWorkflow != nil {
 		o.RegisterWorkflow(w)
