@@ -36,6 +36,9 @@ type Activities struct {
 	Plugins Plugins
 	// Client reads other workflows' outcomes for wait_for_workflow.
 	Client client.Client
+	// graceOver is closed when a stopping worker's grace has run out: tries still running
+	// are cancelled and report WorkerStopped. Nil: never.
+	graceOver <-chan struct{}
 }
 
 // Register registers the activities under their wire names on a worker.
@@ -90,6 +93,8 @@ func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, s
 		}
 		a.beat(ctx, wire.Progress{Progress: last()})
 	}
+	ctx, stopCut := a.cutAtGrace(ctx)
+	defer stopCut()
 	pctx, stepTimedOut := ctx, func() bool { return false }
 	if in.Liveness && in.HeartbeatTimeoutMS > 0 {
 		var stopWatch func()
@@ -132,7 +137,7 @@ func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, s
 	} else {
 		out, err = a.Plugins.Execute(pctx, call, hb)
 	}
-	if err != nil && ctx.Err() != nil && stopping(ctx) {
+	if err != nil && ctx.Err() != nil && a.graceIsOver() {
 		// This worker's grace ran out and the SDK cancelled the try: say so, so the driver
 		// redelivers it at once instead of waiting out the liveness timeout.
 		err = &history.ActivityError{Category: history.CategoryInternal, Type: wire.WorkerStopped,
@@ -162,10 +167,25 @@ func workerBeat(host bool, timeout time.Duration) time.Duration {
 	return timeout / 3
 }
 
-// stopping says whether the worker running ctx's try is stopping.
-func stopping(ctx context.Context) bool {
+// cutAtGrace is ctx, also cancelled when the stopping worker's grace runs out.
+func (a *Activities) cutAtGrace(ctx context.Context) (context.Context, func()) {
+	if a.graceOver == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-a.graceOver:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+func (a *Activities) graceIsOver() bool {
 	select {
-	case <-activity.GetWorkerStopChannel(ctx):
+	case <-a.graceOver:
 		return true
 	default:
 		return false

@@ -84,7 +84,9 @@ func Run(ctx context.Context, o Options) error {
 
 	w := sdkworker.New(o.Client, o.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: o.MaxActivities,
-		WorkerStopTimeout:                  o.StopTimeout,
+		// The grace is this worker's own (graceOver below): the SDK waits a little longer, so
+		// the tries cut off at the grace still report WorkerStopped before it gives up.
+		WorkerStopTimeout: o.StopTimeout + reportTimeout,
 		// Beats reach the server well inside wire.LivenessTimeout even on a loaded worker.
 		MaxHeartbeatThrottleInterval: wire.MaxBeatInterval,
 	})
@@ -92,7 +94,8 @@ func Run(ctx context.Context, o Options) error {
 		o.RegisterWorkflow(w)
 	}
 	var served BuildPlugins = router // so each try's outcome names its plugin build
-	acts := &Activities{Plugins: served, Client: o.Client}
+	graceOver := make(chan struct{})
+	acts := &Activities{Plugins: served, Client: o.Client, graceOver: graceOver}
 	acts.Register(w)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", o.TaskQueue, err)
@@ -101,9 +104,15 @@ func Run(ctx context.Context, o Options) error {
 		o.Ready()
 	}
 	<-ctx.Done()
-	w.Stop() // waits up to StopTimeout for running activities; their plugins stop below
+	t := time.AfterFunc(o.StopTimeout, func() { close(graceOver) })
+	defer t.Stop()
+	w.Stop() // no new tasks; waits for running activities; their plugins stop below
 	return nil
 }
+
+// reportTimeout is how long past its grace a stopping worker waits for the tries it cut off
+// to report themselves stopped, so they are redelivered at once.
+const reportTimeout = 5 * time.Second
 
 // pluginOptions are the worker's plugin host options: the same host as a local engine's.
 func pluginOptions(o Options, registry string) plugins.Options {
