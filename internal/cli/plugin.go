@@ -171,7 +171,7 @@ func runPluginCall(e *env, args []string) int {
 
 // declared reads a workflow file and returns its declaration of plugin name.
 func declared(file, name string) (plugins.Config, error) {
-	src, err := os.ReadFile(file)
+	src, err := spec.ReadWorkflowFile(file)
 	if err != nil {
 		return plugins.Config{}, err
 	}
