@@ -156,6 +156,8 @@ var contextual = map[string]string{
 	"output": "output exists only in a step's `set`",
 	"signal": "signal exists only in the `set` of a wait_for_signal step",
 	"error":  "error exists only inside `catch`",
+	"null":   "expressions spell null `nil` (as in `x == nil`); JSON's null arrives as nil",
+	"None":   "expressions spell null `nil` (as in `x == nil`)",
 }
 
 // compileMessage turns expr's multi-line error (message, source, caret) into one line and adds
