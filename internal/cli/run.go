@@ -149,6 +149,10 @@ func readInput(inline, file string) (json.RawMessage, error) {
 		raw, where = b, "stdin"
 	case file != "":
 		b, err := inputfile.Read(file, engine.MaxPayloadBytes)
+		var big *inputfile.TooBigError
+		if errors.As(err, &big) {
+			return nil, fmt.Errorf("the input is %d bytes, over the limit of %d (2 MiB)", big.Size, big.Limit)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read input: %w", err)
 		}
