@@ -14,7 +14,7 @@ const COOKIE_KEY = 'WEND_PLUGIN';
 const COOKIE_VALUE = 'wend-activities-v1';
 const APP_PROTOCOL = 1;
 export const PROTOCOL_VERSION = APP_PROTOCOL;
-export const VERSION = '1.0.0';
+export const VERSION = '0.1.0';
 const MAX_PAYLOAD = 2 << 20;
 const MAX_MESSAGE = 16 << 20;
 

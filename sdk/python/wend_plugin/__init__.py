@@ -19,6 +19,6 @@ from .context import Context
 from .errors import ActivityError, CancelledError, NonRetryable, RetryableError
 from .server import PROTOCOL_VERSION, serve
 
-__version__ = "1.0.0"
+__version__ = "0.1.0"
 __all__ = ["activity", "serve", "Context", "ActivityError", "RetryableError", "NonRetryable",
            "CancelledError", "PROTOCOL_VERSION"]
