@@ -14,6 +14,9 @@ import (
 // id id (or run id id), built from the same record and events Show reads. A history the
 // export cannot read is CodeInternal: the store holds something this build cannot parse.
 func (s *Server) Export(id string) (*export.Document, error) {
+	if s.cluster != nil {
+		return s.cluster.Export(id)
+	}
 	p, err := s.Events(id, 0)
 	if err != nil {
 		return nil, err

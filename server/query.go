@@ -31,6 +31,9 @@ func (s *Server) Query(id, expr string) (QueryResult, error) {
 	if err := CheckQuery(expr); err != nil {
 		return QueryResult{}, err
 	}
+	if s.cluster != nil {
+		return s.cluster.Query(id, expr)
+	}
 	p, err := s.Events(id, 0)
 	if err != nil {
 		return QueryResult{}, err

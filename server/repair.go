@@ -20,6 +20,9 @@ type RepairReport struct {
 // names says must exist but the store lacks; id "" repairs every open run. It never
 // restarts a running activity (engine.Repair touches only missing tasks).
 func (s *Server) Repair(ctx context.Context, id string) (RepairReport, error) {
+	if s.cluster != nil {
+		return s.cluster.Repair(ctx, id)
+	}
 	workflowID := ""
 	if id != "" {
 		r, err := s.resolve(id)

@@ -19,6 +19,9 @@ type Retried struct {
 // the engine cannot resume (not failed, timed out, compensated, or failed other than in an
 // activity) is refused with CodeNotRetryable and the engine's reason.
 func (s *Server) Retry(ctx context.Context, id string) (Retried, error) {
+	if s.cluster != nil {
+		return s.cluster.Retry(ctx, id)
+	}
 	r, err := s.resolve(id)
 	if err != nil {
 		return Retried{}, err

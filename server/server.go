@@ -20,7 +20,9 @@ import (
 type Server struct {
 	eng   *engine.Engine // nil: read only (list, show, events, check)
 	store history.Store
-	mux   *http.ServeMux
+	// cluster, when set, holds the runs instead of eng and store (cluster.go).
+	cluster Cluster
+	mux     *http.ServeMux
 	// workflows are the registered workflows POST /v1/runs may start by name (workflows.go).
 	workflows atomic.Pointer[[]Workflow]
 	roller    atomic.Pointer[PluginRoller] // plugins.go
@@ -38,6 +40,9 @@ func New(eng *engine.Engine, store history.Store) *Server {
 
 // List returns the runs matching f, newest first.
 func (s *Server) List(f history.RunFilter) ([]history.Run, error) {
+	if s.cluster != nil {
+		return s.cluster.List(ListQuery{Status: f.Status, WorkflowID: f.WorkflowID}, 0)
+	}
 	runs, err := s.store.Runs(f)
 	if err != nil {
 		return nil, wrap(fmt.Errorf("list runs: %w", err))
@@ -55,6 +60,9 @@ func (s *Server) Resolve(id string) (history.Run, error) { return s.resolve(id) 
 func (s *Server) resolve(id string) (history.Run, error) {
 	if id == "" {
 		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "no workflow id given")
+	}
+	if s.cluster != nil {
+		return s.cluster.Resolve(id)
 	}
 	runs, err := s.store.Runs(history.RunFilter{WorkflowID: id})
 	if err != nil {
@@ -87,6 +95,9 @@ type EventPage struct {
 
 // Events returns the events with seq > after of the run id names (see Show).
 func (s *Server) Events(id string, after uint64) (EventPage, error) {
+	if s.cluster != nil {
+		return s.cluster.Events(id, after)
+	}
 	r, err := s.resolve(id)
 	if err != nil {
 		return EventPage{}, err
@@ -114,6 +125,9 @@ type RunDetail = runview.Detail
 // Show returns the newest run of workflow id id (or run id id) with its history and what it
 // waits for.
 func (s *Server) Show(id string) (RunDetail, error) {
+	if s.cluster != nil {
+		return s.cluster.Show(id)
+	}
 	p, err := s.Events(id, 0)
 	if err != nil {
 		return RunDetail{}, err
@@ -133,7 +147,7 @@ type Started struct {
 // elsewhere) and req.Source its exact text; or req.Workflow names a registered workflow
 // (SetWorkflows), whose file the server reads now.
 func (s *Server) Start(ctx context.Context, req engine.StartRequest) (Started, error) {
-	if s.eng == nil {
+	if s.eng == nil && s.cluster == nil {
 		return Started{}, unsupported("start a run")
 	}
 	if req.Workflow != "" {
@@ -160,6 +174,9 @@ func (s *Server) Start(ctx context.Context, req engine.StartRequest) (Started, e
 	if ds := s.specs.check(req.SpecFile, req.Source); ds.HasErrors() {
 		return Started{}, errorf(http.StatusBadRequest, CodeBadWorkflow,
 			fmt.Sprintf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error()))
+	}
+	if s.cluster != nil {
+		return s.cluster.Start(ctx, req)
 	}
 	rec, isNew, err := s.eng.Start(ctx, req)
 	if err != nil {
@@ -193,6 +210,9 @@ func (s *Server) SendSignal(ctx context.Context, id string, req SignalRequest) (
 	if len(data) > 0 && !json.Valid(data) {
 		return SignalSent{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: data is not JSON")
 	}
+	if s.cluster != nil {
+		return s.cluster.SendSignal(ctx, id, req)
+	}
 	var dup bool
 	r, err := s.control(id, "signals to a finished run are rejected", func(wf string) (err error) {
 		dup, err = s.eng.SendSignal(ctx, engine.SignalRequest{WorkflowID: wf, Name: name, Data: data, ID: req.ID})
@@ -210,6 +230,9 @@ func (s *Server) SendSignal(ctx context.Context, id string, req SignalRequest) (
 
 // Cancel cancels the open run of the workflow (or run) id names.
 func (s *Server) Cancel(ctx context.Context, id, reason string) (history.Run, error) {
+	if s.cluster != nil {
+		return s.cluster.Cancel(ctx, id, reason)
+	}
 	return s.control(id, "a finished run cannot be cancelled", func(wf string) error {
 		return s.eng.Cancel(ctx, wf, reason)
 	})
@@ -260,6 +283,9 @@ const MaxWait = 5 * time.Minute
 // Wait blocks until the workflow id names has closed (following continue-as-new) or timeout
 // passed, and returns its record with its output or failure.
 func (s *Server) Wait(ctx context.Context, id string, timeout time.Duration) (Outcome, error) {
+	if s.cluster != nil {
+		return s.cluster.Wait(ctx, id, timeout)
+	}
 	r, err := s.resolve(id)
 	if err != nil {
 		return Outcome{}, err
@@ -316,6 +342,9 @@ type Checker interface {
 
 // Check verifies the store; Problems is empty when it is sound.
 func (s *Server) Check() (CheckReport, error) {
+	if s.cluster != nil {
+		return s.cluster.Check()
+	}
 	c, ok := s.store.(Checker)
 	if !ok {
 		return CheckReport{}, unsupported("check this store")
@@ -325,7 +354,7 @@ func (s *Server) Check() (CheckReport, error) {
 		return CheckReport{}, wrap(fmt.Errorf("check: %w", err))
 	}
 	// The tasks against what the open runs' histories need: the store cannot tell, the
-	// interpreter can (issue 12 item 11).
+	// interpreter can.
 	tasks, err := engine.CheckTasks(s.store)
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("check tasks: %v", err))

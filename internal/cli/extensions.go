@@ -76,7 +76,6 @@ var engineCommands = map[string]bool{
 // notOnTemporal are the engine commands that have no meaning against a cluster, and why.
 var notOnTemporal = map[string]string{
 	"resume": "Temporal workers drive the runs there; start one with 'wend worker --temporal ADDR'",
-	"serve":  "the web UI and HTTP API over a Temporal cluster are not built yet; use the commands (list, show, history...) with --temporal",
 }
 
 // temporalFlags are the flags that name a cluster, with their environment defaults.

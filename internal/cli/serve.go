@@ -16,7 +16,7 @@ import (
 
 var serveCmd = &command{
 	summary: "run the engine until stopped, serving the control socket, HTTP API, web UI and metrics",
-	usage: `Usage: wend serve [--db PATH] [--http ADDR] [--allow-remote] [--token-file FILE]
+	usage: `Usage: wend serve [--db PATH | --temporal HOST:PORT] [--http ADDR] [--allow-remote] [--token-file FILE]
                   [--workflows DIR]...
                   [--idle-after DURATION]
 
@@ -49,8 +49,16 @@ fire is recorded in the database before its run starts, by workflow id SCHEDULE-
 fires missed while no serve ran are caught up at start within their catchup_window. See
 'wend help schedule'.
 
+With --temporal HOST:PORT (wend-temporal), it serves the same HTTP API, web UI and metrics
+over the runs of a Temporal cluster instead of a database: no engine runs here (the
+cluster's workers drive the runs), there is no control socket, and /metrics has wend_runs
+alone (from the cluster's visibility store). The token is --token-file or $WEND_TOKEN, else
+one generated for this process and printed. Plugin rolling is the workers' (wend plugin
+roll), and --workflows registers files that POST /v1/runs starts on the cluster.
+
 Flags:
   --db PATH           database file (default $WEND_DB, else .wend/wend.db)
+  --temporal H:P      serve a Temporal cluster's runs (with --namespace, --task-queue)
   --http ADDR         HTTP address (default 127.0.0.1:8080; port 0 picks one; off: none)
   --listen ADDR       the same as --http
   --allow-remote      allow a non-loopback ADDR; every request then needs the token, which
@@ -76,7 +84,7 @@ func runServe(e *env, args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	db := dbFlag(fs)
 	hf := addHTTPFlags(fs)
-	fs.StringVar(hf.listen, "http", defaultListen, "") // issue 7's name; --listen is the same flag
+	fs.StringVar(hf.listen, "http", defaultListen, "") // --listen is the same flag, its older name
 	var wfDirs dirList
 	fs.Var(&wfDirs, "workflows", "")
 	logFormat := fs.String("log-format", "", "")
@@ -108,6 +116,12 @@ func runServe(e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "wend serve: --workflows: %v\n", err)
 			return exitUsage
 		}
+	}
+	if e.temporal != nil {
+		if isFlagSet(fs, "idle-after") {
+			return usageError(e, "serve", "--idle-after is for runs this process drives; with --temporal the workers drive them")
+		}
+		return serveCluster(e, hf, workflows)
 	}
 	path := dbPath(e, *db)
 	if *idleAfter < 0 {

@@ -38,7 +38,10 @@ type Backend struct {
 	own     bool // Close closes c
 }
 
-var _ cli.Backend = (*Backend)(nil)
+var (
+	_ cli.Backend    = (*Backend)(nil)
+	_ server.Cluster = (*Backend)(nil) // wend serve --temporal
+)
 
 // Dial connects to the cluster.
 func Dial(o Options) (*Backend, error) {

@@ -140,6 +140,18 @@ func synthesized(r history.Run, lastSeq uint64) history.Event {
 	return history.Event{Seq: lastSeq + 1, Type: t, Time: r.ClosedAt, Data: history.MustData(history.Closed{Failure: f})}
 }
 
+// Resolve returns the record of the run id names: the newest run of a workflow id, else a run
+// id (server.Cluster).
+func (b *Backend) Resolve(id string) (history.Run, error) {
+	ctx, cancel := b.ctx()
+	defer cancel()
+	info, err := b.resolve(ctx, id)
+	if err != nil {
+		return history.Run{}, err
+	}
+	return runOf(info), nil
+}
+
 // resolve finds the run id names, as locally: the newest run of workflow id id, else the
 // run whose run id is id.
 func (b *Backend) resolve(ctx context.Context, id string) (*workflowpb.WorkflowExecutionInfo, error) {
