@@ -70,7 +70,7 @@ var engineCommands = map[string]bool{
 	"run": true, "list": true, "show": true, "history": true, "signal": true, "cancel": true,
 	"terminate": true, "retry": true, "repair": true, "check": true, "resume": true, "serve": true,
 	"worker": true, "wait": true,
-	"query": true,
+	"query": true, "schedule": true,
 }
 
 // notOnTemporal are the engine commands that have no meaning against a cluster, and why.

@@ -23,6 +23,7 @@ var scheduleCmd = &command{
        wend schedule trigger ID [--overlap POLICY] [--db PATH]
        wend schedule backfill ID FROM TO [--overlap POLICY] [--db PATH]
        wend schedule delete ID [--db PATH]
+       wend schedule sync DIR... --temporal HOST:PORT [--prune]
 
 Schedules are declared in workflow files (schedules:, docs/language.md) and fired by
 'wend serve --workflows DIR', which records each fire in the database before its run starts.
@@ -41,6 +42,12 @@ next runs.
   delete    forget the schedule and its state; a file still declaring it brings it back,
             firing from then on, when serve next starts
 
+With --temporal HOST:PORT (and --namespace, --task-queue) the schedules are Temporal
+Schedules of the same ids, which the cluster fires: 'wend schedule sync DIR...' creates or
+updates them from the files below DIR (run it again after editing a file; a schedule wend
+made that no file declares is listed, and deleted with --prune), and the other subcommands
+act on them there. Overlap, catchup_window, jitter and paused map to Temporal's own.
+
 A fire's run has workflow id ID-TIME (TIME its nominal time in RFC 3339, UTC): find its runs
 with 'wend list --workflow-id ...' or in 'wend schedule show ID'.
 
@@ -49,6 +56,8 @@ Flags:
   --note TEXT       why (pause, resume), shown by show
   --overlap POLICY  skip, buffer_one, buffer_all, allow_all, cancel_other or terminate_other
   --db PATH         database file (default $WEND_DB, else .wend/wend.db)
+  --temporal H:P    the schedules of a Temporal cluster (with --namespace, --task-queue)
+  --prune           sync: delete wend's schedules on the cluster that no file declares
 
 Exit codes: 0 done, 1 no such schedule or the request was refused (a bad range), 2 usage or
 I/O error.
@@ -58,24 +67,30 @@ I/O error.
 
 func runSchedule(e *env, args []string) int {
 	if len(args) == 0 {
-		return usageError(e, "schedule", "want a subcommand: list, show, pause, resume, trigger, backfill or delete")
+		return usageError(e, "schedule", "want a subcommand: list, show, pause, resume, trigger, backfill, delete or sync")
 	}
 	sub, args := args[0], args[1:]
-	want := map[string]int{"list": 0, "show": 1, "pause": 1, "resume": 1, "trigger": 1, "backfill": 3, "delete": 1}
+	want := map[string]int{"list": 0, "show": 1, "pause": 1, "resume": 1, "trigger": 1, "backfill": 3, "delete": 1, "sync": -1}
 	n, ok := want[sub]
 	if !ok {
-		return usageError(e, "schedule", "unknown subcommand %q (want list, show, pause, resume, trigger, backfill or delete)", sub)
+		return usageError(e, "schedule", "unknown subcommand %q (want list, show, pause, resume, trigger, backfill, delete or sync)", sub)
 	}
 	fs := flag.NewFlagSet("schedule "+sub, flag.ContinueOnError)
 	db := dbFlag(fs)
 	asJSON := fs.Bool("json", false, "")
 	note := fs.String("note", "", "")
 	overlap := fs.String("overlap", "", "")
+	prune := fs.Bool("prune", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "schedule", "%s", flagError(err))
 	}
-	if len(pos) != n {
+	switch {
+	case sub == "sync" && e.temporal == nil:
+		return usageError(e, "schedule", "sync puts the schedules of workflow files on a Temporal cluster: give --temporal HOST:PORT (locally, wend serve --workflows DIR fires them)")
+	case sub == "sync" && len(pos) == 0:
+		return usageError(e, "schedule", "sync wants the folders of the workflow files (DIR...)")
+	case n >= 0 && len(pos) != n:
 		return usageError(e, "schedule", "%s wants %d argument(s), got %d", sub, n, len(pos))
 	}
 	o, err := overlapFlag(*overlap)
@@ -91,7 +106,12 @@ func runSchedule(e *env, args []string) int {
 			return usageError(e, "schedule", "backfill TO %q: want an RFC 3339 time such as 2026-03-02T00:00:00Z", pos[2])
 		}
 	}
-	ops, err := openScheduleOps(dbPath(e, *db))
+	var ops scheduleOps
+	if e.temporal != nil {
+		ops, err = clusterSchedules(e)
+	} else {
+		ops, err = openScheduleOps(dbPath(e, *db))
+	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend schedule: %v\n", err)
 		return exitUsage
@@ -143,6 +163,8 @@ func runSchedule(e *env, args []string) int {
 			return scheduleError(e, err)
 		}
 		fmt.Fprintf(e.stdout, "schedule %s deleted\n", pos[0])
+	case "sync":
+		return syncSchedules(e, ops, pos, *prune)
 	}
 	return exitOK
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/wendflow/wend/boltstore"
@@ -25,6 +26,46 @@ type scheduleOps interface {
 	Backfill(id string, from, to time.Time, o schedule.Overlap) (int, error)
 	Delete(id string) error
 	Close() error
+}
+
+// ScheduleOps is what `wend schedule` does. A Backend that also keeps schedules (Temporal's)
+// offers them with a method ScheduleOps() ScheduleOps, and `sync` with a method Sync.
+type ScheduleOps = scheduleOps
+
+// ScheduleSync is what `wend schedule sync` did, by schedule id.
+type ScheduleSync struct {
+	Created, Updated, Unchanged, Undeclared, Deleted []string
+}
+
+// scheduleSyncer makes a cluster's schedules what the entries declare (prune: delete wend's
+// schedules no entry declares).
+type scheduleSyncer interface {
+	Sync(entries []runner.Entry, prune bool) (ScheduleSync, error)
+}
+
+// clusterSchedules opens the schedule operations of the cluster the command line names.
+func clusterSchedules(e *env) (scheduleOps, error) {
+	b, err := e.openTemporal()
+	if err != nil {
+		return nil, err
+	}
+	sb, ok := b.(interface{ ScheduleOps() ScheduleOps })
+	if !ok {
+		b.Close()
+		return nil, fmt.Errorf("this build's Temporal backend keeps no schedules")
+	}
+	return closeBoth{sb.ScheduleOps(), b}, nil
+}
+
+// closeBoth closes the backend the schedule operations came from with them.
+type closeBoth struct {
+	scheduleOps
+	b Backend
+}
+
+func (c closeBoth) Close() error {
+	c.scheduleOps.Close()
+	return c.b.Close()
 }
 
 // openScheduleOps finds the holder's socket, else opens the database.
@@ -106,4 +147,42 @@ func (r remoteSchedules) Backfill(id string, from, to time.Time, o schedule.Over
 
 func (r remoteSchedules) Delete(id string) error {
 	return r.c.call(context.Background(), "DELETE", schedulePath(id, ""), nil, nil)
+}
+
+// syncSchedules is `wend schedule sync DIR... --temporal`: the schedules the workflow files
+// below the folders declare, made so on the cluster.
+func syncSchedules(e *env, ops scheduleOps, dirs []string, prune bool) int {
+	cb, _ := ops.(closeBoth)
+	syncer, ok := cb.scheduleOps.(scheduleSyncer)
+	if !ok {
+		fmt.Fprintf(e.stderr, "wend schedule: this build's Temporal backend cannot sync schedules\n")
+		return exitUsage
+	}
+	workflows, err := server.LoadWorkflows(dirs...)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend schedule: sync: %v\n", err)
+		return exitUsage
+	}
+	entries, err := scheduleEntries(workflows)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend schedule: sync: %v\n", err)
+		return exitUsage
+	}
+	rep, err := syncer.Sync(entries, prune)
+	for _, l := range []struct {
+		what string
+		ids  []string
+	}{{"created", rep.Created}, {"updated", rep.Updated}, {"unchanged", rep.Unchanged}, {"deleted (no file declares it)", rep.Deleted},
+		{"not declared by these files (still firing; --prune deletes it)", rep.Undeclared}} {
+		for _, id := range l.ids {
+			fmt.Fprintf(e.stdout, "schedule %s %s\n", id, l.what)
+		}
+	}
+	if err != nil {
+		return scheduleError(e, err)
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(e.stdout, "no schedules declared below %s\n", strings.Join(dirs, ", "))
+	}
+	return exitOK
 }
