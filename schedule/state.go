@@ -182,12 +182,15 @@ func skipMissed(d Def, st *State, cut, now time.Time) bool {
 	return true
 }
 
-// Trigger fires the schedule now, out of its calendar, under its overlap policy or o.
+// Trigger fires the schedule now, out of its calendar, under its overlap policy or o. Its
+// nominal time is now to the second, as calendar fires and Temporal's triggers are named, so
+// two triggers within one second are one fire.
 func Trigger(d Def, st *State, now time.Time, o Overlap) Fire {
 	if o == "" {
 		o = d.Overlap
 	}
-	f := Fire{Nominal: now, At: now, WorkflowID: WorkflowID(d.ID, now), Kind: "trigger", Overlap: o}
+	nominal := now.UTC().Truncate(time.Second)
+	f := Fire{Nominal: nominal, At: now, WorkflowID: WorkflowID(d.ID, nominal), Kind: "trigger", Overlap: o}
 	fire(st, f, now)
 	return f
 }

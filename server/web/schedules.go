@@ -2,7 +2,9 @@ package web
 
 import (
 	"net/http"
+	"time"
 
+	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/server"
 )
@@ -26,4 +28,15 @@ func (u *UI) schedules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	renderPage(w, http.StatusOK, "schedules", "", schedulesView{uiPage: newUIPage(r, "Schedules"), Schedules: rn.List()})
+}
+
+// zoned shows a schedule's time in UTC, marked so, and in the schedule's own zone when it has
+// one: "2026-03-09 07:00:00 UTC (2026-03-09 03:00:00 EDT)".
+func zoned(t time.Time, zone string) string {
+	out := t.UTC().Format("2006-01-02 15:04:05") + " UTC"
+	loc, err := schedule.LoadZone(zone)
+	if err != nil || loc == time.UTC {
+		return out
+	}
+	return out + " (" + t.In(loc).Format("2006-01-02 15:04:05 MST") + ")"
 }

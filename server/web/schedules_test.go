@@ -53,4 +53,16 @@ func TestUISchedulesPage(t *testing.T) {
 	if code != 200 || strings.Contains(body, "<b>audit") {
 		t.Fatalf("%d\n%s", code, body)
 	}
+	// Times are marked UTC and shown in the schedule's zone too (03:00 New York is 07:00 UTC
+	// on the day daylight saving time starts).
+	if _, err := rn.Resume("nightly", ""); err != nil {
+		t.Fatal(err)
+	}
+	_, body = get()
+	for _, want := range []string{`<span class="next-fire">2026-03-09 07:00:00 UTC (2026-03-09 03:00:00 EDT)</span>`,
+		`<td>2026-03-08 12:00:00 UTC (2026-03-08 08:00:00 EDT)</td>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
 }

@@ -68,6 +68,7 @@ var uiFuncs = template.FuncMap{
 		}
 		return b.Sub(a).Round(time.Millisecond).String()
 	},
+	"zoned":  zoned,
 	"json":   prettyJSON,
 	"cjson":  compactJSON,
 	"clip":   clipText,
