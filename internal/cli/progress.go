@@ -32,6 +32,9 @@ type progress struct {
 	order   []string              // loops keys in the order they began
 	pending bool                  // a count line is on screen without its newline
 	specs   specsSeen             // the specs of the runs it saw start, by text
+	// started, when set, reads the WorkflowStarted of a run progress did not see start (one
+	// resumed after a crash), so its steps keep their ids instead of their places.
+	started func(runID string) (history.Started, bool)
 
 	queue chan observed // set by background: observe queues for the printer
 }
@@ -106,18 +109,15 @@ func (p *progress) print(run history.Run, ev history.Event) {
 		p.loops = map[string]*loopCount{}
 	}
 	if ev.Type == history.WorkflowStarted {
-		rn := &runNames{}
-		if st, err := history.DataOf[history.Started](ev); err == nil {
-			rn.w, rn.input = p.specs.of(st), st.Input
-			if st.Shard != nil && st.ParentRunID != "" {
-				rn.shardParent, rn.shardLoop = st.ParentRunID, st.Shard.Path
-			}
-		}
-		rn.wf = printable(run.WorkflowID, "")
-		rn.ids = rn.w.StepIDs()
-		p.runs[run.RunID] = rn
+		st, err := history.DataOf[history.Started](ev)
+		p.runs[run.RunID] = p.namesOf(run, st, err == nil)
 	}
 	rn := p.runs[run.RunID]
+	if rn == nil && p.started != nil {
+		st, ok := p.started(run.RunID)
+		rn = p.namesOf(run, st, ok)
+		p.runs[run.RunID] = rn // looked up once, found or not
+	}
 	if rn == nil {
 		rn = &runNames{}
 	}
@@ -140,6 +140,19 @@ func (p *progress) print(run history.Run, ev history.Event) {
 		p.pending = false
 	}
 	fmt.Fprintf(p.w, "%7.3fs %s %s\n", p.since(now), id, printable(line, ""))
+}
+
+// namesOf is what names a run's steps, from its WorkflowStarted payload when ok.
+func (p *progress) namesOf(run history.Run, st history.Started, ok bool) *runNames {
+	rn := &runNames{wf: printable(run.WorkflowID, "")}
+	if ok {
+		rn.w, rn.input = p.specs.of(st), st.Input
+		if st.Shard != nil && st.ParentRunID != "" {
+			rn.shardParent, rn.shardLoop = st.ParentRunID, st.Shard.Path
+		}
+	}
+	rn.ids = rn.w.StepIDs()
+	return rn
 }
 
 func (p *progress) since(now time.Time) float64 { return now.Sub(p.start).Seconds() }

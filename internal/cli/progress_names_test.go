@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +75,32 @@ func TestProgressNamesStepsIssue16(t *testing.T) {
 		p.observe(run, ev)
 	}
 	goldenFile(t, "progress/names.txt", buf.Bytes())
+}
+
+// TestProgressNamesStepsOfResumedRun: a run resumed after a crash is followed from the middle,
+// without its WorkflowStarted; its steps keep the names they had before the crash, read from
+// the run's first event, not their places.
+func TestProgressNamesStepsOfResumedRun(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	run := history.Run{WorkflowID: "w", RunID: "r1"}
+	for _, c := range []struct {
+		name    string
+		started func(string) (history.Started, bool)
+		want    string
+	}{
+		{"first event read", func(id string) (history.Started, bool) {
+			return history.Started{SpecFile: "ship.wend.yaml", SpecSource: progressSpec, RunID: id}, true
+		}, "w ship › branch 2 › step 2: p.wrap scheduled"},
+		{"no history to read", func(string) (history.Started, bool) { return history.Started{}, false },
+			"w step 1 › branch 2 › step 2: p.wrap scheduled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			p := &progress{w: &buf, start: now, now: func() time.Time { return now }, started: c.started}
+			p.observe(run, activity("steps[0].parallel[1].steps[1]", "wrap"))
+			if !strings.Contains(buf.String(), c.want) {
+				t.Errorf("got %q; want %q in it", buf.String(), c.want)
+			}
+		})
+	}
 }

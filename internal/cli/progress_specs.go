@@ -37,3 +37,14 @@ func (m *specsSeen) of(st history.Started) *spec.Workflow {
 	(*m)[key] = w
 	return w
 }
+
+// startedOf reads a run's WorkflowStarted payload from the store: the first event of its
+// history, which the engine replays whole when it resumes the run anyway.
+func startedOf(st history.Store, runID string) (history.Started, bool) {
+	evs, err := st.Events(runID, 0)
+	if err != nil || len(evs) == 0 || evs[0].Type != history.WorkflowStarted {
+		return history.Started{}, false
+	}
+	s, err := history.DataOf[history.Started](evs[0])
+	return s, err == nil
+}

@@ -249,6 +249,7 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 	reapPlugins(e, pluginRegistry(path)) // now, while we hold the database: no other wend uses it
 	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: metrics.New(version)}
 	d.meter.SetPluginStats(pluginStats(d.plug))
+	d.prog.started = func(runID string) (history.Started, bool) { return startedOf(st, runID) }
 	if o.background {
 		d.stopProgress = d.prog.background()
 	}
