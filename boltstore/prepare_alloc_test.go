@@ -6,11 +6,11 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestPrepareStepAllocationsIssue18: preparing a step's commit (two events, the run record, a
+// TestPrepareStepAllocations: preparing a step's commit (two events, the run record, a
 // task put and one deleted) allocates at most 18 times (25 with the record and task encoded by
 // json.Marshal and each event's time by MarshalJSON; 15 now, 16 under -race): a bound on what
 // every step's commit feeds the garbage collector.
-func TestPrepareStepAllocationsIssue18(t *testing.T) {
+func TestPrepareStepAllocations(t *testing.T) {
 	next := stepCommits("r")
 	cs := make([]history.Commit, 60)
 	for i := range cs {

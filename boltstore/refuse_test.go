@@ -13,7 +13,7 @@ import (
 // A commit whose content bbolt cannot hold (a 32,000-byte workflow id: over half the key
 // limit) is refused with history.ErrRefused, which engines take as "fail this request", and
 // leaves the store writing: nothing of it is kept or queued, the next commit goes through.
-func TestRefusedContentIssue12Item5(t *testing.T) {
+func TestRefusedContent(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
 	long := strings.Repeat("x", 32_000)

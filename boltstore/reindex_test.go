@@ -13,10 +13,10 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// TestRecordHoldsNoLastSeqIssue17: the stored run record leaves last_seq out (it is the seq of
+// TestRecordHoldsNoLastSeq: the stored run record leaves last_seq out (it is the seq of
 // the run's last event, read from there), so it has no rule of its own to follow: the record
 // decodes to the Run committed but for LastSeq, and a Run ever given a new field is stored with it.
-func TestRecordHoldsNoLastSeqIssue17(t *testing.T) {
+func TestRecordHoldsNoLastSeq(t *testing.T) {
 	at := time.Date(2026, 11, 29, 21, 0, 0, 123456789, time.UTC)
 	for _, r := range []history.Run{
 		{},

@@ -93,10 +93,10 @@ func BenchmarkReplaySteps(b *testing.B) {
 	}
 }
 
-// TestApplyStepAllocationsIssue18: applying a step's outcome allocates at most 64 times (76
+// TestApplyStepAllocations: applying a step's outcome allocates at most 64 times (76
 // with the outcome decoded twice by encoding/json and the schedule encoded by reflection; 53
 // now, 61 under -race): a bound on what every step of every run feeds the garbage collector.
-func TestApplyStepAllocationsIssue18(t *testing.T) {
+func TestApplyStepAllocations(t *testing.T) {
 	w := simtest.Load(t, stepSpec(100))
 	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: json.RawMessage(`{"order":"A-1042"}`), Rules: history.RulesCurrent, ExecutionStarted: simtest.T0}
 	result := history.MustData(history.ActivityResult{Output: stepOutput, PluginSHA256: strings.Repeat("ab", 32)})

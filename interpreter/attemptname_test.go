@@ -10,7 +10,7 @@ import (
 // TaskID and AttemptID name durable tasks and the ids plugins see: their text must stay what
 // fmt's "%s#%d" wrote, and building one costs one allocation (issue 18: the timers' firing
 // named tasks through fmt.Sprintf, a few allocations each).
-func TestAttemptNameIssue18TimersFmtFree(t *testing.T) {
+func TestAttemptNameTimersFmtFree(t *testing.T) {
 	cases := []struct {
 		exec    string
 		attempt int

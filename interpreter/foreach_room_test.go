@@ -17,10 +17,10 @@ func items(n int) map[string]any {
 	return map[string]any{"items": l}
 }
 
-// TestForEachPastHistoryLimitIssue18 is issue 18's "for_each past the history limit": a
+// TestForEachPastHistoryLimit is issue 18's "for_each past the history limit": a
 // for_each over 100,000 items fails when it starts, with structural_limit, before any
 // activity is scheduled (it used to run 25,600 calls first and fail at 51,200 events).
-func TestForEachPastHistoryLimitIssue18(t *testing.T) {
+func TestForEachPastHistoryLimit(t *testing.T) {
 	src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    concurrency: 100\n    steps: [{activity: p.x}]\n"
 	s := simtest.New(t, src, items(100_000))
 	c := s.Closed(t)

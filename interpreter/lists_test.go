@@ -10,12 +10,12 @@ import (
 	"github.com/wendflow/wend/internal/simtest"
 )
 
-// TestEveryExpressionListIsAListIssue12Item20: `for_each: "${{ 1..100 }}"` passed validate
+// TestEveryExpressionListIsAList: `for_each: "${{ 1..100 }}"` passed validate
 // and failed at run time ("expected a list, got []int"): expr makes lists of several Go types
 // ([]int from ranges, []string from split, []any elsewhere). Each list an expression can
 // make must work as for_each's items, as a `with` input, through `set` into state and back
 // into a for_each, and as the run's output.
-func TestEveryExpressionListIsAListIssue12Item20(t *testing.T) {
+func TestEveryExpressionListIsAList(t *testing.T) {
 	for _, tc := range []struct{ expr, want string }{
 		{"1..4", `[1,2,3,4]`},
 		{"[1, 'a', true]", `[1,"a",true]`},

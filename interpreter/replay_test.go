@@ -124,12 +124,12 @@ func TestReplayRecordedHistories(t *testing.T) {
 	}
 }
 
-// TestReplayDecodedDecodesStartedOnceIssue18: ReplayDecoded, for a caller that decoded the
+// TestReplayDecodedDecodesStartedOnce: ReplayDecoded, for a caller that decoded the
 // WorkflowStarted payload and gave it to New, replays to the same state as Replay without
 // decoding that payload again (the engine's rebuild of an evicted run decoded it twice); the
 // allocations say so, the payload (a spec source and an
 // input) being the largest to decode. After it, a Replay decodes as before.
-func TestReplayDecodedDecodesStartedOnceIssue18(t *testing.T) {
+func TestReplayDecodedDecodesStartedOnce(t *testing.T) {
 	for _, name := range []string{"sequence_parallel_foreach", "retries_catch_signal"} {
 		t.Run(name, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("testdata", "histories", name+".json"))

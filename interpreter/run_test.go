@@ -39,11 +39,11 @@ output: {b: "${{ steps.b.output }}", state: "${{ state }}"}
 	s.ReplayOK(t)
 }
 
-// TestChildIDRulesIssue12Item2 pins how a child's workflow id is made under each rule set: a
+// TestChildIDRules pins how a child's workflow id is made under each rule set: a
 // history recorded before child ids derived from the run (Rules 0) must still replay with
 // the id it recorded, and a `wend retry` run (ExecBase set) names its children as the run it
 // retries did, as it does its activity execution ids.
-func TestChildIDRulesIssue12Item2(t *testing.T) {
+func TestChildIDRules(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if err := os.WriteFile("child.wend.yaml", []byte("wend: v1\nname: c\nsteps: [{delay: 1s}]\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -394,10 +394,10 @@ func types(evs []history.Event) []history.EventType {
 	return out
 }
 
-// TestBackoffMaxBoundsJitterIssue12Item4: backoff {initial, max, jitter} waited 135ms with max
+// TestBackoffMaxBoundsJitter: backoff {initial, max, jitter} waited 135ms with max
 // 100ms, because jitter was added after the cap. The wait must stay within [d(1-j), max]
 // whatever the draw, keep spreading at the cap, and equal the old formula below it.
-func TestBackoffMaxBoundsJitterIssue12Item4(t *testing.T) {
+func TestBackoffMaxBoundsJitter(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {
 		name     string
@@ -455,11 +455,11 @@ steps:
 	s.ReplayOK(t)
 }
 
-// TestRedeliveryNotCountedAgainstTriesIssue12Item3: an interrupted try is redelivered as the
+// TestRedeliveryNotCountedAgainstTries: an interrupted try is redelivered as the
 // next attempt, and the step still gets all its tries: with tries: 2, one interruption and two
 // failures make attempts 1 (interrupted), 2 and 3 (failed), then ActivityFailed at attempt 3.
 // An interruption report for an attempt already superseded changes nothing.
-func TestRedeliveryNotCountedAgainstTriesIssue12Item3(t *testing.T) {
+func TestRedeliveryNotCountedAgainstTries(t *testing.T) {
 	s := simtest.New(t, simtest.Head+"steps: [{id: a, activity: p.flaky, retry: {tries: 2}}]\n", nil)
 	first := s.Acts[0]
 	s.Acts = s.Acts[1:]

@@ -163,12 +163,12 @@ func TestReapAfterHostKill(t *testing.T) {
 		n, survivedHost, orphansAfter, worst.Milliseconds())
 }
 
-// TestReapPluginChildAfterHostKillIssue12Item14: a plugin forks a child (which inherits
+// TestReapPluginChildAfterHostKill: a plugin forks a child (which inherits
 // neither the parent-death signal nor the SDK watchdog), then its host is SIGKILLed. The plugin
 // dies with its host, its child does not; the next host's Reap must kill the child, which is
 // still in the plugin's process group. Before, Reap found the plugin's pid gone and dropped
 // the entry, leaving the child running for ever.
-func TestReapPluginChildAfterHostKillIssue12Item14(t *testing.T) {
+func TestReapPluginChildAfterHostKill(t *testing.T) {
 	reg := filepath.Join(t.TempDir(), "wend.db.plugins")
 	arg, err := json.Marshal(reapHost{Registry: reg, Command: []string{bins.testPlugin}, Grandchild: true})
 	if err != nil {

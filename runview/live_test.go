@@ -9,10 +9,10 @@ import (
 	"github.com/wendflow/wend/runview"
 )
 
-// TestLiveStateAndPendingSignalsIssue14: the detail of a live run (wend show, GET
+// TestLiveStateAndPendingSignals: the detail of a live run (wend show, GET
 // /v1/runs/{id}, the web UI) gives its current public state, which only a replay knows, and
 // the data of signals received and not yet taken; the signal wait it is in is found too.
-func TestLiveStateAndPendingSignalsIssue14(t *testing.T) {
+func TestLiveStateAndPendingSignals(t *testing.T) {
 	s := simtest.New(t, simtest.Head+`
 steps:
   - id: approve

@@ -2,9 +2,9 @@ package runview
 
 import "testing"
 
-// TestStepNameIssue16: progress lines, `wend show` and the web UI named steps by position
+// TestStepName: progress lines, `wend show` and the web UI named steps by position
 // (steps[3].parallel[1].steps[1], steps[1]@0.steps[0]); a person wants the id, or a place.
-func TestStepNameIssue16(t *testing.T) {
+func TestStepName(t *testing.T) {
 	ids := map[string]string{
 		"steps[0]":                           "charge",
 		"steps[1]":                           "pack",
@@ -56,9 +56,9 @@ func FuzzStepName(f *testing.F) {
 	})
 }
 
-// TestTimerNameIssue16: show's timeline and pending timers and the run page named timers by
+// TestTimerName: show's timeline and pending timers and the run page named timers by
 // their ids, positional paths (steps[0]#timeout, steps[1]@0.steps[0]); they read as steps do.
-func TestTimerNameIssue16(t *testing.T) {
+func TestTimerName(t *testing.T) {
 	ids := map[string]string{"steps[0]": "approve", "steps[1]": "pack"}
 	name := func(path string) string { return StepName(path, ids) }
 	for id, want := range map[string]string{

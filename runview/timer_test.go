@@ -26,10 +26,10 @@ func withTimerSteps(evs []history.Event) []history.Event {
 	return out
 }
 
-// TestFiredDelayNotWaitingIssue16: a fired delay and the parallel around it stayed "waiting"
+// TestFiredDelayNotWaiting: a fired delay and the parallel around it stayed "waiting"
 // on completed and cancelled runs, as TimerFired carried no step. With the step (new
 // histories) and without it (older ones, by the timer's TimerScheduled) both read completed.
-func TestFiredDelayNotWaitingIssue16(t *testing.T) {
+func TestFiredDelayNotWaiting(t *testing.T) {
 	const src = simtest.Head + `
 steps:
   - id: both

@@ -36,9 +36,9 @@ var stepCases = []struct {
 	{"input with a remote ref", `{"wend":"v1","name":"w","input":{"$ref":"https://example.com/s.json"},"steps":[{"delay":"1s"}]}`, false},
 }
 
-// TestSchemaEnforcesStepKindsIssue16: exactly one kind per step, for_each's body, fields that
+// TestSchemaEnforcesStepKinds: exactly one kind per step, for_each's body, fields that
 // belong to one kind, and a sketch of `input` as a JSON Schema, checked by the schema itself.
-func TestSchemaEnforcesStepKindsIssue16(t *testing.T) {
+func TestSchemaEnforcesStepKinds(t *testing.T) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	if err := c.AddResource(WorkflowID, bytes.NewReader(Workflow)); err != nil {
@@ -59,11 +59,11 @@ func TestSchemaEnforcesStepKindsIssue16(t *testing.T) {
 	}
 }
 
-// TestSchemasLoadInAjvStrictModeIssue16: ajv (the validator behind most JavaScript tooling and
+// TestSchemasLoadInAjvStrictMode: ajv (the validator behind most JavaScript tooling and
 // SchemaStore's checks) in strict mode refused the workflow schema for its editor-only keyword
 // defaultSnippets. Every schema must compile there with only the errorMessage vocabulary
 // declared, and the workflow schema must give the verdicts it gives in Go.
-func TestSchemasLoadInAjvStrictModeIssue16(t *testing.T) {
+func TestSchemasLoadInAjvStrictMode(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node not found: apt-get install nodejs npm, then (cd schemas/ajv && npm ci); scripts/test does both")

@@ -21,11 +21,11 @@ var published = []struct {
 	{"history-export.schema.json", HistoryExportID, HistoryExport},
 }
 
-// TestSchemasWorkOfflineIssue16: yaml-language-server drops hover, completion and checking for
+// TestSchemasWorkOffline: yaml-language-server drops hover, completion and checking for
 // a whole file when its schema $refs a URL it cannot fetch (the workflow schema named the draft
 // 2020-12 metaschema for `input`). Each schema must compile with a loader that refuses every
 // URL, and hold no $ref (or $dynamicRef) that leaves the document.
-func TestSchemasWorkOfflineIssue16(t *testing.T) {
+func TestSchemasWorkOffline(t *testing.T) {
 	for _, s := range published {
 		t.Run(s.name, func(t *testing.T) {
 			var loads []string

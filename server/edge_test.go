@@ -21,7 +21,7 @@ func (f *fixture) startBody(id, input string) string {
 
 // Ids, signal names and signal ids are checked where they enter: a 32,000-byte id is a 400,
 // and the next start on the same server succeeds (it used to stop the engine).
-func TestLongIDThenNormalStartIssue12Item5(t *testing.T) {
+func TestLongIDThenNormalStart(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	for _, tc := range []struct{ id, want string }{
 		{strings.Repeat("x", 32_000), "start: the workflow id is 32000 bytes, over the limit of 255"},
@@ -53,7 +53,7 @@ func TestLongIDThenNormalStartIssue12Item5(t *testing.T) {
 }
 
 // Run input and signal data over 2 MiB are a 413 naming the limit, and nothing is recorded.
-func TestPayloadLimitIssue12Item6(t *testing.T) {
+func TestPayloadLimit(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	big := `"` + strings.Repeat("x", 3<<20) + `"`
 	code, b := f.do("POST", "/v1/runs", f.startBody("big", big), nil)
@@ -75,7 +75,7 @@ func TestPayloadLimitIssue12Item6(t *testing.T) {
 
 // The signal over the limit of unconsumed signals is a 429 naming the limit; the run keeps
 // running and takes the signal it waits for.
-func TestSignalLimitIssue12Item7(t *testing.T) {
+func TestSignalLimit(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	st := f.start("order-1", `{"who":"ann"}`)
 	f.waitFor("order-1", waitingForSignal)
@@ -98,7 +98,7 @@ func TestSignalLimitIssue12Item7(t *testing.T) {
 
 // A resend with a signal id the run recorded is acknowledged after the run finished; a new
 // signal to the finished run is still refused.
-func TestSignalResendAfterFinishIssue12Item15(t *testing.T) {
+func TestSignalResendAfterFinish(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	f.start("order-1", `{"who":"ann"}`)
 	f.waitFor("order-1", waitingForSignal)
@@ -116,7 +116,7 @@ func TestSignalResendAfterFinishIssue12Item15(t *testing.T) {
 }
 
 // A start with a taken id and other input is a 409 naming the run; the same input is a 200.
-func TestStartTakenIDOtherInputIssue12Item16(t *testing.T) {
+func TestStartTakenIDOtherInput(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	st := f.start("order-1", `{"who":"ann"}`)
 	code, b := f.do("POST", "/v1/runs", f.startBody("order-1", `{"who":"bob"}`), nil)
@@ -130,7 +130,7 @@ func TestStartTakenIDOtherInputIssue12Item16(t *testing.T) {
 
 // A signal refused because the run is closing (its end not yet recorded) says so, not that
 // the run has finished: its record still says running (issue 12 item 7's wording).
-func TestSignalToClosingRunMessageIssue12Item7(t *testing.T) {
+func TestSignalToClosingRunMessage(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	st := f.start("order-1", `{"who":"ann"}`)
 	_, err := f.srv.control("order-1", "signals to a finished run are rejected", func(string) error {

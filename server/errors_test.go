@@ -62,10 +62,10 @@ func TestGuardErrorsRebuild(t *testing.T) {
 	}
 }
 
-// TestSentinelsRoundTripIssue17: each engine and store sentinel becomes its code on the way
+// TestSentinelsRoundTrip: each engine and store sentinel becomes its code on the way
 // out and is found again by errors.Is in the error rebuilt from that code, and by no other
 // sentinel; one table says both directions (errors.go had two switches that could drift).
-func TestSentinelsRoundTripIssue17(t *testing.T) {
+func TestSentinelsRoundTrip(t *testing.T) {
 	for _, s := range sentinels {
 		w := wrap(fmt.Errorf("start order-1: %w", s.err))
 		if w.Code != s.code || w.Status != statusOf(s.code) || w.Message != "start order-1: "+s.err.Error() {

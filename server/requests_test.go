@@ -10,10 +10,10 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 )
 
-// TestOneStartRequestIssue17: the API's start body is the engine's StartRequest, so the two
+// TestOneStartRequest: the API's start body is the engine's StartRequest, so the two
 // cannot drift; its JSON is docs/api.md's contract, unchanged from the API's own former type
 // (id, workflow, spec_file, source as text, input).
-func TestOneStartRequestIssue17(t *testing.T) {
+func TestOneStartRequest(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		req  engine.StartRequest
@@ -39,9 +39,9 @@ func TestOneStartRequestIssue17(t *testing.T) {
 	}
 }
 
-// TestEngineRefusesUnresolvedWorkflowIssue17: a registered name is the API's to resolve; the
+// TestEngineRefusesUnresolvedWorkflow: a registered name is the API's to resolve; the
 // engine given one says so rather than start nothing.
-func TestEngineRefusesUnresolvedWorkflowIssue17(t *testing.T) {
+func TestEngineRefusesUnresolvedWorkflow(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	_, _, err := f.eng.Start(t.Context(), engine.StartRequest{Workflow: "order"})
 	if err == nil || !errors.Is(err, engine.ErrUnresolvedWorkflow) {
@@ -49,9 +49,9 @@ func TestEngineRefusesUnresolvedWorkflowIssue17(t *testing.T) {
 	}
 }
 
-// TestOneCancelRequestIssue17: cancel and terminate read the history.CancelRequest the run
+// TestOneCancelRequest: cancel and terminate read the history.CancelRequest the run
 // records; a client gives its reason, and the fields the path and route decide are refused.
-func TestOneCancelRequestIssue17(t *testing.T) {
+func TestOneCancelRequest(t *testing.T) {
 	if b, _ := json.Marshal(history.CancelRequest{Reason: "customer asked"}); string(b) != `{"reason":"customer asked"}` {
 		t.Errorf("cancel body %s, want {\"reason\":\"customer asked\"}", b)
 	}

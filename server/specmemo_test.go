@@ -11,10 +11,10 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 )
 
-// TestStartRemembersValidSpecIssue18: a second start of the same workflow text is not
+// TestStartRemembersValidSpec: a second start of the same workflow text is not
 // parsed and checked again by the server (the engine checks it anyway), while a changed text
 // and a text whose run_workflow child may have changed are checked at every start.
-func TestStartRemembersValidSpecIssue18(t *testing.T) {
+func TestStartRemembersValidSpec(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	f.start("a", `{"who":"x"}`)
 	if f.srv.specs.hits != 0 {

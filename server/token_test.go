@@ -7,7 +7,7 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-func TestCheckTokenIssue12Item10(t *testing.T) {
+func TestCheckToken(t *testing.T) {
 	for _, tc := range []struct{ token, want string }{
 		{"s3cr3", "the token is 5 characters; a token needs at least 128 bits"},
 		{"0123456789abcdef0123456789abcde", "the token is 31 hex digits"},

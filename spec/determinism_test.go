@@ -21,11 +21,11 @@ func evalOnce(t *testing.T, src string, env map[string]any) any {
 	return got
 }
 
-// TestKeysSortedIssue12Item1: keys(), values() and toPairs() walked Go's map order, so the
+// TestKeysSorted: keys(), values() and toPairs() walked Go's map order, so the
 // same expression over the same map gave different lists (12 runs of a for_each over
 // keys(input.m) ended on 5 different items). Each must give one answer, in key order, every
 // time; 100 evaluations over 26 keys would show a random order with near certainty.
-func TestKeysSortedIssue12Item1(t *testing.T) {
+func TestKeysSorted(t *testing.T) {
 	m := map[string]any{}
 	var wantKeys, wantValues, wantPairs []any
 	for c := 'a'; c <= 'z'; c++ {

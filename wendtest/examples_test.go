@@ -11,10 +11,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// TestExamplesIssue15 is what CI runs of `wend test examples/`: every workflow in examples/
+// TestExamples is what CI runs of `wend test examples/`: every workflow in examples/
 // has a test file beside it, every case passes, and together they reach every step and run
 // every compensation.
-func TestExamplesIssue15(t *testing.T) {
+func TestExamples(t *testing.T) {
 	var workflows []string
 	err := filepath.WalkDir("../examples", func(p string, de os.DirEntry, err error) error {
 		if err != nil {
@@ -56,7 +56,7 @@ func TestExamplesIssue15(t *testing.T) {
 
 // The JSON Schema offered to editors accepts every example test file and refuses the
 // mistakes it can see.
-func TestTestSchemaIssue15(t *testing.T) {
+func TestTestSchema(t *testing.T) {
 	s, err := spec.CompileJSONSchema(schemas.WorkflowTest)
 	if err != nil {
 		t.Fatal(err)

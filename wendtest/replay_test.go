@@ -14,7 +14,7 @@ import (
 // Every history the driver records for the example cases is one production accepts: a
 // fresh interpreter replays it to the same decisions, history.Check finds nothing wrong, and
 // playing the case again records the same events (backoff jitter included).
-func TestPlayedHistoriesReplayIssue15(t *testing.T) {
+func TestPlayedHistoriesReplay(t *testing.T) {
 	files, err := Find([]string{"../examples"})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 // A workflow that waits 72 h for a signal and then 30 days plays in virtual time: the case
 // checks the virtual duration, and the test's bound is on inputs, not on the wall clock.
-func TestVirtualTimeLongWaitsIssue15(t *testing.T) {
+func TestVirtualTimeLongWaits(t *testing.T) {
 	wf := head + `steps:
   - id: approval
     wait_for_signal: approved
@@ -161,11 +161,11 @@ steps:
 	}
 }
 
-// TestPlaysAsTheEngineDoesIssue12: `wend test` must decide as the engine: a case without input
+// TestPlaysAsTheEngineDoes: `wend test` must decide as the engine: a case without input
 // sees {} (issue 12 item 18), and it plays new runs under the engine's current rules, where a
 // backoff's max bounds the wait with jitter included (item 4; the per-wait bound is tested in
-// interpreter, TestBackoffMaxBoundsJitterIssue12Item4).
-func TestPlaysAsTheEngineDoesIssue12(t *testing.T) {
+// interpreter, TestBackoffMaxBoundsJitter).
+func TestPlaysAsTheEngineDoes(t *testing.T) {
 	wf := head + `steps:
   - id: a
     activity: p.x

@@ -8,9 +8,9 @@ import (
 	"github.com/wendflow/wend/internal/simtest"
 )
 
-// TestIntegrityIssue12Item21: the export says whether it holds the whole history, whether the
+// TestIntegrity: the export says whether it holds the whole history, whether the
 // run closed, and carries a checksum over its events that any change to them alters.
-func TestIntegrityIssue12Item21(t *testing.T) {
+func TestIntegrity(t *testing.T) {
 	s := simtest.New(t, simtest.Head+"steps: [{activity: p.x}, {activity: p.y}]\n", nil)
 	s.RunActivities(simtest.Echo)
 	whole := exportOf(t, s)

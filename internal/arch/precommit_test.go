@@ -32,10 +32,10 @@ func ignoredDirs(t *testing.T) []string {
 	return dirs
 }
 
-// TestPreCommitInstallsOnlyWendIssue16: pre-commit's golang hooks run `go install ./...` in
+// TestPreCommitInstallsOnlyWend: pre-commit's golang hooks run `go install ./...` in
 // this repository. It installed four binaries in three minutes, one named go (the example
 // plugin) first on the hook's PATH. ./... must hold exactly one main package, cmd/wend.
-func TestPreCommitInstallsOnlyWendIssue16(t *testing.T) {
+func TestPreCommitInstallsOnlyWend(t *testing.T) {
 	cmd := exec.Command("go", "list", "-f", "{{if eq .Name \"main\"}}{{.ImportPath}}{{end}}", "./...")
 	cmd.Dir = "../.."
 	out, err := cmd.Output()
@@ -48,8 +48,8 @@ func TestPreCommitInstallsOnlyWendIssue16(t *testing.T) {
 	}
 }
 
-// TestPreCommitHooksIssue16: every hook runs wend; the -system hooks use the installed one.
-func TestPreCommitHooksIssue16(t *testing.T) {
+// TestPreCommitHooks: every hook runs wend; the -system hooks use the installed one.
+func TestPreCommitHooks(t *testing.T) {
 	data, err := os.ReadFile("../../.pre-commit-hooks.yaml")
 	if err != nil {
 		t.Fatal(err)

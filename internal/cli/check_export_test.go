@@ -11,11 +11,11 @@ import (
 	"github.com/wendflow/wend/internal/simtest"
 )
 
-// TestCheckExportIssue12Item21: wend check --export verifies a saved export: a sound one
+// TestCheckExport: wend check --export verifies a saved export: a sound one
 // passes with a replay; an altered event, a lost event, a missing integrity section, a key the
 // schema does not know, a consistent forgery the spec's decisions contradict, and a file that is
 // not JSON are each reported.
-func TestCheckExportIssue12Item21(t *testing.T) {
+func TestCheckExport(t *testing.T) {
 	s := simtest.New(t, simtest.Head+"steps: [{activity: p.x, with: 1}, {activity: p.y, with: 2}]\n", nil)
 	s.RunActivities(simtest.Echo)
 	doc, err := export.Build(s.Record(), s.Events)

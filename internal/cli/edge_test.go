@@ -18,7 +18,7 @@ import (
 // A start with a 32,000-byte workflow id over the control socket of a process holding a real
 // database is refused (invalid_id), and the next start on the same engine succeeds: the id
 // used to reach boltstore, whose refusal stopped the engine.
-func TestLongIDOverControlSocketIssue12Item5(t *testing.T) {
+func TestLongIDOverControlSocket(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	spec := filepath.Join(t.TempDir(), "w.wend.yaml")
 	src := "wend: v1\nname: w\nsteps: [{wait_for_signal: go}]\n"
@@ -52,7 +52,7 @@ func TestLongIDOverControlSocketIssue12Item5(t *testing.T) {
 
 // wend run and wend signal refuse an input or signal data over 2 MiB before they send it:
 // exit 2, naming the limit, and nothing is created.
-func TestCLIPayloadLimitIssue12Item6(t *testing.T) {
+func TestCLIPayloadLimit(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "wend.db")
 	spec := filepath.Join(dir, "w.wend.yaml")
@@ -82,7 +82,7 @@ func TestCLIPayloadLimitIssue12Item6(t *testing.T) {
 	}
 }
 
-func TestPrintableIssue12Item9(t *testing.T) {
+func TestPrintable(t *testing.T) {
 	for _, tc := range []struct{ in, keep, want string }{
 		{"order-7", "", "order-7"},
 		{"été", "", "été"},
@@ -100,7 +100,7 @@ func TestPrintableIssue12Item9(t *testing.T) {
 
 // Ids a database written before the edge checks may hold reach the terminal escaped in list
 // and show, never as raw escapes.
-func TestListShowEscapeIDsIssue12Item9(t *testing.T) {
+func TestListShowEscapeIDs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	st, err := openStore(path)
 	if err != nil {
@@ -126,7 +126,7 @@ func TestListShowEscapeIDsIssue12Item9(t *testing.T) {
 }
 
 // wend run's progress lines escape what the history and plugins put in them.
-func TestProgressEscapesIssue12Item9(t *testing.T) {
+func TestProgressEscapes(t *testing.T) {
 	var out strings.Builder
 	p := newProgress(&out)
 	run := history.Run{WorkflowID: "w\x1b[2J", RunID: "r1"}

@@ -11,7 +11,7 @@ import (
 // One meaning per exit code (issue 12 item 19): the codes are distinct, the README's table
 // lists exactly them, an internal error (a panic) exits 70, and no command's help gives a
 // code another meaning (3 is "cancelled" wherever it appears, never "internal error").
-func TestExitCodesOneMeaningIssue12Item19(t *testing.T) {
+func TestExitCodesOneMeaning(t *testing.T) {
 	codes := map[int]string{exitOK: "done", exitFailed: "failed", exitUsage: "usage", exitRunCancelled: "cancelled",
 		exitRunTimedOut: "timed out", exitInternal: "internal", exitInterrupted: "interrupted"}
 	if len(codes) != 7 || exitRunFailed != exitFailed {

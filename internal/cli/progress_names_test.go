@@ -57,9 +57,9 @@ func activity(step, act string) history.Event {
 	return history.Event{Type: history.ActivityScheduled, Step: step, Data: []byte(`{"plugin":"p","activity":"` + act + `"}`)}
 }
 
-// TestProgressNamesStepsIssue16: progress lines named steps by position
+// TestProgressNamesSteps: progress lines named steps by position
 // (steps[0].parallel[1].steps[1]); they show ids and places.
-func TestProgressNamesStepsIssue16(t *testing.T) {
+func TestProgressNamesSteps(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	p := &progress{w: &buf, start: now, now: func() time.Time { return now }}

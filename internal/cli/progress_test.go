@@ -70,10 +70,10 @@ func runProgress(evs []history.Event, tty bool, step time.Duration) string {
 	return buf.String()
 }
 
-// TestProgressLongForEachIssue16: 300 items off a terminal printed 604 lines, a line per
+// TestProgressLongForEach: 300 items off a terminal printed 604 lines, a line per
 // event; now a summary every 5 s and at the end. On a terminal, one line rewritten in place
 // with done/total, running, failed, rate and time left.
-func TestProgressLongForEachIssue16(t *testing.T) {
+func TestProgressLongForEach(t *testing.T) {
 	evs := loopEvents(t, 300, map[int]bool{7: true})
 	// 1,202 events 25 ms apart: about 30 s.
 	plain := runProgress(evs, false, 25*time.Millisecond)
@@ -122,10 +122,10 @@ func TestProgressForEachUnknownTotal(t *testing.T) {
 	}
 }
 
-// TestProgressLoadsEachSpecOnceIssue18: wend serve printed its step lines from a fresh load
+// TestProgressLoadsEachSpecOnce: wend serve printed its step lines from a fresh load
 // of the run's spec at every start; runs of one text now share one load, another text (or
 // file) gets its own, and a text that does not load leaves the run's steps named by place.
-func TestProgressLoadsEachSpecOnceIssue18(t *testing.T) {
+func TestProgressLoadsEachSpecOnce(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf)
 	started := func(runID, file, src string) {
@@ -167,11 +167,11 @@ func (g *gateWriter) Write(b []byte) (int, error) {
 	return g.buf.Write(b)
 }
 
-// TestProgressBackgroundIssue18: wend serve's Observe ran the step line's formatting and its
+// TestProgressBackground: wend serve's Observe ran the step line's formatting and its
 // write to stderr inside the engine's commit path, holding the run's next step; in the
 // background, observe returns while the writer is still busy, and the lines come out as
 // they would in line, in order.
-func TestProgressBackgroundIssue18(t *testing.T) {
+func TestProgressBackground(t *testing.T) {
 	clk := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	evs := []history.Event{
 		{Type: history.ActivityScheduled, Step: "steps[0]", Data: []byte(`{"plugin":"p","activity":"a"}`)},

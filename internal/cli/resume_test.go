@@ -7,9 +7,9 @@ import (
 	"github.com/wendflow/wend/runview"
 )
 
-// TestResumeAnnouncesWaitsIssue12Item13: what resume prints at start for each wait of an open
+// TestResumeAnnouncesWaits: what resume prints at start for each wait of an open
 // run, so a run whose next event is hours off does not look hung.
-func TestResumeAnnouncesWaitsIssue12Item13(t *testing.T) {
+func TestResumeAnnouncesWaits(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		w    runview.Wait

@@ -10,11 +10,11 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestChildOfEachContinueAsNewIterationIssue12Item2: a child's workflow id was the parent's
+// TestChildOfEachContinueAsNewIteration: a child's workflow id was the parent's
 // workflow id + "/" + step path, the same in every continue_as_new iteration, so iterations 2
 // and 3 found iteration 1's finished child and took its output. Each iteration's child must be
 // its own run and return that iteration's number.
-func TestChildOfEachContinueAsNewIterationIssue12Item2(t *testing.T) {
+func TestChildOfEachContinueAsNewIteration(t *testing.T) {
 	h := newHarness(t)
 	var seen []string
 	h.acts.fns["record"] = func(_ context.Context, c history.ActivityCall) (json.RawMessage, error) {

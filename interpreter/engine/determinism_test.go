@@ -7,10 +7,10 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestForEachOverKeysEndsTheSameIssue12Item1: 12 runs of a for_each over keys(input.m) of a
+// TestForEachOverKeysEndsTheSame: 12 runs of a for_each over keys(input.m) of a
 // 6-key map ended on 5 different items, and a recovered run was refused as nondeterministic.
 // Twenty runs must now end on the same item with the same output, and each history replays.
-func TestForEachOverKeysEndsTheSameIssue12Item1(t *testing.T) {
+func TestForEachOverKeysEndsTheSame(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+`
 steps:

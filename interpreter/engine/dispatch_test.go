@@ -53,11 +53,11 @@ func blockFirst(h *harness, name string) <-chan history.ActivityCall {
 	return started
 }
 
-// TestRedeliveryGetsANewAttemptIssue12Item3: a try handed to a plugin by a process that stopped
+// TestRedeliveryGetsANewAttempt: a try handed to a plugin by a process that stopped
 // before its outcome was recorded is recorded as interrupted and redelivered as attempt 2 with
 // a new activity_attempt_id (it re-ran under the same attempt and id before), and the
 // redelivery does not use up tries: the step has one try and still completes.
-func TestRedeliveryGetsANewAttemptIssue12Item3(t *testing.T) {
+func TestRedeliveryGetsANewAttempt(t *testing.T) {
 	h := newHarness(t)
 	started := blockFirst(h, "slow")
 	f := h.write("w.wend.yaml", head+"steps: [{id: s, activity: p.slow, retry: {tries: 1}}]\n")
@@ -337,11 +337,11 @@ func TestEveryCallIsMarkedFirst(t *testing.T) {
 	}
 }
 
-// TestLostTaskOfADispatchedTryIsARedeliveryIssue12Item3: a try in flight when the process
+// TestLostTaskOfADispatchedTryIsARedelivery: a try in flight when the process
 // stopped, whose task record was then lost, is rebuilt by the start's repair and recorded
 // interrupted (its dispatch mark went with the record), so the re-run is attempt 2 with a
 // new attempt id, not attempt 1 again.
-func TestLostTaskOfADispatchedTryIsARedeliveryIssue12Item3(t *testing.T) {
+func TestLostTaskOfADispatchedTryIsARedelivery(t *testing.T) {
 	h := newHarness(t)
 	started := blockFirst(h, "slow")
 	f := h.write("w.wend.yaml", head+"steps: [{id: s, activity: p.slow, retry: {tries: 1}}]\n")

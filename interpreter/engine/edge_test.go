@@ -12,7 +12,7 @@ import (
 	"github.com/wendflow/wend/interpreter"
 )
 
-func TestCheckIDIssue12Item5(t *testing.T) {
+func TestCheckID(t *testing.T) {
 	for _, tc := range []struct {
 		id   string
 		want string // "" accepted
@@ -67,7 +67,7 @@ func newRefusingHarness(t *testing.T) (*harness, refusingStore) {
 
 // A commit the store refuses for one run's content fails that start only: the engine goes
 // on, nothing of the refused run is stored, and the next start commits.
-func TestRefusedStartFailsOnlyItselfIssue12Item5(t *testing.T) {
+func TestRefusedStartFailsOnlyItself(t *testing.T) {
 	h, st := newRefusingHarness(t)
 	f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}]\n")
 	src := []byte(head + "steps: [{wait_for_signal: go}]\n")
@@ -100,7 +100,7 @@ func TestRefusedStartFailsOnlyItselfIssue12Item5(t *testing.T) {
 
 // A refused commit of a running run's input blocks that run (its interpreter is past what
 // the store holds), never the engine: other runs go on.
-func TestRefusedInputBlocksOnlyItsRunIssue12Item5(t *testing.T) {
+func TestRefusedInputBlocksOnlyItsRun(t *testing.T) {
 	h, _ := newRefusingHarness(t)
 	f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}]\n")
 	h.start(f, "a", "null")
@@ -123,7 +123,7 @@ func TestRefusedInputBlocksOnlyItsRunIssue12Item5(t *testing.T) {
 	}
 }
 
-func TestPayloadLimitIssue12Item6(t *testing.T) {
+func TestPayloadLimit(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}]\n")
 	src := []byte(head + "steps: [{wait_for_signal: go}]\n")
@@ -145,7 +145,7 @@ func TestPayloadLimitIssue12Item6(t *testing.T) {
 
 // The signal over MaxSignals is refused before it is recorded, and the run goes on: a signal
 // a step waits for still reaches it.
-func TestSignalLimitRefusedAtTheEdgeIssue12Item7(t *testing.T) {
+func TestSignalLimitRefusedAtTheEdge(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}]\n")
 	r := h.start(f, "w", "null")
@@ -173,7 +173,7 @@ func TestSignalLimitRefusedAtTheEdgeIssue12Item7(t *testing.T) {
 
 // A resend of a signal the run took is acknowledged even after that signal finished it, and
 // flagged as the duplicate it is, open run or closed: the caller must not say "sent" of it.
-func TestSignalResendAfterRunFinishedIssue12Item15(t *testing.T) {
+func TestSignalResendAfterRunFinished(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}, {wait_for_signal: go}]\n")
 	r := h.start(f, "w", "null")
@@ -213,7 +213,7 @@ func countType(evs []history.Event, t history.EventType) (n int) {
 
 // A start with a taken id and the same input (as JSON values) names the same run; other
 // input is refused, naming the run that holds the id.
-func TestStartTakenIDOtherInputIssue12Item16(t *testing.T) {
+func TestStartTakenIDOtherInput(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+"steps: [{wait_for_signal: go}]\n")
 	src := []byte(head + "steps: [{wait_for_signal: go}]\n")

@@ -49,13 +49,13 @@ func (h *harness) settle(workflowID string, typ history.EventType) {
 	h.t.Fatalf("%s never recorded %s and went idle", workflowID, typ)
 }
 
-// TestIdleRunLeavesMemoryAndResumesIssue18 is issue 18's "runs idle for a while leave memory
+// TestIdleRunLeavesMemoryAndResumes is issue 18's "runs idle for a while leave memory
 // and are rebuilt from history on their next input": a run waiting on a signal, a timer, a
 // retry's backoff or a cancel leaves memory after IdleAfter on the virtual clock, and its
 // next input (from a client, or from the scheduler's heap) rebuilds it by replay and the run
 // completes as it would have resident: completed steps are not called again and compensations
 // still know what to undo.
-func TestIdleRunLeavesMemoryAndResumesIssue18(t *testing.T) {
+func TestIdleRunLeavesMemoryAndResumes(t *testing.T) {
 	cases := []struct {
 		name   string
 		wait   string // the waiting step
@@ -202,11 +202,11 @@ func TestRepairSkipsEvictedRunsWithTheirTasks(t *testing.T) {
 	}
 }
 
-// TestWaitingRunMemoryBoundedIssue18 bounds the live heap an evicted waiting run costs (the
+// TestWaitingRunMemoryBounded bounds the live heap an evicted waiting run costs (the
 // target is 100,000 waiting runs in under 1 GB): n runs wait on a signal, leave memory, and
 // the heap they hold, engine and in-memory store together, is measured after a GC. Resident,
 // the same runs hold several times as much.
-func TestWaitingRunMemoryBoundedIssue18(t *testing.T) {
+func TestWaitingRunMemoryBounded(t *testing.T) {
 	const n = 2000
 	h := newIdleHarness(t, Options{IdleAfter: time.Minute})
 	f := h.write("w.wend.yaml", head+`

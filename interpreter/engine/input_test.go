@@ -9,10 +9,10 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestAbsentInputIsEmptyObjectIssue12Item18: `input.n ?? 0` passes validate, but a run started
+// TestAbsentInputIsEmptyObject: `input.n ?? 0` passes validate, but a run started
 // without input failed with "cannot fetch n from <nil>". No input, or null, is {} for a run
 // and for a run_workflow child without `with`; an explicit input is kept as given.
-func TestAbsentInputIsEmptyObjectIssue12Item18(t *testing.T) {
+func TestAbsentInputIsEmptyObject(t *testing.T) {
 	h := newHarness(t)
 	h.write("child.wend.yaml", head+"steps: [{delay: 1s}]\noutput: \"${{ input.n ?? 'child default' }}\"\n")
 	f := h.write("w.wend.yaml", head+`

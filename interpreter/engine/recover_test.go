@@ -53,11 +53,11 @@ func (d *damagingStore) Commit(ctx context.Context, c history.Commit) error {
 	return nil
 }
 
-// TestDamagedTaskSetAsideIssue12Item12: a damaged task record no longer stops the engine from
+// TestDamagedTaskSetAside: a damaged task record no longer stops the engine from
 // resuming (serve, resume and repair exited 2 for the whole database): Recover logs it, counts
 // it, rebuilds it from the run's history, deletes a damaged record no run needs (its key was
 // hit), and every run goes on.
-func TestDamagedTaskSetAsideIssue12Item12(t *testing.T) {
+func TestDamagedTaskSetAside(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+"steps:\n  - delay: 1m\n  - activity: p.a\n")
 	h.start(f, "hit", "null")
@@ -112,10 +112,10 @@ func TestDamagedTaskSetAsideIssue12Item12(t *testing.T) {
 	}
 }
 
-// TestRecoverRebuildsLostTasksIssue12Item13: a task lost while no engine ran (a timer's) is
+// TestRecoverRebuildsLostTasks: a task lost while no engine ran (a timer's) is
 // rebuilt when the next engine recovers, as serve's watchdog would a minute later; before,
 // wend resume waited for ever for a timer it had no task for.
-func TestRecoverRebuildsLostTasksIssue12Item13(t *testing.T) {
+func TestRecoverRebuildsLostTasks(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+"steps:\n  - delay: 1h\n  - activity: p.a\n")
 	h.start(f, "lost", "null")

@@ -8,11 +8,11 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestCheckTasksAgainstHistoryIssue12Item11: wend check compares tasks with what the open runs'
+// TestCheckTasksAgainstHistory: wend check compares tasks with what the open runs'
 // histories need. A task whose run id was flipped (a record written before checksums) left its
 // run waiting for ever with check saying ok; now check names it, repair replaces it, and a
 // lost task and a run record whose name its spec contradicts are reported too.
-func TestCheckTasksAgainstHistoryIssue12Item11(t *testing.T) {
+func TestCheckTasksAgainstHistory(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+"steps:\n  - delay: 1m\n  - activity: p.a\n")
 	h.start(f, "flip", "null")

@@ -74,12 +74,12 @@ func (h *harness) resumeOver(opts Options, skew string) (*readCountingStore, Rec
 	return st, rep
 }
 
-// TestResumeDoesNotReplayWaitingRunsIssue18: a restart over runs that only wait (on a signal,
+// TestResumeDoesNotReplayWaitingRuns: a restart over runs that only wait (on a signal,
 // on a timer) reads no history before it is ready: Recover replayed every open run first, 84 µs
 // a run, 21 s of start with 100,000 of them. Each run is rebuilt on its first input: a signal
 // to one, the timer of the other. The repair the start owes then runs in the background and
 // replays the runs nothing has touched yet.
-func TestResumeDoesNotReplayWaitingRunsIssue18(t *testing.T) {
+func TestResumeDoesNotReplayWaitingRuns(t *testing.T) {
 	h := newHarness(t)
 	sig := h.write("sig.wend.yaml", head+"steps:\n  - {activity: p.first}\n  - {id: w, wait_for_signal: go}\noutput: \"${{ steps.w.output }}\"\n")
 	tim := h.write("tim.wend.yaml", head+"steps: [{activity: p.first}, {delay: 10m}, {activity: p.after}]\n")
@@ -265,11 +265,11 @@ func TestRepairDoesNotRebuildATaskCommittedAfterItsRead(t *testing.T) {
 	}
 }
 
-// TestResumeRepairReturnsItsGarbageIssue18: the start's repair replays every open run once,
+// TestResumeRepairReturnsItsGarbage: the start's repair replays every open run once,
 // and the memory that burst freed goes back to the system when it ends (serve over 100,000
 // waiting runs kept 334 MB anonymous after it, with 116 MB of live heap), once, and before
 // ResumeRepaired answers; a start with no open run has nothing to return.
-func TestResumeRepairReturnsItsGarbageIssue18(t *testing.T) {
+func TestResumeRepairReturnsItsGarbage(t *testing.T) {
 	var returned atomic.Int64
 	old := returnRepairGarbage
 	t.Cleanup(func() { returnRepairGarbage = old })

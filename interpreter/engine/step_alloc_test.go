@@ -11,11 +11,11 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestSequentialStepAllocationsIssue18: a step of a sequential run in process (an echo call,
+// TestSequentialStepAllocations: a step of a sequential run in process (an echo call,
 // the in-memory store) allocates at most 115 times, the difference between a 110-step and a
 // 10-step run over 100 (117 with a closure or variable each for the try's timers, heartbeats
 // and build; 109 now, 113 under -race): a bound on what every step feeds the garbage collector.
-func TestSequentialStepAllocationsIssue18(t *testing.T) {
+func TestSequentialStepAllocations(t *testing.T) {
 	e := New(Options{Store: history.NewMemStore(), Activities: &fakeActs{}, MaxActivities: 512})
 	defer e.Close()
 	n := 0

@@ -8,12 +8,12 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestTimerPoolFiresEveryTimerOnceIssue18 is issue 18's "100,000 timers due in the same
+// TestTimerPoolFiresEveryTimerOnce is issue 18's "100,000 timers due in the same
 // second": fired timers go to their runs through a bounded pool of workers that take firings
 // until none is queued (timerfire.go), not a goroutine each. Many timers due at once, on runs
 // that left memory, each fire exactly once and their runs complete; the pool never holds more
 // workers than its bound, and is empty afterwards.
-func TestTimerPoolFiresEveryTimerOnceIssue18(t *testing.T) {
+func TestTimerPoolFiresEveryTimerOnce(t *testing.T) {
 	const runs, bound = 60, 4
 	h := newIdleHarness(t, Options{MaxResidentRuns: 5})
 	h.e.timerMu.Lock()

@@ -6,10 +6,10 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestTimerFiredNamesItsStepIssue16: a fired delay stayed "waiting" in the web UI because the
+// TestTimerFiredNamesItsStep: a fired delay stayed "waiting" in the web UI because the
 // engine recorded TimerFired without the step it ends; it now names the step the timer was
 // scheduled at (the for_each instance's path inside a loop), as the Temporal driver does.
-func TestTimerFiredNamesItsStepIssue16(t *testing.T) {
+func TestTimerFiredNamesItsStep(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("w.wend.yaml", head+"steps:\n  - parallel: [{delay: 1m}, {for_each: [1, 2], steps: [{delay: 2s}]}]\n")
 	r := h.start(f, "d", "null")

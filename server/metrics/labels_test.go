@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestMetricsBuildInfoIssue16: /metrics says which build serves it.
-func TestMetricsBuildInfoIssue16(t *testing.T) {
+// TestMetricsBuildInfo: /metrics says which build serves it.
+func TestMetricsBuildInfo(t *testing.T) {
 	f := newFixture(t)
 	body := f.body()
 	re := regexp.MustCompile(`(?m)^wend_build_info\{goversion="go[^"]+",revision="[^"]*",version="[^"]+"\} 1$`)
@@ -42,9 +42,9 @@ func TestBuildInfoLabels(t *testing.T) {
 	}
 }
 
-// TestMetricsHelpWithoutGoIdentifiersIssue16: a HELP text is read by people on a dashboard;
+// TestMetricsHelpWithoutGoIdentifiers: a HELP text is read by people on a dashboard;
 // it said "firstNonEmpty to last event" and "by failure_category".
-func TestMetricsHelpWithoutGoIdentifiersIssue16(t *testing.T) {
+func TestMetricsHelpWithoutGoIdentifiers(t *testing.T) {
 	f := newFixture(t)
 	f.start("f1", failSpec)
 	f.settle("f1", closed)
@@ -67,9 +67,9 @@ func TestMetricsHelpWithoutGoIdentifiersIssue16(t *testing.T) {
 	}
 }
 
-// TestMetricsLabelsAreNamesNotIdsIssue16: runs are counted by workflow name and activity
+// TestMetricsLabelsAreNamesNotIds: runs are counted by workflow name and activity
 // name, never by workflow or run id, so the series do not grow with the runs.
-func TestMetricsLabelsAreNamesNotIdsIssue16(t *testing.T) {
+func TestMetricsLabelsAreNamesNotIds(t *testing.T) {
 	f := newFixture(t)
 	var ids []string
 	for i := range 5 {
@@ -110,9 +110,9 @@ func TestMetricsLabelsAreNamesNotIdsIssue16(t *testing.T) {
 	}
 }
 
-// TestMetricsNameBoundIssue16: a store with more workflow names than maxLabelNames exports the
+// TestMetricsNameBound: a store with more workflow names than maxLabelNames exports the
 // first ones and folds the rest into _other.
-func TestMetricsNameBoundIssue16(t *testing.T) {
+func TestMetricsNameBound(t *testing.T) {
 	names := map[string]bool{}
 	for i := range maxLabelNames + 50 {
 		names[fmt.Sprintf("wf%04d", i)] = true

@@ -38,11 +38,11 @@ func buttons(t *testing.T, f *webFixture, id string) (acts []string, signal bool
 	return acts, strings.Contains(body, `id="signal-form"`), body
 }
 
-// TestUIActionsByStatusIssue16: a run's page offers only the actions its status allows: an
+// TestUIActionsByStatus: a run's page offers only the actions its status allows: an
 // open run signal, cancel, terminate and repair; a failed run retry while it is its workflow
 // id's newest run; a completed, cancelled or terminated run none. The old page offered every
 // button on every run.
-func TestUIActionsByStatusIssue16(t *testing.T) {
+func TestUIActionsByStatus(t *testing.T) {
 	f := newWebFixture(t)
 	post := func(id, action string) {
 		t.Helper()
@@ -107,9 +107,9 @@ func TestUIActionsByStatusIssue16(t *testing.T) {
 	}
 }
 
-// TestUISignalFormDeclaredIssue16: a workflow that declares its signals gets a choice of
+// TestUISignalFormDeclared: a workflow that declares its signals gets a choice of
 // those names, the awaited one first, and no free text.
-func TestUISignalFormDeclaredIssue16(t *testing.T) {
+func TestUISignalFormDeclared(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("d1", declaredSpec)
 	f.settle("d1", waitingForSignal)

@@ -54,10 +54,10 @@ func ids(t *testing.T, ctx context.Context, sel string) []string {
 	return browsertest.Get(t, ctx, "ids of "+sel, chromedp.Evaluate[[]string](`[...document.querySelectorAll(`+browsertest.JSString(sel)+`)].map(e => e.id)`))
 }
 
-// TestBrowserRunActionsIssue16: a failed run's page offers retry and nothing else; a
+// TestBrowserRunActions: a failed run's page offers retry and nothing else; a
 // waiting run's offers the signal form (naming the awaited signal), cancel, terminate and
 // repair; cancelling it from the page closes it, and the page then offers nothing.
-func TestBrowserRunActionsIssue16(t *testing.T) {
+func TestBrowserRunActions(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("f1", webFailSpec)
 	f.settle("f1", closed)
@@ -91,10 +91,10 @@ func TestBrowserRunActionsIssue16(t *testing.T) {
 	}
 }
 
-// TestBrowserLargeRunIssue16: a 120-item loop's activities are one summary row that expands
+// TestBrowserLargeRun: a 120-item loop's activities are one summary row that expands
 // 50 cards a page; the events page 100 at a time, in full or one line each; the timeline
 // draws a visible bar for each step that ran.
-func TestBrowserLargeRunIssue16(t *testing.T) {
+func TestBrowserLargeRun(t *testing.T) {
 	f := newWebFixture(t)
 	startMany(t, f, "big", 120)
 	ctx := login(t, f)
@@ -130,8 +130,8 @@ func TestBrowserLargeRunIssue16(t *testing.T) {
 	until(t, ctx, "still compact", has(`#event-lines`))
 }
 
-// TestBrowserCompensatedFilterIssue16: ticking "compensated" lists the compensated run only.
-func TestBrowserCompensatedFilterIssue16(t *testing.T) {
+// TestBrowserCompensatedFilter: ticking "compensated" lists the compensated run only.
+func TestBrowserCompensatedFilter(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("saga-1", sagaSpec)
 	f.settle("saga-1", closed)
@@ -147,9 +147,9 @@ func TestBrowserCompensatedFilterIssue16(t *testing.T) {
 	}
 }
 
-// TestBrowserStartFormIssue16: the start form shows an input the schema refuses as an error
+// TestBrowserStartForm: the start form shows an input the schema refuses as an error
 // on the form, keeping the text; valid input starts the run and opens its page.
-func TestBrowserStartFormIssue16(t *testing.T) {
+func TestBrowserStartForm(t *testing.T) {
 	f := newWebFixture(t)
 	writeFile(t, filepath.Join(f.dir, "typed.wend.yaml"), typedSpec)
 	ws, err := server.LoadWorkflows(f.dir)

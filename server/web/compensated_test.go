@@ -22,9 +22,9 @@ steps:
     with: {message: declined}
 `
 
-// TestUICompensatedFilterIssue16: ?compensated=1 lists only the runs whose compensations
+// TestUICompensatedFilter: ?compensated=1 lists only the runs whose compensations
 // ran, and the filter form keeps the choice across its links.
-func TestUICompensatedFilterIssue16(t *testing.T) {
+func TestUICompensatedFilter(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("saga-1", sagaSpec)
 	f.settle("saga-1", closed)

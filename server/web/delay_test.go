@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestUIFiredDelayCompletedIssue16: on the run page of a completed run, a fired delay and the
+// TestUIFiredDelayCompleted: on the run page of a completed run, a fired delay and the
 // parallel around it read completed, not waiting (the engine's TimerFired now names its step).
-func TestUIFiredDelayCompletedIssue16(t *testing.T) {
+func TestUIFiredDelayCompleted(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("d1", "wend: v1\nname: d\nsteps:\n  - id: both\n    parallel: [{id: pause, delay: 20ms}, {id: pause2, delay: 30ms}]\n")
 	f.settle("d1", closed)

@@ -10,10 +10,10 @@ import (
 	"github.com/wendflow/wend/runview"
 )
 
-// TestGanttBarsIssue16 places each step's bar in percent of the run's span: a finished step
+// TestGanttBars places each step's bar in percent of the run's span: a finished step
 // from its start to its end, an unfinished one to the span's end (the run's close or, open,
 // its latest event), an instant one at the minimum width, a step never reached none.
-func TestGanttBarsIssue16(t *testing.T) {
+func TestGanttBars(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	steps := []runview.Step{
@@ -49,9 +49,9 @@ func TestGanttBarsIssue16(t *testing.T) {
 	}
 }
 
-// TestUIGanttRendersIssue16: a run's page draws its timeline as SVG bars, one per step that
+// TestUIGanttRenders: a run's page draws its timeline as SVG bars, one per step that
 // ran, with attributes only (the CSP refuses inline styles) and no script.
-func TestUIGanttRendersIssue16(t *testing.T) {
+func TestUIGanttRenders(t *testing.T) {
 	f := newWebFixture(t)
 	startMany(t, f, "g1", 3)
 	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs/g1"})

@@ -43,10 +43,10 @@ func startMany(t *testing.T, f *webFixture, id string, n int) {
 	f.settle(id, closed)
 }
 
-// TestUILargeRunPageBoundedIssue16: a 300-item for_each's page was 431 KB with an activity
+// TestUILargeRunPageBounded: a 300-item for_each's page was 431 KB with an activity
 // card per item; it collapses the loop's activities into a summary row with counts and pages
 // the events, so the page stays under a fixed size whatever the number of items.
-func TestUILargeRunPageBoundedIssue16(t *testing.T) {
+func TestUILargeRunPageBounded(t *testing.T) {
 	f := newWebFixture(t)
 	startMany(t, f, "big", 300)
 	get := func(path string) string {

@@ -18,10 +18,10 @@ steps:
     steps: [{activity: demo.echo}]
 `
 
-// TestUIRunNamesStepsIssue16: the run page named nested steps by position
+// TestUIRunNamesSteps: the run page named nested steps by position
 // (steps[0].parallel[1].steps[1], steps[1]@0.steps[0]); it shows ids and places, and keeps
 // the path for machines in attributes.
-func TestUIRunNamesStepsIssue16(t *testing.T) {
+func TestUIRunNamesSteps(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("n1", nestedSpec)
 	f.settle("n1", closed)

@@ -77,10 +77,10 @@ steps:
     wait_for_signal: go
 `
 
-// TestUIStartFormInputSchemaIssue16: the start form's input is checked against the
+// TestUIStartFormInputSchema: the start form's input is checked against the
 // workflow's input schema; a mismatch is shown on the form, which keeps what was typed, and
 // starts nothing.
-func TestUIStartFormInputSchemaIssue16(t *testing.T) {
+func TestUIStartFormInputSchema(t *testing.T) {
 	f := newWebFixture(t)
 	writeFile(t, filepath.Join(f.dir, "typed.wend.yaml"), typedSpec)
 	ws, err := server.LoadWorkflows(f.dir)

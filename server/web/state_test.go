@@ -19,9 +19,9 @@ steps:
     wait_for_signal: shipped
 `
 
-// TestRunStateIssue14: GET /v1/runs/{id} and the run page give the live run's current public
+// TestRunState: GET /v1/runs/{id} and the run page give the live run's current public
 // state and the data of signals received and not yet taken.
-func TestRunStateIssue14(t *testing.T) {
+func TestRunState(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("s1", stateSpec)
 	for _, sig := range []struct{ name, data string }{{"approve", `{"by":"ann"}`}, {"note", `{"text":"rush"}`}} {

@@ -209,7 +209,7 @@ func TestUIOverUnixSocketNeedsNoLogin(t *testing.T) {
 
 // The UI's Content-Security-Policy names only directives CSP defines (it said form-runAction
 // where form-action was meant, so forms were not held to this origin).
-func TestCSPHeaderIssue12Item10(t *testing.T) {
+func TestCSPHeader(t *testing.T) {
 	f := newWebFixture(t)
 	_, h, _ := f.send(req{Method: "GET", Path: "/ui/runs", Session: true})
 	known := map[string]bool{"default-src": true, "script-src": true, "style-src": true, "img-src": true, "connect-src": true,

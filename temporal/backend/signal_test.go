@@ -18,10 +18,10 @@ func withSignal(t *testing.T, signalID string) []history.Event {
 		Data: history.MustData(history.Signal{Name: "go", SignalID: signalID})})
 }
 
-// TestSignalResendIsDuplicateIssue12Item15: on Temporal as locally, a resend with a signal id
+// TestSignalResendIsDuplicate: on Temporal as locally, a resend with a signal id
 // the run recorded answers Duplicate and sends nothing, open run or closed; a new id to an
 // open run is sent and not Duplicate; a new id to a closed run is refused as closed.
-func TestSignalResendIsDuplicateIssue12Item15(t *testing.T) {
+func TestSignalResendIsDuplicate(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		status   enumspb.WorkflowExecutionStatus
