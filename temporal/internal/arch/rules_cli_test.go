@@ -8,8 +8,10 @@ func init() {
 	// The worker's failpoints (internal/faults) are empty functions outside `-tags faults` builds.
 	allowed["worker"] = append([]string{wend + "/history", wend + "/plugins", wend + "/internal/faults", module + "/wire", module + "/internal/closing", "golang.org/x/sys/unix"}, sdk...)
 	allowed["backend"] = append([]string{wend + "/history", wend + "/interpreter", wend + "/interpreter/engine", wend + "/history/export", wend + "/runview", wend + "/spec", wend + "/server", wend + "/internal/cli",
-		module + "/wire", module + "/internal/closing"}, sdk...)
+		wend + "/schedule", wend + "/schedule/runner", module + "/wire", module + "/internal/closing"}, sdk...)
 	allowed["cmd/wend-temporal"] = []string{wend + "/internal/cli", module + "/backend", module + "/worker", module + "/driver", "go.temporal.io/sdk/client", "go.temporal.io/sdk/log"}
+	// The backend syncs schedules as Temporal Schedules: it reads their declarations with
+	// schedule and keeps runner's records and views, so the CLI shows both engines alike.
 	// The worker runs plugins and workflow code, never a database; the backend reads runs
 	// through the cluster and hosts no workflow code.
 	forbiddenDeps["worker"] = []string{wend + "/boltstore", wend + "/interpreter/engine", wend + "/internal/cli", wend + "/server", "go.etcd.io/bbolt"}
