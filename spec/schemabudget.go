@@ -50,7 +50,12 @@ func (b *stepBudget) start(ctx context.Context) {
 // the one way to stop its walk early: its extensions run after a schema's subschemas.
 type budgetStop struct{ err error }
 
+// step counts one step of the validation under way. A schema's Validate called directly
+// (not through validateSafely) is not counted: no budget was started for it.
 func (b *stepBudget) step() {
+	if b.ctx == nil {
+		return
+	}
 	b.steps++
 	if b.steps > MaxSchemaSteps {
 		panic(budgetStop{fmt.Errorf("stopped after %d steps, its limit: %w", MaxSchemaSteps, ErrSchemaBudget)})

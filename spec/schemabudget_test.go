@@ -128,3 +128,19 @@ func BenchmarkValidateInputDeep(b *testing.B) {
 		}
 	})
 }
+
+// TestDirectValidateIsNotBudgeted: a schema from CompileJSONSchema validated with its own
+// Validate (wend check --export does, on exports up to 256 MiB) counts no steps and never
+// stops early; only validations through ValidateInput and CheckSignal are budgeted.
+func TestDirectValidateIsNotBudgeted(t *testing.T) {
+	s, err := CompileJSONSchema([]byte(`{"type": "array", "items": {"type": "integer"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if budgetOf(s) == nil {
+		t.Fatal("no budget on a compiled schema")
+	}
+	if err := s.Validate(decodeJSON(t, "["+strings.Repeat("1,", MaxSchemaSteps)+"1]")); err != nil {
+		t.Fatalf("direct validation: %v", err)
+	}
+}
