@@ -144,3 +144,37 @@ func TestDirectValidateIsNotBudgeted(t *testing.T) {
 		t.Fatalf("direct validation: %v", err)
 	}
 }
+
+// TestCheckSignalBounded: signal data goes through the same bounds as input: depth before
+// the schema, then the step budget and the request's context.
+func TestCheckSignalBounded(t *testing.T) {
+	src := "wend: v1\nname: w\nsignals:\n  go:\n    schema:\n" +
+		"      $ref: \"#/$defs/fork\"\n      $defs:\n        fork:\n          anyOf:\n" +
+		"            - type: integer\n            - {type: array, items: {$ref: \"#/$defs/fork\"}}\n" +
+		"            - {type: array, items: {$ref: \"#/$defs/fork\"}}\n" +
+		"steps:\n  - wait_for_signal: go\n"
+	w, ds := Load("w.wend.yaml", []byte(src))
+	if ds.HasErrors() {
+		t.Fatal(ds.Error())
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	costly := json.RawMessage(strings.Repeat("[", 40) + `"x"` + strings.Repeat("]", 40))
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		data json.RawMessage
+		want error
+	}{
+		{"valid", context.Background(), json.RawMessage(nestedJSON(8)), nil},
+		{"too deep", context.Background(), json.RawMessage(nestedJSON(MaxDataDepth + 1)), ErrDataTooDeep},
+		{"client gone", gone, costly, context.Canceled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := w.CheckSignalContext(c.ctx, "go", c.data)
+			if c.want == nil && err != nil || c.want != nil && (!errors.Is(err, ErrSignalData) || !strings.Contains(err.Error(), c.want.Error())) {
+				t.Fatalf("got %v, want %v", err, c.want)
+			}
+		})
+	}
+}
