@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,7 +46,7 @@ func compileSchemaAt(file, path string, node *yaml.Node) (*jsonschema.Schema, []
 		return nil, []Diagnostic{schemaDiagnostic(file, path, jd, "", path+" schema is not JSON: "+err.Error())}
 	}
 	var refused []string
-	c := newOfflineCompiler(&refused)
+	c := withStepBudget(newOfflineCompiler(&refused))
 	if err := c.AddResource(inputSchemaURL, bytes.NewReader(src)); err != nil {
 		return nil, []Diagnostic{schemaDiagnostic(file, path, jd, "", "invalid "+path+" schema: "+strings.TrimPrefix(err.Error(), "jsonschema: "))}
 	}
@@ -179,18 +180,28 @@ func (e *InputError) Error() string {
 
 // ValidateInput checks a run's input (a JSON value: map[string]any, []any, string, float64,
 // json.Number, bool, nil) against a schema from compileInputSchema. A nil schema accepts
-// anything. Mismatches are returned as *InputError with readable messages; other errors mean
-// the input is not a JSON value.
+// anything. Mismatches are returned as *InputError with readable messages; input nested deeper
+// than MaxDataDepth is ErrDataTooDeep and validation over MaxSchemaSteps is ErrSchemaBudget;
+// other errors mean the input is not a JSON value.
 func ValidateInput(s *jsonschema.Schema, input any) error {
-	return validateAt(s, "input", input)
+	return ValidateInputContext(context.Background(), s, input)
+}
+
+// ValidateInputContext is ValidateInput that stops, returning ctx's error, when ctx is done:
+// a request's validation ends when its client goes away.
+func ValidateInputContext(ctx context.Context, s *jsonschema.Schema, input any) error {
+	return validateAt(ctx, s, "input", input)
 }
 
 // validateAt is ValidateInput for a value named root in the problems (input, data).
-func validateAt(s *jsonschema.Schema, root string, v any) error {
+func validateAt(ctx context.Context, s *jsonschema.Schema, root string, v any) error {
 	if s == nil {
 		return nil
 	}
-	err := validateSafely(s, v)
+	if err := CheckDataDepth(root, v); err != nil {
+		return err
+	}
+	err := validateSafely(ctx, s, v)
 	if err == nil {
 		return nil
 	}

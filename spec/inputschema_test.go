@@ -13,7 +13,7 @@ import (
 )
 
 // inputNode returns the value node of the `input` key of a workflow source.
-func inputNode(t *testing.T, src string) *yaml.Node {
+func inputNode(t testing.TB, src string) *yaml.Node {
 	t.Helper()
 	root := parseNode(t, src).Content[0]
 	for i := 0; i+1 < len(root.Content); i += 2 {

@@ -14,7 +14,7 @@ const activitySchemaURL = "https://wend.invalid/activity-input.schema.json"
 // plugin declares for an activity, with the same offline compiler as workflow input schemas:
 // no $ref is ever loaded from the network or a file.
 func CompileJSONSchema(raw []byte) (*jsonschema.Schema, error) {
-	c := newOfflineCompiler(nil)
+	c := withStepBudget(newOfflineCompiler(nil))
 	if err := c.AddResource(activitySchemaURL, bytes.NewReader(raw)); err != nil {
 		return nil, err
 	}

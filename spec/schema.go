@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,7 +88,7 @@ func schemaDiagnostics(file string, doc *yaml.Node) []Diagnostic {
 	if err != nil {
 		return []Diagnostic{yamlJSONDiagnostic(file, err)}
 	}
-	verr := validateSafely(ws.schema, jd.value)
+	verr := validateSafely(context.Background(), ws.schema, jd.value)
 	if verr == nil {
 		return nil
 	}
@@ -107,9 +108,21 @@ var reportedByGo = []string{"/$defs/step/oneOf", "/$defs/step/dependentRequired"
 
 // validateSafely validates v with s, turning a panic inside the validator into an error: the
 // instance comes from an untrusted file and a crash would take `wend validate` down with it.
-func validateSafely(s *jsonschema.Schema, v any) (err error) {
+// A schema compiled withStepBudget stops over its budget (ErrSchemaBudget) or when ctx is done; its
+// validations take turns, since the budget counts one at a time.
+func validateSafely(ctx context.Context, s *jsonschema.Schema, v any) (err error) {
+	if b := budgetOf(s); b != nil {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.start(ctx)
+		defer func() { b.ctx = nil }()
+	}
 	defer func() {
 		if p := recover(); p != nil {
+			if stop, ok := p.(budgetStop); ok {
+				err = stop.err
+				return
+			}
 			err = fmt.Errorf("internal error: schema validation panicked: %v", p)
 		}
 	}()

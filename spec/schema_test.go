@@ -13,7 +13,7 @@ import (
 	"github.com/wendflow/wend/schemas"
 )
 
-func parseNode(t *testing.T, src string) *yaml.Node {
+func parseNode(t testing.TB, src string) *yaml.Node {
 	t.Helper()
 	var n yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &n); err != nil {

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,6 +77,12 @@ func (e *SignalError) Unwrap() error { return e.Err }
 // declared signal with a schema refuses data that fails it. A workflow that declares no
 // signals takes any.
 func (w *Workflow) CheckSignal(name string, data json.RawMessage) error {
+	return w.CheckSignalContext(context.Background(), name, data)
+}
+
+// CheckSignalContext is CheckSignal whose schema validation stops, returning ctx's error, when
+// ctx is done.
+func (w *Workflow) CheckSignalContext(ctx context.Context, name string, data json.RawMessage) error {
 	if w == nil || w.Signals == nil {
 		return nil
 	}
@@ -102,7 +109,7 @@ func (w *Workflow) CheckSignal(name string, data json.RawMessage) error {
 			return &SignalError{Err: ErrSignalData, Message: fmt.Sprintf("signal %q: data is not JSON: %v", name, err)}
 		}
 	}
-	err := validateAt(sd.DataSchema, "data", v)
+	err := validateAt(ctx, sd.DataSchema, "data", v)
 	if err == nil {
 		return nil
 	}

@@ -89,7 +89,7 @@ func (c *loopCount) count(ev history.Event, item, rest string, now time.Time) bo
 		c.first = now
 	}
 	if c.last == "" {
-		return c.countActivity(ev)
+		return c.countActivity(ev, item+"."+rest)
 	}
 	st, seen := c.items[item]
 	if !seen {
@@ -119,16 +119,21 @@ func (c *loopCount) count(ev history.Event, item, rest string, now time.Time) bo
 	return true
 }
 
-func (c *loopCount) countActivity(ev history.Event) bool {
+// countActivity counts by activity (its item and step path): an event for one whose scheduling
+// was not seen (a run followed from the middle, events read again after a store recovered) is
+// counted once, never taken off running it was not added to.
+func (c *loopCount) countActivity(ev history.Event, key string) bool {
+	st, seen := c.items[key]
 	switch ev.Type {
 	case history.ActivityScheduled:
-		c.running++
+		if !seen {
+			c.items[key] = itemRunning
+			c.running++
+		}
 	case history.ActivityCompleted:
-		c.running--
-		c.done++
+		c.finish(key, st, seen, itemDone)
 	case history.ActivityFailed:
-		c.running--
-		c.failed++
+		c.finish(key, st, seen, itemFailed)
 		c.dirty = true
 		return false
 	case history.ActivityRetryScheduled, history.TimerScheduled, history.TimerFired, history.SignalApplied:
@@ -137,6 +142,22 @@ func (c *loopCount) countActivity(ev history.Event) bool {
 	}
 	c.dirty = true
 	return true
+}
+
+// finish ends the activity at key as end (itemDone or itemFailed), once.
+func (c *loopCount) finish(key string, st int8, seen bool, end int8) {
+	if seen && st != itemRunning {
+		return // its end was counted already
+	}
+	if seen {
+		c.running--
+	}
+	c.items[key] = end
+	if end == itemDone {
+		c.done++
+	} else {
+		c.failed++
+	}
 }
 
 // finished reports whether every item is done or failed.

@@ -221,3 +221,16 @@ func TestLoopTotalOfARange(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressActivityCountNeverNegative: followed from after an activity's scheduling, or
+// reading events again (as after a store recovered from a full disk), the activity count
+// takes each activity's end once and never shows a negative number running.
+func TestProgressActivityCountNeverNegative(t *testing.T) {
+	evs := loopEvents(t, 3, nil)
+	body := evs[2 : len(evs)-1] // from item 0's first completion, without the run's start or end
+	again := append(append(append([]history.Event{}, body...), body[:4]...), evs[len(evs)-1])
+	out := runProgress(again, false, 2*time.Second)
+	if strings.Contains(out, "-1 running") || !strings.Contains(out, "step 1 for_each: 6 activities done, 0 running, 0 failed") {
+		t.Errorf("activity count:\n%s", out)
+	}
+}

@@ -273,7 +273,7 @@ func printSchedule(e *env, v runner.View) {
 	if len(v.State.Open) > 0 {
 		p("open runs", strings.Join(v.State.Open, ", "))
 	}
-	if n := len(v.State.Buffered); n > 0 {
+	if n := v.BufferedCount; n > 0 {
 		p("buffered", fmt.Sprintf("%d fire(s)", n))
 	}
 	if n := len(v.State.Starting); n > 0 {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -75,7 +76,7 @@ func (e *Engine) childRun(parent history.Run, step string, cs history.ChildSched
 	if ds.HasErrors() {
 		return nil, nil, fmt.Errorf("child workflow %s is invalid:\n%s", cs.SpecFile, ds.Error())
 	}
-	input, err := checkInput(w, cs.Input)
+	input, err := checkInput(context.Background(), w, cs.Input)
 	if err != nil {
 		return nil, nil, err
 	}

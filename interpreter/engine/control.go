@@ -57,7 +57,7 @@ func (e *Engine) SendSignal(ctx context.Context, s SignalRequest) (duplicate boo
 	// leaves the run as it was. The spec is fixed for the run's life, but an idle run's may be
 	// out of memory (idle.go): resident takes the run's lock and brings it back.
 	if w := e.resident(lr); w != nil {
-		if err := w.CheckSignal(s.Name, s.Data); err != nil {
+		if err := w.CheckSignalContext(ctx, s.Name, s.Data); err != nil {
 			return false, fmt.Errorf("run %s of %s: %w", lr.rec.RunID, s.WorkflowID, err)
 		}
 	}

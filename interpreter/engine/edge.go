@@ -3,11 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/spec"
 )
 
 // Limits on what clients hand the engine, checked before anything is recorded (docs/api.md,
@@ -54,10 +56,14 @@ func CheckID(what, id string) error {
 	return nil
 }
 
-// CheckPayload refuses an input or signal data over MaxPayloadBytes.
+// CheckPayload refuses an input or signal data over MaxPayloadBytes, or whose arrays and
+// objects nest deeper than spec.MaxDataDepth: both before anything decodes or validates it.
 func CheckPayload(what string, raw []byte) error {
 	if len(raw) > MaxPayloadBytes {
 		return edgeErr(ErrTooLarge, "the %s is %d bytes, over the limit of %d (2 MiB)", what, len(raw), MaxPayloadBytes)
+	}
+	if err := spec.CheckJSONDepth(what, raw); err != nil {
+		return edgeErr(ErrTooLarge, "%s", strings.TrimSuffix(err.Error(), ": "+spec.ErrDataTooDeep.Error()))
 	}
 	return nil
 }

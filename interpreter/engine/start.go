@@ -70,7 +70,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	if ds.HasErrors() {
 		return history.Run{}, false, fmt.Errorf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error())
 	}
-	input, err := checkInput(w, req.Input)
+	input, err := checkInput(ctx, w, req.Input)
 	if err != nil {
 		return history.Run{}, false, err
 	}
@@ -151,7 +151,9 @@ func (e *Engine) awaitStartLocked(workflowID string) {
 	}
 }
 
-func checkInput(w *spec.Workflow, raw json.RawMessage) (json.RawMessage, error) {
+// checkInput decodes a run's input and validates it against the workflow's input schema; the
+// validation stops when ctx ends (the client that asked went away).
+func checkInput(ctx context.Context, w *spec.Workflow, raw json.RawMessage) (json.RawMessage, error) {
 	var v any
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &v); err != nil {
@@ -164,7 +166,10 @@ func checkInput(w *spec.Workflow, raw json.RawMessage) (json.RawMessage, error) 
 		raw, v = json.RawMessage("{}"), map[string]any{}
 	}
 	if w.InputSchema != nil {
-		if err := spec.ValidateInput(w.InputSchema, v); err != nil {
+		if err := spec.ValidateInputContext(ctx, w.InputSchema, v); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("start: %w", err) // the client went away: not the input's fault
+			}
 			return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
 		}
 	}

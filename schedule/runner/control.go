@@ -15,7 +15,14 @@ type View struct {
 	Declared bool      `json:"declared"` // false: the serving process registers no file declaring it, so it does not fire
 	Paused   bool      `json:"paused"`   // the effective pause: the operator's, else the declared one
 	NextFire time.Time `json:"next_fire,omitzero"`
+	// BufferedCount is how many fires wait in State.Buffered; List shows only the first
+	// ListedBuffered of them, Show all (at most schedule.MaxBuffered).
+	BufferedCount int `json:"buffered_count"`
 }
+
+// ListedBuffered is how many buffered fires a schedule in List carries: a buffer_all schedule
+// holds up to schedule.MaxBuffered, and a list of schedules should not grow with them.
+const ListedBuffered = 10
 
 func (r *Runner) view(id string) View {
 	rec := r.recs[id]
@@ -24,7 +31,7 @@ func (r *Runner) view(id string) View {
 	if r.opts.Engine == nil {
 		declared = true // no serve here: the record says what the files declared when one last ran
 	}
-	v := View{Record: *rec, Declared: declared, Paused: rec.State.IsPaused(d)}
+	v := View{Record: *rec, Declared: declared, Paused: rec.State.IsPaused(d), BufferedCount: len(rec.State.Buffered)}
 	if declared && !v.Paused {
 		st := rec.State
 		_, v.NextFire = schedule.NextFire(d, &st)
@@ -33,6 +40,7 @@ func (r *Runner) view(id string) View {
 }
 
 // List returns every stored schedule, by id.
+// Each carries its first ListedBuffered buffered fires and their count.
 func (r *Runner) List() []View {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -43,7 +51,11 @@ func (r *Runner) List() []View {
 	sort.Strings(ids)
 	out := make([]View, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, r.view(id))
+		v := r.view(id)
+		if len(v.State.Buffered) > ListedBuffered {
+			v.State.Buffered = v.State.Buffered[:ListedBuffered:ListedBuffered]
+		}
+		out = append(out, v)
 	}
 	return out
 }

@@ -261,7 +261,9 @@ func (r *Runner) act(ctx context.Context, id string, e Entry, stops []schedule.S
 	started := map[string]bool{}
 	var failed error
 	for _, f := range starts {
-		run, created, err := eng.Start(ctx, engine.StartRequest{WorkflowID: f.WorkflowID, SpecFile: e.File, Source: string(e.Source), Input: e.Schedule.Input})
+		// A recorded fire is started even when the runner is stopping (a clean stop leaves
+		// none unstarted), so ctx's end must not cut its input's validation short.
+		run, created, err := eng.Start(context.WithoutCancel(ctx), engine.StartRequest{WorkflowID: f.WorkflowID, SpecFile: e.File, Source: string(e.Source), Input: e.Schedule.Input})
 		if err != nil {
 			if stopping(ctx, eng, err) {
 				failed = err
