@@ -66,6 +66,10 @@ func New(configs []Config, opts Options) (*Host, error) {
 			return nil, fmt.Errorf("new plugin host: plugin %s: %w", c.Name, ErrDuplicate)
 		}
 		c.Command = append([]string(nil), c.Command...)
+		c, err := c.resolveBuiltin(h.opts.Self)
+		if err != nil {
+			return nil, fmt.Errorf("new plugin host: %w", err)
+		}
 		h.slots[c.Name] = &slot{cfg: c}
 	}
 	return h, nil

@@ -43,6 +43,9 @@ type Plugin struct {
 	Command []string // executable first; relative paths are relative to the workflow file
 	SHA256  string   // lower-case hex; "" when not pinned
 	Env     []string // NAME or NAME=value
+	// Builtin names a plugin wend serves itself ("http", "exec"); its Command is then
+	// BuiltinCommandPrefix + Builtin, which the plugin host starts as the wend binary.
+	Builtin string
 	Pos     Pos
 }
 
