@@ -10,7 +10,7 @@ import (
 
 // Builtins are the plugins the wend binary serves itself, declared `plugins: {web: {builtin:
 // http}}`. plugins/builtin implements them; a test keeps the two lists equal.
-var Builtins = []string{"exec"}
+var Builtins = []string{"exec", "http"}
 
 // BuiltinCommandPrefix starts the command of a builtin plugin's declaration: the plugin host
 // (plugins.Config) starts the wend binary serving the builtin named after it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,17 @@ func TestExecThroughTheHost(t *testing.T) {
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("a try past its deadline took %s", d)
+	}
+}
+
+func TestHTTPThroughTheHost(t *testing.T) {
+	s := testServer(t)
+	h := hostFor(t, "http")
+	call := history.ActivityCall{Plugin: "http", Activity: "request", Input: json.RawMessage(`{"url": "` + s.URL + `/status/503"}`),
+		ActivityExecutionID: "x", ActivityAttemptID: "x.1", Attempt: 1}
+	_, err := h.Execute(context.Background(), call, nil)
+	var ae *history.ActivityError
+	if !errors.As(err, &ae) || ae.Type != "HTTP503" || ae.NonRetryable || !strings.Contains(string(ae.Details), `"retry_after_seconds":7`) {
+		t.Fatalf("503: got %#v", err)
 	}
 }

@@ -17,6 +17,7 @@ const BuiltinEnv = "WEND_BUILTIN_PLUGIN"
 // builtins maps each builtin's name to its activities.
 var builtins = map[string]func() sdk.Activities{
 	"exec": execActivities,
+	"http": httpActivities,
 }
 
 // Names lists the builtins, sorted.
