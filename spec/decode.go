@@ -48,7 +48,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key 
 	}
 }
 
-var workflowKeys = []string{"wend", "name", "description", "input", "signals", "plugins", "defaults", "timeouts",
+var workflowKeys = []string{"wend", "name", "description", "input", "signals", "secrets", "plugins", "defaults", "timeouts",
 	"compensate_on_failure", "compensation", "on_cancel", "steps", "output",
 	"schedules"}
 
@@ -69,6 +69,8 @@ func (d *decoder) workflow(root *yaml.Node) *Workflow {
 			d.signals(w, v)
 		case "plugins":
 			d.plugins(w, v)
+		case "secrets":
+			d.secrets(w, v)
 		case "defaults":
 			d.fields(v, key, []string{"retry", "timeout", "heartbeat_timeout"}, func(key2 string, _, v2 *yaml.Node) {
 				p := joinKey(key, key2)

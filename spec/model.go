@@ -21,6 +21,9 @@ type Workflow struct {
 	PluginOrder []string // plugin names in file order
 	// Signals are the signals the workflow declares it accepts (`signals:`), by name; nil
 	// when it declares none, and then every signal is taken as before contracts existed.
+	// Secrets are the credentials the workflow declares, by name; nil when none.
+	Secrets     map[string]*Secret
+	SecretOrder []string // declared secret names in file order
 	Signals     map[string]*SignalDecl
 	SignalOrder []string // declared signal names in file order
 
