@@ -2,9 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -42,4 +46,27 @@ func cmdNoSecret(ts *testscript.TestScript, neg bool, args []string) {
 		})
 		ts.Check(err)
 	}
+}
+
+// cmdOrderAPI starts the order service examples/fetch-order.wend.yaml calls, for the rest of
+// the script, and sets $ORDER_API to its URL. It wants `Authorization: Bearer TOKEN` and
+// echoes that header back in its answer, so a test sees a plugin echo a secret.
+//
+//	orderapi s3cr3t
+func cmdOrderAPI(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: orderapi TOKEN")
+	}
+	want := "Bearer " + args[0]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != want {
+			http.Error(w, "bad token", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"id": strings.TrimPrefix(r.URL.Path, "/orders/"),
+			"status": "shipped", "seen_authorization": r.Header.Get("Authorization")})
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("ORDER_API", srv.URL)
 }
