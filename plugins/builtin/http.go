@@ -297,13 +297,16 @@ func statusError(in httpInput, req *http.Request, resp *http.Response, out *http
 	return e.WithDetails(details)
 }
 
+// maxRetryAfterSeconds caps a Retry-After in seconds (a week), so no value overflows.
+const maxRetryAfterSeconds = 7 * 24 * 3600
+
 // retryAfter parses a Retry-After value: seconds or an HTTP date.
 func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
 	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
+		return time.Duration(min(s, maxRetryAfterSeconds)) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(t.Sub(now).Round(time.Second), 0), true
