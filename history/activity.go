@@ -31,6 +31,18 @@ type ActivityCall struct {
 	// Declared is the workflow's declaration of Plugin, resolved against the workflow file, so
 	// a worker serving many workflows knows which program to run.
 	Declared PluginRef
+
+	// Secrets are the workflow's declared secrets: where the host finds each value to put in
+	// place of its reference, `${{ secrets.NAME }}`, in Input just before the call. The
+	// values themselves are never in a call, an event or a payload.
+	Secrets []SecretRef `json:"secrets,omitempty"`
+}
+
+// SecretRef says where a secret's value is: the host's environment variable Env, or File.
+type SecretRef struct {
+	Name string `json:"name"`
+	Env  string `json:"env,omitempty"`
+	File string `json:"file,omitempty"` // absolute
 }
 
 // PluginRef is a plugin declaration with its paths resolved.

@@ -40,6 +40,9 @@ type Options struct {
 	// CacheDir holds verified copies of pinned binaries; it must be private to this user.
 	// Default: a fresh 0700 temporary directory removed by Close.
 	CacheDir string
+	// Self is the program that serves builtin plugins (a Config whose command is
+	// BuiltinCommandPrefix + NAME) when started with BuiltinEnv=NAME. Empty: this executable.
+	Self string
 	// Registry is a file where the host records the plugin processes it runs, so that Reap,
 	// run by the next owner after this host was killed, can end those still running. Only
 	// one process may use a registry at a time. Empty: none.
@@ -57,6 +60,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = defaultStopGrace
+	}
+	if o.Self == "" {
+		o.Self, _ = os.Executable() // empty on failure: a builtin then fails to start, saying so
 	}
 	if o.Log == nil {
 		o.Log = writerLog(os.Stderr)
@@ -115,4 +121,25 @@ func (c Config) environ() []string {
 		}
 	}
 	return env
+}
+
+// BuiltinCommandPrefix starts the command of a builtin plugin (spec.BuiltinCommandPrefix):
+// ["wend:builtin:http"] runs Options.Self with BuiltinEnv=http.
+const BuiltinCommandPrefix = "wend:builtin:"
+
+// BuiltinEnv tells the program started for a builtin plugin which one to serve.
+const BuiltinEnv = "WEND_BUILTIN_PLUGIN"
+
+// resolveBuiltin turns a builtin plugin's config into the command that serves it.
+func (c Config) resolveBuiltin(self string) (Config, error) {
+	if len(c.Command) != 1 || !strings.HasPrefix(c.Command[0], BuiltinCommandPrefix) {
+		return c, nil
+	}
+	name := strings.TrimPrefix(c.Command[0], BuiltinCommandPrefix)
+	if self == "" {
+		return c, fmt.Errorf("plugin %s: builtin %s: cannot find wend's own executable", c.Name, name)
+	}
+	c.Command = []string{self}
+	c.Env = append(append([]string(nil), c.Env...), BuiltinEnv+"="+name)
+	return c, nil
 }

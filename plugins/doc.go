@@ -45,6 +45,12 @@
 //     for the call and retires the old one, which finishes its calls in flight and stops when
 //     idle (or at Close). A pinned plugin refuses a changed file with the checksum error.
 //     ExecuteBuild tells the caller the build serving each try.
+//   - A Config whose command is BuiltinCommandPrefix+NAME runs Options.Self (this executable)
+//     with BuiltinEnv=NAME: a builtin plugin (plugins/builtin), otherwise like any other.
+//   - Secret values exist only between resolveSecrets and the plugin: a call carries where
+//     each secret is (history.SecretRef), the host substitutes the values the input references
+//     just before the call, and masks them in outputs, errors, heartbeats and stderr lines; a
+//     secret it cannot read fails the try as non-retryable SecretMissing, naming no value.
 //   - A plugin without Lane (Unimplemented, or Ruby's answer for an undefined bidi method) is
 //     called through Execute without a warning.
 package plugins

@@ -24,6 +24,7 @@ import (
 // Activities interface. Close stops every process.
 type Host struct {
 	opts Options
+	mask *masker // the secret values this host has put into calls
 
 	mu       sync.Mutex
 	slots    map[string]*slot
@@ -57,7 +58,9 @@ type launch struct {
 
 // New returns a Host for configs. It checks the declarations but starts nothing.
 func New(configs []Config, opts Options) (*Host, error) {
-	h := &Host{opts: opts.withDefaults(), slots: map[string]*slot{}}
+	h := &Host{opts: opts.withDefaults(), slots: map[string]*slot{}, mask: &masker{}}
+	log := h.opts.Log
+	h.opts.Log = func(plugin, line string) { log(plugin, h.mask.text(line)) } // a plugin may print a secret it was given
 	for _, c := range configs {
 		if err := c.check(); err != nil {
 			return nil, fmt.Errorf("new plugin host: %w", err)
@@ -66,6 +69,10 @@ func New(configs []Config, opts Options) (*Host, error) {
 			return nil, fmt.Errorf("new plugin host: plugin %s: %w", c.Name, ErrDuplicate)
 		}
 		c.Command = append([]string(nil), c.Command...)
+		c, err := c.resolveBuiltin(h.opts.Self)
+		if err != nil {
+			return nil, fmt.Errorf("new plugin host: %w", err)
+		}
 		h.slots[c.Name] = &slot{cfg: c}
 	}
 	return h, nil
@@ -82,6 +89,27 @@ func (h *Host) Execute(ctx context.Context, call history.ActivityCall, heartbeat
 // the try runs on, once the process is chosen: the engine records it on the try's outcome.
 // A try that fails before a process serves it reports none.
 func (h *Host) ExecuteBuild(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat), served func(sha256 string)) (json.RawMessage, error) {
+	vals, err := resolveSecrets(call)
+	if err != nil {
+		return nil, err
+	}
+	if vals == nil {
+		return h.executeBuild(ctx, call, heartbeat, served)
+	}
+	h.mask.add(vals)
+	call.Input = withSecrets(call.Input, vals)
+	if heartbeat != nil {
+		hb := heartbeat
+		heartbeat = func(b history.Heartbeat) { hb(history.Heartbeat{Progress: h.mask.json(b.Progress)}) }
+	}
+	out, err := h.executeBuild(ctx, call, heartbeat, served)
+	if err != nil {
+		return nil, h.mask.failure(err)
+	}
+	return h.mask.json(out), nil
+}
+
+func (h *Host) executeBuild(ctx context.Context, call history.ActivityCall, heartbeat func(history.Heartbeat), served func(sha256 string)) (json.RawMessage, error) {
 	if len(call.Input) > MaxPayloadBytes {
 		return nil, callError(TypePayloadTooLarge, true, "plugin %s: activity %s: input is %d bytes, over the %d-byte limit", call.Plugin, call.Activity, len(call.Input), MaxPayloadBytes)
 	}

@@ -70,7 +70,12 @@ func (c *checker) step(s *Step, sc *scope) map[string]bool {
 	}
 	c.applicable(s)
 	if s.With != nil {
-		c.value(s.With, sc)
+		if s.Kind == KindActivity {
+			c.exprs(s.With, sc)
+			c.activitySecrets(s.With)
+		} else {
+			c.value(s.With, sc)
+		}
 	}
 	inner := c.kind(s, sc)
 	if len(s.Set) > 0 {
@@ -219,7 +224,14 @@ func kindList(kinds []Kind) string {
 	return out
 }
 
+// value checks v's expressions and refuses secrets in it (only an activity's `with` may
+// hold them).
 func (c *checker) value(v *Value, sc *scope) {
+	c.exprs(v, sc)
+	c.refuseSecrets(v)
+}
+
+func (c *checker) exprs(v *Value, sc *scope) {
 	for _, e := range v.exprs() {
 		c.expr(e, v.Path, sc, false)
 	}

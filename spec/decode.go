@@ -48,7 +48,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key 
 	}
 }
 
-var workflowKeys = []string{"wend", "name", "description", "input", "signals", "plugins", "defaults", "timeouts",
+var workflowKeys = []string{"wend", "name", "description", "input", "signals", "secrets", "plugins", "defaults", "timeouts",
 	"compensate_on_failure", "compensation", "on_cancel", "steps", "output",
 	"schedules"}
 
@@ -69,6 +69,8 @@ func (d *decoder) workflow(root *yaml.Node) *Workflow {
 			d.signals(w, v)
 		case "plugins":
 			d.plugins(w, v)
+		case "secrets":
+			d.secrets(w, v)
 		case "defaults":
 			d.fields(v, key, []string{"retry", "timeout", "heartbeat_timeout"}, func(key2 string, _, v2 *yaml.Node) {
 				p := joinKey(key, key2)
@@ -121,8 +123,10 @@ func (d *decoder) plugins(w *Workflow, n *yaml.Node) {
 		if v.Kind == yaml.ScalarNode {
 			p.Command = []string{v.Value}
 		}
-		d.fields(v, path, []string{"command", "sha256", "env"}, func(key string, _, v2 *yaml.Node) {
+		d.fields(v, path, []string{"command", "sha256", "env", "builtin"}, func(key string, _, v2 *yaml.Node) {
 			switch key {
+			case "builtin":
+				p.Builtin = d.builtin(v2, path+".builtin")
 			case "command":
 				p.Command = strs(v2)
 			case "sha256":
@@ -131,6 +135,12 @@ func (d *decoder) plugins(w *Workflow, n *yaml.Node) {
 				p.Env = strs(v2)
 			}
 		})
+		if p.Builtin != "" {
+			if len(p.Command) > 0 || p.SHA256 != "" {
+				d.errorf(v, path, "a builtin plugin takes no command or sha256: it is served by wend itself")
+			}
+			p.Command = []string{BuiltinCommandPrefix + p.Builtin}
+		}
 		w.Plugins[p.Name] = p
 		w.PluginOrder = append(w.PluginOrder, p.Name)
 	}

@@ -174,13 +174,14 @@ var exprLocation = regexp.MustCompile(`\s*\(\d+:\d+\)$`)
 
 // contextual names exist only in some places; an unknown-name error for one says where.
 var contextual = map[string]string{
-	"item":   "item and index exist only inside a for_each body (for_each's `as` renames item)",
-	"index":  "index exists only inside a for_each body",
-	"output": "output exists only in a step's `set`",
-	"signal": "signal exists only in the `set` of a wait_for_signal step",
-	"error":  "error exists only inside `catch`",
-	"null":   "expressions spell null `nil` (as in `x == nil`); JSON's null arrives as nil",
-	"None":   "expressions spell null `nil` (as in `x == nil`)",
+	"item":    "item and index exist only inside a for_each body (for_each's `as` renames item)",
+	"index":   "index exists only inside a for_each body",
+	"output":  "output exists only in a step's `set`",
+	"signal":  "signal exists only in the `set` of a wait_for_signal step",
+	"error":   "error exists only inside `catch`",
+	"secrets": "a secret is used as a whole template, ${{ secrets.NAME }}, and only in an activity's `with`",
+	"null":    "expressions spell null `nil` (as in `x == nil`); JSON's null arrives as nil",
+	"None":    "expressions spell null `nil` (as in `x == nil`)",
 }
 
 // compileMessage turns expr's multi-line error (message, source, caret) into one line and adds

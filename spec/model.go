@@ -21,6 +21,9 @@ type Workflow struct {
 	PluginOrder []string // plugin names in file order
 	// Signals are the signals the workflow declares it accepts (`signals:`), by name; nil
 	// when it declares none, and then every signal is taken as before contracts existed.
+	// Secrets are the credentials the workflow declares, by name; nil when none.
+	Secrets     map[string]*Secret
+	SecretOrder []string // declared secret names in file order
 	Signals     map[string]*SignalDecl
 	SignalOrder []string // declared signal names in file order
 
@@ -43,6 +46,9 @@ type Plugin struct {
 	Command []string // executable first; relative paths are relative to the workflow file
 	SHA256  string   // lower-case hex; "" when not pinned
 	Env     []string // NAME or NAME=value
+	// Builtin names a plugin wend serves itself ("http", "exec"); its Command is then
+	// BuiltinCommandPrefix + Builtin, which the plugin host starts as the wend binary.
+	Builtin string
 	Pos     Pos
 }
 

@@ -42,8 +42,9 @@ const (
 )
 
 type part struct {
-	text string
-	expr *Expr // nil for a text part
+	text   string
+	expr   *Expr  // nil for a text part
+	secret string // a `${{ secrets.NAME }}` part: NAME; its text is the reference itself
 }
 
 const openTmpl, closeTmpl = "${{", "}}"
@@ -97,8 +98,12 @@ func parseTemplate(n *yaml.Node) ([]part, string) {
 		if j < 0 {
 			return parts, "unclosed ${{: add }} after the expression"
 		}
-		src := s[i+len(openTmpl) : i+j]
-		parts = append(parts, part{expr: &Expr{Source: strings.TrimSpace(src), Pos: exprPos(n, offset+i)}})
+		src := strings.TrimSpace(s[i+len(openTmpl) : i+j])
+		if name, ok := secretRef(src); ok {
+			parts = append(parts, part{text: SecretRef(name), secret: name})
+		} else {
+			parts = append(parts, part{expr: &Expr{Source: src, Pos: exprPos(n, offset+i)}})
+		}
 		offset += i + j + len(closeTmpl)
 		s = s[i+j+len(closeTmpl):]
 	}
@@ -238,4 +243,31 @@ func joinKey(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// Secrets lists the secret names v references, once each, in file order.
+func (v *Value) Secrets() []string {
+	if v == nil {
+		return nil
+	}
+	var out []string
+	add := func(names []string) {
+		for _, n := range names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	for _, p := range v.Parts {
+		if p.secret != "" {
+			add([]string{p.secret})
+		}
+	}
+	for _, f := range v.Fields {
+		add(f.Value.Secrets())
+	}
+	for _, it := range v.Items {
+		add(it.Secrets())
+	}
+	return out
 }

@@ -50,6 +50,7 @@ var allowed = map[string][]string{
 	"boltstore":                    {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
 	"plugins":                      {"history", "plugins/internal/fastlane", "plugins/internal/wire", "plugins/proto", goplugin, hclog, grpc, xsys},
 	"plugins/sdk":                  {"plugins/internal/fastlane", "plugins/internal/wire", "plugins/proto", goplugin, hclog, grpc},
+	"plugins/builtin":              {"plugins/internal/wire", "plugins/sdk"}, // the plugins wend serves itself, written with the SDK
 	"plugins/internal/wire":        {"plugins/proto", goplugin, grpc},
 	"plugins/internal/fastlane":    {"plugins/internal/wire", protobuf},
 	"plugins/internal/lanetest":    {"plugins/proto"},
@@ -60,7 +61,7 @@ var allowed = map[string][]string{
 	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":   {"history", "schedule/runner", "spec"},
 	"wendtest":                     {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
-	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "runview", "schedule", "schemas", "server",
+	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "wendtest", jsonschema},
 	"cmd/wend":             {"internal/cli"},
 	"examples/plugins/go":  {"plugins/sdk"},

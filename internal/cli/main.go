@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sort"
 
+	"github.com/wendflow/wend/plugins/builtin"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -70,6 +71,9 @@ func init() {
 // Main runs the wend command line and returns the process exit code. A command for a
 // Temporal cluster is handed to the wend-temporal binary (handoff.go).
 func Main() int {
+	if name := builtin.Requested(); name != "" { // a plugin host started wend to serve a builtin
+		return builtin.Serve(name)
+	}
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	args, err := hoistGlobalFlags(os.Args[1:])
 	if err != nil {

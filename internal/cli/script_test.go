@@ -6,9 +6,14 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/wendflow/wend/plugins/builtin"
 )
 
 func TestMain(m *testing.M) {
+	if name := builtin.Requested(); name != "" { // a builtin plugin started from this test binary
+		os.Exit(builtin.Serve(name))
+	}
 	testscript.Main(m, map[string]func(){
 		"wend": func() { os.Exit(Main()) },
 	})
