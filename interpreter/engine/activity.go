@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -295,7 +294,7 @@ func (e *Engine) callOf(at activityTask) history.ActivityCall {
 		lr.mu.Lock()
 		if e.ensure(lr) == nil {
 			call.Declared = pluginRef(lr, at.Plugin)
-			call.Secrets = secretRefs(lr)
+			call.Secrets = interpreter.SecretRefs(lr.w, lr.dir)
 			call.LastProgress = lr.interp.LastProgress(at.ExecID)
 		}
 		lr.mu.Unlock()
@@ -421,21 +420,6 @@ func pluginRef(lr *liveRun, name string) history.PluginRef {
 		return history.PluginRef{}
 	}
 	return history.PluginRef{Command: p.Command, Dir: lr.dir, SHA256: p.SHA256, Env: p.Env}
-}
-
-// secretRefs lists where the run's declared secrets are, files resolved against the workflow
-// file's folder. lr.mu is held and lr resident.
-func secretRefs(lr *liveRun) []history.SecretRef {
-	var refs []history.SecretRef
-	for _, name := range lr.w.SecretOrder {
-		s := lr.w.Secrets[name]
-		ref := history.SecretRef{Name: name, Env: s.Env, File: s.File}
-		if ref.File != "" && !filepath.IsAbs(ref.File) {
-			ref.File = filepath.Join(lr.dir, ref.File)
-		}
-		refs = append(refs, ref)
-	}
-	return refs
 }
 
 // HeartbeatEvery is the most often a try's heartbeat progress is written to the history.

@@ -102,6 +102,7 @@ func (d *driver) call(step, execID string, attempt int, sched history.ActivitySc
 	if p := d.w.Plugins[sched.Plugin]; p != nil {
 		call.Declared = history.PluginRef{Command: p.Command, Dir: filepath.Dir(d.st.SpecFile), SHA256: p.SHA256, Env: p.Env}
 	}
+	call.Secrets = interpreter.SecretRefs(d.w, filepath.Dir(d.st.SpecFile))
 	return call
 }
 
