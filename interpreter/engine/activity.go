@@ -106,13 +106,9 @@ func (e *Engine) work(w *tryWork) {
 func (e *Engine) runTry(w *tryWork) *tryWork {
 	defer e.wg.Done()
 	ctx, t, at, taskID := w.ctx, w.t, w.at, w.t.ID
-	if !w.held {
-		select {
-		case e.sem <- struct{}{}:
-		case <-ctx.Done():
-			e.cancelCall(taskID)
-			return nil
-		}
+	if !w.held && !e.takeSlot(ctx) {
+		e.cancelCall(taskID)
+		return nil
 	}
 	if !t.Dispatched && !e.opts.Parked {
 		if t.Data == nil {
