@@ -18,6 +18,7 @@ var mapExceptions = map[string]string{
 	"/properties/input":                       "a JSON Schema; its own metaschema decides its keys",
 	"/properties/plugins":                     "plugin name -> plugin; names are checked by propertyNames",
 	"/properties/signals":                     "signal name -> declared signal",
+	"/properties/limits":                      "plugin.activity -> limit; names are checked by propertyNames",
 	"/$defs/step/properties/set":              "state key -> value",
 	"/$defs/templateValue":                    "any value (with, output, set values)",
 	"/properties/output":                      "any value",

@@ -106,6 +106,7 @@ type Engine struct {
 	damagedTasks atomic.Int64 // damaged task records set aside (recover.go)
 	idle         idleStats    // evictions and rebuilds (idle.go)
 	specs        specCache    // parsed specs of replayed runs (specs.go)
+	limits       limits       // the activities' limits (limits.go)
 }
 
 type liveRun struct {
