@@ -18,9 +18,15 @@ func stopCmd(e *env, args []string, name string, stop func(b backend, ctx contex
 	reason := fs.String("reason", "", "")
 	asJSON := fs.Bool("json", false, "")
 	db := dbFlag(fs)
+	filter := fs.String("where", "", "")
+	dryRun := fs.Bool("dry-run", false, "")
+	yes := fs.Bool("yes", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, name, "%s", flagError(err))
+	}
+	if *filter != "" || *dryRun || *yes {
+		return stopWhere(e, name, pos, *filter, *dryRun, *yes, *asJSON, *reason, db, stop, say)
 	}
 	if len(pos) != 1 {
 		return usageError(e, name, "want one workflow or run ID, got %d arguments", len(pos))
@@ -42,4 +48,30 @@ func stopCmd(e *env, args []string, name string, stop func(b backend, ctx contex
 	}
 	fmt.Fprintln(e.stdout, say(run))
 	return exitOK
+}
+
+// stopWhere is stopCmd with --where (bulk.go).
+func stopWhere(e *env, name string, pos []string, filter string, dryRun, yes, asJSON bool, reason string, db *string,
+	stop func(b backend, ctx context.Context, id, reason string) (history.Run, error), say func(history.Run) string) int {
+	switch {
+	case filter == "":
+		return usageError(e, name, "--dry-run and --yes go with --where FILTER")
+	case len(pos) > 0:
+		return usageError(e, name, "give an ID or --where, not both")
+	case asJSON:
+		return usageError(e, name, "--json takes one ID, not --where")
+	case dryRun && yes:
+		return usageError(e, name, "give --dry-run or --yes, not both")
+	}
+	w, err := parseWhere(filter)
+	if err != nil {
+		return usageError(e, name, "%v", err)
+	}
+	b, err := openBackend(e, dbPath(e, *db), steerRuns)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend %s: %v\n", name, err)
+		return exitUsage
+	}
+	defer b.Close()
+	return bulkStop(e, b, name, w, dryRun, yes, reason, stop, say)
 }
