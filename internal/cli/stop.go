@@ -53,19 +53,12 @@ func stopCmd(e *env, args []string, name string, stop func(b backend, ctx contex
 // stopWhere is stopCmd with --where (bulk.go).
 func stopWhere(e *env, name string, pos []string, filter string, dryRun, yes, asJSON bool, reason string, db *string,
 	stop func(b backend, ctx context.Context, id, reason string) (history.Run, error), say func(history.Run) string) int {
-	switch {
-	case filter == "":
-		return usageError(e, name, "--dry-run and --yes go with --where FILTER")
-	case len(pos) > 0:
-		return usageError(e, name, "give an ID or --where, not both")
-	case asJSON:
+	if asJSON {
 		return usageError(e, name, "--json takes one ID, not --where")
-	case dryRun && yes:
-		return usageError(e, name, "give --dry-run or --yes, not both")
 	}
-	w, err := parseWhere(filter)
-	if err != nil {
-		return usageError(e, name, "%v", err)
+	w, msg := whereArgs(pos, filter, dryRun, yes)
+	if msg != "" {
+		return usageError(e, name, "%s", msg)
 	}
 	b, err := openBackend(e, dbPath(e, *db), steerRuns)
 	if err != nil {
@@ -74,4 +67,22 @@ func stopWhere(e *env, name string, pos []string, filter string, dryRun, yes, as
 	}
 	defer b.Close()
 	return bulkStop(e, b, name, w, dryRun, yes, reason, stop, say)
+}
+
+// whereArgs checks a --where command's arguments and parses the filter; the message says
+// what is wrong, or is "".
+func whereArgs(pos []string, filter string, dryRun, yes bool) (where, string) {
+	switch {
+	case filter == "":
+		return where{}, "--dry-run and --yes go with --where FILTER"
+	case len(pos) > 0:
+		return where{}, "give an ID or --where, not both"
+	case dryRun && yes:
+		return where{}, "give --dry-run or --yes, not both"
+	}
+	w, err := parseWhere(filter)
+	if err != nil {
+		return where{}, err.Error()
+	}
+	return w, ""
 }
