@@ -19,6 +19,7 @@ var mapExceptions = map[string]string{
 	"/properties/plugins":                     "plugin name -> plugin; names are checked by propertyNames",
 	"/properties/signals":                     "signal name -> declared signal",
 	"/properties/secrets":                     "secret name -> where its value is",
+	"/properties/limits":                      "plugin.activity -> limit; names are checked by propertyNames",
 	"/$defs/step/properties/set":              "state key -> value",
 	"/$defs/templateValue":                    "any value (with, output, set values)",
 	"/properties/output":                      "any value",

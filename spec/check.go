@@ -32,6 +32,7 @@ func (c *checker) run() {
 		c.value(c.w.Output, top.withSteps(done))
 	}
 	c.sequence(c.w.OnCancel, top)
+	c.limits()
 }
 
 // collectIDs records every step id and reports duplicates.

@@ -50,7 +50,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key 
 
 var workflowKeys = []string{"wend", "name", "description", "input", "signals", "secrets", "plugins", "defaults", "timeouts",
 	"compensate_on_failure", "compensation", "on_cancel", "steps", "output",
-	"schedules"}
+	"schedules", "limits"}
 
 func (d *decoder) workflow(root *yaml.Node) *Workflow {
 	w := &Workflow{Plugins: map[string]*Plugin{}}
@@ -105,6 +105,8 @@ func (d *decoder) workflow(root *yaml.Node) *Workflow {
 			w.Output = newValue(v, key, d.badValue)
 		case "schedules":
 			d.schedules(w, v)
+		case "limits":
+			d.limits(w, v)
 		}
 	})
 	return w

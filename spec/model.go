@@ -38,6 +38,11 @@ type Workflow struct {
 	Output   *Value // nil when absent
 
 	Schedules []*Schedule // when wend serve starts runs of this workflow (schedule.go)
+
+	// Limits bound the calls of an activity across every run the engine drives, by
+	// plugin.activity (limit.go); nil when the file declares none.
+	Limits     map[string]*Limit
+	LimitOrder []string // limited activities in file order
 }
 
 // Plugin is a declared activity plugin.

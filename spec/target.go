@@ -45,6 +45,10 @@ func CheckTarget(w *Workflow, target string) Diagnostics {
 			}
 		}
 	}
+	for _, name := range w.LimitOrder {
+		add(SeverityWarning, w.Limits[name].Pos, limitPath(name),
+			"on Temporal the limit on %s is not enforced: the workers' --max-activities bounds their calls, and Temporal's task queue rate limits bound a whole queue, not one activity", name)
+	}
 	for i, sc := range w.Schedules {
 		add(SeverityInfo, sc.Pos, fmt.Sprintf("schedules[%d]", i),
 			"schedule %s is fired by 'wend serve' from its database, not by the Temporal cluster; on Temporal create a Temporal schedule that starts wend.v1", sc.ID)

@@ -16,6 +16,12 @@ import (
 // missing, when not nil, is the command's error for a database that does not exist, so
 // asking about runs never creates one; nil lets the driver create it (wend run).
 func driveOrFollow(e *env, cmd, path string, missing error, remote func(*client) int, local func(*driver) int) int {
+	return driveOrFollowWith(e, cmd, path, driverOptions{}, missing, remote, local)
+}
+
+// driveOrFollowWith is driveOrFollow with the options of an engine started here (a holder
+// found keeps its own).
+func driveOrFollowWith(e *env, cmd, path string, o driverOptions, missing error, remote func(*client) int, local func(*driver) int) int {
 	if c := liveHolder(path); c != nil {
 		defer c.Close()
 		return remote(c)
@@ -25,7 +31,7 @@ func driveOrFollow(e *env, cmd, path string, missing error, remote func(*client)
 			return commandError(e, cmd, missing)
 		}
 	}
-	d, err := startDriver(e, path)
+	d, err := startDriverWith(e, path, o)
 	if errors.Is(err, boltstore.ErrInUse) {
 		// A holder came up (or is still starting) since we looked: reach it as other
 		// commands do. readRuns: a store opened here is refused below, so need no engine.

@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 )
 
 var retryCmd = &command{
 	summary: "resume a failed run from its failed activity",
 	usage: `Usage: wend retry ID [--follow | --json] [--db PATH]
+       wend retry --where FILTER [--dry-run | --yes] [--db PATH]
 
 Resumes the failed newest run of workflow id ID (or the run with run id ID, when it is its
 workflow's newest) from the activity whose failure ended it: a new run under the same
@@ -38,9 +40,17 @@ Flags:
   --follow    drive or follow the new run until it ends
   --json      print {"run": the new run's record, "retry_of": the failed run id}
   --db PATH   database file (default $WEND_DB, else .wend/wend.db)
+  --where F   retry every failed run filter F matches that is its workflow's newest, once
+              each, newest first; F is as for 'wend cancel --where' (see wend help cancel).
+              A line per run retried (NEW_RUN_ID of WORKFLOW_ID resumes FAILED_RUN_ID) on
+              stdout; failures, progress and a summary on stderr
+  --dry-run   with --where: list the matching runs (WORKFLOW_ID RUN_ID STATUS), do nothing
+  --yes       with --where: act (without it, say how many runs match and exit 2)
 
-Exit codes: 0 retry recorded (with --follow: the run completed), 1 no such workflow or the
-run cannot be retried (with --follow also: the retried run failed), 2 usage or I/O error;
+Exit codes: 0 retry recorded (with --follow: the run completed; --where: for each run
+matched, or none matched), 1 no such workflow or the run cannot be retried (with --follow
+also: the retried run failed; --where: a run's retry failed), 2 usage or I/O error (--where:
+runs match and neither --yes nor --dry-run was given);
 with --follow 3 cancelled, 4 timed out, 130 interrupted (the run resumes later).
 `,
 	run: runRetry,
@@ -51,9 +61,18 @@ func runRetry(e *env, args []string) int {
 	follow := fs.Bool("follow", false, "")
 	asJSON := fs.Bool("json", false, "")
 	db := dbFlag(fs)
+	filter := fs.String("where", "", "")
+	dryRun := fs.Bool("dry-run", false, "")
+	yes := fs.Bool("yes", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "retry", "%s", flagError(err))
+	}
+	if *filter != "" || *dryRun || *yes {
+		if *follow || *asJSON {
+			return usageError(e, "retry", "--follow and --json take one ID, not --where")
+		}
+		return retryWhere(e, pos, *filter, *dryRun, *yes, dbPath(e, *db))
 	}
 	if len(pos) != 1 {
 		return usageError(e, "retry", "want one workflow or run ID, got %d arguments", len(pos))
@@ -135,4 +154,35 @@ func retriedOnTemporal(e *env, b backend, rt server.Retried, follow, asJSON bool
 		fmt.Fprintln(e.stdout, rt.Run.RunID)
 	}
 	return exitOK
+}
+
+// retryWhere is wend retry --where (bulk.go): the failed runs that are their workflow's newest.
+func retryWhere(e *env, pos []string, filter string, dryRun, yes bool, path string) int {
+	w, msg := whereArgs(pos, filter, dryRun, yes)
+	if msg != "" {
+		return usageError(e, "retry", "%s", msg)
+	}
+	b, err := openBackend(e, path, steerRuns)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend retry: %v\n", err)
+		return exitUsage
+	}
+	defer b.Close()
+	// A failed run is retried only when it is its workflow's newest: an older one was
+	// superseded (by a retry, or a continue-as-new) and the retry would be refused.
+	return bulk(e, b, w, dryRun, yes, bulkOp{name: "retry", skipped: "not failed or superseded",
+		eligible: func(r history.Run) bool {
+			if r.Status != history.StatusFailed {
+				return false
+			}
+			runs, err := b.List(server.ListQuery{WorkflowID: r.WorkflowID}, 1)
+			return err == nil && len(runs) == 1 && runs[0].RunID == r.RunID
+		},
+		act: func(r history.Run) (string, error) {
+			rt, err := b.Retry(context.Background(), r.RunID)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s of %s resumes %s", rt.Run.RunID, printable(rt.Run.WorkflowID, ""), rt.RetryOf), nil
+		}})
 }

@@ -33,6 +33,7 @@ const (
 var runCmd = &command{
 	summary: "start a workflow run and drive it to the end",
 	usage: `Usage: wend run FILE [--input JSON | --input-file F] [--id ID] [--detach] [--db PATH]
+                [--max-activities N]
 
 Starts a run of the workflow in FILE and drives it in this process until it ends: a line
 per step event on stderr, the run's output JSON on stdout. Other unfinished runs in the
@@ -52,6 +53,9 @@ Flags:
   --detach           start the run and return at once (print its ids); drive it later with
                      'wend resume' or 'wend serve'
   --db PATH          database file (default $WEND_DB, else .wend/wend.db)
+  --max-activities N activity calls made at once, across the runs this process drives
+                     (default 256); a try over it waits for a free slot before it starts.
+                     A wend process that already holds the database keeps its own
 
 Exit codes: 0 completed, 1 failed, 2 usage or I/O error, 3 cancelled, 4 timed out,
 130 interrupted (the run resumes later).
@@ -66,9 +70,13 @@ func runRun(e *env, args []string) int {
 	id := fs.String("id", "", "")
 	detach := fs.Bool("detach", false, "")
 	db := dbFlag(fs)
+	maxActs := maxActivitiesFlag(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "run", "%s", flagError(err))
+	}
+	if msg := checkMaxActivities(*maxActs); msg != "" {
+		return usageError(e, "run", "%s", msg)
 	}
 	if len(pos) != 1 {
 		return usageError(e, "run", "want exactly one workflow FILE, got %d arguments", len(pos))
@@ -109,7 +117,7 @@ func runRun(e *env, args []string) int {
 	if e.temporal != nil {
 		return runOnTemporal(e, pos[0], req, *detach)
 	}
-	return driveOrFollow(e, "run", dbPath(e, *db), nil,
+	return driveOrFollowWith(e, "run", dbPath(e, *db), driverOptions{maxActivities: *maxActs}, nil,
 		func(c *client) int { return runRemote(e, c, req, *detach) },
 		func(d *driver) int {
 			rec, _, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw})
@@ -231,8 +239,9 @@ func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, er
 
 // driverOptions are what wend serve sets beyond startDriver's defaults.
 type driverOptions struct {
-	idleAfter time.Duration // engine.Options.IdleAfter
-	schedules bool          // run the schedules the workflows declare (serve_schedules.go)
+	idleAfter     time.Duration // engine.Options.IdleAfter
+	maxActivities int           // engine.Options.MaxActivities; 0: the default
+	schedules     bool          // run the schedules the workflows declare (serve_schedules.go)
 	// background prints the step lines on a goroutine of their own (progress.background),
 	// off the engine's commit path; wend run prints them in line, before its result.
 	background bool
@@ -258,7 +267,8 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 		acts = e.ext.Activities
 	}
 	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: acts, Observe: d.prog.observe,
-		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }, IdleAfter: o.idleAfter})
+		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }, IdleAfter: o.idleAfter,
+		MaxActivities: o.maxActivities})
 	resume := d.eng.Recover
 	if o.repairAfterReady {
 		resume = d.eng.Resume

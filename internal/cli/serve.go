@@ -18,7 +18,7 @@ var serveCmd = &command{
 	summary: "run the engine until stopped, serving the control socket, HTTP API, web UI and metrics",
 	usage: `Usage: wend serve [--db PATH | --temporal HOST:PORT] [--http ADDR] [--allow-remote] [--token-file FILE]
                   [--workflows DIR]...
-                  [--idle-after DURATION]
+                  [--idle-after DURATION] [--max-activities N]
 
 Holds the database and drives its runs until stopped: resumes every unfinished run at
 start, fires timers, calls activities, and takes new runs, signals and cancels from other
@@ -73,6 +73,9 @@ Flags:
   --idle-after D      a run that has waited this long with no input (on a signal, a timer, a
                       child) leaves memory and is rebuilt from its history on its next input
                       (default 5m; 0 keeps every open run in memory)
+  --max-activities N  activity calls made at once across every run (default 256); a try
+                      over it waits for a free slot before it starts (not a try yet, its
+                      timeout not running); /metrics counts the waiting calls
 
 Exit codes: 0 stopped by Ctrl-C or SIGTERM, 1 the engine stopped on a failed commit, 2 usage
 or I/O error (the database is held by another process).
@@ -89,6 +92,7 @@ func runServe(e *env, args []string) int {
 	fs.Var(&wfDirs, "workflows", "")
 	logFormat := fs.String("log-format", "", "")
 	idleAfter := fs.Duration("idle-after", 5*time.Minute, "")
+	maxActs := maxActivitiesFlag(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "serve", "%s", flagError(err))
@@ -98,6 +102,9 @@ func runServe(e *env, args []string) int {
 	}
 	if len(pos) > 0 {
 		return usageError(e, "serve", "unexpected argument %q", pos[0])
+	}
+	if msg := checkMaxActivities(*maxActs); msg != "" {
+		return usageError(e, "serve", "%s", msg)
 	}
 	logs, err := serveLogger(e, *logFormat)
 	if err != nil {
@@ -127,7 +134,7 @@ func runServe(e *env, args []string) int {
 	if *idleAfter < 0 {
 		return usageError(e, "serve", "--idle-after %s: give a duration of 0 or more", *idleAfter)
 	}
-	d, err := startDriverWith(e, path, driverOptions{idleAfter: *idleAfter, schedules: true, background: true, repairAfterReady: true}, workflows...)
+	d, err := startDriverWith(e, path, driverOptions{idleAfter: *idleAfter, maxActivities: *maxActs, schedules: true, background: true, repairAfterReady: true}, workflows...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
 		if errors.Is(err, boltstore.ErrInUse) {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 )
@@ -13,6 +14,7 @@ import (
 var signalCmd = &command{
 	summary: "send a signal to a running workflow",
 	usage: `Usage: wend signal ID NAME [--data JSON] [--id SIGNAL_ID] [--json] [--db PATH]
+       wend signal --where FILTER NAME [--data JSON] [--id SIGNAL_ID] [--dry-run | --yes]
 
 Sends signal NAME, with optional JSON data, to the open run of workflow id ID (or to the
 run with run id ID, when it is open). The signal is durable when the command returns. A
@@ -32,6 +34,11 @@ Flags:
   --json            print the run record after the signal as JSON (a duplicate is noted
                     on stderr)
   --db PATH         database file (default $WEND_DB, else .wend/wend.db)
+  --where F         send NAME to every open run filter F matches, once each, newest first;
+                    F is as for 'wend cancel --where' (see wend help cancel). With --id the
+                    batch can simply be run again: runs that have the signal acknowledge it
+  --dry-run         with --where: list the matching open runs (WORKFLOW_ID RUN_ID STATUS)
+  --yes             with --where: send (without it, say how many runs match and exit 2)
 
 NAME and SIGNAL_ID are at most 255 bytes with no control character, and the data at most
 2 MiB; a run holds at most 5,000 signals no step has taken yet, and refuses one more.
@@ -42,7 +49,9 @@ that fails the signal's schema, before anything is recorded: the run is untouche
 Exit codes: 0 sent (or a resend of a signal already delivered, said so), 1 no such workflow, the run has
 finished (signals to a finished run are rejected), cannot take input or holds 5,000 signals,
 the workflow does not declare the signal or its schema refuses the data, 2 usage or I/O error
-(a name, id or data over its limit included).
+(a name, id or data over its limit included). With --where: 0 every matched run took the
+signal (or none matched), 1 a send failed, 2 also when runs match and neither --yes nor
+--dry-run was given.
 `,
 	run: runSignal,
 }
@@ -53,11 +62,23 @@ func runSignal(e *env, args []string) int {
 	signalID := fs.String("id", "", "")
 	asJSON := fs.Bool("json", false, "")
 	db := dbFlag(fs)
+	filter := fs.String("where", "", "")
+	dryRun := fs.Bool("dry-run", false, "")
+	yes := fs.Bool("yes", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "signal", "%s", flagError(err))
 	}
-	if len(pos) != 2 {
+	bulkMode := *filter != "" || *dryRun || *yes
+	if bulkMode {
+		if len(pos) != 1 {
+			return usageError(e, "signal", "with --where, want one signal NAME, got %d arguments", len(pos))
+		}
+		if *asJSON {
+			return usageError(e, "signal", "--json takes one ID, not --where")
+		}
+		pos = []string{"", pos[0]}
+	} else if len(pos) != 2 {
 		return usageError(e, "signal", "want a workflow ID and a signal NAME, got %d arguments", len(pos))
 	}
 	if err := engine.CheckID("signal name", pos[1]); err != nil {
@@ -76,12 +97,33 @@ func runSignal(e *env, args []string) int {
 		}
 		raw = json.RawMessage(*data)
 	}
+	var w where
+	if bulkMode {
+		var msg string
+		if w, msg = whereArgs(nil, *filter, *dryRun, *yes); msg != "" {
+			return usageError(e, "signal", "%s", msg)
+		}
+	}
 	b, err := openBackend(e, dbPath(e, *db), steerRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend signal: %v\n", err)
 		return exitUsage
 	}
 	defer b.Close()
+	req := server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID}
+	if bulkMode {
+		return bulk(e, b, w, *dryRun, *yes, bulkOp{name: "signal", eligible: history.Run.Open, skipped: "finished",
+			act: func(r history.Run) (string, error) {
+				sent, err := b.SendSignal(context.Background(), r.RunID, req)
+				if err != nil {
+					return "", err
+				}
+				if sent.Duplicate {
+					return fmt.Sprintf("signal %q already delivered to run %s of %s", req.Name, r.RunID, printable(r.WorkflowID, "")), nil
+				}
+				return fmt.Sprintf("signal %q sent to run %s of %s", req.Name, r.RunID, printable(r.WorkflowID, "")), nil
+			}})
+	}
 	sent, err := b.SendSignal(context.Background(), pos[0], server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID})
 	if err != nil {
 		return commandError(e, "signal", err)

@@ -18,9 +18,15 @@ func stopCmd(e *env, args []string, name string, stop func(b backend, ctx contex
 	reason := fs.String("reason", "", "")
 	asJSON := fs.Bool("json", false, "")
 	db := dbFlag(fs)
+	filter := fs.String("where", "", "")
+	dryRun := fs.Bool("dry-run", false, "")
+	yes := fs.Bool("yes", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, name, "%s", flagError(err))
+	}
+	if *filter != "" || *dryRun || *yes {
+		return stopWhere(e, name, pos, *filter, *dryRun, *yes, *asJSON, *reason, db, stop, say)
 	}
 	if len(pos) != 1 {
 		return usageError(e, name, "want one workflow or run ID, got %d arguments", len(pos))
@@ -42,4 +48,41 @@ func stopCmd(e *env, args []string, name string, stop func(b backend, ctx contex
 	}
 	fmt.Fprintln(e.stdout, say(run))
 	return exitOK
+}
+
+// stopWhere is stopCmd with --where (bulk.go).
+func stopWhere(e *env, name string, pos []string, filter string, dryRun, yes, asJSON bool, reason string, db *string,
+	stop func(b backend, ctx context.Context, id, reason string) (history.Run, error), say func(history.Run) string) int {
+	if asJSON {
+		return usageError(e, name, "--json takes one ID, not --where")
+	}
+	w, msg := whereArgs(pos, filter, dryRun, yes)
+	if msg != "" {
+		return usageError(e, name, "%s", msg)
+	}
+	b, err := openBackend(e, dbPath(e, *db), steerRuns)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "wend %s: %v\n", name, err)
+		return exitUsage
+	}
+	defer b.Close()
+	return bulkStop(e, b, name, w, dryRun, yes, reason, stop, say)
+}
+
+// whereArgs checks a --where command's arguments and parses the filter; the message says
+// what is wrong, or is "".
+func whereArgs(pos []string, filter string, dryRun, yes bool) (where, string) {
+	switch {
+	case filter == "":
+		return where{}, "--dry-run and --yes go with --where FILTER"
+	case len(pos) > 0:
+		return where{}, "give an ID or --where, not both"
+	case dryRun && yes:
+		return where{}, "give --dry-run or --yes, not both"
+	}
+	w, err := parseWhere(filter)
+	if err != nil {
+		return where{}, err.Error()
+	}
+	return w, ""
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/faults"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/spec"
 )
 
 func taskIDOf(ev history.Event) string { return interpreter.TaskID(ev.ActivityExecutionID, ev.Attempt) }
@@ -38,7 +39,7 @@ func (e *Engine) scheduleActivityFrom(lr *liveRun, ev history.Event, slots heldS
 		return
 	}
 	t := history.Task{ID: id, RunID: at.RunID, Kind: history.TaskActivity, AvailableAt: avail, Dispatched: held}
-	e.launch(t, at, held, lr.carry)
+	e.launch(t, at, held, limitOf(lr, at), lr.carry)
 }
 
 // call runs one activity task in its own goroutine and delivers the outcome to the run.
@@ -48,7 +49,7 @@ func (e *Engine) call(t history.Task) {
 		e.logf("wend: task %s: %v", t.ID, err)
 		return
 	}
-	e.launch(t, at, false, nil)
+	e.launch(t, at, false, lookupLimit, nil)
 }
 
 // tryWork is a launched try: counted in e.wg and cancellable through e.inflight, to be run by
@@ -57,7 +58,8 @@ type tryWork struct {
 	ctx  context.Context
 	t    history.Task
 	at   activityTask
-	held bool // a MaxActivities slot is reserved for it
+	held bool        // a MaxActivities slot is reserved for it
+	lim  *spec.Limit // the limit its workflow declares on its activity (limits.go); nil: none
 }
 
 // carrier keeps one try that a run's drain launched for the goroutine draining it, which runs
@@ -71,8 +73,10 @@ type carrier struct{ w *tryWork }
 // launch is call with the task's payload already decoded (the common path: the payload was
 // built in this process moments ago). held says a MaxActivities slot is already reserved for
 // it. A try not yet marked dispatched is marked before its call (dispatch.go), unless the
-// engine is parked. c, when not nil and empty, takes the try instead of a new goroutine.
-func (e *Engine) launch(t history.Task, at activityTask, held bool, c *carrier) {
+// engine is parked. lim is the activity's limit the try waits for first, if any (lookupLimit:
+// the try looks it up on its own goroutine, for a caller that may hold the run's lock). c, when not
+// nil and empty, takes the try instead of a new goroutine.
+func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Limit, c *carrier) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.mu.Lock()
 	if e.stopped != nil {
@@ -86,7 +90,7 @@ func (e *Engine) launch(t history.Task, at activityTask, held bool, c *carrier) 
 	e.inflight[t.ID] = cancel
 	e.wg.Add(1)
 	e.mu.Unlock()
-	w := &tryWork{ctx: ctx, t: t, at: at, held: held}
+	w := &tryWork{ctx: ctx, t: t, at: at, held: held, lim: lim}
 	if c != nil && c.w == nil {
 		c.w = w
 		return
@@ -101,15 +105,22 @@ func (e *Engine) work(w *tryWork) {
 	}
 }
 
-// runTry takes w's slot and dispatch mark if it has none yet, makes the call and reports it;
-// it returns the try the report left it to carry, if any.
+// runTry takes w's limit, slot and dispatch mark if it has none yet, makes the call and
+// reports it; it returns the try the report left it to carry, if any. The limit comes first:
+// a try waiting on its activity's limit must not hold a slot other activities could use.
 func (e *Engine) runTry(w *tryWork) *tryWork {
 	defer e.wg.Done()
 	ctx, t, at, taskID := w.ctx, w.t, w.at, w.t.ID
 	if !w.held {
-		select {
-		case e.sem <- struct{}{}:
-		case <-ctx.Done():
+		if w.lim == lookupLimit { // launched from a stored task, maybe under the run's lock
+			w.lim = e.lookupLimit(at)
+		}
+		if w.lim != nil && !e.acquireLimit(ctx, at.Plugin+"."+at.Activity, taskID, w.lim) {
+			e.cancelCall(taskID)
+			return nil
+		}
+		if !e.takeSlot(ctx) {
+			e.releaseLimit(taskID)
 			e.cancelCall(taskID)
 			return nil
 		}
@@ -119,14 +130,12 @@ func (e *Engine) runTry(w *tryWork) *tryWork {
 			t.Data = history.MustData(at)
 		}
 		if err := e.markDispatched(t, at.RunID); err != nil {
-			e.cancelCall(taskID)
-			<-e.sem
+			e.release(taskID)
 			return nil // not awaited any more, or the engine is stopping: no call
 		}
 	}
 	if ctx.Err() != nil {
-		e.cancelCall(taskID)
-		<-e.sem
+		e.release(taskID)
 		return nil
 	}
 	return e.try(ctx, taskID, at)
@@ -168,10 +177,12 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWo
 	return e.report(at.RunID, outcomeEvent(at, res))
 }
 
-// release ends a try's hold: its call is cancelled and its slot of MaxActivities freed.
+// release ends a try's hold: its call is cancelled, its slot of MaxActivities and its
+// activity's limit freed.
 func (e *Engine) release(taskID string) {
 	e.cancelCall(taskID)
 	<-e.sem
+	e.releaseLimit(taskID)
 }
 
 // tryState is what a try's call, its timers and its heartbeats share: one allocation for what

@@ -43,7 +43,7 @@ func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSch
 	}
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, DeleteTasks: []string{taskID}}
 	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
-	slots := e.reserveDispatch(&c)
+	slots := e.reserveDispatch(&c, lr.w.Limits)
 	if err := e.store.Commit(e.ctx, c); err != nil {
 		slots.release(e)
 		e.mu.Unlock()

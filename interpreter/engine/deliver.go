@@ -193,7 +193,7 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event, marks ...history.Ta
 			tasksFor(next.rec, nextEvs, next.interp.Activity, &c)
 		}
 	}
-	slots := e.reserveDispatch(&c)
+	slots := e.reserveDispatch(&c, lr.w.Limits)
 	faults.Hit("before-commit")
 	if err := e.store.Commit(e.ctx, c); err != nil {
 		slots.release(e)

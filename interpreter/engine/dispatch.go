@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/spec"
 )
 
 // Dispatch marks (issue 12 item 3). A driving engine writes an activity task with
@@ -44,9 +45,10 @@ func (h heldSlots) release(e *Engine) {
 }
 
 // reserveDispatch marks dispatched the activity tasks of c that are due now and for which a
-// MaxActivities slot is free, and holds those slots for their calls. A parked engine makes no
-// calls and marks nothing.
-func (e *Engine) reserveDispatch(c *history.Commit) heldSlots {
+// MaxActivities slot is free, and holds those slots for their calls. A try of an activity
+// limits names is left unmarked: it waits for its limit first (limits.go). A parked engine
+// makes no calls and marks nothing.
+func (e *Engine) reserveDispatch(c *history.Commit, limits map[string]*spec.Limit) heldSlots {
 	if e.opts.Parked {
 		return nil
 	}
@@ -54,7 +56,7 @@ func (e *Engine) reserveDispatch(c *history.Commit) heldSlots {
 	now := e.clock.Now()
 	for i := range c.PutTasks {
 		t := &c.PutTasks[i]
-		if t.Kind != history.TaskActivity || t.Dispatched || t.AvailableAt.After(now) {
+		if t.Kind != history.TaskActivity || t.Dispatched || t.AvailableAt.After(now) || limitedTask(t, limits) {
 			continue
 		}
 		select {

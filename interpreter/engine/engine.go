@@ -53,7 +53,7 @@ type Options struct {
 	Clock         Clock                                   // RealClock when nil
 	Logf          func(format string, args ...any)        // diagnostics; dropped when nil
 	Observe       func(run history.Run, ev history.Event) // called after each committed event, in order per run
-	MaxActivities int                                     // concurrent activity calls; default 256
+	MaxActivities int                                     // concurrent activity calls; DefaultMaxActivities when <= 0
 	NewID         func() string                           // run ids; random when nil
 	// Parked says this engine drives no run: it takes signals, cancels and retries, and its
 	// Activities hold every call until Close (the CLI's wend signal, cancel, retry, repair).
@@ -102,9 +102,11 @@ type Engine struct {
 	resumeErr    error
 
 	stale        atomic.Int64 // outcomes of superseded attempts, dropped
+	waitingSlot  atomic.Int64 // tries waiting for a MaxActivities slot (calls.go)
 	damagedTasks atomic.Int64 // damaged task records set aside (recover.go)
 	idle         idleStats    // evictions and rebuilds (idle.go)
 	specs        specCache    // parsed specs of replayed runs (specs.go)
+	limits       limits       // the activities' limits (limits.go)
 }
 
 type liveRun struct {
@@ -137,6 +139,10 @@ type liveRun struct {
 
 type waitRef struct{ runID, step string }
 
+// DefaultMaxActivities is how many activity calls an engine makes at once when Options leave
+// it unset (wend serve --max-activities sets it).
+const DefaultMaxActivities = 256
+
 // maxTimerDeliveries bounds the timer firings applied at once, and those queued (timerfire.go).
 const maxTimerDeliveries = 1024
 
@@ -146,7 +152,7 @@ func New(opts Options) *Engine {
 		opts.Clock = RealClock{}
 	}
 	if opts.MaxActivities <= 0 {
-		opts.MaxActivities = 256
+		opts.MaxActivities = DefaultMaxActivities
 	}
 	if opts.NewID == nil {
 		opts.NewID = randomID

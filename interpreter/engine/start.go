@@ -86,7 +86,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	}
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}}
 	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
-	slots := e.reserveDispatch(&c)
+	slots := e.reserveDispatch(&c, w.Limits)
 	if err := e.store.Commit(ctx, c); err != nil {
 		slots.release(e)
 		if storeRefused(err) { // this run's content: nothing was written, and the engine goes on

@@ -31,6 +31,11 @@ var (
 	descStepLatency  = metricDesc("wend_step_duration_seconds", "Finished leaf steps: time from their first to their last event, by step kind.", "kind")
 	descStale        = metricDesc("wend_stale_outcomes_total", "Activity outcomes dropped because their attempt was superseded (since this process began).")
 	descDamagedTasks = metricDesc("wend_damaged_tasks_total", "Damaged task records the engine set aside to rebuild from history (since this process began); wend check names them.")
+	descCallsMax     = metricDesc("wend_activity_calls_max", "Activity calls the engine makes at once at most (wend serve --max-activities).")
+	descCallsRunning = metricDesc("wend_activity_calls_running", "Activity tries in progress now, each holding one of the engine's call slots.")
+	descCallsWaiting = metricDesc("wend_activity_calls_waiting", "Activity tries due now that wait for a free call slot; their try has not started.", "limit")
+	descLimitRunning = metricDesc("wend_activity_limit_running", "Tries of an activity a workflow's limits: bound, admitted and not ended yet.", "activity")
+	descLimitWaiting = metricDesc("wend_activity_limit_waiting", "Tries of an activity a workflow's limits: bound, waiting for the limit; their try has not started.", "activity")
 	descEngineUp     = metricDesc("wend_engine_up", "1 while the engine drives runs, 0 after it stopped (or when none runs here).")
 	descPlugProcs    = metricDesc("wend_plugin_processes", "Plugin processes alive.")
 	descPlugStarts   = metricDesc("wend_plugin_starts_total", "Plugin processes started since this process began.")
@@ -225,6 +230,14 @@ func (c *collector) engine(gauge func(*prometheus.Desc, int, ...string), counter
 	if e := c.eng; e != nil {
 		counter(descStale, e.StaleOutcomes())
 		counter(descDamagedTasks, e.DamagedTasks())
+		cs := e.CallStats()
+		gauge(descCallsMax, cs.Max)
+		gauge(descCallsRunning, cs.Running)
+		gauge(descCallsWaiting, cs.WaitingSlot, "max_activities")
+		for name, ls := range e.LimitStats() { // bounded: only names a limits: declares
+			gauge(descLimitRunning, ls.Running, name)
+			gauge(descLimitWaiting, ls.Waiting, name)
+		}
 		if e.Err() == nil {
 			up = 1
 		}

@@ -58,11 +58,14 @@ func TestMetrics(t *testing.T) {
 		`wend_failures_total{category="timeout",workflow="failing"}`:        0,
 		`wend_failures_non_retryable_total{workflow="failing"}`:             3,
 		`wend_failures_non_retryable_total{workflow="flaky"}`:               0,
-		`wend_retry_backlog`:        1,
-		`wend_timers_pending`:       1,
-		`wend_signals_pending`:      0,
-		`wend_stale_outcomes_total`: 0,
-		`wend_engine_up`:            1,
+		`wend_retry_backlog`:                                  1,
+		`wend_timers_pending`:                                 1,
+		`wend_signals_pending`:                                0,
+		`wend_stale_outcomes_total`:                           0,
+		`wend_engine_up`:                                      1,
+		`wend_activity_calls_max`:                             256,
+		`wend_activity_calls_running`:                         0, // the retry waits out its backoff
+		`wend_activity_calls_waiting{limit="max_activities"}`: 0,
 	}
 	for round := range 2 { // the second scrape reads closed runs from the cache: same numbers
 		got := f.scrape()
