@@ -22,6 +22,10 @@ func (s *Store) write(batch []*request) {
 			answerAll(batch, err)
 			return
 		}
+		if err := s.checkLog(); err != nil {
+			answerAll(batch, err)
+			return
+		}
 		bad, err := s.writeOnce(batch)
 		if bad < 0 {
 			return
@@ -278,4 +282,37 @@ func answerAll(batch []*request, err error) {
 	for _, r := range batch {
 		r.done <- err
 	}
+}
+
+// checkLog, before a batch, stops the store when its log segment was deleted from outside
+// (ErrLogRemoved): the batch is not acknowledged, nor any after it. The batches acknowledged
+// before, whose records may be in the deleted segment, are committed to bbolt and bbolt is
+// synced, so they are durable without the log. writeMu is held.
+func (s *Store) checkLog() error {
+	if s.log == nil {
+		return nil
+	}
+	err := s.log.stillLinked()
+	if err == nil {
+		return nil
+	}
+	if cerr := s.commitOpen(); cerr != nil {
+		return cerr
+	}
+	// Under pinMu, so no checkpoint is saved after the removal below.
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	// bbolt, synced, holds every acknowledged commit now: the next Open needs no log (logid.go).
+	if uerr := s.db.Update(unmarkLog); uerr != nil {
+		err = fmt.Errorf("%w; and %w", err, uerr)
+	}
+	testHookSync()
+	if serr := s.db.Sync(); serr != nil {
+		err = fmt.Errorf("%w; and bbolt's sync failed: %w", err, serr)
+	} else if rerr := removeCheckpoint(s.path); rerr != nil {
+		// A checkpoint file left would rewind the next Open to it, with no log to replay.
+		err = fmt.Errorf("%w; and %w", err, rerr)
+	}
+	s.setFatal(err)
+	return s.Err()
 }

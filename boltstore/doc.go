@@ -5,7 +5,9 @@
 // log and the store's integrity check. Layout (schema version 1):
 //
 //	meta                 "schema" -> "1"; "log_lsn" -> big-endian uint64, the last log record
-//	                     applied (written only once a write-ahead log was used: wal.go)
+//	                     applied (written only once a write-ahead log was used: wal.go);
+//	                     "log_id" -> the id of the log in front of bbolt while a store runs with
+//	                     one, deleted by a clean Close (logid.go)
 //	runs                 run id -> framed JSON history.Run without last_seq (storedRun)
 //	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
 //	tasks                task id -> framed JSON history.Task

@@ -29,6 +29,13 @@ var (
 	// (a torn write, rot): bbolt panicked or faulted on them, or a bucket's keys are out of order;
 	// and by Open's error when the write-ahead log is damaged other than in its torn last record.
 	ErrDamaged = errors.New("database is damaged")
+	// ErrLogRemoved stops a running store whose log segment was deleted or replaced from
+	// outside (its folder removed): the commit being made is not acknowledged, none after it is.
+	// The database holds every commit acknowledged before; restart to start a new log.
+	// ErrLogMissing is wrapped by Open's error for a database that was not closed cleanly and
+	// whose write-ahead log is missing or another's (logid.go); Options.AcceptLogLoss opens it.
+	ErrLogMissing = errors.New("write-ahead log missing")
+	ErrLogRemoved = errors.New("the write-ahead log was removed from outside while the store ran; commits are not durable: restart to start a new log")
 )
 
 // DefaultInitialMmapSize is the mmap reserved at open. A commit that outgrows the mmap remaps it,
@@ -61,6 +68,10 @@ type Options struct {
 	// The environment variable WEND_STORE_LOG=0 turns it off for every Open of the process,
 	// WEND_STORE_LOG=1 on. A log left by a crash is replayed at Open either way.
 	NoLog bool
+	// AcceptLogLoss opens a database that was not closed cleanly although its log is missing
+	// or not its own, without the commits only that log held (the environment variable
+	// WEND_ACCEPT_LOG_LOSS=1 sets it for every Open of the process). Back the file up first.
+	AcceptLogLoss bool
 	// LogSegmentSize is the log's segment size (DefaultLogSegmentSize when 0): the log past it
 	// is checkpointed.
 	LogSegmentSize int64
@@ -137,6 +148,9 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.NoLog = true
 	case "1":
 		opts.NoLog = false
+	}
+	if os.Getenv(acceptLogLossEnv) == "1" {
+		opts.AcceptLogLoss = true
 	}
 	if opts.LogSegmentSize <= 0 {
 		opts.LogSegmentSize = DefaultLogSegmentSize
@@ -236,11 +250,34 @@ func (s *Store) init(opts Options) error {
 // startLog replays what a log left (always) and, unless opts.NoLog, starts a new one in front of
 // bbolt, whose commits are then no longer synced.
 func (s *Store) startLog(opts Options, restored bool) error {
-	next, err := s.replayLog(!opts.NoLog, restored)
-	if err != nil || opts.NoLog {
+	id, err := s.checkLogPresent(opts.AcceptLogLoss)
+	if err != nil {
 		return err
 	}
+	next, err := s.replayLog(!opts.NoLog, restored)
+	if err != nil {
+		return err
+	}
+	if opts.NoLog {
+		if id, err := s.storedLogID(); err != nil || id == nil {
+			return err
+		}
+		// bbolt is synced with every record: no log stands in front of it any more.
+		if err := s.db.Update(unmarkLog); err != nil {
+			return err
+		}
+		return removeLog(walDir(s.path), []string{filepath.Join(walDir(s.path), logIDName)})
+	}
 	if s.log, err = openWAL(walDir(s.path), next, opts.LogSegmentSize); err != nil {
+		return err
+	}
+	// The id is in the log folder, then in a checkpoint, before any commit is acknowledged.
+	if err := s.markLog(id); err != nil {
+		s.log.close()
+		return err
+	}
+	if err := s.checkpointNow(); err != nil {
+		s.log.close()
 		return err
 	}
 	s.ckpt = startCheckpointer(s)
@@ -259,6 +296,11 @@ func (s *Store) closeLog() error {
 	if s.Err() != nil {
 		return err
 	}
+	// In a transaction of its own, so that both of bbolt's meta pages are without it
+	// (metaTwice).
+	if err := s.db.Update(unmarkLog); err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
 	if err := s.metaTwice(); err != nil {
 		return err
 	}
@@ -272,7 +314,7 @@ func (s *Store) closeLog() error {
 	}
 	names, err := segments(s.log.dir)
 	if err == nil {
-		err = removeLog(s.log.dir, append(names, filepath.Join(s.log.dir, recycledName)))
+		err = removeLog(s.log.dir, append(names, filepath.Join(s.log.dir, recycledName), filepath.Join(s.log.dir, logIDName)))
 	}
 	return err
 }

@@ -210,6 +210,9 @@ func laggingImage(t *testing.T, n, size int, segment int64) (img crashImage, las
 		must(t, err)
 		img.segments[filepath.Base(name)] = b
 	}
+	id, err := os.ReadFile(filepath.Join(walDir(path), logIDName)) // the log is the database's own
+	must(t, err)
+	img.segments[logIDName] = id
 	close(hold)
 	must(t, s.Close())
 	return img, filepath.Base(names[len(names)-1]), off, end, u.Run.LastSeq
