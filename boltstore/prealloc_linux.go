@@ -1,3 +1,5 @@
+//go:build linux && !wend_portable
+
 package boltstore
 
 import (

@@ -135,6 +135,23 @@ type Store struct {
 
 var _ history.Store = (*Store)(nil)
 
+// refuseEmpty refuses a database file of 0 bytes: wend creates its file whole under a
+// temporary name and renames it into place, so an empty one was made by something else
+// (touch, a failed copy) and holds no runs.
+func refuseEmpty(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("open database: %s is not a regular file; give the path of a wend database (a new one is created there when nothing is)", path)
+	}
+	if st.Size() == 0 {
+		return fmt.Errorf("open database: %s is empty (0 bytes), not a wend database: wend writes its file whole before it uses it, so something else made this one; if it is not needed, delete it and wend creates a new database there", path)
+	}
+	return nil
+}
+
 // Open opens the database at path, creating it (and its folder, 0700) when missing.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.InitialMmapSize <= 0 {
@@ -166,6 +183,9 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if err := createIfMissing(path, opts); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := refuseEmpty(path); err != nil {
+		return nil, err
 	}
 	// Before bbolt reads its meta pages: a checkpoint of the log puts them back to the last
 	// synced state (pin.go).

@@ -198,7 +198,11 @@ func (c *conformer) describe() bool {
 		c.report("describe", CheckFail, "no activities: a workflow could call nothing")
 	default:
 		slices.Sort(names)
-		c.report("describe", CheckOK, "%d activities: %s", len(names), strings.Join(names, ", "))
+		what := fmt.Sprintf("%d activities", len(names))
+		if len(names) == 1 {
+			what = "1 activity"
+		}
+		c.report("describe", CheckOK, "%s: %s", what, strings.Join(names, ", "))
 	}
 	bad, declared := 0, 0
 	for _, name := range names {

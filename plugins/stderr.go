@@ -2,6 +2,8 @@ package plugins
 
 import (
 	"bytes"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -58,7 +60,9 @@ func (s *stderrLog) emit(b []byte) {
 	}
 }
 
-// last returns the last stderr lines for an error message, or "" when there were none.
+// last returns the plugin's last stderr lines for an error message: the one that states the
+// error when one does (a runtime's trace around it is in the log already, line by line), else
+// all of them; "" when it wrote nothing.
 func (s *stderrLog) last() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -66,8 +70,25 @@ func (s *stderrLog) last() string {
 	if len(s.part) > 0 {
 		lines = append(lines[:len(lines):len(lines)], string(s.part))
 	}
+	if key := keyLine(lines); key != "" && len(lines) > 1 {
+		return fmt.Sprintf("; stderr: %s (the rest is logged as `plugin %s:` lines)", key, s.plugin)
+	}
 	if len(lines) == 0 {
 		return ""
 	}
 	return "; stderr: " + strings.Join(lines, " | ")
+}
+
+// errorLine is a line that states an error in the usual runtimes: Python's and Node's
+// "XError: message", Go's "panic: ...", Java's "Exception in ...", Ruby's "... (LoadError)".
+var errorLine = regexp.MustCompile(`^(panic: |fatal error: |Exception\b|[\w.$]*(Error|Exception)\b.*:)|\(\w*(Error|Exception)\)$`)
+
+// keyLine is the last line that states an error, or "" when none does.
+func keyLine(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); errorLine.MatchString(l) {
+			return l
+		}
+	}
+	return ""
 }

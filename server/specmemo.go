@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/sha256"
-	"os"
 	"sync"
 
 	"github.com/wendflow/wend/spec"
@@ -41,7 +40,7 @@ func (m *specMemo) check(file, source string) spec.Diagnostics {
 	readOther := false
 	l := spec.Loader{ReadFile: func(name string) ([]byte, error) {
 		readOther = true
-		return os.ReadFile(name)
+		return spec.ReadWorkflowFile(name)
 	}}
 	_, ds := l.Load(file, []byte(source))
 	if ds.HasErrors() || readOther {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -133,7 +132,7 @@ func (s *Server) fromRegistered(req engine.StartRequest) (engine.StartRequest, e
 	if err != nil {
 		return req, err
 	}
-	src, err := os.ReadFile(file)
+	src, err := spec.ReadWorkflowFile(file)
 	if err != nil {
 		return req, wrap(fmt.Errorf("start %s: read the registered file: %w", req.Workflow, err))
 	}

@@ -37,10 +37,33 @@ func (e *Expr) Eval(env map[string]any) (any, error) {
 	m := vm.VM{MemoryBudget: MemoryBudget}
 	out, err := m.Run(e.prog, env)
 	if err != nil {
-		return nil, fmt.Errorf("evaluate %q: %w", e.Source, err)
+		return nil, &EvalError{Source: e.Source, Pos: e.Pos, Err: err}
 	}
 	return out, nil
 }
+
+// EvalError is an expression that failed at run time: one line that names the expression and
+// where it starts in the workflow file, with expr's own message (its multi-line rendering of
+// the source and a caret, which the progress line and the history cannot show, is dropped).
+type EvalError struct {
+	Source string
+	Pos    Pos
+	Err    error
+}
+
+func (e *EvalError) Error() string {
+	msg := e.Err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	msg = strings.TrimSpace(exprLocation.ReplaceAllString(msg, ""))
+	if e.Pos.Line > 0 {
+		return fmt.Sprintf("evaluate %q (line %d, column %d): %s", e.Source, e.Pos.Line, e.Pos.Col, msg)
+	}
+	return fmt.Sprintf("evaluate %q: %s", e.Source, msg)
+}
+
+func (e *EvalError) Unwrap() error { return e.Err }
 
 // compileExpr compiles e for the names of sc; asBool asks for a boolean result where the
 // type is known. The returned message is "" on success.
@@ -156,6 +179,8 @@ var contextual = map[string]string{
 	"output": "output exists only in a step's `set`",
 	"signal": "signal exists only in the `set` of a wait_for_signal step",
 	"error":  "error exists only inside `catch`",
+	"null":   "expressions spell null `nil` (as in `x == nil`); JSON's null arrives as nil",
+	"None":   "expressions spell null `nil` (as in `x == nil`)",
 }
 
 // compileMessage turns expr's multi-line error (message, source, caret) into one line and adds

@@ -5,15 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/wendflow/wend/internal/inputfile"
 )
 
 // Loader reads workflow files and follows their run_workflow children, validating each file
 // once however many parents use it.
 type Loader struct {
-	// ReadFile reads a workflow file; os.ReadFile when nil.
+	// ReadFile reads a workflow file; ReadWorkflowFile when nil.
 	ReadFile func(name string) ([]byte, error)
 	// SkipChildren leaves run_workflow targets unchecked: a run resumed from its recorded
 	// spec text must not depend on files that may have changed since it started.
@@ -49,9 +50,20 @@ func (l *Loader) LoadFile(path string) (*Workflow, Diagnostics, error) {
 	}
 	read := l.ReadFile
 	if read == nil {
-		read = os.ReadFile
+		read = ReadWorkflowFile
 	}
 	data, err := read(path)
+	var big *inputfile.TooBigError
+	if errors.As(err, &big) {
+		ds := Diagnostics{{File: path, Message: tooBig(big.Size), Severity: SeverityError}}
+		l.remember(key, &result{diags: ds})
+		return nil, ds, nil
+	}
+	var special *inputfile.NotRegularError
+	if errors.As(err, &special) {
+		l.remember(key, &result{err: err}) // it names the path itself
+		return nil, nil, err
+	}
 	if err != nil {
 		err = fmt.Errorf("read %s: %w", path, unwrapPathError(err))
 		l.remember(key, &result{err: err})
@@ -61,6 +73,10 @@ func (l *Loader) LoadFile(path string) (*Workflow, Diagnostics, error) {
 	l.remember(key, &result{w: w, diags: ds})
 	return w, ds, nil
 }
+
+// ReadWorkflowFile reads a workflow file through the limit: a regular file (a link is followed
+// to one) of at most MaxFileBytes. A FIFO or a device is refused by what it is, unread.
+func ReadWorkflowFile(path string) ([]byte, error) { return inputfile.Read(path, MaxFileBytes) }
 
 func (l *Loader) remember(key string, r *result) {
 	if l.results == nil {

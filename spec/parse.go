@@ -23,6 +23,11 @@ func posOf(n *yaml.Node) Pos {
 	return Pos{n.Line, n.Column}
 }
 
+// tooBig is the finding for a workflow file of size bytes, over MaxFileBytes.
+func tooBig(size int64) string {
+	return fmt.Sprintf("file is %d bytes, over the %d-byte limit for a workflow; split it with run_workflow", size, MaxFileBytes)
+}
+
 // parseYAML reads one YAML document and checks the limits. It returns the document's root
 // mapping node, or nil with the diagnostics that say why the file can't be read.
 func parseYAML(file string, data []byte) (*yaml.Node, Diagnostics) {
@@ -30,7 +35,7 @@ func parseYAML(file string, data []byte) (*yaml.Node, Diagnostics) {
 		return nil, Diagnostics{{File: file, Line: line, Column: col, Message: fmt.Sprintf(format, args...), Severity: SeverityError}}
 	}
 	if len(data) > MaxFileBytes {
-		return fail(0, 0, "file is %d bytes, over the %d-byte limit for a workflow; split it with run_workflow", len(data), MaxFileBytes)
+		return fail(0, 0, "%s", tooBig(int64(len(data))))
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fail(0, 0, "file is empty; a workflow needs at least `wend: v1`, `name` and `steps`")

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // Targets CheckTarget knows: where a workflow is meant to run.
@@ -59,19 +58,6 @@ func CheckTarget(w *Workflow, target string) Diagnostics {
 			if _, err := os.Stat(ChildPath(w.File, s.RunWorkflow)); err != nil {
 				add(SeverityError, s.Pos, s.Path+".run_workflow",
 					"on Temporal the text of every run_workflow file travels in the run's start input, and %s cannot be read (%v)", s.RunWorkflow, unwrapPathError(err))
-			}
-		case KindActivity:
-			hb := s.HeartbeatTimeout
-			if !hb.IsSet() {
-				hb = w.Defaults.HeartbeatTimeout
-			}
-			if hb.IsSet() && hb.D < time.Second {
-				pos := hb.Pos
-				if pos.Line == 0 {
-					pos = s.Pos
-				}
-				add(SeverityWarning, pos, s.Path+".heartbeat_timeout",
-					"on Temporal a heartbeat timeout under 1s fires late (the server checks it about once a second), so the try may run well past %s", hb.D)
 			}
 		case KindForEach:
 			if s.Shard <= 0 {

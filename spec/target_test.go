@@ -31,10 +31,6 @@ func TestCheckTargetTemporal(t *testing.T) {
 		{"shard too big for Temporal", "plugins:\n  p: /usr/bin/p\nsteps:\n  - for_each: \"${{ input.l }}\"\n    shard: 10000\n    steps: [{activity: p.x}]\n",
 			[]string{"warning steps[0].shard"}},
 		{"shard that fits Temporal", "plugins:\n  p: /usr/bin/p\nsteps:\n  - for_each: \"${{ input.l }}\"\n    shard: 9000\n    steps: [{activity: p.x}]\n", nil},
-		{"sub-second heartbeat", "plugins:\n  p: /usr/bin/p\nsteps:\n  - activity: p.x\n    heartbeat_timeout: 50ms\n  - activity: p.x\n    heartbeat_timeout: 2s\n",
-			[]string{"warning steps[0].heartbeat_timeout"}},
-		{"sub-second default heartbeat", "plugins:\n  p: /usr/bin/p\ndefaults:\n  heartbeat_timeout: 500ms\nsteps:\n  - activity: p.x\n",
-			[]string{"warning steps[0].heartbeat_timeout"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

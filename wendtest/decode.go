@@ -35,6 +35,9 @@ func Decode(path string, data []byte) (*File, spec.Diagnostics) {
 // forTestFiles rewords the reader's findings that speak of workflows.
 func forTestFiles(msg string) string {
 	switch {
+	case strings.Contains(msg, "-byte limit for a workflow;"):
+		head, _, _ := strings.Cut(msg, " for a workflow;")
+		return head + " for a test file; split its cases over several test files"
 	case strings.HasPrefix(msg, "file is empty;"), strings.HasPrefix(msg, "file has no content;"):
 		return "file has no content; a test file needs `workflow` and `cases`"
 	case strings.HasPrefix(msg, "a workflow must be a mapping"):

@@ -1,6 +1,7 @@
 package wendtest
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/inputfile"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -104,7 +106,14 @@ func Run(files []string, opt Options) (*Report, error) {
 	rep := &Report{covered: map[string]*cover{}}
 	loader := &spec.Loader{}
 	for _, path := range files {
-		data, err := os.ReadFile(path)
+		data, err := inputfile.Read(path, spec.MaxFileBytes)
+		var big *inputfile.TooBigError
+		if errors.As(err, &big) {
+			rep.Files = append(rep.Files, &FileReport{File: path, Findings: spec.Diagnostics{{File: path, Severity: spec.SeverityError,
+				Message: fmt.Sprintf("file is %d bytes, over the %d-byte limit for a test file; split its cases over several test files", big.Size, big.Limit)}}})
+			rep.Failed++
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

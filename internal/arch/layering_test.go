@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"history/export":    {"history", "runview"},
 	"history/storetest": {"history"},
 	"schemas":           {},
-	"spec":              {"schemas", "schedule", yaml, expr, jsonschema},
+	"spec":              {"schemas", "schedule", "internal/inputfile", yaml, expr, jsonschema},
 	"schedule":          {cron}, // pure: fire times and overlap decisions, no clock or store
 	"schedule/runner":   {"history", "interpreter/engine", "internal/faults", "schedule", "spec"},
 	"interpreter":       {"history", "spec"},
@@ -59,14 +59,15 @@ var allowed = map[string][]string{
 	"server/metrics":               {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
 	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":   {"history", "schedule/runner", "spec"},
-	"wendtest":                     {"history", "interpreter", "spec", yaml, expr},
-	"internal/cli": {"boltstore", "history", "history/export", "interpreter/engine", "plugins", "runview", "schedule", "schemas", "server",
+	"wendtest":                     {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
+	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "wendtest", jsonschema},
 	"cmd/wend":             {"internal/cli"},
 	"examples/plugins/go":  {"plugins/sdk"},
 	"bench":                {"boltstore", "history", "interpreter/engine", "internal/apiclient", "plugins", "server"}, // measures the engine over its store
 	"internal/apiclient":   {"history", "interpreter/engine", "server"},                                               // a control-socket client for the benchmarks
 	"internal/faults":      {},
+	"internal/inputfile":   {}, // reads the files wend is given: regular files only, through a limit
 	"internal/proctest":    {},
 	"internal/simtest":     {"history", "interpreter", "spec"},
 	"internal/crashtest":   {},

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
+	"github.com/wendflow/wend/internal/inputfile"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/schemas"
 	"github.com/wendflow/wend/spec"
@@ -22,13 +22,17 @@ type exportVerdict struct {
 	Replayed bool     `json:"replayed"` // the history was replayed through the interpreter
 }
 
+// maxExportBytes bounds an export file `wend check --export` reads: a run's history is at most
+// interpreter.MaxHistoryBytes, and its export adds the spec sources and a view of the run.
+const maxExportBytes = 256 << 20
+
 // checkExport verifies a saved history export: the schema, the integrity checksum over its
 // events, their seqs contiguous from 1 and the history's own rules (history.Check), and a
 // replay through the interpreter when the spec source is in it. The error is for a file that
 // cannot be read.
 func checkExport(path string) (exportVerdict, error) {
 	v := exportVerdict{Problems: []string{}}
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(path, maxExportBytes)
 	if err != nil {
 		return v, err
 	}

@@ -5,7 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
+	"runtime"
 )
 
 // temporalBinary is the program that answers commands for a Temporal cluster. It is wend
@@ -25,7 +25,7 @@ func wantsTemporal(args []string, getenv func(string) string) bool {
 	if len(args) == 0 {
 		return false
 	}
-	if args[0] == "worker" {
+	if args[0] == "worker" || isHelpWord(args[0]) && len(args) > 1 && args[1] == "worker" {
 		return true
 	}
 	if !engineCommands[args[0]] || wantsHelp(args[1:]) {
@@ -35,26 +35,39 @@ func wantsTemporal(args []string, getenv func(string) string) bool {
 	return t != nil || err != nil
 }
 
-// handoff replaces this process with wend-temporal, same arguments and environment, so its
-// output, exit code and signals are the user's directly. It returns only on failure.
+// handoff runs wend-temporal in this process's place, same arguments and environment, so its
+// output, exit code and signals are the user's directly (handoff_unix.go: exec; handoff_windows.go:
+// a child). Without wend-temporal, `wend help worker` says what the command is and
+// where it lives; anything else is refused.
 func handoff(e *env, args []string) int {
 	path, err := findTemporalBinary()
 	if err != nil {
+		if isHelpWord(args[0]) {
+			fmt.Fprintf(e.stdout, "'wend worker' hosts runs and their plugins for a Temporal cluster. It is a command of the\n"+
+				"%s program (wend built with the Temporal SDK), which is not beside wend nor on PATH;\n%s.\n"+
+				"Then 'wend help worker' shows its flags. README, Scaling out.\n", temporalBinary, buildTemporalHint)
+			return exitOK
+		}
 		fmt.Fprintf(e.stderr, "wend %s: a Temporal cluster is named (--temporal or WEND_TEMPORAL), and this needs the %s program, which is not beside wend nor on PATH; %s\n",
 			args[0], temporalBinary, buildTemporalHint)
 		return exitUsage
 	}
-	err = syscall.Exec(path, append([]string{path}, args...), os.Environ())
-	fmt.Fprintf(e.stderr, "wend %s: run %s: %v\n", args[0], path, err)
-	return exitUsage
+	return runInstead(e, path, args)
 }
+
+func isHelpWord(s string) bool { return s == "help" || s == "-h" || s == "--help" }
 
 // findTemporalBinary looks beside the running executable first (a release unpacks both into
 // one folder), then on PATH.
 func findTemporalBinary() (string, error) {
 	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), temporalBinary)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		name := temporalBinary
+		if runtime.GOOS == "windows" {
+			name += ".exe"
+		}
+		p := filepath.Join(filepath.Dir(exe), name)
+		// Windows keeps no execute bits: there the name's .exe is what makes it a program.
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && (runtime.GOOS == "windows" || st.Mode()&0o111 != 0) {
 			return p, nil
 		}
 	}

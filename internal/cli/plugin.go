@@ -101,7 +101,11 @@ func runPluginDescribe(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s\n", out)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "plugin %s: %d activities\n", cfg.Name, len(d.Activities))
+	n := fmt.Sprintf("%d activities", len(d.Activities))
+	if len(d.Activities) == 1 {
+		n = "1 activity"
+	}
+	fmt.Fprintf(e.stdout, "plugin %s: %s\n", cfg.Name, n)
 	for _, a := range d.Activities {
 		fmt.Fprintf(e.stdout, "\n%s.%s\n", cfg.Name, a.Name)
 		if a.Description != "" {
@@ -171,7 +175,7 @@ func runPluginCall(e *env, args []string) int {
 
 // declared reads a workflow file and returns its declaration of plugin name.
 func declared(file, name string) (plugins.Config, error) {
-	src, err := os.ReadFile(file)
+	src, err := spec.ReadWorkflowFile(file)
 	if err != nil {
 		return plugins.Config{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/spec"
@@ -32,6 +33,9 @@ when asked to. It runs none of the plugin's activities unless you name them:
   --json                           one JSON document at the end instead of lines:
                                    {"plugin", "checks": [{"name", "status", "detail"}],
                                    "failed"}, for CI
+  --verbose                        the plugin's stderr as it comes; without it, its lines
+                                   are shown only when a check failed (the certificate check
+                                   makes gRPC plugins log a failed handshake by design)
 Exit codes: 0 every check passed or was skipped, 1 a check failed, 2 usage error.
 `
 
@@ -56,6 +60,7 @@ func runPluginTest(e *env, args []string) int {
 	slow := fs.String("slow", "", "")
 	slowInput := fs.String("slow-input", "", "")
 	asJSON := fs.Bool("json", false, "")
+	verbose := fs.Bool("verbose", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "plugin", "%s", flagError(err))
@@ -92,7 +97,18 @@ func runPluginTest(e *env, args []string) int {
 		}
 		fmt.Fprintf(e.stdout, "%-4s  %-13s %s\n", c.Status, c.Name, c.Detail)
 	}
-	failed := plugins.Conform(ctx, cfg, pluginOptions(e), co)
+	opts := pluginOptions(e)
+	var held heldLines
+	if !*verbose {
+		opts.Log = held.add
+	}
+	failed := plugins.Conform(ctx, cfg, opts, co)
+	if lines := held.take(); failed > 0 && len(lines) > 0 {
+		fmt.Fprintf(e.stderr, "plugin %s wrote on stderr while it was checked:\n", cfg.Name)
+		for _, l := range lines {
+			fmt.Fprintf(e.stderr, "  %s\n", l)
+		}
+	}
 	if *asJSON {
 		rep.Failed = failed
 		enc := json.NewEncoder(e.stdout)
@@ -112,6 +128,29 @@ func runPluginTest(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "plugin %s: %d checks, none failed\n", cfg.Name, checks)
 	return exitOK
+}
+
+// heldLines keeps a plugin's stderr lines until the checks are done; lines after take are
+// dropped (the plugin's last words as it is stopped).
+type heldLines struct {
+	mu    sync.Mutex
+	lines []string
+	taken bool
+}
+
+func (h *heldLines) add(_, line string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.taken && len(h.lines) < 1000 {
+		h.lines = append(h.lines, line)
+	}
+}
+
+func (h *heldLines) take() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.taken = true
+	return h.lines
 }
 
 // pluginTarget is the plugin at path, or the plugin path names in workflow when it is set.

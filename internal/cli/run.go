@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/inputfile"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/schedule/runner"
@@ -87,7 +88,7 @@ func runRun(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
 		return exitUsage
 	}
-	src, err := os.ReadFile(pos[0])
+	src, err := spec.ReadWorkflowFile(pos[0])
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
 		return exitUsage
@@ -147,9 +148,13 @@ func readInput(inline, file string) (json.RawMessage, error) {
 		}
 		raw, where = b, "stdin"
 	case file != "":
-		b, err := os.ReadFile(file)
+		b, err := inputfile.Read(file, engine.MaxPayloadBytes)
+		var big *inputfile.TooBigError
+		if errors.As(err, &big) {
+			return nil, fmt.Errorf("the input is %d bytes, over the limit of %d (2 MiB)", big.Size, big.Limit)
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read input: %w", err)
 		}
 		raw, where = b, file
 	default:
@@ -194,7 +199,7 @@ func noInputHint(e *env, err error, input json.RawMessage) {
 }
 
 func readAllStdin() ([]byte, error) {
-	b, err := os.ReadFile("/dev/stdin")
+	b, err := inputfile.ReadAll(os.Stdin, "standard input", engine.MaxPayloadBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read input from stdin: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/wendflow/wend/internal/inputfile"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/web"
 )
@@ -70,7 +71,7 @@ func apiToken(e *env, dbPath, tokenFile string) (token, from string, generated, 
 }
 
 func readToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(path, 4096) // a token is 32 to a few hundred characters
 	if err != nil {
 		return "", fmt.Errorf("read token: %w", err)
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/schedule/runner"
@@ -18,7 +17,7 @@ import (
 func scheduleEntries(workflows []server.Workflow) ([]runner.Entry, error) {
 	var out []runner.Entry
 	for _, w := range workflows {
-		src, err := os.ReadFile(w.File)
+		src, err := spec.ReadWorkflowFile(w.File)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", w.File, err)
 		}

@@ -22,13 +22,15 @@ import (
 	"github.com/wendflow/wend/runview"
 )
 
-// bins builds wend (with failpoints) and the example Go plugin once per test binary.
+// bins builds wend (with failpoints, and with the tags this test binary was built with, so
+// `go test -tags wend_portable` crashes the portable plugin host and store) and the example Go
+// plugin once per test binary.
 func bins(t *testing.T) (wend, plugin string) {
 	t.Helper()
 	dir := t.TempDir()
 	wend, plugin = filepath.Join(dir, "wend"), filepath.Join(dir, "demo")
 	for _, b := range [][]string{
-		{"build", "-tags", "faults", "-o", wend, "github.com/wendflow/wend/cmd/wend"},
+		{"build", "-tags", "faults" + extraTags, "-o", wend, "github.com/wendflow/wend/cmd/wend"},
 		{"build", "-o", plugin, "github.com/wendflow/wend/examples/plugins/go"},
 	} {
 		if out, err := exec.Command("go", b...).CombinedOutput(); err != nil {

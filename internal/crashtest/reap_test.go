@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux && !wend_portable
 
 package crashtest
 
@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 // pid hidden so the SDK watchdog watches the shell: both defences are defeated and the plugin
 // survives the kill — the orphan the registry beside the database exists for. The next
 // `wend resume` on the database must kill the whole group (and say so) before resuming.
+// The registry is Linux's; the portable host's watchdog is watchdog_portable_test.go's.
 func TestReapAfterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
@@ -125,22 +125,4 @@ func registered(t *testing.T, path, exe string, d time.Duration) int {
 	}
 	t.Fatalf("no process running %s registered in %s within %s", exe, path, d)
 	return 0
-}
-
-// syncBuffer is a bytes.Buffer a test may read while a command writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/spec"
@@ -68,7 +67,7 @@ func (e *Engine) childRun(parent history.Run, step string, cs history.ChildSched
 	if cs.Shard != nil {
 		return e.shardChildRun(parent, step, cs)
 	}
-	src, err := os.ReadFile(cs.SpecFile)
+	src, err := spec.ReadWorkflowFile(cs.SpecFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read child workflow: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -40,7 +39,7 @@ func (b *Backend) Start(ctx context.Context, req engine.StartRequest) (server.St
 	if err != nil {
 		return server.Started{}, err
 	}
-	specs, err := Bundle(req.SpecFile, []byte(req.Source), os.ReadFile)
+	specs, err := Bundle(req.SpecFile, []byte(req.Source), spec.ReadWorkflowFile)
 	if err != nil {
 		return server.Started{}, server.NewError(server.CodeBadWorkflow, fmt.Sprintf("start %s: %v", req.SpecFile, err))
 	}

@@ -44,8 +44,12 @@ func (d *driver) startActivity(step, execID string, attempt int, availableAt tim
 			return
 		}
 		d.acts++
+		liveness := d.liveness(gctx)
 		in := wire.Call{ActivityCall: call, HostHeartbeats: sched.HeartbeatTimeout <= 0}
-		opts := workflow.WithActivityOptions(actx, tryOptions(key, sched))
+		if liveness {
+			in = wire.Call{ActivityCall: call, Liveness: true, HeartbeatTimeoutMS: sched.HeartbeatTimeout}
+		}
+		opts := workflow.WithActivityOptions(actx, tryOptions(key, sched, liveness))
 		var res wire.Result
 		var err error
 		if d.pluginBuilds(gctx) {
@@ -58,7 +62,7 @@ func (d *driver) startActivity(step, execID string, attempt int, availableAt tim
 			return // wend cancelled the try; the interpreter expects nothing from it
 		}
 		delete(d.cancels, key)
-		for _, ev := range tryOutcome(base, res, err) {
+		for _, ev := range tryOutcome(base, res, err, liveness) {
 			d.send(gctx, ev)
 		}
 	})
@@ -71,6 +75,21 @@ const pluginBuildVersion = "plugin-build"
 
 func (d *driver) pluginBuilds(ctx workflow.Context) bool {
 	return workflow.GetVersion(ctx, pluginBuildVersion, workflow.DefaultVersion, 1) == 1
+}
+
+// livenessVersion is the change id under which every try has wire.LivenessTimeout as its
+// Temporal heartbeat timeout and the worker beats for it, so a heartbeat timeout is a dead
+// worker: recorded as ActivityAttemptInterrupted and redelivered, not counted as a try. A run
+// whose history has no marker for it was started before, and replays its tries' heartbeat
+// timeouts as timeouts of the try.
+const livenessVersion = "liveness-redelivery"
+
+// livenessTimeout is wire.LivenessTimeout; driver tests shorten it, since the test
+// environment's heartbeat timeouts run on the wall clock.
+var livenessTimeout = wire.LivenessTimeout
+
+func (d *driver) liveness(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, livenessVersion, workflow.DefaultVersion, 1) == 1
 }
 
 func (d *driver) call(step, execID string, attempt int, sched history.ActivitySchedule) history.ActivityCall {
@@ -111,15 +130,20 @@ func pendingFailure(n int) *history.Failure {
 		Message: fmt.Sprintf("the run already has %d activities open on Temporal, the limit", n)}
 }
 
-// tryOptions are one try's Temporal options. A heartbeat timeout is always set: the worker
-// beats for the plugin every HeartbeatTimeout/3, so a dead worker is noticed in seconds.
-func tryOptions(key string, sched history.ActivitySchedule) workflow.ActivityOptions {
+// tryOptions are one try's Temporal options. A heartbeat timeout is always set: under
+// liveness it is wire.LivenessTimeout, and the worker beats every third of it and enforces
+// the step's own heartbeat_timeout itself; before, it was the step's, or
+// wire.DefaultHeartbeatTimeout with the worker beating for a step that set none.
+func tryOptions(key string, sched history.ActivitySchedule, liveness bool) workflow.ActivityOptions {
 	o := workflow.ActivityOptions{ActivityID: key, StartToCloseTimeout: DefaultStartToClose,
 		HeartbeatTimeout: wire.DefaultHeartbeatTimeout, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}}
 	if sched.TimeoutMS > 0 {
 		o.StartToCloseTimeout = time.Duration(sched.TimeoutMS) * time.Millisecond
 	}
-	if sched.HeartbeatTimeout > 0 {
+	switch {
+	case liveness:
+		o.HeartbeatTimeout = livenessTimeout
+	case sched.HeartbeatTimeout > 0:
 		o.HeartbeatTimeout = time.Duration(sched.HeartbeatTimeout) * time.Millisecond
 	}
 	return o
@@ -127,7 +151,9 @@ func tryOptions(key string, sched history.ActivitySchedule) workflow.ActivityOpt
 
 // tryOutcome phrases a finished try as wend inputs: the progress it last reported (so the
 // next try gets it as LastProgress), then its outcome.
-func tryOutcome(base history.Event, res wire.Result, err error) []history.Event {
+// Under liveness, a Temporal heartbeat timeout is the worker's death: the try is recorded as
+// interrupted, which the run answers with a redelivery, as locally after a crash.
+func tryOutcome(base history.Event, res wire.Result, err error, liveness bool) []history.Event {
 	if err == nil {
 		out := res.Output
 		ev := base
@@ -152,12 +178,28 @@ func tryOutcome(base history.Event, res wire.Result, err error) []history.Event 
 		evs = append(evs, hb)
 	}
 	ev := base
+	if liveness && (workerLost(err) || f.Type == wire.WorkerStopped) {
+		why := fmt.Sprintf("stopped answering for %s", livenessTimeout)
+		if f.Type == wire.WorkerStopped {
+			why = "stopped before it finished (its --grace ran out)"
+		}
+		ev.Type, ev.Data = history.ActivityAttemptInterrupted, history.MustData(history.AttemptInterruption{Reason: fmt.Sprintf(
+			"the worker running attempt %d %s; redelivered as attempt %d", base.Attempt, why, base.Attempt+1)})
+		return append(evs, ev)
+	}
 	ev.Type = history.ActivityAttemptFailed
 	if f.Category == history.CategoryTimeout {
 		ev.Type = history.ActivityTimedOut
 	}
 	ev.Data = history.MustData(history.AttemptFailure{Failure: f, PluginSHA256: build})
 	return append(evs, ev)
+}
+
+// workerLost says whether a try ended because Temporal heard no beat from its worker for
+// wire.LivenessTimeout: the worker died or lost the server.
+func workerLost(err error) bool {
+	var te *temporal.TimeoutError
+	return errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT
 }
 
 // tryFailure reads a failed try: a timeout (start-to-close or heartbeat) with the last
@@ -181,11 +223,14 @@ func tryFailure(attempt int, err error) (f history.Failure, progress json.RawMes
 		var af wire.ActivityFailure
 		if ae.HasDetails() && ae.Details(&af) == nil && (af.Error.Message != "" || af.Error.Type != "") {
 			e := af.Error
-			cat := e.Category
-			if cat == "" {
+			cat, kind := e.Category, ""
+			switch cat {
+			case "":
 				cat = history.CategoryActivity
+			case history.CategoryTimeout: // the step's heartbeat_timeout, enforced by the worker
+				kind = "timeout"
 			}
-			return history.Failure{Category: cat, Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details}, af.Progress, af.PluginSHA256
+			return history.Failure{Category: cat, PropagationKind: kind, Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details}, af.Progress, af.PluginSHA256
 		}
 		return history.Failure{Category: history.CategoryActivity, Type: ae.Type(), Message: ae.Message(), NonRetryable: ae.NonRetryable()}, nil, ""
 	}

@@ -13,8 +13,11 @@
 //   - ActivityScheduled: activity wire.ActivityCallBuild (wire.ActivityCall in runs started
 //     before the "plugin-build" version marker) with a history.ActivityCall, ActivityID =
 //     interpreter.TaskID, Temporal retries off, StartToClose = the step's timeout
-//     (DefaultStartToClose when none), HeartbeatTimeout = the step's (wire.DefaultHeartbeatTimeout
-//     when none: the worker beats for the plugin, so a dead worker is noticed).
+//     (DefaultStartToClose when none), HeartbeatTimeout = wire.LivenessTimeout: the worker
+//     beats for every try and enforces the step's heartbeat_timeout itself, so a heartbeat
+//     timeout is a dead worker, recorded as ActivityAttemptInterrupted (a redelivery, not a
+//     try). Runs from before the "liveness-redelivery" marker: the step's heartbeat timeout,
+//     else wire.DefaultHeartbeatTimeout, and a heartbeat timeout is a timeout of the try.
 //   - ActivityRetryScheduled: a Temporal timer until available_at, then the next try; wend
 //     keeps the backoff list, jitter, non_retryable and attempt numbers.
 //   - TimerScheduled / TimerCancelled / ActivityCancelled: timers and cancels.

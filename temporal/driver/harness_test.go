@@ -34,7 +34,8 @@ const specFile = "/flows/test.wend.yaml"
 // try is what the fake plugin saw of one call.
 type try struct {
 	Call       history.ActivityCall
-	HostBeats  bool // the driver asked the worker to beat for the plugin
+	Liveness   bool  // the driver asked the worker to beat for the try (wire.Call.Liveness)
+	StepBeatMS int64 // the step's heartbeat_timeout, for the worker to enforce
 	ActivityID string
 	Heartbeat  time.Duration
 	StartClose time.Duration
@@ -45,8 +46,9 @@ type try struct {
 //
 //	echo     returns its input
 //	fail     fails with {type, non_retryable} until attempt `until` (0: always), with progress
-//	hang     heartbeats progress {"attempt": n}, then blocks until the try is cancelled or
-//	         times out; on a try with last progress it completes with {"resumed": progress}
+//	hang     heartbeats progress {"attempt": n}, then blocks without beating, as a dead
+//	         worker, until the try is cancelled or times out; on a try with last progress it
+//	         completes with {"resumed": progress}
 //	slow     calls onSlow (the test cancels there), then blocks until cancelled
 type plugin struct {
 	env    *testsuite.TestWorkflowEnvironment
@@ -100,7 +102,7 @@ func (p *plugin) call(ctx context.Context, wc wire.Call) (json.RawMessage, error
 	call := wc.ActivityCall
 	info := activity.GetInfo(ctx)
 	p.mu.Lock()
-	p.tries = append(p.tries, try{Call: call, HostBeats: wc.HostHeartbeats, ActivityID: info.ActivityID, Heartbeat: info.HeartbeatTimeout,
+	p.tries = append(p.tries, try{Call: call, Liveness: wc.Liveness, StepBeatMS: wc.HeartbeatTimeoutMS, ActivityID: info.ActivityID, Heartbeat: info.HeartbeatTimeout,
 		StartClose: info.StartToCloseTimeout, At: p.env.Now()})
 	p.mu.Unlock()
 	var in map[string]any

@@ -133,15 +133,15 @@ func TestStepTimeout(t *testing.T) {
 	}
 }
 
-// TestHeartbeatTimeoutProgressToNextTry: the try heartbeats progress and stops; Temporal's
-// heartbeat timeout carries the last progress, the driver records it before the failure,
-// and the next try gets it as LastProgress.
-func TestHeartbeatTimeoutProgressToNextTry(t *testing.T) {
+// TestWorkerLostIsRedelivered: the try heartbeats progress, then its worker goes silent (the
+// fake beats no more, as a killed worker). Temporal's heartbeat timeout is the liveness one,
+// so the driver records the try as interrupted, not failed: the run redelivers it as attempt 2
+// with the last progress, although the step has one try, and the reason names what happened.
+func TestWorkerLostIsRedelivered(t *testing.T) {
+	shortLiveness(t)
 	src := simtest.Head + `steps:
   - id: h
     activity: p.hang
-    heartbeat_timeout: 200ms
-    retry: {tries: 2, backoff: [1s]}
 output: "${{ steps.h.output }}"
 `
 	e, p := newEnv(t)
@@ -153,20 +153,36 @@ output: "${{ steps.h.output }}"
 	if len(tries) != 2 || string(tries[1].Call.LastProgress) != `{"attempt":1}` {
 		t.Fatalf("%d tries; second got progress %s", len(tries), tries[len(tries)-1].Call.LastProgress)
 	}
+	if tries[0].Call.ActivityExecutionID != tries[1].Call.ActivityExecutionID || tries[0].Call.ActivityAttemptID == tries[1].Call.ActivityAttemptID {
+		t.Fatalf("redelivery: execution %s then %s, attempt ids %s then %s; want the same execution, a new attempt id",
+			tries[0].Call.ActivityExecutionID, tries[1].Call.ActivityExecutionID, tries[0].Call.ActivityAttemptID, tries[1].Call.ActivityAttemptID)
+	}
 	var seq []history.EventType
 	for _, ev := range evs {
 		if ev.Attempt == 1 && ev.ActivityExecutionID != "" {
 			seq = append(seq, ev.Type)
 		}
 	}
-	want := []history.EventType{history.ActivityScheduled, history.ActivityHeartbeatRecorded, history.ActivityTimedOut, history.ActivityRetryScheduled}
+	want := []history.EventType{history.ActivityScheduled, history.ActivityHeartbeatRecorded, history.ActivityAttemptInterrupted, history.ActivityRetryScheduled}
 	if strings.Join(types(seq), ",") != strings.Join(types(want), ",") {
 		t.Fatalf("attempt 1 events %v, want %v", seq, want)
 	}
-	to, _ := history.DataOf[history.AttemptFailure](ofType(evs, history.ActivityTimedOut)[0])
-	if to.Failure.Type != "heartbeat_timeout" {
-		t.Fatalf("timeout type %q", to.Failure.Type)
+	in, _ := history.DataOf[history.AttemptInterruption](ofType(evs, history.ActivityAttemptInterrupted)[0])
+	if want := "the worker running attempt 1 stopped answering for " + livenessTimeout.String() + "; redelivered as attempt 2"; in.Reason != want {
+		t.Fatalf("reason %q, want %q", in.Reason, want)
 	}
+	rs, _ := history.DataOf[history.RetrySchedule](ofType(evs, history.ActivityRetryScheduled)[0])
+	if !rs.Redelivery || rs.RetryBackoffSeconds != 0 {
+		t.Fatalf("retry %+v, want a redelivery due at once", rs)
+	}
+}
+
+// shortLiveness lets a test's silent worker be noticed at once: the test environment's
+// heartbeat timeouts run on the wall clock.
+func shortLiveness(t *testing.T) {
+	old := livenessTimeout
+	livenessTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { livenessTimeout = old })
 }
 
 // TestFailureProgressToNextTry: a plugin failure's details carry the try's last progress.

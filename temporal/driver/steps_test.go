@@ -8,7 +8,6 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
-	"github.com/wendflow/wend/temporal/wire"
 )
 
 func TestActivityStep(t *testing.T) {
@@ -49,15 +48,15 @@ output: "${{ steps.b.output }}"
 			t.Errorf("try %d: declared plugin %+v", i, tr.Call.Declared)
 		}
 	}
-	// No heartbeat_timeout: the default, so a dead worker is noticed; set: the step's.
-	if tries[0].Heartbeat != wire.DefaultHeartbeatTimeout || tries[0].StartClose != DefaultStartToClose {
+	// Every try has the liveness heartbeat timeout, so a dead worker is noticed in seconds;
+	// the step's heartbeat_timeout goes to the worker to enforce on the plugin's beats.
+	if tries[0].Heartbeat != livenessTimeout || tries[0].StartClose != DefaultStartToClose {
 		t.Errorf("defaults: heartbeat %s start-to-close %s", tries[0].Heartbeat, tries[0].StartClose)
 	}
-	// The worker beats for the plugin only where the step declared no heartbeat_timeout.
-	if !tries[0].HostBeats || tries[1].HostBeats {
-		t.Errorf("worker beats: step without heartbeat_timeout %v, with %v; want true, false", tries[0].HostBeats, tries[1].HostBeats)
+	if !tries[0].Liveness || !tries[1].Liveness || tries[0].StepBeatMS != 0 || tries[1].StepBeatMS != 10000 {
+		t.Errorf("liveness %v %v, step heartbeat_timeout %d %d; want true true 0 10000", tries[0].Liveness, tries[1].Liveness, tries[0].StepBeatMS, tries[1].StepBeatMS)
 	}
-	if tries[1].Heartbeat != 10*time.Second || tries[1].StartClose != 5*time.Minute {
+	if tries[1].Heartbeat != livenessTimeout || tries[1].StartClose != 5*time.Minute {
 		t.Errorf("step timeouts: heartbeat %s start-to-close %s", tries[1].Heartbeat, tries[1].StartClose)
 	}
 	if !tries[1].Call.Deadline.Equal(tries[1].At.Add(5 * time.Minute)) {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 import (
@@ -18,13 +20,13 @@ import (
 )
 
 // crashFlow writes a workflow of n sequential `record` steps and a for_each of m more (5 at
-// a time). Each try may take 3s: a try whose worker was killed times out then and counts as
-// a try on Temporal (locally the same attempt would re-run), so tries are plenty.
+// a time), with the default tries (one) and no timeout: a try whose worker was killed must be
+// redelivered, not counted, or the run fails.
 func crashFlow(t *testing.T, dir, name, log string, n, m int) string {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "wend: v1\nname: %s\nplugins: {demo: %q}\n", name, env.demo)
-	b.WriteString("defaults: {retry: {tries: 30, backoff: [50ms]}, timeout: 3s}\nsteps:\n")
+	b.WriteString("steps:\n")
 	for i := range n {
 		fmt.Fprintf(&b, "  - {id: s%d, activity: demo.record, with: {path: %q, note: \"%s/s%d\"}}\n", i, log, name, i)
 	}
@@ -41,18 +43,19 @@ func crashFlow(t *testing.T, dir, name, log string, n, m int) string {
 	return p
 }
 
-// TestCrashWorkerKilled kills the worker while three runs execute (WEND_E2E_KILLS times,
-// default 40), restarting it on the same state folder each time: every other kill is a
-// SIGKILL at a random time, the others are the worker's failpoints (a `-tags faults` build
-// started with WEND_FAILPOINTS), which exit 137 at a random pass through
-// worker-before-call (the activity task started, the plugin not called) or
-// worker-after-call (the plugin returned, Temporal not told), in turn. Then it checks each
-// run's wend history and the plugin's invocation log: every step completed exactly once in
-// history, sequence numbers without gap or repeat, every invocation of a step under the one
-// activity_execution_id the history names, and no plugin process left once the last worker
-// stopped.
+// TestCrashWorkerKilled kills the worker while batches of three runs execute (WEND_E2E_KILLS
+// times, default 12, over at least WEND_E2E_RUNS runs, default 3), restarting it on the same state folder each time: every
+// other kill is a SIGKILL at a random time, the others are the worker's failpoints (a `-tags
+// faults` build started with WEND_FAILPOINTS), which exit 137 at a random pass through
+// worker-before-call (the activity task started, the plugin not called) or worker-after-call
+// (the plugin returned, Temporal not told), in turn. The steps have one try each, so every
+// try a kill cut off must come back as a redelivery. Then it checks each run's wend history
+// and the plugin's invocation log: every step completed exactly once in history, no try
+// counted as failed or timed out, at most 1 + kills attempts per step, sequence numbers
+// without gap or repeat, every invocation of a step under the one activity_execution_id the
+// history names, and no plugin process left once the last worker stopped.
 func TestCrashWorkerKilled(t *testing.T) {
-	kills := 40
+	kills := 12
 	if s := os.Getenv("WEND_E2E_KILLS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
@@ -60,12 +63,20 @@ func TestCrashWorkerKilled(t *testing.T) {
 		}
 		kills = n
 	}
+	minRuns := 3
+	if s := os.Getenv("WEND_E2E_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("WEND_E2E_RUNS=%q: want a whole number, at least 1", s)
+		}
+		minRuns = n
+	}
 	seed := time.Now().UnixNano() % 100000
 	if s := os.Getenv("WEND_CRASH_SEED"); s != "" {
 		seed, _ = strconv.ParseInt(s, 10, 64)
 	}
 	rng := rand.New(rand.NewSource(seed))
-	t.Logf("seed %d (WEND_CRASH_SEED=%d to repeat), %d kills", seed, seed, kills)
+	t.Logf("seed %d (WEND_CRASH_SEED=%d to repeat), %d kills, at least %d runs", seed, seed, kills, minRuns)
 
 	dir := t.TempDir()
 	log := filepath.Join(dir, "invocations.jsonl")
@@ -93,7 +104,7 @@ func TestCrashWorkerKilled(t *testing.T) {
 	w := next()
 	// Batches of three runs until the kills are spent; every kill lands while a batch runs.
 	var tally crashTally
-	for killed < kills {
+	for killed < kills || 3*batches < minRuns {
 		type run struct {
 			id, file string
 			done     chan error
@@ -156,15 +167,15 @@ func TestCrashWorkerKilled(t *testing.T) {
 		inv := proctest.LoadInvocations(t, log)
 		for _, r := range runs {
 			steps += seqSteps + fanSteps
-			checkCrashRun(t, exportOf(t, env.addr, r.id), inv, seqSteps+fanSteps, &tally)
+			checkCrashRun(t, exportOf(t, env.addr, r.id), inv, seqSteps+fanSteps, killed, &tally)
 		}
 	}
 	// The wend history is a query a worker answers: the checks above ran before this stop.
 	w.stop(t)
 	inv := proctest.LoadInvocations(t, log)
 	orphans := proctest.Running(env.demo, 5*time.Second)
-	fmt.Printf("RELIABILITY suite=temporal-crash kills=%d random_sigkill=%d failpoint_before_call=%d failpoint_after_call=%d batches=%d runs=%d steps=%d events=%d events_lost=%d dup_history=%d invocations=%d exec_id_mismatches=%d orphans=%d seed=%d\n",
-		killed, random, byPoint[points[0]], byPoint[points[1]], batches, 3*batches, steps, tally.events, tally.lost, tally.dups, proctest.CountInvocations(inv), tally.idMismatch, orphans, seed)
+	fmt.Printf("RELIABILITY suite=temporal-crash kills=%d random_sigkill=%d failpoint_before_call=%d failpoint_after_call=%d batches=%d runs=%d steps=%d events=%d events_lost=%d dup_history=%d invocations=%d exec_id_mismatches=%d redeliveries=%d tries_counted=%d max_attempts=%d orphans=%d seed=%d\n",
+		killed, random, byPoint[points[0]], byPoint[points[1]], batches, 3*batches, steps, tally.events, tally.lost, tally.dups, proctest.CountInvocations(inv), tally.idMismatch, tally.redelivered, tally.counted, tally.maxAttempt, orphans, seed)
 	if (kills >= 2 && byPoint[points[0]] == 0) || (kills >= 4 && byPoint[points[1]] == 0) {
 		t.Errorf("failpoint kills %v: every failpoint should have fired", byPoint)
 	}
@@ -177,15 +188,36 @@ func TestCrashWorkerKilled(t *testing.T) {
 }
 
 // crashTally counts what the crash tests report.
-type crashTally struct{ events, lost, dups, idMismatch int }
+type crashTally struct{ events, lost, dups, idMismatch, redelivered, counted, maxAttempt int }
 
 // checkCrashRun checks one crashFlow run's wend history against the plugin's log: every
-// step occurrence (want of them) completed exactly once, sequence numbers without gap or
-// repeat, every invocation under the execution id the history names.
-func checkCrashRun(t *testing.T, d export.Document, inv map[string][]proctest.Invocation, want int, tally *crashTally) {
+// step occurrence (want of them) completed exactly once, no try failed or timed out (a killed
+// worker's try is interrupted and redelivered), no step with more than 1 + kills attempts,
+// sequence numbers without gap or repeat, every invocation under the execution id the
+// history names.
+func checkCrashRun(t *testing.T, d export.Document, inv map[string][]proctest.Invocation, want, kills int, tally *crashTally) {
 	t.Helper()
 	id := d.Workflow.WorkflowID
 	tally.events += len(d.HistoryEvents)
+	attempts := map[string]int{} // execution id -> highest attempt
+	for _, e := range d.HistoryEvents {
+		switch e.Type {
+		case "ActivityAttemptInterrupted":
+			tally.redelivered++
+		case "ActivityAttemptFailed", "ActivityTimedOut":
+			tally.counted++
+			t.Errorf("%s: step %s attempt %d recorded %s: a killed worker's try must be redelivered, not counted (%s)", id, e.Step, e.Attempt, e.Type, e.Data)
+		}
+		if e.ActivityExecutionID != "" && e.Attempt > attempts[e.ActivityExecutionID] {
+			attempts[e.ActivityExecutionID] = e.Attempt
+		}
+	}
+	for exec, n := range attempts {
+		tally.maxAttempt = max(tally.maxAttempt, n)
+		if n > 1+kills {
+			t.Errorf("%s: execution %s reached attempt %d with %d kills so far", id, exec, n, kills)
+		}
+	}
 	for i, e := range d.HistoryEvents {
 		if e.Seq != uint64(i+1) {
 			t.Errorf("%s: event %d has seq %d: the wend history has a gap or a repeat", id, i, e.Seq)

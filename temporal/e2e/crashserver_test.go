@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 import (
@@ -105,7 +107,7 @@ func TestCrashServerKilled(t *testing.T) {
 	inv := proctest.LoadInvocations(t, log)
 	var tally crashTally
 	for _, id := range ids {
-		checkCrashRun(t, exportOf(t, addr, id), inv, seqSteps+fanSteps, &tally)
+		checkCrashRun(t, exportOf(t, addr, id), inv, seqSteps+fanSteps, kills, &tally)
 	}
 	w.stop(t)
 	orphans := proctest.Running(env.demo, 5*time.Second)

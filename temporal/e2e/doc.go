@@ -7,5 +7,6 @@
 //
 //	cd temporal/e2e && GOTOOLCHAIN=go1.26.11 go test ./...
 //
-// WEND_E2E_KILLS raises the crash test's number of worker kills (default 40).
+// WEND_E2E_KILLS and WEND_E2E_RUNS raise the crash test's worker kills (default 12) and runs
+// (default 3).
 package e2e

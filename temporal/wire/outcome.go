@@ -7,22 +7,41 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// Call is the ActivityCall activity's input: the plugin call, and whether the worker beats
-// for the plugin. A first try's empty LastProgress arrives as the JSON null
-// (json.RawMessage("null")), which means none.
+// Call is the ActivityCall activity's input: the plugin call, and how the try is kept alive.
+// A first try's empty LastProgress arrives as the JSON null (json.RawMessage("null")), which
+// means none.
 type Call struct {
 	history.ActivityCall
-	// HostHeartbeats is set when the step declares no heartbeat_timeout: the driver then gives
-	// the try DefaultHeartbeatTimeout and the worker beats every third of it, so a dead worker
-	// is noticed in seconds. A step with its own heartbeat_timeout gets only the plugin's
-	// beats, so a plugin that stops beating times out as it does locally.
+	// Liveness is set by drivers that give every try LivenessTimeout as Temporal's heartbeat
+	// timeout: the worker beats every third of it whatever the step declares, so a Temporal
+	// heartbeat timeout means the worker died (a redelivery, not a try), and the worker
+	// enforces the step's own heartbeat_timeout (HeartbeatTimeoutMS) against the plugin's beats.
+	Liveness bool `json:"liveness,omitempty"`
+	// HeartbeatTimeoutMS is the step's heartbeat_timeout (0: none), with Liveness.
+	HeartbeatTimeoutMS int64 `json:"heartbeat_timeout_ms,omitempty"`
+	// HostHeartbeats is how runs started before Liveness ask for beats: set when the step
+	// declares no heartbeat_timeout, with DefaultHeartbeatTimeout as Temporal's.
 	HostHeartbeats bool `json:"host_heartbeats,omitempty"`
 }
 
-// DefaultHeartbeatTimeout is the heartbeat timeout the driver gives a try whose step sets
-// none, so a worker that dies mid-call is noticed in seconds, not at the step's timeout. The
-// ActivityCall activity heartbeats on the plugin's behalf every HeartbeatTimeout/3 (from
-// activity.GetInfo), carrying the plugin's latest progress as Progress.
+// LivenessTimeout is Temporal's heartbeat timeout of every try under Liveness: a worker that
+// dies mid-call is noticed this long after its last beat, and the try is redelivered. The
+// worker beats every third of it and sends at most one beat per MaxBeatInterval (the SDK's
+// throttle, which would otherwise be 0.8 of the timeout and leave a loaded worker 1.6 s to
+// spare): so a live worker's beats arrive with 6 s to spare, and each running try costs the
+// server about one RecordActivityTaskHeartbeat call every 2.7 s.
+const LivenessTimeout = 8 * time.Second
+
+// MaxBeatInterval is the longest a worker holds back a heartbeat (the SDK's
+// MaxHeartbeatThrottleInterval).
+const MaxBeatInterval = 2 * time.Second
+
+// WorkerStopped is the failure type of a try its stopping worker cancelled once its grace ran
+// out: under Liveness the driver records it as interrupted and redelivers it.
+const WorkerStopped = "WorkerStopped"
+
+// DefaultHeartbeatTimeout is the heartbeat timeout that runs started before Liveness give a
+// try whose step sets none.
 const DefaultHeartbeatTimeout = 30 * time.Second
 
 // Progress is the heartbeat detail of an ActivityCall try: the plugin's latest progress,

@@ -36,6 +36,9 @@ type Activities struct {
 	Plugins Plugins
 	// Client reads other workflows' outcomes for wait_for_workflow.
 	Client client.Client
+	// graceOver is closed when a stopping worker's grace has run out: tries still running
+	// are cancelled and report WorkerStopped. Nil: never.
+	graceOver <-chan struct{}
 }
 
 // Register registers the activities under their wire names on a worker.
@@ -49,11 +52,12 @@ func (a *Activities) beat(ctx context.Context, p wire.Progress) { activity.Recor
 
 // Call is wire.ActivityCall: exactly one try of a plugin activity (the driver keeps wend's
 // retries, so Temporal's are off). Every heartbeat carries the plugin's latest progress
-// (wire.Progress), so a try that times out hands it to the next one. When the step set no
-// heartbeat_timeout the driver gives wire.DefaultHeartbeatTimeout, and the worker beats for
-// the plugin every third of it (wire.Call.HostHeartbeats): a worker that dies is noticed in
-// seconds, not at the step's timeout. A step with its own heartbeat_timeout gets only the plugin's beats, so a plugin
-// that stops beating times out as it does locally.
+// (wire.Progress), so a try that times out hands it to the next one. Under wire.Call.Liveness
+// the worker beats every third of the try's heartbeat timeout (wire.LivenessTimeout) whatever
+// the plugin does, so Temporal's heartbeat timeout fires only when this worker is gone, and the
+// step's own heartbeat_timeout is enforced here against the plugin's beats, as the local engine
+// does. (Runs from before Liveness: the worker beats only for a step without heartbeat_timeout,
+// wire.Call.HostHeartbeats.)
 func (a *Activities) Call(ctx context.Context, in wire.Call) (json.RawMessage, error) {
 	out, _, err := a.call(ctx, in)
 	return out, err
@@ -89,7 +93,18 @@ func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, s
 		}
 		a.beat(ctx, wire.Progress{Progress: last()})
 	}
-	if every := workerBeat(in.HostHeartbeats, activity.GetInfo(ctx).HeartbeatTimeout); every > 0 {
+	ctx, stopCut := a.cutAtGrace(ctx)
+	defer stopCut()
+	pctx, stepTimedOut := ctx, func() bool { return false }
+	if in.Liveness && in.HeartbeatTimeoutMS > 0 {
+		var stopWatch func()
+		var beat func()
+		pctx, beat, stepTimedOut, stopWatch = watchPluginBeats(ctx, time.Duration(in.HeartbeatTimeoutMS)*time.Millisecond)
+		defer stopWatch()
+		inner := hb
+		hb = func(h history.Heartbeat) { beat(); inner(h) }
+	}
+	if every := workerBeat(in.HostHeartbeats || in.Liveness, activity.GetInfo(ctx).HeartbeatTimeout); every > 0 {
 		stop := make(chan struct{})
 		defer close(stop)
 		go func() {
@@ -114,13 +129,23 @@ func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, s
 	var out json.RawMessage
 	var err error
 	if bp, ok := a.Plugins.(BuildPlugins); ok {
-		out, err = bp.ExecuteBuild(ctx, call, hb, func(sha string) {
+		out, err = bp.ExecuteBuild(pctx, call, hb, func(sha string) {
 			mu.Lock()
 			build = sha
 			mu.Unlock()
 		})
 	} else {
-		out, err = a.Plugins.Execute(ctx, call, hb)
+		out, err = a.Plugins.Execute(pctx, call, hb)
+	}
+	if err != nil && ctx.Err() != nil && a.graceIsOver() {
+		// This worker's grace ran out and the SDK cancelled the try: say so, so the driver
+		// redelivers it at once instead of waiting out the liveness timeout.
+		err = &history.ActivityError{Category: history.CategoryInternal, Type: wire.WorkerStopped,
+			Message: fmt.Sprintf("the worker stopped before attempt %d finished", call.Attempt)}
+	}
+	if stepTimedOut() {
+		out, err = nil, &history.ActivityError{Category: history.CategoryTimeout, Type: "heartbeat_timeout",
+			Message: fmt.Sprintf("attempt %d exceeded its heartbeat_timeout", call.Attempt)}
 	}
 	// ... here: the plugin ran, but Temporal never hears of it, so the next try runs it again
 	// under the same activity_execution_id.
@@ -134,12 +159,47 @@ func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, s
 }
 
 // workerBeat is how often the worker beats for the plugin: a third of the try's heartbeat
-// timeout when the driver asks it to (the step set none), else never.
+// timeout when the driver asks it to, else never.
 func workerBeat(host bool, timeout time.Duration) time.Duration {
 	if !host || timeout <= 0 {
 		return 0
 	}
 	return timeout / 3
+}
+
+// cutAtGrace is ctx, also cancelled when the stopping worker's grace runs out.
+func (a *Activities) cutAtGrace(ctx context.Context) (context.Context, func()) {
+	if a.graceOver == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-a.graceOver:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+func (a *Activities) graceIsOver() bool {
+	select {
+	case <-a.graceOver:
+		return true
+	default:
+		return false
+	}
+}
+
+// watchPluginBeats enforces a step's heartbeat_timeout on the worker: the returned context is
+// cancelled when d passes without a beat (the first counted from the start), beat re-arms it,
+// and timedOut says whether that is how the context ended.
+func watchPluginBeats(ctx context.Context, d time.Duration) (pctx context.Context, beat func(), timedOut func() bool, stop func()) {
+	pctx, cancel := context.WithCancelCause(ctx)
+	errMissed := errors.New("heartbeat_timeout")
+	t := time.AfterFunc(d, func() { cancel(errMissed) })
+	return pctx, func() { t.Reset(d) }, func() bool { return errors.Is(context.Cause(pctx), errMissed) }, func() { t.Stop(); cancel(nil) }
 }
 
 // tryError turns a failed try into the ApplicationError the driver reads: its type and

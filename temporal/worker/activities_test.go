@@ -127,9 +127,9 @@ func TestCallErrorMapping(t *testing.T) {
 	}
 }
 
-// TestWorkerBeatsOnlyWithoutStepHeartbeat: the worker beats for the plugin only when the
-// driver says the step declared no heartbeat_timeout; a step's own heartbeat_timeout is the
-// plugin's to keep, as locally, even when it equals the default.
+// TestWorkerBeatsOnlyWithoutStepHeartbeat: the worker beats every third of the try's
+// heartbeat timeout when the driver asks it to (every try under wire.Call.Liveness; before
+// that, a step without heartbeat_timeout), else never, as for older runs' steps with one.
 func TestWorkerBeatsOnlyWithoutStepHeartbeat(t *testing.T) {
 	for _, c := range []struct {
 		host          bool
@@ -143,5 +143,69 @@ func TestWorkerBeatsOnlyWithoutStepHeartbeat(t *testing.T) {
 		if got := workerBeat(c.host, c.timeout); got != c.want {
 			t.Errorf("workerBeat(%v, %s) = %s, want %s", c.host, c.timeout, got, c.want)
 		}
+	}
+}
+
+// pacedPlugins plays a plugin that beats every `every` (never if 0) until `lasts` has passed
+// or the try's context ends, then returns {"ok":true}, or the context's error.
+type pacedPlugins struct{ every, lasts time.Duration }
+
+func (f pacedPlugins) Execute(ctx context.Context, _ history.ActivityCall, hb func(history.Heartbeat)) (json.RawMessage, error) {
+	done := time.After(f.lasts)
+	var tick <-chan time.Time
+	if f.every > 0 {
+		t := time.NewTicker(f.every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-done:
+			return json.RawMessage(`{"ok":true}`), nil
+		case <-tick:
+			hb(history.Heartbeat{})
+		}
+	}
+}
+
+// TestWorkerEnforcesStepHeartbeatTimeout: under liveness, Temporal's heartbeat timeout is the
+// worker's, so the worker itself holds a step's heartbeat_timeout against the plugin's beats:
+// a plugin silent for longer is cancelled and the try fails as the local engine fails it (a
+// timeout of type heartbeat_timeout); a plugin that beats in time runs as long as it needs.
+func TestWorkerEnforcesStepHeartbeatTimeout(t *testing.T) {
+	cases := []struct {
+		name    string
+		plugin  pacedPlugins
+		wantErr bool
+	}{
+		{"silent plugin times out", pacedPlugins{every: 0, lasts: time.Minute}, true},
+		{"beating plugin outlives the timeout", pacedPlugins{every: 20 * time.Millisecond, lasts: 600 * time.Millisecond}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env, _ := callEnv(t, c.plugin)
+			call := wire.Call{ActivityCall: history.ActivityCall{Plugin: "p", Activity: "a", Attempt: 2}, Liveness: true, HeartbeatTimeoutMS: 200}
+			_, err := env.ExecuteActivity(wire.ActivityCall, call)
+			if !c.wantErr {
+				if err != nil {
+					t.Fatalf("err %v, want the try to complete", err)
+				}
+				return
+			}
+			var ae *temporal.ApplicationError
+			if !errors.As(err, &ae) {
+				t.Fatalf("err = %#v, want an ApplicationError", err)
+			}
+			var got wire.ActivityFailure
+			if err := ae.Details(&got); err != nil {
+				t.Fatal(err)
+			}
+			want := history.ActivityError{Category: history.CategoryTimeout, Type: "heartbeat_timeout", Message: "attempt 2 exceeded its heartbeat_timeout"}
+			if got.Error.Category != want.Category || got.Error.Type != want.Type || got.Error.Message != want.Message || got.Error.NonRetryable {
+				t.Fatalf("failure %+v, want %+v", got.Error, want)
+			}
+		})
 	}
 }

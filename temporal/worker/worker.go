@@ -37,7 +37,7 @@ type Options struct {
 	// Log receives the worker's own lines and plugin stderr ("plugin NAME: LINE").
 	Log io.Writer
 	// StopTimeout is how long running activities get to finish once ctx ends before they
-	// are cancelled. Default 10s.
+	// are cancelled (and redelivered). Default 30s.
 	StopTimeout time.Duration
 	// PluginStartTimeout bounds a plugin's start (handshake and first health check), as
 	// plugins.Options.StartTimeout does locally. Default: the host's (5s).
@@ -67,7 +67,7 @@ func Run(ctx context.Context, o Options) error {
 		o.Log = os.Stderr
 	}
 	if o.StopTimeout <= 0 {
-		o.StopTimeout = 10 * time.Second
+		o.StopTimeout = 30 * time.Second
 	}
 	if o.StateDir == "" {
 		return errors.New("worker: no state folder for the plugin registry")
@@ -84,13 +84,18 @@ func Run(ctx context.Context, o Options) error {
 
 	w := sdkworker.New(o.Client, o.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: o.MaxActivities,
-		WorkerStopTimeout:                  o.StopTimeout,
+		// The grace is this worker's own (graceOver below): the SDK waits a little longer, so
+		// the tries cut off at the grace still report WorkerStopped before it gives up.
+		WorkerStopTimeout: o.StopTimeout + reportTimeout,
+		// Beats reach the server well inside wire.LivenessTimeout even on a loaded worker.
+		MaxHeartbeatThrottleInterval: wire.MaxBeatInterval,
 	})
 	if o.RegisterWorkflow != nil {
 		o.RegisterWorkflow(w)
 	}
 	var served BuildPlugins = router // so each try's outcome names its plugin build
-	acts := &Activities{Plugins: served, Client: o.Client}
+	graceOver := make(chan struct{})
+	acts := &Activities{Plugins: served, Client: o.Client, graceOver: graceOver}
 	acts.Register(w)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", o.TaskQueue, err)
@@ -99,9 +104,15 @@ func Run(ctx context.Context, o Options) error {
 		o.Ready()
 	}
 	<-ctx.Done()
-	w.Stop() // waits up to StopTimeout for running activities; their plugins stop below
+	t := time.AfterFunc(o.StopTimeout, func() { close(graceOver) })
+	defer t.Stop()
+	w.Stop() // no new tasks; waits for running activities; their plugins stop below
 	return nil
 }
+
+// reportTimeout is how long past its grace a stopping worker waits for the tries it cut off
+// to report themselves stopped, so they are redelivered at once.
+const reportTimeout = 5 * time.Second
 
 // pluginOptions are the worker's plugin host options: the same host as a local engine's.
 func pluginOptions(o Options, registry string) plugins.Options {

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/wendflow/wend/internal/cli"
 	"github.com/wendflow/wend/temporal/driver"
@@ -21,16 +22,19 @@ import (
 var workerCmd = cli.Command{
 	Summary: "host wend runs and their plugins for a Temporal cluster",
 	Usage: `Usage: wend worker --temporal HOST:PORT [--namespace N] [--task-queue Q]
-                   [--max-activities N] [--state DIR]
+                   [--max-activities N] [--state DIR] [--grace DURATION]
 
 Polls task queue Q of the Temporal cluster and runs what it is given: the generic workflow
 wend.v1 (wend's interpreter, one per run) and the activities that call plugins, each try
 exactly once (wend keeps the retries). Plugins start, stop, restart and are pinned as they
 are locally; the processes are recorded in DIR, and a worker started again on DIR first
 kills those a killed worker left behind. Start as many workers as you like, on as many
-machines: they share the work, and killing one loses nothing (a try it was running times
-out and counts as a try). SIGTERM or Ctrl-C stops it gracefully: no new tasks, running
-tries get 10 seconds, then plugins stop.
+machines: they share the work, and killing one loses nothing: a try it was running is
+heard from no more, and 8 seconds later it is redelivered as the next attempt (not counted
+against the step's tries), as a crash is locally. SIGTERM or Ctrl-C stops it gracefully: no
+new tasks, running tries get --grace to finish, then what still runs is cancelled and
+redelivered at once, plugins stop, and it exits 0. A rolling restart (stop one, start it,
+next) costs no run and no try.
 
 WEND_PLUGIN_START_TIMEOUT (a duration such as 30s) gives plugins longer than the default 5s
 to start, as it does for local commands.
@@ -45,6 +49,8 @@ Flags:
   --max-activities N    plugin tries and workflow waits run at once (default: the SDK's)
   --state DIR           the worker's plugin registry, one worker per folder
                         (default $WEND_WORKER_STATE, else .wend/worker)
+  --grace DURATION      how long running tries may finish after SIGTERM or Ctrl-C
+                        (default 30s)
 
 Exit codes: 0 stopped by a signal, 2 usage error or the cluster cannot be reached.
 `,
@@ -56,11 +62,15 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 	fs.SetOutput(io.Discard)
 	maxActs := fs.String("max-activities", "", "")
 	state := fs.String("state", "", "")
+	grace := fs.Duration("grace", 30*time.Second, "")
 	if err := fs.Parse(args); err != nil {
 		return usage(sys, "%v", err)
 	}
 	if fs.NArg() > 0 {
 		return usage(sys, "unexpected argument %q", fs.Arg(0))
+	}
+	if *grace <= 0 {
+		return usage(sys, "--grace: %s is not a positive duration; give how long running tries may finish, such as 30s", *grace)
 	}
 	if t == nil {
 		return usage(sys, "no cluster named; give --temporal HOST:PORT (or set WEND_TEMPORAL)")
@@ -91,8 +101,8 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = worker.Run(ctx, worker.Options{Client: c, TaskQueue: t.TaskQueue, MaxActivities: n, StateDir: dir,
-		PluginStartTimeout: startTimeout,
-		RegisterWorkflow:   func(r worker.Registry) { driver.Register(r) }, Log: sys.Stderr,
+		PluginStartTimeout: startTimeout, StopTimeout: *grace,
+		RegisterWorkflow: func(r worker.Registry) { driver.Register(r) }, Log: sys.Stderr,
 		Ready: func() {
 			fmt.Fprintf(sys.Stderr, "wend worker: polling task queue %s of namespace %s at %s (state %s)\n", t.TaskQueue, t.Namespace, t.Address, dir)
 		}})

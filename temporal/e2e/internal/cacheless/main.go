@@ -3,9 +3,9 @@
 // driver, so a nondeterministic decision fails the run instead of hiding in the cache. It
 // hosts exactly what `wend-temporal worker` hosts (worker.Run with driver.Register).
 //
-//	cacheless --temporal HOST:PORT --state DIR [--task-queue Q]
+//	cacheless --temporal HOST:PORT --state DIR [--task-queue Q] [--grace DURATION]
 //
-// SIGTERM stops it gracefully, as `wend worker`.
+// SIGTERM stops it gracefully, as `wend worker` (--grace as there).
 package main
 
 import (
@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/wire"
@@ -27,6 +28,7 @@ func main() {
 	addr := flag.String("temporal", "", "frontend HOST:PORT")
 	queue := flag.String("task-queue", wire.DefaultTaskQueue, "task queue")
 	state := flag.String("state", "", "plugin registry folder")
+	grace := flag.Duration("grace", 30*time.Second, "how long running tries may finish after SIGTERM")
 	flag.Parse()
 	if *addr == "" || *state == "" {
 		fmt.Fprintln(os.Stderr, "cacheless: --temporal and --state are required")
@@ -41,7 +43,7 @@ func main() {
 	defer c.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = worker.Run(ctx, worker.Options{Client: c, TaskQueue: *queue, StateDir: *state,
+	err = worker.Run(ctx, worker.Options{Client: c, TaskQueue: *queue, StateDir: *state, StopTimeout: *grace,
 		RegisterWorkflow: func(r worker.Registry) { driver.Register(r) },
 		Ready:            func() { fmt.Fprintln(os.Stderr, "cacheless: ready") }})
 	if err != nil {

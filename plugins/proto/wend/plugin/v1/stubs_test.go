@@ -44,7 +44,7 @@ func TestCommittedStubsMatchProto(t *testing.T) {
 		},
 		{
 			name:      "python",
-			committed: filepath.Join(root, "examples/plugins/python/gen"),
+			committed: filepath.Join(root, "sdk/python/wend_plugin/_gen"),
 			files: []string{"activities_pb2.py", "activities_pb2_grpc.py", "health_pb2.py",
 				"health_pb2_grpc.py", "grpc_controller_pb2.py", "grpc_controller_pb2_grpc.py"},
 			tools: map[string]string{"protoc": "protobuf-compiler", "grpc_python_plugin": "protobuf-compiler-grpc"},
@@ -114,7 +114,7 @@ func regenerate(lang string) string {
 	case "go":
 		return "go generate ./plugins/proto/..."
 	case "python":
-		return "examples/plugins/python/generate.sh"
+		return "sdk/python/generate.sh"
 	default:
 		return "examples/plugins/ruby/generate.sh"
 	}

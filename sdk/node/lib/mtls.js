@@ -1,10 +1,10 @@
-'use strict';
+
 // go-plugin AutoMTLS for a Node.js plugin. The host passes its one-time client certificate in
 // PLUGIN_CLIENT_CERT and expects the plugin to serve TLS with a fresh self-signed certificate
 // for "localhost", sent back as base64 (raw, no padding) DER in the handshake line. Node's crypto
 // makes keys and signatures but not certificates, so the few DER structures are built here.
 
-const crypto = require('crypto');
+import crypto from 'node:crypto';
 
 function tlv(tag, body) {
   const n = body.length;
@@ -88,4 +88,4 @@ function serverCertificate() {
 // handshakeCert is the certificate as go-plugin's handshake line carries it.
 const handshakeCert = (der) => der.toString('base64').replace(/=+$/, '');
 
-module.exports = { serverCertificate, handshakeCert };
+export { serverCertificate, handshakeCert };

@@ -1,0 +1,35 @@
+// Unit tests of wend-plugin's pure parts (node --test sdk/node/test/; scripts/sdk-check runs them).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { checkHandshake, NonRetryable, RetryableError, CancelledError, activity } from '../index.js';
+
+test('checkHandshake', () => {
+  const cases = [
+    ['started by hand', {}, /This is a wend plugin/],
+    ['matching', { WEND_PLUGIN: 'wend-activities-v1', PLUGIN_PROTOCOL_VERSIONS: '1' }, null],
+    ['several offered', { WEND_PLUGIN: 'wend-activities-v1', PLUGIN_PROTOCOL_VERSIONS: '2, 1' }, null],
+    ['newer wend', { WEND_PLUGIN: 'wend-activities-v1', PLUGIN_PROTOCOL_VERSIONS: '2' }, /protocol mismatch: this wend offers plugin protocol 2 /],
+    ['other cookie', { WEND_PLUGIN: 'wend-activities-v2', PLUGIN_PROTOCOL_VERSIONS: '1' }, /\(cookie wend-activities-v2\)/],
+  ];
+  for (const [name, env, want] of cases) {
+    const got = checkHandshake(env);
+    if (want === null) assert.equal(got, null, name);
+    else assert.match(got, want, name);
+  }
+});
+
+test('error types', () => {
+  const cases = [
+    [new NonRetryable('m', { type: 'BadEmail' }), 'BadEmail', true],
+    [new NonRetryable('m'), 'NonRetryable', true],
+    [new RetryableError('m', { type: 'Busy' }), 'Busy', false],
+    [new CancelledError('a', 'deadline'), 'Timeout', false],
+    [new CancelledError('a', 'cancelled'), 'Cancelled', false],
+  ];
+  for (const [err, type, nonRetryable] of cases) assert.deepEqual([err.type, err.nonRetryable], [type, nonRetryable]);
+});
+
+test('activity registered twice', () => {
+  activity('dup', () => 1);
+  assert.throws(() => activity('dup', () => 2), /registered twice/);
+});

@@ -1,0 +1,80 @@
+"""Unit tests of wend_plugin's pure parts: the handshake check, the registry, the errors.
+Run: python3 -m unittest discover sdk/python/tests (scripts/sdk-check runs them)."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from wend_plugin import CancelledError, NonRetryable, RetryableError, activity  # noqa: E402
+from wend_plugin.activity import _registry  # noqa: E402
+from wend_plugin.server import check_handshake  # noqa: E402
+
+
+class HandshakeTest(unittest.TestCase):
+    def test_cases(self):
+        cases = [
+            ("started by hand", {}, "This is a wend plugin"),
+            ("matching", {"WEND_PLUGIN": "wend-activities-v1", "PLUGIN_PROTOCOL_VERSIONS": "1"}, None),
+            ("several offered", {"WEND_PLUGIN": "wend-activities-v1", "PLUGIN_PROTOCOL_VERSIONS": "2, 1"}, None),
+            ("newer wend", {"WEND_PLUGIN": "wend-activities-v1", "PLUGIN_PROTOCOL_VERSIONS": "2"},
+             "protocol mismatch: this wend offers plugin protocol 2"),
+            ("other cookie", {"WEND_PLUGIN": "wend-activities-v2", "PLUGIN_PROTOCOL_VERSIONS": "1"},
+             "(cookie wend-activities-v2)"),
+        ]
+        for name, env, want in cases:
+            with self.subTest(name):
+                got = check_handshake(env)
+                if want is None:
+                    self.assertIsNone(got)
+                else:
+                    self.assertIn(want, got)
+
+
+class ActivityTest(unittest.TestCase):
+    def test_schemas_from_hints_and_docstring(self):
+        @activity
+        def hinted(ctx, input: dict) -> str:
+            """Says something.
+
+            More text."""
+
+        a = _registry.pop("hinted")
+        self.assertEqual(a.input, {"type": "object"})
+        self.assertEqual(a.output, {"type": "string"})
+        self.assertEqual(a.description, "Says something.")
+
+    def test_declared_schemas_win(self):
+        @activity(name="x", input={"type": "object", "required": ["email"]}, output={})
+        def declared(ctx, input: str):
+            pass
+
+        a = _registry.pop("x")
+        self.assertEqual(a.input, {"type": "object", "required": ["email"]})
+
+    def test_twice_is_an_error(self):
+        activity(name="dup")(lambda ctx, i: i)
+        try:
+            with self.assertRaises(ValueError):
+                activity(name="dup")(lambda ctx, i: i)
+        finally:
+            _registry.pop("dup")
+
+
+class ErrorsTest(unittest.TestCase):
+    def test_types(self):
+        cases = [
+            (NonRetryable("m", type="BadEmail"), "BadEmail", True),
+            (NonRetryable("m"), "NonRetryable", True),
+            (RetryableError("m", type="Busy"), "Busy", False),
+            (CancelledError("a", "deadline"), "Timeout", False),
+            (CancelledError("a", "cancelled"), "Cancelled", False),
+        ]
+        for err, typ, non_retryable in cases:
+            with self.subTest(typ):
+                self.assertEqual((err.type, err.non_retryable), (typ, non_retryable))
+
+
+if __name__ == "__main__":
+    unittest.main()

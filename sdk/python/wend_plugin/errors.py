@@ -1,0 +1,38 @@
+"""The errors an activity raises to fail a try with a type (as Temporal's ApplicationError)."""
+
+
+class ActivityError(Exception):
+    """A typed activity failure. wend records type, message and details in the workflow's history;
+    a retry policy's non_retryable list matches on type. non_retryable=True fails the activity
+    whatever its retry policy."""
+
+    def __init__(self, message, type="Error", non_retryable=False, details=None):
+        super().__init__(message)
+        self.type, self.message = type, message
+        self.non_retryable, self.details = non_retryable, details
+
+
+class RetryableError(ActivityError):
+    """A failure the host retries under the step's retry policy."""
+
+    def __init__(self, message, type="Error", details=None):
+        super().__init__(message, type, False, details)
+
+
+class NonRetryable(ActivityError):
+    """A failure no retry can fix (bad input, a missing record): the activity fails at once."""
+
+    def __init__(self, message, type="NonRetryable", details=None):
+        super().__init__(message, type, True, details)
+
+
+class CancelledError(ActivityError):
+    """Raised by ctx.heartbeat() and ctx.sleep() once the host cancelled the try or its deadline
+    passed. Let it propagate: the try ends and wend records why."""
+
+    def __init__(self, activity, reason):
+        if reason == "deadline":
+            super().__init__("%s: deadline exceeded" % activity, "Timeout")
+        else:
+            super().__init__("%s: cancelled by the host (%s)" % (activity, reason), "Cancelled")
+        self.reason = reason
