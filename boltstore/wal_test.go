@@ -322,8 +322,8 @@ func TestLogReplaysSegmentsInOrder(t *testing.T) {
 	}
 }
 
-// TestLogLargerThanMemory (docs/reliability.md A11): a log is replayed a record at a time, so one
-// far larger than the memory the process may use (here 64 MiB against a heap that stays under
+// TestLogLargerThanMemory (docs/reliability.md A11): a log is replayed in bbolt commits of
+// replayBytesMax bytes of records, so one far larger than the memory the process may use (here 64 MiB against a heap that stays under
 // 24 MiB) replays whole.
 func TestLogLargerThanMemory(t *testing.T) {
 	asGiven(t)

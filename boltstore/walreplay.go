@@ -16,7 +16,7 @@ import (
 var testHookReplay = func(step string) {}
 
 // replayLog applies the log's records that bbolt does not hold yet (those after its
-// keyLogLSN), in bbolt transactions of up to openBytesMax bytes of records, each committed
+// keyLogLSN), in bbolt transactions of up to replayBytesMax bytes of records, each committed
 // (synced) with the LSN of its last record, then removes the log. It runs at every Open, with
 // or without Options.NoLog, so a database last written with the log loses nothing opened
 // without it. A crash during the replay leaves bbolt at its last commit, and the next Open
@@ -69,7 +69,12 @@ func (s *Store) replayLog() (next uint64, err error) {
 	return r.last + 1, nil
 }
 
-// replayer applies log records into one bbolt transaction, committed every openBytesMax bytes.
+// replayBytesMax is the records a replay applies in one bbolt transaction: bbolt keeps them,
+// and its dirty pages, in memory until the commit, so the replay's memory is a few times this,
+// whatever the log's size.
+const replayBytesMax = 4 << 20
+
+// replayer applies log records into one bbolt transaction, committed every replayBytesMax bytes.
 type replayer struct {
 	s     *Store
 	tx    *bolt.Tx
@@ -111,7 +116,7 @@ func (r *replayer) apply(lsn uint64, payload []byte) error {
 	}
 	r.last = lsn
 	r.bytes += len(payload)
-	if r.bytes >= openBytesMax {
+	if r.bytes >= replayBytesMax {
 		return r.commit()
 	}
 	return nil
