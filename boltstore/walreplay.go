@@ -72,7 +72,7 @@ func (s *Store) replayLog() (next uint64, err error) {
 // replayBytesMax is the records a replay applies in one bbolt transaction: bbolt keeps them,
 // and its dirty pages, in memory until the commit, so the replay's memory is a few times this,
 // whatever the log's size.
-const replayBytesMax = 4 << 20
+const replayBytesMax = 2 << 20
 
 // replayer applies log records into one bbolt transaction, committed every replayBytesMax bytes.
 type replayer struct {
