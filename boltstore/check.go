@@ -30,8 +30,6 @@ func (s *Store) Check() ([]string, error) {
 	if err := s.settle(); err != nil {
 		return nil, fmt.Errorf("check database: %w", err)
 	}
-	// The walk maps in every page of the file; none needs to stay resident after it.
-	defer s.dropMapped()
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 

@@ -14,11 +14,14 @@ import (
 // redone without it, so its partial writes never reach disk. Between checkpoints the
 // transaction may be one left open by the batches before (opentx.go).
 func (s *Store) write(batch []*request) {
-	s.writeMu.Lock() // uncontended but for PutScheduleStates
+	s.writeMu.Lock() // shared with reads of the open transaction and PutScheduleStates
 	defer s.writeMu.Unlock()
-	defer s.maybeDropMapped()
 	for len(batch) > 0 {
 		if err := s.Err(); err != nil {
+			answerAll(batch, err)
+			return
+		}
+		if err := s.checkLog(); err != nil {
 			answerAll(batch, err)
 			return
 		}
@@ -79,28 +82,25 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 		if !reused {
 			tx.Rollback() // nothing to make durable: spare the fsync
 		}
-	} else if lsn, err := s.logBatch(tx, batch, results); err != nil {
+	} else if lsn, err := s.logBatch(batch, results); err != nil {
+		// The record may be partly written: the log ends before it (walread.go). The open
+		// transaction goes with the store; the next Open replays what was answered.
 		tx.Rollback()
 		s.committed()
 		s.setFatal(err)
 		answerAll(batch, s.Err())
 		return -1, nil
 	} else if syncErr, err := s.syncAndCommit(tx, batch, results, lsn); syncErr != nil {
-		// bbolt may hold the transaction (committed during the sync), or hold it open: the
-		// store fails, and the next Open starts from the checkpoint and replays the log.
+		// The record may or may not be durable: the store fails, and the next Open starts from
+		// the checkpoint and replays the log.
 		s.dropOpen()
 		s.setFatal(syncErr)
 		answerAll(batch, s.Err())
 		return -1, nil
 	} else if err != nil {
-		if s.log != nil && !s.log.unappend() {
-			err = fmt.Errorf("%w (the log could not take back its record: the commit may be replayed at the next open)", err)
-		}
 		s.setFatal(err)
 		answerAll(batch, s.Err())
 		return -1, nil
-	} else if !s.db.NoSync {
-		testHookSync()
 	}
 	s.txs.Add(min(uint64(accepted), 1))
 	for i, r := range batch {
@@ -117,10 +117,10 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 	return -1, nil
 }
 
-// logBatch puts the batch's accepted commits in the log, with the record's LSN put in tx, and
-// returns the LSN; the record is synced by syncAndCommit, and that sync is the commit's durable
-// write. Without a log it does nothing and bbolt's synced commit is.
-func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) (uint64, error) {
+// logBatch puts the batch's accepted commits in the log and returns the record's LSN; the
+// record is synced by syncAndCommit, and that sync is the commit's durable write. Without a log
+// it does nothing and bbolt's synced commit is.
+func (s *Store) logBatch(batch []*request, results []error) (uint64, error) {
 	if s.log == nil {
 		return 0, nil
 	}
@@ -133,123 +133,53 @@ func (s *Store) logBatch(tx *bolt.Tx, batch []*request, results []error) (uint64
 	s.logBuf = encodeBatch(s.logBuf[:0], ps)
 	clear(ps) // the commits are not kept past their batch
 	s.logPs = ps[:0]
-	// An open transaction commits what its earlier batches put as well.
-	if err := s.beforeCommit(tx, s.open.bytes+len(s.logBuf)); err != nil {
-		return 0, err
-	}
-	if err := putLogLSN(tx, s.log.next); err != nil {
-		return 0, err
-	}
 	return s.log.put(s.logBuf)
 }
 
-// rollLog starts a new log segment when the current one is full and hands the old one to the
-// checkpointer: every record in it is committed to bbolt by now. Under unsynced commits it hands
-// a pin of the state just committed too, the checkpoint to be (pin.go); and it asks for one
-// when checkpointDue even when no segment is full.
+// rollLog, after a batch is answered, checkpoints when the open transaction is full or the log
+// segment is, and then starts a new segment: the closed one is removed at that checkpoint,
+// every record in it being in bbolt.
 func (s *Store) rollLog() {
 	if s.log == nil {
 		return
 	}
-	s.sinceCheckpoint++
 	full := s.log.full()
-	if !full && (!s.db.NoSync || !checkpointDue(s.sinceCheckpoint, s.pendingPages())) {
+	if !full && !s.openFull() {
 		return
 	}
-	if s.commitOpen() != nil { // the pin must see every record of the segment
-		return
-	}
-	var pin *bolt.Tx
-	var head []byte
-	if s.db.NoSync {
-		var err error
-		if pin, err = s.db.Begin(false); err == nil {
-			if head, err = s.metaHead(pin); err != nil {
-				pin.Rollback()
-			}
-		}
-		if err != nil {
-			s.setFatal(fmt.Errorf("checkpoint: %w", err))
-			return
-		}
-	}
-	s.sinceCheckpoint = 0
-	var old string
 	if full {
-		var err error
-		if old, err = s.log.roll(); err != nil {
-			if pin != nil {
-				pin.Rollback()
-			}
+		old, err := s.log.roll()
+		if err != nil {
 			s.setFatal(err)
 			return
 		}
+		s.closedSegs = append(s.closedSegs, old)
 	}
-	s.ckpt.add(checkpointItem{segment: old, pin: pin, head: head})
-}
-
-// checkpointEvery bounds the transactions between two checkpoints. bbolt frees a page that was
-// allocated past its high water mark only once no reader predates it, so under the pin such
-// pages (most of a growing database's) wait for the next checkpoint: the file grows by what is
-// written meanwhile, and bbolt scans its pending pages at every commit. A checkpoint costs a
-// background sync.
-const checkpointEvery = 1024
-
-// A checkpoint is due after checkpointSoon transactions when bbolt holds more than
-// pendingPagesMax pages pending. bbolt keeps them in a map by transaction, which it walks four
-// times in every write transaction (Begin's release of pending pages, the statistics at the
-// end), and a Go map never shrinks: the most transactions it ever held pending price every
-// later commit. A new or growing database frees pages of its high water mark at each commit;
-// one settled in reusing its free pages holds few pending, and keeps the longer interval
-// (docs/performance.md, "Begin under the checkpoint's pin, and the CPU of a step's commit").
-const (
-	checkpointSoon  = 256
-	pendingPagesMax = 256
-)
-
-// checkpointDue reports whether the writer should ask for a checkpoint, since transactions
-// after the last one it asked for, with pending pages pending in bbolt.
-func checkpointDue(since, pending int) bool {
-	return since >= checkpointEvery || since >= checkpointSoon && pending > pendingPagesMax
-}
-
-// pendingPages is bbolt's count of pages pending after the last write transaction, asked for
-// only once checkpointSoon transactions have passed.
-func (s *Store) pendingPages() int {
-	if s.sinceCheckpoint < checkpointSoon {
-		return 0
+	if s.holdCheckpoints {
+		return
 	}
-	return s.db.Stats().PendingPageN
+	_ = s.checkpoint() // a failure stops the store
 }
 
-// syncAndCommit makes the record logBatch put (LSN lsn) durable and commits tx to bbolt, or
-// leaves it open for the next batches (opentx.go). syncErr is the log's, commitErr bbolt's.
-//
-// Between checkpoints (db.NoSync) bbolt's unsynced commit goes between the start of the
-// record's writeback and the fdatasync that waits for it, so its page writes into the cache
-// overlap the device's write of the record (docs/design.md, "bbolt's commit during the record's
-// write"). bbolt may then hold a transaction whose record is not durable yet, which no crash
-// can expose: recovery writes the checkpoint's meta page back and replays the log, so nothing
-// bbolt holds past the checkpoint is read. With synced commits (no checkpoint file: bbolt's
-// meta is where recovery starts) bbolt commits only once the record is synced.
+// syncAndCommit makes the record logBatch put (LSN lsn) durable and leaves tx open for the
+// next batches, up to the next checkpoint; without a log it commits tx, synced by bbolt.
+// syncErr is the log's, commitErr bbolt's.
 func (s *Store) syncAndCommit(tx *bolt.Tx, batch []*request, results []error, lsn uint64) (syncErr, commitErr error) {
-	switch {
-	case s.log == nil:
-		return nil, s.commitBatch(tx)
-	case !s.db.NoSync:
-		if err := s.log.sync(); err != nil {
-			tx.Rollback()
-			s.committed()
-			return err, nil
+	if s.log == nil {
+		if err := s.commitBatch(tx); err != nil {
+			return nil, err
 		}
-		return nil, s.commitBatch(tx)
+		testHookSync()
+		return nil, nil
+	}
+	if err := putLogLSN(tx, lsn); err != nil {
+		tx.Rollback()
+		s.committed()
+		return nil, err
 	}
 	s.log.startWriteback()
-	if s.keepOpen(tx, batch, results, lsn, len(s.logBuf)) {
-		return s.log.sync(), nil
-	}
-	commitErr = s.commitBatch(tx)
-	return s.log.sync(), commitErr
+	s.keepOpen(tx, batch, results, lsn, len(s.logBuf))
+	return s.log.sync(), nil
 }
 
 // commitBatch commits tx, which holds the batch and what the open transaction held before it.
@@ -278,4 +208,29 @@ func answerAll(batch []*request, err error) {
 	for _, r := range batch {
 		r.done <- err
 	}
+}
+
+// checkLog, before a batch, stops the store when its log segment was deleted from outside
+// (ErrLogRemoved): the batch is not acknowledged, nor any after it. The batches acknowledged
+// before, whose records may be in the deleted segment, are committed to bbolt (synced), so
+// they are durable without the log. writeMu is held.
+func (s *Store) checkLog() error {
+	if s.log == nil {
+		return nil
+	}
+	err := s.log.stillLinked()
+	if err == nil {
+		return nil
+	}
+	if cerr := s.commitOpen(); cerr != nil {
+		return cerr
+	}
+	// bbolt holds every acknowledged commit now: the next Open needs no log (logid.go).
+	if uerr := s.db.Update(unmarkLog); uerr != nil {
+		err = fmt.Errorf("%w; and %w", err, uerr)
+	} else {
+		testHookSync()
+	}
+	s.setFatal(err)
+	return s.Err()
 }

@@ -232,6 +232,7 @@ func TestSeekIteration(t *testing.T) {
 		}))
 		return out
 	}
+	must(t, s.settle()) // the trees as bbolt's file holds them, not the open transaction's
 	must(t, s.view("compare", func(tx *bolt.Tx) error {
 		events := tx.Bucket(bucketEvents)
 		buckets := map[string]*bolt.Bucket{"runs": tx.Bucket(bucketRuns), "workflows": tx.Bucket(bucketWorkflows),

@@ -5,7 +5,9 @@
 // log and the store's integrity check. Layout (schema version 1):
 //
 //	meta                 "schema" -> "1"; "log_lsn" -> big-endian uint64, the last log record
-//	                     applied (written only once a write-ahead log was used: wal.go)
+//	                     applied (written only once a write-ahead log was used: wal.go);
+//	                     "log_id" -> the id of the log in front of bbolt while a store runs with
+//	                     one, deleted by a clean Close (logid.go)
 //	runs                 run id -> framed JSON history.Run without last_seq (storedRun)
 //	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
 //	tasks                task id -> framed JSON history.Task
@@ -17,12 +19,15 @@
 //
 // Invariants:
 //   - Commit returns nil only after the log record holding the whole history.Commit is fsynced
-//     (wal.go; bbolt is written without sync, its last checkpoint pinned, pin.go), or with
-//     Options.NoLog after the bbolt transaction holding it is. A log left by a crash is
+//     (wal.go; bbolt's transaction is left open and committed, synced by bbolt, only at
+//     checkpoints, checkpoint.go: the file is always a plain bbolt database at its last
+//     checkpoint), or with Options.NoLog after the bbolt transaction holding it is. A log left by a crash is
 //     replayed at every Open. A commit that does not continue its run's stored history
 //     (history.CheckAppend) is rejected alone and writes nothing.
 //   - One goroutine writes. Commits queued while it is busy are applied in one bbolt transaction
-//     (group commit); it starts at once when idle, with no batching timer.
+//     (group commit); it starts at once when idle, with no batching timer. Between checkpoints
+//     reads run inside the writer's open transaction, which holds every answered commit
+//     (opentx.go).
 //   - A failed bbolt commit (an fsync or write error, a full disk, MaxSize) is fatal: the store
 //     answers every later call with that error and writes nothing more, because after a failed
 //     fsync the kernel may have dropped dirty pages it still serves from cache (fsyncgate).
@@ -36,7 +41,8 @@
 //   - Read transactions are short and never nested: a history is copied out in chunks of about
 //     1 MiB, each in its own transaction, and decoded outside them. A commit that grows the mmap
 //     waits for every open reader (bbolt remap stalls), so it never waits long, and the large mmap
-//     reserved at open makes it rare. Check reads each run's history the same way; its page
+//     reserved at open makes it rare. A read inside the open transaction holds the writer: it
+//     too is short. Check reads each run's history the same way; its page
 //     checks (Open's walk, then bbolt's tx.Check) are the exception: each holds one
 //     transaction for the whole file.
 //   - A new database file appears at its path only complete and synced: it is built in a temp

@@ -62,7 +62,7 @@ func TestLegacyRecordsReadAndUpgraded(t *testing.T) {
 	// workflow frames the index and gives it a head counting all three.
 	next := storetest.Next(u1.Run, history.TimerFired, 1)
 	must(t, s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{next, storetest.Started("wf", "r3", t0)}, PutTasks: []history.Task{task}}))
-	must(t, s.db.View(func(tx *bolt.Tx) error {
+	must(t, s.readTx(func(tx *bolt.Tx) error {
 		for _, kv := range [][2][]byte{
 			{[]byte("r1"), tx.Bucket(bucketRuns).Get([]byte("r1"))},
 			{[]byte(task.ID), tx.Bucket(bucketTasks).Get([]byte(task.ID))},

@@ -6,40 +6,38 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// bbolt's transaction kept open across batches (docs/design.md, "bbolt commits in groups").
+// bbolt's transaction kept open across batches (docs/design.md, "One sync per commit").
 //
-// Between checkpoints a batch is durable once its log record is synced: bbolt's commit adds
-// nothing a crash could keep, since recovery starts from the checkpoint and replays the log. So
-// the writer may leave bbolt's write transaction open after answering a batch and apply the
-// next batches into it, committing it once for several: a sequential step then pays for its
-// record's write and sync, and only a share of bbolt's page writes and commit.
+// With the log, a batch is durable once its log record is synced: the writer applies it into
+// bbolt's write transaction and leaves that open, committing it (synced, by bbolt) only at the
+// next checkpoint (checkpoint.go). A step thus pays for its record's write and sync, and only a
+// share of bbolt's page writes and commit.
 //
-// Readers see bbolt's committed state, so whatever was answered must be committed before a
-// read: every read settles first (commits the open transaction, waiting for a batch under way).
-// And a writer that has seen reads since its last batch commits at once, so that a store being
-// read (a UI, a list) keeps the old cost: one bbolt commit a batch, no reader waiting.
+// A read must see every answered commit, and bbolt's read transactions see only its committed
+// state: so while a transaction is open, reads run inside it, under writeMu, between two
+// batches (view, read.go). bbolt's write transaction sees its own writes through its public
+// API (Bucket, Get, Cursor): it is the buffer of the batches applied since the checkpoint,
+// merged over the file by bbolt itself.
 //
-// The open transaction is committed before anything else needs bbolt's committed state or
-// its write lock: a checkpoint's pin (rollLog), PutScheduleStates, Close. It holds at most
-// openBatchesMax batches and openBytesMax bytes of records; synced commits (no log, or the
-// synced mode near the end of the mmap) never leave it open.
+// The open transaction holds at most openBatchesMax batches and openBytesMax bytes of records
+// (bbolt keeps its dirty pages in memory until it commits); then, or when the log segment is
+// full, the writer checkpoints. Without the log every batch is bbolt's synced commit.
 
 // openBatchesMax (a Store's openMax, which tests may lower) and openBytesMax bound what the open
-// transaction holds: bbolt keeps its dirty pages in memory until it commits.
+// transaction holds, and so the log replayed after a crash.
 const (
-	openBatchesMax = 32
-	openBytesMax   = 1 << 20
+	openBatchesMax = 1024
+	openBytesMax   = 8 << 20
 )
 
 // openTx is the writer's transaction left open, with what is needed to redo it. writeMu guards
-// it; settle reads Store.hasOpen instead, without the lock.
+// it; view reads Store.hasOpen first, without the lock.
 type openTx struct {
 	tx      *bolt.Tx
 	ps      []*prepared // the commits applied in tx, in order, for redo
 	lsn     uint64      // the last log record tx holds
 	batches int
-	bytes   int    // the records' payload bytes
-	reads   uint64 // s.reads when the writer last decided
+	bytes   int // the records' payload bytes
 }
 
 // beginWrite returns the open transaction, or a new one.
@@ -51,17 +49,10 @@ func (s *Store) beginWrite() (tx *bolt.Tx, reused bool, err error) {
 	return tx, false, err
 }
 
-// keepOpen decides, once a batch's record (LSN lsn, n payload bytes) is written and before its
-// sync, whether tx stays open after the answer; if so, it records the batch's accepted commits
-// as the open transaction's and returns true.
-func (s *Store) keepOpen(tx *bolt.Tx, batch []*request, results []error, lsn uint64, n int) bool {
-	reads := s.reads.Load()
-	read := reads != s.open.reads
-	s.open.reads = reads
+// keepOpen records a batch's accepted commits, whose record (LSN lsn, n payload bytes) is
+// written, as the open transaction's, before the record's sync and the answer.
+func (s *Store) keepOpen(tx *bolt.Tx, batch []*request, results []error, lsn uint64, n int) {
 	o := &s.open
-	if read || s.log == nil || !s.db.NoSync || o.batches+1 >= s.openMax || o.bytes+n >= openBytesMax {
-		return false
-	}
 	o.tx, o.lsn = tx, lsn
 	for i, r := range batch {
 		if results[i] == nil {
@@ -70,8 +61,12 @@ func (s *Store) keepOpen(tx *bolt.Tx, batch []*request, results []error, lsn uin
 	}
 	o.batches++
 	o.bytes += n
-	s.hasOpen.Store(true) // before the answer: a read after it must settle
-	return true
+	s.hasOpen.Store(true) // before the answer: a read after it must read inside tx
+}
+
+// openFull reports whether the open transaction holds as much as it may: a checkpoint is due.
+func (s *Store) openFull() bool {
+	return s.open.tx != nil && (s.open.batches >= s.openMax || s.open.bytes >= openBytesMax)
 }
 
 // committed forgets the open transaction once the transaction holding it has been committed or
@@ -79,12 +74,13 @@ func (s *Store) keepOpen(tx *bolt.Tx, batch []*request, results []error, lsn uin
 // committing.
 func (s *Store) committed() {
 	clear(s.open.ps)
-	s.open = openTx{ps: s.open.ps[:0], reads: s.open.reads}
+	s.open = openTx{ps: s.open.ps[:0]}
 	s.hasOpen.Store(false)
 }
 
-// commitOpen commits the open transaction, if any; writeMu is held. A failed commit stops the
-// store; what the transaction held is in the log, which the next Open replays.
+// commitOpen commits the open transaction, if any, synced by bbolt; writeMu is held. A failed
+// commit stops the store; what the transaction held is in the log, which the next Open
+// replays.
 func (s *Store) commitOpen() error {
 	if s.open.tx == nil {
 		return nil
@@ -95,6 +91,7 @@ func (s *Store) commitOpen() error {
 		s.setFatal(err)
 		return s.Err()
 	}
+	testHookSync()
 	s.boltTxs.Add(1)
 	return nil
 }
@@ -126,7 +123,7 @@ func (s *Store) redoOpen(tx *bolt.Tx, reused bool) {
 	}
 	if err != nil {
 		s.committed()
-		s.setFatal(fmt.Errorf("apply again the commits answered since bbolt's last commit: %w", err))
+		s.setFatal(fmt.Errorf("apply again the commits answered since the last checkpoint: %w", err))
 		return
 	}
 	s.open.tx = nt
@@ -142,15 +139,14 @@ func reapply(tx *bolt.Tx, ps []*prepared, lsn uint64) error {
 	return putLogLSN(tx, lsn)
 }
 
-// settle makes every answered commit visible to a read: it commits the open transaction, after
-// the batch under way if there is one. It must not be called inside a read transaction (a
+// settle checkpoints: bbolt's file then holds every answered commit, for what reads the file
+// itself (Check's page walk, a copy). It must not be called inside a read transaction (a
 // commit that remaps waits for every reader) nor with writeMu held.
 func (s *Store) settle() error {
-	s.reads.Add(1)
 	if !s.hasOpen.Load() {
 		return nil
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	return s.commitOpen()
+	return s.checkpoint()
 }

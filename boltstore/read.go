@@ -16,9 +16,12 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// view runs fn in one short read transaction. bbolt panics (or faults on the mmap) on some
-// corrupt pages; that becomes an error here, so a damaged file fails a read rather than the
-// process. Nothing read may escape fn without being copied: the bytes live in the mmap.
+// view runs fn in one short read transaction, or, while the writer holds bbolt's write
+// transaction open between checkpoints, inside that transaction under writeMu: it holds every
+// answered commit, which bbolt's read transactions see only from the next checkpoint
+// (opentx.go). bbolt panics (or faults on the mmap) on some corrupt pages; that becomes an error
+// here, so a damaged file fails a read rather than the process. Nothing read may escape fn
+// without being copied: the bytes live in the mmap, or in the open transaction's pages.
 func (s *Store) view(op string, fn func(tx *bolt.Tx) error) error {
 	if f := s.Err(); f != nil {
 		return fmt.Errorf("%s: %w", op, f)
@@ -26,10 +29,7 @@ func (s *Store) view(op string, fn func(tx *bolt.Tx) error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("%s: %w", op, history.ErrClosed)
 	}
-	if err := s.settle(); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	err := guard(func() error { return s.db.View(fn) })
+	err := guard(func() error { return s.readTx(fn) })
 	if errors.Is(err, ErrDamaged) {
 		return fmt.Errorf("%s: %s: %w; run wend check", op, s.path, err)
 	}
@@ -37,6 +37,20 @@ func (s *Store) view(op string, fn func(tx *bolt.Tx) error) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
+}
+
+// readTx runs fn in the open write transaction if there is one, else in a read transaction.
+// hasOpen is set before a batch in the open transaction is answered, and cleared only once
+// bbolt has committed it, so a read begun after an answer finds the commit either way.
+func (s *Store) readTx(fn func(tx *bolt.Tx) error) error {
+	if s.hasOpen.Load() {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+		if s.open.tx != nil {
+			return fn(s.open.tx)
+		}
+	}
+	return s.db.View(fn)
 }
 
 // Run returns a run's record.
@@ -49,7 +63,6 @@ func (s *Store) Run(runID string) (history.Run, error) {
 		}
 		var err error
 		r, err = decodeRun(tx, []byte(runID), v)
-		s.noteRead(tx, mapCharge(len(runID)+len(v), 1))
 		return err
 	})
 	return r, err
@@ -209,7 +222,6 @@ func (s *Store) eventChunk(runID string, from, last []byte) (chunk []kv, more bo
 			chunk = append(chunk, kv{bytes.Clone(k), bytes.Clone(v)})
 			size += len(v)
 		}
-		s.noteRead(tx, mapCharge(size, 1))
 		return nil
 	})
 	return chunk, more, err
@@ -238,13 +250,8 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 	var out []history.Run
 	err := s.view("list runs", func(tx *bolt.Tx) error {
 		runs := tx.Bucket(bucketRuns)
-		charge := 0
-		// A scan is charged once, at its end: dropping the map in its middle as it went
-		// doubled the CPU of a start over 100,000 waiting runs (docs/performance.md).
-		defer func() { s.noteRead(tx, charge) }()
 		add := func(id, v []byte) error {
 			r, err := decodeRun(tx, id, v)
-			charge += mapCharge(len(id)+len(v), 1)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", id, err)
 			}
@@ -320,10 +327,7 @@ func (s *Store) Tasks() ([]history.Task, error) {
 	var out []history.Task
 	var damaged []history.DamagedTask
 	err := s.view("list tasks", func(tx *bolt.Tx) error {
-		charge := 0
-		defer func() { s.noteRead(tx, charge) }() // at the scan's end, as Runs
 		return forEach(tx.Bucket(bucketTasks), func(k, v []byte) error {
-			charge += mapCharge(len(k)+len(v), 0)
 			t, err := decodeTask(k, v)
 			if err != nil {
 				damaged = append(damaged, history.DamagedTask{Key: string(k), Problem: err.Error()})

@@ -69,7 +69,7 @@ func TestRecordRewrittenOnlyWhenChanged(t *testing.T) {
 	}
 	raw := func() []byte {
 		var v []byte
-		if err := s.db.View(func(tx *bolt.Tx) error {
+		if err := s.readTx(func(tx *bolt.Tx) error {
 			v = bytes.Clone(tx.Bucket(bucketRuns).Get([]byte("r1")))
 			return nil
 		}); err != nil {

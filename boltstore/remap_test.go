@@ -99,6 +99,9 @@ func appendWhileReading(t *testing.T, opts Options, hold time.Duration) remapFig
 	s := openAt(t, path, opts)
 	u := storetest.Started("wf", "r1", t0)
 	commitRun(t, s, u)
+	// Committed, so the reader reads bbolt's file in a read transaction of its own, not the
+	// writer's open one (which would hold the writer for the reader's whole time).
+	must(t, s.settle())
 	r := u.Run
 
 	var f remapFigures

@@ -9,9 +9,8 @@ import (
 
 // bucketSchedules holds the durable state of schedules (schedule/runner): schedule id ->
 // framed record body, opaque to the store. It is made on first use, so databases without
-// schedules keep the layout of schema version 1 unchanged, and it is written by its own
-// transactions (synced, also when the write-ahead log makes bbolt's own commits unsynced), not
-// by history commits: a fire is recorded here before the run it starts is committed.
+// schedules keep the layout of schema version 1 unchanged, and it is written by checkpoints
+// of their own (PutScheduleStates), not through the log: a fire is recorded here before the run it starts is committed.
 var bucketSchedules = []byte("schedules")
 
 // ScheduleStates returns every stored schedule record, by schedule id.
@@ -19,12 +18,9 @@ func (s *Store) ScheduleStates() (map[string][]byte, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	if err := s.settle(); err != nil {
-		return nil, err
-	}
 	out := map[string][]byte{}
 	err := guard(func() error {
-		return s.db.View(func(tx *bolt.Tx) error {
+		return s.readTx(func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucketSchedules)
 			if b == nil {
 				return nil
@@ -51,39 +47,48 @@ func (s *Store) PutScheduleStates(put map[string][]byte, del []string) error {
 	if _, ok := put[""]; ok {
 		return errors.New("put schedule state: empty schedule id")
 	}
-	// As the writer: these records do not go through the log, so under unsynced commits they
-	// are made durable by a checkpoint of their own (a sync alone would not do: recovery starts
-	// from the last checkpoint's state, pin.go), which only the writer may take.
+	// As the writer: these records do not go through the log, so they are made durable by a
+	// checkpoint, in bbolt's write transaction, which only the writer may hold.
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.commitOpen(); err != nil { // it holds bbolt's write lock
-		return err
-	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketSchedules)
-		if err != nil {
-			return err
-		}
-		for id, body := range put {
-			if err := b.Put([]byte(id), frame([]byte(id), body)); err != nil {
-				return err
+	tx, reused, err := s.beginWrite()
+	if err == nil {
+		err = guard(func() error { return putSchedules(tx, put, del) })
+		switch {
+		case err != nil && reused:
+			s.dropOpen() // with answered commits: the log holds them for the next Open
+		case err != nil:
+			tx.Rollback()
+		case reused:
+			err = s.checkpoint()
+		default:
+			if err = s.commitTx(tx); err == nil {
+				testHookSync()
+				s.boltTxs.Add(1)
 			}
 		}
-		for _, id := range del {
-			if err := b.Delete([]byte(id)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err == nil && s.db.NoSync {
-		s.pinMu.Lock()
-		err = s.checkpointNow()
-		s.pinMu.Unlock()
 	}
 	if err != nil {
 		s.setFatal(err)
 		return s.Err()
+	}
+	return nil
+}
+
+func putSchedules(tx *bolt.Tx, put map[string][]byte, del []string) error {
+	b, err := tx.CreateBucketIfNotExists(bucketSchedules)
+	if err != nil {
+		return err
+	}
+	for id, body := range put {
+		if err := b.Put([]byte(id), frame([]byte(id), body)); err != nil {
+			return err
+		}
+	}
+	for _, id := range del {
+		if err := b.Delete([]byte(id)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

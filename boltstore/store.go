@@ -29,6 +29,13 @@ var (
 	// (a torn write, rot): bbolt panicked or faulted on them, or a bucket's keys are out of order;
 	// and by Open's error when the write-ahead log is damaged other than in its torn last record.
 	ErrDamaged = errors.New("database is damaged")
+	// ErrLogRemoved stops a running store whose log segment was deleted or replaced from
+	// outside (its folder removed): the commit being made is not acknowledged, none after it is.
+	// The database holds every commit acknowledged before; restart to start a new log.
+	// ErrLogMissing is wrapped by Open's error for a database that was not closed cleanly and
+	// whose write-ahead log is missing or another's (logid.go); Options.AcceptLogLoss opens it.
+	ErrLogMissing = errors.New("write-ahead log missing")
+	ErrLogRemoved = errors.New("the write-ahead log was removed from outside while the store ran; commits are not durable: restart to start a new log")
 )
 
 // DefaultInitialMmapSize is the mmap reserved at open. A commit that outgrows the mmap remaps it,
@@ -56,11 +63,15 @@ type Options struct {
 	// AllowNetworkFS skips the refusal of NFS/SMB paths.
 	AllowNetworkFS bool
 	// NoLog turns the write-ahead log off: every commit is then bbolt's synced commit (two
-	// syncs) instead of one synced append to PATH.wal, with bbolt written without sync and
-	// checkpointed in the background (wal.go, pin.go; docs/design.md, "One sync per commit").
+	// syncs) instead of one synced append to PATH.wal, with bbolt committed only at
+	// checkpoints (wal.go, checkpoint.go; docs/design.md, "One sync per commit").
 	// The environment variable WEND_STORE_LOG=0 turns it off for every Open of the process,
 	// WEND_STORE_LOG=1 on. A log left by a crash is replayed at Open either way.
 	NoLog bool
+	// AcceptLogLoss opens a database that was not closed cleanly although its log is missing
+	// or not its own, without the commits only that log held (the environment variable
+	// WEND_ACCEPT_LOG_LOSS=1 sets it for every Open of the process). Back the file up first.
+	AcceptLogLoss bool
 	// LogSegmentSize is the log's segment size (DefaultLogSegmentSize when 0): the log past it
 	// is checkpointed.
 	LogSegmentSize int64
@@ -85,41 +96,32 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// holdCheckpoints, set by tests, keeps the writer from checkpointing: the log rolls on,
+	// bbolt's transaction stays open, as a crash before a checkpoint leaves them.
+	holdCheckpoints bool
+
 	// failCommit, set by tests before the first commit, makes the writer's transaction fail
 	// with its error instead of committing (an fsync failure, as far as the store can tell).
 	failCommit func() error
 
-	log    *wal          // nil with Options.NoLog
-	logBuf []byte        // the writer's record payload, reused
-	logPs  []*prepared   // the commits logBatch encodes, reused
-	ckpt   *checkpointer // with log
+	log        *wal        // nil with Options.NoLog
+	logBuf     []byte      // the writer's record payload, reused
+	logPs      []*prepared // the commits logBatch encodes, reused
+	closedSegs []string    // log segments closed since the last checkpoint, removed by the next
 
-	// Power-loss safety of unsynced commits (pin.go). unsynced: bbolt may be written without
-	// sync (the log, or a replay); db.NoSync then says whether it is at the moment.
-	writeMu         sync.Mutex // held by the writer's batches, and by PutScheduleStates
-	file            *os.File   // the database file, read for its meta page at checkpoints
-	pinMu           sync.Mutex // held by the checkpointer and by the writer's switches of mode
-	pin             *bolt.Tx   // a read transaction at the checkpoint's state, while unsynced
-	ckptTxid        uint64     // the transaction of the last checkpoint saved
-	unsynced        bool
-	pageSize        int64  // bbolt's, fixed when the file was made
-	mmapLow         int64  // a lower bound of bbolt's mmap size
-	maxPut          int64  // the largest commit payload written since Open
-	sinceCheckpoint int    // transactions since the last checkpoint asked for
-	droppedAt       uint64 // txs when the mapped pages were last dropped (residency.go)
-	readSinceDrop   atomic.Int64
-	dropMu          sync.Mutex // one reader drops at a time (residency.go)
-
-	// bbolt's write transaction left open between batches (opentx.go); writeMu guards open.
+	// bbolt's write transaction left open between checkpoints (opentx.go); writeMu guards it,
+	// and is held by the writer's batches, by reads while it is open, and by PutScheduleStates.
+	writeMu sync.Mutex
 	open    openTx
-	openMax int           // the most batches it holds: openBatchesMax; 1, every batch commits
-	hasOpen atomic.Bool   // open.tx is set
-	reads   atomic.Uint64 // reads begun, each of which settles
+	openMax int         // the most batches it holds: openBatchesMax
+	hasOpen atomic.Bool // open.tx is set
 
 	commits  atomic.Uint64 // commits written
 	txs      atomic.Uint64 // batches written, each one durable write
 	boltTxs  atomic.Uint64 // bbolt write transactions committed
 	rejected atomic.Uint64 // commits refused by validation
+
+	checkpoints atomic.Uint64 // checkpoints made, for tests
 }
 
 var _ history.Store = (*Store)(nil)
@@ -155,6 +157,9 @@ func Open(path string, opts Options) (*Store, error) {
 	case "1":
 		opts.NoLog = false
 	}
+	if os.Getenv(acceptLogLossEnv) == "1" {
+		opts.AcceptLogLoss = true
+	}
 	if opts.LogSegmentSize <= 0 {
 		opts.LogSegmentSize = DefaultLogSegmentSize
 	}
@@ -173,12 +178,6 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := refuseEmpty(path); err != nil {
 		return nil, err
 	}
-	// Before bbolt reads its meta pages: a checkpoint of the log puts them back to the last
-	// synced state (pin.go).
-	restored, err := restoreCheckpoint(path)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
 	db, err := openChecked(path, opts)
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open database: %w", inUse(path))
@@ -186,21 +185,16 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, pidPath: path + ".pid", pageSize: int64(db.Info().PageSize), openMax: openBatchesMax}
-	if err := s.init(opts); err != nil {
+	s := &Store{db: db, path: path, pidPath: path + ".pid", openMax: openBatchesMax}
+	if err := s.init(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	if err := s.startLog(opts, restored); err != nil {
-		s.setPin(nil)
-		s.file.Close()
+	if err := s.startLog(opts); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s.w = startWriter(s, opts.MaxBatch)
-	// Open reads every page of the file (bbolt rebuilds its free list by walking them, the
-	// freelist not being stored, and the check reads the rest): none needs to stay resident.
-	s.dropMapped()
 	return s, nil
 }
 
@@ -226,24 +220,13 @@ func boltOptions(opts Options, create bool) *bolt.Options {
 }
 
 // init checks the file is ours, cleans leftovers of an interrupted creation and records our pid.
-func (s *Store) init(opts Options) error {
+func (s *Store) init() error {
 	if s.db.NoSync {
 		return errors.New("bbolt NoSync is set; refusing to run without durable commits")
 	}
 	if err := guard(func() error { return s.db.View(checkSchema) }); err != nil {
 		return err
 	}
-	f, err := os.Open(s.path)
-	if err != nil {
-		return err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	s.file = f
-	s.mmapLow = mmapSize(max(fi.Size(), int64(opts.InitialMmapSize)))
 	// We hold the lock, so no creator can be mid-way with these: they are crash leftovers.
 	removeCreationLeftovers(s.path)
 	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
@@ -254,45 +237,61 @@ func (s *Store) init(opts Options) error {
 }
 
 // startLog replays what a log left (always) and, unless opts.NoLog, starts a new one in front of
-// bbolt, whose commits are then no longer synced.
-func (s *Store) startLog(opts Options, restored bool) error {
-	next, err := s.replayLog(!opts.NoLog, restored)
-	if err != nil || opts.NoLog {
+// bbolt, whose transactions are then committed only at checkpoints.
+func (s *Store) startLog(opts Options) error {
+	id, err := s.checkLogPresent(opts.AcceptLogLoss)
+	if err != nil {
 		return err
+	}
+	next, err := s.replayLog()
+	if err != nil {
+		return err
+	}
+	if opts.NoLog {
+		if id, err := s.storedLogID(); err != nil || id == nil {
+			return err
+		}
+		// bbolt is synced with every record: no log stands in front of it any more.
+		if err := s.db.Update(unmarkLog); err != nil {
+			return err
+		}
+		testHookSync()
+		return removeLog(walDir(s.path), []string{filepath.Join(walDir(s.path), logIDName)})
 	}
 	if s.log, err = openWAL(walDir(s.path), next, opts.LogSegmentSize); err != nil {
 		return err
 	}
-	s.ckpt = startCheckpointer(s)
+	// The id is in the log folder, then in bbolt (synced), before any commit is acknowledged.
+	if err := s.markLog(id); err != nil {
+		s.log.close()
+		return err
+	}
 	return nil
 }
 
-// closeLog ends the log at Close: unless the store failed, bbolt is synced and the log removed,
-// so a closed database is a plain bbolt file. After a failure the log stays, for the next Open.
+// closeLog ends the log at Close, after the last checkpoint: unless the store failed, the log
+// is removed, so a closed database is a plain bbolt file. After a failure the log stays, for
+// the next Open.
 func (s *Store) closeLog() error {
 	if s.log == nil {
 		return nil
 	}
-	s.ckpt.stop()
-	defer s.setPin(nil) // bbolt's Close waits for every reader
 	err := s.log.close()
 	if s.Err() != nil {
 		return err
 	}
+	// In a transaction of its own, so that both of bbolt's meta pages are without it
+	// (metaTwice).
+	if err := s.db.Update(unmarkLog); err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
 	if err := s.metaTwice(); err != nil {
 		return err
 	}
-	if err := s.db.Sync(); err != nil {
-		return fmt.Errorf("sync database: %w", err)
-	}
-	// The checkpoint goes first: without it, bbolt's synced state is where recovery starts,
-	// and it holds every record of the log.
-	if err := removeCheckpoint(s.path); err != nil {
-		return err
-	}
+	testHookSync()
 	names, err := segments(s.log.dir)
 	if err == nil {
-		err = removeLog(s.log.dir, append(names, filepath.Join(s.log.dir, recycledName)))
+		err = removeLog(s.log.dir, append(names, filepath.Join(s.log.dir, recycledName), filepath.Join(s.log.dir, logIDName)))
 	}
 	return err
 }
@@ -338,7 +337,7 @@ func (s *Store) setFatal(err error) {
 type Stats struct {
 	Commits      uint64 // history.Commits written
 	Transactions uint64 // batches that held them, each one durable write (the log's record, or bbolt's synced commit)
-	BoltCommits  uint64 // bbolt write transactions committed: between checkpoints one holds several batches
+	BoltCommits  uint64 // bbolt write transactions committed: with the log, one a checkpoint
 	Rejected     uint64 // commits refused by validation (sequence conflicts, bad ids)
 }
 
@@ -358,7 +357,7 @@ func (s *Store) Close() error {
 		if s.Err() != nil {
 			s.dropOpen()
 		} else {
-			_ = s.commitOpen()
+			_ = s.checkpoint()
 		}
 		s.writeMu.Unlock()
 		logErr := s.closeLog()
@@ -371,7 +370,6 @@ func (s *Store) Close() error {
 		if logErr != nil {
 			err = logErr
 		}
-		s.file.Close()
 		if cerr := s.db.Close(); cerr != nil {
 			err = cerr
 		}

@@ -47,8 +47,8 @@ func TestOptions(t *testing.T) {
 	s := openTemp(t)
 	db := s.db
 	// bbolt's commits are synced, but under the log (the default), whose append is the sync.
-	if db.NoSync != (s.log != nil) || db.NoGrowSync {
-		t.Errorf("NoSync=%v NoGrowSync=%v, want both false (NoSync true under the log)", db.NoSync, db.NoGrowSync)
+	if db.NoSync || db.NoGrowSync {
+		t.Errorf("NoSync=%v NoGrowSync=%v, want both false", db.NoSync, db.NoGrowSync)
 	}
 	if !db.NoFreelistSync || db.FreelistType != "hashmap" {
 		t.Errorf("NoFreelistSync=%v FreelistType=%q, want true, hashmap", db.NoFreelistSync, db.FreelistType)

@@ -6,6 +6,3 @@ import "os"
 
 // unlock is a no-op where bbolt's lock is not a flock: closing the file releases it.
 func unlock(*os.File) {}
-
-// tryLock is true where bbolt's lock is not a flock: the checkpoint is restored unlocked.
-func tryLock(*os.File) bool { return true }

@@ -15,8 +15,8 @@ import (
 )
 
 // The write-ahead log (on unless Options.NoLog): with it, a commit's durable write is one synced append to
-// a log file beside the database, and bbolt is written without sync and synced in the background
-// (checkpoint.go). docs/design.md says why and docs/reliability.md what it guarantees.
+// a log file beside the database, and bbolt's transaction is committed (synced by bbolt) only at
+// checkpoints (checkpoint.go). docs/design.md says why and docs/reliability.md what it guarantees.
 //
 // The log is a folder, PATH.wal, of segment files named by the log sequence number (LSN) of
 // their first record, 16 hex digits, ".log". A record is
@@ -51,7 +51,7 @@ const firstSegmentSize = 1 << 20
 var keyLogLSN = []byte("log_lsn")
 
 // wal is the log's write side. Only the writer (loop or an inline caller, never both) appends
-// and rolls; the checkpointer only removes segments the writer handed it.
+// and rolls, and its checkpoints remove the segments it closed.
 type wal struct {
 	dir         string
 	f           *os.File // the segment appended to
@@ -235,24 +235,6 @@ func (l *wal) sync() error {
 
 func (l *wal) write(f *os.File, b []byte) (int, error) { return f.WriteAt(b, l.size) }
 
-// unappend takes back the record just appended, which bbolt then failed to commit, so a commit
-// answered with an error is not replayed at the next Open: its bytes are zeroed and synced, and
-// the log ends before it as it ends at a filled tail (the file keeps its size). It returns
-// whether it could; if not, the record may be replayed (as after a failed fsync, the outcome is
-// unknown).
-func (l *wal) unappend() bool {
-	start := l.size - l.last
-	if l.last == 0 {
-		return false
-	}
-	if _, err := l.f.WriteAt(make([]byte, l.last), start); err != nil || fdatasync(l.f) != nil {
-		return false
-	}
-	l.size, l.last = start, 0
-	l.next--
-	return true
-}
-
 func walSum(lsn, payload []byte) uint32 {
 	return crc32.Update(crc32.Checksum(lsn, castagnoli), castagnoli, payload)
 }
@@ -261,7 +243,7 @@ func walSum(lsn, payload []byte) uint32 {
 func (l *wal) full() bool { return l.size >= l.limit }
 
 // roll starts the next segment, the spare made in the background, and closes the current one
-// (every record in it synced); it returns the closed segment's path, for the checkpointer to
+// (every record in it synced); it returns the closed segment's path, for the next checkpoint to
 // remove once bbolt is synced. It waits for the spare if it is not made yet, and starts it if
 // no append has (a record larger than half the segment). On an error (the spare could not be
 // filled: a full disk) the current segment stays open and intact.
@@ -295,4 +277,20 @@ func (l *wal) close() error {
 		l.spare = nil
 	}
 	return l.f.Close()
+}
+
+// stillLinked checks that the segment is still the file at its path: a record synced into a
+// segment deleted from outside (the log folder removed under a running store) would be lost
+// at the next Open. The writer checks before each batch (checkLog). Two stats, against a
+// sync's milliseconds.
+func (l *wal) stillLinked() error {
+	fi, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("sync log %s: %w", l.name, err)
+	}
+	at, err := os.Stat(l.name)
+	if err != nil || !os.SameFile(fi, at) {
+		return fmt.Errorf("log segment %s: %w", l.name, ErrLogRemoved)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,13 +15,13 @@ import (
 // kill the process exactly there.
 var testHookReplay = func(step string) {}
 
-// replayLog applies the log's records that bbolt does not hold yet (those after its keyLogLSN),
-// each in a transaction of its own, syncs bbolt and removes the log. It runs at every Open,
-// with or without Options.NoLog, so a database last written with the log loses nothing opened
-// without it. restored says a checkpoint's meta page was put back (pin.go): bbolt is at that
-// state, written after the last sync. With log, the state replayed to becomes the checkpoint and
-// bbolt's commits go unsynced from here. It returns the LSN the next record takes.
-func (s *Store) replayLog(log, restored bool) (next uint64, err error) {
+// replayLog applies the log's records that bbolt does not hold yet (those after its
+// keyLogLSN), in bbolt transactions of up to replayBytesMax bytes of records, each committed
+// (synced) with the LSN of its last record, then removes the log. It runs at every Open, with
+// or without Options.NoLog, so a database last written with the log loses nothing opened
+// without it. A crash during the replay leaves bbolt at its last commit, and the next Open
+// replays from there. It returns the LSN the next record takes.
+func (s *Store) replayLog() (next uint64, err error) {
 	stored, err := s.logLSN()
 	if err != nil {
 		return 0, err
@@ -37,103 +38,109 @@ func (s *Store) replayLog(log, restored bool) (next uint64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(names) == 0 && !restored {
-		if log { // the state opened, synced, is the first checkpoint
-			s.unsynced = true
-			if err := s.checkpointNow(); err != nil {
-				return 0, err
-			}
-		}
+	if len(names) == 0 {
 		return stored + 1, nil
 	}
-	// The state opened is pinned while the replay writes without sync, so a crash now finds it
-	// as it is: the restored checkpoint, or bbolt's synced state, made the checkpoint here.
-	s.unsynced = true
-	if restored {
-		pin, err := s.db.Begin(false)
-		if err != nil {
-			return 0, err
-		}
-		s.setPin(pin)
-		s.db.NoSync = true
-	} else {
-		if err := s.checkpointNow(); err != nil {
-			return 0, err
-		}
-	}
-	last := stored
+	r := replayer{s: s, last: stored}
 	err = readLog(names, func(lsn uint64, payload []byte) error {
 		if lsn <= stored {
 			return nil
 		}
-		if lsn != last+1 {
+		if lsn != r.last+1 {
 			return fmt.Errorf("log: the database holds records up to %d, the log goes on at %d: %w", stored, lsn, ErrDamaged)
 		}
-		if err := s.applyRecord(lsn, payload); err != nil {
+		if err := r.apply(lsn, payload); err != nil {
 			return fmt.Errorf("log: record %d: %w", lsn, err)
 		}
-		last = lsn
 		testHookReplay("applied")
 		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("replay the log %s: %w", dir, err)
+	if err == nil {
+		err = r.commit()
 	}
-	if log {
-		// Synced, saved as the checkpoint, pinned: the log's records are in that state.
-		if err := s.checkpointNow(); err != nil {
-			return 0, fmt.Errorf("replay the log: %w", err)
-		}
-	} else {
-		// Synced even when nothing was replayed: after a process crash, bbolt may hold the
-		// records only in the page cache, and the log is about to go.
-		testHookSync()
-		if err := s.db.Sync(); err != nil {
-			return 0, fmt.Errorf("replay the log: sync database: %w", err)
-		}
-		if err := removeCheckpoint(s.path); err != nil {
-			return 0, err
-		}
-		s.setPin(nil)
-		s.db.NoSync, s.unsynced = false, false
+	if err != nil {
+		r.rollback()
+		return 0, fmt.Errorf("replay the log %s: %w", dir, err)
 	}
 	testHookReplay("synced")
 	if err := removeLog(dir, names); err != nil {
 		return 0, err
 	}
-	return last + 1, nil
+	return r.last + 1, nil
 }
 
-// applyRecord writes one log record's commits and its LSN in one bbolt transaction. Each was
-// validated before it was logged, so one that no longer continues its run means the log and
-// the database disagree: that is damage, not a commit to drop.
-func (s *Store) applyRecord(lsn uint64, payload []byte) error {
-	ps, err := decodeBatch(payload)
+// replayBytesMax is the records a replay applies in one bbolt transaction: bbolt keeps them,
+// and its dirty pages, in memory until the commit, so the replay's memory is a few times this,
+// whatever the log's size.
+const replayBytesMax = 2 << 20
+
+// replayer applies log records into one bbolt transaction, committed every replayBytesMax bytes.
+type replayer struct {
+	s     *Store
+	tx    *bolt.Tx
+	bytes int
+	last  uint64 // the LSN of the last record applied
+}
+
+// apply writes one log record's commits and its LSN. Each was validated before it was logged,
+// so one that no longer continues its run means the log and the database disagree: that is
+// damage, not a commit to drop.
+func (r *replayer) apply(lsn uint64, payload []byte) error {
+	// bbolt keeps what Put is given until the transaction commits, and the log's reader reuses
+	// its buffer: the commits decoded must not share it.
+	ps, err := decodeBatch(bytes.Clone(payload))
 	if err != nil {
 		return fmt.Errorf("%w: %w", err, ErrDamaged)
 	}
+	if r.tx == nil {
+		if r.tx, err = r.s.db.Begin(true); err != nil {
+			return err
+		}
+	}
+	tx := r.tx
 	err = guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			view := newBatchView(tx)
-			for _, p := range ps {
-				if err := view.validate(p); err != nil {
-					return fmt.Errorf("a logged commit does not continue the database: %w: %w", err, ErrDamaged)
-				}
-				if err := apply(tx, p); err != nil {
-					return err
-				}
-				view.accept(p)
+		view := newBatchView(tx)
+		for _, p := range ps {
+			if err := view.validate(p); err != nil {
+				return fmt.Errorf("a logged commit does not continue the database: %w: %w", err, ErrDamaged)
 			}
-			if err := s.beforeCommit(tx, len(payload)); err != nil {
+			if err := apply(tx, p); err != nil {
 				return err
 			}
-			return putLogLSN(tx, lsn)
-		})
+			view.accept(p)
+		}
+		return putLogLSN(tx, lsn)
 	})
-	if err == nil && !s.db.NoSync {
-		testHookSync()
+	if err != nil {
+		return err
 	}
-	return err
+	r.last = lsn
+	r.bytes += len(payload)
+	if r.bytes >= replayBytesMax {
+		return r.commit()
+	}
+	return nil
+}
+
+// commit commits the records applied since the last commit, synced by bbolt.
+func (r *replayer) commit() error {
+	if r.tx == nil {
+		return nil
+	}
+	tx := r.tx
+	r.tx, r.bytes = nil, 0
+	if err := guard(tx.Commit); err != nil {
+		return err
+	}
+	testHookSync()
+	return nil
+}
+
+func (r *replayer) rollback() {
+	if r.tx != nil {
+		_ = guard(r.tx.Rollback)
+		r.tx = nil
+	}
 }
 
 func putLogLSN(tx *bolt.Tx, lsn uint64) error {

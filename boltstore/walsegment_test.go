@@ -99,8 +99,8 @@ func TestLogSegmentsAreFilled(t *testing.T) {
 }
 
 // TestLogZeroTailEndsTheLog: the zeros of a preallocated segment after its records are the log's
-// end, not a record, not damage; likewise a record zeroed in part or whole, as a torn append or
-// unappend leaves it.
+// end, not a record, not damage; likewise a record zeroed in part or whole, as a torn append leaves
+// it.
 func TestLogZeroTailEndsTheLog(t *testing.T) {
 	seg, offs := segmentOf(t)
 	for _, tc := range []struct {

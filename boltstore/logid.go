@@ -1,0 +1,108 @@
+package boltstore
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The log's identity: how Open tells a database closed cleanly from one whose log is missing.
+//
+// While a store runs with its log, the meta bucket holds keyLogID, a random id, and the log
+// folder a file logIDName with the same bytes, synced before the key is in a checkpoint. A
+// clean Close deletes the key (in the transaction metaTwice writes) before it removes the log.
+// So a database whose meta bucket holds the key was not closed cleanly, and the commits
+// acknowledged since its last checkpoint are only in the log beside it: a missing folder, or
+// one whose id differs (the log of another copy), is refused at Open with ErrLogMissing,
+// unless Options.AcceptLogLoss says to go on without it.
+
+// keyLogID, in the meta bucket, is the id of the log in front of the database while it runs.
+var keyLogID = []byte("log_id")
+
+// logIDName is the file, in the log folder, holding the log's id.
+const logIDName = "id"
+
+// acceptLogLossEnv set to 1 is Options.AcceptLogLoss for every Open of the process.
+const acceptLogLossEnv = "WEND_ACCEPT_LOG_LOSS"
+
+// storedLogID is the id of the log the database was last written with, nil when it was
+// closed cleanly (or never had a log).
+func (s *Store) storedLogID() ([]byte, error) {
+	var id []byte
+	err := guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			id = bytes.Clone(tx.Bucket(bucketMeta).Get(keyLogID))
+			return nil
+		})
+	})
+	return id, err
+}
+
+// checkLogPresent refuses a database not closed cleanly whose log is missing or not its own,
+// unless accept; it returns the id to go on with (nil for a new one).
+func (s *Store) checkLogPresent(accept bool) ([]byte, error) {
+	id, err := s.storedLogID()
+	if err != nil || id == nil {
+		return nil, err
+	}
+	dir := walDir(s.path)
+	got, rerr := os.ReadFile(filepath.Join(dir, logIDName))
+	if rerr == nil && bytes.Equal(got, id) {
+		return id, nil
+	}
+	what := "is missing"
+	switch {
+	case rerr == nil:
+		what = "is not its own (another copy's log)"
+	case !errors.Is(rerr, os.ErrNotExist):
+		what = fmt.Sprintf("cannot be read (%v)", rerr)
+	}
+	if accept {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("%w: %s was not closed cleanly and its write-ahead log %s %s, so the commits acknowledged since its last checkpoint may be lost; put the log folder back beside the database and open again, or back up %s and open it with %s=1 to go on without them",
+		ErrLogMissing, s.path, dir, what, s.path, acceptLogLossEnv)
+}
+
+// markLog writes the log's id into its folder (synced) and then into the meta bucket, in the
+// write transaction the caller checkpoints next. id nil makes a new one.
+func (s *Store) markLog(id []byte) error {
+	if id == nil {
+		id = make([]byte, 16)
+		rand.Read(id)
+	}
+	dir := walDir(s.path)
+	if err := writeSynced(filepath.Join(dir, logIDName), id); err != nil {
+		return fmt.Errorf("write log id: %w", err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	return guard(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyLogID, id) })
+	})
+}
+
+// unmarkLog deletes the log's id from the meta bucket, in tx: the database is about to be
+// synced with every commit, and its log removed.
+func unmarkLog(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyLogID) }
+
+func writeSynced(name string, b []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
