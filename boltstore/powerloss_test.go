@@ -261,8 +261,10 @@ func (m *powerModel) verify(s *Store, ids []string) []string {
 func TestPowerLoss(t *testing.T) {
 	asGiven(t)
 	sd := seed(t)
+	// Under -short and -race, 20 trials; the full count runs without -race (.ci/run runs it on
+	// both the Linux and the portable paths).
 	trials := kills(t, 100)
-	if testing.Short() {
+	if (testing.Short() || raceDetector) && os.Getenv("WEND_KILLS") == "" {
 		trials = 20
 	}
 	rng := rand.New(rand.NewPCG(sd, 3))
