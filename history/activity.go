@@ -73,6 +73,9 @@ type ActivityError struct {
 	NonRetryable bool            `json:"non_retryable"`
 	Details      json.RawMessage `json:"details,omitempty"`
 	Category     string          `json:"category"`
+	// NextRetryDelayMS, over 0, is the wait the plugin asks for before the next try (an HTTP
+	// Retry-After): it replaces the step's backoff for that retry.
+	NextRetryDelayMS int64 `json:"next_retry_delay_ms,omitempty"`
 }
 
 func (e *ActivityError) Error() string {

@@ -90,6 +90,9 @@ type Failure struct {
 	ActivityExecID  string          `json:"activity_execution_id,omitempty"`
 	Attempt         int             `json:"attempt,omitempty"`
 	Details         json.RawMessage `json:"details,omitempty"`
+	// NextRetryDelayMS is a plugin's ActivityError.NextRetryDelayMS: recorded on the try's
+	// failure, so a replay computes the same retry wait.
+	NextRetryDelayMS int64 `json:"next_retry_delay_ms,omitempty"`
 }
 
 // Error makes a Failure usable as an error.

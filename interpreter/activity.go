@@ -183,9 +183,21 @@ func (r *Run) attemptFailed(ev history.Event) error {
 		n.fail(&f)
 		return nil
 	}
-	wait := n.backoff()
-	r.emitRetry(n, wait, false)
+	r.emitRetry(n, retryWait(n, f), false)
 	return nil
+}
+
+// MaxNextRetryDelay caps the wait a plugin may ask for before the next try.
+const MaxNextRetryDelay = 7 * 24 * time.Hour
+
+// retryWait is the wait before the try after failure f: the one the plugin asked for (an HTTP
+// Retry-After), capped at MaxNextRetryDelay, else the step's backoff. A plugin's wait is not
+// jittered: the server named the moment.
+func retryWait(n *node, f history.Failure) time.Duration {
+	if ms := f.NextRetryDelayMS; ms > 0 {
+		return time.Duration(min(ms, MaxNextRetryDelay.Milliseconds())) * time.Millisecond
+	}
+	return n.backoff()
 }
 
 // attemptInterrupted redelivers a try whose process stopped before its outcome was

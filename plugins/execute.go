@@ -204,7 +204,7 @@ func (p *process) handle(call history.ActivityCall, e event, heartbeat func(hist
 		}
 		ae := &history.ActivityError{
 			Type: e.GetType(), Message: e.GetMessage(), NonRetryable: e.GetNonRetryable(),
-			Category: history.CategoryActivity,
+			Category: history.CategoryActivity, NextRetryDelayMS: max(e.GetNextRetryDelayMs(), 0),
 		}
 		if d := e.GetDetails(); len(d) > 0 && json.Valid(d) {
 			ae.Details = json.RawMessage(d)

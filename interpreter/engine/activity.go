@@ -408,7 +408,8 @@ func failureOf(err error) history.Failure {
 		if cat == "" {
 			cat = history.CategoryActivity
 		}
-		return history.Failure{Category: cat, Type: ae.Type, Message: ae.Message, NonRetryable: ae.NonRetryable, Details: ae.Details}
+		return history.Failure{Category: cat, Type: ae.Type, Message: ae.Message, NonRetryable: ae.NonRetryable, Details: ae.Details,
+			NextRetryDelayMS: ae.NextRetryDelayMS}
 	}
 	return history.Failure{Category: history.CategoryActivity, Message: err.Error()}
 }

@@ -98,4 +98,8 @@ func TestHTTPThroughTheHost(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Type != "HTTP503" || ae.NonRetryable || !strings.Contains(string(ae.Details), `"retry_after_seconds":7`) {
 		t.Fatalf("503: got %#v", err)
 	}
+	// The Retry-After crosses the protocol as the wait before the next try.
+	if ae.NextRetryDelayMS != 7000 {
+		t.Errorf("503 with Retry-After 7: next retry delay %d ms, want 7000", ae.NextRetryDelayMS)
+	}
 }

@@ -289,11 +289,13 @@ func statusError(in httpInput, req *http.Request, resp *http.Response, out *http
 	details := map[string]any{"status": out.Status, "headers": out.Headers,
 		"body": strings.ToValidUTF8(string(body[:min(len(body), errorBodyBytes)]), "\uFFFD")}
 	msg := fmt.Sprintf("%s %s: status %d", req.Method, redact(req.URL), out.Status)
+	e := &sdk.Error{Type: "HTTP" + strconv.Itoa(out.Status), NonRetryable: !in.retryable(out.Status)}
 	if wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 		details["retry_after_seconds"] = wait.Seconds()
 		msg += fmt.Sprintf(" (Retry-After %s)", wait)
+		e.NextRetryDelay = wait // the next try waits for it instead of the step's backoff
 	}
-	e := &sdk.Error{Type: "HTTP" + strconv.Itoa(out.Status), Message: msg, NonRetryable: !in.retryable(out.Status)}
+	e.Message = msg
 	return e.WithDetails(details)
 }
 

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/wendflow/wend/plugins/internal/wire"
 )
@@ -27,6 +28,9 @@ type Error struct {
 	Message      string
 	NonRetryable bool
 	Details      any // JSON-encodable; nil for none
+	// NextRetryDelay, over 0, is how long to wait before the next try instead of the step's
+	// backoff (a server's Retry-After); the step's tries still bound the retries.
+	NextRetryDelay time.Duration
 }
 
 func (e *Error) Error() string {
@@ -44,6 +48,13 @@ func NewError(typ, message string) *Error {
 // NonRetryable returns an error that fails the activity at once, whatever its retry policy.
 func NonRetryable(typ, message string) *Error {
 	return &Error{Type: typ, Message: message, NonRetryable: true}
+}
+
+// WithNextRetryDelay returns a copy of e asking wend to wait d before the next try.
+func (e *Error) WithNextRetryDelay(d time.Duration) *Error {
+	c := *e
+	c.NextRetryDelay = d
+	return &c
 }
 
 // WithDetails returns a copy of e carrying details.

@@ -183,5 +183,6 @@ func (t *try) heartbeat(progress json.RawMessage) error {
 func (t *try) fail(e *Error) error {
 	return t.final(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Error{Error: &pluginv1.Error{
 		Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.details(),
+		NextRetryDelayMs: e.NextRetryDelay.Milliseconds(),
 	}}})
 }

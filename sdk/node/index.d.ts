@@ -50,13 +50,15 @@ export const PROTOCOL_VERSION: number;
 export const VERSION: string;
 
 export class ActivityError extends Error {
-  constructor(message: string, type?: string, nonRetryable?: boolean, details?: JSONValue);
+  constructor(message: string, type?: string, nonRetryable?: boolean, details?: JSONValue, nextRetryDelayMs?: number);
   type: string;
   nonRetryable: boolean;
   details?: JSONValue;
+  /** Over 0: the wait before the next try instead of the step's backoff (a Retry-After). */
+  nextRetryDelayMs: number;
 }
 export class RetryableError extends ActivityError {
-  constructor(message: string, opts?: { type?: string; details?: JSONValue });
+  constructor(message: string, opts?: { type?: string; details?: JSONValue; nextRetryDelayMs?: number });
 }
 export class NonRetryable extends ActivityError {
   constructor(message: string, opts?: { type?: string; details?: JSONValue });

@@ -231,7 +231,8 @@ func tryFailure(attempt int, err error) (f history.Failure, progress json.RawMes
 			case history.CategoryTimeout: // the step's heartbeat_timeout, enforced by the worker
 				kind = "timeout"
 			}
-			return history.Failure{Category: cat, PropagationKind: kind, Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details}, af.Progress, af.PluginSHA256
+			return history.Failure{Category: cat, PropagationKind: kind, Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details,
+				NextRetryDelayMS: e.NextRetryDelayMS}, af.Progress, af.PluginSHA256
 		}
 		return history.Failure{Category: history.CategoryActivity, Type: ae.Type(), Message: ae.Message(), NonRetryable: ae.NonRetryable()}, nil, ""
 	}

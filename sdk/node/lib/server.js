@@ -127,11 +127,12 @@ class Context {
 
 const json = (v) => Buffer.from(v === undefined ? 'null' : JSON.stringify(v));
 
-function errorEvent(e) {
+export function errorEvent(e) {
   return {
     error: {
       type: e.type, message: e.message, non_retryable: e.nonRetryable,
       details: e.details === undefined ? Buffer.alloc(0) : json(e.details),
+      next_retry_delay_ms: Math.max(Math.trunc(e.nextRetryDelayMs || 0), 0),
     },
   };
 }

@@ -2,6 +2,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { checkHandshake, NonRetryable, RetryableError, CancelledError, activity } from '../index.js';
+import { errorEvent } from '../lib/server.js';
 
 test('checkHandshake', () => {
   const cases = [
@@ -27,6 +28,15 @@ test('error types', () => {
     [new CancelledError('a', 'cancelled'), 'Cancelled', false],
   ];
   for (const [err, type, nonRetryable] of cases) assert.deepEqual([err.type, err.nonRetryable], [type, nonRetryable]);
+});
+
+test('a retryable error carries the wait before the next try', () => {
+  const cases = [
+    [new RetryableError('m', { type: 'Busy', nextRetryDelayMs: 7000 }), 7000],
+    [new RetryableError('m', { type: 'Busy' }), 0],
+    [new NonRetryable('m'), 0],
+  ];
+  for (const [err, ms] of cases) assert.equal(errorEvent(err).error.next_retry_delay_ms, ms);
 });
 
 test('activity registered twice', () => {

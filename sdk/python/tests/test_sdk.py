@@ -75,6 +75,18 @@ class ErrorsTest(unittest.TestCase):
             with self.subTest(typ):
                 self.assertEqual((err.type, err.non_retryable), (typ, non_retryable))
 
+    def test_next_retry_delay_crosses_the_protocol(self):
+        from wend_plugin.server import _error_event
+        cases = [
+            (RetryableError("m", type="Busy", next_retry_delay=7), 7000),
+            (RetryableError("m", type="Busy", next_retry_delay=0.25), 250),
+            (RetryableError("m", type="Busy"), 0),
+            (NonRetryable("m"), 0),
+        ]
+        for err, ms in cases:
+            with self.subTest(ms):
+                self.assertEqual(_error_event(err).error.next_retry_delay_ms, ms)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -4,19 +4,22 @@
 class ActivityError(Exception):
     """A typed activity failure. wend records type, message and details in the workflow's history;
     a retry policy's non_retryable list matches on type. non_retryable=True fails the activity
-    whatever its retry policy."""
+    whatever its retry policy. next_retry_delay (seconds), when given, is the wait before the
+    next try instead of the step's backoff, as a server's Retry-After asks."""
 
-    def __init__(self, message, type="Error", non_retryable=False, details=None):
+    def __init__(self, message, type="Error", non_retryable=False, details=None, next_retry_delay=None):
         super().__init__(message)
         self.type, self.message = type, message
         self.non_retryable, self.details = non_retryable, details
+        self.next_retry_delay = next_retry_delay
 
 
 class RetryableError(ActivityError):
-    """A failure the host retries under the step's retry policy."""
+    """A failure the host retries under the step's retry policy; next_retry_delay (seconds)
+    replaces the step's backoff before the next try."""
 
-    def __init__(self, message, type="Error", details=None):
-        super().__init__(message, type, False, details)
+    def __init__(self, message, type="Error", details=None, next_retry_delay=None):
+        super().__init__(message, type, False, details, next_retry_delay)
 
 
 class NonRetryable(ActivityError):

@@ -28,8 +28,10 @@ log = logging.getLogger("wend_plugin")
 
 def _error_event(e):
     details = b"" if e.details is None else json.dumps(e.details).encode()
+    delay_ms = 0 if not e.next_retry_delay else max(int(e.next_retry_delay * 1000), 0)
     return activities_pb2.ExecuteEvent(error=activities_pb2.Error(
-        type=e.type, message=e.message, non_retryable=e.non_retryable, details=details))
+        type=e.type, message=e.message, non_retryable=e.non_retryable, details=details,
+        next_retry_delay_ms=delay_ms))
 
 
 def _heartbeat_event(raw):

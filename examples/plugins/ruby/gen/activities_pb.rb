@@ -55,6 +55,7 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
       optional :message, :string, 2
       optional :non_retryable, :bool, 3
       optional :details, :bytes, 4
+      optional :next_retry_delay_ms, :int64, 5
     end
   end
 end

@@ -612,13 +612,16 @@ func (x *Result) GetOutput() []byte {
 }
 
 type Error struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	NonRetryable  bool                   `protobuf:"varint,3,opt,name=non_retryable,json=nonRetryable,proto3" json:"non_retryable,omitempty"`
-	Details       []byte                 `protobuf:"bytes,4,opt,name=details,proto3" json:"details,omitempty"` // JSON; empty: none
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Type         string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Message      string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	NonRetryable bool                   `protobuf:"varint,3,opt,name=non_retryable,json=nonRetryable,proto3" json:"non_retryable,omitempty"`
+	Details      []byte                 `protobuf:"bytes,4,opt,name=details,proto3" json:"details,omitempty"` // JSON; empty: none
+	// Over 0: wait this long before the next try instead of the step's backoff, as a server's
+	// Retry-After asks (a retryable error only; the step's tries still bound the retries).
+	NextRetryDelayMs int64 `protobuf:"varint,5,opt,name=next_retry_delay_ms,json=nextRetryDelayMs,proto3" json:"next_retry_delay_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Error) Reset() {
@@ -679,6 +682,13 @@ func (x *Error) GetDetails() []byte {
 	return nil
 }
 
+func (x *Error) GetNextRetryDelayMs() int64 {
+	if x != nil {
+		return x.NextRetryDelayMs
+	}
+	return 0
+}
+
 var File_activities_proto protoreflect.FileDescriptor
 
 const file_activities_proto_rawDesc = "" +
@@ -721,12 +731,13 @@ const file_activities_proto_rawDesc = "" +
 	"\tHeartbeat\x12\x1a\n" +
 	"\bprogress\x18\x01 \x01(\fR\bprogress\" \n" +
 	"\x06Result\x12\x16\n" +
-	"\x06output\x18\x01 \x01(\fR\x06output\"t\n" +
+	"\x06output\x18\x01 \x01(\fR\x06output\"\xa3\x01\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12#\n" +
 	"\rnon_retryable\x18\x03 \x01(\bR\fnonRetryable\x12\x18\n" +
-	"\adetails\x18\x04 \x01(\fR\adetails2\xee\x01\n" +
+	"\adetails\x18\x04 \x01(\fR\adetails\x12-\n" +
+	"\x13next_retry_delay_ms\x18\x05 \x01(\x03R\x10nextRetryDelayMs2\xee\x01\n" +
 	"\n" +
 	"Activities\x12M\n" +
 	"\bDescribe\x12\x1f.wend.plugin.v1.DescribeRequest\x1a .wend.plugin.v1.DescribeResponse\x12I\n" +
