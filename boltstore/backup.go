@@ -18,7 +18,7 @@ import (
 // name, made a closed database (no log id: it needs no log), synced and renamed into place.
 
 // ErrBackupExists is returned by SaveBackup when the target exists and force is false.
-var ErrBackupExists = errors.New("backup target exists")
+var ErrBackupExists = errors.New("the file exists")
 
 // testHookBackup, set only by tests, is called at each step of SaveBackup, so a crash test
 // can kill the process exactly there.
