@@ -75,3 +75,22 @@ func TestCompactRefusesHeld(t *testing.T) {
 		t.Fatalf("compact of a held database: %v, want an InUseError naming pid %d", err, os.Getpid())
 	}
 }
+
+// TestReplacedFileIsNoticed: the file an Open locked is told apart from a file renamed over
+// its path meanwhile (a compaction's), so Open reopens rather than write the unlinked file.
+func TestReplacedFileIsNoticed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wend.db")
+	must(t, os.WriteFile(path, []byte("old"), 0o600))
+	f, err := os.Open(path)
+	must(t, err)
+	defer f.Close()
+	if replaced(path, f) {
+		t.Fatal("the file itself reported replaced")
+	}
+	must(t, os.WriteFile(path+".new", []byte("new"), 0o600))
+	must(t, os.Rename(path+".new", path))
+	if !replaced(path, f) {
+		t.Fatal("a file renamed over the path not noticed")
+	}
+}
