@@ -13,6 +13,10 @@ type Backuper interface {
 	WriteBackup(w io.Writer, size func(int64)) (int64, error)
 }
 
+// backupPath is the route of a backup; the TCP listener wants the token for it, as for a
+// mutation (auth.go).
+const backupPath = "/v1/backup"
+
 // BackupContentType is the media type of GET /v1/backup's answer: the database file's bytes.
 const BackupContentType = "application/vnd.wend.database"
 
