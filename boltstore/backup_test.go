@@ -17,19 +17,24 @@ import (
 
 // commitRuns commits runs id0..id(n-1) of prefix, each started and given events events of
 // payload bytes each, and returns their ids.
-func commitRuns(t *testing.T, s *Store, prefix string, n, events, payloadSize int) []string {
+func commitRuns(t testing.TB, s *Store, prefix string, n, events, payloadSize int) []string {
 	t.Helper()
 	var ids []string
 	for i := range n {
 		id := fmt.Sprintf("%s%d", prefix, i)
 		u := storetest.Started("wf-"+id, id, t0)
-		commitRun(t, s, u)
+		ups := []history.RunUpdate{u}
 		if events > 0 {
 			next := storetest.Next(u.Run, history.ActivityCompleted, events)
 			for j := range next.Events {
 				next.Events[j].Data = payload(payloadSize)
 			}
-			commitRun(t, s, next)
+			ups = append(ups, next)
+		}
+		for _, up := range ups {
+			if err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{up}}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		ids = append(ids, id)
 	}
