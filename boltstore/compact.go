@@ -58,6 +58,10 @@ func Compact(path string, opts Options) (CompactResult, error) {
 		os.Remove(tmp)
 		return res, fmt.Errorf("compact %s: %w", path, err)
 	}
+	if err := os.Chmod(tmp, st.Mode().Perm()); err != nil { // the operator's mode, not bbolt's 0600
+		os.Remove(tmp)
+		return res, fmt.Errorf("compact %s: %w", path, err)
+	}
 	testHookCompact("built")
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)

@@ -36,12 +36,22 @@ func withFreedPages(t *testing.T, path string, size int) {
 // TestCompactShrinks: a database with freed pages compacts smaller, opens, checks clean and
 // holds the same runs and events; the temp file is gone.
 func TestCompactShrinks(t *testing.T) {
+	for _, log := range []string{"", "0", "1"} { // WEND_STORE_LOG: 1 forces a log on Compact's store
+		t.Run("WEND_STORE_LOG="+log, func(t *testing.T) {
+			t.Setenv(logFromEnv, log)
+			compactShrinks(t)
+		})
+	}
+}
+
+func compactShrinks(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "wend.db")
 	ref := filepath.Join(dir, "ref.db")
 	s := openAt(t, path, Options{})
 	ids := commitRuns(t, s, "r", 30, 4, 1000)
 	must(t, s.Close())
+	must(t, os.Chmod(path, 0o640))
 	withFreedPages(t, path, 8<<20)
 	_, err := SaveBackup(ref, false, func(w io.Writer) (int64, error) { // the runs as they were
 		s := openAt(t, path, Options{})
@@ -58,7 +68,13 @@ func TestCompactShrinks(t *testing.T) {
 	if _, err := os.Stat(path + compactSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("temp file left: %v", err)
 	}
-	c := openAt(t, path, Options{})
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("compacted file's mode: %v %v, want 0640 as before", st.Mode(), err)
+	}
+	if _, err := os.Stat(walDir(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("log folder left: %v", err)
+	}
+	c := openAt(t, path, Options{NoLog: true})
 	checkClean(t, c)
 	sameRuns(t, openAt(t, ref, Options{}), c, ids)
 	t.Logf("compact: %d -> %d bytes", res.Before, res.After)
