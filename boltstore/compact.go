@@ -41,6 +41,10 @@ func Compact(path string, opts Options) (CompactResult, error) {
 	if err := refuseEmpty(path); err != nil {
 		return res, fmt.Errorf("compact: %w", err)
 	}
+	// The rename must replace the database file, not a symlink to it.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	opts.NoLog = true // no log meanwhile: nothing commits, and bbolt's file is the whole state
 	s, err := Open(path, opts)
 	if err != nil {

@@ -110,3 +110,25 @@ func TestReplacedFileIsNoticed(t *testing.T) {
 		t.Fatal("a file renamed over the path not noticed")
 	}
 }
+
+// TestCompactThroughSymlink: compacting through a symlink compacts the file it names and
+// leaves the symlink.
+func TestCompactThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wend.db")
+	link := filepath.Join(dir, "link.db")
+	s := openAt(t, path, Options{})
+	commitRuns(t, s, "r", 3, 1, 10)
+	must(t, s.Close())
+	must(t, os.Symlink("wend.db", link))
+	_, err := Compact(link, Options{})
+	must(t, err)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the symlink was replaced: %v %v", fi.Mode(), err)
+	}
+	c := openAt(t, link, Options{})
+	checkClean(t, c)
+	if _, err := c.Run("r2"); err != nil {
+		t.Fatal(err)
+	}
+}
