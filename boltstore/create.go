@@ -125,6 +125,7 @@ func removeCreationLeftovers(path string) {
 	for _, l := range leftovers {
 		os.Remove(l)
 	}
+	os.Remove(path + compactSuffix) // a crashed compaction's (compact.go)
 }
 
 // globEscape quotes the glob metacharacters of a literal path.

@@ -57,7 +57,28 @@ func openChecked(path string, opts Options) (*bolt.DB, error) {
 		unlock(f) // the mmap holds the open file, and with it the lock, after Close
 		f.Close()
 	}
+	if err == nil && replaced(path, f) {
+		db.Close()
+		return nil, errReplaced
+	}
 	return db, err
+}
+
+// errReplaced is openChecked's error when the file it locked is no longer the one at path: a
+// compaction renamed its new file over the database while this Open waited for the lock.
+var errReplaced = errors.New("database file replaced while opening")
+
+// replaced reports whether path no longer names the file f (Compact's rename).
+func replaced(path string, f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	pi, err := os.Stat(path)
+	return err == nil && !os.SameFile(fi, pi)
 }
 
 // walkReadOnly opens the file read-only and reads every bucket under guard.

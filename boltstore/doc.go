@@ -47,6 +47,10 @@
 //     transaction for the whole file.
 //   - A new database file appears at its path only complete and synced: it is built in a temp
 //     file beside it, synced, linked into place, and the directory synced (etcd#16596).
+//   - A backup (backup.go) is bbolt's Tx.WriteTo of a state committed after a checkpoint, so
+//     it holds every acknowledged commit; it appears at its path only whole, synced and
+//     without a log id. Compact (compact.go) holds the lock throughout and renames a whole,
+//     synced file over the database; an Open that locked the replaced file opens again.
 //   - One process holds the file (bbolt's flock); a second Open fails within about a second
 //     naming the holder's pid, read from the PATH.pid sidecar the holder writes.
 //   - A damaged file (a torn sector, rot) fails Open or a read with ErrDamaged, never the

@@ -45,6 +45,8 @@ func runHelper(role, path, arg string) int {
 		err = helperHolder(path)
 	case "creator":
 		err = helperCreator(path, arg)
+	case "backup", "compact": // backup_kill_test.go
+		err = helperBackupCompact(role, path, arg)
 	default:
 		err = fmt.Errorf("unknown helper %q", role)
 	}

@@ -179,6 +179,9 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	db, err := openChecked(path, opts)
+	for i := 0; errors.Is(err, errReplaced) && i < 3; i++ {
+		db, err = openChecked(path, opts) // the new file a compaction made; open that one
+	}
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open database: %w", inUse(path))
 	}

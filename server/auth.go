@@ -105,7 +105,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	bearer := g.bearer(r)
 	session := !bearer && g.hasSession(r)
-	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	// A backup is no cheap read: a copy of the whole file, after a checkpoint (backup.go).
+	read := (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path != backupPath
 	switch {
 	case bearer:
 	case session && read:

@@ -26,6 +26,7 @@
 //	POST /v1/runs/{id}/repair          -> RepairReport
 //	POST /v1/repair                    -> RepairReport of every open run
 //	GET  /v1/check                     CheckReport (when the store can check itself)
+//	GET  /v1/backup                    a consistent copy of the database file (backup.go)
 //
 // Statuses: 400 bad input, 401 no token where one is needed, 403 a cross-site form, 404
 // unknown workflow or route, 409 the run has finished, is blocked or cannot be retried, 501

@@ -36,6 +36,7 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /v1/runs/{id}/export", s.exportRun)
 	m.HandleFunc("GET /v1/runs/{id}/query", s.queryRun)
 	m.HandleFunc("GET /v1/check", s.check)
+	m.HandleFunc("GET "+backupPath, s.backup)
 	s.addScheduleRoutes(m) // /v1/schedules (schedules.go)
 	s.addPluginRoutes(m)   // POST /v1/plugins/roll (plugins.go)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -65,6 +65,10 @@ func init() {
 
 		// Schedules (schedule.go).
 		"schedule": scheduleCmd,
+
+		// The database file: backup and compaction (backup.go, compact.go).
+		"backup":  backupCmd,
+		"compact": compactCmd,
 	}
 }
 
