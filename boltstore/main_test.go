@@ -45,6 +45,8 @@ func runHelper(role, path, arg string) int {
 		err = helperHolder(path)
 	case "creator":
 		err = helperCreator(path, arg)
+	case "purger":
+		err = helperPurger(path, arg) // purge_crash_test.go
 	default:
 		err = fmt.Errorf("unknown helper %q", role)
 	}
