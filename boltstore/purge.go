@@ -20,8 +20,9 @@ import (
 // runs per bbolt transaction, committed (synced) by bbolt: a crash leaves each run whole or
 // gone, never a record without events or an index entry without its run. The batches are small
 // and the writer's lock is let go between them, so a running serve's commits interleave with a
-// long purge. Purges do not go through the log: each batch first checkpoints what the log holds
-// (no record the log replays can be older than a purge), then commits alone.
+// long purge. Purges do not go through the log: a batch is applied in the log's open
+// transaction, when there is one, and checkpointed with it, so no record the log replays after
+// a crash is older than a purge bbolt holds.
 //
 // An open run is never purged, nor a run below an open one (a child whose parent, or an
 // ancestor further up, is still running): it goes with or after its parent. A purged run's
@@ -164,19 +165,15 @@ func (s *Store) PurgeRuns(ctx context.Context, ids []string, done func(n int)) (
 }
 
 // purgeBatch deletes one batch of runs in one bbolt transaction, synced when it returns, as
-// PutScheduleStates writes: under writeMu, after the open transaction is checkpointed.
+// PutScheduleStates writes: under writeMu, in the log's open transaction when there is one,
+// which is then checkpointed with it (one bbolt commit, not two).
 func (s *Store) purgeBatch(ids []string) ([]history.Run, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.usable(); err != nil {
 		return nil, fmt.Errorf("purge: %w", err)
 	}
-	if s.open.tx != nil {
-		if err := s.checkpoint(); err != nil {
-			return nil, fmt.Errorf("purge: %w", err)
-		}
-	}
-	tx, err := s.db.Begin(true)
+	tx, reused, err := s.beginWrite()
 	if err != nil {
 		s.setFatal(fmt.Errorf("begin transaction: %w", err))
 		return nil, fmt.Errorf("purge: %w", s.Err())
@@ -187,18 +184,34 @@ func (s *Store) purgeBatch(ids []string) ([]history.Run, error) {
 		out, err = deleteRuns(tx, ids)
 		return err
 	})
-	if err != nil {
-		_ = guard(tx.Rollback)
-		if errors.Is(err, ErrDamaged) {
-			return nil, fmt.Errorf("purge: %s: %w; run wend check", s.path, err)
+	switch {
+	case errors.Is(err, ErrDamaged):
+		// bbolt panicked in tx: it cannot be trusted to roll back either. The store fails, as
+		// a commit on damaged pages does; the log holds the open transaction's batches.
+		if reused {
+			s.dropOpen()
+		} else {
+			_ = guard(tx.Rollback)
 		}
+		s.setFatal(fmt.Errorf("purge: %s: %w; run wend check", s.path, err))
+		return nil, s.Err()
+	case err != nil:
+		// The answered batches the open transaction held are applied again without the purge.
+		s.redoOpen(tx, reused)
 		return nil, fmt.Errorf("purge: %w", err)
-	}
-	if len(out) == 0 {
-		tx.Rollback()
+	case len(out) == 0:
+		if !reused {
+			tx.Rollback()
+		}
 		return nil, nil
 	}
 	testHookPurge("commit")
+	if reused {
+		if err := s.checkpoint(); err != nil {
+			return nil, fmt.Errorf("purge: %w", err)
+		}
+		return out, nil
+	}
 	if err := s.commitTx(tx); err != nil {
 		s.setFatal(err)
 		return nil, fmt.Errorf("purge: %w", s.Err())
