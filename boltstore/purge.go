@@ -3,7 +3,6 @@ package boltstore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,9 +23,11 @@ import (
 // transaction, when there is one, and checkpointed with it, so no record the log replays after
 // a crash is older than a purge bbolt holds.
 //
-// An open run is never purged, nor a run below an open one (a child whose parent, or an
-// ancestor further up, is still running): it goes with or after its parent. A purged run's
-// closed descendants go with it, so no child is left naming a parent that is gone.
+// An open run is never purged. A child run is purged with its parent, or after it: while its
+// parent is stored, a child goes only as a closed descendant of a run being purged (after it,
+// in the same batch or a later one), never on its own; once the parent is gone (a crash between
+// two batches), the child is selected by the filter as any run is. So no child is purged while
+// its parent is open, and none goes before its parent.
 
 // PurgeBatch is how many runs one purge transaction deletes: small enough that a commit
 // waiting behind it waits for a few milliseconds, large enough that a purge of many runs is not
@@ -36,9 +37,9 @@ const PurgeBatch = 64
 // purgeScanChunk is how many run records one read transaction of PurgeCandidates copies out.
 const purgeScanChunk = 1024
 
-// PurgeCandidates returns the closed runs match selects that may be purged, and their closed
-// descendants, oldest closed first with each run's descendants after it. It deletes nothing
-// (a dry run). match sees only closed runs.
+// PurgeCandidates returns the closed runs match selects that have no stored parent, each
+// followed by its closed descendants (a subtree under an open run stays), oldest closed first.
+// It deletes nothing (a dry run). match sees only closed runs.
 func (s *Store) PurgeCandidates(match func(history.Run) bool) ([]history.Run, error) {
 	all := map[string]history.Run{}
 	var order []history.Run
@@ -81,27 +82,11 @@ func selectPurge(all map[string]history.Run, order []history.Run, match func(his
 		}
 	}
 	for _, r := range order {
-		if !r.Open() && match(r) && !openAbove(all, r) {
+		if _, hasParent := all[r.ParentRunID]; !r.Open() && !hasParent && match(r) {
 			add(r.RunID)
 		}
 	}
 	return out
-}
-
-// openAbove reports whether an ancestor of r is open. A parent that is gone (purged before) is
-// no obstacle; a loop of parents (damage) ends the walk.
-func openAbove(all map[string]history.Run, r history.Run) bool {
-	for range len(all) {
-		p, ok := all[r.ParentRunID]
-		if r.ParentRunID == "" || !ok {
-			return false
-		}
-		if p.Open() {
-			return true
-		}
-		r = p
-	}
-	return false
 }
 
 // scanRuns calls fn on every run record, read in chunks of short read transactions, so a long
@@ -139,9 +124,10 @@ func (s *Store) scanRuns(fn func(history.Run)) error {
 	}
 }
 
-// PurgeRuns deletes the runs named by ids that are still closed and below no open run, in
-// transactions of PurgeBatch runs, and returns the ones it deleted, in order. A run already
-// gone is skipped. done, when not nil, is called after each committed batch with the runs
+// PurgeRuns deletes the runs named by ids that are still closed and whose parent, if any, is
+// gone by then (deleted before them, in this batch or an earlier one: a child follows its
+// parent in ids), in transactions of PurgeBatch runs, and returns the ones it deleted, in
+// order. A run already gone, open or with its parent stored is skipped. done, when not nil, is called after each committed batch with the runs
 // deleted so far. Cancelling ctx stops the purge between two batches; the batches committed
 // stay purged.
 func (s *Store) PurgeRuns(ctx context.Context, ids []string, done func(n int)) ([]history.Run, error) {
@@ -225,8 +211,8 @@ func (s *Store) purgeBatch(ids []string) ([]history.Run, error) {
 // test can kill the process there.
 var testHookPurge = func(step string) {}
 
-// deleteRuns deletes, in tx, each run of ids that exists, is closed and is below no open run,
-// with everything of it; it returns the runs deleted.
+// deleteRuns deletes, in tx, each run of ids that exists, is closed and has no stored parent
+// (one deleted earlier in tx is not), with everything of it; it returns the runs deleted.
 func deleteRuns(tx *bolt.Tx, ids []string) ([]history.Run, error) {
 	runs := tx.Bucket(bucketRuns)
 	var out []history.Run
@@ -240,13 +226,7 @@ func deleteRuns(tx *bolt.Tx, ids []string) ([]history.Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w; run wend check", err)
 		}
-		if r.Open() {
-			continue
-		}
-		if open, err := openAncestor(tx, r); err != nil || open {
-			if err != nil {
-				return nil, err
-			}
+		if r.Open() || (r.ParentRunID != "" && runs.Get([]byte(r.ParentRunID)) != nil) {
 			continue
 		}
 		if err := deleteRun(tx, r); err != nil {
@@ -261,30 +241,6 @@ func deleteRuns(tx *bolt.Tx, ids []string) ([]history.Run, error) {
 		}
 	}
 	return out, nil
-}
-
-// openAncestor reports whether a stored ancestor of r is open, as the transaction sees them.
-func openAncestor(tx *bolt.Tx, r history.Run) (bool, error) {
-	runs := tx.Bucket(bucketRuns)
-	for depth := 0; r.ParentRunID != "" && depth < 1024; depth++ {
-		v := runs.Get([]byte(r.ParentRunID))
-		if v == nil {
-			return false, nil
-		}
-		var p history.Run
-		body, _, err := unframe([]byte(r.ParentRunID), v)
-		if err == nil {
-			err = json.Unmarshal(body, &p)
-		}
-		if err != nil {
-			return false, fmt.Errorf("run %s: parent %s: record: %w; run wend check", r.RunID, r.ParentRunID, err)
-		}
-		if p.Open() {
-			return true, nil
-		}
-		r = p
-	}
-	return false, nil
 }
 
 // deleteRun deletes r's record, events and workflow index entry.

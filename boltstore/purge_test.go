@@ -111,7 +111,7 @@ func TestPurge(t *testing.T) {
 	child := closeRun(t, s, startRun(t, s, "child", "wf-p2/c", "c2", parent.RunID, purgeT0), history.StatusCompleted, purgeT0.Add(time.Hour), false)
 	parent = closeRun(t, s, parent, history.StatusCompleted, purgeT0.Add(2*time.Hour), false)
 	failed := closeRun(t, s, startRun(t, s, "nightly", "wf-old", "failed", "", purgeT0), history.StatusFailed, purgeT0.Add(time.Hour), false)
-	_, _, _, _ = recent, open, lone, failed
+	_ = recent
 	must(t, s.PutScheduleStates(map[string][]byte{"every-minute": []byte(`{"state":{}}`)}, nil))
 
 	cases := []struct {
@@ -121,9 +121,9 @@ func TestPurge(t *testing.T) {
 	}{
 		{"closed before, status", history.PurgeFilter{ClosedBefore: purgeT0.Add(day), Status: history.StatusCompleted, Workflow: "nightly"}, []string{older.RunID, old.RunID}},
 		{"workflow takes its closed children, not a child of an open parent", history.PurgeFilter{Workflow: "batch"}, []string{parent.RunID, child.RunID}},
-		{"a child of an open parent stays", history.PurgeFilter{Workflow: "child"}, []string{child.RunID}},
+		{"a child goes only with its parent", history.PurgeFilter{Workflow: "child"}, nil},
 		{"failed", history.PurgeFilter{Status: history.StatusFailed}, []string{failed.RunID}},
-		{"everything closed", history.PurgeFilter{}, []string{older.RunID, child.RunID, failed.RunID, old.RunID, parent.RunID, recent.RunID}},
+		{"everything closed", history.PurgeFilter{}, []string{older.RunID, failed.RunID, old.RunID, parent.RunID, child.RunID, recent.RunID}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,9 +140,10 @@ func TestPurge(t *testing.T) {
 	cands, err := s.PurgeCandidates(history.PurgeFilter{ClosedBefore: purgeT0.Add(day)}.Match)
 	must(t, err)
 	var progress []int
-	purged, err := s.PurgeRuns(ctx, append(runIDsOf(cands), "no-such-run", open.RunID), func(n int) { progress = append(progress, n) })
+	// Named but skipped: a run that is not there, an open run, a closed child of an open parent.
+	purged, err := s.PurgeRuns(ctx, append(runIDsOf(cands), "no-such-run", open.RunID, lone.RunID), func(n int) { progress = append(progress, n) })
 	must(t, err)
-	want := []string{older.RunID, child.RunID, failed.RunID, old.RunID, parent.RunID}
+	want := []string{older.RunID, failed.RunID, old.RunID, parent.RunID, child.RunID}
 	if ids := runIDsOf(purged); !slices.Equal(ids, want) {
 		t.Fatalf("purged %v, want %v", ids, want)
 	}
@@ -276,4 +277,34 @@ func runIDsOf(rs []history.Run) []string {
 		ids[i] = r.RunID
 	}
 	return ids
+}
+
+// TestPurgeChildAfterParent: a child named before its parent is skipped; once its parent is
+// gone, the filter selects it as any run.
+func TestPurgeChildAfterParent(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	parent := startRun(t, s, "batch", "wf-p", "p", "", purgeT0)
+	child := closeRun(t, s, startRun(t, s, "child", "wf-p/c", "c", parent.RunID, purgeT0), history.StatusCompleted, purgeT0.Add(time.Hour), false)
+	closeRun(t, s, parent, history.StatusCompleted, purgeT0.Add(2*time.Hour), false)
+	got, err := s.PurgeRuns(ctx, []string{child.RunID, parent.RunID}, nil)
+	must(t, err)
+	if ids := runIDsOf(got); !slices.Equal(ids, []string{parent.RunID}) {
+		t.Fatalf("purged %v, want the parent alone", ids)
+	}
+	cands, err := s.PurgeCandidates(history.PurgeFilter{Workflow: "child"}.Match)
+	must(t, err)
+	if ids := runIDsOf(cands); !slices.Equal(ids, []string{child.RunID}) {
+		t.Fatalf("candidates %v, want the child", ids)
+	}
+	got, err = s.PurgeRuns(ctx, runIDsOf(cands), nil)
+	must(t, err)
+	if len(got) != 1 {
+		t.Fatalf("purged %v", runIDsOf(got))
+	}
+	problems, err := s.Check()
+	must(t, err)
+	if len(problems) > 0 {
+		t.Errorf("check: %q", problems)
+	}
 }

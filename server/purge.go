@@ -10,7 +10,7 @@ import (
 
 // Purger is a store that can delete closed runs for good (boltstore.Store does): wend purge
 // and retention. PurgeCandidates deletes nothing; PurgeRuns deletes, in small transactions,
-// the runs named that are still closed and below no open run.
+// the runs named that are still closed and whose parent is gone.
 type Purger interface {
 	PurgeCandidates(match func(history.Run) bool) ([]history.Run, error)
 	PurgeRuns(ctx context.Context, ids []string, done func(n int)) ([]history.Run, error)
@@ -43,7 +43,7 @@ func (s *Server) purger(what string) (Purger, error) {
 }
 
 // PurgeSelect returns the runs a purge by f would delete, oldest closed first: closed runs
-// matching f and below no open run, each followed by its closed descendants.
+// matching f without a stored parent, each followed by its closed descendants.
 func (s *Server) PurgeSelect(f history.PurgeFilter) ([]history.Run, error) {
 	p, err := s.purger("select runs to purge")
 	if err != nil {
@@ -65,8 +65,8 @@ func (s *Server) PurgeSelect(f history.PurgeFilter) ([]history.Run, error) {
 	return runs, nil
 }
 
-// Purge deletes the runs named that are still closed and below no open run, and returns those
-// it deleted.
+// Purge deletes the runs named that are still closed and whose parent is gone (a child named
+// after its parent goes with it), and returns those it deleted.
 func (s *Server) Purge(ctx context.Context, ids []string) ([]history.Run, error) {
 	p, err := s.purger("purge runs")
 	if err != nil {

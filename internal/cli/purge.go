@@ -24,8 +24,8 @@ var purgeCmd = &command{
        wend purge --all [--dry-run] [--export DIR] [--db PATH]
 
 Deletes closed runs that match every filter given, each with its events, tasks and index
-entries. An open run is never purged, nor a run whose parent (or an ancestor further up) is
-still open; a purged run's closed children go with it. Runs are deleted in small
+entries. An open run is never purged. A child run goes with its parent (right after it,
+whatever the filters), never on its own while its parent is kept. Runs are deleted in small
 transactions, oldest closed first, so a running 'wend serve' holding the database (the
 purge goes through it) keeps answering; an interrupted purge (Ctrl-C, a crash) leaves each
 run whole or gone. 'wend serve --retention' and a workflow's retention: do the same

@@ -82,7 +82,8 @@ Flags:
 
 --retention DURATION deletes closed runs once they have been closed that long (30d, 720h),
 as 'wend purge' does, checking every minute: each with its events, tasks and index
-entries, a few dozen runs per transaction, never an open run nor one whose parent is open.
+entries, a few dozen runs per transaction; an open run never, and a child run only with
+its parent.
 A workflow file's own retention: (docs/language.md) wins for the workflows --workflows
 registers; without either, closed runs are kept.
 
