@@ -12,7 +12,7 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// Purge deletes closed runs for good (wend purge, retention; docs/design.md, "Purge").
+// Purge deletes closed runs for good (wend purge, retention; docs/design.md, "Purge and retention").
 //
 // A run is its record, its events bucket, its workflow index entry (and its share of the
 // workflow's head count) and any task still naming it. Purge deletes them together, a batch of
@@ -34,8 +34,10 @@ import (
 // one bbolt sync per run.
 const PurgeBatch = 64
 
-// purgeScanChunk is how many run records one read transaction of PurgeCandidates copies out.
-const purgeScanChunk = 1024
+// purgeScanChunk is how many run records one read transaction of PurgeCandidates decodes:
+// between checkpoints that read holds the writer, so a scan of every run (retention's, each
+// minute) delays a commit by about a millisecond at most.
+const purgeScanChunk = 256
 
 // PurgeCandidates returns the closed runs match selects that have no stored parent, each
 // followed by its closed descendants (a subtree under an open run stays), oldest closed first.
