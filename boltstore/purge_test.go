@@ -205,20 +205,21 @@ func TestPurge(t *testing.T) {
 	}
 }
 
-// TestPurgeBatches purges more runs than a batch holds, with the log's open transaction holding
-// commits between the batches, then reopens: what was purged stays purged, the rest is whole.
+// TestPurgeBatches selects more runs than one read of the scan holds and purges them in
+// several batches, with the log's open transaction holding commits between the batches, then
+// reopens: what was purged stays purged, the rest is whole.
 func TestPurgeBatches(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/wend.db"
 	s := openAt(t, path, Options{})
-	n := PurgeBatch*2 + 5
-	var ids []string
-	for i := range n {
-		id := fmt.Sprintf("r%04d", i)
-		closeRun(t, s, startRun(t, s, "w", "wf-"+id, id, "", purgeT0), history.StatusCompleted, purgeT0.Add(time.Minute), false)
-		ids = append(ids, id)
-	}
+	n := 2*purgeScanChunk + 5
+	ids := loadClosedRuns(t, s, n)
 	open := startRun(t, s, "w", "wf-open", "open", "", purgeT0)
+	cands, err := s.PurgeCandidates(history.PurgeFilter{}.Match)
+	must(t, err)
+	if got := runIDsOf(cands); !slices.Equal(got, ids) {
+		t.Fatalf("%d candidates, want the %d closed runs in order", len(got), n)
+	}
 	var batches []int
 	purged, err := s.PurgeRuns(ctx, ids, func(k int) {
 		batches = append(batches, k)
@@ -226,7 +227,7 @@ func TestPurgeBatches(t *testing.T) {
 		open = commitNext(t, s, open)
 	})
 	must(t, err)
-	if len(purged) != n || !slices.Equal(batches, []int{PurgeBatch, 2 * PurgeBatch, n}) {
+	if len(purged) != n || len(batches) != (n+PurgeBatch-1)/PurgeBatch || batches[0] != PurgeBatch || batches[len(batches)-1] != n {
 		t.Fatalf("purged %d in %v", len(purged), batches)
 	}
 	must(t, s.Close())
