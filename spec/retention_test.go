@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,5 +26,22 @@ func TestRetention(t *testing.T) {
 				t.Errorf("retention %v, want %v", w.Retention.D, c.want)
 			}
 		})
+	}
+}
+
+// TestRetentionOnTemporal: a retention is wend serve's; validating for Temporal says so at its line.
+func TestRetentionOnTemporal(t *testing.T) {
+	w, ds := Load("keep.wend.yaml", []byte("wend: v1\nname: keep\nretention: 7d\nsteps:\n  - delay: 1s\n"))
+	if len(ds) > 0 {
+		t.Fatal(ds.Error())
+	}
+	var found []Diagnostic
+	for _, d := range CheckTarget(w, TargetTemporal) {
+		if d.Path == "retention" {
+			found = append(found, d)
+		}
+	}
+	if len(found) != 1 || found[0].Line != 3 || found[0].Severity != SeverityInfo || !strings.Contains(found[0].Message, "namespace's retention") {
+		t.Errorf("findings %+v", found)
 	}
 }
