@@ -10,16 +10,21 @@ import (
 	"github.com/wendflow/wend/spec"
 )
 
-// retention is how long wend serve keeps closed runs: a workflow's own retention: (from the
-// files --workflows registers), else the --retention default; 0 keeps them.
+// retention is how long wend serve keeps closed runs: the retention: of the workflow file
+// --workflows registers under the run's name (the file as it is now), else the retention: of
+// the spec text the run started with, else the --retention default; 0 keeps them.
 type retention struct {
 	byName map[string]time.Duration
 	def    time.Duration
+	// bySpec caches the retention of each spec text runs started with, by its sha256, read
+	// from the first run of it met (specRetention); read is how.
+	bySpec map[string]time.Duration
+	read   func(runID string) (time.Duration, error)
 }
 
 // retentionOf reads the retention: of each registered workflow file.
 func retentionOf(workflows []server.Workflow, def time.Duration) (retention, error) {
-	r := retention{byName: map[string]time.Duration{}, def: def}
+	r := retention{byName: map[string]time.Duration{}, def: def, bySpec: map[string]time.Duration{}}
 	for _, w := range workflows {
 		src, err := spec.ReadWorkflowFile(w.File)
 		if err != nil {
@@ -36,26 +41,68 @@ func retentionOf(workflows []server.Workflow, def time.Duration) (retention, err
 	return r, nil
 }
 
-// any reports whether some runs are to be purged at all.
-func (r retention) any() bool { return r.def > 0 || len(r.byName) > 0 }
-
 // expired selects the closed runs kept longer than their retention at now.
 func (r retention) expired(now time.Time) func(history.Run) bool {
 	return func(run history.Run) bool {
-		d, ok := r.byName[run.Name]
-		if !ok {
-			d = r.def
-		}
+		d := r.of(run)
 		return d > 0 && run.ClosedAt.Before(now.Add(-d))
 	}
 }
 
-// every is how often serve purges: each minute, or as often as the shortest retention when
-// that is shorter (but at most once a second).
+// of is how long run is kept once closed.
+func (r retention) of(run history.Run) time.Duration {
+	if d, ok := r.byName[run.Name]; ok {
+		return d
+	}
+	if run.SpecSHA256 == "" || r.read == nil {
+		return r.def
+	}
+	d, ok := r.bySpec[run.SpecSHA256]
+	if !ok {
+		var err error
+		if d, err = r.read(run.RunID); err != nil {
+			return r.def // unreadable: the default, and the next pass tries again
+		}
+		r.bySpec[run.SpecSHA256] = d
+	}
+	if d > 0 {
+		return d
+	}
+	return r.def
+}
+
+// specRetention reads the retention: of the spec text a run started with (its WorkflowStarted
+// event); 0 when it has none.
+func specRetention(st history.Store, runID string) (time.Duration, error) {
+	evs, err := st.Events(runID, 0)
+	if err != nil {
+		return 0, err
+	}
+	if len(evs) == 0 || evs[0].Type != history.WorkflowStarted {
+		return 0, fmt.Errorf("run %s: no start event", runID)
+	}
+	started, err := history.DataOf[history.Started](evs[0])
+	if err != nil {
+		return 0, err
+	}
+	w, _ := spec.Load("", []byte(started.SpecSource))
+	if w == nil {
+		return 0, nil
+	}
+	return w.Retention.D, nil
+}
+
+// every is how often serve purges: each minute, or as often as the shortest retention known
+// when that is shorter (but at most once a second).
 func (r retention) every() time.Duration {
 	every := time.Minute
 	for _, d := range r.byName {
 		every = min(every, d)
+	}
+	for _, d := range r.bySpec {
+		if d > 0 {
+			every = min(every, d)
+		}
 	}
 	if r.def > 0 {
 		every = min(every, r.def)
@@ -70,14 +117,12 @@ func runRetention(e *env, p server.Purger, r retention) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(r.every())
-		defer tick.Stop()
 		for {
 			purgeExpired(ctx, e, p, r)
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.C:
+			case <-time.After(r.every()): // a spec met in this pass may have shortened it
 			}
 		}
 	}()
@@ -110,16 +155,16 @@ func purgeExpired(ctx context.Context, e *env, p server.Purger, r retention) {
 	}
 }
 
-// startRetention starts wend serve's periodic purge when a retention applies; stop is nil
-// when none does.
+// startRetention starts wend serve's periodic purge; stop ends it.
 func (d *driver) startRetention(workflows []server.Workflow, def time.Duration) (stop func(), err error) {
 	r, err := retentionOf(workflows, def)
-	if err != nil || !r.any() {
+	if err != nil {
 		return nil, err
 	}
 	p, ok := d.store.(server.Purger)
 	if !ok {
 		return nil, fmt.Errorf("this store cannot delete runs")
 	}
+	r.read = func(runID string) (time.Duration, error) { return specRetention(d.store, runID) }
 	return runRetention(d.e, p, r), nil
 }

@@ -84,8 +84,9 @@ Flags:
 as 'wend purge' does, checking every minute: each with its events, tasks and index
 entries, a few dozen runs per transaction; an open run never, and a child run only with
 its parent.
-A workflow file's own retention: (docs/language.md) wins for the workflows --workflows
-registers; without either, closed runs are kept.
+A workflow's retention: (docs/language.md) wins: the file's that --workflows registers
+under the run's name, else the one in the text the run started with. Without any, closed
+runs are kept.
 
 Exit codes: 0 stopped by Ctrl-C or SIGTERM, 1 the engine stopped on a failed commit, 2 usage
 or I/O error (the database is held by another process).
