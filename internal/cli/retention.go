@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -93,21 +95,23 @@ func specRetention(st history.Store, runID string) (time.Duration, error) {
 }
 
 // every is how often serve purges: each minute, or as often as the shortest retention known
-// when that is shorter (but at most once a second).
+// when that is shorter (but at most once a second). While no retention is known at all (no
+// --retention, none registered, none in a spec text met so far) it looks only once an hour,
+// for runs whose text declares one: a pass decodes every run record.
 func (r retention) every() time.Duration {
-	every := time.Minute
-	for _, d := range r.byName {
-		every = min(every, d)
-	}
+	known := slices.Collect(maps.Values(r.byName))
 	for _, d := range r.bySpec {
 		if d > 0 {
-			every = min(every, d)
+			known = append(known, d)
 		}
 	}
 	if r.def > 0 {
-		every = min(every, r.def)
+		known = append(known, r.def)
 	}
-	return max(every, time.Second)
+	if len(known) == 0 {
+		return time.Hour
+	}
+	return max(min(time.Minute, slices.Min(known)), time.Second)
 }
 
 // runRetention purges the expired runs of p periodically, in the background, and returns the
