@@ -24,6 +24,9 @@
 //     checkpoint), or with Options.NoLog after the bbolt transaction holding it is. A log left by a crash is
 //     replayed at every Open. A commit that does not continue its run's stored history
 //     (history.CheckAppend) is rejected alone and writes nothing.
+//   - Runs are deleted only by a purge (purge.go): closed runs, whole (record, events, index
+//     entry, tasks), a batch per synced bbolt transaction; never an open run, and a child
+//     run only with or after its parent.
 //   - One goroutine writes. Commits queued while it is busy are applied in one bbolt transaction
 //     (group commit); it starts at once when idle, with no batching timer. Between checkpoints
 //     reads run inside the writer's open transaction, which holds every answered commit

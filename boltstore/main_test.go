@@ -47,6 +47,8 @@ func runHelper(role, path, arg string) int {
 		err = helperCreator(path, arg)
 	case "backup", "compact": // backup_kill_test.go
 		err = helperBackupCompact(role, path, arg)
+	case "purger":
+		err = helperPurger(path, arg) // purge_crash_test.go
 	default:
 		err = fmt.Errorf("unknown helper %q", role)
 	}

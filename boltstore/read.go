@@ -148,8 +148,9 @@ func checkEventSeq(seq uint64, v []byte) error {
 const readChunk = 1 << 20
 
 // Events returns the run's events with Seq > afterSeq, in order, each checked against its
-// checksum and its key. Stored events are never changed or removed, so the chunks, read in
-// transactions one after another, add up to the history as the last one saw it.
+// checksum and its key. Stored events are never changed, and removed only with their closed run
+// (purge.go), so the chunks, read in transactions one after another, add up to the history as
+// the last one saw it, or a purge between two of them ends the read with ErrNotFound.
 func (s *Store) Events(runID string, afterSeq uint64) ([]history.Event, error) {
 	var evs []history.Event
 	from := seqKey(afterSeq + 1)

@@ -37,6 +37,8 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /v1/runs/{id}/query", s.queryRun)
 	m.HandleFunc("GET /v1/check", s.check)
 	m.HandleFunc("GET "+backupPath, s.backup)
+	m.HandleFunc("POST /v1/purge/select", s.purgeSelect)
+	m.HandleFunc("POST /v1/purge", s.purgeRuns)
 	s.addScheduleRoutes(m) // /v1/schedules (schedules.go)
 	s.addPluginRoutes(m)   // POST /v1/plugins/roll (plugins.go)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -50,7 +50,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key 
 
 var workflowKeys = []string{"wend", "name", "description", "input", "signals", "secrets", "plugins", "defaults", "timeouts",
 	"compensate_on_failure", "compensation", "on_cancel", "steps", "output",
-	"schedules", "limits"}
+	"schedules", "limits", "retention"}
 
 func (d *decoder) workflow(root *yaml.Node) *Workflow {
 	w := &Workflow{Plugins: map[string]*Plugin{}}
@@ -107,6 +107,8 @@ func (d *decoder) workflow(root *yaml.Node) *Workflow {
 			d.schedules(w, v)
 		case "limits":
 			d.limits(w, v)
+		case "retention":
+			w.Retention = d.duration(v, key)
 		}
 	})
 	return w

@@ -39,6 +39,10 @@ type Workflow struct {
 
 	Schedules []*Schedule // when wend serve starts runs of this workflow (schedule.go)
 
+	// Retention is how long wend serve keeps a closed run of this workflow before purging it
+	// (`retention:`); unset, serve's --retention applies, and without one runs are kept.
+	Retention Duration
+
 	// Limits bound the calls of an activity across every run the engine drives, by
 	// plugin.activity (limit.go); nil when the file declares none.
 	Limits     map[string]*Limit

@@ -53,6 +53,10 @@ func CheckTarget(w *Workflow, target string) Diagnostics {
 		add(SeverityInfo, sc.Pos, fmt.Sprintf("schedules[%d]", i),
 			"schedule %s is fired by 'wend serve' from its database, not by the Temporal cluster; on Temporal create a Temporal schedule that starts wend.v1", sc.ID)
 	}
+	if w.Retention.IsSet() {
+		add(SeverityInfo, w.Retention.Pos, "retention",
+			"retention is applied by 'wend serve' to its database; on Temporal the namespace's retention period deletes closed runs")
+	}
 	w.Walk(func(s *Step) {
 		switch s.Kind {
 		case KindRunWorkflow:

@@ -60,6 +60,7 @@ func init() {
 		"repair":    repairCmd,
 		"history":   historyCmd,
 		"wait":      waitCmd,
+		"purge":     purgeCmd, // purge.go
 
 		"completion": completionCmd,
 

@@ -12,13 +12,14 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/spec"
 )
 
 var serveCmd = &command{
 	summary: "run the engine until stopped, serving the control socket, HTTP API, web UI and metrics",
 	usage: `Usage: wend serve [--db PATH | --temporal HOST:PORT] [--http ADDR] [--allow-remote] [--token-file FILE]
                   [--workflows DIR]...
-                  [--idle-after DURATION] [--max-activities N]
+                  [--idle-after DURATION] [--max-activities N] [--retention DURATION]
 
 Holds the database and drives its runs until stopped: resumes every unfinished run at
 start, fires timers, calls activities, and takes new runs, signals and cancels from other
@@ -76,6 +77,16 @@ Flags:
   --max-activities N  activity calls made at once across every run (default 256); a try
                       over it waits for a free slot before it starts (not a try yet, its
                       timeout not running); /metrics counts the waiting calls
+  --retention D       delete runs closed longer ago than D (default: keep them); a
+                      workflow's retention: wins
+
+--retention DURATION deletes closed runs once they have been closed that long (30d, 720h),
+as 'wend purge' does, checking every minute: each with its events, tasks and index
+entries, a few dozen runs per transaction; an open run never, and a child run only with
+its parent.
+A workflow's retention: (docs/language.md) wins: the file's that --workflows registers
+under the run's name, else the one in the text the run started with. Without any, closed
+runs are kept.
 
 Exit codes: 0 stopped by Ctrl-C or SIGTERM, 1 the engine stopped on a failed commit, 2 usage
 or I/O error (the database is held by another process).
@@ -93,6 +104,7 @@ func runServe(e *env, args []string) int {
 	logFormat := fs.String("log-format", "", "")
 	idleAfter := fs.Duration("idle-after", 5*time.Minute, "")
 	maxActs := maxActivitiesFlag(fs)
+	keep := fs.String("retention", "", "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "serve", "%s", flagError(err))
@@ -105,6 +117,12 @@ func runServe(e *env, args []string) int {
 	}
 	if msg := checkMaxActivities(*maxActs); msg != "" {
 		return usageError(e, "serve", "%s", msg)
+	}
+	var keepFor time.Duration
+	if *keep != "" {
+		if keepFor, err = spec.ParseDuration(*keep); err != nil || keepFor <= 0 {
+			return usageError(e, "serve", "--retention %q: give a positive duration like 30d or 720h", *keep)
+		}
 	}
 	logs, err := serveLogger(e, *logFormat)
 	if err != nil {
@@ -128,6 +146,9 @@ func runServe(e *env, args []string) int {
 		if isFlagSet(fs, "idle-after") {
 			return usageError(e, "serve", "--idle-after is for runs this process drives; with --temporal the workers drive them")
 		}
+		if isFlagSet(fs, "retention") {
+			return usageError(e, "serve", "--retention is for this machine's database; a Temporal namespace has its own retention")
+		}
 		return serveCluster(e, hf, workflows)
 	}
 	path := dbPath(e, *db)
@@ -148,6 +169,12 @@ func runServe(e *env, args []string) int {
 	}
 	// A task lost to a bug or a hand-edited database must not leave a served run stuck.
 	d.eng.Watchdog(time.Minute)
+	if stop, err := d.startRetention(workflows, keepFor); err != nil {
+		fmt.Fprintf(e.stderr, "wend serve: retention: %v\n", err)
+		return exitUsage
+	} else if stop != nil {
+		defer stop() // before d.close: the purge's last batch ends first
+	}
 	web, err := d.serveHTTP(hf, workflows)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)

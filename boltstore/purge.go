@@ -1,0 +1,306 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wendflow/wend/history"
+)
+
+// Purge deletes closed runs for good (wend purge, retention; docs/design.md, "Purge and retention").
+//
+// A run is its record, its events bucket, its workflow index entry (and its share of the
+// workflow's head count) and any task still naming it. Purge deletes them together, a batch of
+// runs per bbolt transaction, committed (synced) by bbolt: a crash leaves each run whole or
+// gone, never a record without events or an index entry without its run. The batches are small
+// and the writer's lock is let go between them, so a running serve's commits interleave with a
+// long purge. Purges do not go through the log: a batch is applied in the log's open
+// transaction, when there is one, and checkpointed with it, so no record the log replays after
+// a crash is older than a purge bbolt holds.
+//
+// An open run is never purged. A child run is purged with its parent, or after it: while its
+// parent is stored, a child goes only as a closed descendant of a run being purged (after it,
+// in the same batch or a later one), never on its own; once the parent is gone (a crash between
+// two batches), the child is selected by the filter as any run is. So no child is purged while
+// its parent is open, and none goes before its parent.
+
+// PurgeBatch is how many runs one purge transaction deletes: small enough that a commit
+// waiting behind it waits for a few milliseconds, large enough that a purge of many runs is not
+// one bbolt sync per run.
+const PurgeBatch = 64
+
+// purgeScanChunk is how many run records one read transaction of PurgeCandidates decodes:
+// between checkpoints that read holds the writer, so a scan of every run (retention's, each
+// minute) delays a commit by about a millisecond at most.
+const purgeScanChunk = 256
+
+// PurgeCandidates returns the closed runs match selects that have no stored parent, each
+// followed by its closed descendants (a subtree under an open run stays), oldest closed first.
+// It deletes nothing (a dry run). match sees only closed runs.
+func (s *Store) PurgeCandidates(match func(history.Run) bool) ([]history.Run, error) {
+	all := map[string]history.Run{}
+	var order []history.Run
+	err := s.scanRuns(func(r history.Run) {
+		all[r.RunID] = r
+		order = append(order, r)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("select runs to purge: %w", err)
+	}
+	return selectPurge(all, order, match), nil
+}
+
+// selectPurge picks from every run (all, and the same runs in order) the ones to purge.
+func selectPurge(all map[string]history.Run, order []history.Run, match func(history.Run) bool) []history.Run {
+	children := map[string][]string{}
+	for _, r := range order {
+		if r.ParentRunID != "" {
+			children[r.ParentRunID] = append(children[r.ParentRunID], r.RunID)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b history.Run) int {
+		if c := a.ClosedAt.Compare(b.ClosedAt); c != 0 {
+			return c
+		}
+		return bytes.Compare([]byte(a.RunID), []byte(b.RunID))
+	})
+	seen := map[string]bool{}
+	var out []history.Run
+	var add func(id string)
+	add = func(id string) {
+		r, ok := all[id]
+		if !ok || seen[id] || r.Open() {
+			return
+		}
+		seen[id] = true
+		out = append(out, r)
+		for _, c := range children[id] {
+			add(c)
+		}
+	}
+	for _, r := range order {
+		if _, hasParent := all[r.ParentRunID]; !r.Open() && !hasParent && match(r) {
+			add(r.RunID)
+		}
+	}
+	return out
+}
+
+// scanRuns calls fn on every run record, read in chunks of short read transactions, so a long
+// scan never holds the writer (reads inside the open transaction take its lock) for long.
+func (s *Store) scanRuns(fn func(history.Run)) error {
+	var from []byte
+	for {
+		var chunk []history.Run
+		more := false
+		err := s.view("list runs", func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketRuns).Cursor()
+			for k, v := c.Seek(from); k != nil; k, v = c.Next() {
+				if len(chunk) == purgeScanChunk {
+					more = true
+					break
+				}
+				r, err := decodeRun(tx, k, v)
+				if err != nil {
+					return fmt.Errorf("%w; run wend check", err)
+				}
+				chunk = append(chunk, r)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range chunk {
+			fn(r)
+		}
+		if !more {
+			return nil
+		}
+		from = append([]byte(chunk[len(chunk)-1].RunID), 0) // the least key after it
+	}
+}
+
+// PurgeRuns deletes the runs named by ids that are still closed and whose parent, if any, is
+// gone by then (deleted before them, in this batch or an earlier one: a child follows its
+// parent in ids), in transactions of PurgeBatch runs, and returns the ones it deleted, in
+// order. A run already gone, open or with its parent stored is skipped. done, when not nil, is called after each committed batch with the runs
+// deleted so far. Cancelling ctx stops the purge between two batches; the batches committed
+// stay purged.
+func (s *Store) PurgeRuns(ctx context.Context, ids []string, done func(n int)) ([]history.Run, error) {
+	var out []history.Run
+	for len(ids) > 0 {
+		if err := ctx.Err(); err != nil {
+			return out, fmt.Errorf("purge: %w", err)
+		}
+		n := min(len(ids), PurgeBatch)
+		got, err := s.purgeBatch(ids[:n])
+		out = append(out, got...)
+		if err != nil {
+			return out, err
+		}
+		ids = ids[n:]
+		if done != nil {
+			done(len(out))
+		}
+	}
+	return out, nil
+}
+
+// purgeBatch deletes one batch of runs in one bbolt transaction, synced when it returns, as
+// PutScheduleStates writes: under writeMu, in the log's open transaction when there is one,
+// which is then checkpointed with it (one bbolt commit, not two).
+func (s *Store) purgeBatch(ids []string) ([]history.Run, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.usable(); err != nil {
+		return nil, fmt.Errorf("purge: %w", err)
+	}
+	tx, reused, err := s.beginWrite()
+	if err != nil {
+		s.setFatal(fmt.Errorf("begin transaction: %w", err))
+		return nil, fmt.Errorf("purge: %w", s.Err())
+	}
+	var out []history.Run
+	err = guard(func() error {
+		var err error
+		out, err = deleteRuns(tx, ids)
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrDamaged):
+		// bbolt panicked in tx: it cannot be trusted to roll back either. The store fails, as
+		// a commit on damaged pages does; the log holds the open transaction's batches.
+		if reused {
+			s.dropOpen()
+		} else {
+			_ = guard(tx.Rollback)
+		}
+		s.setFatal(fmt.Errorf("purge: %s: %w; run wend check", s.path, err))
+		return nil, s.Err()
+	case err != nil:
+		// The answered batches the open transaction held are applied again without the purge.
+		s.redoOpen(tx, reused)
+		return nil, fmt.Errorf("purge: %w", err)
+	case len(out) == 0:
+		if !reused {
+			tx.Rollback()
+		}
+		return nil, nil
+	}
+	testHookPurge("commit")
+	if reused {
+		if err := s.checkpoint(); err != nil {
+			return nil, fmt.Errorf("purge: %w", err)
+		}
+		return out, nil
+	}
+	if err := s.commitTx(tx); err != nil {
+		s.setFatal(err)
+		return nil, fmt.Errorf("purge: %w", s.Err())
+	}
+	testHookSync()
+	s.boltTxs.Add(1)
+	return out, nil
+}
+
+// testHookPurge, set only by tests, is called in a purge batch before its commit, so a crash
+// test can kill the process there.
+var testHookPurge = func(step string) {}
+
+// deleteRuns deletes, in tx, each run of ids that exists, is closed and has no stored parent
+// (one deleted earlier in tx is not), with everything of it; it returns the runs deleted.
+func deleteRuns(tx *bolt.Tx, ids []string) ([]history.Run, error) {
+	runs := tx.Bucket(bucketRuns)
+	var out []history.Run
+	gone := map[string]bool{}
+	for _, id := range ids {
+		v := runs.Get([]byte(id))
+		if v == nil {
+			continue
+		}
+		r, err := decodeRun(tx, []byte(id), v)
+		if err != nil {
+			return nil, fmt.Errorf("%w; run wend check", err)
+		}
+		if r.Open() || (r.ParentRunID != "" && runs.Get([]byte(r.ParentRunID)) != nil) {
+			continue
+		}
+		if err := deleteRun(tx, r); err != nil {
+			return nil, fmt.Errorf("run %s: %w", id, err)
+		}
+		gone[id] = true
+		out = append(out, r)
+	}
+	if len(out) > 0 {
+		if err := deleteTasksOf(tx, gone); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// deleteRun deletes r's record, events and workflow index entry.
+func deleteRun(tx *bolt.Tx, r history.Run) error {
+	id := []byte(r.RunID)
+	if err := tx.Bucket(bucketRuns).Delete(id); err != nil {
+		return err
+	}
+	events := tx.Bucket(bucketEvents)
+	if events.Bucket(id) != nil {
+		if err := events.DeleteBucket(id); err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+	}
+	return unindex(tx.Bucket(bucketWorkflows), r.WorkflowID, r.RunID)
+}
+
+// unindex deletes a run's workflow index entry and counts it off the workflow's head; the head
+// goes with the workflow's last entry. A head that is not sound is counted afresh.
+func unindex(wfs *bolt.Bucket, workflowID, runID string) error {
+	k := workflowKey(workflowID, runID)
+	if wfs.Get(k) == nil {
+		return nil
+	}
+	if err := wfs.Delete(k); err != nil {
+		return err
+	}
+	prefix := workflowPrefix(workflowID)
+	if v := wfs.Get(prefix); v != nil {
+		if n, err := readIndexHead(prefix, v); err == nil && n > 1 {
+			return wfs.Put(prefix, indexHead(prefix, n-1))
+		}
+		if err := wfs.Delete(prefix); err != nil {
+			return err
+		}
+	}
+	return countIndex(wfs, workflowID, 0) // no head: count what is left
+}
+
+// deleteTasksOf deletes every task of the runs in gone. A closed run keeps none normally; a
+// task left over (a timer of a run terminated from outside, a damaged record's guess) would
+// otherwise name a run that no longer exists. Damaged task records are left to wend check.
+func deleteTasksOf(tx *bolt.Tx, gone map[string]bool) error {
+	tasks := tx.Bucket(bucketTasks)
+	var del [][]byte
+	err := forEach(tasks, func(k, v []byte) error {
+		if t, err := decodeTask(k, v); err == nil && gone[t.RunID] {
+			del = append(del, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range del {
+		if err := tasks.Delete(k); err != nil {
+			return fmt.Errorf("task %s: %w", k, err)
+		}
+	}
+	return nil
+}

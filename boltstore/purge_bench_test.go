@@ -1,0 +1,133 @@
+package boltstore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
+)
+
+// BenchmarkPurgeCommitLatency measures what a purge costs the commits a serve makes meanwhile:
+// the latency of sequential one-event commits (with the log, the default) on an open run, first
+// alone, then while PurgeRuns deletes every closed run of the store. Each iteration builds a
+// store of WEND_PURGE_RUNS closed runs (default 100,000; 4 events each) and purges them all.
+//
+//	go test -run '^$' -bench PurgeCommitLatency -benchtime 1x ./boltstore/
+//
+// It reports the commits' p50/p99 alone and during the purge (ms), the purge's runs/s, how
+// many commits were made during it, and how long selecting every run took (select-ms).
+func BenchmarkPurgeCommitLatency(b *testing.B) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("WEND_PURGE_RUNS")); err == nil && v > 0 {
+		n = v
+	}
+	for range b.N {
+		b.StopTimer()
+		s, err := Open(filepath.Join(b.TempDir(), "wend.db"), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids := loadClosedRuns(b, s, n)
+		next := appends("open")
+		commit := func() time.Duration {
+			start := time.Now()
+			if err := s.Commit(context.Background(), next()); err != nil {
+				b.Fatal(err)
+			}
+			return time.Since(start)
+		}
+		var alone []time.Duration
+		for range 500 {
+			alone = append(alone, commit())
+		}
+		selStart := time.Now()
+		cands, err := s.PurgeCandidates(func(history.Run) bool { return true })
+		selTook := time.Since(selStart)
+		if err != nil || len(cands) != n {
+			b.Fatalf("selected %d of %d: %v", len(cands), n, err)
+		}
+		b.StartTimer()
+		var during []time.Duration
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					during = append(during, commit())
+				}
+			}
+		})
+		start := time.Now()
+		purged, err := s.PurgeRuns(context.Background(), ids, nil)
+		took := time.Since(start)
+		close(done)
+		wg.Wait()
+		b.StopTimer()
+		if err != nil || len(purged) != n {
+			b.Fatalf("purged %d of %d: %v", len(purged), n, err)
+		}
+		b.ReportMetric(pct(alone, 50), "alone-p50-ms")
+		b.ReportMetric(pct(alone, 99), "alone-p99-ms")
+		b.ReportMetric(pct(during, 50), "purge-p50-ms")
+		b.ReportMetric(pct(during, 99), "purge-p99-ms")
+		b.ReportMetric(float64(len(during)), "commits-during")
+		b.ReportMetric(float64(n)/took.Seconds(), "runs/s")
+		b.ReportMetric(float64(selTook.Milliseconds()), "select-ms")
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// loadClosedRuns commits n closed runs of 4 events, 500 runs a commit, and returns their ids.
+func loadClosedRuns(tb testing.TB, s *Store, n int) []string {
+	ids := make([]string, 0, n)
+	var c history.Commit
+	flush := func() {
+		if err := s.Commit(context.Background(), c); err != nil {
+			tb.Fatal(err)
+		}
+		c = history.Commit{}
+	}
+	for i := range n {
+		id := fmt.Sprintf("run-%07d", i)
+		u := storetest.Started("wf-"+id, id, t0)
+		more := storetest.Next(u.Run, history.ActivityCompleted, 2)
+		end := storetest.Next(more.Run, history.WorkflowCompleted, 1)
+		end.Events[0].Step = ""
+		u.Events = slices.Concat(u.Events, more.Events, end.Events)
+		u.Run = end.Run
+		u.Run.Status, u.Run.ClosedReason = history.ClosedBy(end.Events[0])
+		u.Run.ClosedAt = end.Events[0].Time
+		c.Runs = append(c.Runs, u)
+		ids = append(ids, id)
+		if len(c.Runs) == 500 {
+			flush()
+		}
+	}
+	if len(c.Runs) > 0 {
+		flush()
+	}
+	return ids
+}
+
+// pct is the p-th percentile of ds, in milliseconds.
+func pct(ds []time.Duration, p int) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[(len(s)-1)*p/100]) / float64(time.Millisecond)
+}
