@@ -359,4 +359,4 @@ func addCounts(dst, src map[string]int) {
 // knownCategories are the failure categories history defines; each is exported even at zero.
 var knownCategories = []string{history.CategoryActivity, history.CategoryTimeout, history.CategoryCancelled,
 	history.CategoryTerminated, history.CategoryChildWorkflow, history.CategoryExpression,
-	history.CategoryStructuralLimit, history.CategoryInternal, runview.Unclassified}
+	history.CategoryStructuralLimit, history.CategoryInternal, history.CategoryPluginStart, runview.Unclassified}
