@@ -192,7 +192,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descRuns, byStatus[st], st, wf)
 		}
 	}
-	for _, st := range []string{runview.StepNone, runview.StepRunning, runview.StepRetrying, runview.StepWaiting, runview.StepCompleted, runview.StepFailed, runview.StepCancelled} {
+	for _, st := range []string{runview.StepNone, runview.StepRunning, runview.StepRetrying, runview.StepWaiting, runview.StepCompleted, runview.StepFailed, runview.StepCancelled, runview.StepCaught} {
 		gauge(descSteps, t.steps[st], st)
 	}
 	for act, byOutcome := range t.attempts {
