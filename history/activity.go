@@ -63,6 +63,10 @@ const (
 	CategoryExpression      = "expression"
 	CategoryStructuralLimit = "structural_limit"
 	CategoryInternal        = "internal"
+	// CategoryPluginStart: a plugin could not be started (not found, a checksum mismatch, it
+	// exited or timed out before its handshake, a bad handshake): the plugin's or the
+	// machine's problem, which its stderr in the log explains, not a bug in wend.
+	CategoryPluginStart = "plugin_start"
 )
 
 // ActivityError is how an activity try fails. Workers return it (as error) so the engine can

@@ -52,18 +52,23 @@ func TestEnvAllowList(t *testing.T) {
 	}
 }
 
-// TestStderrTagged: each stderr line reaches Options.Log with the plugin's name.
-func TestStderrTagged(t *testing.T) {
-	h, logs := newHost(t, Options{}, testPlugin("tagged", ""))
-	if _, err := h.Execute(context.Background(), call("tagged", "stderr", map[string]string{"line": "disk is 93% full"}), nil); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for !strings.Contains(logs.String(), "tagged: disk is 93% full") {
-		if time.Now().After(deadline) {
-			t.Fatalf("log lacks the tagged line:\n%s", logs)
-		}
-		time.Sleep(10 * time.Millisecond)
+// TestOutputTagged: each line a plugin writes to stderr, or to its stdout after the handshake
+// (where go-plugin reads and drops it), reaches Options.Log with the plugin's name.
+func TestOutputTagged(t *testing.T) {
+	for _, activity := range []string{"stderr", "rawstdout"} {
+		t.Run(activity, func(t *testing.T) {
+			h, logs := newHost(t, Options{}, testPlugin("tagged", ""))
+			if _, err := h.Execute(context.Background(), call("tagged", activity, map[string]string{"line": "disk is 93% full"}), nil); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for !strings.Contains(logs.String(), "tagged: disk is 93% full") {
+				if time.Now().After(deadline) {
+					t.Fatalf("log lacks the tagged line:\n%s", logs)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
 	}
 }
 

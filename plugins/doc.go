@@ -36,7 +36,10 @@
 //     PluginCrashed, retryable). A crash mid-call is reported within about a second.
 //   - Every failure is a *history.ActivityError with Category set and NonRetryable true when a
 //     retry cannot help (missing binary, checksum mismatch, bad handshake, exit before handshake,
-//     unknown activity, payload too large). Start failures include the tail of the plugin's stderr.
+//     unknown activity, payload too large). A failure to start is category plugin_start and
+//     quotes the stderr line that states the error (else its tail).
+//   - Output: each line the plugin writes to stderr, and to stdout after its handshake line
+//     (which go-plugin would drop), goes to Options.Log with the plugin's name.
 //   - A plugin sees only PATH, HOME, LANG, TZ and the variables its Config.Env names.
 //   - With Config.SHA256 set, a binary plugin is copied into a private 0700 directory, hashed
 //     there, and the copy is run, so a binary swapped after the check is never executed.

@@ -48,8 +48,15 @@ func newError(category, typ string, nonRetryable bool, format string, args ...an
 	}
 }
 
-// startError is a failure to get a plugin running: an infrastructure problem, not the activity's.
+// startError is a failure to get a plugin running: the plugin's or the machine's problem, not
+// the activity's, nor a bug in wend.
 func startError(typ string, nonRetryable bool, format string, args ...any) *history.ActivityError {
+	return newError(history.CategoryPluginStart, typ, nonRetryable, format, args...)
+}
+
+// hostError is the host refusing a call it should not have got (after Close, for a plugin
+// it was not given): wend's own problem.
+func hostError(typ string, nonRetryable bool, format string, args ...any) *history.ActivityError {
 	return newError(history.CategoryInternal, typ, nonRetryable, format, args...)
 }
 

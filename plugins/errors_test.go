@@ -96,8 +96,8 @@ func TestStartErrors(t *testing.T) {
 			_, err := h.Execute(context.Background(), call("t", "noop", nil), nil)
 			elapsed := time.Since(start)
 			ae := activityError(t, err)
-			if ae.Type != tt.typ || ae.NonRetryable != tt.nonRetryable || ae.Category != history.CategoryInternal {
-				t.Errorf("got type %q non_retryable=%v category %q, want %q %v internal; %v", ae.Type, ae.NonRetryable, ae.Category, tt.typ, tt.nonRetryable, ae)
+			if ae.Type != tt.typ || ae.NonRetryable != tt.nonRetryable || ae.Category != history.CategoryPluginStart {
+				t.Errorf("got type %q non_retryable=%v category %q, want %q %v plugin_start; %v", ae.Type, ae.NonRetryable, ae.Category, tt.typ, tt.nonRetryable, ae)
 			}
 			for _, want := range tt.contains {
 				if !strings.Contains(ae.Message, want) {

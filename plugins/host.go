@@ -283,10 +283,10 @@ func (h *Host) slot(plugin string) (*slot, error) {
 	closed := h.closed
 	h.mu.Unlock()
 	if closed {
-		return nil, startError(TypeHostClosed, false, "plugin %s: the plugin host is closed", plugin)
+		return nil, hostError(TypeHostClosed, false, "plugin %s: the plugin host is closed", plugin)
 	}
 	if !ok {
-		return nil, startError(TypeUnknownPlugin, true, "unknown plugin %q (declared: %s)", plugin, h.names())
+		return nil, hostError(TypeUnknownPlugin, true, "unknown plugin %q (declared: %s)", plugin, h.names())
 	}
 	return s, nil
 }
@@ -310,7 +310,7 @@ func (h *Host) current(s *slot, roll bool) (*process, error) {
 	closed := h.closed
 	h.mu.Unlock()
 	if closed { // Close ran while we waited for the slot
-		return nil, startError(TypeHostClosed, false, "plugin %s: the plugin host is closed", s.cfg.Name)
+		return nil, hostError(TypeHostClosed, false, "plugin %s: the plugin host is closed", s.cfg.Name)
 	}
 	l := s.launch
 	if s.proc != nil || roll || l.program == "" || l.build.changed() {

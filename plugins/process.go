@@ -100,6 +100,9 @@ func handshake(cfg Config, program string, opts Options) (*process, error) {
 			p.runner = newRunner(cfg.Name, cmd)
 			p.runner.group = group
 			p.runner.reg, p.runner.log = registryAt(opts.Registry), opts.Log
+			// A plugin in another language that prints to stdout after its handshake gets
+			// the lines logged as its stderr's are, not dropped.
+			p.runner.afterHandshake = &stderrLog{plugin: cfg.Name, log: opts.Log}
 			return p.runner, nil
 		},
 	})

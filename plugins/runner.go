@@ -21,7 +21,10 @@ type procRunner struct {
 	name string
 	cmd  *exec.Cmd
 
-	stdout, stderr *os.File      // read ends; the plugin holds the write ends
+	stdout, stderr *os.File // read ends; the plugin holds the write ends
+	// afterHandshake gets what the plugin writes to stdout after its handshake line, which
+	// go-plugin reads and drops; nil: dropped.
+	afterHandshake io.Writer
 	stderrEOF      chan struct{} // closed when go-plugin has read stderr to its end
 
 	mu      sync.Mutex // guards kill against the reap, so a recycled pid is never signalled
@@ -110,7 +113,13 @@ func (r *procRunner) Kill(context.Context) error {
 	return nil
 }
 
-func (r *procRunner) Stdout() io.ReadCloser           { return r.stdout }
+func (r *procRunner) Stdout() io.ReadCloser {
+	if r.afterHandshake == nil {
+		return r.stdout
+	}
+	return &afterFirstLine{ReadCloser: r.stdout, w: r.afterHandshake}
+}
+
 func (r *procRunner) Stderr() io.ReadCloser           { return r.stderr }
 func (r *procRunner) Name() string                    { return r.name }
 func (r *procRunner) ID() string                      { return strconv.Itoa(r.pid) }

@@ -20,6 +20,8 @@ const (
 	StepCompleted = "completed"
 	StepFailed    = "failed"
 	StepCancelled = "cancelled"
+	// StepCaught: the step failed and its catch ran (whatever the catch did is its own rows').
+	StepCaught = "caught"
 )
 
 // Step is one step of a run's step tree, flattened in spec order with its depth.
@@ -36,7 +38,9 @@ type Step struct {
 	Instances int       // for_each instances with events (0 outside a loop)
 	// Compensation is the status of the step's compensation, if one ran.
 	Compensation string
-	Error        string // the last failure message recorded at the step
+	// Error is the failure that ended the step (caught or not), or the last try's while it
+	// retries; "" for a step that completed, whatever its earlier tries met.
+	Error string
 }
 
 // Duration is End-Start for a finished step, else 0.
@@ -62,7 +66,7 @@ func LeafKind(k spec.Kind) bool {
 
 // StepDone reports whether a step status is final.
 func StepDone(status string) bool {
-	return status == StepCompleted || status == StepFailed || status == StepCancelled
+	return status == StepCompleted || status == StepFailed || status == StepCancelled || status == StepCaught
 }
 
 // instanceMark is the "@N" a for_each instance adds to the paths of its steps.
@@ -148,6 +152,9 @@ func (st *stepState) fold(ev history.Event, failure string) {
 	if StepDone(next) {
 		st.end = ev.Time
 	}
+	if next == StepCompleted {
+		st.err = "" // an earlier try's error is the attempts' story, not the step's
+	}
 }
 
 // Steps lays the run's spec out as rows, each with the status and timing its events give
@@ -203,6 +210,7 @@ func (t *stepTree) add(steps []*spec.Step, depth int) []string {
 		}
 		row := &t.rows[i]
 		t.own(row)
+		caught := row.Status == StepFailed && t.catchRan(s)
 		if !row.Leaf() {
 			row.Status = t.aggregate(row.Status, kids)
 			for _, k := range t.rows[i+1:] {
@@ -217,9 +225,34 @@ func (t *stepTree) add(steps []*spec.Step, depth int) []string {
 				row.End = time.Time{}
 			}
 		}
+		if caught {
+			row.Status = StepCaught
+			statuses = append(statuses, StepCompleted) // for its parent: handled, as a completed step
+			continue
+		}
 		statuses = append(statuses, row.Status)
 	}
 	return statuses
+}
+
+// catchRan reports whether a catch of s has begun: some step of its catch has events.
+func (t *stepTree) catchRan(s *spec.Step) bool {
+	for _, c := range s.Catch {
+		if len(t.inst[c.Path]) > 0 || anyRan(t, c.Steps) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyRan reports whether a step of steps, or of their descendants, has events.
+func anyRan(t *stepTree, steps []*spec.Step) bool {
+	for _, s := range steps {
+		if len(t.inst[s.Path]) > 0 || anyRan(t, s.Steps) || anyRan(t, s.Parallel) {
+			return true
+		}
+	}
+	return false
 }
 
 // own fills a row from the step's own events, across its for_each instances.
@@ -273,7 +306,7 @@ func (t *stepTree) aggregate(own string, kids []string) string {
 }
 
 // statusRank orders statuses by what an operator must see first.
-var statusRank = map[string]int{StepFailed: 6, StepRetrying: 5, StepWaiting: 4, StepRunning: 3, StepCancelled: 2, StepCompleted: 1, StepNone: 0}
+var statusRank = map[string]int{StepFailed: 7, StepRetrying: 6, StepWaiting: 5, StepRunning: 4, StepCancelled: 3, StepCaught: 2, StepCompleted: 1, StepNone: 0}
 
 func worstStatus(statuses []string) string {
 	out, n := StepNone, -1

@@ -2,6 +2,7 @@ package runview_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/simtest"
@@ -95,5 +96,47 @@ func TestStepTreeNeedsTheSpec(t *testing.T) {
 	}
 	if _, err := runview.Fold(s.Record(), evs[1:]); err == nil {
 		t.Error("a history without WorkflowStarted first must not fold")
+	}
+}
+
+// TestStepTreeOnASuccessfulRun: on a run that completed, a wait whose timeout its catch handled
+// is caught, not failed (its note keeps the timeout), its parent reads completed; a step that
+// completed on its third try has no note, though its first two failed.
+func TestStepTreeOnASuccessfulRun(t *testing.T) {
+	s := simtest.New(t, simtest.Head+`
+steps:
+  - id: outer
+    steps:
+      - id: paid
+        wait_for_signal: paid
+        timeout: 1h
+        catch:
+          - steps:
+              - {id: remind, activity: p.remind}
+  - id: charge
+    activity: p.charge
+    retry: {tries: 5, backoff: [1s]}
+`, nil)
+	s.FireTimers(simtest.T0.Add(2 * time.Hour))
+	s.RunActivities(func(name string, in any, attempt int) (any, *history.Failure) {
+		if name == "charge" && attempt < 3 {
+			return nil, &history.Failure{Category: history.CategoryActivity, Type: "Down", Message: "gateway down"}
+		}
+		return in, nil
+	})
+	if s.Last().Type != history.WorkflowCompleted {
+		t.Fatalf("the run did not complete: %s", s.Last().Type)
+	}
+	got := rows(view(t, s))
+	for path, want := range map[string]struct{ status, note string }{
+		"steps[0]":                            {runview.StepCompleted, ""},
+		"steps[0].steps[0]":                   {runview.StepCaught, "wait_for_signal step timed out after 1h0m0s"},
+		"steps[0].steps[0].catch[0].steps[0]": {runview.StepCompleted, ""},
+		"steps[1]":                            {runview.StepCompleted, ""},
+	} {
+		r := got[path]
+		if r.Status != want.status || r.Error != want.note {
+			t.Errorf("%s: status %q note %q, want %q %q", path, r.Status, r.Error, want.status, want.note)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package runview
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -66,7 +68,34 @@ func ErrorText(typ, msg string) string {
 	if typ == "" {
 		return msg
 	}
-	return typ + ": " + msg
+	return typ + ": " + MessageAfter(typ, msg)
+}
+
+// MessageAfter is an error's message to show after its type: without the type's word when the
+// message starts with it, so a cancel reads "Cancelled: customer disputes", not "Cancelled:
+// cancelled: customer disputes".
+func MessageAfter(typ, msg string) string {
+	if rest, ok := strings.CutPrefix(msg, strings.ToLower(typ)+": "); ok && typ != "" {
+		return rest
+	}
+	return msg
+}
+
+// TriesText is how many tries an activity has had (a retry owed included) of those its policy
+// allows: "3 of 5", "1 of unlimited". A try cut short by a crash (interrupted, then
+// redelivered) does not count against the policy.
+func TriesText(a Activity) string {
+	used := 0
+	for _, at := range a.Attempts {
+		if at.Outcome != AttemptInterrupted {
+			used++
+		}
+	}
+	limit := "unlimited"
+	if a.Tries > 0 {
+		limit = strconv.Itoa(a.Tries)
+	}
+	return fmt.Sprintf("%d of %s", used, limit)
 }
 
 // Stamp is a full time for a person: RFC 3339 in UTC, to the nanosecond the history has.

@@ -101,8 +101,20 @@ func failureBrief(f history.Failure) string {
 }
 
 // EventLine phrases an event as a progress line (wend run, wend resume...), naming steps with
-// name; "" for events not worth a line.
-func EventLine(ev history.Event, name func(path string) string) string {
+// name; "" for events not worth a line. failure is the failure text the line carries ("" for
+// none). said is the failure the line just above showed for the same run: a try's error that
+// is also its step's and then the run's is said once, and the lines after it point back to it
+// ("failed for good (as above)") instead of repeating a plugin's start error three times.
+func EventLine(ev history.Event, name func(path string) string, said string) (line, failure string) {
+	line, failure = eventLine(ev, name), lineFailure(ev)
+	if failure != "" && failure == said && ev.Type != history.ActivityAttemptFailed && ev.Type != history.ActivityTimedOut {
+		line = strings.TrimSuffix(strings.TrimSuffix(line, failure), ": ") + " (as above)"
+	}
+	return line, failure
+}
+
+// eventLine is EventLine without the repeat check.
+func eventLine(ev history.Event, name func(path string) string) string {
 	at := name(ev.Step)
 	if at == "" {
 		at = "workflow" // the run's own timers (deadlines)
@@ -170,6 +182,22 @@ func EventLine(ev history.Event, name func(path string) string) string {
 			return fmt.Sprintf("%s: %s", ev.Type, FailureText(FailureOf(*c.Failure), FailureStyle{}))
 		}
 		return string(ev.Type)
+	}
+	return ""
+}
+
+// lineFailure is the failure text of an event's progress line: a try's, a step's or the run's
+// failure; "" for other events.
+func lineFailure(ev history.Event) string {
+	switch ev.Type {
+	case history.ActivityAttemptFailed, history.ActivityTimedOut, history.ActivityFailed, history.StepFailed:
+		f, _ := history.DataOf[history.AttemptFailure](ev)
+		return FailureText(FailureOf(f.Failure), FailureStyle{})
+	case history.WorkflowFailed:
+		c, _ := history.DataOf[history.Closed](ev)
+		if c.Failure != nil {
+			return FailureText(FailureOf(*c.Failure), FailureStyle{})
+		}
 	}
 	return ""
 }

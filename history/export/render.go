@@ -157,11 +157,7 @@ func (p *printer) activities(acts []Activity) {
 		if a.NonRetryable {
 			mark = "  NON-RETRYABLE"
 		}
-		tries := fmt.Sprint(a.Tries)
-		if a.Tries == 0 {
-			tries = "unlimited"
-		}
-		p.f("  %s  %s.%s  %s%s  (execution %s, tries %s)\n", p.step(a.Step), a.Plugin, a.Activity, a.Status, mark, a.ActivityExecutionID, tries)
+		p.f("  %s  %s.%s  %s%s  (execution %s, tries %s)\n", p.step(a.Step), a.Plugin, a.Activity, a.Status, mark, a.ActivityExecutionID, runview.TriesText(a))
 		if !a.NextAttemptAt.IsZero() {
 			p.f("    next try due %s\n", stamp(a.NextAttemptAt))
 		}

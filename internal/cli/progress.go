@@ -31,7 +31,10 @@ type progress struct {
 	loops   map[string]*loopCount // run id + "\x00" + for_each path -> its count
 	order   []string              // loops keys in the order they began
 	pending bool                  // a count line is on screen without its newline
-	specs   specsSeen             // the specs of the runs it saw start, by text
+	// said is the failure the last line showed and saidRun its run: the next line of that run
+	// with the same failure points back to it instead of repeating it.
+	said, saidRun string
+	specs         specsSeen // the specs of the runs it saw start, by text
 	// started, when set, reads the WorkflowStarted of a run progress did not see start (one
 	// resumed after a crash), so its steps keep their ids instead of their places.
 	started func(runID string) (history.Started, bool)
@@ -128,13 +131,18 @@ func (p *progress) print(run history.Run, ev history.Event) {
 	if p.countLoop(run, rn, ev, name, now, id) {
 		return
 	}
-	line := runview.EventLine(ev, name)
-	if line == "" {
-		return
-	}
 	if ev.Type.Terminal() {
 		p.flushLoops(run.RunID, now, id)
 	}
+	said := ""
+	if p.saidRun == run.RunID {
+		said = p.said
+	}
+	line, failure := runview.EventLine(ev, name, said)
+	if line == "" {
+		return
+	}
+	p.saidRun, p.said = run.RunID, failure
 	if p.pending {
 		fmt.Fprintln(p.w)
 		p.pending = false
@@ -182,11 +190,11 @@ func (p *progress) countLoop(run history.Run, rn *runNames, ev history.Event, na
 	case p.tty:
 		if counted {
 			fmt.Fprintf(p.w, "\r%7.3fs %s %s\x1b[K", p.since(now), id, c.text(now))
-			p.pending = true
+			p.pending, p.said = true, ""
 		}
 	case c.dirty && (c.shown.IsZero() || now.Sub(c.shown) >= summaryEvery || c.finished()):
 		fmt.Fprintf(p.w, "%7.3fs %s %s\n", p.since(now), id, c.text(now))
-		c.shown, c.dirty = now, false
+		c.shown, c.dirty, p.said = now, false, ""
 	}
 	return counted
 }
@@ -200,6 +208,6 @@ func (p *progress) flushLoops(runID string, now time.Time, id string) {
 			continue
 		}
 		fmt.Fprintf(p.w, "%7.3fs %s %s\n", p.since(now), id, c.text(now))
-		c.shown, c.dirty = now, false
+		c.shown, c.dirty, p.said = now, false, ""
 	}
 }

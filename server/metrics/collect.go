@@ -192,7 +192,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descRuns, byStatus[st], st, wf)
 		}
 	}
-	for _, st := range []string{runview.StepNone, runview.StepRunning, runview.StepRetrying, runview.StepWaiting, runview.StepCompleted, runview.StepFailed, runview.StepCancelled} {
+	for _, st := range []string{runview.StepNone, runview.StepRunning, runview.StepRetrying, runview.StepWaiting, runview.StepCompleted, runview.StepFailed, runview.StepCancelled, runview.StepCaught} {
 		gauge(descSteps, t.steps[st], st)
 	}
 	for act, byOutcome := range t.attempts {
@@ -359,4 +359,4 @@ func addCounts(dst, src map[string]int) {
 // knownCategories are the failure categories history defines; each is exported even at zero.
 var knownCategories = []string{history.CategoryActivity, history.CategoryTimeout, history.CategoryCancelled,
 	history.CategoryTerminated, history.CategoryChildWorkflow, history.CategoryExpression,
-	history.CategoryStructuralLimit, history.CategoryInternal, runview.Unclassified}
+	history.CategoryStructuralLimit, history.CategoryInternal, history.CategoryPluginStart, runview.Unclassified}

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -13,16 +15,26 @@ import (
 // the run's span so the server-rendered SVG needs no script and no inline style (the CSP).
 type ganttRow struct {
 	runview.Step
-	Bar  bool   // the step has events; steps never reached have no bar
-	X, W string // the bar's left edge and width, in percent of the span
+	Bar    bool   // the step has events; steps never reached have no bar
+	X, W   string // the bar's left edge and width, in percent of the span
+	Failed []ganttTry
 }
+
+// ganttTry is a failed try drawn over its step's bar, so a step that completed on its third
+// try shows the two that failed.
+type ganttTry struct {
+	X, W, Title string
+}
+
+// maxFailedTries bounds the tries drawn on one row (a loop's step has one per item's try).
+const maxFailedTries = 50
 
 // minBarPercent keeps an instant step visible.
 const minBarPercent = 0.4
 
 // gantt lays the step rows out over the run's span: from its start to its close or, for an
 // open run, its latest event (the page is re-rendered when one is added).
-func gantt(run history.Run, steps []runview.Step, lastEvent time.Time) (rows []ganttRow, span time.Duration) {
+func gantt(run history.Run, steps []runview.Step, acts []runview.Activity, lastEvent time.Time) (rows []ganttRow, span time.Duration) {
 	from, to := run.StartedAt, run.ClosedAt
 	if to.IsZero() {
 		to = lastEvent
@@ -53,9 +65,38 @@ func gantt(run history.Run, steps []runview.Step, lastEvent time.Time) (rows []g
 			w := max(pct(end)-x, minBarPercent)
 			r.Bar, r.X, r.W = true, percent(x), percent(w)
 		}
+		r.Failed = failedTries(s.Path, acts, pct)
 		rows = append(rows, r)
 	}
 	return rows, span
+}
+
+// failedTries are the failed and timed-out tries of the activities of the step at path (a
+// loop's instances included), placed as the step's bar is.
+func failedTries(path string, acts []runview.Activity, pct func(time.Time) float64) []ganttTry {
+	var out []ganttTry
+	for _, a := range acts {
+		if runview.StaticPath(a.Step) != path {
+			continue
+		}
+		for _, at := range a.Attempts {
+			if (at.Outcome != runview.AttemptFailed && at.Outcome != runview.AttemptTimedOut) || at.EndedAt.IsZero() || len(out) == maxFailedTries {
+				continue
+			}
+			start := at.StartedAt
+			if start.IsZero() {
+				start = at.ScheduledAt
+			}
+			x := min(pct(start), 100-minBarPercent)
+			w := max(pct(at.EndedAt)-x, minBarPercent)
+			title := fmt.Sprintf("try %d %s", at.Attempt, strings.ReplaceAll(at.Outcome, "_", " "))
+			if at.Error != nil {
+				title += ": " + runview.ErrorText(at.Error.Type, at.Error.Message)
+			}
+			out = append(out, ganttTry{X: percent(x), W: percent(w), Title: title})
+		}
+	}
+	return out
 }
 
 func percent(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "%" }

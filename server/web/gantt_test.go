@@ -2,6 +2,7 @@ package web
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,8 @@ import (
 
 // TestGanttBars places each step's bar in percent of the run's span: a finished step
 // from its start to its end, an unfinished one to the span's end (the run's close or, open,
-// its latest event), an instant one at the minimum width, a step never reached none.
+// its latest event), an instant one at the minimum width, a step never reached none; a
+// step's failed tries are drawn over its bar, even when the step completed.
 func TestGanttBars(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
@@ -22,27 +24,44 @@ func TestGanttBars(t *testing.T) {
 		{Path: "steps[2]", Start: at(50), Status: runview.StepWaiting},
 		{Path: "steps[3]", Status: runview.StepNone},
 	}
+	acts := []runview.Activity{{Step: "steps[0]", Tries: 5, Attempts: []runview.Attempt{
+		{Attempt: 1, Outcome: runview.AttemptFailed, ScheduledAt: at(0), EndedAt: at(2), Error: &runview.AttemptError{Type: "Down", Message: "gateway down"}},
+		{Attempt: 2, Outcome: runview.AttemptTimedOut, ScheduledAt: at(3), StartedAt: at(4), EndedAt: at(6)},
+		{Attempt: 3, Outcome: runview.AttemptCompleted, ScheduledAt: at(7), EndedAt: at(10)},
+	}}}
 	tests := []struct {
 		name string
 		run  history.Run
 		last time.Time
 		span time.Duration
 		bars [][2]string // X, W per step; "" for none
+		// failed is steps[0]'s failed tries: X, W and title each
+		failed []ganttTry
 	}{
 		{"closed", history.Run{StartedAt: at(0), ClosedAt: at(100)}, at(60), 100 * time.Second,
-			[][2]string{{"0.00%", "10.00%"}, {"10.00%", "0.40%"}, {"50.00%", "50.00%"}, {"", ""}}},
+			[][2]string{{"0.00%", "10.00%"}, {"10.00%", "0.40%"}, {"50.00%", "50.00%"}, {"", ""}},
+			[]ganttTry{{"0.00%", "2.00%", "try 1 failed: Down: gateway down"}, {"4.00%", "2.00%", "try 2 timed out"}}},
 		{"open to its latest event", history.Run{StartedAt: at(0)}, at(80), 80 * time.Second,
-			[][2]string{{"0.00%", "12.50%"}, {"12.50%", "0.40%"}, {"62.50%", "37.50%"}, {"", ""}}},
+			[][2]string{{"0.00%", "12.50%"}, {"12.50%", "0.40%"}, {"62.50%", "37.50%"}, {"", ""}},
+			[]ganttTry{{"0.00%", "2.50%", "try 1 failed: Down: gateway down"}, {"5.00%", "2.50%", "try 2 timed out"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rows, span := gantt(tt.run, steps, tt.last)
+			rows, span := gantt(tt.run, steps, acts, tt.last)
 			if span != tt.span {
 				t.Errorf("span %v, want %v", span, tt.span)
 			}
 			for i, r := range rows {
 				if got := [2]string{r.X, r.W}; got != tt.bars[i] || r.Bar != (tt.bars[i][0] != "") {
 					t.Errorf("%s: bar %v (%v), want %v", r.Path, got, r.Bar, tt.bars[i])
+				}
+			}
+			if !slices.Equal(rows[0].Failed, tt.failed) {
+				t.Errorf("failed tries %v, want %v", rows[0].Failed, tt.failed)
+			}
+			for _, r := range rows[1:] {
+				if len(r.Failed) > 0 {
+					t.Errorf("%s: failed tries %v of another step's activity", r.Path, r.Failed)
 				}
 			}
 		})

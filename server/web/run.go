@@ -135,7 +135,7 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	if n := len(p.Events); n > 0 {
 		last = p.Events[n-1].Time
 	}
-	v.Gantt, v.Span = gantt(p.Run, v.Steps, last)
+	v.Gantt, v.Span = gantt(p.Run, v.Steps, v.Doc.Activities, last)
 	return v, nil
 }
 

@@ -33,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
 )
 
@@ -50,6 +51,8 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 var uiFuncs = template.FuncMap{
+	"tries": runview.TriesText,
+	"after": runview.MessageAfter,
 	"stamp": func(t time.Time) string {
 		if t.IsZero() {
 			return ""

@@ -204,6 +204,12 @@ func activities() sdk.Activities {
 			fmt.Fprintln(os.Stderr, in.Line)
 			return empty{}, nil
 		}, "", ""),
+		// rawstdout writes to the process's stdout itself (go-plugin only swaps os.Stdout),
+		// as a plugin in another language does after its handshake.
+		"rawstdout": sdk.Func(func(_ *sdk.Context, in struct{ Line string }) (empty, error) {
+			_, err := os.NewFile(1, "stdout").WriteString(in.Line + "\n")
+			return empty{}, err
+		}, "", ""),
 		"flood": sdk.Func(func(_ *sdk.Context, in struct{ MB, LineKB int }) (empty, error) {
 			line := strings.Repeat("f", in.LineKB<<10) + "\n"
 			for range (in.MB << 20) / len(line) {

@@ -21,7 +21,8 @@ import (
 const Token = "test-token-0123456789abcdef"
 
 // Acts plays the plugins: "fail" fails for good with the message it is given (else
-// "declined"), "flaky" fails in a way a retry may fix, everything else echoes its input.
+// "declined"), "flaky" fails in a way a retry may fix, "recovers" fails its first two tries
+// and then echoes, everything else echoes its input.
 type Acts struct{}
 
 // Execute is the engine's Activities port.
@@ -33,6 +34,10 @@ func (Acts) Execute(_ context.Context, c history.ActivityCall, _ func(history.He
 		return nil, &history.ActivityError{Type: "CardDeclined", Message: in.Message, NonRetryable: true}
 	case "flaky":
 		return nil, &history.ActivityError{Type: "Busy", Message: "try later"}
+	case "recovers":
+		if c.Attempt < 3 {
+			return nil, &history.ActivityError{Type: "Busy", Message: "try later"}
+		}
 	}
 	return c.Input, nil
 }
