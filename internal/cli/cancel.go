@@ -21,18 +21,7 @@ Flags:
   --reason R   why, recorded in the history (CancelRequested) and the run's failure
   --json       print the run record after the cancel as JSON
   --db PATH    database file (default $WEND_DB, else .wend/wend.db)
-  --where F    act on every open run filter F matches, once each, newest first: clauses
-               KEY OP VALUE joined by and, with wend list's filters: status = S,
-               workflow = ID, name = NAME, id ^= PREFIX (workflow or run id starts with),
-               id ~ TEXT (contains), started >= TIME, started < TIME; a VALUE with spaces
-               in "double quotes". E.g. --where 'name = order and started < 2026-01-01'
-  --dry-run    with --where: list the matching open runs (WORKFLOW_ID RUN_ID STATUS) and
-               do nothing
-  --yes        with --where: act (without it, say how many runs match and exit 2)
-
-With --where, a line per run acted on goes to stdout, failures and progress (every 100 runs,
-then a summary) to stderr.
-
+` + whereFlagsHelp + `
 Exit codes: 0 cancel recorded (--where: for each run matched, or none matched), 1 no such
 workflow or the run has finished (--where: a run failed), 2 usage or I/O error (--where:
 runs match and neither --yes nor --dry-run was given).

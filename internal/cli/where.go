@@ -22,6 +22,21 @@ type where struct {
 	idPrefix string
 }
 
+// whereFlagsHelp is the --where, --dry-run and --yes part of the help of the commands that
+// act on runs in bulk (cancel, terminate).
+const whereFlagsHelp = `  --where F    act on every open run filter F matches, once each, newest first: clauses
+               KEY OP VALUE joined by and, with wend list's filters: status = S,
+               workflow = ID, name = NAME, id ^= PREFIX (workflow or run id starts with),
+               id ~ TEXT (contains), started >= TIME, started < TIME; a VALUE with spaces
+               in "double quotes". E.g. --where 'name = order and started < 2026-01-01'
+  --dry-run    with --where: list the matching open runs (WORKFLOW_ID RUN_ID STATUS) and
+               do nothing
+  --yes        with --where: act (without it, say how many runs match and exit 2)
+
+With --where, a line per run acted on goes to stdout, failures and progress (every 100 runs,
+then a summary) to stderr.
+`
+
 // maxWhere bounds a filter's text: it is typed by people.
 const maxWhere = 4096
 
