@@ -5,9 +5,12 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +35,26 @@ var env struct {
 	examples     string // a copy of examples/ with the Go plugin built in it
 	demo         string // the built example Go plugin
 	addr         string // the embedded server's frontend
+	orderAPI     string // the order service examples/fetch-order.wend.yaml calls
+}
+
+// orderToken is the API_TOKEN every wend and worker of the tests inherits, as the order
+// service wants it.
+const orderToken = "parity-order-token"
+
+// orderService answers GET /orders/ID with {"id": ID, "status": "shipped"} to a request with
+// the bearer token, 401 to any other. No Date header: the response is the same on both engines.
+func orderService() *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Date"] = nil
+		id, ok := strings.CutPrefix(r.URL.Path, "/orders/")
+		if !ok || r.Header.Get("Authorization") != "Bearer "+orderToken {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"id": id, "status": "shipped"})
+	}))
 }
 
 func TestMain(m *testing.M) {
@@ -77,6 +100,12 @@ func setup(m *testing.M) (int, error) {
 		}
 	}
 	if err := copyExamples(filepath.Join(repo, "examples"), env.examples); err != nil {
+		return 0, err
+	}
+	orders := orderService()
+	defer orders.Close()
+	env.orderAPI = orders.URL
+	if err := os.Setenv("API_TOKEN", orderToken); err != nil {
 		return 0, err
 	}
 	srv, err := devserver.Start(devserver.Options{DBFile: filepath.Join(dir, "temporal.db")})

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ type example struct {
 	signals []signal
 	before  []example // runs this one waits for (wait_for_workflow), run first
 	id      string
+	output  string // when set, the output both engines' runs must end with (compact JSON)
 }
 
 // examples lists every workflow in examples/ and examples/failures/; TestParityCoversEveryExample
@@ -42,6 +44,8 @@ var examples = []example{
 	// Its schedules are wend serve's (an info finding for --target temporal); run by hand,
 	// the workflow is the same on both engines.
 	{file: "scheduled-greeting.wend.yaml", input: `{"name":"ada"}`},
+	// The built-in http plugin with a secret: the worker serves the builtin and reads API_TOKEN.
+	{file: "fetch-order.wend.yaml", input: `{"api":"ORDER_API","order":"42"}`, output: `{"order":"42","status":"shipped"}`},
 	{file: "failures/caught.wend.yaml"},
 	{file: "failures/heartbeat-timeout.wend.yaml"},
 	{file: "failures/listed-non-retryable.wend.yaml"},
@@ -99,6 +103,7 @@ func (en engine) run(t *testing.T, ex example, id string) (int, export.Document)
 		for _, b := range ex.before {
 			input = strings.ReplaceAll(input, `"IMPORT"`, `"`+b.id+`"`) // the id of the run waited for
 		}
+		input = strings.ReplaceAll(input, `"ORDER_API"`, `"`+env.orderAPI+`"`)
 		args = append(args, "--input", input)
 	}
 	type ran struct {
@@ -168,6 +173,9 @@ func TestParityExamples(t *testing.T) {
 			if lcode != tcode {
 				t.Errorf("wend run exit: local %d, temporal %d", lcode, tcode)
 			}
+			if lout, tout := compact(ldoc.Workflow.Output), compact(tdoc.Workflow.Output); ex.output != "" && (lout != ex.output || tout != ex.output) {
+				t.Errorf("output: local %s, temporal %s; want %s", lout, tout, ex.output)
+			}
 			if tdoc.Workflow.Engine == nil || tdoc.Workflow.Engine.Kind != "temporal" {
 				t.Errorf("the Temporal export does not name its engine: %+v", tdoc.Workflow.Engine)
 			}
@@ -179,4 +187,13 @@ func TestParityExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// compact is raw JSON without its indentation.
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }

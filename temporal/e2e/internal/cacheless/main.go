@@ -1,7 +1,8 @@
 // Command cacheless is `wend worker` with the SDK's sticky workflow cache turned off, for
 // the end-to-end tests: every workflow task then replays the run's full history through the
 // driver, so a nondeterministic decision fails the run instead of hiding in the cache. It
-// hosts exactly what `wend-temporal worker` hosts (worker.Run with driver.Register).
+// hosts exactly what `wend-temporal worker` hosts (worker.Run with driver.Register), and serves
+// the built-in plugins (http, exec) when its plugin host starts it for one, as wend does.
 //
 //	cacheless --temporal HOST:PORT --state DIR [--task-queue Q] [--grace DURATION]
 //
@@ -17,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wendflow/wend/plugins/builtin"
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/wire"
 	"github.com/wendflow/wend/temporal/worker"
@@ -25,6 +27,9 @@ import (
 )
 
 func main() {
+	if name := builtin.Requested(); name != "" { // the plugin host started this program to serve a builtin
+		os.Exit(builtin.Serve(name))
+	}
 	addr := flag.String("temporal", "", "frontend HOST:PORT")
 	queue := flag.String("task-queue", wire.DefaultTaskQueue, "task queue")
 	state := flag.String("state", "", "plugin registry folder")
