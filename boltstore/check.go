@@ -64,6 +64,11 @@ func (s *Store) Check() ([]string, error) {
 		}
 	}
 	problems = append(problems, s.checkIndexAndTasks()...)
+	if note, err := s.logLoss(); err != nil {
+		add("%v", err)
+	} else if note != "" {
+		add("%s: behind what was acknowledged: %s; restore a backup taken before the loss if you have one, and rerun what those commits recorded", s.path, note)
+	}
 	return problems, nil
 }
 

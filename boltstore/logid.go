@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -20,6 +21,11 @@ import (
 // acknowledged since its last checkpoint are only in the log beside it: a missing folder, or
 // one whose id differs (the log of another copy), is refused at Open with ErrLogMissing,
 // unless Options.AcceptLogLoss says to go on without it.
+
+// keyLogLost, in the meta bucket, says that the database was opened without its log (accepted
+// loss): when, what was wrong with the log, and the last log record bbolt held. It stays, so
+// that `wend check` reports the database as behind what was acknowledged.
+var keyLogLost = []byte("log_lost")
 
 // keyLogID, in the meta bucket, is the id of the log in front of the database while it runs.
 var keyLogID = []byte("log_id")
@@ -63,10 +69,34 @@ func (s *Store) checkLogPresent(accept bool) ([]byte, error) {
 		what = fmt.Sprintf("cannot be read (%v)", rerr)
 	}
 	if accept {
-		return nil, nil
+		return nil, s.recordLogLoss(dir, what)
 	}
 	return nil, fmt.Errorf("%w: %s was not closed cleanly and its write-ahead log %s %s, so the commits acknowledged since its last checkpoint may be lost; put the log folder back beside the database and open again, or back up %s and open it with %s=1 to go on without them",
 		ErrLogMissing, s.path, dir, what, s.path, acceptLogLossEnv)
+}
+
+// recordLogLoss writes keyLogLost (synced, as every bbolt commit before the log starts): the
+// database goes on at its last checkpoint without the commits its missing log held.
+func (s *Store) recordLogLoss(dir, what string) error {
+	lsn, err := s.logLSN()
+	if err != nil {
+		return err
+	}
+	note := fmt.Sprintf("opened with %s=1 at %s while its write-ahead log %s %s: commits acknowledged after log record %d (its last checkpoint) were lost",
+		acceptLogLossEnv, time.Now().UTC().Format(time.RFC3339), dir, what, lsn)
+	return guard(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyLogLost, []byte(note)) })
+	})
+}
+
+// logLoss is keyLogLost's note, "" when the database never went on without its log.
+func (s *Store) logLoss() (string, error) {
+	var note string
+	err := s.view("check database", func(tx *bolt.Tx) error {
+		note = string(tx.Bucket(bucketMeta).Get(keyLogLost))
+		return nil
+	})
+	return note, err
 }
 
 // markLog writes the log's id into its folder (synced) and then into the meta bucket, in the

@@ -54,6 +54,12 @@ func TestLogMissingRefused(t *testing.T) {
 			must(t, c.Close())
 			c, err = Open(cp, Options{}) // closed cleanly now
 			must(t, err)
+			// Check reports, on every later open, that the database is behind what was acknowledged.
+			problems, err := c.Check()
+			must(t, err)
+			if len(problems) != 1 || !strings.Contains(problems[0], "behind what was acknowledged") || !strings.Contains(problems[0], tc.want) {
+				t.Errorf("Check after the accepted loss = %q, want one problem saying the database is behind (%s)", problems, tc.want)
+			}
 			must(t, c.Close())
 		})
 	}
@@ -66,6 +72,9 @@ func TestLogMissingRefused(t *testing.T) {
 	must(t, err)
 	if _, err := c.Run("r1"); err != nil {
 		t.Fatalf("the copy of a cleanly closed database: %v", err)
+	}
+	if problems, err := c.Check(); err != nil || len(problems) != 0 {
+		t.Errorf("Check of the copy of a cleanly closed database = %q, %v; want no problem", problems, err)
 	}
 	must(t, c.Close())
 }
