@@ -502,6 +502,9 @@ func TestReapLeftChildrenByToken(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Until the child has exec'd sleep, /proc/PID/environ may read empty (the kernel is
+			// swapping its memory), and Reap would rightly spare a process without the token.
+			waitExec(t, child, "sleep")
 			e := entryFor(t, leader)
 			e.Group = tc.entryToken
 			_ = syscall.Kill(leader, syscall.SIGKILL) // the plugin dies; its child stays in the group
@@ -523,5 +526,19 @@ func TestReapLeftChildrenByToken(t *testing.T) {
 				t.Errorf("child alive %v, report %+v: a process without the entry's token was killed", proctest.Alive(child), rep)
 			}
 		})
+	}
+}
+
+// waitExec waits until pid runs the program named comm (/proc/PID/comm).
+func waitExec(t *testing.T, pid int, comm string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err == nil && strings.TrimSpace(string(b)) == comm {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d does not run %s after a minute (comm %q, %v)", pid, comm, b, err)
+		}
 	}
 }
