@@ -261,8 +261,8 @@ func (m *powerModel) verify(s *Store, ids []string) []string {
 func TestPowerLoss(t *testing.T) {
 	asGiven(t)
 	sd := seed(t)
-	// Under -short and -race, 20 trials; the full count runs without -race (.ci/run runs it on
-	// both the Linux and the portable paths).
+	// Under -short and -race, 20 trials; .ci/run runs the full count without -race on the
+	// portable paths (-tags wend_portable), which share the log and checkpoint code.
 	trials := kills(t, 100)
 	if (testing.Short() || raceDetector) && os.Getenv("WEND_KILLS") == "" {
 		trials = 20
