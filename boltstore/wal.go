@@ -58,7 +58,6 @@ type wal struct {
 	name        string   // its path
 	size        int64    // the end of its last whole record; zeros follow, to the filled end
 	limit       int64    // the segment's filled size: the log rolls once size reaches it
-	last        int64    // the size of the record last appended, 0 when none can be taken back
 	next        uint64   // the LSN of the next record
 	segmentSize int64
 	buf         []byte
@@ -182,7 +181,7 @@ func (l *wal) install(f *os.File, size int64) error {
 		f.Close()
 		return fmt.Errorf("start log segment: %w", err)
 	}
-	l.f, l.name, l.size, l.limit, l.last = f, name, 0, size, 0
+	l.f, l.name, l.size, l.limit = f, name, 0, size
 	return nil
 }
 
@@ -225,7 +224,6 @@ func (l *wal) sync() error {
 	}
 	b := l.buf
 	l.size += int64(len(b))
-	l.last = int64(len(b))
 	l.next++
 	if l.spare == nil && l.size >= l.limit/2 {
 		l.prepareSpare()

@@ -16,7 +16,7 @@ import (
 // file. Either way the records end at the first one that is not whole, not valid (its length
 // zero or past the file's end, its checksum wrong) or not the LSN expected: a torn append (a
 // crash, a full disk: never acknowledged, since a commit is answered only after its record is
-// synced), a taken-back record (zeroed), the zeros of the preallocated tail, or a stale record.
+// synced), the zeros of the preallocated tail, or a stale record.
 // Appends are sequential and each is synced before the next is written, so no whole, valid record
 // with a later LSN can follow a torn one: one that does is damage in the middle of the log (a
 // record lost after it was acknowledged), and the rest of the segment is searched for one
@@ -48,7 +48,7 @@ func (s *segmentReader) next() (uint64, []byte, error) {
 	lsn := binary.BigEndian.Uint64(s.hdr[8:])
 	switch {
 	case n == 0 && lsn == 0:
-		return 0, nil, s.end("zeros") // the preallocated tail, or a record taken back
+		return 0, nil, s.end("zeros") // the preallocated tail
 	case n == 0:
 		return 0, nil, s.end("an empty record")
 	case lsn != s.want: // checked before reading: a stale or corrupt header allocates nothing
