@@ -55,7 +55,7 @@ func Check(r Run, events []Event) []Problem {
 	return ps
 }
 
-// CheckRecord verifies a run record against its history (issue 12 item 11): the ids, spec and
+// CheckRecord verifies a run record against its history: the ids, spec and
 // parent its WorkflowStarted payload names, the start time (but for a retry run, whose first
 // event keeps the failed run's time), and the status, closed reason and close time its terminal
 // event implies. Check covers the status of an open run and the last seq.

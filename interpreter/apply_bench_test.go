@@ -12,7 +12,7 @@ import (
 )
 
 // stepSpec is a sequence of n activities, each reading the one before it, as a real
-// workflow's steps do: the CPU of Apply on a step (issue 18) is decoding the outcome,
+// workflow's steps do: the CPU of Apply on a step is decoding the outcome,
 // evaluating the next step's input and encoding its schedule.
 func stepSpec(n int) string {
 	var b strings.Builder

@@ -17,7 +17,7 @@ func items(n int) map[string]any {
 	return map[string]any{"items": l}
 }
 
-// TestForEachPastHistoryLimit is issue 18's "for_each past the history limit": a
+// TestForEachPastHistoryLimit: a
 // for_each over 100,000 items fails when it starts, with structural_limit, before any
 // activity is scheduled (it used to run 25,600 calls first and fail at 51,200 events).
 func TestForEachPastHistoryLimit(t *testing.T) {

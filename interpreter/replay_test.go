@@ -46,7 +46,7 @@ output: "${{ [state.n, steps.par.output, steps.loop.output] }}"
 		s.FireTimers(simtest.T0.Add(time.Hour))
 		s.RunActivities(simtest.Echo)
 	}},
-	// Recorded after issue 12 item 1: keys(), values() and toPairs() iterate in key order. A
+	// keys(), values() and toPairs() iterate in key order. A
 	// replay under Go's random map order would schedule the items in another order and be
 	// refused as nondeterministic.
 	"map_order": {simtest.Head + `

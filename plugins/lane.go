@@ -158,7 +158,7 @@ const rubyNoMethod = "RuntimeError: Illegal arity of reply generator"
 
 // laneNotDefined reports whether err is a plugin's way of saying it has no Lane other than
 // Unimplemented: only Ruby's answer above, under Unknown (what the gem sends, measured) or
-// Internal (as issue 16 reported it). Any other Unknown or Internal error is a real failure
+// Internal (as a user reported it). Any other Unknown or Internal error is a real failure
 // of the plugin's Lane and is still logged.
 func laneNotDefined(err error) bool {
 	st, ok := status.FromError(err)

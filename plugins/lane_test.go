@@ -303,7 +303,7 @@ func TestLanesBounded(t *testing.T) {
 // A plugin in Ruby without Lane answers it with Unknown "RuntimeError: Illegal arity of reply
 // generator" (the grpc gem's bidi dispatch of its default method), not Unimplemented: it falls
 // back to Execute as quietly as one that answers Unimplemented, under Unknown or Internal.
-// Other Unknown and Internal answers are real failures of a Lane and are still logged (issue 16).
+// Other Unknown and Internal answers are real failures of a Lane and are still logged.
 func TestLaneFallbackQuietForRuby(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

@@ -144,7 +144,7 @@ type Reaped struct {
 // groupEnv names the variable a plugin is started with, holding a random token its registry
 // entry records. Children inherit it: when the plugin has died with its host (parent-death
 // signal) but a child of its lives on in its process group, the token tells that child from an
-// unrelated process in a group that reused the id (issue 12 item 14).
+// unrelated process in a group that reused the id.
 const groupEnv = "WEND_PLUGIN_GROUP"
 
 // groupToken is a fresh groupEnv value.

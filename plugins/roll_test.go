@@ -85,7 +85,7 @@ func uses(h *Host, plugin string) int {
 
 // Replacing a plugin's executable between tries rolls it: the next try starts the new build
 // in a new process, a try in flight finishes on the old one, which then stops, and each try
-// names the build that served it (issue 14, rolling plugins).
+// names the build that served it.
 func TestRollOnChangedExecutable(t *testing.T) {
 	v2, err := testPluginV2()
 	if err != nil {

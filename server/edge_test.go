@@ -129,7 +129,7 @@ func TestStartTakenIDOtherInput(t *testing.T) {
 }
 
 // A signal refused because the run is closing (its end not yet recorded) says so, not that
-// the run has finished: its record still says running (issue 12 item 7's wording).
+// the run has finished: its record still says running.
 func TestSignalToClosingRunMessage(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	st := f.start("order-1", `{"who":"ann"}`)

@@ -223,7 +223,7 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-// errorBody is the wire form of an error (issue 7's stable format).
+// errorBody is the wire form of an error (a stable format clients may parse).
 type errorBody struct {
 	Error *Error `json:"error"`
 }

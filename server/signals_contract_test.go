@@ -69,7 +69,7 @@ func TestSignalContractRefusals(t *testing.T) {
 		t.Fatalf("good signal: %d %s", code, b)
 	}
 	// The refused send with id s-1 left no trace: the good one under that id is not a duplicate,
-	// and its resend is (issue 12 item 15, over HTTP).
+	// and its resend is (over HTTP).
 	if code, b := f.do("POST", "/v1/runs/c/signals", `{"name":"approve","data":{"by":"ann"},"id":"s-1"}`, &sent); code != 200 || !sent.Duplicate {
 		t.Fatalf("resend: %d %s", code, b)
 	}

@@ -91,7 +91,7 @@ func TestStartRegistered(t *testing.T) {
 	}
 
 	// A duplicate id with the same input returns the existing run; with other input it is
-	// refused (issue 12 item 16).
+	// refused.
 	var again Started
 	if code, b := f.do("POST", "/v1/runs", `{"workflow":"approval","id":"w1","input":{"who":"ann"}}`, &again); code != 200 || again.Started || again.Run.RunID != st.Run.RunID {
 		t.Fatalf("duplicate id: %d %s", code, b)

@@ -162,8 +162,8 @@ steps:
 }
 
 // TestPlaysAsTheEngineDoes: `wend test` must decide as the engine: a case without input
-// sees {} (issue 12 item 18), and it plays new runs under the engine's current rules, where a
-// backoff's max bounds the wait with jitter included (item 4; the per-wait bound is tested in
+// sees {}, and it plays new runs under the engine's current rules, where a
+// backoff's max bounds the wait with jitter included (the per-wait bound is tested in
 // interpreter, TestBackoffMaxBoundsJitter).
 func TestPlaysAsTheEngineDoes(t *testing.T) {
 	wf := head + `steps:

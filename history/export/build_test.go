@@ -485,7 +485,7 @@ func TestOrphanEventsStillExport(t *testing.T) {
 	eq(t, "failures", failureRows(doc), []failureRow{{"ActivityAttemptFailed", "unclassified", "activity", false, 1}})
 }
 
-// TestRedeliveryShowsBothDeliveries (issue 12 item 3): a try interrupted by a crash and
+// TestRedeliveryShowsBothDeliveries: a try interrupted by a crash and
 // redelivered appears as two tries with their own attempt ids: the first interrupted, the
 // second marked as a redelivery, so an auditor sees the activity may have run twice.
 func TestRedeliveryShowsBothDeliveries(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"github.com/wendflow/wend/runview"
 )
 
-// Integrity lets the reader of a saved export check it is whole and unaltered (issue 12 item
-// 21; wend check --export verifies it).
+// Integrity lets the reader of a saved export check it is whole and unaltered
+// (wend check --export verifies it).
 type Integrity struct {
 	// EventCount and LastSeq describe history_events as exported.
 	EventCount int    `json:"event_count"`

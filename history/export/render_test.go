@@ -71,7 +71,7 @@ func TestRenderGolden(t *testing.T) {
 			return s
 		},
 		"open": busyRun,
-		// Nested steps are named by id and place (issue 16): ship › branch 2 › step 2,
+		// Nested steps are named by id and place : ship › branch 2 › step 2,
 		// pack[1] › label; the JSON export keeps the paths.
 		"nested": func(t *testing.T) *simtest.Sim {
 			s := simtest.New(t, nestedSpec, nil)

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// One meaning per exit code (issue 12 item 19): the codes are distinct, the README's table
+// One meaning per exit code: the codes are distinct, the README's table
 // lists exactly them, an internal error (a panic) exits 70, and no command's help gives a
 // code another meaning (3 is "cancelled" wherever it appears, never "internal error").
 func TestExitCodesOneMeaning(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 
 // wend plugin test fails, with a FAIL line naming what broke, on plugins that break the
 // protocol in different ways, and passes one that leaves out only what is optional (Lane,
-// heartbeats, schemas) with skip lines (issue 16, a plugin author's kit).
+// heartbeats, schemas) with skip lines.
 func TestPluginTestFailsOnBrokenPlugin(t *testing.T) {
 	bin := buildTestPlugin(t, "dev")
 	dir := t.TempDir()
@@ -61,7 +61,7 @@ steps: [{activity: nolane.noop}]
 }
 
 // WEND_PLUGIN_START_TIMEOUT changes how long a plugin gets to start; a bad value is named on
-// stderr and the default kept (issue 16: the guide says how to change the start timeout).
+// stderr and the default kept (the guide says how to change the start timeout).
 func TestPluginStartTimeoutEnv(t *testing.T) {
 	for _, tc := range []struct {
 		value   string

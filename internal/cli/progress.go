@@ -51,7 +51,7 @@ type observed struct {
 // background makes observe queue its events for a goroutine that prints them in order.
 // The engine calls Observe in its commit path, before the calls the commit scheduled start,
 // so `wend serve` no longer holds a sequential run's next step for decoding, formatting and
-// writing the previous one's line (issue 18). stop prints what is queued and returns once
+// writing the previous one's line. stop prints what is queued and returns once
 // written; call it after the engine has closed (no Observe may follow).
 func (p *progress) background() (stop func()) {
 	p.queue = make(chan observed, 1024)

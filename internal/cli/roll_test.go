@@ -67,7 +67,7 @@ output: "${{ steps.work.output }}"
 // waiting retries and `wend retry` run on it. A run in a backoff after a try failed on the old
 // build completes on the new one, in a new process, once the executable is replaced; the old
 // process stops (no orphan); the export names the build of each try. A run that failed on the
-// old build, retried in the same process, completes on the new one too (issue 14).
+// old build, retried in the same process, completes on the new one too.
 func TestRollDuringBackoffThenRetry(t *testing.T) {
 	oldBin, newBin := buildTestPlugin(t, "v1"), buildTestPlugin(t, "v2")
 	dir := t.TempDir()

@@ -246,7 +246,7 @@ type driverOptions struct {
 	// off the engine's commit path; wend run prints them in line, before its result.
 	background bool
 	// repairAfterReady starts with engine.Resume: ready without replaying the waiting runs,
-	// the repair at start in the background (wend serve; issue 18).
+	// the repair at start in the background (wend serve).
 	repairAfterReady bool
 }
 

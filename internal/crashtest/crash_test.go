@@ -206,7 +206,7 @@ func TestKillAndResume(t *testing.T) {
 		}
 	}
 	inv := proctest.LoadInvocations(t, log)
-	// Every delivery of a step is a new attempt (issue 12 item 3): a redelivery after a crash
+	// Every delivery of a step is a new attempt: a redelivery after a crash
 	// never repeats the attempt number, and so the activity_attempt_id, of an earlier call.
 	dupInv, dupAttempts, idsPerStep := 0, 0, map[string]map[string]bool{}
 	for note, recs := range inv {

@@ -22,8 +22,7 @@ func (b buildActs) ExecuteBuild(ctx context.Context, c history.ActivityCall, hb 
 
 // Each try's outcome records the plugin build that served it — completed, failed, and timed out
 // by the engine's own timer while the call still ran — when the Activities names builds; an
-// Activities that does not leaves the field out, as histories written before it have none
-// (issue 14).
+// Activities that does not leaves the field out, as histories written before it have none.
 func TestOutcomeRecordsPluginBuild(t *testing.T) {
 	const sha = "9f2c6d0e4b1a8c7d5e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d"
 	for _, tc := range []struct {

@@ -13,7 +13,7 @@ import (
 
 // A sequential step's next try runs on the goroutine whose try just reported (carrier,
 // activity.go). These tests hold what that must not change: the try is called only once the
-// commit that schedules it is answered (issue 12 item 3: its dispatch mark is durable first),
+// commit that schedules it is answered (its dispatch mark is durable first),
 // and a carried try is redelivered after a stop like any other (its cancel:
 // TestCancelStopsInFlight).
 

@@ -27,7 +27,7 @@ type SignalRequest struct {
 
 // SendSignal is Signal with an optional idempotency id. duplicate is true when s.ID names a
 // signal the workflow id already recorded: nothing was recorded now, and the caller can say
-// so instead of "sent" (issue 12 item 15).
+// so instead of "sent".
 func (e *Engine) SendSignal(ctx context.Context, s SignalRequest) (duplicate bool, err error) {
 	if s.Name == "" {
 		return false, fmt.Errorf("signal %s: the signal needs a name: %w", s.WorkflowID, ErrBadID)

@@ -8,7 +8,7 @@ import (
 	"github.com/wendflow/wend/spec"
 )
 
-// Dispatch marks (issue 12 item 3). A driving engine writes an activity task with
+// Dispatch marks. A driving engine writes an activity task with
 // Dispatched set before it hands the try to a plugin, so that after a crash Recover can tell
 // a try that was (possibly) delivered, which it records as ActivityAttemptInterrupted and
 // redelivers as a new attempt, from one that never was (a backoff that ended while wend was

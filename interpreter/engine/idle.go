@@ -10,7 +10,7 @@ import (
 	"github.com/wendflow/wend/spec"
 )
 
-// Idle runs (issue 18, "100,000 waiting runs"). An open run keeps its record in e.runs for
+// Idle runs (a serve may hold 100,000 waiting runs). An open run keeps its record in e.runs for
 // as long as it is open, but its state machine (the interpreter and the parsed spec, most of
 // what an open run costs) may leave memory while the run waits: with Options.IdleAfter or
 // Options.MaxResidentRuns a sweep on the engine's clock drops the state machines of runs

@@ -49,8 +49,8 @@ func (h *harness) settle(workflowID string, typ history.EventType) {
 	h.t.Fatalf("%s never recorded %s and went idle", workflowID, typ)
 }
 
-// TestIdleRunLeavesMemoryAndResumes is issue 18's "runs idle for a while leave memory
-// and are rebuilt from history on their next input": a run waiting on a signal, a timer, a
+// TestIdleRunLeavesMemoryAndResumes: runs idle for a while leave memory
+// and are rebuilt from history on their next input. A run waiting on a signal, a timer, a
 // retry's backoff or a cancel leaves memory after IdleAfter on the virtual clock, and its
 // next input (from a client, or from the scheduler's heap) rebuilds it by replay and the run
 // completes as it would have resident: completed steps are not called again and compensations

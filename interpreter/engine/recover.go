@@ -28,8 +28,7 @@ type RecoverReport struct {
 }
 
 // Recover resumes every open run and repairs before it returns: Resume, then the check of
-// every run's tasks against its history that Resume leaves to the background (issue 12 items
-// 12 and 13: a run whose task was lost or damaged would otherwise wait for it for ever). Each
+// every run's tasks against its history that Resume leaves to the background (a run whose task was lost or damaged would otherwise wait for it for ever). Each
 // open run is replayed once, with the spec text it recorded; a waiting run leaves memory again
 // when the engine lets idle runs go. A run whose history no longer replays is reported in
 // Blocked and not driven. The CLI's run, resume and repair use it.
@@ -57,7 +56,7 @@ func (rep *RecoverReport) settle() {
 }
 
 // Resume makes the engine ready over what a previous process left, without replaying the
-// runs that only wait (issue 18: start to ready with 100,000 waiting runs). Every open run is
+// runs that only wait (start to ready stays short with 100,000 waiting runs). Every open run is
 // registered from its record, out of memory as an idle run is (idle.go), and every task left
 // in the store is taken back (this process holds the database lock, so no other worker owns
 // them): timers and backoffs go to the scheduler's heap, due tries are called, waits and

@@ -9,7 +9,7 @@ import (
 )
 
 // CheckTasks compares the stored tasks with what the histories of the open runs need, for wend
-// check (issue 12 item 11): each open run is replayed with the spec it recorded, as Recover
+// check: each open run is replayed with the spec it recorded, as Recover
 // does, and every task its pending work needs must be stored under its id, for that run and of
 // that kind. A run record whose name differs from its spec's is reported too. It only reads,
 // so it runs beside an engine that drives the store: a run that committed between the reads is

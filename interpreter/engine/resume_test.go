@@ -129,7 +129,7 @@ func TestResumeDoesNotReplayWaitingRuns(t *testing.T) {
 }
 
 // TestResumeRepairsTasksOfRunsItDidNotReplay: Resume registers runs without replaying them,
-// yet a task lost while no wend ran (issue 12 item 13) or a damaged task record (item 12) of
+// yet a task lost while no wend ran or a damaged task record of
 // such a run is still rebuilt from its history by the repair it runs in the background, and
 // the run goes on.
 func TestResumeRepairsTasksOfRunsItDidNotReplay(t *testing.T) {

@@ -87,7 +87,7 @@ type startResult struct {
 
 // TestConcurrentStartsShareACommit: Start held the engine's lock across its store commit, so
 // one start's commit had to end before the next could begin and concurrent starts never
-// shared a group commit (137–450 starts a second at issue 18's 100,000 runs). Now all n
+// shared a group commit (137–450 starts a second at 100,000 runs). Now all n
 // starts reach the store while the first is still committing.
 func TestConcurrentStartsShareACommit(t *testing.T) {
 	const n = 8

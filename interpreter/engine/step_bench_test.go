@@ -15,7 +15,7 @@ import (
 // BenchmarkSequentialStep prices the engine's own share of a sequential step: a 200-step
 // workflow of in-process echo calls over the in-memory store, so neither a sync nor a plugin
 // is in the figure (nor Start, which loads the spec); what is left is delivering the outcome, applying it, committing (in
-// memory), the effects and dispatching the next try. Reported per step (issue 18).
+// memory), the effects and dispatching the next try. Reported per step.
 func BenchmarkSequentialStep(b *testing.B) {
 	const steps = 200
 	var src strings.Builder

@@ -2,7 +2,7 @@ package engine
 
 import "github.com/wendflow/wend/history"
 
-// Timer firings (issue 18: 100,000 timers due in the same second). A fired timer goes to its
+// Timer firings (100,000 timers may be due in the same second). A fired timer goes to its
 // run through a pool of at most maxTimerDeliveries goroutines that each take firings until
 // none is queued, instead of a goroutine a firing: a firing's path (the rebuild of an evicted
 // run by replay, its JSON decoding, the commit) is deep, and every fresh goroutine grew its

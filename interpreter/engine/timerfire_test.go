@@ -8,8 +8,8 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// TestTimerPoolFiresEveryTimerOnce is issue 18's "100,000 timers due in the same
-// second": fired timers go to their runs through a bounded pool of workers that take firings
+// TestTimerPoolFiresEveryTimerOnce: with many timers due in the same
+// second, fired timers go to their runs through a bounded pool of workers that take firings
 // until none is queued (timerfire.go), not a goroutine each. Many timers due at once, on runs
 // that left memory, each fire exactly once and their runs complete; the pool never holds more
 // workers than its bound, and is empty afterwards.

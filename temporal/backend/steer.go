@@ -27,7 +27,7 @@ func (b *Backend) Signal(ctx context.Context, id, name string, data json.RawMess
 // SendSignal sends a wend signal on wire.SignalName; the run keeps signal ids it has seen,
 // so a resend with the same id reaches it once. With an id, the run's wend history is read
 // first (the wend.events query): an id it recorded is answered Duplicate, open run or closed,
-// and not sent again, as locally (issue 12 item 15). Two sends racing with one new id both
+// and not sent again, as locally. Two sends racing with one new id both
 // reach the workflow, which records the first, and both answer not Duplicate.
 func (b *Backend) SendSignal(ctx context.Context, id string, req server.SignalRequest) (server.SignalSent, error) {
 	if req.Name == "" {

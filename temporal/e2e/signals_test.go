@@ -27,7 +27,7 @@ output: "${{ state.by }}"
 
 // TestSignalsAndQueryOnTemporal: on a cluster, as locally, a signal the workflow does not
 // declare or data its schema refuses is refused before signalling (exit 1, the run's
-// history unchanged); a resend with a delivered signal id says so (issue 12 item 15), open
+// history unchanged); a resend with a delivered signal id says so, open
 // run or closed; and wend query answers from the run's state and step outputs.
 func TestSignalsAndQueryOnTemporal(t *testing.T) {
 	w := startWorker(t, "wend", filepath.Join(t.TempDir(), "worker"))
