@@ -123,6 +123,22 @@ func (c Config) environ() []string {
 	return env
 }
 
+// UnsetEnv is the names the plugin's env: passes through (NAME, without a value) that are not
+// set in wend's environment: the plugin gets none of them, which a plugin falling back to a
+// default does silently.
+func (c Config) UnsetEnv() []string {
+	var unset []string
+	for _, e := range c.Env {
+		if strings.Contains(e, "=") {
+			continue
+		}
+		if _, ok := os.LookupEnv(e); !ok {
+			unset = append(unset, e)
+		}
+	}
+	return unset
+}
+
 // BuiltinCommandPrefix starts the command of a builtin plugin (spec.BuiltinCommandPrefix):
 // ["wend:builtin:http"] runs Options.Self with BuiltinEnv=http.
 const BuiltinCommandPrefix = "wend:builtin:"

@@ -157,7 +157,7 @@ func (p *process) startFailed(err error) error {
 	tail := p.stderr.last()
 	switch {
 	case strings.HasPrefix(msg, "timeout while waiting for plugin to start"):
-		return startError(TypeStartTimeout, false, "start plugin %s: no handshake within %s; killed it%s", p.name, p.startTimeout, tail)
+		return startError(TypeStartTimeout, false, "start plugin %s: no handshake within %s; killed it (a slow start on a busy machine: WEND_PLUGIN_START_TIMEOUT=30s in wend's environment allows more)%s", p.name, p.startTimeout, tail)
 	case exited:
 		return startError(TypeExited, true, "start plugin %s: exited before the handshake (%s)%s%s", p.name, status, tail, interpreterHint(p.name, p.program, tail))
 	case strings.HasPrefix(first, "Unrecognized remote plugin message: "):

@@ -54,6 +54,8 @@ func (d *decoder) step(n *yaml.Node, path string) *Step {
 		d.stepField(s, key, v, p)
 	})
 	switch {
+	case len(kinds) == 0 && hasKey(n, "set"):
+		d.errorf(n, path, "step has no kind: a step that only sets state is `steps: []` with its `set` (or give it one of activity, steps, parallel, for_each, delay, wait_for_signal, run_workflow, wait_for_workflow, continue_as_new, fail)")
 	case len(kinds) == 0:
 		d.errorf(n, path, "step has no kind: give it one of activity, steps, parallel, for_each, delay, wait_for_signal, run_workflow, wait_for_workflow, continue_as_new, fail")
 	case len(kinds) > 1:

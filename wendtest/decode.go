@@ -251,9 +251,23 @@ func (d *decoder) mocks(n *yaml.Node, path string) []*Mock {
 		} else if m.Results == nil && item.Kind == yaml.MappingNode {
 			d.errorf(item, p, "the mock gives no result; add output, echo, error, timeout or results")
 		}
+		if first := shadowing(out, m); first != nil {
+			d.errorf(item, p, "this mock never answers: %s (line %d) takes every call it would (the first mock that matches answers); to answer calls in turn, give one mock `results: [first, second, ...]`", first.Path, first.Pos.Line)
+		}
 		out = append(out, m)
 	})
 	return out
+}
+
+// shadowing is the earlier mock of the same list that takes every call m would (same activity,
+// step and when), or nil.
+func shadowing(earlier []*Mock, m *Mock) *Mock {
+	for _, e := range earlier {
+		if e.Activity == m.Activity && e.Step == m.Step && e.WhenSrc == m.WhenSrc {
+			return e
+		}
+	}
+	return nil
 }
 
 // filterKeys copies a mapping without some keys.

@@ -23,7 +23,8 @@ Describe (names, and that every input and output schema compiles), Execute (a re
 activity it does not offer must end with a non-retryable UnknownActivity error, and nothing
 may follow a try's final event), Lane when it serves it (tries one after another on one
 stream, a cancel while idle ignored, a clean end when wend closes its side), and that it exits
-when asked to. It runs none of the plugin's activities unless you name them:
+when asked to. With --workflow, a warning names each env: NAME not set here (the plugin gets
+none of it). It runs none of the plugin's activities unless you name them:
   --activity NAME --input JSON     an activity safe to run that returns a result: called
                                    through Execute and Lane, its output checked against its
                                    schema, and once with a cancel right behind the request
@@ -84,6 +85,9 @@ func runPluginTest(e *env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend plugin test: %v\n", err)
 		return exitUsage
+	}
+	for _, v := range cfg.UnsetEnv() {
+		fmt.Fprintf(e.stderr, "wend plugin test: warning: plugins.%s.env: %s\n", cfg.Name, unsetEnvNote(v))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

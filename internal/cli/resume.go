@@ -195,28 +195,38 @@ func announce(e *env, b backend, skip map[string]bool, now time.Time) {
 		if skip[r.RunID] {
 			continue
 		}
-		d, err := b.Show(r.RunID)
+		waits, err := runWaits(b, r.RunID, now)
 		if err != nil {
 			continue
 		}
-		var waits, timers []string // what it waits for, then the timers that end the wait
-		for _, w := range d.Waits {
-			if w.Kind == runview.WaitTimer {
-				timers = append(timers, waitsFor(w, now, d.Name))
-			} else {
-				waits = append(waits, waitsFor(w, now, d.Name))
-			}
-		}
-		waits = append(waits, timers...)
-		if len(waits) == 0 {
-			waits = []string{"its next step"}
-		}
 		n++
-		fmt.Fprintf(e.stderr, "wend resume: %s (run %s) waiting for %s\n", r.WorkflowID, r.RunID, strings.Join(waits, ", "))
+		fmt.Fprintf(e.stderr, "wend resume: %s (run %s) waiting for %s\n", r.WorkflowID, r.RunID, waits)
 	}
 	if n > 0 {
 		fmt.Fprintf(e.stderr, "wend resume: driving %s until each closes or waits for outside input; Ctrl-C is safe: the runs resume from their history later\n", plural(n, "open run"))
 	}
+}
+
+// runWaits is what an open run waits for, in the few words announce prints: what it waits for,
+// then the timers that end the wait.
+func runWaits(b backend, runID string, now time.Time) (string, error) {
+	d, err := b.Show(runID)
+	if err != nil {
+		return "", err
+	}
+	var waits, timers []string
+	for _, w := range d.Waits {
+		if w.Kind == runview.WaitTimer {
+			timers = append(timers, waitsFor(w, now, d.Name))
+		} else {
+			waits = append(waits, waitsFor(w, now, d.Name))
+		}
+	}
+	waits = append(waits, timers...)
+	if len(waits) == 0 {
+		waits = []string{"its next step"}
+	}
+	return strings.Join(waits, ", "), nil
 }
 
 // waitsFor is one wait in the few words announce prints.

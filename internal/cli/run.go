@@ -120,9 +120,12 @@ func runRun(e *env, args []string) int {
 	return driveOrFollowWith(e, "run", dbPath(e, *db), driverOptions{maxActivities: *maxActs}, nil,
 		func(c *client) int { return runRemote(e, c, req, *detach) },
 		func(d *driver) int {
-			rec, _, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw})
+			rec, created, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw})
 			if err != nil {
 				return startRefused(e, err, raw)
+			}
+			if !created && rec.Status == history.StatusRunning {
+				d.announceFollow(rec)
 			}
 			if *detach {
 				fmt.Fprintf(e.stdout, "%s %s\n", rec.WorkflowID, rec.RunID)
@@ -282,7 +285,7 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 		fmt.Fprintf(e.stderr, "wend: not resuming run %s\n", b)
 	}
 	if rep.Resumed > 0 {
-		fmt.Fprintf(e.stderr, "wend: resumed %d unfinished run(s), %d task(s)\n", rep.Resumed, rep.Tasks)
+		fmt.Fprintf(e.stderr, "wend: resumed %s, %s\n", plural(rep.Resumed, "unfinished run"), plural(rep.Tasks, "task"))
 	}
 	if rep.Interrupted > 0 {
 		fmt.Fprintf(e.stderr, "wend: redelivering %d activity call(s) in flight when wend stopped (recorded as interrupted; each is a new attempt)\n",
@@ -342,6 +345,17 @@ func (d *driver) follow(workflowID string) int {
 		return exitFailed
 	}
 	return d.report(rec)
+}
+
+// announceFollow says, when wend run meets an open run of its id (a rerun after a crash or
+// Ctrl-C), that it follows that run and what the run waits for: a retry due in minutes must
+// not look like a hung command.
+func (d *driver) announceFollow(rec history.Run) {
+	waits, err := runWaits(local{server.New(d.eng, d.store), func() error { return nil }}, rec.RunID, time.Now())
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(d.e.stderr, "wend run: %s (run %s) exists with this input: following it, waiting for %s\n", rec.WorkflowID, rec.RunID, waits)
 }
 
 // report prints a closed run's output (or failure) and returns its exit code.

@@ -211,7 +211,7 @@ func reportWorkflows(e *env, ws []server.Workflow) {
 		fmt.Fprintf(e.stderr, "wend: no workflow files found below --workflows\n")
 		return
 	}
-	fmt.Fprintf(e.stderr, "wend: %d registered workflow(s): %s\n", len(ws), strings.Join(names, ", "))
+	fmt.Fprintf(e.stderr, "wend: %s: %s\n", plural(len(ws), "registered workflow"), strings.Join(names, ", "))
 }
 
 // addrConflict refuses --http and --listen given together: both write the same variable, so

@@ -64,7 +64,7 @@ func (d *driver) startSchedules(workflows []server.Workflow) error {
 		<-done
 	}
 	if len(entries) > 0 {
-		fmt.Fprintf(d.e.stderr, "wend: %d schedule(s) running\n", len(entries))
+		fmt.Fprintf(d.e.stderr, "wend: %s running\n", plural(len(entries), "schedule"))
 	}
 	return nil
 }

@@ -38,7 +38,8 @@ then a summary on stderr.
 Flags:
   --plugins also start each declared plugin (the workflow must be valid otherwise), check
             that every activity: exists, and check literal with: inputs against the
-            activity's input schema
+            activity's input schema; warn of an env: NAME not set here (the plugin
+            would get none)
   --target temporal
             also report what cannot run on a Temporal cluster or runs differently there
             (a run_workflow file that cannot be read is an error; a plugin program run

@@ -22,6 +22,10 @@ func checkPlugins(ctx context.Context, e *env, file string, w *spec.Workflow) sp
 	descs := map[string]*plugins.Description{}
 	for _, name := range w.PluginOrder {
 		p := w.Plugins[name]
+		for _, v := range pluginConfig(file, p).UnsetEnv() {
+			ds = append(ds, spec.Diagnostic{File: file, Line: p.Pos.Line, Column: p.Pos.Col, Path: "plugins." + name + ".env",
+				Message: unsetEnvNote(v), Severity: spec.SeverityWarning})
+		}
 		d, err := plugins.DescribeCommand(ctx, pluginConfig(file, p), pluginOptions(e))
 		if err != nil {
 			add(p.Pos, "plugins."+name, "plugin does not start: %v", err)
@@ -67,4 +71,10 @@ func checkPlugins(ctx context.Context, e *env, file string, w *spec.Workflow) sp
 		}
 	})
 	return ds
+}
+
+// unsetEnvNote is what validate --plugins and plugin test say of a name a plugin's env: passes
+// through that is not set where wend runs.
+func unsetEnvNote(name string) string {
+	return fmt.Sprintf("%s is not set here, so the plugin gets none (set it where wend runs, or give a value: %s=VALUE)", name, name)
 }

@@ -18,6 +18,7 @@ type ganttRow struct {
 	Bar    bool   // the step has events; steps never reached have no bar
 	X, W   string // the bar's left edge and width, in percent of the span
 	Failed []ganttTry
+	Waits  []ganttTry // the waits between tries (backoff, or wend down), drawn pale
 }
 
 // ganttTry is a failed try drawn over its step's bar, so a step that completed on its third
@@ -66,6 +67,7 @@ func gantt(run history.Run, steps []runview.Step, acts []runview.Activity, lastE
 			r.Bar, r.X, r.W = true, percent(x), percent(w)
 		}
 		r.Failed = failedTries(s.Path, acts, pct)
+		r.Waits = retryWaits(s.Path, acts, pct)
 		rows = append(rows, r)
 	}
 	return rows, span
@@ -94,6 +96,32 @@ func failedTries(path string, acts []runview.Activity, pct func(time.Time) float
 				title += ": " + runview.ErrorText(at.Error.Type, at.Error.Message)
 			}
 			out = append(out, ganttTry{X: percent(x), W: percent(w), Title: title})
+		}
+	}
+	return out
+}
+
+// retryWaits are the gaps between one try's end and the next try's start of the activities
+// of the step at path: the step's bar spans them, but nothing ran (a backoff, or wend was
+// down), so they must not read as running.
+func retryWaits(path string, acts []runview.Activity, pct func(time.Time) float64) []ganttTry {
+	var out []ganttTry
+	for _, a := range acts {
+		if runview.StaticPath(a.Step) != path {
+			continue
+		}
+		for i := 1; i < len(a.Attempts) && len(out) < maxFailedTries; i++ {
+			prev, next := a.Attempts[i-1], a.Attempts[i]
+			start := next.StartedAt
+			if start.IsZero() {
+				start = next.ScheduledAt
+			}
+			if prev.EndedAt.IsZero() || !start.After(prev.EndedAt) {
+				continue
+			}
+			x := pct(prev.EndedAt)
+			out = append(out, ganttTry{X: percent(x), W: percent(pct(start) - x),
+				Title: fmt.Sprintf("waiting %s before try %d", start.Sub(prev.EndedAt).Round(time.Millisecond), next.Attempt)})
 		}
 	}
 	return out

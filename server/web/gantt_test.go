@@ -14,7 +14,8 @@ import (
 // TestGanttBars places each step's bar in percent of the run's span: a finished step
 // from its start to its end, an unfinished one to the span's end (the run's close or, open,
 // its latest event), an instant one at the minimum width, a step never reached none; a
-// step's failed tries are drawn over its bar, even when the step completed.
+// step's failed tries are drawn over its bar, even when the step completed, and so are the
+// waits between its tries (a backoff is not running).
 func TestGanttBars(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
@@ -35,15 +36,17 @@ func TestGanttBars(t *testing.T) {
 		last time.Time
 		span time.Duration
 		bars [][2]string // X, W per step; "" for none
-		// failed is steps[0]'s failed tries: X, W and title each
-		failed []ganttTry
+		// failed is steps[0]'s failed tries: X, W and title each; waits the gaps between its tries
+		failed, waits []ganttTry
 	}{
 		{"closed", history.Run{StartedAt: at(0), ClosedAt: at(100)}, at(60), 100 * time.Second,
 			[][2]string{{"0.00%", "10.00%"}, {"10.00%", "0.40%"}, {"50.00%", "50.00%"}, {"", ""}},
-			[]ganttTry{{"0.00%", "2.00%", "try 1 failed: Down: gateway down"}, {"4.00%", "2.00%", "try 2 timed out"}}},
+			[]ganttTry{{"0.00%", "2.00%", "try 1 failed: Down: gateway down"}, {"4.00%", "2.00%", "try 2 timed out"}},
+			[]ganttTry{{"2.00%", "2.00%", "waiting 2s before try 2"}, {"6.00%", "1.00%", "waiting 1s before try 3"}}},
 		{"open to its latest event", history.Run{StartedAt: at(0)}, at(80), 80 * time.Second,
 			[][2]string{{"0.00%", "12.50%"}, {"12.50%", "0.40%"}, {"62.50%", "37.50%"}, {"", ""}},
-			[]ganttTry{{"0.00%", "2.50%", "try 1 failed: Down: gateway down"}, {"5.00%", "2.50%", "try 2 timed out"}}},
+			[]ganttTry{{"0.00%", "2.50%", "try 1 failed: Down: gateway down"}, {"5.00%", "2.50%", "try 2 timed out"}},
+			[]ganttTry{{"2.50%", "2.50%", "waiting 2s before try 2"}, {"7.50%", "1.25%", "waiting 1s before try 3"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +61,9 @@ func TestGanttBars(t *testing.T) {
 			}
 			if !slices.Equal(rows[0].Failed, tt.failed) {
 				t.Errorf("failed tries %v, want %v", rows[0].Failed, tt.failed)
+			}
+			if !slices.Equal(rows[0].Waits, tt.waits) {
+				t.Errorf("waits between tries %v, want %v", rows[0].Waits, tt.waits)
 			}
 			for _, r := range rows[1:] {
 				if len(r.Failed) > 0 {
