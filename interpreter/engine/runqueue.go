@@ -84,7 +84,20 @@ func (e *Engine) countRunning(name string, k *keyedRuns) error {
 	if k.counted {
 		return nil
 	}
-	runs, err := e.store.Runs(history.RunFilter{Status: history.StatusRunning})
+	if err := holdersOf(e.store, &e.specs, name, k.holders); err != nil {
+		return err
+	}
+	for _, key := range k.holders {
+		k.running[key]++
+	}
+	k.counted = true
+	return nil
+}
+
+// holdersOf adds to holders the running runs of workflow name that hold a slot of their key,
+// by workflow id: those whose own file declares a key (children are not counted).
+func holdersOf(store history.Store, specs *specCache, name string, holders map[string]string) error {
+	runs, err := store.Runs(history.RunFilter{Status: history.StatusRunning})
 	if err != nil {
 		return err
 	}
@@ -92,22 +105,18 @@ func (e *Engine) countRunning(name string, k *keyedRuns) error {
 		if r.Name != name || r.ParentRunID != "" {
 			continue
 		}
-		evs, err := e.store.Events(r.RunID, 0)
+		evs, err := store.Events(r.RunID, 0)
 		if err != nil || len(evs) == 0 {
 			continue // the run's own check reports it
 		}
-		st, w, err := e.specs.started(evs[0])
+		st, w, err := specs.started(evs[0])
 		if err != nil || w.Concurrency == nil {
 			continue
 		}
-		key, err := keyOf(w, st)
-		if err != nil {
-			continue
+		if key, err := keyOf(w, st); err == nil {
+			holders[r.WorkflowID] = key
 		}
-		k.holders[r.WorkflowID] = key
-		k.running[key]++
 	}
-	k.counted = true
 	return nil
 }
 
@@ -391,7 +400,7 @@ func (e *Engine) QueuedRuns() int64 { return e.queue.n.Load() }
 type queuedError struct{ rec history.Run }
 
 func (q *queuedError) Error() string {
-	return fmt.Sprintf("run %s of %q is queued behind its concurrency key and takes input once it starts: %v", q.rec.RunID, q.rec.WorkflowID, ErrQueued)
+	return fmt.Sprintf("run %s of %q is queued under its workflow's concurrency key: it takes signals once it starts", q.rec.RunID, q.rec.WorkflowID)
 }
 
 func (q *queuedError) Unwrap() error { return ErrQueued }
@@ -440,4 +449,50 @@ func (e *Engine) startedOrQueued(rec history.Run) (history.Started, error) {
 		return history.Started{}, fmt.Errorf("run %s of %q was %s while queued, before it started: %w", rec.RunID, rec.WorkflowID, rec.ClosedReason, ErrIDTaken)
 	}
 	return e.started(rec.RunID)
+}
+
+// StoredQueue says what the queued run rec waits for, from the store alone (a reader with no
+// engine: wend show over a database no process drives). false when rec is not queued.
+func StoredQueue(store history.Store, rec history.Run) (QueueInfo, bool, error) {
+	if rec.Status != history.StatusQueued {
+		return QueueInfo{}, false, nil
+	}
+	tasks, err := store.Tasks()
+	if d := (*history.DamagedTasksError)(nil); errors.As(err, &d) {
+		err = nil
+	}
+	if err != nil {
+		return QueueInfo{}, false, err
+	}
+	var mine *queuedStart
+	var same []queuedStart
+	for _, t := range tasks {
+		var qs queuedStart
+		if t.Kind != history.TaskQueued || json.Unmarshal(t.Data, &qs) != nil {
+			continue
+		}
+		if t.RunID == rec.RunID {
+			mine = &qs
+		}
+		same = append(same, qs)
+	}
+	if mine == nil {
+		return QueueInfo{}, false, nil
+	}
+	qi := QueueInfo{Key: mine.Key, Limit: mine.Limit, Position: 1}
+	for _, qs := range same {
+		if qs.Workflow == mine.Workflow && qs.Key == mine.Key && qs.Order < mine.Order {
+			qi.Position++
+		}
+	}
+	holders := map[string]string{}
+	if err := holdersOf(store, &specCache{}, mine.Workflow, holders); err != nil {
+		return QueueInfo{}, false, err
+	}
+	for _, key := range holders {
+		if key == mine.Key {
+			qi.Running++
+		}
+	}
+	return qi, true, nil
 }
