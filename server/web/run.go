@@ -19,23 +19,23 @@ import (
 // the export does not hold: the step tree, the waits and the live state.
 type runView struct {
 	uiPage
-	Run      history.Run
-	Doc      *export.Document
-	DocErr   string // the view could not be built; the raw events are still shown
+	Run    history.Run
+	Doc    *export.Document
+	DocErr string // the view could not be built; the raw events are still shown
 	// Queue says what a queued run waits for; Unstarted marks a run with no history (queued,
 	// or closed while queued).
 	Queue     string
 	Unstarted bool
-	Steps    []runview.Step
-	Waits    []runview.Wait
-	State    json.RawMessage // the run's public state now (runview's Live)
-	StateErr string
-	RetryOf  string // the failed run this run retries
-	Events   []history.Event
-	URL      string // this run's page
-	LiveURL  string
-	Version  string
-	Actions  []runAction // those valid for the run's status (validActions)
+	Steps     []runview.Step
+	Waits     []runview.Wait
+	State     json.RawMessage // the run's public state now (runview's Live)
+	StateErr  string
+	RetryOf   string // the failed run this run retries
+	Events    []history.Event
+	URL       string // this run's page
+	LiveURL   string
+	Version   string
+	Actions   []runAction // those valid for the run's status (validActions)
 	// SignalNames are the names the signal form offers (signalNames); Declared: the
 	// workflow declares its signals, so the form offers only those.
 	SignalNames []string
