@@ -19,23 +19,19 @@ import (
 // the export does not hold: the step tree, the waits and the live state.
 type runView struct {
 	uiPage
-	Run    history.Run
-	Doc    *export.Document
-	DocErr string // the view could not be built; the raw events are still shown
-	// Queue says what a queued run waits for; Unstarted marks a run with no history (queued,
-	// or closed while queued).
-	Queue     string
-	Unstarted bool
-	Steps     []runview.Step
-	Waits     []runview.Wait
-	State     json.RawMessage // the run's public state now (runview's Live)
-	StateErr  string
-	RetryOf   string // the failed run this run retries
-	Events    []history.Event
-	URL       string // this run's page
-	LiveURL   string
-	Version   string
-	Actions   []runAction // those valid for the run's status (validActions)
+	Run      history.Run
+	Doc      *export.Document
+	DocErr   string // the view could not be built; the raw events are still shown
+	Steps    []runview.Step
+	Waits    []runview.Wait
+	State    json.RawMessage // the run's public state now (runview's Live)
+	StateErr string
+	RetryOf  string // the failed run this run retries
+	Events   []history.Event
+	URL      string // this run's page
+	LiveURL  string
+	Version  string
+	Actions  []runAction // those valid for the run's status (validActions)
 	// SignalNames are the names the signal form offers (signalNames); Declared: the
 	// workflow declares its signals, so the form offers only those.
 	SignalNames []string
@@ -114,9 +110,6 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	v.params = r.URL.Query()
 	v.LiveURL = v.liveURL()
 	v.Version = fmt.Sprintf("%d-%s", p.Run.LastSeq, p.Run.Status)
-	if p.Run.NeverStarted() {
-		return u.unstartedView(v, p.Run)
-	}
 	view, err := runview.Fold(p.Run, p.Events)
 	if err == nil {
 		v.Doc, err = export.FromView(view)
@@ -174,22 +167,4 @@ func safeName(s string) string {
 		}
 	}
 	return string(out)
-}
-
-// unstartedView is the page of a run with no history: what it waits for while queued.
-func (u *UI) unstartedView(v *runView, run history.Run) (*runView, error) {
-	v.Unstarted = true
-	newest := run.RunID
-	if n, err := u.s.Resolve(run.WorkflowID); err == nil {
-		newest = n.RunID
-	}
-	v.Actions = validActions(run, nil, newest)
-	q, ok, err := u.s.Queue(run)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		v.Queue = q.String()
-	}
-	return v, nil
 }
