@@ -82,7 +82,7 @@ func CheckStatus(status string) error {
 	if status == "" || slices.Contains(RunStatuses, status) {
 		return nil
 	}
-	return errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("unknown status %q (want running, completed, failed, cancelled or continued)", status))
+	return errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("unknown status %q (want running, completed, failed, cancelled, continued or queued)", status))
 }
 
 func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {

@@ -124,6 +124,7 @@ func runRun(e *env, args []string) int {
 			if err != nil {
 				return startRefused(e, err, raw)
 			}
+			sayQueued(e, d.eng, rec)
 			if *detach {
 				fmt.Fprintf(e.stdout, "%s %s\n", rec.WorkflowID, rec.RunID)
 				return exitOK

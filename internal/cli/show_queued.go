@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
 )
 
@@ -28,4 +29,17 @@ func unstartedText(d runview.Detail) string {
 	fmt.Fprintf(&b, "status    %s (%s while queued, at %s: it never started, so it has no history)\n",
 		r.Status, r.ClosedReason, r.ClosedAt.UTC().Format(time.RFC3339))
 	return b.String()
+}
+
+// sayQueued tells on stderr that a run just started waits queued, and for what.
+func sayQueued(e *env, eng *engine.Engine, rec history.Run) {
+	if rec.Status != history.StatusQueued {
+		return
+	}
+	what := "a place under its concurrency key"
+	if qi, ok := eng.Queued(rec.WorkflowID); ok {
+		what = runview.Queue(qi).String()
+	}
+	fmt.Fprintf(e.stderr, "wend: run %s of %s waits %s; it starts when a run of its key closes\n",
+		rec.RunID, printable(rec.WorkflowID, ""), what)
 }
