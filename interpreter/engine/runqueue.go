@@ -367,16 +367,12 @@ func compareOrder(a, b uint64) int {
 	return 0
 }
 
-// QueueInfo says what a queued run waits for.
+// QueueInfo says what a queued run waits for (runview.Queue shows it).
 type QueueInfo struct {
 	Key      string `json:"key"`
 	Limit    int    `json:"limit"`
 	Running  int    `json:"running"`  // runs of the key holding a slot now
 	Position int    `json:"position"` // 1 for the first queued run of the key
-}
-
-func (qi QueueInfo) String() string {
-	return fmt.Sprintf("queued: %d of %d running for key %s (position %d)", qi.Running, qi.Limit, qi.Key, qi.Position)
 }
 
 // Queued says what the queued run of a workflow id waits for; false when it has none.
