@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -65,4 +66,33 @@ func TestConcurrencyKeyOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzConcurrencyKey: whatever a run's input holds, its key is text within the bound or an
+// error naming the key's line; never a panic.
+func FuzzConcurrencyKey(f *testing.F) {
+	for _, s := range []string{`{"c": "ann"}`, `{"c": 1e308}`, `{"c": null}`, `{"c": {"a": [1]}}`, `[]`, `"x"`, `{"c": true}`} {
+		f.Add(s)
+	}
+	src := "wend: v1\nname: pay\nconcurrency: {key: \"${{ input.c }}\"}\nsteps: [{delay: 1s}]\n"
+	w, ds := Load("pay.wend.yaml", []byte(src))
+	if ds.HasErrors() {
+		f.Fatal(ds.Error())
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var input any
+		if json.Unmarshal([]byte(raw), &input) != nil {
+			return
+		}
+		key, err := w.Concurrency.KeyOf("pay.wend.yaml", "wf", "run", input)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "pay.wend.yaml:3: concurrency.key: ") {
+				t.Fatalf("error %q does not name the key's line", err)
+			}
+			return
+		}
+		if len(key) > MaxConcurrencyKeyBytes {
+			t.Fatalf("key of %d bytes", len(key))
+		}
+	})
 }
