@@ -27,6 +27,9 @@ func Check(r Run, events []Event) []Problem {
 	add := func(seq uint64, format string, args ...any) {
 		ps = append(ps, Problem{r.RunID, seq, fmt.Sprintf(format, args...)})
 	}
+	if len(events) == 0 && r.NeverStarted() {
+		return nil // a queued run's history begins when it starts
+	}
 	if len(events) == 0 {
 		add(0, "no events")
 		return ps

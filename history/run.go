@@ -9,6 +9,9 @@ const (
 	StatusFailed    = "failed"
 	StatusCancelled = "cancelled"
 	StatusContinued = "continued"
+	// StatusQueued is a run over its workflow's concurrency limit for its key: its start is
+	// recorded (the record and a queued task) but it has no events until it starts.
+	StatusQueued = "queued"
 )
 
 // Closed reasons, finer than the status (a timed-out run has status failed).
@@ -38,8 +41,14 @@ type Run struct {
 	LastSeq      uint64    `json:"last_seq"`
 }
 
-// Open reports whether the run has not closed yet.
-func (r Run) Open() bool { return r.Status == StatusRunning }
+// Open reports whether the run has not closed yet: it runs, or waits queued to start.
+func (r Run) Open() bool { return r.Status == StatusRunning || r.Status == StatusQueued }
+
+// NeverStarted reports whether the run has no history because it never left the queue: it
+// is queued, or was cancelled or terminated while queued.
+func (r Run) NeverStarted() bool {
+	return r.LastSeq == 0 && (r.Status == StatusQueued || r.Status == StatusCancelled)
+}
 
 // ClosedBy maps a terminal event to the status and closed reason of the run it closes. The
 // event's payload can refine the reason (compensation_failed), which its type alone cannot say.

@@ -14,6 +14,7 @@ const (
 	TaskTimer    TaskKind = "timer"    // fire a timer of a run
 	TaskChild    TaskKind = "child"    // start a child run
 	TaskWait     TaskKind = "wait"     // wait for another workflow to close
+	TaskQueued   TaskKind = "queued"   // start a run queued by its concurrency key
 )
 
 // Task is durable work the engine owes a run, written in the same transaction as the event

@@ -27,6 +27,8 @@ type Detail struct {
 	Signals  []history.Signal `json:"pending_signals"`
 	Failures []FailureAt      `json:"failures"`
 	Events   []history.Event  `json:"events"`
+	// Queue says what a queued run waits for; absent for any other run.
+	Queue *Queue `json:"queue,omitempty"`
 }
 
 // FailureAt is a failure recorded in the history, as recorded, with the event that recorded it.

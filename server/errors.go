@@ -26,6 +26,7 @@ const (
 	CodeTooLarge     = "too_large"        // a run's input or a signal's data over 2 MiB
 	CodeLimit        = "limit_reached"    // the run holds 5,000 unconsumed signals; this one was not recorded
 	CodeIDTaken      = "id_taken"         // start: the workflow id's run started with other input
+	CodeQueued       = "queued"           // the run waits, queued under its concurrency key: it takes no signal yet
 	CodeInternal     = "internal"
 	// CodeUnauthorized (401) and CodeForbidden (403) are the TCP listener's guard's, declared
 	// in auth.go beside the model they belong to.
@@ -57,6 +58,7 @@ var sentinels = []struct {
 	{engine.ErrTooLarge, CodeTooLarge},
 	{engine.ErrSignalLimit, CodeLimit},
 	{engine.ErrIDTaken, CodeIDTaken},
+	{engine.ErrQueued, CodeQueued},
 	{spec.ErrUndeclaredSignal, CodeUnknownSignal},
 	{spec.ErrSignalData, CodeBadSignal},
 	{engine.ErrStopped, CodeStopped},
@@ -84,6 +86,7 @@ var statuses = map[string]int{
 	CodeNotFound:      http.StatusNotFound,
 	CodeRunClosed:     http.StatusConflict,
 	CodeBlocked:       http.StatusConflict,
+	CodeQueued:        http.StatusConflict,
 	CodeNotRetryable:  http.StatusConflict,
 	CodeUnsupported:   http.StatusNotImplemented,
 	CodeStopped:       http.StatusServiceUnavailable,

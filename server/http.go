@@ -74,14 +74,15 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 // RunStatuses are the statuses a run can have, in the order lists and metrics show them.
-var RunStatuses = []string{history.StatusRunning, history.StatusCompleted, history.StatusFailed, history.StatusCancelled, history.StatusContinued}
+var RunStatuses = []string{history.StatusRunning, history.StatusCompleted, history.StatusFailed, history.StatusCancelled, history.StatusContinued,
+	history.StatusQueued}
 
 // CheckStatus refuses a status filter no run can have, so a typo is an error, not an empty list.
 func CheckStatus(status string) error {
 	if status == "" || slices.Contains(RunStatuses, status) {
 		return nil
 	}
-	return errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("unknown status %q (want running, completed, failed, cancelled or continued)", status))
+	return errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("unknown status %q (want running, completed, failed, cancelled, continued or queued)", status))
 }
 
 func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {

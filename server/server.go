@@ -132,6 +132,9 @@ func (s *Server) Show(id string) (RunDetail, error) {
 	if err != nil {
 		return RunDetail{}, err
 	}
+	if p.Run.NeverStarted() {
+		return s.unstarted(p.Run)
+	}
 	return runview.DetailOf(p.Run, p.Events), nil
 }
 

@@ -47,6 +47,10 @@ type Workflow struct {
 	// plugin.activity (limit.go); nil when the file declares none.
 	Limits     map[string]*Limit
 	LimitOrder []string // limited activities in file order
+
+	// Concurrency bounds the runs of this workflow at once by key (concurrency.go); nil when
+	// the file declares none.
+	Concurrency *Concurrency
 }
 
 // Plugin is a declared activity plugin.

@@ -18,6 +18,8 @@ type scope struct {
 	vars   []string        // names this level adds
 	avail  map[string]bool // step ids this level adds; read only while the scope is in use
 	signal *SignalDecl     // the declared signal whose data signal (and output) hold here
+	// keyOnly limits the names to input and run: a concurrency key is known before any step.
+	keyOnly bool
 }
 
 // signalDecl is the declared signal in scope: set in the `set` of a wait_for_signal step
@@ -65,6 +67,9 @@ func (sc *scope) availSteps() []string {
 // checked by checkStepRefs with better messages, and a typed map of every available step
 // made each compile cost grow with the number of steps before it.
 func (sc *scope) env() types.Map {
+	if sc.keyOnly {
+		return types.Map{"input": types.Any, "run": types.Map{"workflow_id": types.String, "run_id": types.String}}
+	}
 	env := types.Map{
 		"input": types.Any,
 		"state": types.Any,

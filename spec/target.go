@@ -49,6 +49,10 @@ func CheckTarget(w *Workflow, target string) Diagnostics {
 		add(SeverityWarning, w.Limits[name].Pos, limitPath(name),
 			"on Temporal the limit on %s is not enforced: the workers' --max-activities bounds their calls, and Temporal's task queue rate limits bound a whole queue, not one activity", name)
 	}
+	if cc := w.Concurrency; cc != nil {
+		add(SeverityWarning, cc.Pos, "concurrency",
+			"on Temporal the concurrency key is not enforced: every run starts at once, whatever runs of its key are open; bound them with a workflow id per key (a second start of an open id is refused) or run this workflow on wend's own engine")
+	}
 	for i, sc := range w.Schedules {
 		add(SeverityInfo, sc.Pos, fmt.Sprintf("schedules[%d]", i),
 			"schedule %s is fired by 'wend serve' from its database, not by the Temporal cluster; on Temporal create a Temporal schedule that starts wend.v1", sc.ID)

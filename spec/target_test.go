@@ -28,6 +28,7 @@ func TestCheckTargetTemporal(t *testing.T) {
 		{"env passthrough", "plugins:\n  p: {command: [/usr/bin/p], env: [TOKEN, A=b]}\nsteps:\n  - activity: p.x\n", []string{"warning plugins.p.env"}},
 		{"wait for workflow", "steps:\n  - wait_for_workflow: other\n", []string{"info steps[0]"}},
 		{"schedules", "schedules:\n  - {id: a, every: 1h}\n  - {id: b, cron: \"@daily\"}\nsteps:\n  - delay: 1s\n", []string{"info schedules[0]", "info schedules[1]"}},
+		{"concurrency key", "concurrency: {key: \"${{ input.customer }}\", limit: 2}\nsteps:\n  - delay: 1s\n", []string{"warning concurrency"}},
 		{"shard too big for Temporal", "plugins:\n  p: /usr/bin/p\nsteps:\n  - for_each: \"${{ input.l }}\"\n    shard: 10000\n    steps: [{activity: p.x}]\n",
 			[]string{"warning steps[0].shard"}},
 		{"shard that fits Temporal", "plugins:\n  p: /usr/bin/p\nsteps:\n  - for_each: \"${{ input.l }}\"\n    shard: 9000\n    steps: [{activity: p.x}]\n", nil},

@@ -245,7 +245,12 @@ func runRemote(e *env, c *client, req engine.StartRequest, detach bool) int {
 	if err != nil {
 		return startRefused(e, err, req.Input)
 	}
-	fmt.Fprintf(e.stderr, "wend: the database is held by wend pid %d; run %s of %s runs there\n", c.pid, st.Run.RunID, st.Run.WorkflowID)
+	if st.Run.Status == history.StatusQueued {
+		fmt.Fprintf(e.stderr, "wend: the database is held by wend pid %d; run %s of %s waits there, queued under its concurrency key (wend show %s says for what)\n",
+			c.pid, st.Run.RunID, st.Run.WorkflowID, st.Run.WorkflowID)
+	} else {
+		fmt.Fprintf(e.stderr, "wend: the database is held by wend pid %d; run %s of %s runs there\n", c.pid, st.Run.RunID, st.Run.WorkflowID)
+	}
 	if detach {
 		fmt.Fprintf(e.stdout, "%s %s\n", st.Run.WorkflowID, st.Run.RunID)
 		return exitOK

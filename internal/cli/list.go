@@ -27,7 +27,7 @@ nothing.
 
 Flags:
   --status S             only runs with status S: running, completed, failed, cancelled,
-                         continued
+                         continued, queued (waiting under a concurrency key)
   --workflow ID          only the runs of workflow id ID (continue-as-new makes several)
   --name NAME            only runs of the workflow named NAME (the spec's name:), exact
   --q TEXT               only runs whose workflow id or run id contains TEXT, in any case

@@ -127,6 +127,7 @@ func runRun(e *env, args []string) int {
 			if !created && rec.Status == history.StatusRunning {
 				d.announceFollow(rec)
 			}
+			sayQueued(e, d.eng, rec)
 			if *detach {
 				fmt.Fprintf(e.stdout, "%s %s\n", rec.WorkflowID, rec.RunID)
 				return exitOK

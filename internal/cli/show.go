@@ -67,6 +67,10 @@ func runShow(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s\n", out)
 		return exitOK
 	}
+	if d.Run.NeverStarted() {
+		fmt.Fprint(e.stdout, printable(unstartedText(d), "\n\t"))
+		return exitOK
+	}
 	// The export is a function of the record and events, so building it here from the detail
 	// gives what 'wend history' gets from the server, and the waits below come from the same
 	// snapshot of the history.

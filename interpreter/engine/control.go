@@ -76,6 +76,12 @@ var errDuplicateSignal = errors.New("a resend of a signal already recorded")
 // Terminate stops the open run of a workflow id at once: no compensation, no on_cancel.
 func (e *Engine) Terminate(ctx context.Context, workflowID, reason string) error {
 	lr, err := e.openRun(workflowID)
+	if q := (*queuedError)(nil); errors.As(err, &q) {
+		if done, err := e.cancelQueued(ctx, q.rec, true); done || err != nil {
+			return err
+		}
+		lr, err = e.openRun(workflowID) // it started meanwhile
+	}
 	if err != nil {
 		return fmt.Errorf("terminate %s: %w", workflowID, err)
 	}
@@ -85,6 +91,12 @@ func (e *Engine) Terminate(ctx context.Context, workflowID, reason string) error
 // Cancel cancels the open run of a workflow id.
 func (e *Engine) Cancel(ctx context.Context, workflowID, reason string) error {
 	lr, err := e.openRun(workflowID)
+	if q := (*queuedError)(nil); errors.As(err, &q) {
+		if done, err := e.cancelQueued(ctx, q.rec, false); done || err != nil {
+			return err
+		}
+		lr, err = e.openRun(workflowID) // it started meanwhile
+	}
 	if err != nil {
 		return fmt.Errorf("cancel %s: %w", workflowID, err)
 	}
@@ -105,6 +117,9 @@ func (e *Engine) openRun(workflowID string) (*liveRun, error) {
 	}
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("no workflow %q: %w", workflowID, history.ErrNotFound)
+	}
+	if runs[0].Status == history.StatusQueued {
+		return nil, &queuedError{runs[0]}
 	}
 	if runs[0].Open() {
 		return nil, fmt.Errorf("run %s of %q is not driven by this engine: %w", runs[0].RunID, workflowID, ErrBlocked)
@@ -135,6 +150,12 @@ func (e *Engine) WaitClosed(ctx context.Context, workflowID string) (history.Run
 			}
 			if !runs[0].Open() {
 				return runs[0], nil
+			}
+			if runs[0].Status == history.StatusQueued && stopped == nil {
+				if err := e.awaitQueued(ctx, runs[0]); err != nil {
+					return history.Run{}, err
+				}
+				continue
 			}
 			if stopped != nil {
 				return runs[0], stopped

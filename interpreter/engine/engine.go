@@ -107,6 +107,7 @@ type Engine struct {
 	idle         idleStats    // evictions and rebuilds (idle.go)
 	specs        specCache    // parsed specs of replayed runs (specs.go)
 	limits       limits       // the activities' limits (limits.go)
+	queue        runQueue     // runs by concurrency key, and the queued ones (runqueue.go)
 }
 
 type liveRun struct {

@@ -210,7 +210,7 @@ func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 	for _, lr := range e.liveRuns("") {
 		e.evictAtRecover(lr) // the runs replayed above that only wait
 	}
-	return rep, nil
+	return rep, e.loadQueue(tasks)
 }
 
 // storedTasks reads the store's tasks. Damaged records are set aside: logged, counted

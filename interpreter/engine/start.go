@@ -80,8 +80,20 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	st := history.Started{WorkflowID: req.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: req.SpecFile,
 		SpecSource: req.Source, SpecSHA256: sum, ExecutionStarted: e.clock.Now(),
 		Rules: history.RulesCurrent}
+	giveBack := func() {}
+	if w.Concurrency != nil {
+		queued, release, err := e.slotOrQueue(ctx, w, st)
+		if err != nil {
+			return history.Run{}, false, err
+		}
+		if queued != nil {
+			return *queued, true, nil
+		}
+		giveBack = release
+	}
 	lr, evs, err := e.newRun(w, st)
 	if err != nil {
+		giveBack()
 		return history.Run{}, false, err
 	}
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}}
@@ -89,6 +101,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	slots := e.reserveDispatch(&c, w.Limits)
 	if err := e.store.Commit(ctx, c); err != nil {
 		slots.release(e)
+		giveBack()
 		if storeRefused(err) { // this run's content: nothing was written, and the engine goes on
 			return history.Run{}, false, fmt.Errorf("start %s: %w", req.SpecFile, err)
 		}
@@ -303,6 +316,7 @@ func (e *Engine) closed(lr *liveRun) {
 	refs := e.waits[rec.WorkflowID]
 	delete(e.waits, rec.WorkflowID)
 	e.mu.Unlock()
+	e.releaseSlot(rec.Name, rec.WorkflowID) // a continued run keeps it for the next run
 	for _, ch := range chans {
 		close(ch)
 	}
@@ -364,7 +378,7 @@ func (e *Engine) outcomeEvent(rec history.Run, step string, ok, failed history.E
 // The input compared is the first run's: continue_as_new gives later runs their own.
 func (e *Engine) sameStart(runs []history.Run, input json.RawMessage) error {
 	first := runs[len(runs)-1] // newest first
-	st, err := e.started(first.RunID)
+	st, err := e.startedOrQueued(first)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ var (
 	descCallsWaiting = metricDesc("wend_activity_calls_waiting", "Activity tries due now that wait for a free call slot; their try has not started.", "limit")
 	descLimitRunning = metricDesc("wend_activity_limit_running", "Tries of an activity a workflow's limits: bound, admitted and not ended yet.", "activity")
 	descLimitWaiting = metricDesc("wend_activity_limit_waiting", "Tries of an activity a workflow's limits: bound, waiting for the limit; their try has not started.", "activity")
+	descRunsQueued   = metricDesc("wend_runs_queued", "Runs waiting, queued, for a place under their workflow's concurrency key; they have not started.")
 	descEngineUp     = metricDesc("wend_engine_up", "1 while the engine drives runs, 0 after it stopped (or when none runs here).")
 	descPlugProcs    = metricDesc("wend_plugin_processes", "Plugin processes alive.")
 	descPlugStarts   = metricDesc("wend_plugin_starts_total", "Plugin processes started since this process began.")
@@ -238,6 +239,7 @@ func (c *collector) engine(gauge func(*prometheus.Desc, int, ...string), counter
 			gauge(descLimitRunning, ls.Running, name)
 			gauge(descLimitWaiting, ls.Waiting, name)
 		}
+		gauge(descRunsQueued, int(e.QueuedRuns()))
 		if e.Err() == nil {
 			up = 1
 		}

@@ -46,6 +46,11 @@ type runView struct {
 	Gantt []ganttRow
 	Span  time.Duration
 	view  *runview.View // nil when DocErr says why
+
+	// Queue says what a queued run waits for; Unstarted marks a run with no history (queued,
+	// or closed while queued).
+	Queue     string
+	Unstarted bool
 }
 
 // StepName names a step path for a person (runview.StepName); pages keep the path in a title.
@@ -110,6 +115,9 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	v.params = r.URL.Query()
 	v.LiveURL = v.liveURL()
 	v.Version = fmt.Sprintf("%d-%s", p.Run.LastSeq, p.Run.Status)
+	if p.Run.NeverStarted() {
+		return u.unstartedView(v, p.Run)
+	}
 	view, err := runview.Fold(p.Run, p.Events)
 	if err == nil {
 		v.Doc, err = export.FromView(view)
@@ -167,4 +175,22 @@ func safeName(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// unstartedView is the page of a run with no history: what it waits for while queued.
+func (u *UI) unstartedView(v *runView, run history.Run) (*runView, error) {
+	v.Unstarted = true
+	newest := run.RunID
+	if n, err := u.s.Resolve(run.WorkflowID); err == nil {
+		newest = n.RunID
+	}
+	v.Actions = validActions(run, nil, newest)
+	q, ok, err := u.s.Queue(run)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		v.Queue = q.String()
+	}
+	return v, nil
 }
