@@ -40,11 +40,15 @@ func (s *Store) Check() ([]string, error) {
 		add("%s: %v", s.path, err)
 		return problems, nil
 	}
-	err := s.view("check database", func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			add("bbolt: %v", err)
-		}
-		return nil
+	// On the file's own pages, as the walk: a store opened for reading holds the log's
+	// records in a write transaction it never commits.
+	err := guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			for err := range tx.Check() {
+				add("bbolt: %v", err)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		// A panic the bbolt check did not catch itself (the store is usable, the file is not).

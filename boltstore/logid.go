@@ -68,6 +68,9 @@ func (s *Store) checkLogPresent(accept bool) ([]byte, error) {
 	case !errors.Is(rerr, os.ErrNotExist):
 		what = fmt.Sprintf("cannot be read (%v)", rerr)
 	}
+	if accept && s.readOnly {
+		return nil, errLogLossToRecord
+	}
 	if accept {
 		return nil, s.recordLogLoss(dir, what)
 	}

@@ -97,5 +97,8 @@ func (s *Store) usable() error {
 	if s.closed.Load() {
 		return errors.New("database is closed")
 	}
+	if s.readOnly {
+		return ErrReadOnly
+	}
 	return s.Err()
 }
