@@ -68,12 +68,22 @@ func (s *Store) Check() ([]string, error) {
 		}
 	}
 	problems = append(problems, s.checkIndexAndTasks()...)
-	if note, err := s.logLoss(); err != nil {
+	if note, ack, err := s.logLoss(); err != nil {
 		add("%v", err)
-	} else if note != "" {
-		add("%s: behind what was acknowledged: %s; restore a backup taken before the loss if you have one, and rerun what those commits recorded", s.path, note)
+	} else if note != "" && ack == "" {
+		add("%s: behind what was acknowledged: %s; restore a backup taken before the loss if you have one, and rerun what those commits recorded; then run wend check --acknowledge-log-loss to record that you know (check reports it as a note from then on)", s.path, note)
 	}
 	return problems, nil
+}
+
+// CheckNotes are what Check found that is no problem but the operator should know: a log
+// loss that was acknowledged.
+func (s *Store) CheckNotes() ([]string, error) {
+	note, ack, err := s.logLoss()
+	if err != nil || note == "" || ack == "" {
+		return nil, err
+	}
+	return []string{fmt.Sprintf("%s: behind what was acknowledged: %s; %s", s.path, note, ack)}, nil
 }
 
 // runIDs lists every run id that has a record or events.
