@@ -156,7 +156,6 @@ func (s *Store) checkIndexAndTasks() []string {
 		seen := map[string]bool{}
 		heads := map[string]uint64{}
 		entries := map[string]uint64{}
-		framed := map[string]bool{}
 		err := forEach(tx.Bucket(bucketWorkflows), func(k, v []byte) error {
 			wf, id, ok := splitWorkflowKey(k)
 			switch {
@@ -173,14 +172,12 @@ func (s *Store) checkIndexAndTasks() []string {
 				return nil
 			}
 			entries[wf]++
-			legacy, err := readIndexEntry(k, v)
-			if err != nil {
+			if err := readIndexEntry(k, v); err != nil {
 				add("workflow index: %s -> run %s: %v", wf, id, err)
 			}
-			framed[wf] = framed[wf] || !legacy
 			var r history.Run
 			rv := runs.Get([]byte(id))
-			body, _, err := unframe([]byte(id), rv)
+			body, err := unframe([]byte(id), rv)
 			if rv == nil || err != nil || json.Unmarshal(body, &r) != nil || r.WorkflowID != wf {
 				add("workflow index: %s -> run %s does not match a run record", wf, id)
 			}
@@ -193,7 +190,7 @@ func (s *Store) checkIndexAndTasks() []string {
 		for wf, n := range entries {
 			if h, ok := heads[wf]; ok && h != n {
 				add("workflow index: %q counts %d run(s), %d indexed", wf, h, n)
-			} else if !ok && framed[wf] {
+			} else if !ok {
 				add("workflow index: %q has no head", wf)
 			}
 		}

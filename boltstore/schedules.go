@@ -26,7 +26,7 @@ func (s *Store) ScheduleStates() (map[string][]byte, error) {
 				return nil
 			}
 			return forEach(b, func(k, v []byte) error {
-				body, _, err := unframe(k, v)
+				body, err := unframe(k, v)
 				if err != nil {
 					return fmt.Errorf("schedule %q: %w", k, err)
 				}
