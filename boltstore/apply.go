@@ -99,9 +99,8 @@ func apply(tx *bolt.Tx, p *prepared) error {
 	runs, events, wfs := tx.Bucket(bucketRuns), tx.Bucket(bucketEvents), tx.Bucket(bucketWorkflows)
 	for _, r := range p.runs {
 		// Most commits append events and leave the record as it is: then it is not rewritten,
-		// which spares a page write in every step's commit. A record without a checksum (written
-		// before records had one), with a last_seq (written before it was left out) or damaged
-		// differs, and is rewritten.
+		// which spares a page write in every step's commit. A damaged record differs, and is
+		// rewritten.
 		if old := runs.Get(r.id); !bytes.Equal(old, r.record) {
 			if err := reindex(wfs, old, r); err != nil {
 				return fmt.Errorf("run %s: %w", r.id, err)
@@ -138,7 +137,7 @@ func apply(tx *bolt.Tx, p *prepared) error {
 }
 
 // reindex keeps the workflow index pointing at the run's current workflow id; old is the
-// stored record, nil for a new run. A legacy entry (no checksum) is framed on the way.
+// stored record, nil for a new run. A damaged entry is framed again on the way.
 func reindex(wfs *bolt.Bucket, old []byte, r preparedRun) error {
 	if old != nil {
 		var prev struct {
@@ -146,8 +145,8 @@ func reindex(wfs *bolt.Bucket, old []byte, r preparedRun) error {
 		}
 		// A damaged record's workflow id is a guess; a stale entry left by a wrong guess is
 		// what wend check reports.
-		body, legacy, _ := unframe(r.id, old)
-		sound := body != nil && !legacy
+		body, _ := unframe(r.id, old)
+		sound := body != nil
 		if body == nil && len(old) > frameHeader {
 			body = old[frameHeader:]
 		}
@@ -159,7 +158,7 @@ func reindex(wfs *bolt.Bucket, old []byte, r preparedRun) error {
 		}
 		if err == nil && prev.WorkflowID == r.u.Run.WorkflowID {
 			if v := wfs.Get(r.wfKey); v != nil {
-				if legacy, err := readIndexEntry(r.wfKey, v); err == nil && !legacy {
+				if readIndexEntry(r.wfKey, v) == nil {
 					return nil // already indexed
 				}
 			}
@@ -172,7 +171,7 @@ func reindex(wfs *bolt.Bucket, old []byte, r preparedRun) error {
 			}
 		}
 	}
-	delta := 0 // a legacy or damaged entry is framed; the head is made sound too
+	delta := 0 // a damaged entry is framed again; the head is made sound too
 	if wfs.Get(r.wfKey) == nil {
 		delta = 1
 	}
@@ -183,8 +182,8 @@ func reindex(wfs *bolt.Bucket, old []byte, r preparedRun) error {
 }
 
 // countIndex moves the head of a workflow's index entries by delta, after the entry was put or
-// deleted. A workflow without a sound head (a legacy index, a damaged head) is counted afresh,
-// and its legacy entries are framed.
+// deleted. A workflow without a sound head (a damaged one) is counted afresh, and its damaged
+// entries are framed again.
 func countIndex(wfs *bolt.Bucket, workflowID string, delta int) error {
 	prefix := workflowPrefix(workflowID)
 	if v := wfs.Get(prefix); v != nil {
@@ -193,18 +192,18 @@ func countIndex(wfs *bolt.Bucket, workflowID string, delta int) error {
 		}
 	}
 	var n uint64
-	var legacy [][]byte
+	var bad [][]byte
 	c := wfs.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if len(k) == len(prefix) {
 			continue // the head
 		}
 		n++
-		if old, err := readIndexEntry(k, v); old || err != nil {
-			legacy = append(legacy, bytes.Clone(k))
+		if readIndexEntry(k, v) != nil {
+			bad = append(bad, bytes.Clone(k))
 		}
 	}
-	for _, k := range legacy {
+	for _, k := range bad {
 		if err := wfs.Put(k, indexEntry(k)); err != nil {
 			return err
 		}

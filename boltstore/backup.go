@@ -37,6 +37,9 @@ func (s *Store) WriteBackup(w io.Writer, size func(int64)) (int64, error) {
 	if s.closed.Load() {
 		return 0, fmt.Errorf("backup: %w", history.ErrClosed)
 	}
+	if s.readOnly { // the file may lack the log's records, which only a checkpoint puts there
+		return 0, fmt.Errorf("backup: %w", ErrReadOnly)
+	}
 	if err := s.settle(); err != nil {
 		return 0, fmt.Errorf("backup: %w", err)
 	}

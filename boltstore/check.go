@@ -40,11 +40,15 @@ func (s *Store) Check() ([]string, error) {
 		add("%s: %v", s.path, err)
 		return problems, nil
 	}
-	err := s.view("check database", func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			add("bbolt: %v", err)
-		}
-		return nil
+	// On the file's own pages, as the walk: a store opened for reading holds the log's
+	// records in a write transaction it never commits.
+	err := guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			for err := range tx.Check() {
+				add("bbolt: %v", err)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		// A panic the bbolt check did not catch itself (the store is usable, the file is not).
@@ -64,12 +68,22 @@ func (s *Store) Check() ([]string, error) {
 		}
 	}
 	problems = append(problems, s.checkIndexAndTasks()...)
-	if note, err := s.logLoss(); err != nil {
+	if note, ack, err := s.logLoss(); err != nil {
 		add("%v", err)
-	} else if note != "" {
-		add("%s: behind what was acknowledged: %s; restore a backup taken before the loss if you have one, and rerun what those commits recorded", s.path, note)
+	} else if note != "" && ack == "" {
+		add("%s: behind what was acknowledged: %s; restore a backup taken before the loss if you have one, and rerun what those commits recorded; then run wend check --acknowledge-log-loss to record that you know (check reports it as a note from then on)", s.path, note)
 	}
 	return problems, nil
+}
+
+// CheckNotes are what Check found that is no problem but the operator should know: a log
+// loss that was acknowledged.
+func (s *Store) CheckNotes() ([]string, error) {
+	note, ack, err := s.logLoss()
+	if err != nil || note == "" || ack == "" {
+		return nil, err
+	}
+	return []string{fmt.Sprintf("%s: behind what was acknowledged: %s; %s", s.path, note, ack)}, nil
 }
 
 // runIDs lists every run id that has a record or events.
@@ -142,7 +156,6 @@ func (s *Store) checkIndexAndTasks() []string {
 		seen := map[string]bool{}
 		heads := map[string]uint64{}
 		entries := map[string]uint64{}
-		framed := map[string]bool{}
 		err := forEach(tx.Bucket(bucketWorkflows), func(k, v []byte) error {
 			wf, id, ok := splitWorkflowKey(k)
 			switch {
@@ -159,14 +172,12 @@ func (s *Store) checkIndexAndTasks() []string {
 				return nil
 			}
 			entries[wf]++
-			legacy, err := readIndexEntry(k, v)
-			if err != nil {
+			if err := readIndexEntry(k, v); err != nil {
 				add("workflow index: %s -> run %s: %v", wf, id, err)
 			}
-			framed[wf] = framed[wf] || !legacy
 			var r history.Run
 			rv := runs.Get([]byte(id))
-			body, _, err := unframe([]byte(id), rv)
+			body, err := unframe([]byte(id), rv)
 			if rv == nil || err != nil || json.Unmarshal(body, &r) != nil || r.WorkflowID != wf {
 				add("workflow index: %s -> run %s does not match a run record", wf, id)
 			}
@@ -179,7 +190,7 @@ func (s *Store) checkIndexAndTasks() []string {
 		for wf, n := range entries {
 			if h, ok := heads[wf]; ok && h != n {
 				add("workflow index: %q counts %d run(s), %d indexed", wf, h, n)
-			} else if !ok && framed[wf] {
+			} else if !ok {
 				add("workflow index: %q has no head", wf)
 			}
 		}

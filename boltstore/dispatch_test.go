@@ -10,8 +10,7 @@ import (
 )
 
 // TestDispatchMarkStored: a task's dispatch mark (issue 12 item 3) survives a reopen, can be
-// written by a commit that holds only tasks, and a task record written before the mark
-// existed reads as unmarked (the legacy test covers records with no checksum at all).
+// written by a commit that holds only tasks, and a task never marked reads as unmarked.
 func TestDispatchMarkStored(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s := openAt(t, path, Options{})

@@ -14,8 +14,7 @@
 //	workflows            uvarint(len(workflow id)) | workflow id | run id -> frame of nothing
 //	                     uvarint(len(workflow id)) | workflow id -> frame of uvarint(entries)
 //
-// A frame is 0x01 | CRC-32C(key | body) | body (record.go); records of older databases (bare
-// JSON, index entries {1}) are read unverified and framed when next written.
+// A frame is 0x01 | CRC-32C(key | body) | body (record.go).
 //
 // Invariants:
 //   - Commit returns nil only after the log record holding the whole history.Commit is fsynced

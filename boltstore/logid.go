@@ -68,6 +68,9 @@ func (s *Store) checkLogPresent(accept bool) ([]byte, error) {
 	case !errors.Is(rerr, os.ErrNotExist):
 		what = fmt.Sprintf("cannot be read (%v)", rerr)
 	}
+	if accept && s.readOnly {
+		return nil, errLogLossToRecord
+	}
 	if accept {
 		return nil, s.recordLogLoss(dir, what)
 	}
@@ -89,14 +92,15 @@ func (s *Store) recordLogLoss(dir, what string) error {
 	})
 }
 
-// logLoss is keyLogLost's note, "" when the database never went on without its log.
-func (s *Store) logLoss() (string, error) {
-	var note string
-	err := s.view("check database", func(tx *bolt.Tx) error {
+// logLoss is keyLogLost's note, "" when the database never went on without its log, and
+// keyLogLossAck's, "" when nobody acknowledged the loss.
+func (s *Store) logLoss() (note, ack string, err error) {
+	err = s.view("check database", func(tx *bolt.Tx) error {
 		note = string(tx.Bucket(bucketMeta).Get(keyLogLost))
+		ack = string(tx.Bucket(bucketMeta).Get(keyLogLossAck))
 		return nil
 	})
-	return note, err
+	return note, ack, err
 }
 
 // markLog writes the log's id into its folder (synced) and then into the meta bucket, in the

@@ -143,7 +143,7 @@ func reapply(tx *bolt.Tx, ps []*prepared, lsn uint64) error {
 // itself (Check's page walk, a copy). It must not be called inside a read transaction (a
 // commit that remaps waits for every reader) nor with writeMu held.
 func (s *Store) settle() error {
-	if !s.hasOpen.Load() {
+	if s.readOnly || !s.hasOpen.Load() { // reading: the transaction holds the log, never committed
 		return nil
 	}
 	s.writeMu.Lock()

@@ -69,11 +69,10 @@ func (s *Store) Run(runID string) (history.Run, error) {
 }
 
 // decodeRun verifies and decodes a run record and sets its LastSeq from the run's last stored
-// event: the record does not hold it (storedRun). A last_seq in a record written before it was
-// left out is ignored. The last event is checked against its checksum and its key, since it
-// sets LastSeq.
+// event: the record does not hold it (storedRun). The last event is checked against its
+// checksum and its key, since it sets LastSeq.
 func decodeRun(tx *bolt.Tx, id, v []byte) (r history.Run, err error) {
-	body, _, err := unframe(id, v)
+	body, err := unframe(id, v)
 	if err != nil {
 		return r, fmt.Errorf("run %s: record: %w", id, err)
 	}
@@ -291,17 +290,13 @@ func indexedRuns(tx *bolt.Tx, workflowID string, add func(id, v []byte) error) e
 		hasHead = true
 		k, v = c.Next()
 	}
-	var n, framed uint64
+	var n uint64
 	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		id := k[len(prefix):]
-		legacy, err := readIndexEntry(k, v)
-		if err != nil {
+		if err := readIndexEntry(k, v); err != nil {
 			return fmt.Errorf("workflow index entry %q -> run %q: %w; run wend check", workflowID, id, err)
 		}
 		n++
-		if !legacy {
-			framed++
-		}
 		rv := runs.Get(id)
 		if rv == nil {
 			return fmt.Errorf("workflow index names run %s, which does not exist; run wend check", id)
@@ -313,7 +308,7 @@ func indexedRuns(tx *bolt.Tx, workflowID string, add func(id, v []byte) error) e
 	switch {
 	case hasHead && head != n:
 		return fmt.Errorf("workflow index of %q counts %d run(s), %d found: an entry was lost; run wend check", workflowID, head, n)
-	case !hasHead && framed > 0:
+	case !hasHead && n > 0:
 		return fmt.Errorf("workflow index of %q has lost its head; run wend check", workflowID)
 	}
 	return nil
@@ -356,7 +351,7 @@ func (s *Store) Tasks() ([]history.Task, error) {
 // decodeTask verifies and decodes one stored task; the error names it.
 func decodeTask(k, v []byte) (history.Task, error) {
 	var t history.Task
-	body, _, err := unframe(k, v)
+	body, err := unframe(k, v)
 	if err == nil {
 		err = json.Unmarshal(body, &t)
 	}

@@ -17,11 +17,7 @@ import (
 //	frame = 0x01 | CRC-32C(key | body), big-endian | body
 //
 // The key is covered too: a record that moved to another key (a flip in the key's bytes) no
-// longer matches its checksum. Records written before framing are JSON objects, so they start
-// with '{', which no single bit flip of 0x01 gives: they are read unverified, as before, and
-// framed the next time they are written (a run's record at its run's next commit, a task when
-// it is put again, the index when its workflow gets a new run). A
-// record starting with any other byte is damage.
+// longer matches its checksum. A record starting with any other byte than 0x01 is damage.
 const frameV1 = 0x01
 
 // frameHeader is the bytes before the body.
@@ -45,27 +41,22 @@ func recordSum(key, body []byte) uint32 {
 	return crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, body)
 }
 
-// unframe verifies a stored record and returns its body; legacy is true for a record written
-// before framing (a bare JSON object), which has nothing to verify. The body aliases v.
-func unframe(key, v []byte) (body []byte, legacy bool, err error) {
-	switch {
-	case len(v) > 0 && v[0] == '{':
-		return v, true, nil
-	case len(v) < frameHeader || v[0] != frameV1:
-		return nil, false, fmt.Errorf("%w (unknown frame %x)", errFrame, v[:min(len(v), 1)])
+// unframe verifies a stored record and returns its body, which aliases v.
+func unframe(key, v []byte) (body []byte, err error) {
+	if len(v) < frameHeader || v[0] != frameV1 {
+		return nil, fmt.Errorf("%w (unknown frame %x)", errFrame, v[:min(len(v), 1)])
 	}
 	body = v[frameHeader:]
 	if recordSum(key, body) != binary.BigEndian.Uint32(v[1:]) {
-		return nil, false, errFrame
+		return nil, errFrame
 	}
-	return body, false, nil
+	return body, nil
 }
 
 // Workflow index values. An entry (workflowKey) frames an empty body; the head of a workflow
 // (workflowPrefix alone, which sorts before its entries) frames the number of entries as a
 // uvarint, so a lookup that finds fewer entries than the head counts knows one was lost or
-// moved. A legacy index has entries holding {1} and no head.
-var legacyIndexValue = []byte{1}
+// moved.
 
 // indexEntry is the stored value of the index entry under key k.
 func indexEntry(k []byte) []byte { return frame(k, nil) }
@@ -75,26 +66,23 @@ func indexHead(prefix []byte, n uint64) []byte {
 	return frame(prefix, binary.AppendUvarint(nil, n))
 }
 
-// readIndexEntry verifies an entry's value; legacy is true for the unframed {1}.
-func readIndexEntry(k, v []byte) (legacy bool, err error) {
-	if len(v) == 1 && v[0] == legacyIndexValue[0] {
-		return true, nil
-	}
-	body, legacy, err := unframe(k, v)
-	if err == nil && (legacy || len(body) != 0) {
+// readIndexEntry verifies an entry's value.
+func readIndexEntry(k, v []byte) error {
+	body, err := unframe(k, v)
+	if err == nil && len(body) != 0 {
 		err = fmt.Errorf("%w (an index entry holds %d bytes)", errFrame, len(v))
 	}
-	return false, err
+	return err
 }
 
 // readIndexHead verifies a head's value and returns its count.
 func readIndexHead(prefix, v []byte) (uint64, error) {
-	body, legacy, err := unframe(prefix, v)
+	body, err := unframe(prefix, v)
 	if err != nil {
 		return 0, err
 	}
 	n, w := binary.Uvarint(body)
-	if legacy || w <= 0 || w != len(body) {
+	if w <= 0 || w != len(body) {
 		return 0, fmt.Errorf("%w (a workflow index head holds %x)", errFrame, v)
 	}
 	return n, nil
@@ -113,4 +101,22 @@ type storedRun struct {
 // encodeRun is the body of a run's record.
 func encodeRun(r history.Run) ([]byte, error) {
 	return json.Marshal(storedRun{Run: r})
+}
+
+// framedRun is the stored run record of r under id.
+func framedRun(id []byte, r history.Run) ([]byte, error) {
+	body, err := encodeRun(r)
+	if err != nil {
+		return nil, err
+	}
+	return frame(id, body), nil
+}
+
+// framedTask is the stored task record of t under id.
+func framedTask(id []byte, t history.Task) ([]byte, error) {
+	body, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	return frame(id, body), nil
 }

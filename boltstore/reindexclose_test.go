@@ -58,7 +58,7 @@ func storedWorkflowID(t *testing.T, rec []byte) string {
 }
 
 // TestSameWorkflowPrefixOnlyForItsOwnEncoding: a record whose workflow id is not its first
-// field (a legacy or foreign encoding) is never matched by its opening, so reindex decodes it.
+// field (another encoder's) is never matched by its opening, so reindex decodes it.
 func TestSameWorkflowPrefixOnlyForItsOwnEncoding(t *testing.T) {
 	rec, err := encodeRun(history.Run{WorkflowID: "wf", RunID: "r"})
 	if err != nil {

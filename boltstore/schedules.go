@@ -26,7 +26,7 @@ func (s *Store) ScheduleStates() (map[string][]byte, error) {
 				return nil
 			}
 			return forEach(b, func(k, v []byte) error {
-				body, _, err := unframe(k, v)
+				body, err := unframe(k, v)
 				if err != nil {
 					return fmt.Errorf("schedule %q: %w", k, err)
 				}
@@ -47,32 +47,7 @@ func (s *Store) PutScheduleStates(put map[string][]byte, del []string) error {
 	if _, ok := put[""]; ok {
 		return errors.New("put schedule state: empty schedule id")
 	}
-	// As the writer: these records do not go through the log, so they are made durable by a
-	// checkpoint, in bbolt's write transaction, which only the writer may hold.
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	tx, reused, err := s.beginWrite()
-	if err == nil {
-		err = guard(func() error { return putSchedules(tx, put, del) })
-		switch {
-		case err != nil && reused:
-			s.dropOpen() // with answered commits: the log holds them for the next Open
-		case err != nil:
-			tx.Rollback()
-		case reused:
-			err = s.checkpoint()
-		default:
-			if err = s.commitTx(tx); err == nil {
-				testHookSync()
-				s.boltTxs.Add(1)
-			}
-		}
-	}
-	if err != nil {
-		s.setFatal(err)
-		return s.Err()
-	}
-	return nil
+	return s.updateOutsideLog(func(tx *bolt.Tx) error { return putSchedules(tx, put, del) })
 }
 
 func putSchedules(tx *bolt.Tx, put map[string][]byte, del []string) error {
@@ -96,6 +71,9 @@ func putSchedules(tx *bolt.Tx, put map[string][]byte, del []string) error {
 func (s *Store) usable() error {
 	if s.closed.Load() {
 		return errors.New("database is closed")
+	}
+	if s.readOnly {
+		return ErrReadOnly
 	}
 	return s.Err()
 }

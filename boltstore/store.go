@@ -72,6 +72,9 @@ type Options struct {
 	// or not its own, without the commits only that log held (the environment variable
 	// WEND_ACCEPT_LOG_LOSS=1 sets it for every Open of the process). Back the file up first.
 	AcceptLogLoss bool
+	// ReadOnly opens an existing database for reading only, writing nothing anywhere, so that
+	// it opens on a full disk (reading.go); its writes fail with ErrReadOnly.
+	ReadOnly bool
 	// LogSegmentSize is the log's segment size (DefaultLogSegmentSize when 0): the log past it
 	// is checkpointed.
 	LogSegmentSize int64
@@ -87,7 +90,8 @@ type Store struct {
 	path    string
 	pidPath string
 
-	w *writer
+	w        *writer // nil when readOnly
+	readOnly bool    // Options.ReadOnly
 
 	fatalMu sync.Mutex
 	fatal   error // the first failed commit; sticky
@@ -163,14 +167,21 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.LogSegmentSize <= 0 {
 		opts.LogSegmentSize = DefaultLogSegmentSize
 	}
+	if !opts.AllowNetworkFS {
+		if fs, ok := networkFS(filepath.Dir(path)); ok {
+			return nil, fmt.Errorf("open database: %s is on %s: %w", path, fs, ErrNetworkFS)
+		}
+	}
+	if opts.ReadOnly {
+		s, err := openReading(path, opts)
+		if !errors.Is(err, errLogLossToRecord) {
+			return s, err
+		}
+		opts.ReadOnly = false // accepting a lost log is recorded: a write
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
-	}
-	if !opts.AllowNetworkFS {
-		if fs, ok := networkFS(dir); ok {
-			return nil, fmt.Errorf("open database: %s is on %s: %w", path, fs, ErrNetworkFS)
-		}
 	}
 	if err := createIfMissing(path, opts); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -190,10 +201,12 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path, pidPath: path + ".pid", openMax: openBatchesMax}
 	if err := s.init(); err != nil {
+		err = s.diskFull(err)
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	if err := s.startLog(opts); err != nil {
+		err = s.diskFull(err)
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -233,6 +246,9 @@ func (s *Store) init() error {
 	// We hold the lock, so no creator can be mid-way with these: they are crash leftovers.
 	removeCreationLeftovers(s.path)
 	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
+	if err := testFailWrite("pid file"); err != nil {
+		return fmt.Errorf("write pid file: %w", err)
+	}
 	if err := os.WriteFile(s.pidPath, pid, 0o600); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
@@ -354,6 +370,10 @@ func (s *Store) Stats() Stats {
 // only checks Close still exits non-zero.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.readOnly {
+			s.closeErr = s.closeReading()
+			return
+		}
 		s.w.stop()
 		s.closed.Store(true)
 		s.writeMu.Lock() // bbolt's Close waits for its write transaction; the log's removal for its commit

@@ -142,7 +142,10 @@ func makeSpare(dir string, size int64, fill func(*os.File, int64) error) (*os.Fi
 	if err != nil {
 		return nil, fmt.Errorf("create log segment: %w", err)
 	}
-	if err = fill(f, size); err == nil {
+	if err = testFailWrite("log segment"); err == nil {
+		err = fill(f, size)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {

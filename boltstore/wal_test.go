@@ -234,8 +234,7 @@ func reopened(t *testing.T, path string) (*Store, uint64, error) {
 // TestLogTornTail (docs/reliability.md A11, A13): recovery replays the log past what bbolt
 // holds; an append torn anywhere (a crash or a full disk mid-write: part of its header, part of
 // its payload, its bytes zeroed or wrong) is dropped, and every record before it is replayed,
-// whether the segment is preallocated (zeros follow its records) or, as before preallocation,
-// ends with them ("legacy"). Damage before the last record is an error, never records silently
+// whether zeros follow its records (its preallocated tail) or they fill the file to its end. Damage before the last record is an error, never records silently
 // dropped.
 func TestLogTornTail(t *testing.T) {
 	asGiven(t)
@@ -264,11 +263,11 @@ func TestLogTornTail(t *testing.T) {
 		{"last record's second half zeroed", with(func(b []byte) []byte { clear(b[(off+end)/2:]); return b }), n},
 		{"a record before the last flipped", with(func(b []byte) []byte { b[off-3] ^= 1; return b }), 0},
 		{"a stray byte after the last record", with(func(b []byte) []byte { b[end] = 7; return b }), n + 1},
-		{"legacy: intact", with(func(b []byte) []byte { return b[:end] }), n + 1},
-		{"legacy: last record's payload flipped", with(func(b []byte) []byte { b[end-3] ^= 1; return b[:end] }), n},
-		{"legacy: a record before the last flipped", with(func(b []byte) []byte { b[off-3] ^= 1; return b[:end] }), 0},
-		{"legacy: a stray byte after the last record", with(func(b []byte) []byte { return append(b[:end], 7) }), n + 1},
-		{"legacy: zeros after the last record", with(func(b []byte) []byte { return append(b[:end], make([]byte, 4096)...) }), n + 1},
+		{"ends at the file's end: intact", with(func(b []byte) []byte { return b[:end] }), n + 1},
+		{"ends at the file's end: last record's payload flipped", with(func(b []byte) []byte { b[end-3] ^= 1; return b[:end] }), n},
+		{"ends at the file's end: a record before the last flipped", with(func(b []byte) []byte { b[off-3] ^= 1; return b[:end] }), 0},
+		{"ends at the file's end: a stray byte after the last record", with(func(b []byte) []byte { return append(b[:end], 7) }), n + 1},
+		{"ends at the file's end: zeros after the last record", with(func(b []byte) []byte { return append(b[:end], make([]byte, 4096)...) }), n + 1},
 	}
 	for _, cut := range []int64{1, 4, 8, 15, 16, 17, 100, end - off - 1} {
 		zeroed := n
@@ -284,7 +283,7 @@ func TestLogTornTail(t *testing.T) {
 				name string
 				img  crashImage
 				want uint64
-			}{fmt.Sprintf("legacy: cut %d bytes into the last record", cut), with(func(b []byte) []byte { return b[:off+cut] }), n})
+			}{fmt.Sprintf("ends at the file's end: cut %d bytes into the last record", cut), with(func(b []byte) []byte { return b[:off+cut] }), n})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 )
 
 // Where a segment's records end. A segment is preallocated (wal.go), so its records are followed
-// by zeros, not by the end of the file; one from before preallocation ends at the end of the
-// file. Either way the records end at the first one that is not whole, not valid (its length
+// by zeros, or by the end of the file when they filled it (the last record may run past the
+// preallocated size). Either way the records end at the first one that is not whole, not valid (its length
 // zero or past the file's end, its checksum wrong) or not the LSN expected: a torn append (a
 // crash, a full disk: never acknowledged, since a commit is answered only after its record is
 // synced), the zeros of the preallocated tail, or a stale record.

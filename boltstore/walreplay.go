@@ -21,6 +21,9 @@ var testHookReplay = func(step string) {}
 // or without Options.NoLog, so a database last written with the log loses nothing opened
 // without it. A crash during the replay leaves bbolt at its last commit, and the next Open
 // replays from there. It returns the LSN the next record takes.
+//
+// A store opened for reading (reading.go) applies the records into one transaction it keeps
+// open, never committed, and removes nothing.
 func (s *Store) replayLog() (next uint64, err error) {
 	stored, err := s.logLSN()
 	if err != nil {
@@ -30,6 +33,9 @@ func (s *Store) replayLog() (next uint64, err error) {
 	// A spare or recycled segment left by a crash holds no record of the log: the next log
 	// makes its own.
 	for _, n := range []string{spareName, recycledName} {
+		if s.readOnly {
+			break
+		}
 		if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return 0, fmt.Errorf("remove spare log segment: %w", err)
 		}
@@ -55,6 +61,10 @@ func (s *Store) replayLog() (next uint64, err error) {
 		testHookReplay("applied")
 		return nil
 	})
+	if err == nil && s.readOnly {
+		s.keepReplayed(r)
+		return r.last + 1, nil
+	}
 	if err == nil {
 		err = r.commit()
 	}
@@ -116,10 +126,20 @@ func (r *replayer) apply(lsn uint64, payload []byte) error {
 	}
 	r.last = lsn
 	r.bytes += len(payload)
-	if r.bytes >= replayBytesMax {
+	if r.bytes >= replayBytesMax && !r.s.readOnly {
 		return r.commit()
 	}
 	return nil
+}
+
+// keepReplayed makes the replay's transaction, if any, the store's open transaction: reads
+// see the log's records in it (view) until Close rolls it back.
+func (s *Store) keepReplayed(r replayer) {
+	if r.tx == nil {
+		return
+	}
+	s.open = openTx{tx: r.tx, lsn: r.last}
+	s.hasOpen.Store(true)
 }
 
 // commit commits the records applied since the last commit, synced by bbolt.
@@ -129,6 +149,10 @@ func (r *replayer) commit() error {
 	}
 	tx := r.tx
 	r.tx, r.bytes = nil, 0
+	if err := testFailWrite("replay"); err != nil {
+		_ = guard(tx.Rollback)
+		return err
+	}
 	if err := guard(tx.Commit); err != nil {
 		return err
 	}

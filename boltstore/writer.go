@@ -15,6 +15,9 @@ import (
 // Cancelling ctx abandons the commit only if the writer has not taken it yet; once taken, Commit
 // waits for the outcome, so a nil or non-nil result always says what is on disk.
 func (s *Store) Commit(ctx context.Context, c history.Commit) error {
+	if s.readOnly {
+		return fmt.Errorf("commit: %w", ErrReadOnly)
+	}
 	if err := s.Err(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}

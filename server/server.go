@@ -336,6 +336,13 @@ type CheckReport struct {
 	Runs     int      `json:"runs"`
 	Events   uint64   `json:"events"`
 	Problems []string `json:"problems"`
+	// Notes are what the operator should know and is no problem (an acknowledged log loss).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// CheckNoter is a store whose check has notes besides problems (boltstore.Store).
+type CheckNoter interface {
+	CheckNotes() ([]string, error)
 }
 
 // Checker is a store that can verify itself (boltstore.Store does).
@@ -375,6 +382,13 @@ func (s *Server) Check() (CheckReport, error) {
 	for _, r := range runs {
 		rep.Runs++
 		rep.Events += r.LastSeq
+	}
+	if n, ok := s.store.(CheckNoter); ok {
+		notes, err := n.CheckNotes()
+		if err != nil {
+			rep.Problems = append(rep.Problems, err.Error())
+		}
+		rep.Notes = notes
 	}
 	return rep, nil
 }

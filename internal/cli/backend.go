@@ -55,6 +55,8 @@ const (
 	steerRuns
 	// checkDB verifies the file; a missing database is an error.
 	checkDB
+	// purgeDB deletes runs: it writes; a missing database is an error.
+	purgeDB
 )
 
 // connectWait bounds how long a command retries when the database is held but its holder's
@@ -148,12 +150,20 @@ func (l local) List(q server.ListQuery, limit int) ([]history.Run, error) {
 
 func openLocal(path string, a access) (backend, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		if a == checkDB {
+		if a == checkDB || a == purgeDB {
 			return nil, fmt.Errorf("no database at %s", path)
 		}
 		// Reading or steering runs of a database that does not exist finds none; creating
 		// the file as a side effect would surprise whoever asked.
 		return local{server.New(nil, history.NewMemStore()), func() error { return nil }}, nil
+	}
+	if a == readRuns || a == checkDB {
+		// Writing nothing, so that reading works on a full disk.
+		st, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		return local{server.New(nil, st), st.Close}, nil
 	}
 	st, err := openStore(path)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 var checkCmd = &command{
 	summary: "verify the database and every run's history",
 	usage: `Usage: wend check [--json] [--db PATH]
+       wend check --acknowledge-log-loss [--json] [--db PATH]
        wend check --export FILE [--json]
 
 Verifies the database: bbolt's page structure, then every event of every run (checksums,
@@ -24,8 +25,16 @@ without a database: the schema, the integrity checksum over its events, their se
 contiguous from 1 and the history's own rules, and a replay through the interpreter with the
 spec source the export holds. A sound export prints "ok: export of run R: N events verified".
 
+A database that went on without its write-ahead log (opened with WEND_ACCEPT_LOG_LOSS=1) is
+behind what was acknowledged, and check reports that as a problem until an operator runs
+check once with --acknowledge-log-loss: that records who (user@host) and when in the
+database, and from then on check prints the loss as a "note:" line and exits 0. It writes,
+so no other wend process may hold the database meanwhile.
+
 Flags:
-  --json      print {"runs": N, "events": M, "problems": [...]} instead (with --export:
+  --acknowledge-log-loss
+              record that you know the database went on without its log, then check
+  --json      print {"runs": N, "events": M, "problems": [...], "notes": [...]} instead (with --export:
               {"problems": [...], "run_id": R, "events": N, "replayed": true|false})
   --export F  check the saved history export in file F
   --db PATH   database file (default $WEND_DB, else .wend/wend.db)
@@ -40,6 +49,7 @@ func runCheck(e *env, args []string) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
 	exportFile := fs.String("export", "", "")
+	ackLoss := fs.Bool("acknowledge-log-loss", false, "")
 	db := dbFlag(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -48,10 +58,19 @@ func runCheck(e *env, args []string) int {
 	if len(pos) > 0 {
 		return usageError(e, "check", "unexpected argument %q", pos[0])
 	}
+	if *ackLoss && (*exportFile != "" || e.temporal != nil) {
+		return usageError(e, "check", "--acknowledge-log-loss is for a wend database, not with --export or --temporal")
+	}
 	if *exportFile != "" {
 		return runCheckExport(e, *exportFile, *asJSON)
 	}
 	path := dbPath(e, *db)
+	if *ackLoss {
+		if err := acknowledgeLogLoss(e, path); err != nil {
+			fmt.Fprintf(e.stderr, "wend check: %v\n", err)
+			return exitUsage
+		}
+	}
 	b, err := openBackend(e, path, checkDB)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend check: %v\n", err)
@@ -74,6 +93,9 @@ func runCheck(e *env, args []string) int {
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintln(e.stdout, p)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(e.stdout, "note: %s\n", n)
 	}
 	if code != exitOK {
 		where := path

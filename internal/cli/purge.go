@@ -96,7 +96,7 @@ func runPurge(e *env, args []string) int {
 	if isFlagSet(fs, "export") && *exportDir == "" {
 		return usageError(e, "purge", "--export needs a folder")
 	}
-	b, err := openBackend(e, dbPath(e, *db), checkDB)
+	b, err := openBackend(e, dbPath(e, *db), purgeDB)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend purge: %v\n", err)
 		return exitUsage
