@@ -1,4 +1,4 @@
-// Command yardstick measures wend against plain Temporal in one run, on issue 13's three
+// Command yardstick measures wend against plain Temporal in one run, on the three
 // workloads: 200 sequential activities, 200 in a for_each (all at once), and 100 runs of 3
 // sequential activities started together.
 //

@@ -129,7 +129,7 @@ func startServe(ctx context.Context, b binaries, k serveKind, dir, profile strin
 	if k.log {
 		env = append(env, "WEND_STORE_LOG=1")
 	} else {
-		env = append(env, "WEND_STORE_LOG=0") // the log is the store's default since issue 18
+		env = append(env, "WEND_STORE_LOG=0") // the log is the store's default
 	}
 	if k.noop || profile != "" {
 		bin = b.wendserve
