@@ -18,7 +18,7 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 )
 
-// Issue 18's "100,000 waiting runs", in process over a synced boltstore, as `wend serve`
+// 100,000 waiting runs (docs/performance.md, "Waiting runs"), in process over a synced boltstore, as `wend serve`
 // drives it (no HTTP in front):
 //
 //	go run ./bench -only idle -idle-n 100000

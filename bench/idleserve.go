@@ -16,8 +16,8 @@ import (
 	"github.com/wendflow/wend/internal/apiclient"
 )
 
-// idleServe is idle's third part, issue 18's "how long `wend serve` takes to start with N open
-// runs", through a real process: `wend serve` (no TCP listener) on the database the first two
+// idleServe is idle's third part, how long `wend serve` takes to start with N open
+// runs, through a real process: `wend serve` (no TCP listener) on the database the first two
 // parts left, with the example Go plugin built where the order workflow looks for ./p.
 //
 //   - ready: exec to the first GET /v1/health on the control socket that answers ok with an

@@ -11,7 +11,7 @@ import (
 
 // logStep prices a sequential step on the Go example plugin with the store's write-ahead log
 // (the default; boltstore.Options.NoLog turns it off) against two floors, and the same step
-// without the log against its floor, a synced bbolt Update plus one call. Issue 18's floor is one
+// without the log against its floor, a synced bbolt Update plus one call. The target's floor is one
 // synced append plus one plugin call (a step at most 1.2 times it); the stricter floor is one
 // synced 512-byte write into a preallocated file plus one call, which is what the log's append is
 // since its segments are preallocated: a sync that does not grow the file is cheaper. Each of 7
@@ -20,12 +20,10 @@ import (
 // (200 iterations each loop), so every ratio divides figures of one round.
 //
 // The run with the log is timed twice on the same store: first on a new store (cold), then
-// again once the store has passed its first checkpoint (warm, the figure the ratios use). Until
-// then a new store has no freed pages to reuse (the checkpoint's pin keeps them pending), so
-// every commit moves bbolt's high-water mark and bbolt stats its file; after it, commits reuse
-// the pages the interval before freed, as they do for the rest of a store's life. On ext4
-// without a journal and a kernel with multigrain timestamps (6.13 on), that stat makes each
-// log sync write the log's inode too (docs/performance.md).
+// again once the store has passed its first checkpoint (warm, the figure the ratios use), as a
+// store is for the rest of its life. On ext4 without a journal and a kernel with multigrain
+// timestamps (6.13 on), a stat of the log's segment between its writes makes each log sync
+// write the segment's inode too (docs/performance.md).
 func (b *bench) logStep() {
 	const steps, rounds, bare = 1000, 7, 200
 	bin := b.buildDemo()
@@ -66,7 +64,7 @@ func (b *bench) logStep() {
 		"bbolt_step_ms", round(medianOf(boltSteps)), "update_plus_call_ms", round(medianOf(updateFloors)),
 		"bbolt_step_over_update_plus_call", round(medianOf(boltRatios)), "bbolt_step_over_update_plus_call_each", roundAll(boltRatios),
 		"log_step_over_bbolt_step", round(medianOf(logVsBolt)), "log_step_over_bbolt_step_each", roundAll(logVsBolt),
-		"note", "per round: 200 x (synced 512-byte append + echo), 200 x (synced 512-byte write into a preallocated file + echo), 1,000 steps with the log on a new store (cold) and 1,000 more on it (warm: past its first checkpoint; log_step_ms), 1,000 steps with Options.NoLog, 200 x (synced bbolt Update + echo), then the append and preallocated loops again; ratios within a round, medians over rounds; issue 18's floor is append_plus_call, the stricter one prealloc_write_plus_call")
+		"note", "per round: 200 x (synced 512-byte append + echo), 200 x (synced 512-byte write into a preallocated file + echo), 1,000 steps with the log on a new store (cold) and 1,000 more on it (warm: past its first checkpoint; log_step_ms), 1,000 steps with Options.NoLog, 200 x (synced bbolt Update + echo), then the append and preallocated loops again; ratios within a round, medians over rounds; the target's floor is append_plus_call, the stricter one prealloc_write_plus_call")
 }
 
 // runSteps runs the sequential workflow f n times, one after the other, on a fresh store with
@@ -87,7 +85,7 @@ func (b *bench) runSteps(f, id string, host *hostActs, opts boltstore.Options, s
 }
 
 // appendLoop runs n iterations of a bare durable loop, a synced 512-byte write and then a call,
-// and adds up the writes' and the calls' time: appends to a growing file (issue 18's floor), or
+// and adds up the writes' and the calls' time: appends to a growing file (the target's floor), or
 // with prealloc writes into a file preallocated as the log's segments are (the stricter floor).
 func (b *bench) appendLoop(n int, call func() time.Duration, prealloc bool, app, calls *time.Duration) {
 	var l *boltstore.PlainLog

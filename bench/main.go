@@ -1,4 +1,4 @@
-// Command bench measures wend's engine on the workloads of issue 4 and prints one JSON line
+// Command bench measures wend's engine on the workloads of docs/performance.md and prints one JSON line
 // per figure. Every engine figure is taken beside a plain synced bbolt Update of a similar
 // record in the same run, so results read as ratios on any disk.
 //

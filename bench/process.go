@@ -17,7 +17,7 @@ import (
 	"github.com/wendflow/wend/internal/apiclient"
 )
 
-// Temporal's dev server on issue 4's workloads, in ms: 200 sequential activities, 200 in one
+// Temporal's dev server on the three workloads, in ms: 200 sequential activities, 200 in one
 // parallel step, 100 runs of 3 activities started together. wend aims at a tenth of each.
 const (
 	temporalSeqMs   = 1390
@@ -35,7 +35,7 @@ const temporalNote = "temporal_ratio is wend over a constant, Temporal's dev ser
 
 const processRepeats = 3
 
-// process: issue 4's workloads through real processes. It builds the wend binary and the
+// process: the three workloads through real processes. It builds the wend binary and the
 // example Go plugin, starts `wend serve` on a fresh database with the workflows registered,
 // warms it up with one 3-step run (so the plugin process is running, as in a long-running
 // server), and times each workload over the control socket from the first POST /v1/runs to

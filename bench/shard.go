@@ -19,7 +19,7 @@ var (
 	shardConc  = flag.Int("shard-concurrency", 200, "shard: items in flight in each child (concurrency)")
 )
 
-// shard runs issue 18's "for_each past the history limit": a for_each over -shard-items
+// shard runs a for_each past the history limit: a for_each over -shard-items
 // no-op activities with shard: -shard-size, through the engine on bbolt, and reports the
 // wall time, the process's peak RSS (getrusage's maxrss), the parent's history length and the children.
 // The items are zeros in the input (1,000,000 of them is 2 MB, under the 2 MiB input limit);

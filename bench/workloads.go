@@ -60,7 +60,7 @@ func writeWorkflow(p, name, body string) string {
 	return p
 }
 
-// pluginFlows are the bodies of issue 4's workloads with the example plugin at bin: 200
+// pluginFlows are the bodies of the three workloads with the example plugin at bin: 200
 // sequential echo steps, a for_each of concurrency 200 over input.items, and 3 sequential
 // steps. The plugin and process workloads run the same ones.
 func pluginFlows(bin string) (seq, fan, three string) {

@@ -1,4 +1,4 @@
-// Command yardstick measures wend against plain Temporal in one run, on three
+// Command yardstick measures wend against plain Temporal in one run, on the three
 // workloads: 200 sequential activities, 200 in a for_each (all at once), and 100 runs of 3
 // sequential activities started together.
 //
@@ -28,7 +28,7 @@
 // round; the tables give the median times and the medians of the per-round ratios to plain
 // (a ratio taken within a round cancels the machine's drift between rounds). -serve=false
 // leaves the serve systems out; -serve-cpuprofile DIR writes a CPU profile of each serve
-// process; -serve-compare WEND adds the serve plugin systems on another wend binary, for an
+// process of this checkout; -serve-compare WEND adds the serve plugin systems on another wend binary, for an
 // A/B of two builds in the same rounds; -settle D pauses D before each timed run. Last, 200 runs of each kind are parked after one activity in the worker's cache,
 // and the live heap they add is printed per run (plain's figure is the base; with -devserver
 // in-process it holds the server's share too).
@@ -232,7 +232,9 @@ func run(rounds int, heap bool, scale int, o options) error {
 		}
 		for _, k := range kinds {
 			prof := ""
-			if o.profileDir != "" {
+			// A profile runs the kind on wendserve, built from this checkout: never for a
+			// -serve-compare kind, which must run the other binary.
+			if o.profileDir != "" && k.wend == "" {
 				prof = filepath.Join(o.profileDir, strings.NewReplacer(" ", "-", "+", "").Replace(k.name)+".pprof")
 			}
 			s, err := startServe(ctx, bins, k, dir, prof)
