@@ -19,6 +19,9 @@ type ganttRow struct {
 	X, W   string // the bar's left edge and width, in percent of the span
 	Failed []ganttTry
 	Waits  []ganttTry // the waits between tries (backoff, or wend down), drawn pale
+	// Done is the completed try of a step that waited between tries, drawn at least
+	// minBarPercent wide so a quick last try shows past the waits before it.
+	Done []ganttTry
 }
 
 // ganttTry is a failed try drawn over its step's bar, so a step that completed on its third
@@ -68,6 +71,9 @@ func gantt(run history.Run, steps []runview.Step, acts []runview.Activity, lastE
 		}
 		r.Failed = failedTries(s.Path, acts, pct)
 		r.Waits = retryWaits(s.Path, acts, pct)
+		if len(r.Waits) > 0 {
+			r.Done = completedTries(s.Path, acts, pct)
+		}
 		rows = append(rows, r)
 	}
 	return rows, span
@@ -122,6 +128,29 @@ func retryWaits(path string, acts []runview.Activity, pct func(time.Time) float6
 			x := pct(prev.EndedAt)
 			out = append(out, ganttTry{X: percent(x), W: percent(pct(start) - x),
 				Title: fmt.Sprintf("waiting %s before try %d", start.Sub(prev.EndedAt).Round(time.Millisecond), next.Attempt)})
+		}
+	}
+	return out
+}
+
+// completedTries are the completed tries of the activities of the step at path.
+func completedTries(path string, acts []runview.Activity, pct func(time.Time) float64) []ganttTry {
+	var out []ganttTry
+	for _, a := range acts {
+		if runview.StaticPath(a.Step) != path {
+			continue
+		}
+		for _, at := range a.Attempts {
+			if at.Outcome != runview.AttemptCompleted || at.EndedAt.IsZero() || len(out) == maxFailedTries {
+				continue
+			}
+			start := at.StartedAt
+			if start.IsZero() {
+				start = at.ScheduledAt
+			}
+			x := min(pct(start), 100-minBarPercent)
+			w := max(pct(at.EndedAt)-x, minBarPercent)
+			out = append(out, ganttTry{X: percent(x), W: percent(w), Title: fmt.Sprintf("try %d completed", at.Attempt)})
 		}
 	}
 	return out

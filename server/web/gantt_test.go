@@ -37,16 +37,18 @@ func TestGanttBars(t *testing.T) {
 		span time.Duration
 		bars [][2]string // X, W per step; "" for none
 		// failed is steps[0]'s failed tries: X, W and title each; waits the gaps between its tries
-		failed, waits []ganttTry
+		failed, waits, done []ganttTry
 	}{
 		{"closed", history.Run{StartedAt: at(0), ClosedAt: at(100)}, at(60), 100 * time.Second,
 			[][2]string{{"0.00%", "10.00%"}, {"10.00%", "0.40%"}, {"50.00%", "50.00%"}, {"", ""}},
 			[]ganttTry{{"0.00%", "2.00%", "try 1 failed: Down: gateway down"}, {"4.00%", "2.00%", "try 2 timed out"}},
-			[]ganttTry{{"2.00%", "2.00%", "waiting 2s before try 2"}, {"6.00%", "1.00%", "waiting 1s before try 3"}}},
+			[]ganttTry{{"2.00%", "2.00%", "waiting 2s before try 2"}, {"6.00%", "1.00%", "waiting 1s before try 3"}},
+			[]ganttTry{{"7.00%", "3.00%", "try 3 completed"}}},
 		{"open to its latest event", history.Run{StartedAt: at(0)}, at(80), 80 * time.Second,
 			[][2]string{{"0.00%", "12.50%"}, {"12.50%", "0.40%"}, {"62.50%", "37.50%"}, {"", ""}},
 			[]ganttTry{{"0.00%", "2.50%", "try 1 failed: Down: gateway down"}, {"5.00%", "2.50%", "try 2 timed out"}},
-			[]ganttTry{{"2.50%", "2.50%", "waiting 2s before try 2"}, {"7.50%", "1.25%", "waiting 1s before try 3"}}},
+			[]ganttTry{{"2.50%", "2.50%", "waiting 2s before try 2"}, {"7.50%", "1.25%", "waiting 1s before try 3"}},
+			[]ganttTry{{"8.75%", "3.75%", "try 3 completed"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,6 +66,9 @@ func TestGanttBars(t *testing.T) {
 			}
 			if !slices.Equal(rows[0].Waits, tt.waits) {
 				t.Errorf("waits between tries %v, want %v", rows[0].Waits, tt.waits)
+			}
+			if !slices.Equal(rows[0].Done, tt.done) {
+				t.Errorf("completed tries %v, want %v", rows[0].Done, tt.done)
 			}
 			for _, r := range rows[1:] {
 				if len(r.Failed) > 0 {
