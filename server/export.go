@@ -21,6 +21,10 @@ func (s *Server) Export(id string) (*export.Document, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.Run.NeverStarted() {
+		return nil, errorf(http.StatusConflict, CodeQueued, fmt.Sprintf("run %s of %s has no history to export: %s (wend show %s says more)",
+			p.Run.RunID, p.Run.WorkflowID, unstartedWhy(p.Run), p.Run.WorkflowID))
+	}
 	doc, err := export.Build(p.Run, p.Events)
 	if err != nil {
 		return nil, wrap(fmt.Errorf("export run %s: %w", p.Run.RunID, err))

@@ -39,3 +39,11 @@ func (s *Server) Queue(r history.Run) (runview.Queue, bool, error) {
 	}
 	return runview.Queue(qi), ok, nil
 }
+
+// unstartedWhy says where a run with no history is: it waits queued, or was closed there.
+func unstartedWhy(r history.Run) string {
+	if r.Status == history.StatusQueued {
+		return "it waits queued under its workflow's concurrency key and has not started"
+	}
+	return "it was " + r.ClosedReason + " while queued under its workflow's concurrency key, before it started"
+}

@@ -288,6 +288,9 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 	if rep.Resumed > 0 {
 		fmt.Fprintf(e.stderr, "wend: resumed %s, %s\n", plural(rep.Resumed, "unfinished run"), plural(rep.Tasks, "task"))
 	}
+	if n := d.eng.QueuedRuns(); n > 0 {
+		fmt.Fprintf(e.stderr, "wend: %d run(s) wait queued under their workflow's concurrency key\n", n)
+	}
 	if rep.Interrupted > 0 {
 		fmt.Fprintf(e.stderr, "wend: redelivering %d activity call(s) in flight when wend stopped (recorded as interrupted; each is a new attempt)\n",
 			rep.Interrupted)

@@ -280,3 +280,36 @@ func mustRead(t *testing.T, file string) string {
 	}
 	return string(b)
 }
+
+// A run that continues as new keeps its place for its next run: the queued run of its key
+// starts only when the chain ends.
+func TestRunQueueContinueKeepsPlace(t *testing.T) {
+	h := newHarness(t)
+	f := h.write("chain.wend.yaml", "wend: v1\nname: chain\nconcurrency: {key: \"${{ input.c }}\"}\nsteps:\n"+
+		"  - {wait_for_signal: go}\n  - {if: \"${{ (input.i ?? 0) < 1 }}\", continue_as_new: true, with: {c: \"${{ input.c }}\", i: 1}}\n")
+	h.start(f, "c1", `{"c": "ann"}`)
+	if r := h.start(f, "c2", `{"c": "ann", "i": 1}`); r.Status != history.StatusQueued { // i: 1, no continue
+		t.Fatalf("c2: %s, want queued", r.Status)
+	}
+	ctx := context.Background()
+	if err := h.e.Signal(ctx, "c1", "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "c1 continued", func() bool {
+		runs, _ := h.store.Runs(history.RunFilter{WorkflowID: "c1"})
+		return len(runs) == 2 && slices.ContainsFunc(runs, func(r history.Run) bool { return r.Status == history.StatusRunning })
+	})
+	if st := h.status("c2"); st != history.StatusQueued {
+		t.Fatalf("c2 is %s while c1's next run holds the place", st)
+	}
+	if err := h.e.Signal(ctx, "c1", "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "c2 started", func() bool { return h.status("c2") == history.StatusRunning })
+	if err := h.e.Signal(ctx, "c2", "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := waitStill(t, h, "c2"); r.Status != history.StatusCompleted {
+		t.Fatalf("c2: %s", r.Status)
+	}
+}
