@@ -26,6 +26,7 @@ const (
 	xsys       = "golang.org/x/sys"
 	prometheus = "github.com/prometheus/client_golang"
 	cron       = "github.com/robfig/cron/v3"
+	otel       = "go.opentelemetry.io/otel"
 )
 
 // allowed lists, per package of ours (module-relative), what its non-test code may import
@@ -64,6 +65,7 @@ var allowed = map[string][]string{
 	"wendtest":                     {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "wendtest", jsonschema},
+	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
 	"cmd/wend":              {"internal/cli"},
 	"examples/plugins/go":   {"plugins/sdk"},
 	"bench":                 {"boltstore", "history", "interpreter/engine", "internal/apiclient", "plugins", "server"}, // measures the engine over its store
