@@ -69,7 +69,7 @@ func TestSpanIDsAreDistinctAndStable(t *testing.T) {
 	add("try1", TrySpanID("r", "e", 1))
 	add("try2", TrySpanID("r", "e", 2))
 	add("other run's try1", TrySpanID("r2", "e", 1))
-	if TrySpanID("r", "e", 1) != TrySpanID("r", "e", 1) {
+	if first, again := TrySpanID("r", "e", 1), TrySpanID("r", "e", 1); first != again {
 		t.Fatal("TrySpanID is not a function of its arguments")
 	}
 	got := ForTry("r", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "e", 2)
