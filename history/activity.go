@@ -36,6 +36,10 @@ type ActivityCall struct {
 	// place of its reference, `${{ secrets.NAME }}`, in Input just before the call. The
 	// values themselves are never in a call, an event or a payload.
 	Secrets []SecretRef `json:"secrets,omitempty"`
+
+	// TraceParent is the try's W3C trace context (the run's trace, the try's span), passed to
+	// the plugin; empty when the run has no trace context.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // SecretRef says where a secret's value is: the host's environment variable Env, or File.

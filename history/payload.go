@@ -37,6 +37,11 @@ type Started struct {
 	// Shard, on a shard child, names the sharded for_each of the parent's spec (SpecSource is
 	// the parent's text) whose body this run runs over the slice in its input (ShardInput).
 	Shard *ShardRef `json:"shard,omitempty"`
+
+	// TraceParent is the W3C trace context the run was started with (an API header, `wend run
+	// --traceparent`), kept so the run's spans and its plugin calls join the caller's trace
+	// after any restart; empty when it was started without one.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // ShardRef names a slice of a sharded for_each: the step's static path in the spec and the

@@ -67,6 +67,9 @@ func (r *Run) Closed() history.EventType { return r.closed }
 // State returns the run's public state (read only).
 func (r *Run) State() map[string]any { return r.state }
 
+// TraceParent is the W3C trace context the run was started with, or "".
+func (r *Run) TraceParent() string { return r.info.TraceParent }
+
 // Apply feeds one input event and returns the decisions it implies, in order, without Seq.
 func (r *Run) Apply(ev history.Event) ([]history.Event, error) {
 	if ev.Type.Decision() {

@@ -192,12 +192,13 @@ func TestOverBeforeCall(t *testing.T) {
 }
 
 // TestTryIdentityAndProgressReachThePlugin: the host hands the plugin the try's ids, attempt
-// and the previous try's last heartbeat progress.
+// the previous try's last heartbeat progress and its trace context.
 func TestTryIdentityAndProgressReachThePlugin(t *testing.T) {
 	h, _ := newHost(t, Options{}, testPlugin("t", ""))
 	c := call("t", "info", nil)
 	c.ActivityExecutionID, c.ActivityAttemptID, c.Attempt = "run:steps[0]", "run:steps[0]#2", 2
 	c.LastProgress = json.RawMessage(`{"page":7}`)
+	c.TraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	out, err := h.Execute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -206,11 +207,13 @@ func TestTryIdentityAndProgressReachThePlugin(t *testing.T) {
 		ActivityExecutionID, ActivityAttemptID string
 		Attempt                                int
 		LastProgress                           json.RawMessage
+		TraceParent                            string
 	}
 	if err := json.Unmarshal(out, &info); err != nil {
 		t.Fatal(err)
 	}
-	if info.ActivityExecutionID != "run:steps[0]" || info.ActivityAttemptID != "run:steps[0]#2" || info.Attempt != 2 || string(info.LastProgress) != `{"page":7}` {
+	if info.ActivityExecutionID != "run:steps[0]" || info.ActivityAttemptID != "run:steps[0]#2" || info.Attempt != 2 || string(info.LastProgress) != `{"page":7}` ||
+		info.TraceParent != c.TraceParent {
 		t.Fatalf("plugin saw %+v", info)
 	}
 }

@@ -199,11 +199,16 @@ func conformance(t *testing.T, cfg Config) {
 			}
 		}
 	})
+	// record's second try gets a trace context and writes back what the SDK exposes of it.
+	const recordTraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	t.Run("record", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "calls.jsonl")
 		for attempt := 1; attempt <= 2; attempt++ {
 			c := call(name, "record", map[string]any{"path": path, "note": map[string]int{"n": attempt}})
 			c.Attempt, c.ActivityAttemptID = attempt, "attempt-"+string(rune('0'+attempt))
+			if attempt == 2 {
+				c.TraceParent = recordTraceParent
+			}
 			if _, err := h.Execute(ctx, c, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -224,12 +229,14 @@ func conformance(t *testing.T, cfg Config) {
 				Attempt             int             `json:"attempt"`
 				Note                json.RawMessage `json:"note"`
 				PID                 int             `json:"pid"`
+				TraceParent         string          `json:"traceparent"`
 			}
 			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 				t.Fatalf("line %d %q: %v", n, sc.Text(), err)
 			}
 			if line.ActivityExecutionID != "exec-1" || line.Attempt != n || line.ActivityAttemptID != "attempt-"+string(rune('0'+n)) ||
-				line.PID != pid || !jsonEqual(t, line.Note, `{"n":`+string(rune('0'+n))+`}`) {
+				line.PID != pid || !jsonEqual(t, line.Note, `{"n":`+string(rune('0'+n))+`}`) ||
+				(n == 2) != (line.TraceParent == recordTraceParent) {
 				t.Fatalf("line %d = %s (plugin pid %d)", n, sc.Text(), pid)
 			}
 		}

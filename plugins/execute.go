@@ -167,7 +167,7 @@ func request(call history.ActivityCall) *pluginv1.ExecuteRequest {
 		Activity: call.Activity, Input: call.Input,
 		WorkflowId: call.WorkflowID, RunId: call.RunID, StepPath: call.StepPath,
 		ActivityExecutionId: call.ActivityExecutionID, ActivityAttemptId: call.ActivityAttemptID,
-		Attempt: int32(call.Attempt), LastProgress: call.LastProgress,
+		Attempt: int32(call.Attempt), LastProgress: call.LastProgress, Traceparent: call.TraceParent,
 	}
 	if !call.Deadline.IsZero() {
 		req.DeadlineUnixNanos = call.Deadline.UnixNano()

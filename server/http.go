@@ -117,6 +117,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
+	withTraceParent(r, &req)
 	st, err := s.Start(r.Context(), req)
 	if err != nil {
 		writeError(w, err)

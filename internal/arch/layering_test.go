@@ -26,6 +26,7 @@ const (
 	xsys       = "golang.org/x/sys"
 	prometheus = "github.com/prometheus/client_golang"
 	cron       = "github.com/robfig/cron/v3"
+	otel       = "go.opentelemetry.io/otel"
 )
 
 // allowed lists, per package of ours (module-relative), what its non-test code may import
@@ -46,7 +47,8 @@ var allowed = map[string][]string{
 	"interpreter":       {"history", "spec"},
 	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
 	"interpreter/engine": {"history", "interpreter", "spec",
-		"internal/faults"}, // failpoints; no-ops unless built with the faults tag
+		"internal/faults",        // failpoints; no-ops unless built with the faults tag
+		"internal/tracecontext"}, // the trace context a try's plugin gets
 	"boltstore":                    {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
 	"plugins":                      {"history", "plugins/internal/fastlane", "plugins/internal/wire", "plugins/proto", goplugin, hclog, grpc, xsys},
 	"plugins/sdk":                  {"plugins/internal/fastlane", "plugins/internal/wire", "plugins/proto", goplugin, hclog, grpc},
@@ -62,18 +64,21 @@ var allowed = map[string][]string{
 	"server/internal/servertest":   {"history", "schedule/runner", "spec"},
 	"wendtest":                     {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
-		"server/metrics", "server/web", "spec", "wendtest", jsonschema},
-	"cmd/wend":             {"internal/cli"},
-	"examples/plugins/go":  {"plugins/sdk"},
-	"bench":                {"boltstore", "history", "interpreter/engine", "internal/apiclient", "plugins", "server"}, // measures the engine over its store
-	"internal/apiclient":   {"history", "interpreter/engine", "server"},                                               // a control-socket client for the benchmarks
-	"internal/faults":      {},
-	"internal/inputfile":   {}, // reads the files wend is given: regular files only, through a limit
-	"internal/proctest":    {},
-	"internal/simtest":     {"history", "interpreter", "spec"},
-	"internal/crashtest":   {},
-	"internal/arch":        {},
-	"internal/browsertest": {"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, // the UI's browser tests
+		"server/metrics", "server/web", "spec", "wendtest", jsonschema,
+		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
+	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
+	"cmd/wend":              {"internal/cli"},
+	"examples/plugins/go":   {"plugins/sdk"},
+	"bench":                 {"boltstore", "history", "interpreter/engine", "internal/apiclient", "plugins", "server"}, // measures the engine over its store
+	"internal/apiclient":    {"history", "interpreter/engine", "server"},                                               // a control-socket client for the benchmarks
+	"internal/faults":       {},
+	"internal/tracecontext": {}, // W3C traceparent and the span ids derived from a run: standard library only
+	"internal/inputfile":    {}, // reads the files wend is given: regular files only, through a limit
+	"internal/proctest":     {},
+	"internal/simtest":      {"history", "interpreter", "spec"},
+	"internal/crashtest":    {},
+	"internal/arch":         {},
+	"internal/browsertest":  {"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, // the UI's browser tests
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/spec"
 )
@@ -40,6 +41,9 @@ type progress struct {
 	started func(runID string) (history.Started, bool)
 
 	queue chan observed // set by background: observe queues for the printer
+	// traces puts each run's trace id on its lines (traces exported); a run started with a
+	// traceparent gets its trace id either way.
+	traces bool
 }
 
 // observed is one event observe was given.
@@ -76,6 +80,7 @@ type runNames struct {
 	ids   map[string]string
 	input json.RawMessage
 	wf    string // the workflow id, printable
+	trace string // " trace_id=<hex>" when the run's lines carry its trace id, else ""
 
 	// On a shard child: the parent's run id and the sharded for_each's path. Its items count
 	// in the parent's line for that loop, their paths carrying the global index.
@@ -147,7 +152,7 @@ func (p *progress) print(run history.Run, ev history.Event) {
 		fmt.Fprintln(p.w)
 		p.pending = false
 	}
-	fmt.Fprintf(p.w, "%7.3fs %s %s\n", p.since(now), id, printable(line, ""))
+	fmt.Fprintf(p.w, "%7.3fs %s %s%s\n", p.since(now), id, printable(line, ""), rn.trace)
 }
 
 // namesOf is what names a run's steps, from its WorkflowStarted payload when ok.
@@ -155,6 +160,10 @@ func (p *progress) namesOf(run history.Run, st history.Started, ok bool) *runNam
 	rn := &runNames{wf: printable(run.WorkflowID, "")}
 	if ok {
 		rn.w, rn.input = p.specs.of(st), st.Input
+		if p.traces || st.TraceParent != "" {
+			tp, _ := tracecontext.ForRun(run.RunID, st.TraceParent)
+			rn.trace = " trace_id=" + tp.TraceIDString()
+		}
 		if st.Shard != nil && st.ParentRunID != "" {
 			rn.shardParent, rn.shardLoop = st.ParentRunID, st.Shard.Path
 		}

@@ -14,12 +14,14 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/inputfile"
+	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/metrics"
 	"github.com/wendflow/wend/spec"
+	"github.com/wendflow/wend/tracing"
 )
 
 // Exit codes of `wend run` by outcome.
@@ -33,7 +35,7 @@ const (
 var runCmd = &command{
 	summary: "start a workflow run and drive it to the end",
 	usage: `Usage: wend run FILE [--input JSON | --input-file F] [--id ID] [--detach] [--db PATH]
-                [--max-activities N]
+                [--max-activities N] [--traceparent TRACEPARENT]
 
 Starts a run of the workflow in FILE and drives it in this process until it ends: a line
 per step event on stderr, the run's output JSON on stdout. Other unfinished runs in the
@@ -56,6 +58,14 @@ Flags:
   --max-activities N activity calls made at once, across the runs this process drives
                      (default 256); a try over it waits for a free slot before it starts.
                      A wend process that already holds the database keeps its own
+  --traceparent TRACEPARENT
+                     a W3C trace context (00-<trace id>-<span id>-<flags>) to run under:
+                     the run's spans and its plugin calls join that trace. Kept in the
+                     run's history, so a resumed run stays in it
+
+Traces: OTEL_TRACES_EXPORTER=otlp (or console: JSON on stderr) exports a span for the
+run, each activity step and each try, configured by the standard OTEL_* variables
+(OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...); off by default.
 
 Exit codes: 0 completed, 1 failed, 2 usage or I/O error, 3 cancelled, 4 timed out,
 130 interrupted (the run resumes later).
@@ -71,6 +81,7 @@ func runRun(e *env, args []string) int {
 	detach := fs.Bool("detach", false, "")
 	db := dbFlag(fs)
 	maxActs := maxActivitiesFlag(fs)
+	traceparent := fs.String("traceparent", "", "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "run", "%s", flagError(err))
@@ -86,6 +97,11 @@ func runRun(e *env, args []string) int {
 	}
 	if err := engine.CheckID("workflow id", *id); err != nil {
 		return usageError(e, "run", "--id: %v", err)
+	}
+	if *traceparent != "" {
+		if _, err := tracecontext.Parse(*traceparent); err != nil {
+			return usageError(e, "run", "--traceparent: %v", err)
+		}
 	}
 	raw, err := readInput(*input, *inputFile)
 	if err != nil {
@@ -113,14 +129,17 @@ func runRun(e *env, args []string) int {
 	if err != nil {
 		file = pos[0]
 	}
-	req := engine.StartRequest{WorkflowID: *id, SpecFile: file, Source: string(src), Input: raw}
+	req := engine.StartRequest{WorkflowID: *id, SpecFile: file, Source: string(src), Input: raw, TraceParent: *traceparent}
 	if e.temporal != nil {
+		if *traceparent != "" { // the worker installs no tracer (docs/design.md, Traces): say so, not drop it
+			return usageError(e, "run", "--traceparent: runs on Temporal take no trace context; use the Temporal SDK's tracing interceptor")
+		}
 		return runOnTemporal(e, pos[0], req, *detach)
 	}
 	return driveOrFollowWith(e, "run", dbPath(e, *db), driverOptions{maxActivities: *maxActs}, nil,
 		func(c *client) int { return runRemote(e, c, req, *detach) },
 		func(d *driver) int {
-			rec, created, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw})
+			rec, created, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw, TraceParent: *traceparent})
 			if err != nil {
 				return startRefused(e, err, raw)
 			}
@@ -227,6 +246,8 @@ type driver struct {
 	ctl   *server.UnixServer // the control socket; nil when it could not be made
 	plug  *plugins.Router
 	prog  *progress
+	// traces exports the runs' spans (traces.go); nil unless OTEL_TRACES_EXPORTER names one.
+	traces *tracing.Provider
 	// blocked lists the runs Recover could not resume ("RUNID (WORKFLOW ID): why").
 	blocked []string
 	meter   *metrics.Metrics // times the engine's commits; wend serve publishes it at /metrics
@@ -255,8 +276,13 @@ type driverOptions struct {
 }
 
 func startDriverWith(e *env, path string, o driverOptions, workflows ...server.Workflow) (*driver, error) {
+	traces, err := tracing.FromEnv(context.Background(), e.getenv, e.stderr)
+	if err != nil {
+		return nil, fmt.Errorf("traces: %w", err)
+	}
 	st, err := openStore(path)
 	if err != nil {
+		_ = traces.Shutdown(context.Background())
 		return nil, err
 	}
 	reapPlugins(e, pluginRegistry(path)) // now, while we hold the database: no other wend uses it
@@ -270,9 +296,10 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 	if e.ext != nil && e.ext.Activities != nil {
 		acts = e.ext.Activities
 	}
-	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: acts, Observe: d.prog.observe,
-		Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }, IdleAfter: o.idleAfter,
-		MaxActivities: o.maxActivities})
+	logf := func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }
+	observe := d.withTraces(traces, logf)
+	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: acts, Observe: observe,
+		Logf: logf, IdleAfter: o.idleAfter, MaxActivities: o.maxActivities, TraceContext: traces != nil})
 	resume := d.eng.Recover
 	if o.repairAfterReady {
 		resume = d.eng.Resume
@@ -319,6 +346,7 @@ func (d *driver) close() {
 	}
 	d.plug.Close()
 	d.store.Close()
+	d.flushTraces()
 }
 
 // follow waits for the workflow to end, printing its output, and maps the outcome to the exit

@@ -40,7 +40,8 @@ func serveLogger(e *env, format string) (io.Writer, error) {
 
 // slogLines turns each line written to it into a slog record. Serve's own lines ("wend: ...")
 // are INFO, its errors ("wend serve: ...") ERROR; a step event's progress line
-// ("  1.034s ID text") carries workflow_id and elapsed as attributes.
+// ("  1.034s ID text") carries workflow_id and elapsed as attributes, and trace_id when the
+// line ends with the run's trace id.
 type slogLines struct {
 	mu  sync.Mutex
 	log *slog.Logger
@@ -48,6 +49,9 @@ type slogLines struct {
 }
 
 var progressLine = regexp.MustCompile(`^\s*(\d+(?:\.\d+)?m?s) (\S+) (.*)$`)
+
+// traceSuffix is the trace id a progress line ends with when the run has one (progress.go).
+var traceSuffix = regexp.MustCompile(` trace_id=([0-9a-f]{32})$`)
 
 func (s *slogLines) Write(p []byte) (int, error) {
 	s.mu.Lock()
@@ -85,7 +89,11 @@ func (s *slogLines) emit(line string) {
 		line = strings.TrimPrefix(line, "wend: ")
 	}
 	if m := progressLine.FindStringSubmatch(line); m != nil {
-		s.log.Log(context.Background(), level, m[3], "workflow_id", m[2], "elapsed", m[1])
+		msg, attrs := m[3], []any{"workflow_id", m[2], "elapsed", m[1]}
+		if t := traceSuffix.FindStringSubmatchIndex(msg); t != nil { // the run's trace id: an attribute of its own
+			attrs, msg = append(attrs, "trace_id", msg[t[2]:t[3]]), msg[:t[0]]
+		}
+		s.log.Log(context.Background(), level, msg, attrs...)
 		return
 	}
 	s.log.Log(context.Background(), level, line)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/faults"
+	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
 )
@@ -307,6 +308,9 @@ func (e *Engine) callOf(at activityTask) history.ActivityCall {
 			call.Declared = pluginRef(lr, at.Plugin)
 			call.Secrets = interpreter.SecretRefs(lr.w, lr.dir)
 			call.LastProgress = lr.interp.LastProgress(at.ExecID)
+			if tp := lr.interp.TraceParent(); tp != "" || e.opts.TraceContext {
+				call.TraceParent = tracecontext.ForTry(at.RunID, tp, at.ExecID, at.Attempt)
+			}
 		}
 		lr.mu.Unlock()
 	}

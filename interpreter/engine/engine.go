@@ -68,6 +68,10 @@ type Options struct {
 	// MaxResidentRuns bounds the open runs held in memory: past it, the runs idle longest that
 	// can leave do, whatever IdleAfter says. 0: no bound.
 	MaxResidentRuns int
+	// TraceContext gives every try a W3C traceparent, derived from the run id for a run started
+	// without one (set when traces are exported); without it only the tries of runs started
+	// with a traceparent get one.
+	TraceContext bool
 }
 
 // Engine drives runs over a store.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
 )
@@ -26,6 +27,9 @@ type StartRequest struct {
 	SpecFile string          `json:"spec_file,omitempty"` // path, for messages and run_workflow paths
 	Source   string          `json:"source,omitempty"`    // exact spec text
 	Input    json.RawMessage `json:"input,omitempty"`     // JSON; empty means null
+	// TraceParent is a W3C trace context to run under: the run's spans and its plugin calls
+	// join that trace. Recorded in WorkflowStarted, so it survives restarts; "" for none.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // ErrUnresolvedWorkflow refuses a StartRequest that names a registered workflow: only the
@@ -49,6 +53,11 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	}
 	if err := CheckPayload("input", req.Input); err != nil {
 		return history.Run{}, false, fmt.Errorf("start: %w", err)
+	}
+	if req.TraceParent != "" {
+		if _, err := tracecontext.Parse(req.TraceParent); err != nil {
+			return history.Run{}, false, fmt.Errorf("start: %w: %w", ErrInvalidInput, err)
+		}
 	}
 	// The id is claimed in memory, not under e.mu across the commit: concurrent starts of other
 	// ids share a group commit, and a second start of the same id waits for the first to
@@ -79,7 +88,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 	}
 	st := history.Started{WorkflowID: req.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: req.SpecFile,
 		SpecSource: req.Source, SpecSHA256: sum, ExecutionStarted: e.clock.Now(),
-		Rules: history.RulesCurrent}
+		Rules: history.RulesCurrent, TraceParent: req.TraceParent}
 	giveBack := func() {}
 	if w.Concurrency != nil {
 		queued, release, err := e.slotOrQueue(ctx, w, st)

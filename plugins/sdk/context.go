@@ -22,6 +22,11 @@ type Info struct {
 	// LastProgress is the progress the previous try last reported (JSON), recorded in the
 	// workflow's history; empty on a first try. Decode it to resume instead of starting over.
 	LastProgress json.RawMessage
+	// TraceParent is the try's W3C trace context, `00-<trace id>-<span id>-<flags>`: the run's
+	// trace and the span wend records for this try. Start a span with it as the remote parent
+	// (e.g. otel's propagation.TraceContext) so the plugin's own spans join the run's trace.
+	// Empty when the run has no trace context (started without a traceparent, tracing off).
+	TraceParent string
 }
 
 // Context is what a handler receives: a context.Context cancelled when the try must stop,

@@ -112,7 +112,7 @@ func infoOf(req *pluginv1.ExecuteRequest) Info {
 	info := Info{
 		Activity: req.Activity, WorkflowID: req.WorkflowId, RunID: req.RunId, StepPath: req.StepPath,
 		ActivityExecutionID: req.ActivityExecutionId, ActivityAttemptID: req.ActivityAttemptId,
-		Attempt: int(req.Attempt), LastProgress: req.LastProgress,
+		Attempt: int(req.Attempt), LastProgress: req.LastProgress, TraceParent: req.Traceparent,
 	}
 	if req.DeadlineUnixNanos != 0 {
 		info.Deadline = time.Unix(0, req.DeadlineUnixNanos)

@@ -165,3 +165,18 @@ func TestFuncRejectsInvalidSchema(t *testing.T) {
 	}()
 	Func(func(*Context, struct{}) (int, error) { return 0, nil }, `{"type":`, "")
 }
+
+func TestInfoCarriesTheTraceParent(t *testing.T) {
+	tests := []struct{ name, traceparent string }{
+		{"given", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		{"none", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info := infoOf(&pluginv1.ExecuteRequest{Activity: "a", Traceparent: tt.traceparent})
+			if info.TraceParent != tt.traceparent {
+				t.Fatalf("Info.TraceParent = %q, want %q", info.TraceParent, tt.traceparent)
+			}
+		})
+	}
+}

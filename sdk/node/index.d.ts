@@ -18,6 +18,13 @@ export interface Context {
   readonly deadline: number | null;
   /** The progress the previous try last reported by heartbeat; null on a first try. */
   readonly lastProgress: JSONValue | null;
+  /**
+   * The try's W3C trace context, `00-<trace id>-<span id>-<flags>`: the run's trace and the
+   * span wend records for this try. Give it to your tracer as the remote parent (e.g.
+   * `propagation.extract(context.active(), { traceparent: ctx.traceparent })`) so the
+   * plugin's spans join the run's trace. '' when the run has no trace context.
+   */
+  readonly traceparent: string;
   /** True once the host cancelled the try or its deadline passed. */
   readonly cancelled: boolean;
   /** Keeps the try alive and records progress; throws CancelledError once cancelled. */

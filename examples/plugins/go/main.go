@@ -114,6 +114,7 @@ type recordLine struct {
 	Attempt             int             `json:"attempt"`
 	Note                json.RawMessage `json:"note"`
 	PID                 int             `json:"pid"`
+	TraceParent         string          `json:"traceparent"` // the try's W3C trace context; "" without one
 }
 
 func record(ctx *sdk.Context, in recordIn) (recordLine, error) {
@@ -126,7 +127,7 @@ func record(ctx *sdk.Context, in recordIn) (recordLine, error) {
 	}
 	line := recordLine{
 		ActivityExecutionID: ctx.ActivityExecutionID, ActivityAttemptID: ctx.ActivityAttemptID,
-		Attempt: ctx.Attempt, Note: note, PID: os.Getpid(),
+		Attempt: ctx.Attempt, Note: note, PID: os.Getpid(), TraceParent: ctx.TraceParent,
 	}
 	b, err := json.Marshal(line)
 	if err != nil {

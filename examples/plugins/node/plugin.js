@@ -49,6 +49,7 @@ activity('record', {
   const line = {
     activity_execution_id: ctx.activityExecutionId, activity_attempt_id: ctx.activityAttemptId,
     attempt: ctx.attempt, note: input.note === undefined ? null : input.note, pid: process.pid,
+    traceparent: ctx.traceparent,
   };
   const fd = fs.openSync(input.path, 'a', 0o644);
   try {

@@ -70,7 +70,7 @@ def record(ctx, inp):
     if not inp.get("path"):
         raise NonRetryable("record: path is required", type="BadInput")
     line = {"activity_execution_id": ctx.activity_execution_id, "activity_attempt_id": ctx.activity_attempt_id,
-            "attempt": ctx.attempt, "note": inp.get("note"), "pid": os.getpid()}
+            "attempt": ctx.attempt, "note": inp.get("note"), "pid": os.getpid(), "traceparent": ctx.traceparent}
     fd = os.open(inp["path"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, (json.dumps(line, separators=(",", ":")) + "\n").encode())

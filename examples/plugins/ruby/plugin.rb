@@ -97,6 +97,12 @@ class Try
     raise ActivityError.new('Cancelled', "#{@request.activity}: cancelled by the host")
   end
 
+  # The try's W3C trace context ('00-<trace id>-<span id>-<flags>': the run's trace, the try's
+  # span), for the plugin's own spans to join; '' when the run has none.
+  def traceparent
+    @request.traceparent
+  end
+
   # The progress the previous try last reported, decoded; nil on a first try.
   def last_progress
     raw = @request.last_progress
@@ -163,7 +169,7 @@ def record_activity(try, input)
 
   req = try.request
   line = { activity_execution_id: req.activity_execution_id, activity_attempt_id: req.activity_attempt_id,
-           attempt: req.attempt, note: input['note'], pid: Process.pid }
+           attempt: req.attempt, note: input['note'], pid: Process.pid, traceparent: try.traceparent }
   File.open(input['path'], File::WRONLY | File::APPEND | File::CREAT, 0o644) do |f|
     f.write("#{JSON.generate(line)}\n")
     f.fsync

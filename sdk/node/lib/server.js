@@ -45,9 +45,9 @@ export function checkHandshake(env) {
   return null;
 }
 
-// Context is one try: its identity, the previous try's last progress, cancellation and
-// heartbeats.
-class Context {
+// Context is one try: its identity, the previous try's last progress, its trace context,
+// cancellation and heartbeats.
+export class Context {
   constructor(req, heartbeat) {
     this.activity = req.activity;
     this.workflowId = req.workflow_id;
@@ -57,6 +57,9 @@ class Context {
     this.activityAttemptId = req.activity_attempt_id;
     this.attempt = req.attempt;
     this.rawLastProgress = req.last_progress; // Buffer; empty on a first try
+    // The try's W3C trace context ('00-<trace id>-<span id>-<flags>': the run's trace, the
+    // try's span), for the plugin's own spans to join; '' when the run has none.
+    this.traceparent = req.traceparent || '';
     const nanos = BigInt(req.deadline_unix_nanos || 0);
     // ms since the epoch, rounded up: the try never reports its deadline passed before it has.
     this.deadline = nanos > 0n ? Number((nanos + 999999n) / 1000000n) : null;

@@ -2,7 +2,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { checkHandshake, NonRetryable, RetryableError, CancelledError, activity } from '../index.js';
-import { errorEvent } from '../lib/server.js';
+import { errorEvent, Context } from '../lib/server.js';
 
 test('checkHandshake', () => {
   const cases = [
@@ -42,4 +42,13 @@ test('a retryable error carries the wait before the next try', () => {
 test('activity registered twice', () => {
   activity('dup', () => 1);
   assert.throws(() => activity('dup', () => 2), /registered twice/);
+});
+
+test('a try reads its trace context', () => {
+  const tp = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const cases = [['given', tp, tp], ['none', '', ''], ['absent', undefined, '']];
+  for (const [name, given, want] of cases) {
+    const ctx = new Context({ activity: 'a', attempt: 1, traceparent: given, deadline_unix_nanos: '0' }, () => {});
+    assert.equal(ctx.traceparent, want, name);
+  }
 });

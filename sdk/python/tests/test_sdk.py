@@ -88,5 +88,16 @@ class ErrorsTest(unittest.TestCase):
                 self.assertEqual(_error_event(err).error.next_retry_delay_ms, ms)
 
 
+class ContextTest(unittest.TestCase):
+    def test_traceparent(self):
+        from wend_plugin._stubs import activities_pb2
+        from wend_plugin.context import Context
+        tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        for name, given in (("given", tp), ("none", "")):
+            with self.subTest(name):
+                req = activities_pb2.ExecuteRequest(activity="a", attempt=1, traceparent=given)
+                self.assertEqual(Context(req, None, None).traceparent, given)
+
+
 if __name__ == "__main__":
     unittest.main()

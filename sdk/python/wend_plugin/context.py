@@ -13,7 +13,9 @@ class Context:
 
     Attributes: activity, workflow_id, run_id, step_path, activity_execution_id (the same for
     every try of a step: an idempotency key), activity_attempt_id, attempt (1 on the first try),
-    deadline (seconds since the epoch, or None), log (a logger whose lines wend shows)."""
+    deadline (seconds since the epoch, or None), traceparent (the try's W3C trace context,
+    "00-<trace id>-<span id>-<flags>": the run's trace and the try's span, for the plugin's own
+    spans to join; "" when the run has none), log (a logger whose lines wend shows)."""
 
     def __init__(self, req, emit, heartbeat_event):
         self.request = req
@@ -22,6 +24,7 @@ class Context:
         self.activity_execution_id = req.activity_execution_id
         self.activity_attempt_id = req.activity_attempt_id
         self.attempt = req.attempt
+        self.traceparent = req.traceparent
         self.deadline = req.deadline_unix_nanos / 1e9 if req.deadline_unix_nanos else None
         self.reason = None
         self.log = logging.getLogger("wend_plugin.activity." + req.activity)

@@ -33,6 +33,7 @@ Google::Protobuf::DescriptorPool.generated_pool.build do
       optional :attempt, :int32, 8
       optional :deadline_unix_nanos, :int64, 9
       optional :last_progress, :bytes, 10
+      optional :traceparent, :string, 11
     end
     add_message "wend.plugin.v1.Cancel" do
       optional :reason, :string, 1

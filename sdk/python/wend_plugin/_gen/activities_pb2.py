@@ -13,7 +13,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x10\x61\x63tivities.proto\x12\x0ewend.plugin.v1\"\x11\n\x0f\x44\x65scribeRequest\"D\n\x10\x44\x65scribeResponse\x12\x30\n\nactivities\x18\x01 \x03(\x0b\x32\x1c.wend.plugin.v1.ActivityInfo\"^\n\x0c\x41\x63tivityInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cinput_schema\x18\x03 \x01(\x0c\x12\x15\n\routput_schema\x18\x04 \x01(\x0c\"t\n\x0c\x45xecuteInput\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32\x1e.wend.plugin.v1.ExecuteRequestH\x00\x12(\n\x06\x63\x61ncel\x18\x02 \x01(\x0b\x32\x16.wend.plugin.v1.CancelH\x00\x42\x07\n\x05input\"\xea\x01\n\x0e\x45xecuteRequest\x12\x10\n\x08\x61\x63tivity\x18\x01 \x01(\t\x12\r\n\x05input\x18\x02 \x01(\x0c\x12\x13\n\x0bworkflow_id\x18\x03 \x01(\t\x12\x0e\n\x06run_id\x18\x04 \x01(\t\x12\x11\n\tstep_path\x18\x05 \x01(\t\x12\x1d\n\x15\x61\x63tivity_execution_id\x18\x06 \x01(\t\x12\x1b\n\x13\x61\x63tivity_attempt_id\x18\x07 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x08 \x01(\x05\x12\x1b\n\x13\x64\x65\x61\x64line_unix_nanos\x18\t \x01(\x03\x12\x15\n\rlast_progress\x18\n \x01(\x0c\"\x18\n\x06\x43\x61ncel\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x99\x01\n\x0c\x45xecuteEvent\x12.\n\theartbeat\x18\x01 \x01(\x0b\x32\x19.wend.plugin.v1.HeartbeatH\x00\x12(\n\x06result\x18\x02 \x01(\x0b\x32\x16.wend.plugin.v1.ResultH\x00\x12&\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x15.wend.plugin.v1.ErrorH\x00\x42\x07\n\x05\x65vent\"\x1d\n\tHeartbeat\x12\x10\n\x08progress\x18\x01 \x01(\x0c\"\x18\n\x06Result\x12\x0e\n\x06output\x18\x01 \x01(\x0c\"k\n\x05\x45rror\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x15\n\rnon_retryable\x18\x03 \x01(\x08\x12\x0f\n\x07\x64\x65tails\x18\x04 \x01(\x0c\x12\x1b\n\x13next_retry_delay_ms\x18\x05 \x01(\x03\x32\xee\x01\n\nActivities\x12M\n\x08\x44\x65scribe\x12\x1f.wend.plugin.v1.DescribeRequest\x1a .wend.plugin.v1.DescribeResponse\x12I\n\x07\x45xecute\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x01\x30\x01\x12\x46\n\x04Lane\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x01\x30\x01\x42@Z>github.com/wendflow/wend/plugins/proto/wend/plugin/v1;pluginv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x10\x61\x63tivities.proto\x12\x0ewend.plugin.v1\"\x11\n\x0f\x44\x65scribeRequest\"D\n\x10\x44\x65scribeResponse\x12\x30\n\nactivities\x18\x01 \x03(\x0b\x32\x1c.wend.plugin.v1.ActivityInfo\"^\n\x0c\x41\x63tivityInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cinput_schema\x18\x03 \x01(\x0c\x12\x15\n\routput_schema\x18\x04 \x01(\x0c\"t\n\x0c\x45xecuteInput\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32\x1e.wend.plugin.v1.ExecuteRequestH\x00\x12(\n\x06\x63\x61ncel\x18\x02 \x01(\x0b\x32\x16.wend.plugin.v1.CancelH\x00\x42\x07\n\x05input\"\xff\x01\n\x0e\x45xecuteRequest\x12\x10\n\x08\x61\x63tivity\x18\x01 \x01(\t\x12\r\n\x05input\x18\x02 \x01(\x0c\x12\x13\n\x0bworkflow_id\x18\x03 \x01(\t\x12\x0e\n\x06run_id\x18\x04 \x01(\t\x12\x11\n\tstep_path\x18\x05 \x01(\t\x12\x1d\n\x15\x61\x63tivity_execution_id\x18\x06 \x01(\t\x12\x1b\n\x13\x61\x63tivity_attempt_id\x18\x07 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x08 \x01(\x05\x12\x1b\n\x13\x64\x65\x61\x64line_unix_nanos\x18\t \x01(\x03\x12\x15\n\rlast_progress\x18\n \x01(\x0c\x12\x13\n\x0btraceparent\x18\x0b \x01(\t\"\x18\n\x06\x43\x61ncel\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x99\x01\n\x0c\x45xecuteEvent\x12.\n\theartbeat\x18\x01 \x01(\x0b\x32\x19.wend.plugin.v1.HeartbeatH\x00\x12(\n\x06result\x18\x02 \x01(\x0b\x32\x16.wend.plugin.v1.ResultH\x00\x12&\n\x05\x65rror\x18\x03 \x01(\x0b\x32\x15.wend.plugin.v1.ErrorH\x00\x42\x07\n\x05\x65vent\"\x1d\n\tHeartbeat\x12\x10\n\x08progress\x18\x01 \x01(\x0c\"\x18\n\x06Result\x12\x0e\n\x06output\x18\x01 \x01(\x0c\"k\n\x05\x45rror\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\x12\x15\n\rnon_retryable\x18\x03 \x01(\x08\x12\x0f\n\x07\x64\x65tails\x18\x04 \x01(\x0c\x12\x1b\n\x13next_retry_delay_ms\x18\x05 \x01(\x03\x32\xee\x01\n\nActivities\x12M\n\x08\x44\x65scribe\x12\x1f.wend.plugin.v1.DescribeRequest\x1a .wend.plugin.v1.DescribeResponse\x12I\n\x07\x45xecute\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x01\x30\x01\x12\x46\n\x04Lane\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x01\x30\x01\x42@Z>github.com/wendflow/wend/plugins/proto/wend/plugin/v1;pluginv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'activities_pb2', globals())
@@ -30,17 +30,17 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _EXECUTEINPUT._serialized_start=221
   _EXECUTEINPUT._serialized_end=337
   _EXECUTEREQUEST._serialized_start=340
-  _EXECUTEREQUEST._serialized_end=574
-  _CANCEL._serialized_start=576
-  _CANCEL._serialized_end=600
-  _EXECUTEEVENT._serialized_start=603
-  _EXECUTEEVENT._serialized_end=756
-  _HEARTBEAT._serialized_start=758
-  _HEARTBEAT._serialized_end=787
-  _RESULT._serialized_start=789
-  _RESULT._serialized_end=813
-  _ERROR._serialized_start=815
-  _ERROR._serialized_end=922
-  _ACTIVITIES._serialized_start=925
-  _ACTIVITIES._serialized_end=1163
+  _EXECUTEREQUEST._serialized_end=595
+  _CANCEL._serialized_start=597
+  _CANCEL._serialized_end=621
+  _EXECUTEEVENT._serialized_start=624
+  _EXECUTEEVENT._serialized_end=777
+  _HEARTBEAT._serialized_start=779
+  _HEARTBEAT._serialized_end=808
+  _RESULT._serialized_start=810
+  _RESULT._serialized_end=834
+  _ERROR._serialized_start=836
+  _ERROR._serialized_end=943
+  _ACTIVITIES._serialized_start=946
+  _ACTIVITIES._serialized_end=1184
 # @@protoc_insertion_point(module_scope)

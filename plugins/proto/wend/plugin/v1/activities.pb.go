@@ -276,7 +276,10 @@ type ExecuteRequest struct {
 	DeadlineUnixNanos int64  `protobuf:"varint,9,opt,name=deadline_unix_nanos,json=deadlineUnixNanos,proto3" json:"deadline_unix_nanos,omitempty"` // 0: none
 	// The progress the previous try last reported by heartbeat (JSON), so a retry can resume
 	// where it left off; empty on a first try.
-	LastProgress  []byte `protobuf:"bytes,10,opt,name=last_progress,json=lastProgress,proto3" json:"last_progress,omitempty"`
+	LastProgress []byte `protobuf:"bytes,10,opt,name=last_progress,json=lastProgress,proto3" json:"last_progress,omitempty"`
+	// The W3C trace context of the try (`00-<trace id>-<span id>-<flags>`): the run's trace
+	// and the try's span, for a plugin's own spans to join; empty when the run has none.
+	Traceparent   string `protobuf:"bytes,11,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -379,6 +382,13 @@ func (x *ExecuteRequest) GetLastProgress() []byte {
 		return x.LastProgress
 	}
 	return nil
+}
+
+func (x *ExecuteRequest) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
 }
 
 type Cancel struct {
@@ -707,7 +717,7 @@ const file_activities_proto_rawDesc = "" +
 	"\fExecuteInput\x12:\n" +
 	"\arequest\x18\x01 \x01(\v2\x1e.wend.plugin.v1.ExecuteRequestH\x00R\arequest\x120\n" +
 	"\x06cancel\x18\x02 \x01(\v2\x16.wend.plugin.v1.CancelH\x00R\x06cancelB\a\n" +
-	"\x05input\"\xea\x02\n" +
+	"\x05input\"\x8c\x03\n" +
 	"\x0eExecuteRequest\x12\x1a\n" +
 	"\bactivity\x18\x01 \x01(\tR\bactivity\x12\x14\n" +
 	"\x05input\x18\x02 \x01(\fR\x05input\x12\x1f\n" +
@@ -720,7 +730,8 @@ const file_activities_proto_rawDesc = "" +
 	"\aattempt\x18\b \x01(\x05R\aattempt\x12.\n" +
 	"\x13deadline_unix_nanos\x18\t \x01(\x03R\x11deadlineUnixNanos\x12#\n" +
 	"\rlast_progress\x18\n" +
-	" \x01(\fR\flastProgress\" \n" +
+	" \x01(\fR\flastProgress\x12 \n" +
+	"\vtraceparent\x18\v \x01(\tR\vtraceparent\" \n" +
 	"\x06Cancel\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\xb3\x01\n" +
 	"\fExecuteEvent\x129\n" +

@@ -1,0 +1,133 @@
+package tracecontext
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// TraceParent is a W3C trace context: the trace, the parent span and the flags.
+type TraceParent struct {
+	TraceID [16]byte
+	SpanID  [8]byte
+	Flags   byte // bit 0: sampled
+}
+
+// Errors of Parse.
+var (
+	// ErrMalformed is returned for a value that is not `VV-<32 hex>-<16 hex>-FF`.
+	ErrMalformed = errors.New("want 00-<32 hex digits trace id>-<16 hex digits span id>-<2 hex digits flags>")
+	// ErrZeroID is returned for an all-zero trace or span id, which the W3C format forbids.
+	ErrZeroID = errors.New("trace id and span id must not be all zeros")
+)
+
+// Parse reads a traceparent header value (W3C Trace Context level 1). A version other than
+// 00 is read as 00 when its first four fields have 00's shape, as the recommendation asks;
+// version ff is invalid.
+func Parse(s string) (TraceParent, error) {
+	var tp TraceParent
+	const size = 55 // 2 + 1 + 32 + 1 + 16 + 1 + 2
+	if len(s) < size || s[2] != '-' || s[35] != '-' || s[52] != '-' {
+		return tp, fmt.Errorf("traceparent %q: %w", clip(s), ErrMalformed)
+	}
+	version, ok := hexByte(s[0:2])
+	if !ok || version == 0xff || (version == 0 && len(s) != size) || (len(s) > size && s[size] != '-') {
+		return tp, fmt.Errorf("traceparent %q: %w", clip(s), ErrMalformed)
+	}
+	if !isLowerHex(s[3:35]) || !isLowerHex(s[36:52]) {
+		return tp, fmt.Errorf("traceparent %q: %w", clip(s), ErrMalformed)
+	}
+	flags, ok := hexByte(s[53:55])
+	if !ok {
+		return tp, fmt.Errorf("traceparent %q: %w", clip(s), ErrMalformed)
+	}
+	_, _ = hex.Decode(tp.TraceID[:], []byte(s[3:35]))
+	_, _ = hex.Decode(tp.SpanID[:], []byte(s[36:52]))
+	tp.Flags = flags
+	if tp.TraceID == ([16]byte{}) || tp.SpanID == ([8]byte{}) {
+		return TraceParent{}, fmt.Errorf("traceparent %q: %w", clip(s), ErrZeroID)
+	}
+	return tp, nil
+}
+
+// String writes the value in version 00.
+func (tp TraceParent) String() string {
+	return "00-" + hex.EncodeToString(tp.TraceID[:]) + "-" + hex.EncodeToString(tp.SpanID[:]) + "-" +
+		hex.EncodeToString([]byte{tp.Flags})
+}
+
+// TraceIDString is the trace id in hex, as log lines and trace viewers show it.
+func (tp TraceParent) TraceIDString() string { return hex.EncodeToString(tp.TraceID[:]) }
+
+// ForRun is the trace context of a run: the accepted traceparent when the run was started
+// with one (its span is the run span's remote parent), else a trace derived from the run id
+// with no parent span. accepted was checked by Parse when the run started; a value that no
+// longer parses is treated as absent.
+func ForRun(runID, accepted string) (tp TraceParent, remoteParent bool) {
+	if accepted != "" {
+		if p, err := Parse(accepted); err == nil {
+			return p, true
+		}
+	}
+	sum := sha256.Sum256([]byte("wend trace\x00" + runID))
+	copy(tp.TraceID[:], sum[:16])
+	tp.Flags = 1
+	return tp, false
+}
+
+// RunSpanID is the span id of the run's span.
+func RunSpanID(runID string) [8]byte { return spanID("run", runID, "", 0) }
+
+// StepSpanID is the span id of an activity step occurrence, by its execution id (derived
+// from the run and the step's path, the same for every try).
+func StepSpanID(runID, execID string) [8]byte { return spanID("step", runID, execID, 0) }
+
+// TrySpanID is the span id of one try of an activity step.
+func TrySpanID(runID, execID string, attempt int) [8]byte {
+	return spanID("try", runID, execID, attempt)
+}
+
+// ForTry is the traceparent a plugin gets for a try: the run's trace, the try's span.
+func ForTry(runID, accepted, execID string, attempt int) string {
+	tp, _ := ForRun(runID, accepted)
+	tp.SpanID = TrySpanID(runID, execID, attempt)
+	return tp.String()
+}
+
+func spanID(kind, runID, execID string, attempt int) [8]byte {
+	sum := sha256.Sum256([]byte("wend span\x00" + kind + "\x00" + runID + "\x00" + execID + "\x00" + strconv.Itoa(attempt)))
+	var id [8]byte
+	copy(id[:], sum[:8])
+	if id == ([8]byte{}) { // never in practice; the format forbids a zero id
+		id[7] = 1
+	}
+	return id
+}
+
+func hexByte(s string) (byte, bool) {
+	if !isLowerHex(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s, 16, 8)
+	return byte(v), err == nil
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// clip keeps an error message short when the value is long.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

@@ -1,0 +1,96 @@
+package tracecontext
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	valid := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	tests := []struct {
+		name, in string
+		want     error
+	}{
+		{"valid", valid, nil},
+		{"not sampled", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", nil},
+		{"future version with more fields", "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what", nil},
+		{"empty", "", ErrMalformed},
+		{"version ff", "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", ErrMalformed},
+		{"version 00 too long", valid + "-x", ErrMalformed},
+		{"future version glued", "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x", ErrMalformed},
+		{"upper case", strings.ToUpper(valid), ErrMalformed},
+		{"short trace id", "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01", ErrMalformed},
+		{"bad flags", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g", ErrMalformed},
+		{"zero trace id", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", ErrZeroID},
+		{"zero span id", "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", ErrZeroID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tp, err := Parse(tt.in)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Parse(%q) = %v, want %v", tt.in, err, tt.want)
+			}
+			if err == nil && tt.in[:2] == "00" && tp.String() != tt.in {
+				t.Fatalf("String() = %q, want %q", tp.String(), tt.in)
+			}
+		})
+	}
+}
+
+func TestForRun(t *testing.T) {
+	accepted := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	tp, remote := ForRun("run-1", accepted)
+	if !remote || tp.TraceIDString() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Fatalf("ForRun with a traceparent = %v %v, want its trace id and a remote parent", tp, remote)
+	}
+	a, remoteA := ForRun("run-1", "")
+	b, _ := ForRun("run-1", "")
+	c, _ := ForRun("run-2", "")
+	if remoteA || a != b || a.TraceID == c.TraceID || a.TraceID == ([16]byte{}) {
+		t.Fatalf("derived trace ids: %v %v %v (remote %v): want equal for one run, distinct across runs", a, b, c, remoteA)
+	}
+	if bad, remote := ForRun("run-1", "garbage"); remote || bad != a {
+		t.Fatalf("ForRun with an unreadable traceparent = %v, want the derived one", bad)
+	}
+}
+
+func TestSpanIDsAreDistinctAndStable(t *testing.T) {
+	ids := map[[8]byte]string{}
+	add := func(name string, id [8]byte) {
+		t.Helper()
+		if other, dup := ids[id]; dup {
+			t.Fatalf("%s and %s share span id %x", name, other, id)
+		}
+		ids[id] = name
+	}
+	add("run", RunSpanID("r"))
+	add("step", StepSpanID("r", "e"))
+	add("try1", TrySpanID("r", "e", 1))
+	add("try2", TrySpanID("r", "e", 2))
+	add("other run's try1", TrySpanID("r2", "e", 1))
+	if first, again := TrySpanID("r", "e", 1), TrySpanID("r", "e", 1); first != again {
+		t.Fatal("TrySpanID is not a function of its arguments")
+	}
+	got := ForTry("r", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "e", 2)
+	tp, err := Parse(got)
+	if err != nil || tp.TraceIDString() != "4bf92f3577b34da6a3ce929d0e0e4736" || tp.SpanID != TrySpanID("r", "e", 2) {
+		t.Fatalf("ForTry = %q (%v), want the accepted trace and the try's span", got, err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	f.Add("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		tp, err := Parse(s)
+		if err != nil {
+			return
+		}
+		again, err := Parse(tp.String())
+		if err != nil || again != tp {
+			t.Fatalf("Parse(%q) = %v, but its String %q reads back as %v, %v", s, tp, tp.String(), again, err)
+		}
+	})
+}

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/tracecontext"
+)
+
+// TestTraceParentReachesEveryTry: a run started with a traceparent records it in
+// WorkflowStarted and hands each try the run's trace with the try's own span; a run started
+// without one gives its tries none unless Options.TraceContext asks for a derived one.
+func TestTraceParentReachesEveryTry(t *testing.T) {
+	const accepted = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	tests := []struct {
+		name         string
+		traceParent  string
+		traceContext bool
+		want         func(runID, execID string, attempt int) string
+	}{
+		{"accepted", accepted, false, func(r, e string, a int) string { return tracecontext.ForTry(r, accepted, e, a) }},
+		{"none, tracing off", "", false, func(string, string, int) string { return "" }},
+		{"none, tracing on", "", true, func(r, e string, a int) string { return tracecontext.ForTry(r, "", e, a) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.e.Close()
+			h.e = New(Options{Store: h.store, Activities: h.acts, Clock: h.clock, Logf: t.Logf, TraceContext: tt.traceContext})
+			t.Cleanup(func() { h.e.Close() })
+			failed := false
+			h.acts.fns["flaky"] = func(_ context.Context, c history.ActivityCall) (json.RawMessage, error) {
+				if !failed {
+					failed = true
+					return nil, &history.ActivityError{Type: "Busy", Message: "once"}
+				}
+				return json.RawMessage(`1`), nil
+			}
+			f := h.write("t.wend.yaml", head+"steps: [{id: a, activity: p.flaky, retry: {tries: 2, backoff: [1s]}}]\n")
+			src, _ := os.ReadFile(f)
+			run, _, err := h.e.Start(context.Background(), StartRequest{WorkflowID: "w", SpecFile: f, Source: string(src), TraceParent: tt.traceParent})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.wait("w")
+			evs, _ := h.store.Events(run.RunID, 0)
+			st, _ := history.DataOf[history.Started](evs[0])
+			if st.TraceParent != tt.traceParent {
+				t.Fatalf("WorkflowStarted records traceparent %q, want %q", st.TraceParent, tt.traceParent)
+			}
+			h.acts.mu.Lock()
+			defer h.acts.mu.Unlock()
+			if len(h.acts.calls) != 2 {
+				t.Fatalf("%d calls, want 2", len(h.acts.calls))
+			}
+			for _, c := range h.acts.calls {
+				if want := tt.want(run.RunID, c.ActivityExecutionID, c.Attempt); c.TraceParent != want {
+					t.Errorf("try %d got traceparent %q, want %q", c.Attempt, c.TraceParent, want)
+				}
+			}
+		})
+	}
+}
+
+func TestStartRefusesABadTraceParent(t *testing.T) {
+	h := newHarness(t)
+	f := h.write("t.wend.yaml", head+"steps: [{id: a, activity: p.echo}]\n")
+	src, _ := os.ReadFile(f)
+	_, _, err := h.e.Start(context.Background(), StartRequest{WorkflowID: "w", SpecFile: f, Source: string(src), TraceParent: "00-zz"})
+	if !errors.Is(err, ErrInvalidInput) || !errors.Is(err, tracecontext.ErrMalformed) {
+		t.Fatalf("Start with a bad traceparent = %v, want ErrInvalidInput and ErrMalformed", err)
+	}
+}

@@ -1,0 +1,240 @@
+package tracing
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/tracecontext"
+)
+
+// Observer turns committed events into spans. Its Observe is the engine's Observe hook.
+type Observer struct {
+	tracer trace.Tracer
+	// history reads a run's events, for a run whose first event this process sees is not its
+	// WorkflowStarted (it was started by an earlier process): what came before is read back to
+	// know when its open steps and tries started, and emits nothing.
+	history func(runID string) ([]history.Event, error)
+	logf    func(format string, args ...any)
+
+	mu   sync.Mutex
+	runs map[string]*runTrace // open runs by run id
+}
+
+// NewObserver makes the observer of p's tracer; events reads a run's committed history.
+func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error), logf func(format string, args ...any)) *Observer {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return &Observer{tracer: p.tp.Tracer("github.com/wendflow/wend"), history: events, logf: logf, runs: map[string]*runTrace{}}
+}
+
+type runTrace struct {
+	trace  tracecontext.TraceParent // the trace, and the accepted parent span when remote
+	remote bool
+	steps  map[string]*stepTrace // open activity steps by execution id
+}
+
+type stepTrace struct {
+	path, plugin, activity string
+	start                  time.Time
+	tryStart               time.Time // when the current try became due
+	tryOpen                bool
+}
+
+// Observe records ev of run, committed live, and emits the spans it ends.
+func (o *Observer) Observe(run history.Run, ev history.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	rt := o.runs[run.RunID]
+	if rt == nil {
+		rt = o.load(run, ev)
+		if rt == nil {
+			return
+		}
+	}
+	o.apply(rt, run, ev, true)
+}
+
+// TraceID is the trace id of an open run this process has seen, in hex, or "".
+func (o *Observer) TraceID(runID string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if rt := o.runs[runID]; rt != nil {
+		return rt.trace.TraceIDString()
+	}
+	return ""
+}
+
+// load makes the trace state of a run first seen at ev: from ev itself when it starts the
+// run, else from the history before it, applied without emitting.
+func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
+	if ev.Type == history.WorkflowStarted {
+		return o.begin(run.RunID, ev)
+	}
+	evs, err := o.history(run.RunID)
+	if err != nil || len(evs) == 0 || evs[0].Type != history.WorkflowStarted {
+		o.logf("wend: traces: run %s: cannot read its history (%v): its spans before this event are not exported", run.RunID, err)
+		return nil
+	}
+	rt := o.begin(run.RunID, evs[0])
+	for _, old := range evs[1:] {
+		if old.Seq >= ev.Seq {
+			break
+		}
+		o.apply(rt, run, old, false)
+	}
+	return rt
+}
+
+func (o *Observer) begin(runID string, started history.Event) *runTrace {
+	st, _ := history.DataOf[history.Started](started)
+	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
+	rt := &runTrace{trace: tp, remote: remote, steps: map[string]*stepTrace{}}
+	o.runs[runID] = rt
+	return rt
+}
+
+// apply moves rt by ev, emitting the spans ev ends when emit is set (a live commit).
+func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit bool) {
+	switch ev.Type {
+	case history.ActivityScheduled:
+		sc, _ := history.DataOf[history.ActivitySchedule](ev)
+		rt.steps[ev.ActivityExecutionID] = &stepTrace{path: ev.Step, plugin: sc.Plugin, activity: sc.Activity,
+			start: ev.Time, tryStart: ev.Time, tryOpen: true}
+	case history.ActivityRetryScheduled:
+		if st := rt.steps[ev.ActivityExecutionID]; st != nil {
+			rs, _ := history.DataOf[history.RetrySchedule](ev)
+			st.tryStart, st.tryOpen = ev.Time, true
+			if rs.AvailableAt.After(ev.Time) {
+				st.tryStart = rs.AvailableAt
+			}
+		}
+	case history.ActivityCompleted, history.ActivityAttemptFailed, history.ActivityTimedOut,
+		history.ActivityAttemptInterrupted, history.ActivityFailed, history.ActivityCancelled:
+		o.activityEnd(rt, run, ev, emit)
+	default:
+		if ev.Type.Terminal() {
+			if emit {
+				o.runSpan(rt, run, ev)
+			}
+			delete(o.runs, run.RunID)
+		}
+	}
+}
+
+// activityEnd ends the open try of ev's step, and the step itself when ev is its last event.
+func (o *Observer) activityEnd(rt *runTrace, run history.Run, ev history.Event, emit bool) {
+	st := rt.steps[ev.ActivityExecutionID]
+	if st == nil {
+		return
+	}
+	outcome, failure := outcomeOf(ev)
+	if st.tryOpen {
+		st.tryOpen = false
+		if emit {
+			o.trySpan(rt, run, st, ev, outcome, failure)
+		}
+	}
+	switch ev.Type {
+	case history.ActivityCompleted, history.ActivityFailed, history.ActivityCancelled:
+		delete(rt.steps, ev.ActivityExecutionID)
+		if emit {
+			o.stepSpan(rt, run, st, ev, outcome, failure)
+		}
+	}
+}
+
+func outcomeOf(ev history.Event) (string, *history.Failure) {
+	switch ev.Type {
+	case history.ActivityCompleted:
+		return "completed", nil
+	case history.ActivityAttemptInterrupted:
+		in, _ := history.DataOf[history.AttemptInterruption](ev)
+		return "interrupted", &history.Failure{Type: "Interrupted", Message: in.Reason}
+	case history.ActivityCancelled:
+		return "cancelled", nil
+	}
+	af, _ := history.DataOf[history.AttemptFailure](ev)
+	if ev.Type == history.ActivityTimedOut {
+		return "timed_out", &af.Failure
+	}
+	return "failed", &af.Failure
+}
+
+func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
+	status, reason := history.ClosedBy(ev)
+	attrs := append(runAttrs(run), attribute.String("wend.outcome", status))
+	var failure *history.Failure
+	if c, err := history.DataOf[history.Closed](ev); err == nil && c.Failure != nil {
+		failure = c.Failure
+	}
+	if reason != "" && reason != status {
+		attrs = append(attrs, attribute.String("wend.closed_reason", reason))
+	}
+	parent := trace.SpanContext{}
+	if rt.remote {
+		parent = trace.NewSpanContext(trace.SpanContextConfig{TraceID: rt.trace.TraceID, SpanID: rt.trace.SpanID,
+			TraceFlags: trace.TraceFlags(rt.trace.Flags), Remote: true})
+	}
+	o.emit(rt, parent, tracecontext.RunSpanID(run.RunID), "run "+run.Name, run.StartedAt, ev.Time, attrs, failure)
+}
+
+func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
+	attrs := append(runAttrs(run), stepAttrs(st)...)
+	attrs = append(attrs, attribute.String("wend.outcome", outcome))
+	o.emit(rt, o.own(rt, tracecontext.RunSpanID(run.RunID)), tracecontext.StepSpanID(run.RunID, ev.ActivityExecutionID),
+		"step "+st.path, st.start, ev.Time, attrs, failure)
+}
+
+func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
+	attrs := append(runAttrs(run), stepAttrs(st)...)
+	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
+	if ev.Type == history.ActivityCompleted {
+		if r, err := history.DataOf[history.ActivityResult](ev); err == nil && r.PluginSHA256 != "" {
+			attrs = append(attrs, attribute.String("wend.plugin_sha256", r.PluginSHA256))
+		}
+	}
+	o.emit(rt, o.own(rt, tracecontext.StepSpanID(run.RunID, ev.ActivityExecutionID)),
+		tracecontext.TrySpanID(run.RunID, ev.ActivityExecutionID, ev.Attempt),
+		"try "+st.plugin+"."+st.activity+" #"+strconv.Itoa(ev.Attempt), st.tryStart, ev.Time, attrs, failure)
+}
+
+// own is the context of a span of the run's own, as a parent.
+func (o *Observer) own(rt *runTrace, spanID [8]byte) trace.SpanContext {
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: rt.trace.TraceID, SpanID: spanID,
+		TraceFlags: trace.TraceFlags(rt.trace.Flags)})
+}
+
+func (o *Observer) emit(rt *runTrace, parent trace.SpanContext, spanID [8]byte, name string, start, end time.Time,
+	attrs []attribute.KeyValue, failure *history.Failure) {
+	ctx := withIDs(context.Background(), rt.trace.TraceID, spanID)
+	if parent.IsValid() {
+		ctx = trace.ContextWithSpanContext(ctx, parent)
+	}
+	if failure != nil {
+		attrs = append(attrs, attribute.String("wend.failure.category", failure.Category),
+			attribute.String("wend.failure.type", failure.Type), attribute.String("wend.failure.message", failure.Message))
+	}
+	_, span := o.tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	if failure != nil {
+		span.SetStatus(codes.Error, failure.Error())
+	}
+	span.End(trace.WithTimestamp(end))
+}
+
+func runAttrs(run history.Run) []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String("wend.workflow", run.Name),
+		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID)}
+}
+
+func stepAttrs(st *stepTrace) []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String("wend.step", st.path),
+		attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity)}
+}

@@ -1,0 +1,102 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// ErrConfig is returned by FromEnv for OTEL_* values wend cannot honour.
+var ErrConfig = errors.New("bad trace configuration")
+
+// Provider is a configured tracer provider; its Shutdown flushes the spans still queued.
+type Provider struct {
+	tp *sdktrace.TracerProvider
+}
+
+// FromEnv reads the standard variables: OTEL_TRACES_EXPORTER (a comma-separated list of otlp,
+// console and none; none when unset), OTEL_SDK_DISABLED, OTEL_SERVICE_NAME (wend when neither
+// it nor OTEL_RESOURCE_ATTRIBUTES names the service) and OTEL_EXPORTER_OTLP_PROTOCOL (grpc
+// only). The OTLP exporter reads its own OTEL_EXPORTER_OTLP_* variables (endpoint, headers,
+// certificates, timeout), the batch processor OTEL_BSP_*, the sampler OTEL_TRACES_SAMPLER.
+// console writes spans as JSON to console (wend's stderr: its stdout carries results). It
+// returns nil when no exporter is configured.
+func FromEnv(ctx context.Context, getenv func(string) string, console io.Writer) (*Provider, error) {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return nil, nil
+	}
+	var opts []sdktrace.TracerProviderOption
+	for name := range strings.SplitSeq(getenv("OTEL_TRACES_EXPORTER"), ",") {
+		exp, err := exporter(ctx, strings.TrimSpace(name), getenv, console)
+		if err != nil {
+			return nil, err
+		}
+		if exp != nil {
+			opts = append(opts, sdktrace.WithBatcher(exp))
+		}
+	}
+	if len(opts) == 0 {
+		return nil, nil
+	}
+	res, err := serviceResource(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, sdktrace.WithResource(res), sdktrace.WithIDGenerator(historyIDs{}))
+	return &Provider{tp: sdktrace.NewTracerProvider(opts...)}, nil
+}
+
+func exporter(ctx context.Context, name string, getenv func(string) string, console io.Writer) (sdktrace.SpanExporter, error) {
+	switch name {
+	case "", "none":
+		return nil, nil
+	case "console":
+		return stdouttrace.New(stdouttrace.WithWriter(console))
+	case "otlp":
+		if p := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"); p != "" && p != "grpc" {
+			return nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=%s: wend exports OTLP over grpc only; set it to grpc or unset it", ErrConfig, p)
+		}
+		if p := getenv("OTEL_EXPORTER_OTLP_PROTOCOL"); p != "" && p != "grpc" && getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") == "" {
+			return nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=%s: wend exports OTLP over grpc only; set it to grpc or unset it", ErrConfig, p)
+		}
+		return otlptracegrpc.New(ctx)
+	}
+	return nil, fmt.Errorf("%w: OTEL_TRACES_EXPORTER=%s: unknown exporter %q; use otlp, console or none", ErrConfig, getenv("OTEL_TRACES_EXPORTER"), name)
+}
+
+// serviceResource is the SDK's default resource (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME,
+// the SDK's own attributes), with service.name wend when the variables leave it unset.
+func serviceResource(ctx context.Context, getenv func(string) string) (*resource.Resource, error) {
+	named := getenv("OTEL_SERVICE_NAME") != ""
+	for kv := range strings.SplitSeq(getenv("OTEL_RESOURCE_ATTRIBUTES"), ",") {
+		if k, _, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "service.name" {
+			named = true
+		}
+	}
+	opts := []resource.Option{resource.WithTelemetrySDK()}
+	if !named {
+		opts = append(opts, resource.WithAttributes(attribute.String("service.name", "wend")))
+	}
+	opts = append(opts, resource.WithFromEnv()) // the variables win over the default name
+	res, err := resource.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: OTEL_RESOURCE_ATTRIBUTES: %w", ErrConfig, err)
+	}
+	return res, nil
+}
+
+// Shutdown exports the spans still queued and stops the exporters; ctx bounds the wait.
+func (p *Provider) Shutdown(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	return p.tp.Shutdown(ctx)
+}
