@@ -33,6 +33,7 @@ func (c *checker) run() {
 	}
 	c.sequence(c.w.OnCancel, top)
 	c.limits()
+	c.search()
 }
 
 // collectIDs records every step id and reports duplicates.

@@ -50,7 +50,8 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key 
 
 var workflowKeys = []string{"wend", "name", "description", "input", "signals", "secrets", "plugins", "defaults", "timeouts",
 	"compensate_on_failure", "compensation", "on_cancel", "steps", "output",
-	"schedules", "limits", "retention"}
+	"schedules", "limits", "retention",
+	"search"}
 
 func (d *decoder) workflow(root *yaml.Node) *Workflow {
 	w := &Workflow{Plugins: map[string]*Plugin{}}
@@ -109,6 +110,8 @@ func (d *decoder) workflow(root *yaml.Node) *Workflow {
 			d.limits(w, v)
 		case "retention":
 			w.Retention = d.duration(v, key)
+		case "search":
+			d.search(w, v)
 		}
 	})
 	return w

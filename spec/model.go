@@ -47,6 +47,10 @@ type Workflow struct {
 	// plugin.activity (limit.go); nil when the file declares none.
 	Limits     map[string]*Limit
 	LimitOrder []string // limited activities in file order
+
+	// Search are the run's search fields (`search:`, search.go), by name; nil when none.
+	Search      map[string]*SearchField
+	SearchOrder []string // search field names in file order
 }
 
 // Plugin is a declared activity plugin.
