@@ -103,6 +103,9 @@ func apply(tx *bolt.Tx, p *prepared) error {
 		// before records had one), with a last_seq (written before it was left out) or damaged
 		// differs, and is rewritten.
 		if old := runs.Get(r.id); !bytes.Equal(old, r.record) {
+			if err := reindexSearch(tx, old, r); err != nil {
+				return fmt.Errorf("run %s: %w", r.id, err)
+			}
 			if err := reindex(wfs, old, r); err != nil {
 				return fmt.Errorf("run %s: %w", r.id, err)
 			}
