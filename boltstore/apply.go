@@ -102,6 +102,9 @@ func apply(tx *bolt.Tx, p *prepared) error {
 		// which spares a page write in every step's commit. A damaged record differs, and is
 		// rewritten.
 		if old := runs.Get(r.id); !bytes.Equal(old, r.record) {
+			if err := reindexSearch(tx, old, r); err != nil {
+				return fmt.Errorf("run %s: %w", r.id, err)
+			}
 			if err := reindex(wfs, old, r); err != nil {
 				return fmt.Errorf("run %s: %w", r.id, err)
 			}

@@ -68,6 +68,7 @@ func (s *Store) Check() ([]string, error) {
 		}
 	}
 	problems = append(problems, s.checkIndexAndTasks()...)
+	problems = append(problems, s.checkSearchIndex()...)
 	if note, ack, err := s.logLoss(); err != nil {
 		add("%v", err)
 	} else if note != "" && ack == "" {

@@ -13,6 +13,9 @@
 //	tasks                task id -> framed JSON history.Task
 //	workflows            uvarint(len(workflow id)) | workflow id | run id -> frame of nothing
 //	                     uvarint(len(workflow id)) | workflow id -> frame of uvarint(entries)
+//	search               uvarint(len(field)) | field | uvarint(len(value)) | value | run id ->
+//	                     frame of nothing: the runs' search field values, for equality
+//	                     (search.go); made by the first commit of a run with a search value
 //
 // A frame is 0x01 | CRC-32C(key | body) | body (record.go).
 //
@@ -24,7 +27,7 @@
 //     replayed at every Open. A commit that does not continue its run's stored history
 //     (history.CheckAppend) is rejected alone and writes nothing.
 //   - Runs are deleted only by a purge (purge.go): closed runs, whole (record, events, index
-//     entry, tasks), a batch per synced bbolt transaction; never an open run, and a child
+//     entries, tasks), a batch per synced bbolt transaction; never an open run, and a child
 //     run only with or after its parent.
 //   - One goroutine writes. Commits queued while it is busy are applied in one bbolt transaction
 //     (group commit); it starts at once when idle, with no batching timer. Between checkpoints

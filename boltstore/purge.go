@@ -245,7 +245,7 @@ func deleteRuns(tx *bolt.Tx, ids []string) ([]history.Run, error) {
 	return out, nil
 }
 
-// deleteRun deletes r's record, events and workflow index entry.
+// deleteRun deletes r's record, events, workflow index entry and search index entries.
 func deleteRun(tx *bolt.Tx, r history.Run) error {
 	id := []byte(r.RunID)
 	if err := tx.Bucket(bucketRuns).Delete(id); err != nil {
@@ -256,6 +256,9 @@ func deleteRun(tx *bolt.Tx, r history.Run) error {
 		if err := events.DeleteBucket(id); err != nil {
 			return fmt.Errorf("events: %w", err)
 		}
+	}
+	if err := unindexSearch(tx, r); err != nil {
+		return err
 	}
 	return unindex(tx.Bucket(bucketWorkflows), r.WorkflowID, r.RunID)
 }

@@ -245,7 +245,8 @@ func decodeEvent(runID string, k, v []byte) (history.Event, error) {
 }
 
 // Runs returns the runs matching f, newest first. A workflow id filter reads only that
-// workflow's runs, through the index.
+// workflow's runs, through the workflow index; else an equality clause on a search field
+// reads only the runs the search index names for it (search.go).
 func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 	var out []history.Run
 	err := s.view("list runs", func(tx *bolt.Tx) error {
@@ -260,10 +261,24 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 			}
 			return nil
 		}
-		if f.WorkflowID == "" {
-			return forEach(runs, add)
+		if f.WorkflowID != "" {
+			return indexedRuns(tx, f.WorkflowID, add)
 		}
-		return indexedRuns(tx, f.WorkflowID, add)
+		ids, indexed, err := searchLookup(tx, f)
+		if err != nil || !indexed {
+			if err == nil {
+				err = forEach(runs, add)
+			}
+			return err
+		}
+		for _, id := range ids {
+			if v := runs.Get(id); v != nil { // an entry without its run (damage) lists nothing
+				if err := add(id, v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

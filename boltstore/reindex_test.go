@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -22,6 +23,8 @@ func TestRecordHoldsNoLastSeq(t *testing.T) {
 		{},
 		{WorkflowID: "order-42", RunID: "r1", Name: "order", Status: history.StatusRunning, SpecFile: "a.wend.yaml", SpecSHA256: "ab", StartedAt: at, LastSeq: 7},
 		{WorkflowID: `a,"last_seq":1`, RunID: "r", Status: history.StatusFailed, ClosedReason: history.ClosedTimedOut, ParentRunID: "p", ParentStep: "steps[0]", StartedAt: at, ClosedAt: at.Add(time.Hour), LastSeq: 1 << 60},
+		{WorkflowID: "w", RunID: "s", StartedAt: at, LastSeq: 2, Search: map[string]any{"customer": "ann", "amount": 12.5, "vip": true},
+			SearchProblems: map[string]string{"paid_at": "search field paid_at: got a number, want a time"}},
 	} {
 		b, err := encodeRun(r)
 		if err != nil {
@@ -51,7 +54,7 @@ func TestRecordHoldsNoLastSeq(t *testing.T) {
 		}
 		want := r
 		want.LastSeq = 0
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("decoded %+v, want %+v", got, want)
 		}
 	}

@@ -39,6 +39,13 @@ type Run struct {
 	StartedAt    time.Time `json:"started_at"`
 	ClosedAt     time.Time `json:"closed_at,omitzero"`
 	LastSeq      uint64    `json:"last_seq"`
+	// Search holds the run's search field values (the workflow's `search:`) by name: a
+	// string, a float64, a bool, or a time as RFC 3339 text in UTC. A field without a value
+	// (nil, or of the wrong type) is absent.
+	Search map[string]any `json:"search,omitempty"`
+	// SearchProblems says, by field, why a search field has no value (its expression failed
+	// or gave a value of the wrong type): a note for the operator, not a failure of the run.
+	SearchProblems map[string]string `json:"search_problems,omitempty"`
 }
 
 // Open reports whether the run has not closed yet: it runs, or waits queued to start.

@@ -41,6 +41,7 @@ type RunUpdate struct {
 type RunFilter struct {
 	WorkflowID string
 	Status     string
+	Search     []SearchCond // clauses on search fields, all of which a run passes
 }
 
 // Store keeps runs, their histories and their tasks. Implementations: MemStore here (tests),
@@ -79,7 +80,15 @@ func (e *DamagedTasksError) Error() string {
 
 // Match reports whether r passes the filter.
 func (f RunFilter) Match(r Run) bool {
-	return (f.WorkflowID == "" || r.WorkflowID == f.WorkflowID) && (f.Status == "" || r.Status == f.Status)
+	if (f.WorkflowID != "" && r.WorkflowID != f.WorkflowID) || (f.Status != "" && r.Status != f.Status) {
+		return false
+	}
+	for _, c := range f.Search {
+		if !c.Match(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // SortRuns orders runs newest first (by start time, then run id for a stable order).

@@ -20,6 +20,7 @@ var mapExceptions = map[string]string{
 	"/properties/signals":                     "signal name -> declared signal",
 	"/properties/secrets":                     "secret name -> where its value is",
 	"/properties/limits":                      "plugin.activity -> limit; names are checked by propertyNames",
+	"/properties/search":                      "search field name -> field; names are checked by propertyNames",
 	"/$defs/step/properties/set":              "state key -> value",
 	"/$defs/templateValue":                    "any value (with, output, set values)",
 	"/properties/output":                      "any value",

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -31,6 +32,10 @@ type ListQuery struct {
 	StartedAfter, StartedBefore time.Time
 	Limit                       int    // runs per page; 0 is DefaultListLimit
 	Cursor                      string // a RunPage.NextCursor: the page after it
+	// IDPrefix keeps runs whose workflow id or run id starts with it (where id ^= P).
+	IDPrefix string
+	// Search keeps runs whose search fields pass every clause (where customer = "ann").
+	Search []history.SearchCond
 }
 
 // RunPage is one page of GET /v1/runs: runs newest first (by started_at, then run id, both
@@ -41,7 +46,7 @@ type RunPage struct {
 }
 
 // listParams are the query parameters GET /v1/runs accepts.
-var listParams = []string{"status", "workflow_id", "name", "q", "started_after", "started_before", "limit", "cursor"}
+var listParams = []string{"status", "workflow_id", "name", "q", "started_after", "started_before", "limit", "cursor", "where"}
 
 // ParseListQuery reads GET /v1/runs's parameters. An empty value is the same as none; an
 // unknown or repeated parameter, a bad status, time, limit or cursor is a 400 *Error.
@@ -75,6 +80,11 @@ func ParseListQuery(v url.Values) (ListQuery, error) {
 	if !q.StartedAfter.IsZero() && !q.StartedBefore.IsZero() && !q.StartedAfter.Before(q.StartedBefore) {
 		return ListQuery{}, badList(fmt.Sprintf("started_after (%s) must be earlier than started_before (%s)",
 			v.Get("started_after"), v.Get("started_before")))
+	}
+	if w := v.Get("where"); w != "" {
+		if err := q.addWhere(w); err != nil {
+			return ListQuery{}, err
+		}
 	}
 	if l := v.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
@@ -129,6 +139,7 @@ func (q ListQuery) Values() url.Values {
 		v.Set("limit", strconv.Itoa(q.Limit))
 	}
 	set("cursor", q.Cursor)
+	set("where", q.whereText())
 	return v
 }
 
@@ -144,7 +155,9 @@ func (q ListQuery) match(r history.Run, lowerQ string) bool {
 		(q.Name == "" || r.Name == q.Name) &&
 		(lowerQ == "" || strings.Contains(strings.ToLower(r.WorkflowID), lowerQ) || strings.Contains(strings.ToLower(r.RunID), lowerQ)) &&
 		(q.StartedAfter.IsZero() || !r.StartedAt.Before(q.StartedAfter)) &&
-		(q.StartedBefore.IsZero() || r.StartedAt.Before(q.StartedBefore))
+		(q.StartedBefore.IsZero() || r.StartedAt.Before(q.StartedBefore)) &&
+		(q.IDPrefix == "" || strings.HasPrefix(r.WorkflowID, q.IDPrefix) || strings.HasPrefix(r.RunID, q.IDPrefix)) &&
+		history.RunFilter{Search: q.Search}.Match(r)
 }
 
 // ListPage returns one page of the runs matching q, newest first. The cursor is a position
@@ -168,7 +181,7 @@ func (s *Server) ListPage(q ListQuery) (RunPage, error) {
 			return RunPage{}, err
 		}
 	}
-	runs, err := s.List(history.RunFilter{Status: q.Status, WorkflowID: q.WorkflowID})
+	runs, err := s.List(q.StoreFilter())
 	if err != nil {
 		return RunPage{}, err
 	}
@@ -223,4 +236,55 @@ func decodeCursor(c string) (time.Time, string, error) {
 		return time.Time{}, "", bad
 	}
 	return t, parts[2], nil
+}
+
+// StoreFilter is the part of q the store filters by itself (history.RunFilter): what it reads
+// through an index or from the run records; Match checks the rest.
+func (q ListQuery) StoreFilter() history.RunFilter {
+	return history.RunFilter{Status: q.Status, WorkflowID: q.WorkflowID, Search: q.Search}
+}
+
+// addWhere merges the filter text w (the where= parameter) into q.
+func (q *ListQuery) addWhere(w string) error {
+	f, err := ParseWhere(w)
+	if err != nil {
+		return badList("where: " + err.Error())
+	}
+	if err := q.MergeWhere(f); err != nil {
+		return badList(err.Error())
+	}
+	return nil
+}
+
+// MergeWhere adds f, a parsed filter, to q's own filters (parameters or flags). A filter f
+// sets that q sets too is refused, since which one holds would be a guess.
+func (q *ListQuery) MergeWhere(f ListQuery) error {
+	for _, c := range []struct {
+		name string
+		a, b bool
+	}{
+		{"status", q.Status != "", f.Status != ""}, {"workflow", q.WorkflowID != "", f.WorkflowID != ""},
+		{"name", q.Name != "", f.Name != ""}, {"id ~ (q)", q.Q != "", f.Q != ""},
+		{"started >= (started after)", !q.StartedAfter.IsZero(), !f.StartedAfter.IsZero()},
+		{"started < (started before)", !q.StartedBefore.IsZero(), !f.StartedBefore.IsZero()},
+	} {
+		if c.a && c.b {
+			return fmt.Errorf("%s is given both in the where filter and on its own; give it once", c.name)
+		}
+	}
+	q.Status = cmp.Or(q.Status, f.Status)
+	q.WorkflowID = cmp.Or(q.WorkflowID, f.WorkflowID)
+	q.Name = cmp.Or(q.Name, f.Name)
+	q.Q = cmp.Or(q.Q, f.Q)
+	if q.StartedAfter.IsZero() {
+		q.StartedAfter = f.StartedAfter
+	}
+	if q.StartedBefore.IsZero() {
+		q.StartedBefore = f.StartedBefore
+	}
+	q.IDPrefix, q.Search = f.IDPrefix, f.Search
+	if !q.StartedAfter.IsZero() && !q.StartedBefore.IsZero() && !q.StartedAfter.Before(q.StartedBefore) {
+		return fmt.Errorf("the start times leave no run: started after must be earlier than started before")
+	}
+	return nil
 }

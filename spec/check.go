@@ -34,6 +34,7 @@ func (c *checker) run() {
 	c.sequence(c.w.OnCancel, top)
 	c.limits()
 	c.concurrency()
+	c.search()
 }
 
 // collectIDs records every step id and reports duplicates.

@@ -51,7 +51,7 @@ func (d *decoder) fields(n *yaml.Node, path string, known []string, fn func(key 
 var workflowKeys = []string{"wend", "name", "description", "input", "signals", "secrets", "plugins", "defaults", "timeouts",
 	"compensate_on_failure", "compensation", "on_cancel", "steps", "output",
 	"schedules", "limits", "retention",
-	"concurrency"}
+	"concurrency", "search"}
 
 func (d *decoder) workflow(root *yaml.Node) *Workflow {
 	w := &Workflow{Plugins: map[string]*Plugin{}}
@@ -112,6 +112,8 @@ func (d *decoder) workflow(root *yaml.Node) *Workflow {
 			w.Retention = d.duration(v, key)
 		case "concurrency":
 			d.concurrency(w, v)
+		case "search":
+			d.search(w, v)
 		}
 	})
 	return w

@@ -51,6 +51,10 @@ type Workflow struct {
 	// Concurrency bounds the runs of this workflow at once by key (concurrency.go); nil when
 	// the file declares none.
 	Concurrency *Concurrency
+
+	// Search are the run's search fields (`search:`, search.go), by name; nil when none.
+	Search      map[string]*SearchField
+	SearchOrder []string // search field names in file order
 }
 
 // Plugin is a declared activity plugin.

@@ -57,6 +57,10 @@ func CheckTarget(w *Workflow, target string) Diagnostics {
 		add(SeverityInfo, sc.Pos, fmt.Sprintf("schedules[%d]", i),
 			"schedule %s is fired by 'wend serve' from its database, not by the Temporal cluster; on Temporal create a Temporal schedule that starts wend.v1", sc.ID)
 	}
+	for _, name := range w.SearchOrder {
+		add(SeverityWarning, w.Search[name].Pos, "search."+name,
+			"on Temporal the search field %s is not kept: wend list --where and the API filter by it only for runs of wend's own engine (Temporal's custom search attributes are not set)", name)
+	}
 	if w.Retention.IsSet() {
 		add(SeverityInfo, w.Retention.Pos, "retention",
 			"retention is applied by 'wend serve' to its database; on Temporal the namespace's retention period deletes closed runs")

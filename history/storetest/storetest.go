@@ -23,6 +23,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("seq conflict writes nothing", func(t *testing.T) { seqConflict(t, open(t)) })
 	t.Run("tasks with events", func(t *testing.T) { tasks(t, open(t)) })
 	t.Run("runs filter and order", func(t *testing.T) { runsFilter(t, open(t)) })
+	t.Run("runs by search field", func(t *testing.T) { runsSearch(t, open(t)) })
 	t.Run("concurrent commits", func(t *testing.T) { concurrent(t, open(t)) })
 	t.Run("not found", func(t *testing.T) { notFound(t, open(t)) })
 	t.Run("one run twice in a commit", func(t *testing.T) { sameRunTwice(t, open(t)) })
@@ -245,4 +246,53 @@ func ids(rs []history.Run) []string {
 		out[i] = r.RunID
 	}
 	return out
+}
+
+// runsSearch stores search values on run records, changes one with a later commit, and lists
+// by them: the store keeps each run's latest values and filters by them.
+func runsSearch(t *testing.T, s history.Store) {
+	ctx := context.Background()
+	vals := []map[string]any{
+		{"customer": "ann", "amount": 10.0},
+		{"customer": "bob", "amount": 250.5, "paid_at": "2026-01-02T10:00:00Z"},
+		{"customer": "ann", "amount": 99.0, "vip": true},
+		nil,
+	}
+	recs := make([]history.Run, len(vals))
+	for i, v := range vals {
+		u := Started("wf", fmt.Sprintf("r%d", i), t0.Add(time.Duration(i)*time.Minute))
+		u.Run.Search = v
+		must(t, s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{u}}))
+		recs[i] = u.Run
+	}
+	// r0's amount changes with its next event; r3 gets a problem note.
+	u := Next(recs[0], history.ActivityCompleted, 1)
+	u.Run.Search = map[string]any{"customer": "ann", "amount": 300.0}
+	u3 := Next(recs[3], history.ActivityCompleted, 1)
+	u3.Run.SearchProblems = map[string]string{"amount": "search field amount: got a string, want a number"}
+	must(t, s.Commit(ctx, history.Commit{Runs: []history.RunUpdate{u, u3}}))
+	got, err := s.Run("r3")
+	must(t, err)
+	if got.SearchProblems["amount"] == "" || got.Search != nil {
+		t.Fatalf("r3 record = %+v, want its problem note and no values", got)
+	}
+	for _, tc := range []struct {
+		conds []history.SearchCond
+		want  string
+	}{
+		{[]history.SearchCond{{Field: "customer", Op: "=", Value: "ann"}}, "[r2 r0]"},
+		{[]history.SearchCond{{Field: "customer", Op: "!=", Value: "ann"}}, "[r1]"},
+		{[]history.SearchCond{{Field: "customer", Op: "=", Value: "ann"}, {Field: "amount", Op: ">=", Value: "100"}}, "[r0]"},
+		{[]history.SearchCond{{Field: "amount", Op: "<", Value: "100"}}, "[r2]"},
+		{[]history.SearchCond{{Field: "vip", Op: "=", Value: "true"}}, "[r2]"},
+		{[]history.SearchCond{{Field: "paid_at", Op: ">=", Value: "2026-01-02"}}, "[r1]"},
+		{[]history.SearchCond{{Field: "paid_at", Op: "<", Value: "2026-01-02"}}, "[]"},
+		{[]history.SearchCond{{Field: "nothing", Op: "=", Value: "x"}}, "[]"},
+	} {
+		runs, err := s.Runs(history.RunFilter{Search: tc.conds})
+		must(t, err)
+		if got := fmt.Sprint(ids(runs)); got != tc.want {
+			t.Errorf("runs where %v = %s, want %s", tc.conds, got, tc.want)
+		}
+	}
 }

@@ -132,7 +132,7 @@ func (l local) Close() error { return l.close() }
 // List keeps the runs GET /v1/runs would (server.ListQuery.Match), so a database held by
 // another process, listed through it, gives the same answer.
 func (l local) List(q server.ListQuery, limit int) ([]history.Run, error) {
-	runs, err := l.Server.List(history.RunFilter{Status: q.Status, WorkflowID: q.WorkflowID})
+	runs, err := l.Server.List(q.StoreFilter())
 	if err != nil {
 		return nil, err
 	}

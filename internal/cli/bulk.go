@@ -41,7 +41,7 @@ func bulk(e *env, b backend, w where, dryRun, yes bool, op bulkOp) int {
 	if err != nil {
 		return commandError(e, name, err)
 	}
-	matched := w.match(runs)
+	matched := runs
 	var todo []history.Run
 	for _, r := range matched {
 		if op.eligible(r) {

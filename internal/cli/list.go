@@ -15,7 +15,8 @@ import (
 var listCmd = &command{
 	summary: "list runs, newest first",
 	usage: `Usage: wend list [--status S] [--workflow ID] [--name NAME] [--q TEXT]
-                 [--started-after TIME] [--started-before TIME] [--limit N] [--json] [--db PATH]
+                 [--started-after TIME] [--started-before TIME] [--where FILTER]
+                 [--limit N] [--json] [--db PATH]
 
 Lists the runs in the database, newest first (by start time, then run id), as a table on
 stdout: workflow id, run id, workflow name, status (with the closed reason when it says more,
@@ -37,11 +38,18 @@ Flags:
                          00:00 UTC)
   --started-before TIME  only runs started strictly before TIME (so adjacent ranges never
                          share a run); must be later than --started-after
+  --where FILTER         clauses KEY OP VALUE joined by and: the filters above as
+                         status = S, workflow = ID, name = NAME, id ~ TEXT,
+                         started >= TIME, started < TIME, and id ^= PREFIX (workflow or run
+                         id starts with), and the workflows' search fields (docs/language.md,
+                         Search fields): FIELD = V, FIELD != V, and for numbers and times
+                         <, <=, >, >=; a VALUE with spaces in "double quotes". E.g.
+                         --where 'customer = "ann" and status = failed'
   --limit N              at most N runs, the newest (default all)
   --json                 print a JSON array of run records instead, [] for none (fields:
                          workflow_id, run_id, name, status, closed_reason, spec_file,
                          spec_sha256, parent_run_id, parent_step, started_at, closed_at,
-                         last_seq)
+                         last_seq, search, search_problems)
   --db PATH              database file (default $WEND_DB, else .wend/wend.db)
 
 Exit codes: 0 listed (also when no run matches), 1 the database holder refused, 2 usage or
@@ -60,6 +68,7 @@ func runList(e *env, args []string) int {
 	fs.StringVar(&f.after, "started-after", "", "")
 	fs.StringVar(&f.before, "started-before", "", "")
 	fs.StringVar(&f.limit, "limit", "", "")
+	fs.StringVar(&f.where, "where", "", "")
 	asJSON := fs.Bool("json", false, "")
 	db := dbFlag(fs)
 	pos, err := parseArgs(fs, args)
@@ -108,6 +117,7 @@ func runList(e *env, args []string) int {
 type listFlags struct {
 	q                    server.ListQuery
 	after, before, limit string
+	where                string
 }
 
 // query checks the flags as GET /v1/runs checks its parameters (server.ParseListQuery), with
@@ -130,6 +140,15 @@ func (f listFlags) query() (server.ListQuery, int, error) {
 	}
 	if !q.StartedAfter.IsZero() && !q.StartedBefore.IsZero() && !q.StartedAfter.Before(q.StartedBefore) {
 		return q, 0, fmt.Errorf("--started-after (%s) must be earlier than --started-before (%s)", f.after, f.before)
+	}
+	if f.where != "" {
+		w, err := parseWhere(f.where)
+		if err != nil {
+			return q, 0, err
+		}
+		if err := q.MergeWhere(w.q); err != nil {
+			return q, 0, fmt.Errorf("--where: %w", err)
+		}
 	}
 	limit := 0
 	if f.limit != "" {

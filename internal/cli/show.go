@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/wendflow/wend/history"
@@ -22,7 +24,8 @@ status, spec, times, timeouts, input, output or failure, cancel reason); the tim
 line per event; each activity with its attempts, their errors and retry schedule; every
 failure with its category, propagation kind and a NON-RETRYABLE mark; pending timers and
 signals no step has taken, with their data; children, compensations and the operator
-metrics; then the run's current public state (from a replay of its history). For an open
+metrics; then the run's current public state (from a replay of its history) and its search
+field values (docs/language.md, Search fields). For an open
 run it ends with what the run is waiting for now (activities in flight or backing off
 before a retry, timers, signal waits, child workflows and awaited workflows).
 
@@ -88,6 +91,7 @@ func runShow(e *env, args []string) int {
 		return exitUsage
 	}
 	printState(&out, d)
+	printSearch(&out, d.Run)
 	printWaits(&out, d)
 	fmt.Fprint(e.stdout, printable(out.String(), "\n\t"))
 	return exitOK
@@ -101,6 +105,23 @@ func printState(w io.Writer, d runview.Detail) {
 		fmt.Fprintf(w, "\nstate\n  %s\n", runview.Clip(string(d.State), 2000))
 	case d.StateError != "":
 		fmt.Fprintf(w, "\nstate\n  unknown: %s\n", d.StateError)
+	}
+}
+
+// printSearch adds the run's search field values (its record's, as wend list --where filters
+// by them), by name, and why a field has none.
+func printSearch(w io.Writer, r history.Run) {
+	if len(r.Search) == 0 && len(r.SearchProblems) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nsearch")
+	names := slices.Sorted(maps.Keys(r.Search))
+	for _, n := range names {
+		v, _ := json.Marshal(r.Search[n])
+		fmt.Fprintf(w, "  %s = %s\n", n, v)
+	}
+	for _, n := range slices.Sorted(maps.Keys(r.SearchProblems)) {
+		fmt.Fprintf(w, "  %s: no value: %s\n", n, r.SearchProblems[n])
 	}
 }
 

@@ -176,6 +176,7 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event, marks ...history.Ta
 	}
 	var next *liveRun
 	var nextEvs []history.Event
+	e.keepSearch(lr, &rec)
 	last := evs[len(evs)-1]
 	if last.Type.Terminal() {
 		rec.Status, rec.ClosedReason = history.ClosedBy(last)

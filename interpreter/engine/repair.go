@@ -350,6 +350,7 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 		evs[i].Seq = uint64(i + 1)
 	}
 	lr.rec.LastSeq = uint64(len(evs))
+	e.keepSearch(lr, &lr.rec)
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, PutTasks: expectedTasks(lr)}
 	e.mu.Lock()
 	if err := e.store.Commit(ctx, c); err != nil {

@@ -220,6 +220,7 @@ func (e *Engine) newRun(w *spec.Workflow, st history.Started) (*liveRun, []histo
 		evs[i].Seq = uint64(i + 1)
 	}
 	lr.rec.LastSeq = uint64(len(evs))
+	e.keepSearch(lr, &lr.rec)
 	if last := evs[len(evs)-1]; last.Type.Terminal() {
 		lr.rec.Status, lr.rec.ClosedReason = history.ClosedBy(last)
 		lr.rec.ClosedAt = last.Time

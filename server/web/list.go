@@ -25,6 +25,9 @@ type listView struct {
 	Status   string // filters as given
 	Workflow string
 	Q        string
+	// Where is the filter box's text (server.ParseWhere: wend list --where's filters, search
+	// fields included); a filter that does not parse is the page's error and filters nothing.
+	Where string
 	// Compensated keeps only runs whose compensations ran (compensated); keep is that test.
 	Compensated bool
 	keep        func(history.Run) bool
@@ -57,7 +60,8 @@ type statusCount struct {
 func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := listView{uiPage: newUIPage(r, "Runs"), Status: q.Get("status"), Workflow: q.Get("workflow"),
-		Q: strings.TrimSpace(q.Get("q")), Statuses: server.RunStatuses, Compensated: q.Get("compensated") != ""}
+		Q: strings.TrimSpace(q.Get("q")), Statuses: server.RunStatuses, Compensated: q.Get("compensated") != "",
+		Where: strings.TrimSpace(q.Get("where"))}
 	if v.Compensated {
 		v.keep = u.compensated
 	}
@@ -130,7 +134,7 @@ func (v *listView) fill(all []history.Run) {
 	names := map[string]bool{}
 	var version uint64
 	var match []history.Run
-	filter := server.ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q} // the API's filter: same search rules
+	filter := v.filter() // the API's filter: same search rules
 	for _, run := range all {
 		counts[run.Status]++
 		names[run.Name] = true
@@ -170,6 +174,23 @@ func (v *listView) fill(all []history.Run) {
 	v.LiveURL = live.String()
 }
 
+// filter is the list's filters as the API's query: the selects, the id box and the filter box.
+func (v *listView) filter() server.ListQuery {
+	q := server.ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q}
+	if v.Where == "" {
+		return q
+	}
+	w, err := server.ParseWhere(v.Where)
+	if err == nil {
+		err = q.MergeWhere(w)
+	}
+	if err != nil {
+		v.Error = "filter: " + err.Error()
+		return server.ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q}
+	}
+	return q
+}
+
 // url builds a list URL; the template escapes it again for its attribute.
 func (v *listView) url(status, workflow, q string, page int) string {
 	p := url.Values{}
@@ -181,6 +202,9 @@ func (v *listView) url(status, workflow, q string, page int) string {
 	}
 	if q != "" {
 		p.Set("q", q)
+	}
+	if v.Where != "" {
+		p.Set("where", v.Where)
 	}
 	if v.Compensated {
 		p.Set("compensated", "1")

@@ -25,6 +25,8 @@ func TestUIPages(t *testing.T) {
 	f.settle("w1", waitingForSignal)
 	fl := f.start("f1", webFailSpec)
 	f.settle("f1", closed)
+	f.start("s1", "wend: v1\nname: searched\nsearch:\n  who: {type: string, value: \"${{ input.who }}\"}\nsteps: [{wait_for_signal: go}]\n")
+	f.settle("s1", func(d server.RunDetail) bool { return d.Run.Search["who"] == "bo" })
 	tests := []struct {
 		name     string
 		path     string
@@ -41,6 +43,13 @@ func TestUIPages(t *testing.T) {
 		{"list by id text", "/ui/runs?q=" + fl.RunID[:12], 200, []string{`data-workflow-id="f1"`}, []string{`data-workflow-id="w1"`}},
 		{"list search is escaped", "/ui/runs?q=%3Cscript%3E", 200, []string{`value="&lt;script&gt;"`, "match these filters"}, []string{"<script>"}},
 		{"list bad status", "/ui/runs?status=bogus", 400, []string{"unknown status"}, nil},
+		{"list by filter box", "/ui/runs?where=who+%3D+bo", 200, []string{`data-workflow-id="s1"`, `value="who = bo"`},
+			[]string{`data-workflow-id="w1"`, `data-workflow-id="f1"`}},
+		{"filter box with status", "/ui/runs?where=who+%3D+bo+and+status+%3D+failed", 200, []string{"match these filters"},
+			[]string{`data-workflow-id="s1"`, `data-workflow-id="f1"`}},
+		{"filter box paging keeps the filter", "/ui/runs?where=name+%3D+searched&partial=live", 200, []string{`data-live="/ui/runs?partial=live&amp;where=name&#43;%3D&#43;searched"`}, nil},
+		{"run page shows search values", "/ui/runs/s1", 200, []string{`id="run-search"`, `<b>who</b> = <span class="mono">bo</span>`}, nil},
+		{"filter box bad filter", "/ui/runs?where=who+~+bo", 200, []string{`id="error"`, `filter: search field who takes =, !=, &lt;, &lt;=, &gt;, &gt;=, not &#34;~&#34;`}, nil},
 		{"list live fragment", "/ui/runs?partial=live", 200, []string{`id="runs-live"`, "data-version"}, []string{"<html"}},
 		{"run by workflow id", "/ui/runs/w1", 200, []string{`id="run-status">running<`, `class="signal-name">approve<`, `data-status="waiting"`, `id="signal-form"`}, nil},
 		{"run by run id", "/ui/runs/" + w.RunID, 200, []string{w.RunID}, nil},

@@ -14,6 +14,9 @@ import (
 // limit (0: all). The workflow type, id and the statuses Temporal names alike are filtered
 // by the cluster; the rest here, as the control API does.
 func (b *Backend) List(q server.ListQuery, limit int) ([]history.Run, error) {
+	if len(q.Search) > 0 {
+		return nil, fmt.Errorf("list runs: search field %s: search fields are not kept on Temporal (wend validate --target temporal says so); filter by status, workflow, name, id or started", q.Search[0].Field)
+	}
 	ctx, cancel := b.ctx()
 	defer cancel()
 	var runs []history.Run

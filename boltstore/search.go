@@ -1,0 +1,238 @@
+package boltstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/wendflow/wend/history"
+)
+
+// bucketSearch indexes the runs' search field values (history.Run.Search) for equality:
+//
+//	uvarint(len(field)) | field | uvarint(len(value)) | value | run id -> frame of nothing
+//
+// value is the search value's canonical text with a type letter: "s" and the string (a time is
+// its RFC 3339 text in UTC), "n" and the number as strconv.FormatFloat 'g' -1 writes it, "b"
+// and true or false. It is made when the first run with a search value is committed: a file
+// written before search fields existed has no search values and so needs none. The run
+// record stays the truth: Runs checks every record the index names against the whole filter,
+// so an entry left stale costs a read, never a wrong answer.
+var bucketSearch = []byte("search")
+
+// searchIndexKey is the index text of a search value; false for a value of no search type.
+func searchIndexKey(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return "s" + x, true
+	case float64:
+		return "n" + strconv.FormatFloat(x, 'g', -1, 64), true
+	case bool:
+		return "b" + strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+// searchPrefix is the key prefix of every run whose field has the index text val.
+func searchPrefix(field, val string) []byte {
+	k := binary.AppendUvarint(nil, uint64(len(field)))
+	k = append(k, field...)
+	k = binary.AppendUvarint(k, uint64(len(val)))
+	return append(k, val...)
+}
+
+// searchKeys are the index keys of a run with the search values vals.
+func searchKeys(runID string, vals map[string]any) map[string]bool {
+	keys := map[string]bool{}
+	for field, v := range vals {
+		if val, ok := searchIndexKey(v); ok {
+			keys[string(append(searchPrefix(field, val), runID...))] = true
+		}
+	}
+	return keys
+}
+
+// storedSearch reads the search values of a stored record, old; nil when it has none. Only a
+// record that names search values is decoded (most runs' have none).
+func storedSearch(id, old []byte) map[string]any {
+	if old == nil || !bytes.Contains(old, []byte(`"search":`)) {
+		return nil
+	}
+	body, _, _ := unframe(id, old)
+	if body == nil && len(old) > frameHeader {
+		body = old[frameHeader:] // damaged: its values are a guess, as reindex's workflow id
+	}
+	var rec struct {
+		Search map[string]any `json:"search"`
+	}
+	if json.Unmarshal(body, &rec) != nil {
+		return nil
+	}
+	return rec.Search
+}
+
+// reindexSearch keeps the search index at the run's new values; old is its stored record,
+// nil for a new run.
+func reindexSearch(tx *bolt.Tx, old []byte, r preparedRun) error {
+	before := searchKeys(r.u.Run.RunID, storedSearch(r.id, old))
+	after := searchKeys(r.u.Run.RunID, r.u.Run.Search)
+	if len(before) == 0 && len(after) == 0 {
+		return nil
+	}
+	b, err := tx.CreateBucketIfNotExists(bucketSearch)
+	if err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	for k := range before {
+		if !after[k] {
+			if err := b.Delete([]byte(k)); err != nil {
+				return fmt.Errorf("search index: %w", err)
+			}
+		}
+	}
+	for k := range after {
+		if !before[k] {
+			if err := b.Put([]byte(k), indexEntry([]byte(k))); err != nil {
+				return fmt.Errorf("search index: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// unindexSearch deletes a purged run's search index entries.
+func unindexSearch(tx *bolt.Tx, r history.Run) error {
+	b := tx.Bucket(bucketSearch)
+	if b == nil {
+		return nil
+	}
+	for k := range searchKeys(r.RunID, r.Search) {
+		if err := b.Delete([]byte(k)); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	return nil
+}
+
+// searchLookup finds, through the index, the ids of the runs that may pass f's first equality
+// clause on a search field; false when f has none, and the caller reads every run. The value
+// as written may be of any type, so each text it can stand for is looked up.
+func searchLookup(tx *bolt.Tx, f history.RunFilter) (ids [][]byte, ok bool, err error) {
+	var cond *history.SearchCond
+	for i := range f.Search {
+		if f.Search[i].Op == "=" {
+			cond = &f.Search[i]
+			break
+		}
+	}
+	if cond == nil {
+		return nil, false, nil
+	}
+	b := tx.Bucket(bucketSearch)
+	if b == nil {
+		return nil, true, nil // no run has a search value
+	}
+	seen := map[string]bool{}
+	for _, val := range searchTexts(cond.Value) {
+		prefix := searchPrefix(cond.Field, val)
+		c := b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if _, err := readIndexEntry(k, v); err != nil {
+				return nil, true, fmt.Errorf("search index entry of %s: %w; run wend check", cond.Field, err)
+			}
+			id := k[len(prefix):]
+			if !seen[string(id)] {
+				seen[string(id)] = true
+				ids = append(ids, bytes.Clone(id))
+			}
+		}
+	}
+	return ids, true, nil
+}
+
+// searchTexts are the index texts a clause's value can match: as text, and as a number, a
+// bool or a time when it reads as one.
+func searchTexts(s string) []string {
+	out := []string{"s" + s}
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		out = append(out, "n"+strconv.FormatFloat(n, 'g', -1, 64))
+	}
+	if b, err := strconv.ParseBool(s); err == nil {
+		out = append(out, "b"+strconv.FormatBool(b))
+	}
+	if t, ok := history.ParseSearchTime(s); ok {
+		if u := "s" + t.UTC().Format(time.RFC3339Nano); u != out[0] {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// checkSearchIndex checks the search index against the run records: every entry verifies and
+// names a run holding that value, and every value of every run has its entry (a missing one
+// would hide the run from an equality filter).
+func (s *Store) checkSearchIndex() []string {
+	var out []string
+	err := s.view("check database", func(tx *bolt.Tx) error {
+		want := map[string]bool{}
+		err := forEach(tx.Bucket(bucketRuns), func(k, v []byte) error {
+			for key := range searchKeys(string(k), storedSearch(k, v)) {
+				want[key] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if b := tx.Bucket(bucketSearch); b != nil {
+			err = forEach(b, func(k, v []byte) error {
+				if _, err := readIndexEntry(k, v); err != nil {
+					out = append(out, fmt.Sprintf("search index: entry %s: %v", searchKeyText(k), err))
+				} else if !want[string(k)] {
+					out = append(out, fmt.Sprintf("search index: entry %s names no run holding that value", searchKeyText(k)))
+				}
+				delete(want, string(k))
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		for k := range want {
+			out = append(out, fmt.Sprintf("search index: entry %s is missing: its run is hidden from an equality filter on the field", searchKeyText([]byte(k))))
+		}
+		return nil
+	})
+	if err != nil {
+		out = append(out, err.Error())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// searchKeyText names an index key for a report: run RUN, FIELD = VALUE (with its type letter).
+func searchKeyText(k []byte) string {
+	field, rest, ok := splitUvarintPrefix(k)
+	if !ok {
+		return fmt.Sprintf("%q (malformed)", k)
+	}
+	val, run, ok := splitUvarintPrefix(rest)
+	if !ok {
+		return fmt.Sprintf("%q (malformed)", k)
+	}
+	return fmt.Sprintf("run %q, %s = %q", run, field, val)
+}
+
+func splitUvarintPrefix(k []byte) (head, rest []byte, ok bool) {
+	n, w := binary.Uvarint(k)
+	if w <= 0 || uint64(len(k)-w) < n {
+		return nil, nil, false
+	}
+	return k[w : w+int(n)], k[w+int(n):], true
+}
