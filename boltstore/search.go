@@ -64,7 +64,7 @@ func storedSearch(id, old []byte) map[string]any {
 	if old == nil || !bytes.Contains(old, []byte(`"search":`)) {
 		return nil
 	}
-	body, _, _ := unframe(id, old)
+	body, _ := unframe(id, old)
 	if body == nil && len(old) > frameHeader {
 		body = old[frameHeader:] // damaged: its values are a guess, as reindex's workflow id
 	}
@@ -143,7 +143,7 @@ func searchLookup(tx *bolt.Tx, f history.RunFilter) (ids [][]byte, ok bool, err 
 		prefix := searchPrefix(cond.Field, val)
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if _, err := readIndexEntry(k, v); err != nil {
+			if err := readIndexEntry(k, v); err != nil {
 				return nil, true, fmt.Errorf("search index entry of %s: %w; run wend check", cond.Field, err)
 			}
 			id := k[len(prefix):]
@@ -192,7 +192,7 @@ func (s *Store) checkSearchIndex() []string {
 		}
 		if b := tx.Bucket(bucketSearch); b != nil {
 			err = forEach(b, func(k, v []byte) error {
-				if _, err := readIndexEntry(k, v); err != nil {
+				if err := readIndexEntry(k, v); err != nil {
 					out = append(out, fmt.Sprintf("search index: entry %s: %v", searchKeyText(k), err))
 				} else if !want[string(k)] {
 					out = append(out, fmt.Sprintf("search index: entry %s names no run holding that value", searchKeyText(k)))

@@ -102,7 +102,7 @@ func searchEntries(t *testing.T, s *Store) []string {
 			return nil
 		}
 		return forEach(b, func(k, v []byte) error {
-			if _, err := readIndexEntry(k, v); err != nil {
+			if err := readIndexEntry(k, v); err != nil {
 				return err
 			}
 			field, rest := splitUvarint(k)
