@@ -61,14 +61,14 @@ func TestQueuedRunsAcrossKills(t *testing.T) {
 			t.Fatalf("start %s: %v\n%s", id, err, out)
 		}
 		keys[key] = append(keys[key], id) // acknowledged: durable from here on
-		if i%4 == 3 {
+		if i%3 == 2 {
 			restart()
 			kills++
 		}
 	}
 	// Release runs: a signal to a queued run is refused, so each round signals, for each key,
 	// one of its first not yet released runs at random (not always the oldest, so runs close
-	// out of order too); a kill follows every third round.
+	// out of order too); a kill follows every second round.
 	released := map[string]bool{}
 	for round := 0; len(released) < len(order); round++ {
 		if round > 400 {
@@ -89,7 +89,7 @@ func TestQueuedRunsAcrossKills(t *testing.T) {
 				released[id] = true
 			}
 		}
-		if round%3 == 2 {
+		if round%2 == 1 {
 			restart()
 			kills++
 		} else {
