@@ -7,9 +7,9 @@ import (
 )
 
 // TestPrepareStepAllocations: preparing a step's commit (two events, the run record, a
-// task put and one deleted, each encoded by json.Marshal) allocates at most 30 times (27
-// measured; the race detector's instrumentation adds a dozen more): a bound on what every
-// step's commit feeds the garbage collector.
+// task put and one deleted) allocates at most 18 times (25 with the record and task encoded by
+// json.Marshal and each event's time by MarshalJSON; 15 now, 16 under -race): a bound on what
+// every step's commit feeds the garbage collector.
 func TestPrepareStepAllocations(t *testing.T) {
 	next := stepCommits("r")
 	cs := make([]history.Commit, 60)
@@ -23,11 +23,7 @@ func TestPrepareStepAllocations(t *testing.T) {
 		}
 		i++
 	})
-	limit := 30.0
-	if raceDetector {
-		limit = 45
-	}
-	if allocs > limit {
-		t.Fatalf("prepare of a step's commit: %.0f allocations, over %.0f", allocs, limit)
+	if allocs > 18 {
+		t.Fatalf("prepare of a step's commit: %.0f allocations, over 18", allocs)
 	}
 }

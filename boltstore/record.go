@@ -102,21 +102,3 @@ type storedRun struct {
 func encodeRun(r history.Run) ([]byte, error) {
 	return json.Marshal(storedRun{Run: r})
 }
-
-// framedRun is the stored run record of r under id.
-func framedRun(id []byte, r history.Run) ([]byte, error) {
-	body, err := encodeRun(r)
-	if err != nil {
-		return nil, err
-	}
-	return frame(id, body), nil
-}
-
-// framedTask is the stored task record of t under id.
-func framedTask(id []byte, t history.Task) ([]byte, error) {
-	body, err := json.Marshal(t)
-	if err != nil {
-		return nil, err
-	}
-	return frame(id, body), nil
-}

@@ -118,11 +118,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // EncodeEvent frames an event for storage: a CRC-32C of the JSON, then the JSON. bbolt checks
 // only its meta pages, so a torn or rotten data page would otherwise read back silently.
 func EncodeEvent(e Event) ([]byte, error) {
-	body, err := json.Marshal(e)
+	out, err := e.AppendJSON(make([]byte, 4, 4+128+len(e.Data)))
 	if err != nil {
 		return nil, fmt.Errorf("encode event %d: %w", e.Seq, err)
 	}
-	out := append(make([]byte, 4, 4+len(body)), body...)
 	binary.BigEndian.PutUint32(out, crc32.Checksum(out[4:], castagnoli))
 	return out, nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // decodeEventJSON decodes an event's JSON as json.Unmarshal into an Event does. The layout
-// EncodeEvent writes, json.Marshal's (its keys in its order, no space, strings without escapes, an object as
+// AppendJSON writes (its keys in its order, no space, strings without escapes, an object as
 // data) is read by hand; anything else, valid or not, goes to json.Unmarshal, so the result
 // and the error are always its own (FuzzDecodeEventJSON holds it to that). Every event of a
 // history is decoded when a run is rebuilt, and json.Unmarshal took 7-9 µs an event.
@@ -20,7 +20,7 @@ func decodeEventJSON(b []byte, e *Event) error {
 	return json.Unmarshal(b, e)
 }
 
-// eventLayout reads b when it has json.Marshal's layout of an Event, reporting whether it did.
+// eventLayout reads b when it has AppendJSON's layout, reporting whether it did.
 func eventLayout(b []byte, e *Event) bool {
 	r := layoutReader{b: b}
 	if !r.key(`{"seq":`) {

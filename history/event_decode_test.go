@@ -29,7 +29,7 @@ func checkDecodeEventJSON(t *testing.T, b []byte) {
 	}
 }
 
-// decodeEventSeeds: json.Marshal's layout, and near misses of it that json.Unmarshal reads
+// decodeEventSeeds: AppendJSON's layout, and near misses of it that json.Unmarshal reads
 // differently or refuses.
 var decodeEventSeeds = []string{
 	`{"seq":1,"type":"WorkflowStarted","time":"2026-11-29T21:00:00.000000005Z","data":{"input":{"a":[1,2]}}}`,
@@ -65,14 +65,14 @@ func TestDecodeEventJSONMatchesUnmarshal(t *testing.T) {
 	for _, s := range decodeEventSeeds {
 		checkDecodeEventJSON(t, []byte(s))
 	}
-	// What EncodeEvent writes (json.Marshal) takes the hand-read path.
+	// What AppendJSON writes takes the hand-read path.
 	at := time.Date(2026, 11, 29, 21, 0, 0, 5, time.UTC)
 	for _, e := range []Event{
 		{Seq: 1, Type: WorkflowStarted, Time: at, Data: json.RawMessage(`{"input":{"a":[1,2]}}`)},
 		{Seq: 9, Type: ActivityCompleted, Time: at.In(time.FixedZone("z", 3600)), Step: "steps[3]@2.steps[0]", ActivityExecutionID: "r:steps[3]", Attempt: 2, Data: json.RawMessage(`{"output":"é"}`)},
 		{Seq: 3, Type: TimerFired, Time: at},
 	} {
-		b, err := json.Marshal(e)
+		b, err := e.AppendJSON(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func BenchmarkDecodeEvent(b *testing.B) {
 	})
 }
 
-// TestDecodeEventAllocations: a stored event in json.Marshal's layout decodes in at most
+// TestDecodeEventAllocations: a stored event in AppendJSON's layout decodes in at most
 // 8 allocations (json.Unmarshal took 12, and 7-9 µs; every event of a rebuilt run is decoded).
 func TestDecodeEventAllocations(t *testing.T) {
 	rec, err := EncodeEvent(Event{Seq: 12, Type: ActivityCompleted, Time: time.Date(2026, 11, 29, 21, 0, 0, 5, time.UTC), Step: "steps[3]",
