@@ -78,7 +78,23 @@ func appendRunJSON(b []byte, r history.Run) ([]byte, bool) {
 		b = append(b, `,"closed_at":`...)
 		b, ok = appendTimeJSON(b, r.ClosedAt)
 	}
+	if ok && len(r.Search) > 0 {
+		b, ok = appendMarshaled(append(b, `,"search":`...), r.Search)
+	}
+	if ok && len(r.SearchProblems) > 0 {
+		b, ok = appendMarshaled(append(b, `,"search_problems":`...), r.SearchProblems)
+	}
 	return append(b, '}'), ok
+}
+
+// appendMarshaled appends json.Marshal(v): the search maps are few runs' and small, and
+// json.Marshal's sorted keys keep a record's bytes the same while its values are.
+func appendMarshaled(b []byte, v any) ([]byte, bool) {
+	m, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	return append(b, m...), true
 }
 
 // appendTaskJSON appends json.Marshal(t).

@@ -49,6 +49,8 @@ func TestRunRecordJSON(t *testing.T) {
 		{WorkflowID: `a "quoted" <id> & é`, RunID: "r\x01\u2028", Name: "\xff", StartedAt: at},
 		{RunID: "r", StartedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},            // a year json.Marshal refuses
 		{RunID: "r", StartedAt: at, ClosedAt: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}, // and another
+		{RunID: "r", StartedAt: at, ClosedAt: at, Search: map[string]any{"b": "<ann>", "a": 1.5, "c": true},
+			SearchProblems: map[string]string{"z": "got a list"}},
 	} {
 		checkRunRecord(t, r)
 	}
