@@ -27,7 +27,7 @@ import (
 // transaction holds, and so the log replayed after a crash.
 const (
 	openBatchesMax = 1024
-	openBytesMax   = 8 << 20
+	openBytesMax   = 2 << 20
 )
 
 // openTx is the writer's transaction left open, with what is needed to redo it. writeMu guards
