@@ -23,3 +23,14 @@ func TestRunPageTimesSayUTC(t *testing.T) {
 		}
 	}
 }
+
+// TestRunListTimesSayUTC: the run list's start times are UTC, and its column says so.
+func TestRunListTimesSayUTC(t *testing.T) {
+	f := newWebFixture(t)
+	f.start("f1", webFailSpec)
+	f.settle("f1", closed)
+	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs"})
+	if !regexp.MustCompile(`<th>Started \(UTC\)</th>`).MatchString(body) {
+		t.Errorf("the run list's Started column does not say UTC")
+	}
+}
