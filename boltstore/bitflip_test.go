@@ -137,12 +137,12 @@ func readEverything(s *Store) map[string]string {
 	return out
 }
 
-// TestBitFlipsAreNeverSilent is issue 12's bit-flip test over every kind of stored record (run,
+// TestBitFlipsAreNeverSilent is the bit-flip test over every kind of stored record (run,
 // task, event, index entry): 1,000 random single-bit flips of a key or value, each in a fresh
 // copy of the database. Each flip must change nothing any read returns, or be reported: every
 // read whose answer changed fails instead (with an error other than "not found", somewhere), and
 // wend check reports a problem. Before records had checksums, flips of run records went unseen
-// (issue 12 item 11: 159 of 496).
+// (159 of 496).
 func TestBitFlipsAreNeverSilent(t *testing.T) {
 	dir := t.TempDir()
 	built, pristine := filepath.Join(dir, "built.db"), filepath.Join(dir, "pristine.db")

@@ -9,7 +9,7 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// TestDispatchMarkStored: a task's dispatch mark (issue 12 item 3) survives a reopen, can be
+// TestDispatchMarkStored: a task's dispatch mark survives a reopen, can be
 // written by a commit that holds only tasks, and a task never marked reads as unmarked.
 func TestDispatchMarkStored(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")

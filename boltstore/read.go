@@ -332,7 +332,7 @@ func indexedRuns(tx *bolt.Tx, workflowID string, add func(id, v []byte) error) e
 // Tasks returns every open task, earliest AvailableAt first (then by id, for a stable order).
 // A task record that fails its checksum or does not decode is set aside, not returned: tasks
 // are derived from the runs' histories, so the engine's repair rebuilds it, and one damaged task
-// must not stop every run (issue 12 item 12): the sound tasks come with a
+// must not stop every run: the sound tasks come with a
 // *history.DamagedTasksError naming the others.
 func (s *Store) Tasks() ([]history.Task, error) {
 	var out []history.Task

@@ -12,7 +12,7 @@ import (
 
 // Run records, task records and workflow index entries are framed as events are: a checksum
 // over what they say, verified on every read, so a flipped bit is an error naming the record,
-// never a silently different run, task or lookup (issue 12 item 11).
+// never a silently different run, task or lookup.
 //
 //	frame = 0x01 | CRC-32C(key | body), big-endian | body
 //
