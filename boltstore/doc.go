@@ -7,7 +7,9 @@
 //	meta                 "schema" -> "1"; "log_lsn" -> big-endian uint64, the last log record
 //	                     applied (written only once a write-ahead log was used: wal.go);
 //	                     "log_id" -> the id of the log in front of bbolt while a store runs with
-//	                     one, deleted by a clean Close (logid.go)
+//	                     one, deleted by a clean Close (logid.go); "log_lost" -> when and why
+//	                     the database went on without its log (Options.AcceptLogLoss), kept for
+//	                     good; "log_lost_ack" -> who acknowledged that loss, and when (logack.go)
 //	runs                 run id -> framed JSON history.Run without last_seq (storedRun)
 //	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
 //	tasks                task id -> framed JSON history.Task
@@ -16,8 +18,17 @@
 //	search               uvarint(len(field)) | field | uvarint(len(value)) | value | run id ->
 //	                     frame of nothing: the runs' search field values, for equality
 //	                     (search.go); made by the first commit of a run with a search value
+//	schedules            schedule id -> framed record of schedule/runner's state, opaque here;
+//	                     made on first use, written by checkpoints of its own (schedules.go)
 //
 // A frame is 0x01 | CRC-32C(key | body) | body (record.go).
+//
+// To settle the store is to checkpoint it (settle in opentx.go), so that bbolt's file itself
+// holds every acknowledged commit before something reads the file rather than the store: a
+// backup, a compaction, Check's page walk.
+//
+// Options.ReadOnly opens an existing database writing nothing at all (not the file, its log
+// or its folder), for the commands that only read, so they work on a full disk (reading.go).
 //
 // Invariants:
 //   - Commit returns nil only after the log record holding the whole history.Commit is fsynced

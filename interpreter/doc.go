@@ -7,6 +7,14 @@
 // and checks that the same decisions come out (docs/reliability.md G4); a mismatch is an error, and
 // the engine blocks the run instead of guessing.
 //
+// Beyond that fold it answers what a host asks of a run: whether it has room for one more
+// signal (SignalRoom), its search fields' values (SearchValues, for `search:`), queries over
+// its history (Query), and the child runs a sharded for_each (`shard: N`) starts.
+//
+// Room is how many more events or signals a run's history can take below its limits
+// (MaxEvents, MaxSignals): a for_each whose items cannot fit fails before it starts
+// (foreach_room.go), and a signal past the limit is refused (signal_room.go).
+//
 // Invariants: no I/O, no clock, no randomness, no goroutines, no map iteration where order
 // matters. Time is the time of the input event; ids derive from the run id and step paths.
 package interpreter

@@ -4,7 +4,8 @@
 // them.
 //
 // Every route is a thin layer over a Go method of Server (List, Show, Events, Start, Signal,
-// Cancel, Wait, Check). The CLI calls those methods directly when it holds the database and
+// Cancel, Terminate, Retry, Wait, Query, Export, Repair, Purge, Check, WriteBackup,
+// Schedules, RollPlugins). The CLI calls those methods directly when it holds the database and
 // over HTTP when another process does, so both paths give the same results and the same
 // error texts by construction.
 //
@@ -13,6 +14,14 @@
 // in routes (http.go), each handler in a file named for what it does; schedules
 // (schedules.go), plugin rolls (plugins.go) and /metrics (tcp.go, TCP only) register
 // themselves beside them.
+//
+// The edge is where requests enter and are checked, before any run is read or anything is
+// recorded: ids, payload sizes, JSON, query expressions, a workflow's validity, registered
+// names. Those checks stay in Server even when a Cluster (cluster.go: a Temporal cluster,
+// for wend serve --temporal) holds the runs, so both answer bad input alike. List filters
+// (wend list --where, where=) are read by ParseWhere (where.go), whose grammar covers the
+// fixed keys and the workflows' search fields; a start's W3C traceparent header becomes the
+// run's trace context (traceparent.go).
 //
 // Statuses: 400 bad input, 401 no token where one is needed, 403 a cross-site form, 404
 // unknown workflow or route, 409 the run has finished, is blocked or cannot be retried, 501

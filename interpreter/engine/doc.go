@@ -1,6 +1,16 @@
 // Package engine drives runs: it feeds the interpreter's decisions into a history.Store
 // (events and the tasks they create, in one commit), hands activity tasks to the Activities
-// it is given, fires timers on its Clock, and takes signals and cancels.
+// it is given, fires timers on its Clock, and takes signals and cancels. It also queues runs
+// past their workflow's `concurrency:` limit (runqueue.go), holds activities to their declared
+// limits (limits.go), keeps a run's search fields (search.go), and hands each try's plugin a
+// W3C trace context derived from the run (internal/tracecontext).
+//
+// Words used here:
+//   - The edge is where requests from clients enter the engine (Start, Signal, Cancel...) and
+//     are checked against the limits on ids and payloads before anything is recorded (edge.go).
+//   - A carrier is the goroutine that drains a run's inputs when it also runs that run's next
+//     try itself once the drain is done, instead of starting a new goroutine for it
+//     (activity.go).
 //
 // Invariants:
 //   - A decision is acted on only after the commit that records it returned: an activity is
