@@ -6,5 +6,6 @@
 // activity step's execution id and a try's attempt), never random, so the spans one process
 // emits and the spans another emits for the same run after a restart join one tree, and the
 // traceparent a plugin gets names the span its try's span will have. Standard library only:
-// the engine, the server and the command line share it without pulling in OpenTelemetry.
+// the engine and the command line share it without pulling in OpenTelemetry, which only
+// package tracing imports.
 package tracecontext

@@ -11,11 +11,13 @@
 //
 // Routes (over TCP the guard of package server comes first and answers /ui/login):
 //
-//	GET  /ui/runs?status=S&workflow=NAME&q=TEXT&compensated=1&page=N  the runs list (?partial=live: its live part)
+//	GET  /, /ui/                         redirect to /ui/runs
+//	GET  /ui/runs?status=S&workflow=NAME&q=TEXT&where=FILTER&compensated=1&page=N  the runs list (?partial=live: its live part)
 //	POST /ui/runs                        start a registered workflow (workflow, input, id)
 //	GET  /ui/runs/{id}?expand=STEP&apage=N&epage=N&events=compact  a run (workflow id: its newest run; or a run id)
 //	GET  /ui/runs/{id}/export            the history export as a download
 //	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
+//	GET  /ui/schedules                   the schedules, their next and recent fires (read only)
 //	GET  /ui/login?token=T, POST /ui/login  trade the token for the session cookie
 //	GET  /ui/static/...                  style.css, app.js
 package web
