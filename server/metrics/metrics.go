@@ -1,6 +1,8 @@
 // Package metrics is wend's Prometheus surface: the collector that reads the store at each
 // scrape, and the store decorator that times commits. The CLI wires it: it wraps the engine's
-// store with TimeCommits and hands Handler to the TCP listener of package server.
+// store with TimeCommits and hands Handler to the TCP listener of package server. Schedules'
+// fires and misses are counted by ScheduleMetrics (schedules.go); with the runs in a Temporal
+// cluster, ClusterHandler serves the run counts from the cluster's list (cluster.go).
 package metrics
 
 import (

@@ -37,8 +37,11 @@
 //     Canceled for a cancelled run; otherwise a non-retryable ApplicationError whose type is
 //     the wend terminal event type and whose detail is its history.Closed.
 //
-// What differs from a local run: a worker that dies mid-try costs that try (it times out on
-// its heartbeat, where the local engine re-runs the same attempt); event times are workflow
+// What differs from a local run: a worker that dies mid-try is noticed when its heartbeat
+// stops (wire.LivenessTimeout) and the try is redelivered under the next attempt number,
+// recorded as interrupted and not counted against the retries, where the local engine re-runs
+// the same attempt at its restart (runs from before the "liveness-redelivery" marker lose
+// that try instead); event times are workflow
 // task times; a child runs the spec text its parent started with; an activity call over
 // Temporal's payload limit (MaxPayloadBytes) fails its step with structural_limit.
 package driver
