@@ -25,7 +25,9 @@
 //
 // To settle the store is to checkpoint it (settle in opentx.go), so that bbolt's file itself
 // holds every acknowledged commit before something reads the file rather than the store: a
-// backup, a compaction, Check's page walk.
+// backup, a compaction, Check's page walk. The write-ahead log is a folder of segment files
+// (wal.go); at a roll it moves on to a new segment, once the current one passed its size, and
+// the old ones are checkpointed and removed.
 //
 // Options.ReadOnly opens an existing database writing nothing at all (not the file, its log
 // or its folder), for the commands that only read, so they work on a full disk (reading.go).
