@@ -50,6 +50,8 @@
 //   - Output: each line the plugin writes to stderr, and to stdout after its handshake line
 //     (which go-plugin would drop), goes to Options.Log with the plugin's name.
 //   - A plugin sees only PATH, HOME, LANG, TZ and the variables its Config.Env names.
+//   - A try's request carries the run's trace context for that try (history.ActivityCall's
+//     TraceParent, set by the engine) when the run has one.
 //   - With Config.SHA256 set, a binary plugin is copied into a private 0700 directory, hashed
 //     there, and the copy is run, so a binary swapped after the check is never executed.
 //   - Rolling: each process runs one build, the sha256 of its program (or script). Each call
