@@ -1,5 +1,6 @@
 // Package worker is `wend worker`: a Temporal worker hosting the wend.v1 workflow and the
-// activities that call plugins (wire.ActivityCall) and wait for other runs
+// activities that call plugins (wire.ActivityCallBuild, which also names the plugin build
+// that answered; wire.ActivityCall for older runs) and wait for other runs
 // (wire.ActivityAwait). Plugins run as they do locally, through plugins.Router: one process
 // per declaration, pinned by sha256, recorded in a registry so the next worker started with
 // the same state folder kills those a killed worker left behind.
