@@ -15,9 +15,11 @@
 //   - A handler runs once per try. ctx carries the try's identity (ctx.ActivityExecutionID is
 //     the idempotency key, stable across tries; ctx.TraceParent, when set, is the try's W3C
 //     trace context, for the plugin's own spans to join the run's trace) and is cancelled
-//     when the deadline passes or the host cancels the try; handlers should return soon after. ctx is made on its first use
-//     (any of its methods): only then does a lane (the one stream that carries the host's
-//     tries one after another) start reading the host's Cancel for the try, so a handler that never looks at ctx costs no goroutine and no thread wake-up per call.
+//     when the deadline passes or the host cancels the try; handlers should return soon
+//     after. ctx is made on its first use (any of its methods): only then does a lane (the
+//     one stream that carries the host's tries one after another) start reading the host's
+//     Cancel for the try, so a handler that never looks at ctx costs no goroutine and no
+//     thread wake-up per call.
 //   - Inputs and outputs are at most MaxPayloadBytes; a larger output fails the try with a
 //     non-retryable PayloadTooLarge error rather than a transport error.
 //   - A plain error is retryable; use NonRetryable for errors a retry cannot fix. A panic fails
