@@ -1,8 +1,9 @@
 // Package backend answers wend's run commands (list, show, history, export, query, run,
 // signal, cancel, terminate, retry, wait, check, and schedule through ScheduleOps) from a
 // Temporal cluster: it implements internal/cli's Backend over a Temporal client, so
-// `wend ... --temporal HOST:PORT` prints what the same command prints locally. A run's wend history is the wend.events query of its workflow (a worker answers
-// it, for closed runs too); its record comes from Describe and the memo the start wrote.
+// `wend ... --temporal HOST:PORT` prints what the same command prints locally. A run's wend
+// history is the wend.events query of its workflow (a worker answers it, for closed runs
+// too); its record comes from Describe and the memo the start wrote.
 package backend
 
 import (
