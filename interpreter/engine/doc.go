@@ -8,9 +8,9 @@
 // Words used here:
 //   - The edge is where requests from clients enter the engine (Start, Signal, Cancel...) and
 //     are checked against the limits on ids and payloads before anything is recorded (edge.go).
-//   - A carrier is the goroutine that drains a run's inputs when it also runs that run's next
-//     try itself once the drain is done, instead of starting a new goroutine for it
-//     (activity.go).
+//   - To carry a try is for the goroutine that drained a run's inputs to run that run's next
+//     try itself once the drain is done, instead of starting a new goroutine for it; the
+//     carrier (activity.go) holds that try until then.
 //
 // Invariants:
 //   - A decision is acted on only after the commit that records it returned: an activity is
