@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,23 +26,23 @@ func (c SearchCond) Match(r Run) bool {
 	if !ok || v == nil {
 		return false
 	}
-	var cmp int
+	var order int
 	switch x := v.(type) {
 	case float64:
 		want, err := strconv.ParseFloat(c.Value, 64)
 		if err != nil {
 			return false
 		}
-		cmp = compareFloat(x, want)
+		order = cmp.Compare(x, want)
 	case bool:
 		want, err := strconv.ParseBool(c.Value)
 		if err != nil || (c.Op != "=" && c.Op != "!=") {
 			return false
 		}
 		if x == want {
-			cmp = 0
+			order = 0
 		} else {
-			cmp = 1
+			order = 1
 		}
 	case string:
 		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
@@ -49,17 +50,17 @@ func (c SearchCond) Match(r Run) bool {
 			if !ok {
 				return false
 			}
-			cmp = t.Compare(want)
+			order = t.Compare(want)
 		} else {
 			if c.Op != "=" && c.Op != "!=" {
 				return false
 			}
-			cmp = strings.Compare(x, c.Value)
+			order = strings.Compare(x, c.Value)
 		}
 	default:
 		return false
 	}
-	return opHolds(c.Op, cmp)
+	return opHolds(c.Op, order)
 }
 
 // ParseSearchTime reads a time a clause compares with: RFC 3339, or a date (midnight UTC).
@@ -73,30 +74,20 @@ func ParseSearchTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func opHolds(op string, cmp int) bool {
+func opHolds(op string, order int) bool {
 	switch op {
 	case "=":
-		return cmp == 0
+		return order == 0
 	case "!=":
-		return cmp != 0
+		return order != 0
 	case "<":
-		return cmp < 0
+		return order < 0
 	case "<=":
-		return cmp <= 0
+		return order <= 0
 	case ">":
-		return cmp > 0
+		return order > 0
 	case ">=":
-		return cmp >= 0
+		return order >= 0
 	}
 	return false
 }

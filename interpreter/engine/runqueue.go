@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -331,7 +332,7 @@ func (e *Engine) loadQueue(tasks []history.Task) error {
 		}
 		all = append(all, &qs)
 	}
-	slices.SortFunc(all, func(a, b *queuedStart) int { return compareOrder(a.Order, b.Order) })
+	slices.SortFunc(all, func(a, b *queuedStart) int { return cmp.Compare(a.Order, b.Order) })
 	keys := map[*keyedRuns][]string{}
 	for _, qs := range all {
 		k := q.of(qs.Workflow)
@@ -355,16 +356,6 @@ func (e *Engine) loadQueue(tasks []history.Task) error {
 	q.mu.Unlock()
 	e.startQueued(admit)
 	return nil
-}
-
-func compareOrder(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // QueueInfo says what a queued run waits for (runview.Queue shows it).
