@@ -58,6 +58,11 @@ func gantt(run history.Run, steps []runview.Step, acts []runview.Activity, lastE
 		}
 		return 100 * float64(t.Sub(from)) / float64(span)
 	}
+	byPath := map[string][]runview.Activity{}
+	for _, a := range acts {
+		p := runview.StaticPath(a.Step)
+		byPath[p] = append(byPath[p], a)
+	}
 	for _, s := range steps {
 		r := ganttRow{Step: s}
 		if !s.Start.IsZero() {
@@ -69,91 +74,62 @@ func gantt(run history.Run, steps []runview.Step, acts []runview.Activity, lastE
 			w := max(pct(end)-x, minBarPercent)
 			r.Bar, r.X, r.W = true, percent(x), percent(w)
 		}
-		r.Failed = failedTries(s.Path, acts, pct)
-		r.Waits = retryWaits(s.Path, acts, pct)
-		if len(r.Waits) > 0 {
-			r.Done = completedTries(s.Path, acts, pct)
-		}
+		r.Failed, r.Waits, r.Done = tries(byPath[s.Path], pct)
 		rows = append(rows, r)
 	}
 	return rows, span
 }
 
-// failedTries are the failed and timed-out tries of the activities of the step at path (a
-// loop's instances included), placed as the step's bar is.
-func failedTries(path string, acts []runview.Activity, pct func(time.Time) float64) []ganttTry {
-	var out []ganttTry
+// tries places, in one walk over the activities of one step (a loop's instances included),
+// what its row draws over the bar: the failed and timed-out tries; the waits between one
+// try's end and the next one's start, which the bar spans though nothing ran (a backoff, or
+// wend was down), so they must not read as running; and, only for a step that waited, its
+// completed tries, so a quick last try shows past the waits before it. Each kind is bounded
+// by maxFailedTries.
+func tries(acts []runview.Activity, pct func(time.Time) float64) (failed, waits, done []ganttTry) {
+	bar := func(at runview.Attempt, title string) ganttTry {
+		x := min(pct(tryStart(at)), 100-minBarPercent)
+		w := max(pct(at.EndedAt)-x, minBarPercent)
+		return ganttTry{X: percent(x), W: percent(w), Title: title}
+	}
 	for _, a := range acts {
-		if runview.StaticPath(a.Step) != path {
-			continue
-		}
-		for _, at := range a.Attempts {
-			if (at.Outcome != runview.AttemptFailed && at.Outcome != runview.AttemptTimedOut) || at.EndedAt.IsZero() || len(out) == maxFailedTries {
+		for i, at := range a.Attempts {
+			if i > 0 && len(waits) < maxFailedTries {
+				prev := a.Attempts[i-1]
+				if start := tryStart(at); !prev.EndedAt.IsZero() && start.After(prev.EndedAt) {
+					x := pct(prev.EndedAt)
+					waits = append(waits, ganttTry{X: percent(x), W: percent(pct(start) - x),
+						Title: fmt.Sprintf("waiting %s before try %d", start.Sub(prev.EndedAt).Round(time.Millisecond), at.Attempt)})
+				}
+			}
+			if at.EndedAt.IsZero() {
 				continue
 			}
-			start := at.StartedAt
-			if start.IsZero() {
-				start = at.ScheduledAt
+			switch {
+			case (at.Outcome == runview.AttemptFailed || at.Outcome == runview.AttemptTimedOut) && len(failed) < maxFailedTries:
+				title := fmt.Sprintf("try %d %s", at.Attempt, strings.ReplaceAll(at.Outcome, "_", " "))
+				if at.Error != nil {
+					title += ": " + runview.ErrorText(at.Error.Type, at.Error.Message)
+				}
+				failed = append(failed, bar(at, title))
+			case at.Outcome == runview.AttemptCompleted && len(done) < maxFailedTries:
+				done = append(done, bar(at, fmt.Sprintf("try %d completed", at.Attempt)))
 			}
-			x := min(pct(start), 100-minBarPercent)
-			w := max(pct(at.EndedAt)-x, minBarPercent)
-			title := fmt.Sprintf("try %d %s", at.Attempt, strings.ReplaceAll(at.Outcome, "_", " "))
-			if at.Error != nil {
-				title += ": " + runview.ErrorText(at.Error.Type, at.Error.Message)
-			}
-			out = append(out, ganttTry{X: percent(x), W: percent(w), Title: title})
 		}
 	}
-	return out
+	if len(waits) == 0 {
+		done = nil
+	}
+	return failed, waits, done
 }
 
-// retryWaits are the gaps between one try's end and the next try's start of the activities
-// of the step at path: the step's bar spans them, but nothing ran (a backoff, or wend was
-// down), so they must not read as running.
-func retryWaits(path string, acts []runview.Activity, pct func(time.Time) float64) []ganttTry {
-	var out []ganttTry
-	for _, a := range acts {
-		if runview.StaticPath(a.Step) != path {
-			continue
-		}
-		for i := 1; i < len(a.Attempts) && len(out) < maxFailedTries; i++ {
-			prev, next := a.Attempts[i-1], a.Attempts[i]
-			start := next.StartedAt
-			if start.IsZero() {
-				start = next.ScheduledAt
-			}
-			if prev.EndedAt.IsZero() || !start.After(prev.EndedAt) {
-				continue
-			}
-			x := pct(prev.EndedAt)
-			out = append(out, ganttTry{X: percent(x), W: percent(pct(start) - x),
-				Title: fmt.Sprintf("waiting %s before try %d", start.Sub(prev.EndedAt).Round(time.Millisecond), next.Attempt)})
-		}
+// tryStart is when a try began running, or, for one with no start on record, when it was
+// scheduled.
+func tryStart(at runview.Attempt) time.Time {
+	if at.StartedAt.IsZero() {
+		return at.ScheduledAt
 	}
-	return out
-}
-
-// completedTries are the completed tries of the activities of the step at path.
-func completedTries(path string, acts []runview.Activity, pct func(time.Time) float64) []ganttTry {
-	var out []ganttTry
-	for _, a := range acts {
-		if runview.StaticPath(a.Step) != path {
-			continue
-		}
-		for _, at := range a.Attempts {
-			if at.Outcome != runview.AttemptCompleted || at.EndedAt.IsZero() || len(out) == maxFailedTries {
-				continue
-			}
-			start := at.StartedAt
-			if start.IsZero() {
-				start = at.ScheduledAt
-			}
-			x := min(pct(start), 100-minBarPercent)
-			w := max(pct(at.EndedAt)-x, minBarPercent)
-			out = append(out, ganttTry{X: percent(x), W: percent(w), Title: fmt.Sprintf("try %d completed", at.Attempt)})
-		}
-	}
-	return out
+	return at.StartedAt
 }
 
 func percent(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "%" }
