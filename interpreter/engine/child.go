@@ -12,9 +12,9 @@ import (
 
 // goStartChild starts a run_workflow child in the background. It is idempotent: the child's
 // workflow id derives from the parent run (see interpreter's childWorkflowID), so after a
-// crash the task finds the child it started. parentTrace is the traceparent the parent run
-// was started with ("" for none).
-func (e *Engine) goStartChild(parent history.Run, parentTrace, step string, cs history.ChildSchedule) {
+// crash the task finds the child it started. parentTrace says the traceparent the parent run
+// was started with ("" for none); it is asked only when the child is new.
+func (e *Engine) goStartChild(parent history.Run, parentTrace func() string, step string, cs history.ChildSchedule) {
 	e.spawn(func() {
 		if err := e.startChild(parent, parentTrace, step, cs); err != nil && e.isStopped() == nil {
 			e.logf("wend: run %s: start child %s: %v", parent.RunID, cs.WorkflowID, err)
@@ -22,7 +22,7 @@ func (e *Engine) goStartChild(parent history.Run, parentTrace, step string, cs h
 	})
 }
 
-func (e *Engine) startChild(parent history.Run, parentTrace, step string, cs history.ChildSchedule) error {
+func (e *Engine) startChild(parent history.Run, parentTrace func() string, step string, cs history.ChildSchedule) error {
 	taskID := stepTaskID(parent.RunID, step)
 	e.mu.Lock()
 	e.awaitStartLocked(cs.WorkflowID) // a Start of the same id commits without e.mu
@@ -91,11 +91,24 @@ func (e *Engine) childRun(parent history.Run, trace, step string, cs history.Chi
 // childTrace is the traceparent a child run starts with: in its parent's trace, under the
 // parent's run_workflow step, when the parent has a trace (it was started with a traceparent,
 // or the engine derives one for every run); "" otherwise.
-func (e *Engine) childTrace(parentRunID, parentTrace, step string) string {
-	if parentTrace == "" && !e.opts.TraceContext {
+func (e *Engine) childTrace(parentRunID string, parentTrace func() string, step string) string {
+	accepted := parentTrace()
+	if accepted == "" && !e.opts.TraceContext {
 		return ""
 	}
-	return tracecontext.ForChild(parentRunID, parentTrace, step)
+	return tracecontext.ForChild(parentRunID, accepted, step)
+}
+
+// recordedTrace reads the traceparent a run was started with from its history, for a child
+// task re-armed after a restart (the parent's state machine may not be in memory).
+func (e *Engine) recordedTrace(runID string) func() string {
+	return func() string {
+		st, err := e.started(runID)
+		if err != nil {
+			e.logf("wend: run %s: its traceparent: %v", runID, err)
+		}
+		return st.TraceParent
+	}
 }
 
 // shardChildRun prepares a shard child: a run of the parent's own recorded spec text (not

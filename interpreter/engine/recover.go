@@ -203,9 +203,9 @@ func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 			}
 		}
 		lr.mu.Lock()
-		rec, trace := lr.rec, lr.interp.TraceParent()
+		rec := lr.rec
 		lr.mu.Unlock()
-		e.rearm(rec, trace, t)
+		e.rearm(rec, t)
 	}
 	for _, lr := range e.liveRuns("") {
 		e.evictAtRecover(lr) // the runs replayed above that only wait
@@ -274,8 +274,8 @@ func replayRun(st history.Started, evs []history.Event, decoded bool) (*liveRun,
 
 // rearm puts a stored task back to work. rec is the run's record, read under its lock: the
 // run may be committing meanwhile (a timer re-armed before fired at once), so lr.rec is not
-// read here. trace is the traceparent the run was started with, for the children it starts.
-func (e *Engine) rearm(rec history.Run, trace string, t history.Task) {
+// read here.
+func (e *Engine) rearm(rec history.Run, t history.Task) {
 	switch t.Kind {
 	case history.TaskActivity:
 		if t.AvailableAt.After(e.clock.Now()) {
@@ -293,7 +293,7 @@ func (e *Engine) rearm(rec history.Run, trace string, t history.Task) {
 		}
 		if t.Kind == history.TaskChild {
 			cs, _ := history.DataOf[history.ChildSchedule](history.Event{Data: st.Data})
-			e.goStartChild(rec, trace, st.Step, cs)
+			e.goStartChild(rec, e.recordedTrace(rec.RunID), st.Step, cs)
 			return
 		}
 		ws, _ := history.DataOf[history.WaitSchedule](history.Event{Data: st.Data})

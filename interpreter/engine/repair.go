@@ -164,7 +164,6 @@ func (e *Engine) repairRound(runs []*liveRun, atStart bool, rebuilt map[string]b
 		}
 		err = e.commitRepair(lr, missing)
 		rec := lr.rec // lr.rec is rewritten by each commit of the run: read it locked
-		trace := lr.interp.TraceParent()
 		lr.mu.Unlock()
 		runID := rec.RunID
 		if err != nil {
@@ -177,7 +176,7 @@ func (e *Engine) repairRound(runs []*liveRun, atStart bool, rebuilt map[string]b
 				rep.Interrupted = append(rep.Interrupted, runID+": "+t.ID)
 				continue
 			}
-			e.rearm(rec, trace, t)
+			e.rearm(rec, t)
 		}
 	}
 	return moved, damaged, nil
@@ -366,7 +365,7 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 	e.publishLocked(lr)
 	e.mu.Unlock()
 	for _, t := range c.PutTasks {
-		e.rearm(lr.rec, lr.interp.TraceParent(), t) // lr.mu is held
+		e.rearm(lr.rec, t) // lr.mu is held
 	}
 	if e.opts.Observe != nil {
 		for _, ev := range evs[len(evs)-1-len(decisions):] {
