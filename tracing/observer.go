@@ -39,6 +39,7 @@ type runTrace struct {
 	trace  tracecontext.TraceParent // the trace, and the accepted parent span when remote
 	remote bool
 	steps  map[string]*stepTrace // open activity steps by execution id
+	waits  map[string]*waitTrace // open delays, signal waits and child steps (waits.go)
 }
 
 type stepTrace struct {
@@ -96,7 +97,7 @@ func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
 func (o *Observer) begin(runID string, started history.Event) *runTrace {
 	st, _ := history.DataOf[history.Started](started)
 	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
-	rt := &runTrace{trace: tp, remote: remote, steps: map[string]*stepTrace{}}
+	rt := &runTrace{trace: tp, remote: remote, steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
 	o.runs[runID] = rt
 	return rt
 }
@@ -120,7 +121,11 @@ func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit b
 		history.ActivityAttemptInterrupted, history.ActivityFailed, history.ActivityCancelled:
 		o.activityEnd(rt, run, ev, emit)
 	default:
+		if o.applyWait(rt, run, ev, emit) {
+			return
+		}
 		if ev.Type.Terminal() {
+			o.endWaits(rt, run, ev.Time, emit)
 			if emit {
 				o.runSpan(rt, run, ev)
 			}
@@ -235,6 +240,6 @@ func runAttrs(run history.Run) []attribute.KeyValue {
 }
 
 func stepAttrs(st *stepTrace) []attribute.KeyValue {
-	return []attribute.KeyValue{attribute.String("wend.step", st.path),
+	return []attribute.KeyValue{attribute.String("wend.step", st.path), attribute.String("wend.step_kind", kindActivity),
 		attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity)}
 }
