@@ -174,3 +174,46 @@ func (h *harness) startedOf(runID string) history.Started {
 	}
 	return st
 }
+
+// childlessStore fails, like a lost disk, every commit that would create a child run: the
+// engine over it stops with the parent's child task stored and the child not started.
+type childlessStore struct{ *history.MemStore }
+
+func (s childlessStore) Commit(ctx context.Context, c history.Commit) error {
+	for _, u := range c.Runs {
+		if u.Run.ParentRunID != "" {
+			return errors.New("disk gone")
+		}
+	}
+	return s.MemStore.Commit(ctx, c)
+}
+
+// TestChildStartedAfterRestartJoinsItsParentsTrace: a child whose parent's process stopped
+// before starting it is started by the next process from the stored task, the parent's
+// state not in memory, and still records the parent's accepted trace under the step's span.
+func TestChildStartedAfterRestartJoinsItsParentsTrace(t *testing.T) {
+	const accepted = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	h := newHarness(t)
+	h.e.Close()
+	h.write("child.wend.yaml", head+"steps: [{id: c, activity: p.echo, with: 1}]\n")
+	f := h.write("parent.wend.yaml", head+"steps: [{id: k, run_workflow: ./child.wend.yaml}]\n")
+	src, _ := os.ReadFile(f)
+	first := New(Options{Store: childlessStore{h.store}, Activities: h.acts, Clock: h.clock, Logf: t.Logf})
+	parent, _, err := first.Start(context.Background(), StartRequest{WorkflowID: "p", SpecFile: f, Source: string(src), TraceParent: accepted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close() // waits for the child's start, which failed and stopped the engine
+	if runs, _ := h.store.Runs(history.RunFilter{WorkflowID: "p/" + parent.RunID + "/steps[0]"}); len(runs) != 0 {
+		t.Fatalf("the child started in the first process: %v", runs)
+	}
+	h.open()
+	if _, err := h.e.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("p")
+	child := h.onlyRun("p/" + parent.RunID + "/steps[0]")
+	if got, want := h.startedOf(child.RunID).TraceParent, tracecontext.ForChild(parent.RunID, accepted, "steps[0]"); got != want {
+		t.Errorf("the child records traceparent %q, want %q", got, want)
+	}
+}
