@@ -116,3 +116,60 @@ func byWorkflowAndName(t *testing.T, spans []*tracepb.Span) map[string]*tracepb.
 	}
 	return m
 }
+
+// TestWaitSpansAcrossARestart: a delay that fired in one process is exported by it alone; a
+// signal wait begun there and ended in the next process is exported by the next, from when
+// the wait began.
+func TestWaitSpansAcrossARestart(t *testing.T) {
+	rcv := startReceiver(t)
+	exportTo(t, rcv)
+	store := history.NewMemStore()
+	src := "wend: v1\nname: order\nsteps:\n  - {delay: 10ms}\n  - {wait_for_signal: go}\n"
+	first := open(t, store, &acts{})
+	run := start(t, first.e, src, "")
+	waitForEvent(t, store, run.RunID, history.TimerFired)
+	first.close(t)
+	if got := len(rcv.received()); got != 1 {
+		t.Fatalf("the first process exported %d spans, want 1 (the delay's)", got)
+	}
+
+	second := open(t, store, &acts{})
+	if _, err := second.e.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.e.Signal(context.Background(), "w", "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitClosed(t, second.e); got.Status != history.StatusCompleted {
+		t.Fatalf("run %s, want completed", got.Status)
+	}
+	second.close(t)
+
+	spans := byWorkflowAndName(t, rcv.received()) // fails on a span exported twice
+	if len(spans) != 3 {
+		t.Errorf("%d spans, want 3 (run, delay, signal wait)", len(spans))
+	}
+	delay, wait := spans["order/step steps[0]"], spans["order/step steps[1]"]
+	if delay == nil || wait == nil {
+		t.Fatalf("no delay or signal wait span: %v", spans)
+	}
+	if wait.StartTimeUnixNano > delay.EndTimeUnixNano+uint64(time.Second) || wait.StartTimeUnixNano < delay.EndTimeUnixNano {
+		t.Errorf("the wait starts at %d, want when the delay ended (%d), in the first process", wait.StartTimeUnixNano, delay.EndTimeUnixNano)
+	}
+}
+
+// waitForEvent waits until the run's history has an event of type typ.
+func waitForEvent(t *testing.T, store history.Store, runID string, typ history.EventType) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		evs, _ := store.Events(runID, 0)
+		for _, ev := range evs {
+			if ev.Type == typ {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no %s in run %s", typ, runID)
+}
