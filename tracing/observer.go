@@ -29,6 +29,7 @@ type Observer struct {
 	logf    func(format string, args ...any)
 
 	queue   chan observed
+	queued  atomic.Int64 // bytes of event payloads in the queue
 	dropped atomic.Uint64
 	stop    chan struct{} // closed by close: drain the queue and return
 	stopped chan struct{} // closed when the worker has returned
@@ -42,9 +43,13 @@ type observed struct {
 	ev  history.Event
 }
 
-// QueueSize bounds the events waiting for the span builder. A commit never waits for it: an
-// event that finds the queue full is dropped and counted (Observer.Dropped).
-const QueueSize = 8192
+// QueueSize and QueueBytes bound the events waiting for the span builder, in number and in
+// payload bytes (an event holds its payload, an activity's output for one). A commit never
+// waits for it: an event that finds the queue full is dropped and counted (Observer.Dropped).
+const (
+	QueueSize  = 8192
+	QueueBytes = 64 << 20
+)
 
 // NewObserver makes an observer of p's tracer and starts its span builder; events reads a
 // run's committed history. p's Shutdown drains and stops it.
@@ -81,12 +86,17 @@ type stepTrace struct {
 // commit: when the queue is full the event is dropped and counted, the spans it would have
 // ended are lost, and the run's next event reads its state back from the history.
 func (o *Observer) Observe(run history.Run, ev history.Event) {
-	select {
-	case o.queue <- observed{run, ev}:
-	default:
-		if o.dropped.Add(1) == 1 {
-			o.logf("wend: traces: the span queue is full (%d events): spans are dropped, not exported, until it drains", QueueSize)
+	size := int64(len(ev.Data))
+	if o.queued.Add(size) <= QueueBytes {
+		select {
+		case o.queue <- observed{run, ev}:
+			return
+		default:
 		}
+	}
+	o.queued.Add(-size)
+	if o.dropped.Add(1) == 1 {
+		o.logf("wend: traces: the span queue is full (%d events or %d MiB): spans are dropped, not exported, until it drains", QueueSize, QueueBytes>>20)
 	}
 }
 
@@ -129,6 +139,7 @@ func (o *Observer) close(ctx context.Context) error {
 // observe applies ev, emitting the spans it ends; a run first seen here, or one that lost
 // an event to a full queue, is first read back from its history.
 func (o *Observer) observe(run history.Run, ev history.Event) {
+	defer o.queued.Add(-int64(len(ev.Data)))
 	rt := o.runs[run.RunID]
 	if rt == nil || ev.Seq != rt.next {
 		delete(o.runs, run.RunID)

@@ -15,7 +15,7 @@ import (
 )
 
 // TestObserveNeverBlocks: with the span builder stuck, Observe returns at once for every
-// event; the ones that find the queue full are dropped and counted.
+// event; the ones that find the queue full, in number or in bytes, are dropped and counted.
 func TestObserveNeverBlocks(t *testing.T) {
 	p := &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithIDGenerator(historyIDs{}))}
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -28,6 +28,11 @@ func TestObserveNeverBlocks(t *testing.T) {
 	run := history.Run{RunID: "r", Name: "order"}
 	o.Observe(run, history.Event{Seq: 5, Type: history.ActivityCompleted}) // not a start: the builder reads history
 	<-entered
+	big := json.RawMessage(make([]byte, QueueBytes+1))
+	o.Observe(run, history.Event{Seq: 6, Type: history.ActivityCompleted, Data: big})
+	if got := o.Dropped(); got != 1 {
+		t.Fatalf("Dropped() = %d after an event over QueueBytes, want 1", got)
+	}
 	const extra = 10
 	sent := make(chan struct{})
 	go func() {
@@ -41,8 +46,8 @@ func TestObserveNeverBlocks(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("Observe blocked on a full queue")
 	}
-	if got := o.Dropped(); got != extra {
-		t.Errorf("Dropped() = %d, want %d", got, extra)
+	if got := o.Dropped(); got != extra+1 {
+		t.Errorf("Dropped() = %d, want %d", got, extra+1)
 	}
 	close(release)
 	if err := p.Shutdown(context.Background()); err != nil {
