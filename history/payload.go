@@ -80,8 +80,12 @@ const (
 	// it suggested a run_workflow child per batch). The failure's text is part of a recorded
 	// decision, so older runs keep the older text.
 	RulesShardHint = 4
+	// RulesSignalWaitTimes: a wait_for_signal step's SignalApplied records when the wait began
+	// (waited_since) and its timeout's TimerScheduled names the signal, so a trace can show the
+	// wait; the history has no event of its own at a wait's start.
+	RulesSignalWaitTimes = 5
 
-	RulesCurrent = RulesShardHint
+	RulesCurrent = RulesSignalWaitTimes
 )
 
 // Failure describes why a step, activity or run failed.
@@ -158,6 +162,9 @@ type TimerSchedule struct {
 	TimerID string    `json:"timer_id"`
 	FireAt  time.Time `json:"fire_at"`
 	Purpose string    `json:"purpose"` // delay, timeout
+	// Signal, on a wait_for_signal step's timeout, is the signal waited for
+	// (RulesSignalWaitTimes).
+	Signal string `json:"signal,omitempty"`
 }
 
 // TimerRef names a timer in TimerFired / TimerCancelled.
@@ -171,6 +178,9 @@ type Signal struct {
 	Data        json.RawMessage `json:"data,omitempty"`
 	SignalID    string          `json:"signal_id,omitempty"` // client's id, for idempotent sends
 	ReceivedSeq uint64          `json:"received_seq,omitempty"`
+	// WaitedSince, on SignalApplied, is when the step's wait began: the signal arrived
+	// before it when the two are equal (RulesSignalWaitTimes).
+	WaitedSince time.Time `json:"waited_since,omitzero"`
 }
 
 // ChildSchedule is ChildWorkflowScheduled's payload.

@@ -36,12 +36,13 @@ type node struct {
 	retryAt     time.Time
 	retry       *spec.Retry
 
-	progress  []byte // activity: the latest heartbeat progress, handed to the next try
-	childID   string // run_workflow: the child's workflow id
-	waitData  []byte // run_workflow / wait_for_workflow: the schedule payload
-	timerID   string // delay
-	timeoutID string // wait timeouts
-	waiting   string // signal name while waiting
+	progress  []byte    // activity: the latest heartbeat progress, handed to the next try
+	childID   string    // run_workflow: the child's workflow id
+	waitData  []byte    // run_workflow / wait_for_workflow: the schedule payload
+	timerID   string    // delay
+	timeoutID string    // wait timeouts
+	waiting   string    // signal name while waiting
+	waitSince time.Time // when the signal wait began
 
 	kids  []*node // parallel branches
 	seqs  []*seq  // steps body, for_each items

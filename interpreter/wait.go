@@ -30,21 +30,28 @@ func (n *node) startDelay() {
 }
 
 func (n *node) schedule(id string, at time.Time, purpose string) {
+	n.scheduleFor(id, history.TimerSchedule{TimerID: id, FireAt: at.UTC(), Purpose: purpose})
+}
+
+func (n *node) scheduleFor(id string, ts history.TimerSchedule) {
 	if msg := n.r.overPending(len(n.r.timers), "timers"); msg != "" {
 		n.stepFailed(limitFailure(msg))
 		return
 	}
 	n.r.timers[id] = n
-	n.r.timerAt[id] = at.UTC()
-	n.r.emit(history.Event{Type: history.TimerScheduled, Step: n.path,
-		Data: history.MustData(history.TimerSchedule{TimerID: id, FireAt: at.UTC(), Purpose: purpose})})
+	n.r.timerAt[id] = ts.FireAt
+	n.r.emit(history.Event{Type: history.TimerScheduled, Step: n.path, Data: history.MustData(ts)})
 }
 
 // scheduleTimeout starts the step's `timeout` timer for waits.
 func (n *node) scheduleTimeout() {
 	if n.s.Timeout.D > 0 {
 		n.timeoutID = n.path + "#timeout"
-		n.schedule(n.timeoutID, n.r.now.Add(n.s.Timeout.D), "timeout")
+		ts := history.TimerSchedule{TimerID: n.timeoutID, FireAt: n.r.now.Add(n.s.Timeout.D).UTC(), Purpose: "timeout"}
+		if n.s.Kind == spec.KindWaitForSignal && n.r.info.Rules >= history.RulesSignalWaitTimes {
+			ts.Signal = n.s.Signal
+		}
+		n.scheduleFor(n.timeoutID, ts)
 	}
 }
 
@@ -81,7 +88,7 @@ func (r *Run) timerFired(ev history.Event) error {
 }
 
 func (n *node) startSignalWait() {
-	n.waiting = n.s.Signal
+	n.waiting, n.waitSince = n.s.Signal, n.r.now
 	n.r.waiters[n.waiting] = append(n.r.waiters[n.waiting], n)
 	n.scheduleTimeout()
 	n.r.matchSignals(n.waiting)
@@ -125,8 +132,11 @@ func (r *Run) matchSignals(name string) {
 		r.waiters[name] = r.waiters[name][1:]
 		r.signals[name] = r.signals[name][1:]
 		w.waiting = ""
-		r.emit(history.Event{Type: history.SignalApplied, Step: w.path,
-			Data: history.MustData(history.Signal{Name: name, ReceivedSeq: sig.ReceivedSeq})})
+		applied := history.Signal{Name: name, ReceivedSeq: sig.ReceivedSeq}
+		if r.info.Rules >= history.RulesSignalWaitTimes {
+			applied.WaitedSince = w.waitSince.UTC()
+		}
+		r.emit(history.Event{Type: history.SignalApplied, Step: w.path, Data: history.MustData(applied)})
 		data, err := decodeJSON(sig.Data)
 		if err != nil {
 			w.stepFailed(&history.Failure{Category: history.CategoryInternal, Message: "signal data: " + err.Error()})

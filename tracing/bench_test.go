@@ -5,19 +5,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 )
 
 // BenchmarkSequentialStepTraced is engine's BenchmarkSequentialStep with spans made and
-// exported (to memory, through the batch processor serve uses): the price of traces on the
-// step path. Compare with `go test -run '^$' -bench Step ./interpreter/engine/`.
+// exported (through the batch processor serve uses, to an exporter that counts and drops
+// them, so the figure is wend's price and not a collector's): the price of traces on the step
+// path. Compare with `go test -run '^$' -bench Step ./interpreter/engine/`.
 func BenchmarkSequentialStepTraced(b *testing.B) {
 	for _, traced := range []bool{false, true} {
 		b.Run(fmt.Sprintf("traced=%v", traced), func(b *testing.B) { sequentialSteps(b, traced) })
@@ -26,16 +27,12 @@ func BenchmarkSequentialStepTraced(b *testing.B) {
 
 func sequentialSteps(b *testing.B, traced bool) {
 	const steps = 200
-	var src strings.Builder
-	src.WriteString("wend: v1\nname: seq\nplugins: {p: ./p}\nsteps:\n")
-	for i := range steps {
-		fmt.Fprintf(&src, "  - {id: s%d, activity: p.echo, with: {i: %d}}\n", i, i)
-	}
+	src := sequence(steps)
 	store := history.NewMemStore()
 	opts := engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512}
 	var p *Provider
 	if traced {
-		exp := tracetest.NewInMemoryExporter()
+		exp := &countingExporter{}
 		p = &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithIDGenerator(historyIDs{}))}
 		obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
 		opts.Observe, opts.TraceContext = obs.Observe, true
@@ -46,7 +43,7 @@ func sequentialSteps(b *testing.B, traced bool) {
 	var took time.Duration
 	for i := range b.N {
 		id := fmt.Sprintf("seq%d", i)
-		if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: "seq.wend.yaml", Source: src.String(), Input: json.RawMessage("null")}); err != nil {
+		if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: "seq.wend.yaml", Source: src, Input: json.RawMessage("null")}); err != nil {
 			b.Fatal(err)
 		}
 		started := time.Now()
@@ -57,4 +54,63 @@ func sequentialSteps(b *testing.B, traced bool) {
 		}
 	}
 	b.ReportMetric(float64(took.Microseconds())/float64(b.N*steps), "µs/step")
+}
+
+// countingExporter counts the spans it is given and keeps none.
+type countingExporter struct{ spans atomic.Int64 }
+
+func (c *countingExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	c.spans.Add(int64(len(spans)))
+	return nil
+}
+
+func (c *countingExporter) Shutdown(context.Context) error { return nil }
+
+// BenchmarkObserve is what the engine's Observe hook costs the commit that calls it, per
+// event, over the events of a run of 200 steps (its spans are built and exported besides).
+func BenchmarkObserve(b *testing.B) {
+	const steps = 200
+	store := history.NewMemStore()
+	e := engine.New(engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512})
+	src := sequence(steps)
+	if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: "seq", SpecFile: "seq.wend.yaml", Source: src, Input: json.RawMessage("null")}); err != nil {
+		b.Fatal(err)
+	}
+	run, err := e.WaitClosed(context.Background(), "seq")
+	e.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	evs, err := store.Events(run.RunID, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(&countingExporter{}), sdktrace.WithIDGenerator(historyIDs{}))}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
+	var took time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		r := run
+		r.RunID = fmt.Sprintf("%s-%d", run.RunID, i) // a fresh run each time, its spans new
+		started := time.Now()
+		for _, ev := range evs {
+			obs.Observe(r, ev)
+		}
+		took += time.Since(started)
+		b.StopTimer()
+		settle(obs) // the next run's commits do not find this one's queued
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(took.Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+}
+
+// sequence is a workflow of n activity steps, one after the other.
+func sequence(n int) string {
+	var src strings.Builder
+	src.WriteString("wend: v1\nname: seq\nplugins: {p: ./p}\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&src, "  - {id: s%d, activity: p.echo, with: {i: %d}}\n", i, i)
+	}
+	return src.String()
 }

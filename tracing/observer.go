@@ -2,8 +2,10 @@ package tracing
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -14,31 +16,63 @@ import (
 	"github.com/wendflow/wend/internal/tracecontext"
 )
 
-// Observer turns committed events into spans. Its Observe is the engine's Observe hook.
+// Observer turns committed events into spans, off the commit path: Observe, the engine's
+// Observe hook, only queues the event, and one goroutine builds the spans in commit order and
+// hands them to the batch processor, which exports them in the background.
 type Observer struct {
 	tracer trace.Tracer
 	// history reads a run's events, for a run whose first event this process sees is not its
-	// WorkflowStarted (it was started by an earlier process): what came before is read back to
-	// know when its open steps and tries started, and emits nothing.
+	// WorkflowStarted (it was started by an earlier process) or after a dropped event: what
+	// came before is read back to know when its open steps, tries and waits started, and
+	// emits nothing.
 	history func(runID string) ([]history.Event, error)
 	logf    func(format string, args ...any)
 
-	mu   sync.Mutex
-	runs map[string]*runTrace // open runs by run id
+	queue   chan observed
+	queued  atomic.Int64 // bytes of event payloads in the queue
+	dropped atomic.Uint64
+	stop    chan struct{} // closed by close: drain the queue and return
+	stopped chan struct{} // closed when the worker has returned
+	once    sync.Once
+
+	runs map[string]*runTrace // open runs by run id; the worker's alone
 }
 
-// NewObserver makes the observer of p's tracer; events reads a run's committed history.
+type observed struct {
+	run history.Run
+	ev  history.Event
+}
+
+// QueueSize and QueueBytes bound the events waiting for the span builder, in number and in
+// payload bytes (an event holds its payload, an activity's output for one). A commit never
+// waits for it: an event that finds the queue full is dropped and counted (Observer.Dropped).
+const (
+	QueueSize  = 8192
+	QueueBytes = 64 << 20
+)
+
+// NewObserver makes an observer of p's tracer and starts its span builder; events reads a
+// run's committed history. p's Shutdown drains and stops it.
 func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error), logf func(format string, args ...any)) *Observer {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &Observer{tracer: p.tp.Tracer("github.com/wendflow/wend"), history: events, logf: logf, runs: map[string]*runTrace{}}
+	o := &Observer{tracer: p.tp.Tracer("github.com/wendflow/wend"), history: events, logf: logf,
+		queue: make(chan observed, QueueSize), stop: make(chan struct{}), stopped: make(chan struct{}),
+		runs: map[string]*runTrace{}}
+	p.mu.Lock()
+	p.observers = append(p.observers, o)
+	p.mu.Unlock()
+	go o.work()
+	return o
 }
 
 type runTrace struct {
 	trace  tracecontext.TraceParent // the trace, and the accepted parent span when remote
 	remote bool
+	next   uint64                // the seq of the event expected next; another means one was dropped
 	steps  map[string]*stepTrace // open activity steps by execution id
+	waits  map[string]*waitTrace // open delays, signal waits and child steps (waits.go)
 }
 
 type stepTrace struct {
@@ -48,28 +82,73 @@ type stepTrace struct {
 	tryOpen                bool
 }
 
-// Observe records ev of run, committed live, and emits the spans it ends.
+// Observe queues ev of run, committed live, for the spans it ends. It never blocks the
+// commit: when the queue is full the event is dropped and counted, the spans it would have
+// ended are lost, and the run's next event reads its state back from the history.
 func (o *Observer) Observe(run history.Run, ev history.Event) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	size := int64(len(ev.Data))
+	if o.queued.Add(size) <= QueueBytes {
+		select {
+		case o.queue <- observed{run, ev}:
+			return
+		default:
+		}
+	}
+	o.queued.Add(-size)
+	if o.dropped.Add(1) == 1 {
+		o.logf("wend: traces: the span queue is full (%d events or %d MiB): spans are dropped, not exported, until it drains", QueueSize, QueueBytes>>20)
+	}
+}
+
+// Dropped is how many events found the queue full: their spans were not exported.
+func (o *Observer) Dropped() uint64 { return o.dropped.Load() }
+
+func (o *Observer) work() {
+	defer close(o.stopped)
+	for {
+		select {
+		case it := <-o.queue:
+			o.observe(it.run, it.ev)
+		case <-o.stop:
+			for {
+				select {
+				case it := <-o.queue:
+					o.observe(it.run, it.ev)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// close builds the spans of the events queued so far and stops the worker; ctx bounds the wait.
+func (o *Observer) close(ctx context.Context) error {
+	o.once.Do(func() { close(o.stop) })
+	select {
+	case <-o.stopped:
+	case <-ctx.Done():
+		return fmt.Errorf("build the queued spans: %w", ctx.Err())
+	}
+	if n := o.dropped.Load(); n > 0 {
+		o.logf("wend: traces: %d events found the span queue full; their spans were not exported", n)
+	}
+	return nil
+}
+
+// observe applies ev, emitting the spans it ends; a run first seen here, or one that lost
+// an event to a full queue, is first read back from its history.
+func (o *Observer) observe(run history.Run, ev history.Event) {
+	defer o.queued.Add(-int64(len(ev.Data)))
 	rt := o.runs[run.RunID]
-	if rt == nil {
-		rt = o.load(run, ev)
-		if rt == nil {
+	if rt == nil || ev.Seq != rt.next {
+		delete(o.runs, run.RunID)
+		if rt = o.load(run, ev); rt == nil {
 			return
 		}
 	}
+	rt.next = ev.Seq + 1
 	o.apply(rt, run, ev, true)
-}
-
-// TraceID is the trace id of an open run this process has seen, in hex, or "".
-func (o *Observer) TraceID(runID string) string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if rt := o.runs[runID]; rt != nil {
-		return rt.trace.TraceIDString()
-	}
-	return ""
 }
 
 // load makes the trace state of a run first seen at ev: from ev itself when it starts the
@@ -96,7 +175,7 @@ func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
 func (o *Observer) begin(runID string, started history.Event) *runTrace {
 	st, _ := history.DataOf[history.Started](started)
 	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
-	rt := &runTrace{trace: tp, remote: remote, steps: map[string]*stepTrace{}}
+	rt := &runTrace{trace: tp, remote: remote, steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
 	o.runs[runID] = rt
 	return rt
 }
@@ -120,7 +199,11 @@ func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit b
 		history.ActivityAttemptInterrupted, history.ActivityFailed, history.ActivityCancelled:
 		o.activityEnd(rt, run, ev, emit)
 	default:
+		if o.applyWait(rt, run, ev, emit) {
+			return
+		}
 		if ev.Type.Terminal() {
+			o.endWaits(rt, run, ev.Time, emit)
 			if emit {
 				o.runSpan(rt, run, ev)
 			}
@@ -235,6 +318,6 @@ func runAttrs(run history.Run) []attribute.KeyValue {
 }
 
 func stepAttrs(st *stepTrace) []attribute.KeyValue {
-	return []attribute.KeyValue{attribute.String("wend.step", st.path),
+	return []attribute.KeyValue{attribute.String("wend.step", st.path), attribute.String("wend.step_kind", kindActivity),
 		attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity)}
 }

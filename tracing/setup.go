@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -20,6 +21,9 @@ var ErrConfig = errors.New("bad trace configuration")
 // Provider is a configured tracer provider; its Shutdown flushes the spans still queued.
 type Provider struct {
 	tp *sdktrace.TracerProvider
+
+	mu        sync.Mutex
+	observers []*Observer
 }
 
 // FromEnv reads the standard variables: OTEL_TRACES_EXPORTER (a comma-separated list of otlp,
@@ -93,10 +97,19 @@ func serviceResource(ctx context.Context, getenv func(string) string) (*resource
 	return res, nil
 }
 
-// Shutdown exports the spans still queued and stops the exporters; ctx bounds the wait.
+// Shutdown builds the spans of the events its observers queued, exports the spans still
+// queued and stops the exporters; ctx bounds the wait. The engine is stopped first, so no
+// event is observed after it.
 func (p *Provider) Shutdown(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
-	return p.tp.Shutdown(ctx)
+	p.mu.Lock()
+	observers := p.observers
+	p.mu.Unlock()
+	var errs []error
+	for _, o := range observers {
+		errs = append(errs, o.close(ctx))
+	}
+	return errors.Join(append(errs, p.tp.Shutdown(ctx))...)
 }

@@ -344,9 +344,9 @@ func (d *driver) close() {
 	if d.stopProgress != nil {
 		d.stopProgress() // after the engine: no event may be observed past it
 	}
+	d.flushTraces() // before the store: the span builder may read a run's history
 	d.plug.Close()
 	d.store.Close()
-	d.flushTraces()
 }
 
 // follow waits for the workflow to end, printing its output, and maps the outcome to the exit

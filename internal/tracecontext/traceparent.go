@@ -89,6 +89,25 @@ func TrySpanID(runID, execID string, attempt int) [8]byte {
 	return spanID("try", runID, execID, attempt)
 }
 
+// ChildSpanID is the span id of a run_workflow step occurrence, by its step path: the parent
+// of its child run's span.
+func ChildSpanID(runID, step string) [8]byte { return spanID("child", runID, step, 0) }
+
+// TimerSpanID is the span id of a delay step's timer, by its timer id.
+func TimerSpanID(runID, timerID string) [8]byte { return spanID("timer", runID, timerID, 0) }
+
+// SignalWaitSpanID is the span id of a wait_for_signal step occurrence, by its step path.
+func SignalWaitSpanID(runID, step string) [8]byte { return spanID("signal", runID, step, 0) }
+
+// ForChild is the traceparent a run_workflow step's child run starts with: the parent run's
+// trace (from its accepted traceparent, or derived from its run id), the step's span. The
+// child records it in its WorkflowStarted, so its spans nest under the step in every process.
+func ForChild(parentRunID, parentAccepted, step string) string {
+	tp, _ := ForRun(parentRunID, parentAccepted)
+	tp.SpanID = ChildSpanID(parentRunID, step)
+	return tp.String()
+}
+
 // ForTry is the traceparent a plugin gets for a try: the run's trace, the try's span.
 func ForTry(runID, accepted, execID string, attempt int) string {
 	tp, _ := ForRun(runID, accepted)

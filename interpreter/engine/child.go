@@ -6,21 +6,23 @@ import (
 	"fmt"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/spec"
 )
 
 // goStartChild starts a run_workflow child in the background. It is idempotent: the child's
 // workflow id derives from the parent run (see interpreter's childWorkflowID), so after a
-// crash the task finds the child it started.
-func (e *Engine) goStartChild(parent history.Run, step string, cs history.ChildSchedule) {
+// crash the task finds the child it started. parentTrace says the traceparent the parent run
+// was started with ("" for none); it is asked only when the child is new.
+func (e *Engine) goStartChild(parent history.Run, parentTrace func() string, step string, cs history.ChildSchedule) {
 	e.spawn(func() {
-		if err := e.startChild(parent, step, cs); err != nil && e.isStopped() == nil {
+		if err := e.startChild(parent, parentTrace, step, cs); err != nil && e.isStopped() == nil {
 			e.logf("wend: run %s: start child %s: %v", parent.RunID, cs.WorkflowID, err)
 		}
 	})
 }
 
-func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSchedule) error {
+func (e *Engine) startChild(parent history.Run, parentTrace func() string, step string, cs history.ChildSchedule) error {
 	taskID := stepTaskID(parent.RunID, step)
 	e.mu.Lock()
 	e.awaitStartLocked(cs.WorkflowID) // a Start of the same id commits without e.mu
@@ -36,7 +38,7 @@ func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSch
 		}
 		return nil
 	}
-	lr, evs, err := e.childRun(parent, step, cs)
+	lr, evs, err := e.childRun(parent, e.childTrace(parent.RunID, parentTrace, step), step, cs)
 	if err != nil {
 		e.mu.Unlock()
 		return e.failChild(parent, step, err)
@@ -64,9 +66,9 @@ func (e *Engine) startChild(parent history.Run, step string, cs history.ChildSch
 
 // childRun reads, checks and prepares the child's first events. The child's text is read
 // now and recorded in its own history; the parent's never changes.
-func (e *Engine) childRun(parent history.Run, step string, cs history.ChildSchedule) (*liveRun, []history.Event, error) {
+func (e *Engine) childRun(parent history.Run, trace, step string, cs history.ChildSchedule) (*liveRun, []history.Event, error) {
 	if cs.Shard != nil {
-		return e.shardChildRun(parent, step, cs)
+		return e.shardChildRun(parent, trace, step, cs)
 	}
 	src, err := spec.ReadWorkflowFile(cs.SpecFile)
 	if err != nil {
@@ -82,14 +84,37 @@ func (e *Engine) childRun(parent history.Run, step string, cs history.ChildSched
 	}
 	st := history.Started{WorkflowID: cs.WorkflowID, RunID: e.opts.NewID(), Input: input, SpecFile: cs.SpecFile,
 		SpecSource: string(src), SpecSHA256: sha(src), ParentRunID: parent.RunID, ParentStep: step,
-		ExecutionStarted: e.clock.Now(), Rules: history.RulesCurrent}
+		ExecutionStarted: e.clock.Now(), Rules: history.RulesCurrent, TraceParent: trace}
 	return e.newRun(w, st)
+}
+
+// childTrace is the traceparent a child run starts with: in its parent's trace, under the
+// parent's run_workflow step, when the parent has a trace (it was started with a traceparent,
+// or the engine derives one for every run); "" otherwise.
+func (e *Engine) childTrace(parentRunID string, parentTrace func() string, step string) string {
+	accepted := parentTrace()
+	if accepted == "" && !e.opts.TraceContext {
+		return ""
+	}
+	return tracecontext.ForChild(parentRunID, accepted, step)
+}
+
+// recordedTrace reads the traceparent a run was started with from its history, for a child
+// task re-armed after a restart (the parent's state machine may not be in memory).
+func (e *Engine) recordedTrace(runID string) func() string {
+	return func() string {
+		st, err := e.started(runID)
+		if err != nil {
+			e.logf("wend: run %s: its traceparent: %v", runID, err)
+		}
+		return st.TraceParent
+	}
 }
 
 // shardChildRun prepares a shard child: a run of the parent's own recorded spec text (not
 // the file, which may have changed since) over its slice of a sharded for_each. Its input is
 // the interpreter's ShardInput, not the workflow's input, so the input schema does not apply.
-func (e *Engine) shardChildRun(parent history.Run, step string, cs history.ChildSchedule) (*liveRun, []history.Event, error) {
+func (e *Engine) shardChildRun(parent history.Run, trace, step string, cs history.ChildSchedule) (*liveRun, []history.Event, error) {
 	// The parent's own liveRun is not read here: its spec may be evicted (idle.go), and its
 	// lock is not taken under e.mu. Its recorded text is the same whoever reads it.
 	w := e.specs.cached(parent.SpecFile, parent.SpecSHA256)
@@ -104,7 +129,7 @@ func (e *Engine) shardChildRun(parent history.Run, step string, cs history.Child
 	}
 	st := history.Started{WorkflowID: cs.WorkflowID, RunID: e.opts.NewID(), Input: cs.Input, SpecFile: w.File,
 		SpecSource: string(w.Source), SpecSHA256: sha(w.Source), ParentRunID: parent.RunID, ParentStep: step,
-		ExecutionStarted: e.clock.Now(), Rules: history.RulesCurrent, Shard: cs.Shard}
+		ExecutionStarted: e.clock.Now(), Rules: history.RulesCurrent, Shard: cs.Shard, TraceParent: trace}
 	return e.newRun(w, st)
 }
 

@@ -256,7 +256,8 @@ func (e *Engine) effects(lr *liveRun, evs []history.Event, slots heldSlots) {
 			e.goCancelChild(cr)
 		case history.ChildWorkflowScheduled:
 			cs, _ := history.DataOf[history.ChildSchedule](ev)
-			e.goStartChild(lr.rec, ev.Step, cs)
+			trace := lr.interp.TraceParent()
+			e.goStartChild(lr.rec, func() string { return trace }, ev.Step, cs)
 		case history.WorkflowWaitScheduled:
 			ws, _ := history.DataOf[history.WaitSchedule](ev)
 			e.registerWait(ws.WorkflowID, waitRef{lr.rec.RunID, ev.Step})

@@ -293,7 +293,7 @@ func (e *Engine) rearm(rec history.Run, t history.Task) {
 		}
 		if t.Kind == history.TaskChild {
 			cs, _ := history.DataOf[history.ChildSchedule](history.Event{Data: st.Data})
-			e.goStartChild(rec, st.Step, cs)
+			e.goStartChild(rec, e.recordedTrace(rec.RunID), st.Step, cs)
 			return
 		}
 		ws, _ := history.DataOf[history.WaitSchedule](history.Event{Data: st.Data})

@@ -221,7 +221,7 @@ func TestShardChildStartsWhileParentEvicted(t *testing.T) {
 	child, evs, err := func() (*liveRun, []history.Event, error) {
 		h.e.mu.Lock() // as startChild holds it
 		defer h.e.mu.Unlock()
-		return h.e.childRun(parent, "steps[0]#shard1", cs)
+		return h.e.childRun(parent, "", "steps[0]#shard1", cs)
 	}()
 	if err != nil {
 		t.Fatal(err)
