@@ -1,0 +1,221 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/server/internal/servertest"
+)
+
+// withBatches gives f's server batches over a memory store; they stop with the test.
+func (f *fixture) withBatches(st *servertest.BatchStore) *Batches {
+	f.t.Helper()
+	bs, err := NewBatches(f.srv, st, f.t.Logf)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.srv.SetBatches(bs)
+	bs.Start()
+	f.t.Cleanup(bs.Close)
+	return bs
+}
+
+// postBatch posts a batch request and wants it accepted with status code want.
+func (f *fixture) postBatch(body string, want int) Batch {
+	f.t.Helper()
+	var bt Batch
+	if code, b := f.do("POST", "/v1/batches", body, &bt); code != want {
+		f.t.Fatalf("post batch %s: %d %s, want %d", body, code, b, want)
+	}
+	return bt
+}
+
+// batchClosed polls GET /v1/batches/{id} until the batch has closed.
+func (f *fixture) batchClosed(id string) Batch {
+	f.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var bt Batch
+		if code, b := f.do("GET", "/v1/batches/"+id, "", &bt); code != 200 {
+			f.t.Fatalf("get batch: %d %s", code, b)
+		}
+		if !bt.Open() {
+			return bt
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("batch %s still open: %+v", id, bt)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// countEvents counts the events of type typ in the history of the workflow's newest run.
+func (f *fixture) countEvents(id string, typ history.EventType) int {
+	f.t.Helper()
+	p, err := f.srv.Events(id, 0)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range p.Events {
+		if ev.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// TestBatchCancelsWhatTheFilterMatches: a cancel batch acts on the open runs its filter
+// matches, once each, leaves the others, and reports its counts.
+func TestBatchCancelsWhatTheFilterMatches(t *testing.T) {
+	f := newFixture(t, history.NewMemStore())
+	f.withBatches(&servertest.BatchStore{})
+	for _, id := range []string{"a1", "a2", "a3", "b1"} {
+		f.start(id, `{}`)
+		f.waitFor(id, waitingForSignal)
+	}
+	f.do("POST", "/v1/runs/a3/cancel", `{}`, nil)
+	f.closed("a3")
+	bt := f.postBatch(`{"operation":"cancel","where":"id ^= a","reason":"bulk","rps":1000}`, http.StatusCreated)
+	if bt.Matched != 3 || bt.Total != 2 || bt.Status != BatchRunning {
+		t.Fatalf("accepted %+v, want 3 matched, 2 to act on, running", bt)
+	}
+	bt = f.batchClosed(bt.ID)
+	if bt.Status != BatchCompleted || bt.Done != 2 || bt.Failed != 0 || bt.Skipped != 0 || bt.Next != 2 {
+		t.Fatalf("closed as %+v, want completed with 2 done", bt)
+	}
+	for _, id := range []string{"a1", "a2"} {
+		if r := f.closed(id); r.Status != history.StatusCancelled || f.countEvents(id, history.CancelRequested) != 1 {
+			t.Errorf("%s: %s with %d cancel requests, want cancelled once", id, r.Status, f.countEvents(id, history.CancelRequested))
+		}
+	}
+	if d, _ := f.srv.Show("b1"); d.Run.Status != history.StatusRunning {
+		t.Errorf("b1, not matched, is %s", d.Run.Status)
+	}
+	var list struct{ Batches []Batch }
+	if code, b := f.do("GET", "/v1/batches", "", &list); code != 200 || len(list.Batches) != 1 || list.Batches[0].ID != bt.ID {
+		t.Fatalf("list: %d %s", code, b)
+	}
+}
+
+// TestBatchResumesActingOnceAfterACrash: a batch stored as a crash leaves it (its first
+// chunk claimed, its first run already cancelled, its progress not written) resumes, does not
+// cancel that run again, and acts on the rest.
+func TestBatchResumesActingOnceAfterACrash(t *testing.T) {
+	f := newFixture(t, history.NewMemStore())
+	ids := []string{"c1", "c2", "c3"}
+	for _, id := range ids {
+		f.start(id, `{}`)
+		f.waitFor(id, waitingForSignal)
+	}
+	if _, err := f.srv.Cancel(t.Context(), "c1", "bulk"); err != nil {
+		t.Fatal(err)
+	}
+	var runIDs []string
+	for _, id := range ids {
+		d, _ := f.srv.Show(id)
+		runIDs = append(runIDs, d.Run.RunID)
+	}
+	st := &servertest.BatchStore{}
+	rec, _ := json.Marshal(Batch{ID: "b", Request: BatchRequest{ID: "b", Operation: BatchOpCancel, Where: "id ^= c", Reason: "bulk", RPS: 1000},
+		Status: BatchRunning, Matched: 3, Total: 3, Claimed: 2, CreatedAt: time.Now()})
+	list, _ := json.Marshal(runIDs)
+	if err := st.CreateBatch("b", rec, list); err != nil {
+		t.Fatal(err)
+	}
+	f.withBatches(st)
+	bt := f.batchClosed("b")
+	if bt.Status != BatchCompleted || bt.Done != 3 || bt.Skipped != 0 || bt.Failed != 0 {
+		t.Fatalf("resumed batch closed as %+v, want completed with 3 done", bt)
+	}
+	for _, id := range ids {
+		f.closed(id)
+		if n := f.countEvents(id, history.CancelRequested); n != 1 {
+			t.Errorf("%s has %d cancel requests, want 1", id, n)
+		}
+	}
+}
+
+// TestBatchSignalsOnceAndIsIdempotentByID: a signal batch over ids sends each run the signal;
+// posting the same request with the same id answers the first batch, another request under
+// that id is refused; an unknown run fails with its reason, and the batch completes.
+func TestBatchSignalsOnceAndIsIdempotentByID(t *testing.T) {
+	f := newFixture(t, history.NewMemStore())
+	f.withBatches(&servertest.BatchStore{})
+	f.start("s1", `{}`)
+	f.waitFor("s1", waitingForSignal)
+	body := `{"id":"sig","operation":"signal","run_ids":["s1","nope"],"signal":{"name":"approve","data":{"ok":true}}}`
+	bt := f.postBatch(body, http.StatusCreated)
+	again := f.postBatch(body, http.StatusOK)
+	if again.ID != "sig" || again.CreatedAt != bt.CreatedAt {
+		t.Fatalf("resend answered %+v, want the first batch", again)
+	}
+	code, b := f.do("POST", "/v1/batches", `{"id":"sig","operation":"cancel","run_ids":["s1"]}`, nil)
+	wantError(t, code, b, http.StatusConflict, CodeIDTaken, "another request")
+	bt = f.batchClosed("sig")
+	if bt.Status != BatchCompleted || bt.Done != 1 || bt.Failed != 1 || len(bt.Failures) != 1 || bt.Failures[0].RunID != "nope" {
+		t.Fatalf("closed as %+v, want 1 done, 1 failed (nope)", bt)
+	}
+	if n := f.countEvents("s1", history.SignalReceived); n != 1 {
+		t.Fatalf("s1 got %d signals, want 1", n)
+	}
+}
+
+// TestBatchCancelStopsIt: a slow batch cancelled stops between two runs, stays cancelled,
+// and leaves the rest alone.
+func TestBatchCancelStopsIt(t *testing.T) {
+	f := newFixture(t, history.NewMemStore())
+	f.withBatches(&servertest.BatchStore{})
+	for i := range 3 {
+		id := fmt.Sprintf("k%d", i)
+		f.start(id, `{}`)
+		f.waitFor(id, waitingForSignal)
+	}
+	bt := f.postBatch(`{"operation":"terminate","where":"id ^= k","rps":0.5}`, http.StatusCreated)
+	var got Batch
+	if code, b := f.do("POST", "/v1/batches/"+bt.ID+"/cancel", "", &got); code != 200 || got.Status != BatchCancelled {
+		t.Fatalf("cancel: %d %s", code, b)
+	}
+	if got.Done+got.Skipped+got.Failed >= 3 {
+		t.Fatalf("cancelled batch acted on every run: %+v", got)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if again := f.batchClosed(bt.ID); again.Status != BatchCancelled || again.Done != got.Done {
+		t.Fatalf("after cancel: %+v, was %+v", again, got)
+	}
+}
+
+// TestBatchBadRequests: each bad request is a 400 naming what is wrong; routes without batches
+// and unknown batches answer as the API's other errors do.
+func TestBatchBadRequests(t *testing.T) {
+	f := newFixture(t, history.NewMemStore())
+	code, b := f.do("GET", "/v1/batches", "", nil)
+	wantError(t, code, b, http.StatusNotImplemented, CodeUnsupported, "wend serve")
+	f.withBatches(&servertest.BatchStore{})
+	many := `["` + strings.Repeat(`x","`, MaxBatchIDs) + `x"]`
+	for _, c := range []struct{ name, body, fragment string }{
+		{"no operation", `{"where":"status = running"}`, "no operation"},
+		{"unknown operation", `{"operation":"reset","where":"status = running"}`, `unknown operation "reset"`},
+		{"no runs", `{"operation":"cancel"}`, "give where"},
+		{"both", `{"operation":"cancel","where":"status = running","run_ids":["a"]}`, "not both"},
+		{"bad filter", `{"operation":"cancel","where":"status running"}`, "where:"},
+		{"too many ids", `{"operation":"cancel","run_ids":` + many + `}`, "at most 10000"},
+		{"empty id", `{"operation":"cancel","run_ids":[""]}`, "run_ids[0] is empty"},
+		{"rps", `{"operation":"cancel","run_ids":["a"],"rps":5000}`, "rps 5000"},
+		{"signal without name", `{"operation":"signal","run_ids":["a"]}`, "signal.name"},
+		{"signal on cancel", `{"operation":"cancel","run_ids":["a"],"signal":{"name":"x"}}`, "operation signal only"},
+		{"unknown field", `{"operation":"cancel","run_ids":["a"],"colour":1}`, "colour"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, b := f.do("POST", "/v1/batches", c.body, nil)
+			wantError(t, code, b, http.StatusBadRequest, CodeBadRequest, c.fragment)
+		})
+	}
+	code, b = f.do("GET", "/v1/batches/nope", "", nil)
+	wantError(t, code, b, http.StatusNotFound, CodeNotFound, `no batch "nope"`)
+}
