@@ -68,6 +68,8 @@ type BatchRequest struct {
 type BatchSignal struct {
 	Name string          `json:"name"`
 	Data json.RawMessage `json:"data,omitempty"`
+	// ID is the signals' idempotency id (SignalRequest.ID); the batch's own when "".
+	ID string `json:"id,omitempty"`
 }
 
 // Batch is a batch's state: its request (without the run ids, kept apart), where it is, and
@@ -159,6 +161,9 @@ func (r *BatchRequest) checkSignal() error {
 		return errorf(http.StatusBadRequest, CodeBadRequest, "batch: operation signal needs signal.name")
 	}
 	if err := engine.CheckID("signal name", r.Signal.Name); err != nil {
+		return wrap(fmt.Errorf("batch: %w", err))
+	}
+	if err := engine.CheckID("signal id", r.Signal.ID); err != nil {
 		return wrap(fmt.Errorf("batch: %w", err))
 	}
 	if err := engine.CheckPayload("signal data", r.Signal.Data); err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -96,7 +97,8 @@ func (s *Server) batchAct(ctx context.Context, req BatchRequest, batchID, runID 
 			_, err = s.Terminate(ctx, runID, req.Reason)
 		}
 	case BatchOpSignal:
-		_, err = s.SendSignal(ctx, runID, SignalRequest{Name: req.Signal.Name, Data: req.Signal.Data, ID: batchSignalID(batchID)})
+		id := cmp.Or(req.Signal.ID, batchSignalID(batchID))
+		_, err = s.SendSignal(ctx, runID, SignalRequest{Name: req.Signal.Name, Data: req.Signal.Data, ID: id})
 	case BatchOpRetry:
 		if doubt && s.retried(runID) {
 			return actOutcome{}

@@ -113,6 +113,7 @@ func runSignal(e *env, args []string) int {
 	req := server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID}
 	if bulkMode {
 		return bulk(e, b, w, *dryRun, *yes, bulkOp{name: "signal", eligible: history.Run.Open, skipped: "finished",
+			batch: server.BatchRequest{Operation: server.BatchOpSignal, Signal: &server.BatchSignal{Name: req.Name, Data: req.Data, ID: req.ID}},
 			act: func(r history.Run) (string, error) {
 				sent, err := b.SendSignal(context.Background(), r.RunID, req)
 				if err != nil {

@@ -11,7 +11,8 @@ import (
 //
 //	status = running and name = order and id ^= ord- and customer = "ann"
 type where struct {
-	q server.ListQuery
+	q    server.ListQuery
+	text string // as given: a batch sends it to serve
 }
 
 // whereFlagsHelp is the --where, --dry-run and --yes part of the help of the commands that
@@ -37,5 +38,5 @@ func parseWhere(s string) (where, error) {
 	if err != nil {
 		return where{}, fmt.Errorf("--where: %w", err)
 	}
-	return where{q: q}, nil
+	return where{q: q, text: s}, nil
 }
