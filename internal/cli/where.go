@@ -29,7 +29,9 @@ const whereFlagsHelp = `  --where F    act on every open run filter F matches, o
   --yes        with --where: act (without it, say how many runs match and exit 2)
 
 With --where, a line per run acted on goes to stdout, failures and progress (every 100 runs,
-then a summary) to stderr.
+then a summary) to stderr. When wend serve holds the database, serve acts on the runs as a
+batch (durable across its restarts, 50 runs/s; wend help batch): the batch's id goes to
+stdout, its progress, failures and counts to stderr.
 `
 
 // parseWhere reads a --where FILTER; errors name the clause and what to write.
