@@ -42,12 +42,13 @@ type Batches struct {
 	store BatchStore
 	logf  func(format string, args ...any)
 
-	mu      sync.Mutex
-	batches map[string]*Batch // the latest state of each, copied out under mu
-	stops   map[string]context.CancelFunc
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	createMu sync.Mutex // one Create at a time, so two requests with one id make one batch
+	mu       sync.Mutex
+	batches  map[string]*Batch // the latest state of each, copied out under mu
+	stops    map[string]context.CancelFunc
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // NewBatches reads the stored batches; Start resumes the running ones. srv acts on the runs.
@@ -160,6 +161,8 @@ func (b *Batches) Create(req BatchRequest) (Batch, bool, error) {
 	if err := req.check(); err != nil {
 		return Batch{}, false, err
 	}
+	b.createMu.Lock()
+	defer b.createMu.Unlock()
 	if b.srv.cluster != nil {
 		return Batch{}, false, errorf(http.StatusNotImplemented, CodeUnsupported, "batches are not run on a Temporal cluster: use wend cancel|terminate|signal|retry --where, which acts on each run from the command")
 	}
@@ -317,12 +320,17 @@ func (b *Batches) run(ctx context.Context, bt *Batch) error {
 		}
 		for i := bt.Next; i < end; i++ {
 			if err := waitUntil(ctx, next); err != nil {
-				return nil
+				return b.put(bt) // stopping: keep what was done
 			}
 			next = next.Add(interval)
 			out := b.srv.batchAct(ctx, bt.Request, bt.ID, ids[i], i < doubt)
-			if ctx.Err() != nil && out.stopped {
-				return nil // not acted on: the next run of the batch does it
+			if out.stopped {
+				// Not acted on: the engine or the batch stops. The batch resumes at this run
+				// when serve next starts (unless it was cancelled).
+				if ctx.Err() == nil {
+					b.logf("wend: batch %s pauses at run %d of %d until serve restarts: %v", bt.ID, i+1, bt.Total, out.err)
+				}
+				return b.put(bt)
 			}
 			bt.count(ids[i], out)
 			bt.Next = i + 1
