@@ -74,7 +74,7 @@ func (f *fixture) countEvents(id string, typ history.EventType) int {
 // matches, once each, leaves the others, and reports its counts.
 func TestBatchCancelsWhatTheFilterMatches(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
-	f.withBatches(&servertest.BatchStore{})
+	bs := f.withBatches(&servertest.BatchStore{})
 	for _, id := range []string{"a1", "a2", "a3", "b1"} {
 		f.start(id, `{}`)
 		f.waitFor(id, waitingForSignal)
@@ -93,6 +93,9 @@ func TestBatchCancelsWhatTheFilterMatches(t *testing.T) {
 		if r := f.closed(id); r.Status != history.StatusCancelled || f.countEvents(id, history.CancelRequested) != 1 {
 			t.Errorf("%s: %s with %d cancel requests, want cancelled once", id, r.Status, f.countEvents(id, history.CancelRequested))
 		}
+	}
+	if by, pending := bs.Counts(); by[BatchCompleted] != 1 || len(by) != 1 || pending != 0 {
+		t.Errorf("counts %v, %d pending; want 1 completed, none pending", by, pending)
 	}
 	if d, _ := f.srv.Show("b1"); d.Run.Status != history.StatusRunning {
 		t.Errorf("b1, not matched, is %s", d.Run.Status)

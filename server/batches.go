@@ -112,6 +112,21 @@ func (b *Batches) List() []Batch {
 	return out
 }
 
+// Counts returns how many batches are kept by status, and how many runs the running ones
+// have yet to act on (metrics).
+func (b *Batches) Counts() (byStatus map[string]int, pending int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	byStatus = map[string]int{}
+	for _, bt := range b.batches {
+		byStatus[bt.Status]++
+		if bt.Open() {
+			pending += bt.Total - bt.Next
+		}
+	}
+	return byStatus, pending
+}
+
 // Cancel stops a running batch after the run it acts on; it is then cancelled. Cancelling a
 // closed batch changes nothing and answers it.
 func (b *Batches) Cancel(id string) (Batch, error) {

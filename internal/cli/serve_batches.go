@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/server/metrics"
 )
 
 // startBatches makes the batches of wend serve (POST /v1/batches), resumes those a stop left
@@ -20,6 +21,10 @@ func (d *driver) startBatches() error {
 		return err
 	}
 	d.batches = bs
+	d.meter.SetBatches(func() metrics.BatchCounts {
+		by, pending := bs.Counts()
+		return metrics.BatchCounts{ByStatus: by, Pending: pending}
+	})
 	bs.Start()
 	return nil
 }
