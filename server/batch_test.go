@@ -3,7 +3,9 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -221,4 +223,18 @@ func TestBatchBadRequests(t *testing.T) {
 	}
 	code, b = f.do("GET", "/v1/batches/nope", "", nil)
 	wantError(t, code, b, http.StatusNotFound, CodeNotFound, `no batch "nope"`)
+}
+
+// TestBatchesOnACluster: a server over a Temporal cluster runs no batches, and says how to act
+// on many runs there instead.
+func TestBatchesOnACluster(t *testing.T) {
+	hs := httptest.NewServer(Over(&fakeCluster{}))
+	defer hs.Close()
+	resp, err := http.Post(hs.URL+"/v1/batches", "application/json", strings.NewReader(`{"operation":"cancel","where":"status = running"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	wantError(t, resp.StatusCode, string(b), http.StatusNotImplemented, CodeUnsupported, "--where, which acts on each run from the command")
 }
