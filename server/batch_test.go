@@ -238,3 +238,45 @@ func TestBatchesOnACluster(t *testing.T) {
 	resp.Body.Close()
 	wantError(t, resp.StatusCode, string(b), http.StatusNotImplemented, CodeUnsupported, "--where, which acts on each run from the command")
 }
+
+// TestBatchRetriesOnceAcrossACrash: a retry batch stored as a crash leaves it (the first of its
+// failed runs already retried, its progress not written) resumes without retrying that run
+// again, retries the other, and skips a run that is no longer retryable.
+func TestBatchRetriesOnceAcrossACrash(t *testing.T) {
+	f, acts, _ := newFlakyFixture(t)
+	var failed []string
+	for _, id := range []string{"p1", "p2"} {
+		f.startSpec(id, chargeSpec)
+		failed = append(failed, f.closed(id).RunID)
+	}
+	acts.down.Store(false)
+	if _, err := f.srv.Retry(t.Context(), failed[0]); err != nil {
+		t.Fatal(err)
+	}
+	f.closed("p1")
+	st := &servertest.BatchStore{}
+	rec, _ := json.Marshal(Batch{ID: "r", Request: BatchRequest{ID: "r", Operation: BatchOpRetry, Where: "status = failed", RPS: 1000},
+		Status: BatchRunning, Matched: 2, Total: 2, Claimed: 1, CreatedAt: time.Now()})
+	list, _ := json.Marshal(failed)
+	if err := st.CreateBatch("r", rec, list); err != nil {
+		t.Fatal(err)
+	}
+	f.withBatches(st)
+	bt := f.batchClosed("r")
+	if bt.Status != BatchCompleted || bt.Done != 2 || bt.Skipped != 0 || bt.Failed != 0 {
+		t.Fatalf("resumed retry batch closed as %+v, want 2 done", bt)
+	}
+	for _, id := range []string{"p1", "p2"} {
+		if r := f.closed(id); r.Status != history.StatusCompleted {
+			t.Errorf("%s is %s after the batch, want its retry completed", id, r.Status)
+		}
+		if runs, _ := f.srv.List(history.RunFilter{WorkflowID: id}); len(runs) != 2 {
+			t.Errorf("%s has %d runs, want the failed one and one retry", id, len(runs))
+		}
+	}
+	// Retried already, the failed runs are not retryable again: a new batch over them skips both.
+	again := f.postBatch(`{"operation":"retry","run_ids":["`+failed[0]+`","`+failed[1]+`"],"rps":1000}`, http.StatusCreated)
+	if bt := f.batchClosed(again.ID); bt.Done != 0 || bt.Skipped != 2 || bt.SkippedBy["not retryable"] != 2 {
+		t.Fatalf("second retry batch %+v, want both skipped as not retryable", bt)
+	}
+}
