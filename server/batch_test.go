@@ -280,3 +280,26 @@ func TestBatchRetriesOnceAcrossACrash(t *testing.T) {
 		t.Fatalf("second retry batch %+v, want both skipped as not retryable", bt)
 	}
 }
+
+// TestBatchPurges: a purge batch purges the closed runs its filter selects (the store's
+// purge candidates) one by one, and skips an id that is gone.
+func TestBatchPurges(t *testing.T) {
+	st := &purgingStore{MemStore: history.NewMemStore(), runs: []history.Run{
+		{RunID: "a", Name: "nightly", Status: history.StatusCompleted},
+		{RunID: "b", Name: "nightly", Status: history.StatusFailed},
+	}}
+	f := newFixture(t, st)
+	f.withBatches(&servertest.BatchStore{})
+	bt := f.batchClosed(f.postBatch(`{"operation":"purge","where":"status = completed","rps":1000}`, http.StatusCreated).ID)
+	if bt.Total != 1 || bt.Done != 1 {
+		t.Fatalf("purge by filter: %+v, want a purged", bt)
+	}
+	bt = f.batchClosed(f.postBatch(`{"operation":"purge","run_ids":["b","gone"],"rps":1000}`, http.StatusCreated).ID)
+	if bt.Done != 1 || bt.Skipped != 1 || bt.SkippedBy["gone"] != 1 {
+		t.Fatalf("purge by ids: %+v, want b purged and gone skipped", bt)
+	}
+	want := [][]string{{"a"}, {"b"}, {"gone"}}
+	if fmt.Sprint(st.purged) != fmt.Sprint(want) {
+		t.Fatalf("purge calls %v, want %v", st.purged, want)
+	}
+}
