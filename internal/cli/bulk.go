@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
@@ -72,7 +73,16 @@ func bulk(e *env, b backend, w where, dryRun, yes bool, op bulkOp) int {
 		}
 	}
 	failed := 0
+	var pace <-chan time.Time
+	if w.rps > 0 {
+		tick := time.NewTicker(time.Duration(float64(time.Second) / w.rps))
+		defer tick.Stop()
+		pace = tick.C
+	}
 	for i, r := range todo {
+		if pace != nil && i > 0 {
+			<-pace
+		}
 		line, err := op.act(r)
 		if err != nil {
 			failed++

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"maps"
 	"slices"
@@ -18,13 +19,27 @@ var batchPoll = 250 * time.Millisecond
 // batchProgressEvery is how often, at most, it prints the batch's progress on stderr.
 const batchProgressEvery = 2 * time.Second
 
+// rpsFlag is the --rps flag of the --where commands; checkRPS refuses it without --where or
+// out of range.
+func rpsFlag(fs *flag.FlagSet) *float64 { return fs.Float64("rps", 0, "") }
+
+func checkRPS(rps float64, bulk bool) string {
+	switch {
+	case rps != 0 && !bulk:
+		return "--rps goes with --where FILTER"
+	case rps < 0 || rps > server.MaxBatchRPS:
+		return fmt.Sprintf("--rps %g: want a pace in runs a second, above 0 and at most %d", rps, server.MaxBatchRPS)
+	}
+	return ""
+}
+
 // bulkThroughBatch is bulk's path when wend serve holds the database: it sends the filter as
 // a batch (POST /v1/batches), which serve runs durably at its pace, and follows it to its
 // end. ok is false when the holder runs no batches (wend run holds the file): bulk then acts
 // from here, run by run.
 func bulkThroughBatch(e *env, c *client, w where, op bulkOp) (code int, ok bool) {
 	req := op.batch
-	req.Where = w.text
+	req.Where, req.RPS = w.text, w.rps
 	bt, err := c.CreateBatch(context.Background(), req)
 	var se *server.Error
 	if errors.As(err, &se) && se.Code == server.CodeUnsupported {
