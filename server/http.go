@@ -41,6 +41,7 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("POST /v1/purge", s.purgeRuns)
 	s.addScheduleRoutes(m) // /v1/schedules (schedules.go)
 	s.addPluginRoutes(m)   // POST /v1/plugins/roll (plugins.go)
+	s.addBatchRoutes(m)    // /v1/batches (batch_http.go)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
 	})

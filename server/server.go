@@ -28,6 +28,7 @@ type Server struct {
 	roller    atomic.Pointer[PluginRoller] // plugins.go
 	schedules scheduleHolder               // /v1/schedules (schedules.go)
 	specs     specMemo                     // texts Start found valid (specmemo.go)
+	batches   batchHolder                  // /v1/batches (batch_http.go)
 }
 
 // New makes a Server. eng may be nil for a read-only server over a store no engine drives:

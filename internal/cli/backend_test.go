@@ -36,7 +36,8 @@ func buildDemo(t *testing.T) string {
 
 // scriptCmds are the commands the scripts add to testscript's.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
-	return map[string]func(*testscript.TestScript, bool, []string){"eventually": cmdEventually, "jsonlines": cmdJSONLines, "nosecret": cmdNoSecret, "orderapi": cmdOrderAPI}
+	return map[string]func(*testscript.TestScript, bool, []string){"eventually": cmdEventually, "jsonlines": cmdJSONLines, "nosecret": cmdNoSecret, "orderapi": cmdOrderAPI,
+		"stdoutenv": cmdStdoutEnv}
 }
 
 // cmdEventually runs a command again and again until its stdout matches a pattern:

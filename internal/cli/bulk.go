@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/server"
 )
 
 // bulkProgressEvery is how often a bulk operation reports its progress on stderr, in runs.
@@ -16,12 +18,16 @@ type bulkOp struct {
 	eligible func(history.Run) bool              // the runs it can act on
 	skipped  string                              // what the others are, for the count: "finished"
 	act      func(r history.Run) (string, error) // acts on r; the line for stdout
+	// batch is the operation as a batch of wend serve (bulk_batch.go); its Operation is ""
+	// for an op that has none.
+	batch server.BatchRequest
 }
 
 // bulkStop is the bulkOp of wend cancel and terminate: the open runs.
 func bulkStop(e *env, b backend, name string, w where, dryRun, yes bool, reason string,
 	stop func(b backend, ctx context.Context, id, reason string) (history.Run, error), say func(history.Run) string) int {
 	return bulk(e, b, w, dryRun, yes, bulkOp{name: name, eligible: history.Run.Open, skipped: "finished",
+		batch: server.BatchRequest{Operation: name, Reason: reason},
 		act: func(r history.Run) (string, error) {
 			done, err := stop(b, context.Background(), r.RunID, reason)
 			if err != nil {
@@ -61,8 +67,22 @@ func bulk(e *env, b backend, w where, dryRun, yes bool, op bulkOp) int {
 	if !yes {
 		return usageError(e, name, "give --yes to %s these %d run(s), or --dry-run to list them", name, len(todo))
 	}
+	if c, ok := b.(*client); ok && op.batch.Operation != "" {
+		if code, ok := bulkThroughBatch(e, c, w, op); ok {
+			return code
+		}
+	}
 	failed := 0
+	var pace <-chan time.Time
+	if w.rps > 0 {
+		tick := time.NewTicker(time.Duration(float64(time.Second) / w.rps))
+		defer tick.Stop()
+		pace = tick.C
+	}
 	for i, r := range todo {
+		if pace != nil && i > 0 {
+			<-pace
+		}
 		line, err := op.act(r)
 		if err != nil {
 			failed++

@@ -9,7 +9,7 @@ import (
 var cancelCmd = &command{
 	summary: "cancel a running workflow",
 	usage: `Usage: wend cancel ID [--reason R] [--json] [--db PATH]
-       wend cancel --where FILTER [--dry-run | --yes] [--reason R] [--db PATH]
+       wend cancel --where FILTER [--dry-run | --yes] [--rps N] [--reason R] [--db PATH]
 
 Cancels the open run of workflow id ID (or the run with run id ID): open activities and
 timers are cancelled, compensations of completed steps run in reverse order, then the

@@ -61,6 +61,7 @@ func init() {
 		"history":   historyCmd,
 		"wait":      waitCmd,
 		"purge":     purgeCmd, // purge.go
+		"batch":     batchCmd, // batch.go: the bulk operations wend serve runs
 
 		"completion": completionCmd,
 

@@ -13,7 +13,7 @@ import (
 var retryCmd = &command{
 	summary: "resume a failed run from its failed activity",
 	usage: `Usage: wend retry ID [--follow | --json] [--db PATH]
-       wend retry --where FILTER [--dry-run | --yes] [--db PATH]
+       wend retry --where FILTER [--dry-run | --yes] [--rps N] [--db PATH]
 
 Resumes the failed newest run of workflow id ID (or the run with run id ID, when it is its
 workflow's newest) from the activity whose failure ended it: a new run under the same
@@ -46,6 +46,9 @@ Flags:
               stdout; failures, progress and a summary on stderr
   --dry-run   with --where: list the matching runs (WORKFLOW_ID RUN_ID STATUS), do nothing
   --yes       with --where: act (without it, say how many runs match and exit 2)
+  --rps N     with --where: at most N runs a second (as for wend cancel --where). Through
+              wend serve the runs are retried by a batch (wend help batch): its id on
+              stdout instead of a line per run
 
 Exit codes: 0 retry recorded (with --follow: the run completed; --where: for each run
 matched, or none matched), 1 no such workflow or the run cannot be retried (with --follow
@@ -64,15 +67,19 @@ func runRetry(e *env, args []string) int {
 	filter := fs.String("where", "", "")
 	dryRun := fs.Bool("dry-run", false, "")
 	yes := fs.Bool("yes", false, "")
+	rps := rpsFlag(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "retry", "%s", flagError(err))
+	}
+	if msg := checkRPS(*rps, *filter != "" || *dryRun || *yes); msg != "" {
+		return usageError(e, "retry", "%s", msg)
 	}
 	if *filter != "" || *dryRun || *yes {
 		if *follow || *asJSON {
 			return usageError(e, "retry", "--follow and --json take one ID, not --where")
 		}
-		return retryWhere(e, pos, *filter, *dryRun, *yes, dbPath(e, *db))
+		return retryWhere(e, pos, *filter, *dryRun, *yes, *rps, dbPath(e, *db))
 	}
 	if len(pos) != 1 {
 		return usageError(e, "retry", "want one workflow or run ID, got %d arguments", len(pos))
@@ -157,8 +164,9 @@ func retriedOnTemporal(e *env, b backend, rt server.Retried, follow, asJSON bool
 }
 
 // retryWhere is wend retry --where (bulk.go): the failed runs that are their workflow's newest.
-func retryWhere(e *env, pos []string, filter string, dryRun, yes bool, path string) int {
+func retryWhere(e *env, pos []string, filter string, dryRun, yes bool, rps float64, path string) int {
 	w, msg := whereArgs(pos, filter, dryRun, yes)
+	w.rps = rps
 	if msg != "" {
 		return usageError(e, "retry", "%s", msg)
 	}
@@ -171,6 +179,7 @@ func retryWhere(e *env, pos []string, filter string, dryRun, yes bool, path stri
 	// A failed run is retried only when it is its workflow's newest: an older one was
 	// superseded (by a retry, or a continue-as-new) and the retry would be refused.
 	return bulk(e, b, w, dryRun, yes, bulkOp{name: "retry", skipped: "not failed or superseded",
+		batch: server.BatchRequest{Operation: server.BatchOpRetry},
 		eligible: func(r history.Run) bool {
 			if r.Status != history.StatusFailed {
 				return false

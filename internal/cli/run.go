@@ -256,6 +256,8 @@ type driver struct {
 	schedMetrics  *metrics.ScheduleMetrics
 	stopSchedules func()
 	stopProgress  func() // set when the step lines print in the background
+	// wend serve's batches (serve_batches.go); nil elsewhere.
+	batches *server.Batches
 }
 
 func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, error) {
@@ -267,6 +269,7 @@ type driverOptions struct {
 	idleAfter     time.Duration // engine.Options.IdleAfter
 	maxActivities int           // engine.Options.MaxActivities; 0: the default
 	schedules     bool          // run the schedules the workflows declare (serve_schedules.go)
+	batches       bool          // run batches, resuming those a stop left running (serve_batches.go)
 	// background prints the step lines on a goroutine of their own (progress.background),
 	// off the engine's commit path; wend run prints them in line, before its result.
 	background bool
@@ -329,13 +332,22 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 			return nil, fmt.Errorf("schedules: %w", err)
 		}
 	}
-	d.ctl = serveControl(e, path, d.eng, st, workflows, d.serveRoll, d.serveSchedules)
+	if o.batches {
+		if err := d.startBatches(); err != nil {
+			d.close()
+			return nil, fmt.Errorf("batches: %w", err)
+		}
+	}
+	d.ctl = serveControl(e, path, d.eng, st, workflows, d.serveRoll, d.serveSchedules, d.serveBatches)
 	return d, nil
 }
 
 func (d *driver) close() {
 	if d.stopSchedules != nil {
 		d.stopSchedules() // no fire may reach a closing engine
+	}
+	if d.batches != nil {
+		d.batches.Close() // between two runs; they resume at the next start
 	}
 	if d.ctl != nil {
 		d.ctl.Close() // first: no request may reach an engine that is closing

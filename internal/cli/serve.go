@@ -155,7 +155,7 @@ func runServe(e *env, args []string) int {
 	if *idleAfter < 0 {
 		return usageError(e, "serve", "--idle-after %s: give a duration of 0 or more", *idleAfter)
 	}
-	d, err := startDriverWith(e, path, driverOptions{idleAfter: *idleAfter, maxActivities: *maxActs, schedules: true, background: true, repairAfterReady: true}, workflows...)
+	d, err := startDriverWith(e, path, driverOptions{idleAfter: *idleAfter, maxActivities: *maxActs, schedules: true, batches: true, background: true, repairAfterReady: true}, workflows...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
 		if errors.Is(err, boltstore.ErrInUse) {

@@ -99,6 +99,7 @@ func (d *driver) serveHTTP(f httpFlags, workflows []server.Workflow) (*server.TC
 	}
 	s := server.New(d.eng, d.store)
 	d.serveSchedules(s)
+	d.serveBatches(s)
 	if len(workflows) > 0 {
 		s.SetWorkflows(workflows) // before listening, as for the socket
 	}

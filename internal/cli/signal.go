@@ -14,7 +14,7 @@ import (
 var signalCmd = &command{
 	summary: "send a signal to a running workflow",
 	usage: `Usage: wend signal ID NAME [--data JSON] [--id SIGNAL_ID] [--json] [--db PATH]
-       wend signal --where FILTER NAME [--data JSON] [--id SIGNAL_ID] [--dry-run | --yes]
+       wend signal --where FILTER NAME [--data JSON] [--id SIGNAL_ID] [--dry-run | --yes] [--rps N]
 
 Sends signal NAME, with optional JSON data, to the open run of workflow id ID (or to the
 run with run id ID, when it is open). The signal is durable when the command returns. A
@@ -39,6 +39,9 @@ Flags:
                     batch can simply be run again: runs that have the signal acknowledge it
   --dry-run         with --where: list the matching open runs (WORKFLOW_ID RUN_ID STATUS)
   --yes             with --where: send (without it, say how many runs match and exit 2)
+  --rps N           with --where: at most N runs a second (as for wend cancel --where).
+                    Through wend serve the signals are sent by a batch (wend help batch):
+                    its id on stdout instead of a line per run
 
 NAME and SIGNAL_ID are at most 255 bytes with no control character, and the data at most
 2 MiB; a run holds at most 5,000 signals no step has taken yet, and refuses one more.
@@ -65,11 +68,15 @@ func runSignal(e *env, args []string) int {
 	filter := fs.String("where", "", "")
 	dryRun := fs.Bool("dry-run", false, "")
 	yes := fs.Bool("yes", false, "")
+	rps := rpsFlag(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, "signal", "%s", flagError(err))
 	}
 	bulkMode := *filter != "" || *dryRun || *yes
+	if msg := checkRPS(*rps, bulkMode); msg != "" {
+		return usageError(e, "signal", "%s", msg)
+	}
 	if bulkMode {
 		if len(pos) != 1 {
 			return usageError(e, "signal", "with --where, want one signal NAME, got %d arguments", len(pos))
@@ -103,6 +110,7 @@ func runSignal(e *env, args []string) int {
 		if w, msg = whereArgs(nil, *filter, *dryRun, *yes); msg != "" {
 			return usageError(e, "signal", "%s", msg)
 		}
+		w.rps = *rps
 	}
 	b, err := openBackend(e, dbPath(e, *db), steerRuns)
 	if err != nil {
@@ -113,6 +121,7 @@ func runSignal(e *env, args []string) int {
 	req := server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID}
 	if bulkMode {
 		return bulk(e, b, w, *dryRun, *yes, bulkOp{name: "signal", eligible: history.Run.Open, skipped: "finished",
+			batch: server.BatchRequest{Operation: server.BatchOpSignal, Signal: &server.BatchSignal{Name: req.Name, Data: req.Data, ID: req.ID}},
 			act: func(r history.Run) (string, error) {
 				sent, err := b.SendSignal(context.Background(), r.RunID, req)
 				if err != nil {

@@ -21,12 +21,17 @@ func stopCmd(e *env, args []string, name string, stop func(b backend, ctx contex
 	filter := fs.String("where", "", "")
 	dryRun := fs.Bool("dry-run", false, "")
 	yes := fs.Bool("yes", false, "")
+	rps := rpsFlag(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError(e, name, "%s", flagError(err))
 	}
-	if *filter != "" || *dryRun || *yes {
-		return stopWhere(e, name, pos, *filter, *dryRun, *yes, *asJSON, *reason, db, stop, say)
+	bulkMode := *filter != "" || *dryRun || *yes
+	if msg := checkRPS(*rps, bulkMode); msg != "" {
+		return usageError(e, name, "%s", msg)
+	}
+	if bulkMode {
+		return stopWhere(e, name, pos, *filter, *dryRun, *yes, *asJSON, *reason, *rps, db, stop, say)
 	}
 	if len(pos) != 1 {
 		return usageError(e, name, "want one workflow or run ID, got %d arguments", len(pos))
@@ -51,7 +56,7 @@ func stopCmd(e *env, args []string, name string, stop func(b backend, ctx contex
 }
 
 // stopWhere is stopCmd with --where (bulk.go).
-func stopWhere(e *env, name string, pos []string, filter string, dryRun, yes, asJSON bool, reason string, db *string,
+func stopWhere(e *env, name string, pos []string, filter string, dryRun, yes, asJSON bool, reason string, rps float64, db *string,
 	stop func(b backend, ctx context.Context, id, reason string) (history.Run, error), say func(history.Run) string) int {
 	if asJSON {
 		return usageError(e, name, "--json takes one ID, not --where")
@@ -60,6 +65,7 @@ func stopWhere(e *env, name string, pos []string, filter string, dryRun, yes, as
 	if msg != "" {
 		return usageError(e, name, "%s", msg)
 	}
+	w.rps = rps
 	b, err := openBackend(e, dbPath(e, *db), steerRuns)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend %s: %v\n", name, err)

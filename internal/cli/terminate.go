@@ -9,7 +9,7 @@ import (
 var terminateCmd = &command{
 	summary: "stop a running workflow at once, without compensation",
 	usage: `Usage: wend terminate ID [--reason R] [--json] [--db PATH]
-       wend terminate --where FILTER [--dry-run | --yes] [--reason R] [--db PATH]
+       wend terminate --where FILTER [--dry-run | --yes] [--rps N] [--reason R] [--db PATH]
 
 Stops the open run of workflow id ID (or the run with run id ID) at once: activity calls in
 flight are cancelled and timers dropped, but unlike 'wend cancel' no compensation and no

@@ -11,7 +11,9 @@ import (
 //
 //	status = running and name = order and id ^= ord- and customer = "ann"
 type where struct {
-	q server.ListQuery
+	q    server.ListQuery
+	text string  // as given: a batch sends it to serve
+	rps  float64 // --rps: runs a second; 0 for the default (a batch's, else no pause)
 }
 
 // whereFlagsHelp is the --where, --dry-run and --yes part of the help of the commands that
@@ -26,9 +28,13 @@ const whereFlagsHelp = `  --where F    act on every open run filter F matches, o
   --dry-run    with --where: list the matching open runs (WORKFLOW_ID RUN_ID STATUS) and
                do nothing
   --yes        with --where: act (without it, say how many runs match and exit 2)
+  --rps N      with --where: act on at most N runs a second (default 50 through wend serve,
+               else as fast as they go; at most 1000)
 
 With --where, a line per run acted on goes to stdout, failures and progress (every 100 runs,
-then a summary) to stderr.
+then a summary) to stderr. When wend serve holds the database, serve acts on the runs as a
+batch (durable across its restarts, 50 runs/s; wend help batch): the batch's id goes to
+stdout, its progress, failures and counts to stderr.
 `
 
 // parseWhere reads a --where FILTER; errors name the clause and what to write.
@@ -37,5 +43,5 @@ func parseWhere(s string) (where, error) {
 	if err != nil {
 		return where{}, fmt.Errorf("--where: %w", err)
 	}
-	return where{q: q}, nil
+	return where{q: q, text: s}, nil
 }

@@ -38,6 +38,8 @@ type Metrics struct {
 	closed  map[string]*runSummary // closed runs' summaries by run id
 	// schedules are wend serve's schedule metrics (schedules.go); nil elsewhere.
 	schedules *ScheduleMetrics
+	// batches are wend serve's batch metrics (batches.go); nil elsewhere.
+	batches *batchCollector
 }
 
 // PluginStats count plugin processes for /metrics.
@@ -112,6 +114,9 @@ func (m *Metrics) Handler(store history.Store, eng *engine.Engine) http.Handler 
 	m.mu.Lock()
 	if m.schedules != nil {
 		reg.MustRegister(m.schedules) // schedules.go
+	}
+	if m.batches != nil {
+		reg.MustRegister(m.batches) // batches.go
 	}
 	m.mu.Unlock()
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})

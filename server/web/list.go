@@ -46,6 +46,10 @@ type listView struct {
 	StartName  string // the start form's values, kept when a start failed
 	StartInput string
 	StartID    string
+	// Batchable says the list offers to act on the runs ticked (a batch: batches.go);
+	// BatchActions are what it offers.
+	Batchable    bool
+	BatchActions []string
 }
 
 type statusCount struct {
@@ -78,6 +82,7 @@ func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	}
 	v.fill(all)
 	v.Registered = u.s.Workflows()
+	v.Batchable, v.BatchActions = u.s.Batches() != nil && v.Auth.Authed, batchActions
 	if fragmentOf(r) == "live" {
 		renderPage(w, http.StatusOK, "runs", "live", v)
 		return

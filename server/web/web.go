@@ -149,6 +149,7 @@ func (u *UI) routes(m *http.ServeMux) {
 	m.HandleFunc("GET "+uiRunsPath+"/{id}/export", u.export)
 	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", u.action)
 	m.HandleFunc("GET "+uiSchedulesPath, u.schedules) // schedules.go
+	u.batchRoutes(m)                                  // batches.go
 }
 
 // page is what every page template reads.

@@ -18,11 +18,26 @@
           return;
         }
         if (next && next.dataset.version !== live.dataset.version) {
-          live.replaceWith(document.importNode(next, true));
+          var fresh = document.importNode(next, true);
+          keepTicks(live, fresh);
+          live.replaceWith(fresh);
         }
       })
       .catch(function () { /* the server restarts or the network hiccups: try again */ })
       .finally(function () { setTimeout(tick, every); });
   }
+  // keepTicks carries the runs ticked in the list (for a batch) over a refresh.
+  function keepTicks(from, to) {
+    var ticked = {};
+    from.querySelectorAll("input.pick:checked").forEach(function (b) { ticked[b.value] = true; });
+    to.querySelectorAll("input.pick").forEach(function (b) { b.checked = !!ticked[b.value]; });
+    var all = to.querySelector("#pick-all"), was = from.querySelector("#pick-all");
+    if (all && was) all.checked = was.checked;
+  }
+  // #pick-all ticks or unticks every run shown.
+  document.addEventListener("change", function (ev) {
+    if (ev.target.id !== "pick-all") return;
+    document.querySelectorAll("input.pick").forEach(function (b) { b.checked = ev.target.checked; });
+  });
   setTimeout(tick, every);
 })();

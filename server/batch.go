@@ -1,0 +1,183 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/wendflow/wend/interpreter/engine"
+)
+
+// A batch is one operation (cancel, terminate, signal, retry or purge) over a set of runs
+// fixed when it is accepted (a --where filter's matches, or ids given), acted on one run at a
+// time at a paced rate, its progress kept in the store so a restarted serve resumes it
+// (batches.go runs them; docs/api.md, Batches).
+
+// Batch operations.
+const (
+	BatchOpCancel    = "cancel"
+	BatchOpTerminate = "terminate"
+	BatchOpSignal    = "signal"
+	BatchOpRetry     = "retry"
+	BatchOpPurge     = "purge"
+)
+
+// Batch statuses.
+const (
+	BatchRunning   = "running"
+	BatchCompleted = "completed"
+	BatchFailed    = "failed"    // the batch could not go on (its store failed); Error says why
+	BatchCancelled = "cancelled" // stopped by POST /v1/batches/{id}/cancel; the rest was not acted on
+)
+
+// Limits where a batch's input enters.
+const (
+	// MaxBatchRuns caps the runs one batch acts on: a filter matching more is refused, so a
+	// typo does not queue hours of work; narrow it, or split it by time.
+	MaxBatchRuns = 100_000
+	// MaxBatchIDs caps the run ids a request names explicitly.
+	MaxBatchIDs = 10_000
+	// DefaultBatchRPS is the pace of a batch whose request gives no rps, in runs a second.
+	DefaultBatchRPS = 50
+	// MaxBatchRPS caps a request's rps: each act is a commit, and serve must keep answering.
+	MaxBatchRPS = 1000
+	// maxBatchReason caps a batch's reason, recorded in each run it cancels or terminates.
+	maxBatchReason = 4096
+	// maxBatchFailures caps the failures a batch keeps with their reasons; the count goes on.
+	maxBatchFailures = 100
+)
+
+// BatchRequest is the body of POST /v1/batches.
+type BatchRequest struct {
+	// ID, when given, makes the request idempotent: a resend with the same id and request
+	// answers the batch accepted first. Else the server makes one.
+	ID        string `json:"id,omitempty"`
+	Operation string `json:"operation"`
+	// Where is a filter as wend list --where takes it (ParseWhere); RunIDs names runs (or
+	// workflow ids, acting on their newest run) instead. One of the two.
+	Where  string       `json:"where,omitempty"`
+	RunIDs []string     `json:"run_ids,omitempty"`
+	Reason string       `json:"reason,omitempty"` // cancel and terminate: recorded in each run
+	Signal *BatchSignal `json:"signal,omitempty"` // signal: what to send
+	// RPS is the pace, in runs a second (DefaultBatchRPS when 0, at most MaxBatchRPS).
+	RPS float64 `json:"rps,omitempty"`
+}
+
+// BatchSignal is what a signal batch sends to each run.
+type BatchSignal struct {
+	Name string          `json:"name"`
+	Data json.RawMessage `json:"data,omitempty"`
+	// ID is the signals' idempotency id (SignalRequest.ID); the batch's own when "".
+	ID string `json:"id,omitempty"`
+}
+
+// Batch is a batch's state: its request (without the run ids, kept apart), where it is, and
+// its counts. Done + Failed + Skipped runs have been acted on; Next is the index of the first
+// run of the set not yet acted on.
+type Batch struct {
+	ID        string         `json:"id"`
+	Request   BatchRequest   `json:"request"`
+	Status    string         `json:"status"`
+	Error     string         `json:"error,omitempty"`
+	Matched   int            `json:"matched"` // runs the filter matched when accepted
+	Total     int            `json:"total"`   // runs in the set: those of Matched it can act on
+	Next      int            `json:"next"`
+	Done      int            `json:"done"`
+	Failed    int            `json:"failed"`
+	Skipped   int            `json:"skipped"`              // finished (or gone) before the batch came to them
+	SkippedBy map[string]int `json:"skipped_by,omitempty"` // why, counted
+	Failures  []BatchFailure `json:"failures,omitempty"`   // the first maxBatchFailures
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	ClosedAt  time.Time      `json:"closed_at,omitzero"`
+	// Claimed is the end of the runs being acted on when the record was written: after a
+	// crash, the runs in [Next, Claimed) may have been acted on, and are checked first.
+	Claimed int `json:"claimed,omitempty"`
+}
+
+// BatchFailure is a run a batch failed to act on, and why.
+type BatchFailure struct {
+	RunID string `json:"run_id"`
+	Error string `json:"error"`
+}
+
+// Open reports whether the batch still acts.
+func (b Batch) Open() bool { return b.Status == BatchRunning }
+
+// check refuses a request the batch could not carry out, naming the field and what to write.
+func (r *BatchRequest) check() error {
+	bad := func(format string, args ...any) error {
+		return errorf(http.StatusBadRequest, CodeBadRequest, "batch: "+fmt.Sprintf(format, args...))
+	}
+	switch r.Operation {
+	case BatchOpCancel, BatchOpTerminate, BatchOpSignal, BatchOpRetry, BatchOpPurge:
+	case "":
+		return bad("no operation given (want cancel, terminate, signal, retry or purge)")
+	default:
+		return bad("unknown operation %q (want cancel, terminate, signal, retry or purge)", r.Operation)
+	}
+	if err := engine.CheckID("batch id", r.ID); err != nil {
+		return wrap(fmt.Errorf("batch: %w", err))
+	}
+	switch {
+	case r.Where == "" && len(r.RunIDs) == 0:
+		return bad("give where (a filter) or run_ids")
+	case r.Where != "" && len(r.RunIDs) > 0:
+		return bad("give where or run_ids, not both")
+	case len(r.RunIDs) > MaxBatchIDs:
+		return bad("%d run ids, at most %d in one batch: use where, or several batches", len(r.RunIDs), MaxBatchIDs)
+	}
+	for i, id := range r.RunIDs {
+		if id == "" {
+			return bad("run_ids[%d] is empty", i)
+		}
+		if err := engine.CheckID("run id", id); err != nil {
+			return wrap(fmt.Errorf("batch: run_ids[%d]: %w", i, err))
+		}
+	}
+	if r.Where != "" {
+		if _, err := ParseWhere(r.Where); err != nil {
+			return bad("where: %v", err)
+		}
+	}
+	if len(r.Reason) > maxBatchReason {
+		return bad("the reason is %d bytes, at most %d", len(r.Reason), maxBatchReason)
+	}
+	if r.RPS < 0 || r.RPS > MaxBatchRPS {
+		return bad("rps %g is out of range (0 < rps <= %d; leave it out for %d)", r.RPS, MaxBatchRPS, DefaultBatchRPS)
+	}
+	return r.checkSignal()
+}
+
+func (r *BatchRequest) checkSignal() error {
+	if r.Operation != BatchOpSignal {
+		if r.Signal != nil {
+			return errorf(http.StatusBadRequest, CodeBadRequest, "batch: signal goes with operation signal only")
+		}
+		return nil
+	}
+	if r.Signal == nil || r.Signal.Name == "" {
+		return errorf(http.StatusBadRequest, CodeBadRequest, "batch: operation signal needs signal.name")
+	}
+	if err := engine.CheckID("signal name", r.Signal.Name); err != nil {
+		return wrap(fmt.Errorf("batch: %w", err))
+	}
+	if err := engine.CheckID("signal id", r.Signal.ID); err != nil {
+		return wrap(fmt.Errorf("batch: %w", err))
+	}
+	if err := engine.CheckPayload("signal data", r.Signal.Data); err != nil {
+		return wrap(fmt.Errorf("batch: %w", err))
+	}
+	if len(r.Signal.Data) > 0 && !json.Valid(r.Signal.Data) {
+		return errorf(http.StatusBadRequest, CodeBadRequest, "batch: signal.data is not JSON")
+	}
+	return nil
+}
+
+// same reports whether a resent request asks for what r did (its id aside).
+func (r BatchRequest) same(o BatchRequest) bool {
+	a, _ := json.Marshal(r)
+	b, _ := json.Marshal(o)
+	return string(a) == string(b)
+}

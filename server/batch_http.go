@@ -1,0 +1,94 @@
+package server
+
+import (
+	"net/http"
+	"sync/atomic"
+)
+
+// The batches API (docs/api.md, Batches): /v1/batches over the Batches wend serve gives with
+// SetBatches; a server without them answers unsupported.
+
+type batchHolder struct {
+	p atomic.Pointer[Batches]
+}
+
+// SetBatches makes the server answer /v1/batches over bs. Call it before listening.
+func (s *Server) SetBatches(bs *Batches) { s.batches.p.Store(bs) }
+
+// Batches is what SetBatches gave, or nil (the web UI reads it).
+func (s *Server) Batches() *Batches { return s.batches.p.Load() }
+
+func (s *Server) addBatchRoutes(m *http.ServeMux) {
+	m.HandleFunc("POST /v1/batches", s.createBatch)
+	m.HandleFunc("GET /v1/batches", s.listBatches)
+	m.HandleFunc("GET /v1/batches/{id}", s.showBatch)
+	m.HandleFunc("POST /v1/batches/{id}/cancel", s.cancelBatch)
+}
+
+func (s *Server) batchRunner(w http.ResponseWriter) *Batches {
+	bs := s.batches.p.Load()
+	if bs == nil {
+		if s.cluster != nil {
+			writeError(w, errorf(http.StatusNotImplemented, CodeUnsupported, "batches are not run on a Temporal cluster: use wend cancel|terminate|signal|retry --where, which acts on each run from the command"))
+		} else {
+			writeError(w, errorf(http.StatusNotImplemented, CodeUnsupported, "this process runs no batches: they are run by wend serve"))
+		}
+	}
+	return bs
+}
+
+func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
+	var req BatchRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	bs := s.batchRunner(w)
+	if bs == nil {
+		return
+	}
+	bt, created, err := bs.Create(req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	writeJSON(w, code, bt)
+}
+
+func (s *Server) listBatches(w http.ResponseWriter, _ *http.Request) {
+	if bs := s.batchRunner(w); bs != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"batches": bs.List()})
+	}
+}
+
+func (s *Server) showBatch(w http.ResponseWriter, r *http.Request) {
+	bs := s.batchRunner(w)
+	if bs == nil {
+		return
+	}
+	bt, err := bs.Get(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, bt)
+}
+
+func (s *Server) cancelBatch(w http.ResponseWriter, r *http.Request) {
+	if !readEmpty(w, r) {
+		return
+	}
+	bs := s.batchRunner(w)
+	if bs == nil {
+		return
+	}
+	bt, err := bs.Cancel(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, bt)
+}

@@ -1,0 +1,407 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// BatchStore keeps batches durably (boltstore.Store does): a record per batch, rewritten as it
+// goes, and the run ids it acts on, written once. Bodies are opaque to the store.
+type BatchStore interface {
+	BatchRecords() (map[string][]byte, error)
+	BatchRuns(id string) ([]byte, error)
+	CreateBatch(id string, record, runs []byte) error
+	PutBatchRecord(id string, record []byte) error
+	DeleteBatches(ids []string) error
+}
+
+// keepClosedBatches is how many closed batches are kept for GET /v1/batches; older ones are
+// deleted when a new batch is accepted.
+const keepClosedBatches = 1000
+
+// batchFlushEvery is how often a batch writes its progress, at most: each write is a
+// transaction of its own, and after a crash the runs acted on since the last one are
+// checked before being acted on again (Batch.Claimed).
+const batchFlushEvery = 200 * time.Millisecond
+
+// Batches runs the batches of one serve: it accepts them, runs each in a goroutine of its own
+// at its pace, and, made again after a restart, resumes those that were running. A run is
+// acted on once: the act and its mark are not one transaction (the act is the engine's
+// commit), so every act is idempotent per run where a crash can repeat it (see recheck).
+type Batches struct {
+	srv   *Server
+	store BatchStore
+	logf  func(format string, args ...any)
+
+	createMu sync.Mutex // one Create at a time, so two requests with one id make one batch
+	mu       sync.Mutex
+	batches  map[string]*Batch // the latest state of each, copied out under mu
+	stops    map[string]context.CancelFunc
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// NewBatches reads the stored batches; Start resumes the running ones. srv acts on the runs.
+func NewBatches(srv *Server, st BatchStore, logf func(format string, args ...any)) (*Batches, error) {
+	recs, err := st.BatchRecords()
+	if err != nil {
+		return nil, fmt.Errorf("read batches: %w", err)
+	}
+	b := &Batches{srv: srv, store: st, logf: logf, batches: map[string]*Batch{}, stops: map[string]context.CancelFunc{}}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	for id, raw := range recs {
+		var bt Batch
+		if err := json.Unmarshal(raw, &bt); err != nil {
+			return nil, fmt.Errorf("read batch %s: %w", id, err)
+		}
+		b.batches[id] = &bt
+	}
+	return b, nil
+}
+
+// Start resumes the batches that were running when the process stopped.
+func (b *Batches) Start() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, bt := range b.batches {
+		if bt.Open() {
+			b.logf("wend: batch %s resumes at run %d of %d", bt.ID, bt.Next+1, bt.Total)
+			b.launch(bt.ID)
+		}
+	}
+}
+
+// Close stops every batch between two runs and waits; running ones resume at the next Start.
+func (b *Batches) Close() {
+	b.cancel()
+	b.wg.Wait()
+}
+
+// Get returns batch id.
+func (b *Batches) Get(id string) (Batch, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bt, ok := b.batches[id]
+	if !ok {
+		return Batch{}, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no batch %q", id))
+	}
+	return bt.clone(), nil
+}
+
+// List returns every batch kept, newest first.
+func (b *Batches) List() []Batch {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Batch, 0, len(b.batches))
+	for _, bt := range b.batches {
+		out = append(out, bt.clone())
+	}
+	slices.SortFunc(out, func(x, y Batch) int {
+		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), cmp.Compare(y.ID, x.ID))
+	})
+	return out
+}
+
+// Counts returns how many batches are kept by status, and how many runs the running ones
+// have yet to act on (metrics).
+func (b *Batches) Counts() (byStatus map[string]int, pending int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	byStatus = map[string]int{}
+	for _, bt := range b.batches {
+		byStatus[bt.Status]++
+		if bt.Open() {
+			pending += bt.Total - bt.Next
+		}
+	}
+	return byStatus, pending
+}
+
+// Cancel stops a running batch after the run it acts on; it is then cancelled. Cancelling a
+// closed batch changes nothing and answers it.
+func (b *Batches) Cancel(id string) (Batch, error) {
+	b.mu.Lock()
+	bt, ok := b.batches[id]
+	if !ok {
+		b.mu.Unlock()
+		return Batch{}, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no batch %q", id))
+	}
+	stop := b.stops[id]
+	b.mu.Unlock()
+	if !bt.Open() {
+		return b.Get(id)
+	}
+	if stop != nil {
+		stop() // its goroutine stops between two runs and writes where it is
+	}
+	b.waitStopped(id)
+	up, err := b.Get(id)
+	if err != nil || !up.Open() {
+		return up, err
+	}
+	up.Status, up.ClosedAt, up.Claimed = BatchCancelled, time.Now().UTC(), 0
+	if err := b.put(&up); err != nil {
+		return Batch{}, wrap(err)
+	}
+	return up, nil
+}
+
+// waitStopped waits for a batch's goroutine to have left.
+func (b *Batches) waitStopped(id string) {
+	for {
+		b.mu.Lock()
+		_, running := b.stops[id]
+		b.mu.Unlock()
+		if !running {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Create accepts a batch: it checks the request, fixes the set of runs, stores both, and
+// starts acting. A request with the id of an earlier batch answers that batch when it asks
+// the same, and is refused when not.
+func (b *Batches) Create(req BatchRequest) (Batch, bool, error) {
+	if err := req.check(); err != nil {
+		return Batch{}, false, err
+	}
+	b.createMu.Lock()
+	defer b.createMu.Unlock()
+	if b.srv.cluster != nil {
+		return Batch{}, false, errorf(http.StatusNotImplemented, CodeUnsupported, "batches are not run on a Temporal cluster: use wend cancel|terminate|signal|retry --where, which acts on each run from the command")
+	}
+	if b.srv.eng == nil {
+		return Batch{}, false, unsupported("run a batch")
+	}
+	if req.RPS == 0 {
+		req.RPS = DefaultBatchRPS
+	}
+	if req.ID != "" {
+		if old, err := b.Get(req.ID); err == nil {
+			if !old.Request.same(withoutRuns(req)) {
+				return Batch{}, false, errorf(http.StatusConflict, CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
+			}
+			return old, false, nil
+		}
+	} else {
+		req.ID = newBatchID()
+	}
+	ids, matched, err := b.srv.batchRuns(req)
+	if err != nil {
+		return Batch{}, false, err
+	}
+	if len(ids) > MaxBatchRuns {
+		return Batch{}, false, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf(
+			"batch: %d runs to %s, at most %d in one batch: narrow the filter (say, by started < TIME) and send several", len(ids), req.Operation, MaxBatchRuns))
+	}
+	now := time.Now().UTC()
+	bt := Batch{ID: req.ID, Request: withoutRuns(req), Status: BatchRunning, Matched: matched, Total: len(ids), CreatedAt: now, UpdatedAt: now}
+	if len(ids) == 0 {
+		bt.Status, bt.ClosedAt = BatchCompleted, now
+	}
+	rec, _ := json.Marshal(bt)
+	list, _ := json.Marshal(ids)
+	if err := b.store.CreateBatch(bt.ID, rec, list); err != nil {
+		return Batch{}, false, wrap(fmt.Errorf("store batch: %w", err))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.batches[bt.ID] = &bt
+	b.forgetOld()
+	if bt.Open() {
+		b.launch(bt.ID)
+	}
+	return bt.clone(), true, nil
+}
+
+func withoutRuns(r BatchRequest) BatchRequest {
+	r.RunIDs = nil
+	return r
+}
+
+// forgetOld deletes the oldest closed batches over keepClosedBatches. Called with mu held.
+func (b *Batches) forgetOld() {
+	var closed []*Batch
+	for _, bt := range b.batches {
+		if !bt.Open() {
+			closed = append(closed, bt)
+		}
+	}
+	if len(closed) <= keepClosedBatches {
+		return
+	}
+	slices.SortFunc(closed, func(x, y *Batch) int { return x.CreatedAt.Compare(y.CreatedAt) })
+	var del []string
+	for _, bt := range closed[:len(closed)-keepClosedBatches] {
+		del = append(del, bt.ID)
+	}
+	if err := b.store.DeleteBatches(del); err != nil {
+		b.logf("wend: delete old batches: %v", err)
+		return
+	}
+	for _, id := range del {
+		delete(b.batches, id)
+	}
+}
+
+func newBatchID() string {
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return "batch-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(r[:])
+}
+
+// launch starts batch id's goroutine. Called with mu held.
+func (b *Batches) launch(id string) {
+	ctx, stop := context.WithCancel(b.ctx)
+	b.stops[id] = stop
+	bt := b.batches[id].clone()
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer func() {
+			b.mu.Lock()
+			delete(b.stops, id)
+			b.mu.Unlock()
+			stop()
+		}()
+		if err := b.run(ctx, &bt); err != nil && ctx.Err() == nil {
+			b.logf("wend: batch %s failed: %v", id, err)
+			bt.Status, bt.Error, bt.ClosedAt = BatchFailed, err.Error(), time.Now().UTC()
+			if perr := b.put(&bt); perr != nil {
+				b.logf("wend: batch %s: %v", id, perr)
+			}
+		}
+	}()
+}
+
+// put stores bt and publishes it.
+func (b *Batches) put(bt *Batch) error {
+	bt.UpdatedAt = time.Now().UTC()
+	rec, _ := json.Marshal(bt)
+	if err := b.store.PutBatchRecord(bt.ID, rec); err != nil {
+		return fmt.Errorf("store progress of batch %s: %w", bt.ID, err)
+	}
+	b.publish(bt)
+	return nil
+}
+
+func (b *Batches) publish(bt *Batch) {
+	c := bt.clone()
+	b.mu.Lock()
+	b.batches[bt.ID] = &c
+	b.mu.Unlock()
+}
+
+func (bt Batch) clone() Batch {
+	bt.SkippedBy = maps.Clone(bt.SkippedBy)
+	bt.Failures = slices.Clone(bt.Failures)
+	return bt
+}
+
+// run acts on bt's runs from bt.Next, one at a time at its pace, in chunks: before a chunk
+// it writes the chunk's end as Claimed, after it the new Next, so a crash leaves at most a
+// chunk to check (recheck) before acting again. It returns nil when the batch has closed or
+// ctx is done (the process stops or the batch was cancelled: it resumes, or stays
+// cancelled), an error when it cannot go on.
+func (b *Batches) run(ctx context.Context, bt *Batch) error {
+	raw, err := b.store.BatchRuns(bt.ID)
+	if err != nil {
+		return fmt.Errorf("read runs: %w", err)
+	}
+	var ids []string
+	if err := json.Unmarshal(raw, &ids); err != nil || len(ids) != bt.Total {
+		return fmt.Errorf("read runs: %d stored run ids for %d (%v)", len(ids), bt.Total, err)
+	}
+	interval := time.Duration(float64(time.Second) / bt.Request.RPS)
+	chunk := max(1, int(batchFlushEvery/max(interval, 1)))
+	next := time.Now()
+	for bt.Next < bt.Total {
+		end := min(bt.Total, bt.Next+chunk)
+		doubt := bt.Claimed // runs before it may have been acted on before a crash
+		bt.Claimed = end
+		if err := b.put(bt); err != nil {
+			return err
+		}
+		for i := bt.Next; i < end; i++ {
+			if err := waitUntil(ctx, next); err != nil {
+				return b.put(bt) // stopping: keep what was done
+			}
+			next = next.Add(interval)
+			out := b.srv.batchAct(ctx, bt.Request, bt.ID, ids[i], i < doubt)
+			if out.stopped {
+				// Not acted on: the engine or the batch stops. The batch resumes at this run
+				// when serve next starts (unless it was cancelled).
+				if ctx.Err() == nil {
+					b.logf("wend: batch %s pauses at run %d of %d until serve restarts: %v", bt.ID, i+1, bt.Total, out.err)
+				}
+				return b.put(bt)
+			}
+			bt.count(ids[i], out)
+			bt.Next = i + 1
+		}
+		if ctx.Err() != nil {
+			return b.put(bt) // stopping: keep what was done
+		}
+		if bt.Next == bt.Total {
+			bt.Status, bt.ClosedAt, bt.Claimed = BatchCompleted, time.Now().UTC(), 0
+		}
+		if err := b.put(bt); err != nil {
+			return err
+		}
+		if now := time.Now(); next.Before(now.Add(-time.Second)) {
+			next = now // a slow act does not earn a burst after it
+		}
+	}
+	return nil
+}
+
+func waitUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// actOutcome is what acting on one run came to.
+type actOutcome struct {
+	skipped string // why the run was not acted on (it had finished...); "" if it was
+	err     error  // the act failed
+	stopped bool   // the engine or the batch is stopping: not acted on
+}
+
+func (bt *Batch) count(runID string, out actOutcome) {
+	switch {
+	case out.err != nil:
+		bt.Failed++
+		if len(bt.Failures) < maxBatchFailures {
+			bt.Failures = append(bt.Failures, BatchFailure{RunID: runID, Error: out.err.Error()})
+		}
+	case out.skipped != "":
+		bt.Skipped++
+		if bt.SkippedBy == nil {
+			bt.SkippedBy = map[string]int{}
+		}
+		bt.SkippedBy[out.skipped]++
+	default:
+		bt.Done++
+	}
+}
