@@ -25,9 +25,9 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/plugins/internal/fastlane"
-	"github.com/wendflow/wend/plugins/internal/wire"
-	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/plugins/sdk/fastlane"
+	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/plugins/sdk/wire"
 )
 
 // The benchmarks run the host and a plain gRPC client of the same plugin binary (the test

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/plugins/internal/fastlane"
-	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/plugins/sdk/fastlane"
+	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
 )
 
 // examplesDir is examples/plugins, relative to this package.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/proctest"
-	"github.com/wendflow/wend/plugins/internal/fastlane"
+	"github.com/wendflow/wend/plugins/sdk/fastlane"
 )
 
 var pidLine = regexp.MustCompile(`testplugin pid (\d+)`)

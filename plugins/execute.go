@@ -13,8 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/plugins/internal/wire"
-	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/plugins/sdk/wire"
 )
 
 // crashWait bounds how long a broken stream waits for the plugin's exit status, so a crash is

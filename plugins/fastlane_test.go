@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/wendflow/wend/plugins/internal/fastlane"
-	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/plugins/sdk/fastlane"
+	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
 )
 
 // Whether a plugin's lanes are fast lanes: only when the host asks, the plugin offers, and the

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/plugins/internal/wire"
-	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/plugins/sdk/wire"
 )
 
 // Host runs the declared plugins: one process per plugin, started on first use, shared by

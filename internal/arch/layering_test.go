@@ -31,7 +31,7 @@ const (
 
 // allowed lists, per package of ours (module-relative), what its non-test code may import
 // besides the standard library: packages of ours by module-relative path (an entry covers a
-// package and its sub-packages: "plugins/proto" allows plugins/proto/wend/plugin/v1; a
+// package and its sub-packages: "plugins/sdk/proto" allows plugins/sdk/proto/wend/plugin/v1; a
 // package's own sub-packages are not allowed unless listed), and third-party packages by
 // the prefixes above. The direction: spec and history at the bottom,
 // the interpreter on them, the engine on the interpreter, stores and plugin hosts beside the
@@ -49,20 +49,15 @@ var allowed = map[string][]string{
 	"interpreter/engine": {"history", "interpreter", "spec",
 		"internal/faults",        // failpoints; no-ops unless built with the faults tag
 		"internal/tracecontext"}, // the trace context a try's plugin gets
-	"boltstore":                    {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
-	"plugins":                      {"history", "plugins/internal/fastlane", "plugins/internal/wire", "plugins/proto", goplugin, hclog, grpc, xsys},
-	"plugins/sdk":                  {"plugins/internal/fastlane", "plugins/internal/wire", "plugins/proto", goplugin, hclog, grpc},
-	"plugins/builtin":              {"plugins/internal/wire", "plugins/sdk"}, // the plugins wend serves itself, written with the SDK
-	"plugins/internal/wire":        {"plugins/proto", goplugin, grpc},
-	"plugins/internal/fastlane":    {"plugins/internal/wire", protobuf},
-	"plugins/internal/lanetest":    {"plugins/proto"},
-	"plugins/internal/testplugin":  {"plugins/internal/fastlane", "plugins/internal/wire", "plugins/proto", "plugins/sdk", goplugin, hclog, grpc},
-	"plugins/proto/wend/plugin/v1": {grpc, protobuf},
-	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec"},
-	"server/metrics":               {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
-	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
-	"server/internal/servertest":   {"history", "schedule/runner", "spec"},
-	"wendtest":                     {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
+	"boltstore":                   {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
+	"plugins":                     {"history", "plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", goplugin, hclog, grpc, xsys},
+	"plugins/builtin":             {"plugins/sdk"}, // the plugins wend serves itself, written with the SDK
+	"plugins/internal/testplugin": {"plugins/sdk", goplugin, hclog, grpc},
+	"server":                      {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec"},
+	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
+	"server/web":                  {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
+	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
+	"wendtest":                    {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "wendtest", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
@@ -79,10 +74,17 @@ var allowed = map[string][]string{
 	"internal/crashtest":    {},
 	"internal/arch":         {},
 	"internal/browsertest":  {"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, // the UI's browser tests
+
+	// The Go plugin SDK's module (plugins/sdk, listed by sdkPackages): only its own packages.
+	"plugins/sdk":                      {"plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", goplugin, hclog, grpc},
+	"plugins/sdk/wire":                 {"plugins/sdk/proto", goplugin, grpc},
+	"plugins/sdk/fastlane":             {"plugins/sdk/wire", protobuf},
+	"plugins/sdk/lanetest":             {"plugins/sdk/proto"},
+	"plugins/sdk/proto/wend/plugin/v1": {grpc, protobuf},
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
-var testOnly = []string{"internal/simtest", "history/storetest", "internal/proctest", "plugins/internal/lanetest",
+var testOnly = []string{"internal/simtest", "history/storetest", "internal/proctest", "plugins/sdk/lanetest",
 	"server/internal/servertest", "internal/browsertest"}
 
 type pkg struct {
@@ -129,7 +131,7 @@ func touch(p pkg) {
 }
 
 func TestLayering(t *testing.T) {
-	for _, p := range listPackages(t) {
+	for _, p := range append(listPackages(t), sdkPackages(t)...) {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		rule, ok := allowed[rel]
 		if !ok {
@@ -191,6 +193,8 @@ func TestRulesRefuse(t *testing.T) {
 		{"server/web", prometheus + "/prometheus"},
 		{"boltstore", module + "/spec"},
 		{"internal/cli", module + "/internal/simtest"},
+		{"plugins/sdk", module + "/history"}, // the SDK's module requires nothing of wend's
+		{"plugins/sdk/wire", module + "/plugins"},
 	} {
 		if check(c.pkg, allowed[c.pkg], c.imp) == "" {
 			t.Errorf("%s importing %s passes the rules; it must not", c.pkg, c.imp)
@@ -199,7 +203,7 @@ func TestRulesRefuse(t *testing.T) {
 	for _, c := range []struct{ pkg, imp string }{
 		{"history", "encoding/json"},
 		{"spec", expr + "/vm"},
-		{"plugins", module + "/plugins/proto/wend/plugin/v1"},
+		{"plugins", module + "/plugins/sdk/proto/wend/plugin/v1"},
 	} {
 		if p := check(c.pkg, allowed[c.pkg], c.imp); p != "" {
 			t.Errorf("%s importing %s refused: %s", c.pkg, c.imp, p)

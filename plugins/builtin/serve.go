@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wendflow/wend/plugins/internal/wire"
 	"github.com/wendflow/wend/plugins/sdk"
+	"github.com/wendflow/wend/plugins/sdk/wire"
 )
 
 // BuiltinEnv names the variable that tells a wend binary started as a plugin which builtin to

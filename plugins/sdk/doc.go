@@ -31,4 +31,9 @@
 //     run on it as on a gRPC lane. WEND_PLUGIN_FASTLANE=0 in the plugin's environment (its
 //     Config.Env) turns the offer off.
 //   - Nothing may be written to stdout before Serve: go-plugin reads its handshake from there.
+//
+// The SDK is a module of its own, github.com/wendflow/wend/plugins/sdk, released with wend at
+// wend's version (tag plugins/sdk/vX.Y.Z): a plugin that requires it gets go-plugin, gRPC and
+// protobuf, none of wend's own dependencies. Its sub-packages proto, wire and fastlane are the
+// wire protocol, which wend's host shares; lanetest is test support.
 package sdk

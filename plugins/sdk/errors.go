@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/wendflow/wend/plugins/internal/wire"
+	"github.com/wendflow/wend/plugins/sdk/wire"
 )
 
 // Error types the SDK itself produces (Error.Type).

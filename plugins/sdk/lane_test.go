@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/plugins/internal/lanetest"
-	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/plugins/sdk/lanetest"
+	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
 )
 
 func TestLane(t *testing.T) {

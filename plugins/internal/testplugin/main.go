@@ -16,10 +16,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/wendflow/wend/plugins/internal/fastlane"
-	"github.com/wendflow/wend/plugins/internal/wire"
-	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 	"github.com/wendflow/wend/plugins/sdk"
+	"github.com/wendflow/wend/plugins/sdk/fastlane"
+	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/plugins/sdk/wire"
 )
 
 func main() {

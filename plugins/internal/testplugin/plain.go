@@ -18,9 +18,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/wendflow/wend/plugins/internal/wire"
-	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
 	"github.com/wendflow/wend/plugins/sdk"
+	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/plugins/sdk/wire"
 )
 
 // servePlain serves the Activities service on a unix socket with plain gRPC and prints the

@@ -1,11 +1,12 @@
 // Package lanetest speaks the plugin side's Lane protocol from a test: send a request or a
-// cancel, read a try's events up to its final one. The SDK's and the host's tests share it.
+// cancel, read a try's events up to its final one. The SDK's and the host's tests share it, so it
+// is public in the SDK's module; only tests import it (internal/arch checks wend's packages).
 package lanetest
 
 import (
 	"testing"
 
-	pluginv1 "github.com/wendflow/wend/plugins/proto/wend/plugin/v1"
+	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
 )
 
 // Lane is the host's end of a lane: a gRPC Lane stream or a fast lane's connection.

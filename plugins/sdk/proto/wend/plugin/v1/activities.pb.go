@@ -753,7 +753,7 @@ const file_activities_proto_rawDesc = "" +
 	"Activities\x12M\n" +
 	"\bDescribe\x12\x1f.wend.plugin.v1.DescribeRequest\x1a .wend.plugin.v1.DescribeResponse\x12I\n" +
 	"\aExecute\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x010\x01\x12F\n" +
-	"\x04Lane\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x010\x01B@Z>github.com/wendflow/wend/plugins/proto/wend/plugin/v1;pluginv1b\x06proto3"
+	"\x04Lane\x12\x1c.wend.plugin.v1.ExecuteInput\x1a\x1c.wend.plugin.v1.ExecuteEvent(\x010\x01BDZBgithub.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1;pluginv1b\x06proto3"
 
 var (
 	file_activities_proto_rawDescOnce sync.Once

@@ -1,4 +1,4 @@
-package pluginv1_test
+package plugins
 
 import (
 	"bytes"
@@ -10,17 +10,19 @@ import (
 )
 
 // TestCommittedStubsMatchProto regenerates every committed stub of the plugin protocol (the Go
-// package here, the Python and Ruby example plugins' gen/ directories) from the .proto files with
-// the commands their generate scripts run, and fails when a committed file differs: a .proto
-// edited without regenerating would otherwise ship plugins that speak the old protocol.
+// package in the SDK module, the Python SDK's and the Ruby example plugin's gen/ directories)
+// from the .proto files with the commands their generate scripts run, and fails when a
+// committed file differs: a .proto edited without regenerating would otherwise ship plugins
+// that speak the old protocol. It lives in the main module, whose tool directive pins the Go
+// generators, so the SDK module requires none of them.
 // The tools are Debian's (scripts/test installs them); a missing tool fails the test, saying
 // which package provides it, rather than skipping the check.
 func TestCommittedStubsMatchProto(t *testing.T) {
-	root, err := filepath.Abs("../../../../..")
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	proto := filepath.Join(root, "plugins/proto/wend/plugin/v1")
+	proto := filepath.Join(root, "plugins/sdk/proto/wend/plugin/v1")
 	extra := filepath.Join(root, "examples/plugins/proto")
 	cases := []struct {
 		name      string
@@ -100,7 +102,7 @@ func TestCommittedStubsMatchProto(t *testing.T) {
 	}
 }
 
-// goTool returns the path of a generator pinned by go.mod's tool directive, building it if needed.
+// goTool returns the path of a generator pinned by the main module's tool directive, building it if needed.
 func goTool(t *testing.T, name string) string {
 	b, err := exec.Command("go", "tool", "-n", name).Output()
 	if err != nil {
@@ -112,7 +114,7 @@ func goTool(t *testing.T, name string) string {
 func regenerate(lang string) string {
 	switch lang {
 	case "go":
-		return "go generate ./plugins/proto/..."
+		return "cd plugins/sdk && go generate ./proto/..."
 	case "python":
 		return "sdk/python/generate.sh"
 	default:
