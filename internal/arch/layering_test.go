@@ -81,6 +81,13 @@ var allowed = map[string][]string{
 	"internal/browsertest":  {"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, // the UI's browser tests
 }
 
+// The public seam of the packages the temporal module imports instead of internal/ ones.
+func init() {
+	// wend's command line for binaries that extend it (wend-temporal): a thin layer over
+	// internal/cli, with engine.Activities and server.Backend in its API.
+	allowed["cli"] = []string{"internal/cli", "interpreter/engine", "server"}
+}
+
 // testOnly lists the test-support packages: tests import them, no package of ours may.
 var testOnly = []string{"internal/simtest", "history/storetest", "internal/proctest", "plugins/internal/lanetest",
 	"server/internal/servertest", "internal/browsertest"}

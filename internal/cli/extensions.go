@@ -3,15 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/wendflow/wend/interpreter/engine"
 )
 
-// Backend is what the commands that read or steer runs use (see backend). Another engine
-// answers those commands by implementing it; its errors should be *server.Error, so exit
-// codes and messages match the local ones.
+// Backend is server.Backend, what the commands that read or steer runs use. Another engine
+// answers those commands by implementing it.
 type Backend = backend
 
 // Temporal names the Temporal cluster a command goes to: --temporal HOST:PORT (default
@@ -23,18 +21,18 @@ type Temporal struct {
 	TaskQueue string
 }
 
-// Extensions are what a binary built on this package adds to wend's commands. wend-temporal
-// adds the Temporal backend and the worker; this package itself never links the Temporal
-// SDK, so the plain wend binary stays small and hands --temporal commands over (handoff.go).
+// Extensions are what a binary built on this package adds to wend's commands; the public
+// package cli mirrors them for such binaries. wend-temporal adds the Temporal backend and
+// the worker; this package itself never links the Temporal SDK, so the plain wend binary
+// stays small and hands --temporal commands over (handoff.go).
 type Extensions struct {
 	// OpenTemporal connects to a cluster, for a command given --temporal (or WEND_TEMPORAL).
 	OpenTemporal func(Temporal) (Backend, error)
 	// Commands are added to wend's, e.g. "worker".
 	Commands map[string]Command
-	// Activities, when set, answers every activity call of the runs this binary drives in
-	// place of the plugins, which are then never started. The Temporal yardstick sets it to
-	// an in-process no-op, to price `wend serve` itself against a Temporal worker's
-	// in-process activity.
+	// Activities, when set, answers every activity call of the runs this binary drives
+	// (run, resume, serve) in this process, in place of the plugins, which are then never
+	// started: a binary that embeds its activities as Go code.
 	Activities engine.Activities
 }
 
@@ -51,10 +49,11 @@ type IO struct {
 	Getenv         func(string) string
 }
 
-// MainWith runs the wend command line with extensions and returns the exit code. It never
-// hands commands to another binary: it is that binary.
-func MainWith(x Extensions) int {
-	return run(&env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, ext: &x}, os.Args[1:])
+// RunWith runs the wend command line with extensions on sys and args and returns the exit
+// code: the public package cli's MainWith, for binaries built on this one. It never hands
+// commands to another binary: it is that binary.
+func RunWith(x Extensions, sys IO, args []string) int {
+	return run(&env{stdout: sys.Stdout, stderr: sys.Stderr, getenv: sys.Getenv, ext: &x}, args)
 }
 
 // temporalDefaults are the defaults of --namespace and --task-queue.
