@@ -5,8 +5,8 @@ package arch
 func init() {
 	sdk := []string{"go.temporal.io/sdk/", "go.temporal.io/api/", "google.golang.org/protobuf/"}
 	allowed["internal/closing"] = []string{wend + "/history", "go.temporal.io/sdk/temporal"}
-	// The worker's failpoints (internal/faults) are empty functions outside `-tags faults` builds.
-	allowed["worker"] = append([]string{wend + "/history", wend + "/plugins", wend + "/internal/faults", module + "/wire", module + "/internal/closing", "golang.org/x/sys/unix"}, sdk...)
+	// The worker's failpoints are empty functions outside `-tags faults` builds.
+	allowed["worker"] = append([]string{wend + "/history", wend + "/plugins", wend + "/failpoint", module + "/wire", module + "/internal/closing", "golang.org/x/sys/unix"}, sdk...)
 	allowed["backend"] = append([]string{wend + "/history", wend + "/interpreter", wend + "/interpreter/engine", wend + "/history/export", wend + "/runview", wend + "/spec", wend + "/server",
 		wend + "/schedule", wend + "/schedule/runner", module + "/wire", module + "/internal/closing"}, sdk...)
 	allowed["cmd/wend-temporal"] = []string{wend + "/cli", wend + "/server", module + "/backend", module + "/worker", module + "/driver", "go.temporal.io/sdk/client", "go.temporal.io/sdk/log"}
