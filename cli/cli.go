@@ -2,7 +2,6 @@ package cli
 
 import (
 	"io"
-	"os"
 	"time"
 
 	impl "github.com/wendflow/wend/internal/cli"
@@ -59,9 +58,11 @@ type Temporal struct {
 }
 
 // MainWith runs the wend command line (os.Args) with x and returns the exit code, for main:
-// func main() { os.Exit(cli.MainWith(x)) }.
+// func main() { os.Exit(cli.MainWith(x)) }. Started by a plugin host to serve one of wend's
+// builtin plugins (http, exec), the binary serves it instead, as wend does: a worker's
+// workflows name builtins and the host starts its own executable for them.
 func MainWith(x Extensions) int {
-	return run(x, IO{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+	return impl.MainWith(x.implementation())
 }
 
 // PluginStartTimeout is how long an added command that starts plugins gives each to start

@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/plugins/builtin"
 )
 
 // Backend is server.Backend, what the commands that read or steer runs use. Another engine
@@ -49,9 +51,19 @@ type IO struct {
 	Getenv         func(string) string
 }
 
-// RunWith runs the wend command line with extensions on sys and args and returns the exit
-// code: the public package cli's MainWith, for binaries built on this one. It never hands
+// MainWith is Main for a binary built on this one (the public package cli): it serves a
+// builtin plugin when a plugin host started it as one (a worker's own executable serves the
+// builtins, as wend's does), else runs the command line with extensions. It never hands
 // commands to another binary: it is that binary.
+func MainWith(x Extensions) int {
+	if name := builtin.Requested(); name != "" {
+		return builtin.Serve(name)
+	}
+	return RunWith(x, IO{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+}
+
+// RunWith runs the wend command line with extensions on sys and args and returns the exit
+// code.
 func RunWith(x Extensions, sys IO, args []string) int {
 	return run(&env{stdout: sys.Stdout, stderr: sys.Stderr, getenv: sys.Getenv, ext: &x}, args)
 }
