@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/proctest"
 	"github.com/wendflow/wend/plugins/sdk/fastlane"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 var pidLine = regexp.MustCompile(`testplugin pid (\d+)`)

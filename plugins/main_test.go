@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // bins holds the plugins built once for the whole test binary.

@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/wendflow/wend/internal/proctest"
 	"github.com/wendflow/wend/plugins/sdk/wire"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // The docs/reliability.md P8 tests run the test binary in two extra roles, chosen in init (before TestMain) so

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // testPluginV2 is the test plugin built with version "v2" (the default build says "dev").

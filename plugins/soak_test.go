@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // restartCycles is 10 by default; WEND_SOAK=1 makes it 100 (docs/reliability.md P10, tier T2).

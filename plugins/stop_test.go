@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // TestCloseFrozenPlugin: go-plugin's Kill blocks for good on a SIGSTOPped plugin; Close must

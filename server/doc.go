@@ -33,6 +33,11 @@
 // unknown workflow or route, 409 the run has finished, is blocked or cannot be retried, 501
 // not supported by this store, 503 the engine stopped, 500 anything else.
 //
+// Backend (backend.go) is what wend's commands that read or steer runs use: a Server over
+// the database the command opened, a client of the control socket of the process that holds
+// it, or another engine's implementation (wend-temporal's Temporal backend), all answering with
+// the same methods and *Error codes.
+//
 // The package never imports the store implementation (bbolt) or internal/: it sees a
 // history.Store and an *engine.Engine. Its leaves, wired by the CLI, import it and never the
 // reverse: server/web (the web UI, a UI the listeners serve beside the API) and server/metrics

@@ -43,11 +43,11 @@ var allowed = map[string][]string{
 	"schemas":           {},
 	"spec":              {"schemas", "schedule", "internal/inputfile", yaml, expr, jsonschema},
 	"schedule":          {cron}, // pure: fire times and overlap decisions, no clock or store
-	"schedule/runner":   {"history", "interpreter/engine", "internal/faults", "schedule", "spec"},
+	"schedule/runner":   {"history", "interpreter/engine", "failpoint", "schedule", "spec"},
 	"interpreter":       {"history", "spec"},
 	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
 	"interpreter/engine": {"history", "interpreter", "spec",
-		"internal/faults",        // failpoints; no-ops unless built with the faults tag
+		"failpoint",              // no-ops unless built with the faults tag
 		"internal/tracecontext"}, // the trace context a try's plugin gets
 	"boltstore":                   {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
 	"plugins":                     {"history", "plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", goplugin, hclog, grpc, xsys},
@@ -66,14 +66,11 @@ var allowed = map[string][]string{
 	"examples/plugins/go":   {"plugins/sdk"},
 	"bench":                 {"boltstore", "history", "interpreter/engine", "internal/apiclient", "plugins", "server"}, // measures the engine over its store
 	"internal/apiclient":    {"history", "interpreter/engine", "server"},                                               // a control-socket client for the benchmarks
-	"internal/faults":       {},
-	"internal/tracecontext": {}, // W3C traceparent and the span ids derived from a run: standard library only
-	"internal/inputfile":    {}, // reads the files wend is given: regular files only, through a limit
-	"internal/proctest":     {},
+	"internal/tracecontext": {},                                                                                        // W3C traceparent and the span ids derived from a run: standard library only
+	"internal/inputfile":    {},                                                                                        // reads the files wend is given: regular files only, through a limit
 	"internal/simtest":      {"history", "interpreter", "spec"},
 	"internal/crashtest":    {},
 	"internal/arch":         {},
-	"internal/browsertest":  {"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, // the UI's browser tests
 
 	// The Go plugin SDK's module (plugins/sdk, listed by sdkPackages): only its own packages.
 	"plugins/sdk":                      {"plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", goplugin, hclog, grpc},
@@ -83,9 +80,24 @@ var allowed = map[string][]string{
 	"plugins/sdk/proto/wend/plugin/v1": {grpc, protobuf},
 }
 
+// The public seam of the packages the temporal module imports instead of internal/ ones (its
+// own test, temporal/internal/arch, refuses any import of internal/): the command line for
+// binaries that extend it, the failpoints, and the test helpers both modules' tests share.
+func init() {
+	// wend's command line for binaries that extend it (wend-temporal): a thin layer over
+	// internal/cli, with engine.Activities and server.Backend in its API.
+	allowed["cli"] = []string{"internal/cli", "interpreter/engine", "server"}
+	// The crash tests' kill points: empty functions unless built with -tags faults.
+	allowed["failpoint"] = []string{}
+	// /proc and the example plugin's invocation log, and the UI's browser driver.
+	allowed["testkit/proctest"] = []string{}
+	allowed["testkit/browsertest"] = []string{"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}
+	testOnly = append(testOnly, "testkit/proctest", "testkit/browsertest")
+}
+
 // testOnly lists the test-support packages: tests import them, no package of ours may.
-var testOnly = []string{"internal/simtest", "history/storetest", "internal/proctest", "plugins/sdk/lanetest",
-	"server/internal/servertest", "internal/browsertest"}
+var testOnly = []string{"internal/simtest", "history/storetest", "plugins/sdk/lanetest",
+	"server/internal/servertest"}
 
 type pkg struct {
 	ImportPath string
@@ -195,6 +207,8 @@ func TestRulesRefuse(t *testing.T) {
 		{"internal/cli", module + "/internal/simtest"},
 		{"plugins/sdk", module + "/history"}, // the SDK's module requires nothing of wend's
 		{"plugins/sdk/wire", module + "/plugins"},
+		{"server", module + "/testkit/proctest"},
+		{"failpoint", module + "/history"},
 	} {
 		if check(c.pkg, allowed[c.pkg], c.imp) == "" {
 			t.Errorf("%s importing %s passes the rules; it must not", c.pkg, c.imp)

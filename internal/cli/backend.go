@@ -14,36 +14,16 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/web"
 )
 
-// backend is what the commands that read or steer runs use. Its methods are server.Server's:
-// called in process when this command holds the database (local), or over the control
-// socket of the wend process that holds it (remote). Either way the same code answers, so
-// results and error texts match.
-type backend interface {
-	// List returns the runs passing q's filters (server.ListQuery.Match; q's Limit and
-	// Cursor are unused), newest first, at most limit of them (0: all); never nil.
-	List(q server.ListQuery, limit int) ([]history.Run, error)
-	Show(id string) (server.RunDetail, error)
-	Events(id string, after uint64) (server.EventPage, error)
-	Start(ctx context.Context, req engine.StartRequest) (server.Started, error)
-	Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error)
-	SendSignal(ctx context.Context, id string, req server.SignalRequest) (server.SignalSent, error)
-	Cancel(ctx context.Context, id, reason string) (history.Run, error)
-	Terminate(ctx context.Context, id, reason string) (history.Run, error)
-	Retry(ctx context.Context, id string) (server.Retried, error)
-	Repair(ctx context.Context, id string) (server.RepairReport, error)
-	Export(id string) (*export.Document, error)
-	// Query evaluates a read-only expression over a run (wend query).
-	Query(id, expr string) (server.QueryResult, error)
-	Wait(ctx context.Context, id string, timeout time.Duration) (server.Outcome, error)
-	Check() (server.CheckReport, error)
-	Close() error
-}
+// backend is what the commands that read or steer runs use (server.Backend): a server.Server
+// in process when this command holds the database (local), a client of the control socket of
+// the wend process that holds it (remote), or another engine (Extensions.OpenTemporal).
+// Either way the same code answers, so results and error texts match.
+type backend = server.Backend
 
 // access says what a command needs of a database it opens itself.
 type access int

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wendflow/wend/internal/browsertest"
+	"github.com/wendflow/wend/testkit/browsertest"
 )
 
 const e2eWait = `wend: v1

@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/plugins/builtin"
 )
 
-// Backend is what the commands that read or steer runs use (see backend). Another engine
-// answers those commands by implementing it; its errors should be *server.Error, so exit
-// codes and messages match the local ones.
+// Backend is server.Backend, what the commands that read or steer runs use. Another engine
+// answers those commands by implementing it.
 type Backend = backend
 
 // Temporal names the Temporal cluster a command goes to: --temporal HOST:PORT (default
@@ -23,18 +23,18 @@ type Temporal struct {
 	TaskQueue string
 }
 
-// Extensions are what a binary built on this package adds to wend's commands. wend-temporal
-// adds the Temporal backend and the worker; this package itself never links the Temporal
-// SDK, so the plain wend binary stays small and hands --temporal commands over (handoff.go).
+// Extensions are what a binary built on this package adds to wend's commands; the public
+// package cli mirrors them for such binaries. wend-temporal adds the Temporal backend and
+// the worker; this package itself never links the Temporal SDK, so the plain wend binary
+// stays small and hands --temporal commands over (handoff.go).
 type Extensions struct {
 	// OpenTemporal connects to a cluster, for a command given --temporal (or WEND_TEMPORAL).
 	OpenTemporal func(Temporal) (Backend, error)
 	// Commands are added to wend's, e.g. "worker".
 	Commands map[string]Command
-	// Activities, when set, answers every activity call of the runs this binary drives in
-	// place of the plugins, which are then never started. The Temporal yardstick sets it to
-	// an in-process no-op, to price `wend serve` itself against a Temporal worker's
-	// in-process activity.
+	// Activities, when set, answers every activity call of the runs this binary drives
+	// (run, resume, serve) in this process, in place of the plugins, which are then never
+	// started: a binary that embeds its activities as Go code.
 	Activities engine.Activities
 }
 
@@ -51,10 +51,21 @@ type IO struct {
 	Getenv         func(string) string
 }
 
-// MainWith runs the wend command line with extensions and returns the exit code. It never
-// hands commands to another binary: it is that binary.
+// MainWith is Main for a binary built on this one (the public package cli): it serves a
+// builtin plugin when a plugin host started it as one (a worker's own executable serves the
+// builtins, as wend's does), else runs the command line with extensions. It never hands
+// commands to another binary: it is that binary.
 func MainWith(x Extensions) int {
-	return run(&env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, ext: &x}, os.Args[1:])
+	if name := builtin.Requested(); name != "" {
+		return builtin.Serve(name)
+	}
+	return RunWith(x, IO{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+}
+
+// RunWith runs the wend command line with extensions on sys and args and returns the exit
+// code.
+func RunWith(x Extensions, sys IO, args []string) int {
+	return run(&env{stdout: sys.Stdout, stderr: sys.Stderr, getenv: sys.Getenv, ext: &x}, args)
 }
 
 // temporalDefaults are the defaults of --namespace and --task-queue.

@@ -25,7 +25,7 @@ const (
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
-	ext            *Extensions // what the binary adds (MainWith); nil for plain wend
+	ext            *Extensions // what the binary adds (RunWith); nil for plain wend
 	temporal       *Temporal   // the cluster this command goes to; nil: this machine's database
 }
 

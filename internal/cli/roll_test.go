@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/proctest"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // buildTestPlugin builds the plugins' test plugin reporting version v.

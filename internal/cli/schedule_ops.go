@@ -14,28 +14,17 @@ import (
 	"github.com/wendflow/wend/server"
 )
 
-// scheduleOps is what `wend schedule` does, over the serve holding the database (its socket)
-// or, when none does, over the database itself: state changes are recorded there, and fires a
-// trigger or backfill records start when wend serve next runs.
-type scheduleOps interface {
-	List() ([]runner.View, error)
-	Show(id string) (runner.View, error)
-	Pause(id, note string) (runner.View, error)
-	Resume(id, note string) (runner.View, error)
-	Trigger(id string, o schedule.Overlap) (schedule.Fire, error)
-	Backfill(id string, from, to time.Time, o schedule.Overlap) (int, error)
-	Delete(id string) error
-	Close() error
-}
+// scheduleOps is what `wend schedule` does (server.ScheduleOps), over the serve holding the
+// database (its socket) or, when none does, over the database itself: state changes are
+// recorded there, and fires a trigger or backfill records start when wend serve next runs.
+type scheduleOps = server.ScheduleOps
 
-// ScheduleOps is what `wend schedule` does. A Backend that also keeps schedules (Temporal's)
+// ScheduleOps and ScheduleSync are server's: a Backend that also keeps schedules (Temporal's)
 // offers them with a method ScheduleOps() ScheduleOps, and `sync` with a method Sync.
-type ScheduleOps = scheduleOps
-
-// ScheduleSync is what `wend schedule sync` did, by schedule id.
-type ScheduleSync struct {
-	Created, Updated, Unchanged, Undeclared, Deleted []string
-}
+type (
+	ScheduleOps  = server.ScheduleOps
+	ScheduleSync = server.ScheduleSync
+)
 
 // scheduleSyncer makes a cluster's schedules what the entries declare (prune: delete wend's
 // schedules no entry declares).

@@ -17,7 +17,7 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // TestCompensationsAcrossKills is docs/reliability.md F3: a 10-step saga is cancelled, then the

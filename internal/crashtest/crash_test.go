@@ -18,8 +18,8 @@ import (
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/internal/proctest"
 	"github.com/wendflow/wend/runview"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // bins builds wend (with failpoints, and with the tags this test binary was built with, so

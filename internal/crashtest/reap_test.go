@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // TestReapAfterKill is docs/reliability.md P8 through the CLI: `wend run` is SIGKILLed while

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // TestWatchdogKillsPluginGroupOfKilledHost is the portable plugin host (darwin and FreeBSD's,

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wendflow/wend/failpoint"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/faults"
 	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
@@ -164,7 +164,7 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWo
 	s.t.start(e.clock, at, s.expire)
 	out, err := e.execute(ctx, call, s.heartbeat, s.served)
 	s.t.stop()
-	faults.Hit("after-call")
+	failpoint.Hit("after-call")
 	res := callResult{out, err, buildOf(&s.build)}
 	if !s.ended.CompareAndSwap(false, true) {
 		e.lateReport(ctx, at, res)

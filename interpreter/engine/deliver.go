@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/wendflow/wend/failpoint"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/faults"
 	"github.com/wendflow/wend/interpreter"
 )
 
@@ -195,7 +195,7 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event, marks ...history.Ta
 		}
 	}
 	slots := e.reserveDispatch(&c, lr.w.Limits)
-	faults.Hit("before-commit")
+	failpoint.Hit("before-commit")
 	if err := e.store.Commit(e.ctx, c); err != nil {
 		slots.release(e)
 		if storeRefused(err) {
@@ -220,7 +220,7 @@ func (e *Engine) commitRun(lr *liveRun, evs []history.Event, marks ...history.Ta
 		}
 	}
 	lr.rec = rec
-	faults.Hit("after-commit")
+	failpoint.Hit("after-commit")
 	e.effects(lr, evs, slots)
 	if next != nil {
 		next.mu.Lock()

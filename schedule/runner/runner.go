@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wendflow/wend/failpoint"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/faults"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/schedule"
 )
@@ -242,7 +242,7 @@ func (r *Runner) act(ctx context.Context, id string, e Entry, stops []schedule.S
 	if len(stops) == 0 && len(starts) == 0 {
 		return nil
 	}
-	faults.Hit("schedule-recorded") // the fires are recorded, their runs not yet started
+	failpoint.Hit("schedule-recorded") // the fires are recorded, their runs not yet started
 	eng := r.opts.Engine
 	stopped := map[string]bool{}
 	for _, s := range stops {
@@ -271,7 +271,7 @@ func (r *Runner) act(ctx context.Context, id string, e Entry, stops []schedule.S
 			}
 			r.opts.Logf("wend: schedule %s: fire %s not started: %v", id, f.WorkflowID, err)
 		} else if created {
-			faults.Hit("schedule-started") // the run is committed, the intent not yet cleared
+			failpoint.Hit("schedule-started") // the run is committed, the intent not yet cleared
 			r.opts.Logf("wend: schedule %s: started %s (run %s)", id, f.WorkflowID, run.RunID)
 			if r.opts.Observe != nil {
 				r.opts.Observe(id, run.StartedAt.Sub(f.At))

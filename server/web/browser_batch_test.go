@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wendflow/wend/internal/browsertest"
+	"github.com/wendflow/wend/testkit/browsertest"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/internal/servertest"
 )

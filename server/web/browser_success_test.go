@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wendflow/wend/internal/browsertest"
+	"github.com/wendflow/wend/testkit/browsertest"
 )
 
 // recoveredSpec completes after a wait whose timeout its catch handles and a step that

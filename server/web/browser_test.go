@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wendflow/wend/internal/browsertest"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/testkit/browsertest"
 )
 
 // The browser tests drive the UI of the web fixture in headless chromium, logged in with

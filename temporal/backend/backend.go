@@ -1,6 +1,6 @@
 // Package backend answers wend's run commands (list, show, history, export, query, run,
 // signal, cancel, terminate, retry, wait, check, and schedule through ScheduleOps) from a
-// Temporal cluster: it implements internal/cli's Backend over a Temporal client, so
+// Temporal cluster: it implements server.Backend over a Temporal client, so
 // `wend ... --temporal HOST:PORT` prints what the same command prints locally. A run's wend
 // history is the wend.events query of its workflow (a worker answers it, for closed runs
 // too); its record comes from Describe and the memo the start wrote.
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/cli"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/api/serviceerror"
@@ -31,7 +30,7 @@ type Options struct {
 	CallTimeout time.Duration
 }
 
-// Backend is cli.Backend on a Temporal cluster.
+// Backend is server.Backend on a Temporal cluster.
 type Backend struct {
 	c       client.Client
 	ns, tq  string
@@ -40,7 +39,7 @@ type Backend struct {
 }
 
 var (
-	_ cli.Backend    = (*Backend)(nil)
+	_ server.Backend = (*Backend)(nil)
 	_ server.Cluster = (*Backend)(nil) // wend serve --temporal
 )
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/cli"
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/server"
@@ -35,7 +34,7 @@ const memoSchedule = "wend_schedule"
 type Schedules struct{ b *Backend }
 
 // ScheduleOps returns the schedule operations on b's cluster (wend schedule --temporal).
-func (b *Backend) ScheduleOps() cli.ScheduleOps { return &Schedules{b} }
+func (b *Backend) ScheduleOps() server.ScheduleOps { return &Schedules{b} }
 
 // Close leaves the backend open: its owner closes it.
 func (s *Schedules) Close() error { return nil }
@@ -54,10 +53,10 @@ var overlaps = map[schedule.Overlap]enumspb.ScheduleOverlapPolicy{
 // whose declaration or workflow text changed is updated (its pause state, an operator's, is
 // kept), and a schedule wend made that no entry declares is reported, or deleted with prune.
 // A schedule of the same id that wend did not make is refused, never changed.
-func (s *Schedules) Sync(entries []runner.Entry, prune bool) (cli.ScheduleSync, error) {
+func (s *Schedules) Sync(entries []runner.Entry, prune bool) (server.ScheduleSync, error) {
 	ctx, cancel := s.b.ctx()
 	defer cancel()
-	var rep cli.ScheduleSync
+	var rep server.ScheduleSync
 	declared := map[string]bool{}
 	for _, e := range entries {
 		declared[e.Schedule.ID] = true

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/testkit/proctest"
 	"go.temporal.io/sdk/client"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/internal/proctest"
 	"github.com/wendflow/wend/temporal/e2e/devserver"
+	"github.com/wendflow/wend/testkit/proctest"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )

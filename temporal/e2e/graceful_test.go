@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/internal/proctest"
+	"github.com/wendflow/wend/testkit/proctest"
 	"go.temporal.io/sdk/client"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wendflow/wend/internal/browsertest"
+	"github.com/wendflow/wend/testkit/browsertest"
 )
 
 // TestServeOverTemporal: wend serve --temporal answers the HTTP API, the web UI and /metrics

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wendflow/wend/failpoint"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/faults"
 	"github.com/wendflow/wend/temporal/internal/closing"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/api/serviceerror"
@@ -124,7 +124,7 @@ func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, s
 	}
 	// Crash tests (`-tags faults`) kill the worker here: the activity task is started but the
 	// plugin never ran, and ...
-	faults.Hit("worker-before-call")
+	failpoint.Hit("worker-before-call")
 	var build string
 	var out json.RawMessage
 	var err error
@@ -149,7 +149,7 @@ func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, s
 	}
 	// ... here: the plugin ran, but Temporal never hears of it, so the next try runs it again
 	// under the same activity_execution_id.
-	faults.Hit("worker-after-call")
+	failpoint.Hit("worker-after-call")
 	mu.Lock()
 	defer mu.Unlock()
 	if err != nil {

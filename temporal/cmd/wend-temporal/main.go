@@ -6,7 +6,8 @@ package main
 import (
 	"os"
 
-	"github.com/wendflow/wend/internal/cli"
+	"github.com/wendflow/wend/cli"
+	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/backend"
 )
 
@@ -14,7 +15,7 @@ func main() { os.Exit(cli.MainWith(extensions())) }
 
 func extensions() cli.Extensions {
 	return cli.Extensions{
-		OpenTemporal: func(t cli.Temporal) (cli.Backend, error) {
+		OpenTemporal: func(t cli.Temporal) (server.Backend, error) {
 			return backend.Dial(backend.Options{HostPort: t.Address, Namespace: t.Namespace, TaskQueue: t.TaskQueue})
 		},
 		Commands: map[string]cli.Command{"worker": workerCmd},

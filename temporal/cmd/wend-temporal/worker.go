@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wendflow/wend/internal/cli"
+	"github.com/wendflow/wend/cli"
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/worker"
 	"go.temporal.io/sdk/client"

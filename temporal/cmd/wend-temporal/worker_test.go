@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wendflow/wend/internal/cli"
+	"github.com/wendflow/wend/cli"
 )
 
 // TestWorkerUsage: the mistakes `wend worker` catches before dialing a cluster, each with

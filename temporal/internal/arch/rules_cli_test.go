@@ -5,16 +5,17 @@ package arch
 func init() {
 	sdk := []string{"go.temporal.io/sdk/", "go.temporal.io/api/", "google.golang.org/protobuf/"}
 	allowed["internal/closing"] = []string{wend + "/history", "go.temporal.io/sdk/temporal"}
-	// The worker's failpoints (internal/faults) are empty functions outside `-tags faults` builds.
-	allowed["worker"] = append([]string{wend + "/history", wend + "/plugins", wend + "/internal/faults", module + "/wire", module + "/internal/closing", "golang.org/x/sys/unix"}, sdk...)
-	allowed["backend"] = append([]string{wend + "/history", wend + "/interpreter", wend + "/interpreter/engine", wend + "/history/export", wend + "/runview", wend + "/spec", wend + "/server", wend + "/internal/cli",
+	// The worker's failpoints are empty functions outside `-tags faults` builds.
+	allowed["worker"] = append([]string{wend + "/history", wend + "/plugins", wend + "/failpoint", module + "/wire", module + "/internal/closing", "golang.org/x/sys/unix"}, sdk...)
+	allowed["backend"] = append([]string{wend + "/history", wend + "/interpreter", wend + "/interpreter/engine", wend + "/history/export", wend + "/runview", wend + "/spec", wend + "/server",
 		wend + "/schedule", wend + "/schedule/runner", module + "/wire", module + "/internal/closing"}, sdk...)
-	allowed["cmd/wend-temporal"] = []string{wend + "/internal/cli", module + "/backend", module + "/worker", module + "/driver", "go.temporal.io/sdk/client", "go.temporal.io/sdk/log"}
+	allowed["cmd/wend-temporal"] = []string{wend + "/cli", wend + "/server", module + "/backend", module + "/worker", module + "/driver", "go.temporal.io/sdk/client", "go.temporal.io/sdk/log"}
 	// The backend syncs schedules as Temporal Schedules: it reads their declarations with
 	// schedule and keeps runner's records and views, so the CLI shows both engines alike.
 	// The worker runs plugins and workflow code, never a database; the backend reads runs
 	// through the cluster and hosts no workflow code.
-	forbiddenDeps["worker"] = []string{wend + "/boltstore", wend + "/interpreter/engine", wend + "/internal/cli", wend + "/server", "go.etcd.io/bbolt"}
-	forbiddenDeps["backend"] = []string{module + "/driver", module + "/worker"}
+	forbiddenDeps["worker"] = []string{wend + "/boltstore", wend + "/interpreter/engine", wend + "/internal/cli", wend + "/cli", wend + "/server", "go.etcd.io/bbolt"}
+	// The CLI uses the backend (server.Backend), never the reverse.
+	forbiddenDeps["backend"] = []string{module + "/driver", module + "/worker", wend + "/cli", wend + "/internal/cli", wend + "/boltstore"}
 	forbiddenDeps["internal/closing"] = []string{wend + "/interpreter", wend + "/spec", wend + "/plugins", wend + "/internal/cli"}
 }

@@ -17,8 +17,8 @@ import (
 	"os"
 	"runtime/pprof"
 
+	"github.com/wendflow/wend/cli"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/cli"
 )
 
 type noop struct{}

@@ -1,6 +1,7 @@
-// Package browsertest drives headless chromium (Debian's) for the web UI's browser tests:
-// start one per test, run actions, read values, and wait for a selector's text, so tests
-// wait for what the page shows rather than sleep.
+// Package browsertest is a helper of wend's own tests, not an API: it drives headless
+// chromium (Debian's) for the web UI's browser tests: start one per test, run actions, read
+// values, and wait for a selector's text, so tests wait for what the page shows rather than
+// sleep. Tests of both modules import it; no product package may.
 package browsertest
 
 import (

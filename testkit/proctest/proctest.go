@@ -1,5 +1,7 @@
-// Package proctest reads Linux's /proc for tests that count processes: a plugin's process
-// group after a kill, zombies left unreaped.
+// Package proctest is a helper of wend's own tests, not an API: it reads Linux's /proc for
+// tests that count processes (a plugin's process group after a kill, zombies left unreaped)
+// and the example plugin's invocation log. Tests of both modules import it; no product
+// package may.
 package proctest
 
 import (

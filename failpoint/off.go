@@ -1,6 +1,6 @@
 //go:build !faults
 
-package faults
+package failpoint
 
 // Hit marks a failpoint; without the faults build tag it does nothing.
 func Hit(string) {}

@@ -1,6 +1,6 @@
 //go:build faults
 
-package faults
+package failpoint
 
 import (
 	"fmt"
