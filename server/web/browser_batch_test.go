@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wendflow/wend/testkit/browsertest"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/testkit/browsertest"
 )
 
 // withBatches gives the fixture's server batches over a memory store, as wend serve does.
