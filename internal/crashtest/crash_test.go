@@ -59,6 +59,7 @@ func sequential(t *testing.T, dir, plugin, log string, n int) string {
 type attempt struct {
 	exit   int
 	killed bool
+	stderr string // what the process printed, for the message of a test that did not expect its exit
 }
 
 // runOnce starts `wend run --id crash` and either lets it finish, kills it after delay, or
@@ -91,11 +92,11 @@ func runWith(t *testing.T, wend, db, wf, id string, delay time.Duration, failpoi
 	}
 	select {
 	case err := <-done:
-		return attempt{exit: exitCode(err)}
+		return attempt{exit: exitCode(err), stderr: stderr.String()}
 	case <-timer:
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		<-done
-		return attempt{exit: 137, killed: true}
+		return attempt{exit: 137, killed: true, stderr: stderr.String()}
 	case <-time.After(60 * time.Second):
 		_ = cmd.Process.Kill()
 		t.Fatalf("wend run hung; stderr:\n%s", stderr.String())
@@ -163,7 +164,7 @@ func TestKillAndResume(t *testing.T) {
 		case a.exit == 0:
 			finished = true
 		default:
-			t.Fatalf("wend run exited %d (attempt %d)", a.exit, i)
+			t.Fatalf("wend run exited %d (attempt %d); stderr:\n%s", a.exit, i, a.stderr)
 		}
 	}
 	if !finished {

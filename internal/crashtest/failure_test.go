@@ -57,7 +57,7 @@ func TestFailurePathsAcrossKills(t *testing.T) {
 			wf := write(tc.id, tc.body)
 			for _, d := range tc.kills {
 				if a := runOnceID(t, wend, db, wf, tc.id, d); !a.killed {
-					t.Fatalf("run ended (exit %d) before the planned kill", a.exit)
+					t.Fatalf("run ended (exit %d) before the planned kill; stderr:\n%s", a.exit, a.stderr)
 				}
 				if tc.id == "deadline" {
 					time.Sleep(1500 * time.Millisecond) // down while the deadline passes
@@ -75,7 +75,7 @@ func TestFailurePathsAcrossKills(t *testing.T) {
 				t.Fatal(err)
 			}
 			if last.killed || (last.exit == 0) != (tc.status == history.StatusCompleted) {
-				t.Fatalf("last run exit %d; history:\n%s", last.exit, eventLines(evs))
+				t.Fatalf("last run exit %d; stderr:\n%s\nhistory:\n%s", last.exit, last.stderr, eventLines(evs))
 			}
 			early, dups := 0, 0
 			var due time.Time

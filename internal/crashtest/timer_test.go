@@ -49,7 +49,7 @@ func TestTimersAcrossCrashes(t *testing.T) {
 			continue
 		}
 		if a.exit != 0 {
-			t.Fatalf("exit %d", a.exit)
+			t.Fatalf("exit %d; stderr:\n%s", a.exit, a.stderr)
 		}
 		break
 	}
