@@ -105,17 +105,22 @@ func (s *Store) logLoss() (note, ack string, err error) {
 
 // markLog writes the log's id into its folder (synced) and then into the meta bucket, in the
 // write transaction the caller checkpoints next. id nil makes a new one.
+//
+// A database reopened after a crash goes on with the id its folder already holds, and that
+// file is not written again: writing it truncates it first, and a process killed between the
+// truncation and the write would leave a database whose own log reads as another's. A new id
+// is written while the meta bucket holds none, when a torn file is harmless.
 func (s *Store) markLog(id []byte) error {
+	dir := walDir(s.path)
 	if id == nil {
 		id = make([]byte, 16)
 		rand.Read(id)
-	}
-	dir := walDir(s.path)
-	if err := writeSynced(filepath.Join(dir, logIDName), id); err != nil {
-		return fmt.Errorf("write log id: %w", err)
-	}
-	if err := syncDir(dir); err != nil {
-		return err
+		if err := writeSynced(filepath.Join(dir, logIDName), id); err != nil {
+			return fmt.Errorf("write log id: %w", err)
+		}
+		if err := syncDir(dir); err != nil {
+			return err
+		}
 	}
 	return guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyLogID, id) })
@@ -131,7 +136,10 @@ func writeSynced(name string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(b)
+	err = testFailWrite("log id") // a test's kill between the truncation and the write
+	if err == nil {
+		_, err = f.Write(b)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -78,3 +78,34 @@ func TestLogMissingRefused(t *testing.T) {
 	}
 	must(t, c.Close())
 }
+
+// TestReopenLeavesItsLogIDAlone: reopening a database that was not closed cleanly goes on with
+// the id its log folder holds and does not write that file again. Writing it truncates it
+// first, so a process killed between the truncation and the write left a database whose own
+// log read as another copy's, refused at the next Open (seen in the crash tests). Here the
+// write of the id fails as that kill would: the Open must not reach it, and every commit is
+// there after.
+func TestReopenLeavesItsLogIDAlone(t *testing.T) {
+	img, _, _, _, seq := laggingImage(t, 40, 300, DefaultLogSegmentSize)
+	path := img.write(t)
+	testFailWrite = func(w string) error {
+		if w == "log id" {
+			return errors.New("killed between the truncation and the write")
+		}
+		return nil
+	}
+	t.Cleanup(func() { testFailWrite = func(string) error { return nil } })
+	s, got, err := reopened(t, path)
+	if err != nil {
+		t.Fatalf("reopening a database not closed cleanly wrote its log id again: %v", err)
+	}
+	if got != seq {
+		t.Errorf("run r1 at seq %d, want %d", got, seq)
+	}
+	id, err := os.ReadFile(filepath.Join(walDir(path), logIDName))
+	must(t, err)
+	if string(id) != string(img.segments[logIDName]) {
+		t.Errorf("the log id changed on reopen: %x, want %x", id, img.segments[logIDName])
+	}
+	must(t, s.Close())
+}
