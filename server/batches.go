@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -225,7 +226,16 @@ func (b *Batches) Create(req BatchRequest) (Batch, bool, error) {
 	return bt.clone(), true, nil
 }
 
+// withoutRuns is r as a batch keeps it: its run ids replaced by their digest.
 func withoutRuns(r BatchRequest) BatchRequest {
+	r.RunsDigest = ""
+	if len(r.RunIDs) > 0 {
+		h := sha256.New()
+		for _, id := range r.RunIDs {
+			h.Write([]byte(id + "\n"))
+		}
+		r.RunsDigest = hex.EncodeToString(h.Sum(nil))
+	}
 	r.RunIDs = nil
 	return r
 }
