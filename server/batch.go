@@ -62,6 +62,10 @@ type BatchRequest struct {
 	Signal *BatchSignal `json:"signal,omitempty"` // signal: what to send
 	// RPS is the pace, in runs a second (DefaultBatchRPS when 0, at most MaxBatchRPS).
 	RPS float64 `json:"rps,omitempty"`
+	// RunsDigest is kept in place of RunIDs in a stored batch: the SHA-256 of the ids given,
+	// each followed by a newline, so a resend naming other runs is told apart. Set by the
+	// server; a request's is ignored.
+	RunsDigest string `json:"runs_digest,omitempty"`
 }
 
 // BatchSignal is what a signal batch sends to each run.

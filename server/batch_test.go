@@ -162,6 +162,8 @@ func TestBatchSignalsOnceAndIsIdempotentByID(t *testing.T) {
 	}
 	code, b := f.do("POST", "/v1/batches", `{"id":"sig","operation":"cancel","run_ids":["s1"]}`, nil)
 	wantError(t, code, b, http.StatusConflict, CodeIDTaken, "another request")
+	code, b = f.do("POST", "/v1/batches", strings.Replace(body, `"nope"`, `"other"`, 1), nil)
+	wantError(t, code, b, http.StatusConflict, CodeIDTaken, "another request")
 	bt = f.batchClosed("sig")
 	if bt.Status != BatchCompleted || bt.Done != 1 || bt.Failed != 1 || len(bt.Failures) != 1 || bt.Failures[0].RunID != "nope" {
 		t.Fatalf("closed as %+v, want 1 done, 1 failed (nope)", bt)

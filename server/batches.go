@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -44,8 +45,8 @@ type Batches struct {
 
 	createMu sync.Mutex // one Create at a time, so two requests with one id make one batch
 	mu       sync.Mutex
-	batches  map[string]*Batch // the latest state of each, copied out under mu
-	stops    map[string]context.CancelFunc
+	batches  map[string]*Batch         // the latest state of each, copied out under mu
+	running  map[string]batchGoroutine // the batches being acted on, by id
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -57,7 +58,7 @@ func NewBatches(srv *Server, st BatchStore, logf func(format string, args ...any
 	if err != nil {
 		return nil, fmt.Errorf("read batches: %w", err)
 	}
-	b := &Batches{srv: srv, store: st, logf: logf, batches: map[string]*Batch{}, stops: map[string]context.CancelFunc{}}
+	b := &Batches{srv: srv, store: st, logf: logf, batches: map[string]*Batch{}, running: map[string]batchGoroutine{}}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	for id, raw := range recs {
 		var bt Batch
@@ -136,15 +137,15 @@ func (b *Batches) Cancel(id string) (Batch, error) {
 		b.mu.Unlock()
 		return Batch{}, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no batch %q", id))
 	}
-	stop := b.stops[id]
+	g, running := b.running[id]
 	b.mu.Unlock()
 	if !bt.Open() {
 		return b.Get(id)
 	}
-	if stop != nil {
-		stop() // its goroutine stops between two runs and writes where it is
+	if running {
+		g.stop() // its goroutine stops between two runs and writes where it is
+		<-g.done
 	}
-	b.waitStopped(id)
 	up, err := b.Get(id)
 	if err != nil || !up.Open() {
 		return up, err
@@ -154,19 +155,6 @@ func (b *Batches) Cancel(id string) (Batch, error) {
 		return Batch{}, wrap(err)
 	}
 	return up, nil
-}
-
-// waitStopped waits for a batch's goroutine to have left.
-func (b *Batches) waitStopped(id string) {
-	for {
-		b.mu.Lock()
-		_, running := b.stops[id]
-		b.mu.Unlock()
-		if !running {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // Create accepts a batch: it checks the request, fixes the set of runs, stores both, and
@@ -225,7 +213,16 @@ func (b *Batches) Create(req BatchRequest) (Batch, bool, error) {
 	return bt.clone(), true, nil
 }
 
+// withoutRuns is r as a batch keeps it: its run ids replaced by their digest.
 func withoutRuns(r BatchRequest) BatchRequest {
+	r.RunsDigest = ""
+	if len(r.RunIDs) > 0 {
+		h := sha256.New()
+		for _, id := range r.RunIDs {
+			h.Write([]byte(id + "\n"))
+		}
+		r.RunsDigest = hex.EncodeToString(h.Sum(nil))
+	}
 	r.RunIDs = nil
 	return r
 }
@@ -261,19 +258,28 @@ func newBatchID() string {
 	return "batch-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(r[:])
 }
 
+// batchGoroutine is a running batch's goroutine: stop asks it to stop, done closes when it
+// has.
+type batchGoroutine struct {
+	stop context.CancelFunc
+	done chan struct{}
+}
+
 // launch starts batch id's goroutine. Called with mu held.
 func (b *Batches) launch(id string) {
 	ctx, stop := context.WithCancel(b.ctx)
-	b.stops[id] = stop
+	done := make(chan struct{})
+	b.running[id] = batchGoroutine{stop: stop, done: done}
 	bt := b.batches[id].clone()
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
 		defer func() {
 			b.mu.Lock()
-			delete(b.stops, id)
+			delete(b.running, id)
 			b.mu.Unlock()
 			stop()
+			close(done)
 		}()
 		if err := b.run(ctx, &bt); err != nil && ctx.Err() == nil {
 			b.logf("wend: batch %s failed: %v", id, err)

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"os"
+	"os/signal"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/wendflow/wend/server"
@@ -51,9 +54,19 @@ func bulkThroughBatch(e *env, c *client, w where, op bulkOp) (code int, ok bool)
 	fmt.Fprintln(e.stdout, bt.ID)
 	fmt.Fprintf(e.stderr, "wend %s: batch %s runs in wend pid %d, which holds the database, at %g run(s)/s; "+
 		"wend batch show %s follows it, wend batch cancel %s stops it\n", op.name, bt.ID, c.pid, bt.Request.RPS, bt.ID, bt.ID)
+	// Ctrl-C stops following, not the batch: serve goes on with it.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	last, lastAt := -1, time.Now()
 	for bt.Open() {
-		time.Sleep(batchPoll)
+		select {
+		case <-sigs:
+			fmt.Fprintf(e.stderr, "wend %s: interrupted; batch %s goes on in wend pid %d (wend batch show %s, wend batch cancel %s)\n",
+				op.name, bt.ID, c.pid, bt.ID, bt.ID)
+			return exitInterrupted, true
+		case <-time.After(batchPoll):
+		}
 		if bt, err = c.Batch(context.Background(), bt.ID); err != nil {
 			return commandError(e, op.name, err), true
 		}

@@ -15,7 +15,10 @@ import (
 
 const uiBatchesPath = "/ui/batches"
 
-func init() { pages["batch"] = parsePage("batch.html") }
+func init() {
+	pages["batch"] = parsePage("batch.html")
+	pages["batches"] = parsePage("batches.html")
+}
 
 // batchActions are what the runs list offers to do to the runs ticked.
 var batchActions = []string{server.BatchOpCancel, server.BatchOpTerminate, server.BatchOpRetry}
@@ -23,6 +26,22 @@ var batchActions = []string{server.BatchOpCancel, server.BatchOpTerminate, serve
 func (u *UI) batchRoutes(m *http.ServeMux) {
 	m.HandleFunc("POST "+uiBatchesPath, u.createBatch)
 	m.HandleFunc("GET "+uiBatchesPath+"/{id}", u.batch)
+	m.HandleFunc("GET "+uiBatchesPath, u.batches)
+}
+
+type batchesView struct {
+	uiPage
+	Batches []server.Batch
+}
+
+// batches is GET /ui/batches: every batch kept, newest first, each linked to its page.
+func (u *UI) batches(w http.ResponseWriter, r *http.Request) {
+	bs := u.s.Batches()
+	if bs == nil {
+		renderError(w, r, server.NewError(server.CodeUnsupported, "this process runs no batches: they are run by wend serve"))
+		return
+	}
+	renderPage(w, http.StatusOK, "batches", "", batchesView{uiPage: newUIPage(r, "Batches"), Batches: bs.List()})
 }
 
 type batchView struct {
