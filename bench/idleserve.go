@@ -31,8 +31,8 @@ import (
 //     once the signal is committed); medians;
 //   - the process's peak RSS (VmHWM) before SIGTERM, and its CPU time to its exit.
 func (b *bench) idleServe(db string, n int) {
-	if n < 600 {
-		return // its signals go to runs o200..o599, which the earlier parts left waiting
+	if n < 800 {
+		return // its signals go to runs o200..o599, which the earlier parts left waiting (they signal o0..o199 and the last 200)
 	}
 	dir := filepath.Dir(db)
 	wend := b.path("wend")
