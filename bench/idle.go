@@ -29,7 +29,7 @@ var (
 	idleWithTimers = flag.Bool("idle-timers", true, "idle: end with the timers part (false: skip it)")
 	timersAt       = flag.Duration("idle-timers-due", 0, "idle: with -idle-timers-only, the timers fall due this long after the first start (default n/200 seconds + 3 s)")
 	fireProfile    = flag.String("idle-fire-cpuprofile", "", "idle: write a CPU profile of the timers' firing alone (their due time to the last run closed) to this file")
-	idleDump       = flag.String("idle-dump", "", "idle: save serve's /proc/PID/smaps at ready and after the start's repair (DIR/ready.smaps, DIR/repaired.smaps) and its heap profile at SIGTERM (DIR/serve.heap)")
+	idleDump       = flag.String("idle-dump", "", "idle: save serve's /proc/PID/smaps at ready and after the start's repair (DIR/ready.smaps, DIR/repaired.smaps) and its heap profile right before SIGTERM (DIR/serve.heap; that serve is bench/heapserve)")
 )
 
 // orderFlow waits 72 h for a shipment signal after one activity: every run holds a timer

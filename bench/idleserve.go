@@ -3,17 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/wendflow/wend/internal/apiclient"
+	"github.com/wendflow/wend/bench/harness"
 )
 
 // idleServe is idle's third part, how long `wend serve` takes to start with N open
@@ -33,71 +31,43 @@ import (
 //     once the signal is committed); medians;
 //   - the process's peak RSS (VmHWM) before SIGTERM, and its CPU time to its exit.
 func (b *bench) idleServe(db string, n int) {
-	if n < 600 {
-		return // its signals go to runs o200..o599, which the earlier parts left waiting
+	if n < 800 {
+		return // its signals go to runs o200..o599, which the earlier parts left waiting (they signal o0..o199 and the last 200)
 	}
 	dir := filepath.Dir(db)
 	wend := b.path("wend")
 	goBuild(wend, "github.com/wendflow/wend/cmd/wend")
 	goBuild(filepath.Join(dir, "p"), "github.com/wendflow/wend/examples/plugins/go") // the order flow's ./p
-	logPath := b.path("serve.log")
-	logf, err := os.Create(logPath)
+	o := harness.Options{Bin: wend, DB: db, Flags: []string{"--idle-after", idleAfter.String()}, Log: b.path("serve.log"),
+		ReadyWithin: 5 * time.Minute}
+	var heap *heapAsk
+	if *idleDump != "" {
+		heap = b.heapServe(&o, filepath.Join(*idleDump, "serve.heap"))
+	}
+	srv, err := harness.Start(o)
+	if heap != nil {
+		heap.started()
+	}
 	if err != nil {
 		fail(err)
 	}
-	defer logf.Close()
-	api := apiclient.Unix(db + ".sock")
-	cmd := exec.Command(wend, "serve", "--db", db, "--http", "off", "--idle-after", idleAfter.String())
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = childAttr()
-	if *idleDump != "" {
-		cmd.Env = append(os.Environ(), "WEND_HEAPPROFILE="+filepath.Join(*idleDump, "serve.heap"))
-	}
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		fail(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stop := func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-	atFail(stop)
+	atFail(srv.Kill)
 	check := func(err error) {
 		if err != nil {
-			stop()
-			fail(fmt.Errorf("%v\n%s", err, tail(logPath)))
+			srv.Kill()
+			fail(fmt.Errorf("%v\n%s", err, srv.Tail()))
 		}
 	}
-
-	var ready time.Duration
-	for {
-		var h struct {
-			Status string `json:"status"`
-			Engine bool   `json:"engine"`
-		}
-		if err := api.Call(context.Background(), "GET", "/v1/health", nil, http.StatusOK, &h); err == nil && h.Status == "ok" && h.Engine {
-			ready = time.Since(t0)
-			break
-		}
-		select {
-		case err := <-exited:
-			fail(fmt.Errorf("wend serve exited before it was ready: %v\n%s", err, tail(logPath)))
-		case <-time.After(2 * time.Millisecond):
-		}
-		if time.Since(t0) > 5*time.Minute {
-			check(fmt.Errorf("wend serve not ready after 5 minutes"))
-		}
-	}
-	readyCPU, readyRSS := procCPU(cmd.Process.Pid), procRSSMB(cmd.Process.Pid)
-	saveSmaps(cmd.Process.Pid, "ready.smaps")
+	t0, ready, pid := srv.Started, srv.Ready, srv.PID()
+	readyCPU, readyRSS := procCPU(pid), procRSSMB(pid)
+	saveSmaps(pid, "ready.smaps")
 
 	signal := func(from, to int) float64 {
 		var ds []float64
 		for i := from; i < to; i++ {
 			s := time.Now()
-			check(api.Call(context.Background(), "POST", "/v1/runs/o"+strconv.Itoa(i)+"/signals", map[string]any{"name": "shipped", "data": "dhl"}, http.StatusOK, nil))
+			_, err := srv.API.Signal(context.Background(), "o"+strconv.Itoa(i), "shipped", json.RawMessage(`"dhl"`))
+			check(err)
 			ds = append(ds, float64(time.Since(s))/float64(time.Millisecond))
 		}
 		return medianOf(ds)
@@ -108,39 +78,34 @@ func (b *bench) idleServe(db string, n int) {
 	var repaired time.Duration
 	var peakAnon, peakFile float64 // the most of each seen while the repair ran, sampled every 20 ms
 	for repaired == 0 {
-		peakAnon = max(peakAnon, procStatusMB(cmd.Process.Pid, "RssAnon:"))
-		peakFile = max(peakFile, procStatusMB(cmd.Process.Pid, "RssFile:"))
-		if log, _ := os.ReadFile(logPath); bytes.Contains(log, []byte("wend: checked the tasks of ")) {
+		peakAnon = max(peakAnon, procStatusMB(pid, "RssAnon:"))
+		peakFile = max(peakFile, procStatusMB(pid, "RssFile:"))
+		if log, _ := os.ReadFile(o.Log); bytes.Contains(log, []byte("wend: checked the tasks of ")) {
 			repaired = time.Since(t0)
 			break
 		}
 		select {
-		case err := <-exited:
-			fail(fmt.Errorf("wend serve exited: %v\n%s", err, tail(logPath)))
+		case <-srv.Exited():
+			fail(fmt.Errorf("wend serve exited: %v\n%s", srv.Err(), srv.Tail()))
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Since(t0) > 10*time.Minute {
 			check(fmt.Errorf("the start's repair did not end in 10 minutes"))
 		}
 	}
-	repairedRSS := procRSSMB(cmd.Process.Pid)
-	saveSmaps(cmd.Process.Pid, "repaired.smaps")
+	repairedRSS := procRSSMB(pid)
+	saveSmaps(pid, "repaired.smaps")
 	// The resident set split: anonymous (heap, stacks) and file-backed (bbolt's map of the file).
-	repairedAnon, repairedFile := procStatusMB(cmd.Process.Pid, "RssAnon:"), procStatusMB(cmd.Process.Pid, "RssFile:")
+	repairedAnon, repairedFile := procStatusMB(pid, "RssAnon:"), procStatusMB(pid, "RssFile:")
 	afterRepair := signal(400, 600)
-	peak := procStatusMB(cmd.Process.Pid, "VmHWM:") // the rusage of a forked child counts the parent's pages before exec
+	peak := procStatusMB(pid, "VmHWM:") // the rusage of a forked child counts the parent's pages before exec
 
-	api.Close()
-	check(cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		if err != nil {
-			fail(fmt.Errorf("wend serve exited after SIGTERM: %v\n%s", err, tail(logPath)))
-		}
-	case <-time.After(time.Minute):
-		check(fmt.Errorf("wend serve still running a minute after SIGTERM"))
+	if heap != nil {
+		check(heap.write())
 	}
-	ps := cmd.ProcessState
+	_, err = srv.Stop()
+	check(err)
+	ps := srv.State()
 	note := ""
 	if signalsDone > repaired {
 		note = "the signals sent right after ready outlasted the start's repair: signal_ms_median_during_repair is partly after it"
@@ -150,7 +115,7 @@ func (b *bench) idleServe(db string, n int) {
 		"rss_anon_mb_repaired", repairedAnon, "rss_file_mb_repaired", repairedFile, "peak_rss_mb", peak,
 		"rss_anon_mb_most_during_repair", peakAnon, "rss_file_mb_most_during_repair", peakFile,
 		"signal_ms_median_during_repair", round(duringRepair), "signal_ms_median", round(afterRepair),
-		"cpu_ms_total", ms(ps.UserTime()+ps.SystemTime()), "repair_log", repairLine(logPath), "note", note)
+		"cpu_ms_total", ms(ps.UserTime()+ps.SystemTime()), "repair_log", repairLine(o.Log), "note", note)
 }
 
 // repairLine is the serve log's line about the start's repair.

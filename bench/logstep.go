@@ -88,12 +88,12 @@ func (b *bench) runSteps(f, id string, host *hostActs, opts boltstore.Options, s
 // and adds up the writes' and the calls' time: appends to a growing file (the target's floor), or
 // with prealloc writes into a file preallocated as the log's segments are (the stricter floor).
 func (b *bench) appendLoop(n int, call func() time.Duration, prealloc bool, app, calls *time.Duration) {
-	var l *boltstore.PlainLog
+	var l *PlainLog
 	var err error
 	if prealloc {
-		l, err = boltstore.OpenPlainLogPreallocated(b.path("bare-prealloc.log"), boltstore.DefaultLogSegmentSize)
+		l, err = OpenPlainLogPreallocated(b.path("bare-prealloc.log"), boltstore.DefaultLogSegmentSize)
 	} else {
-		l, err = boltstore.OpenPlainLog(b.path("bare.log"))
+		l, err = OpenPlainLog(b.path("bare.log"))
 	}
 	if err != nil {
 		fail(err)

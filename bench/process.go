@@ -11,10 +11,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/wendflow/wend/internal/apiclient"
+	"github.com/wendflow/wend/bench/harness"
 )
 
 // Temporal's dev server on the three workloads, in ms: 200 sequential activities, 200 in one
@@ -58,14 +57,14 @@ func (b *bench) process() {
 
 	floor := b.sequentialFloor(plugin)
 	atFail(floor.close)
-	srv, readyT := startServe(wend, filepath.Join(dir, "serve.db"), flows, filepath.Join(dir, "serve.log"))
-	atFail(srv.kill)
+	srv := startServe(wend, filepath.Join(dir, "serve.db"), flows, filepath.Join(dir, "serve.log"))
+	atFail(srv.Kill)
 	check := func(err error) {
 		if err != nil {
-			fail(fmt.Errorf("%v\n%s", err, srv.logTail()))
+			fail(fmt.Errorf("%v\n%s", err, srv.Tail()))
 		}
 	}
-	check(srv.run("warmup", "pthree", "null"))
+	check(runToEnd(srv, "warmup", "pthree", "null"))
 	var seqT, fanT, threeT, floorT []time.Duration
 	var overFloor []float64
 	for rep := range processRepeats {
@@ -73,14 +72,14 @@ func (b *bench) process() {
 		// served run, half right after, so a loaded moment weighs on both alike.
 		fl := floor.run(100)
 		start := time.Now()
-		check(srv.run(fmt.Sprintf("seq-%d", rep), "pseq", "null"))
+		check(runToEnd(srv, fmt.Sprintf("seq-%d", rep), "pseq", "null"))
 		seqT = append(seqT, time.Since(start))
 		fl += floor.run(100)
 		floorT = append(floorT, fl)
 		overFloor = append(overFloor, float64(seqT[rep])/float64(fl))
 
 		start = time.Now()
-		check(srv.run(fmt.Sprintf("fan-%d", rep), "pfan", fanInput()))
+		check(runToEnd(srv, fmt.Sprintf("fan-%d", rep), "pfan", fanInput()))
 		fanT = append(fanT, time.Since(start))
 
 		start = time.Now()
@@ -88,16 +87,16 @@ func (b *bench) process() {
 		var wg sync.WaitGroup
 		for i := range errs {
 			wg.Add(1)
-			go func() { defer wg.Done(); errs[i] = srv.run(fmt.Sprintf("three-%d-%d", rep, i), "pthree", "null") }()
+			go func() { defer wg.Done(); errs[i] = runToEnd(srv, fmt.Sprintf("three-%d-%d", rep, i), "pthree", "null") }()
 		}
 		wg.Wait()
 		threeT = append(threeT, time.Since(start))
 		check(errors.Join(errs...))
 	}
 	floor.close()
-	stopT, err := srv.stop()
+	stopT, err := srv.Stop()
 	check(err)
-	check(noLeftovers(wend, plugin))
+	check(harness.NoLeftovers(wend, plugin))
 
 	var cliT []time.Duration
 	for rep := range processRepeats {
@@ -107,7 +106,7 @@ func (b *bench) process() {
 		}
 		cliT = append(cliT, d)
 	}
-	if err := noLeftovers(wend, plugin); err != nil {
+	if err := harness.NoLeftovers(wend, plugin); err != nil {
 		fail(err)
 	}
 
@@ -123,7 +122,7 @@ func (b *bench) process() {
 		"temporal_ratio_sequential_200", round(seqMs/temporalSeqMs),
 		"temporal_ratio_parallel_200", round(fanMs/temporalFanMs),
 		"temporal_ratio_runs_100x3", round(threeMs/temporalThreeMs),
-		"serve_ready_ms", ms(readyT), "serve_stop_ms", ms(stopT), "repeats", processRepeats,
+		"serve_ready_ms", ms(srv.Ready), "serve_stop_ms", ms(stopT), "repeats", processRepeats,
 		"note", "wend serve + example Go plugin, plugin started; POST /v1/runs + GET /v1/runs/{id}/wait over the control socket; "+
 			"cli_run is `wend run` exec to exit on a fresh db; ms are medians, ranges min and max; updates_per_step is against this run's "+
 			"bbolt_update; sequential_200_floor is 200 rounds of the bare durable loop (a plain synced "+
@@ -161,108 +160,23 @@ func goBuild(out, pkg string) {
 	}
 }
 
-// served is a running `wend serve` and an HTTP client on its control socket.
-type served struct {
-	cmd  *exec.Cmd
-	log  string
-	api  *apiclient.Client
-	done chan struct{} // closed when the process has exited; then werr is its Wait error
-	werr error
-	once sync.Once
-}
-
 // startServe starts `wend serve` on db with the workflows below flows registered and no TCP
-// listener, and returns once the socket answers /v1/health and lists the workflows; the
-// duration is exec to ready.
-func startServe(wend, db, flows, logPath string) (*served, time.Duration) {
-	logf, err := os.Create(logPath)
+// listener, and returns once the socket answers /v1/health and lists the three workflows;
+// its Ready is exec to ready.
+func startServe(wend, db, flows, logPath string) *harness.Serve {
+	s, err := harness.Start(harness.Options{Bin: wend, DB: db, Flags: []string{"--workflows", flows}, Log: logPath, Workflows: 3})
 	if err != nil {
 		fail(err)
 	}
-	defer logf.Close() // the child has its own descriptor
-	sock := db + ".sock"
-	s := &served{log: logPath, done: make(chan struct{}), api: apiclient.Unix(sock)}
-	s.cmd = exec.Command(wend, "serve", "--db", db, "--http", "off", "--workflows", flows)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	s.cmd.SysProcAttr = childAttr()
-	start := time.Now()
-	if err := s.cmd.Start(); err != nil {
-		fail(err)
-	}
-	go func() { s.werr = s.cmd.Wait(); close(s.done) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if err := s.ready(); err == nil {
-			return s, time.Since(start)
-		} else if time.Now().After(deadline) {
-			s.kill()
-			fail(fmt.Errorf("wend serve not ready after 60s: %v\n%s", err, s.logTail()))
-		}
-		select {
-		case <-s.done:
-			fail(fmt.Errorf("wend serve exited before it was ready: %v\n%s", s.werr, s.logTail()))
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	return s
 }
 
-// ready is nil once serve answers with an engine and has registered the three workflows.
-func (s *served) ready() error { return s.api.Ready(context.Background(), 3) }
-
-// run starts a run of the registered workflow under id and waits until it has closed; an
-// error unless it completed.
-func (s *served) run(id, workflow, input string) error {
+// runToEnd starts a run of the registered workflow under id and waits until it has closed;
+// an error unless it completed.
+func runToEnd(s *harness.Serve, id, workflow, input string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	return s.api.RunToEnd(ctx, id, workflow, json.RawMessage(input))
-}
-
-// stop sends SIGTERM and waits for a clean exit (status 0); after 30 s it kills the process
-// and reports an error. The duration is signal to exit.
-func (s *served) stop() (time.Duration, error) {
-	s.api.Close()
-	start := time.Now()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return 0, fmt.Errorf("stop wend serve: %v", err)
-	}
-	select {
-	case <-s.done:
-		if s.werr != nil {
-			return time.Since(start), fmt.Errorf("wend serve exited after SIGTERM: %v", s.werr)
-		}
-		return time.Since(start), nil
-	case <-time.After(30 * time.Second):
-		s.kill()
-		return 0, errors.New("wend serve still running 30s after SIGTERM; killed")
-	}
-}
-
-// kill ends the server at once unless it has exited; its plugin dies with it (the plugin
-// host starts it with a parent-death signal). Safe to call more than once.
-func (s *served) kill() {
-	s.once.Do(func() {
-		select {
-		case <-s.done:
-			return
-		default:
-		}
-		_ = s.cmd.Process.Kill()
-		select {
-		case <-s.done:
-		case <-time.After(5 * time.Second):
-		}
-	})
-}
-
-func (s *served) logTail() string { return tail(s.log) }
-
-// tail is the end of a log file, for error messages.
-func tail(path string) string {
-	b, _ := os.ReadFile(path)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return fmt.Sprintf("--- %s (end) ---\n%s", path, b)
+	return s.Run(ctx, id, workflow, json.RawMessage(input))
 }
 
 // cliRun times `wend run FILE --db DB` from exec to exit and checks that it exited 0.
@@ -277,12 +191,12 @@ func cliRun(wend, file, db, logPath string) (time.Duration, error) {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, wend, "run", file, "--db", db, "--id", "cli")
 	cmd.Stdout, cmd.Stderr = &out, logf
-	cmd.SysProcAttr = childAttr()
+	cmd.SysProcAttr = harness.ChildAttr()
 	start := time.Now()
 	err = cmd.Run()
 	took := time.Since(start)
 	if err != nil {
-		return 0, fmt.Errorf("wend run %s: %v\n%s", file, err, tail(logPath))
+		return 0, fmt.Errorf("wend run %s: %v\n%s", file, err, harness.Tail(logPath))
 	}
 	if !json.Valid(out.Bytes()) {
 		return 0, fmt.Errorf("wend run %s: stdout is not JSON: %q", file, out.String())

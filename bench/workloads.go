@@ -41,7 +41,7 @@ func (b *bench) path(name string) string {
 func (b *bench) plainUpdate() float64 { return b.plainUpdates(500) }
 
 func (b *bench) plainUpdates(n int) float64 {
-	d, err := boltstore.PlainUpdate(b.path("plain.db"), n, 300)
+	d, err := PlainUpdate(b.path("plain.db"), n, 300)
 	if err != nil {
 		fail(err)
 	}
@@ -209,7 +209,7 @@ func (b *bench) sequentialPlugin() {
 // bareLoop runs n iterations of the bare durable loop, a plain synced Update and then a call,
 // and adds up the Updates' and the calls' time.
 func (b *bench) bareLoop(n int, call func() time.Duration, upd, calls *time.Duration) {
-	plain, err := boltstore.OpenPlain(b.path("bare.db"))
+	plain, err := OpenPlain(b.path("bare.db"))
 	if err != nil {
 		fail(err)
 	}

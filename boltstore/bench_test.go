@@ -80,11 +80,11 @@ func benchSequential(b *testing.B) {
 }
 
 // benchSequentialLog is benchSequential with the log (the default), against its own floor: a synced append
-// of the record's size to a plain file (PlainLog), interleaved the same way.
+// of the record's size to a plain file (plainLog), interleaved the same way.
 func benchSequentialLog(b *testing.B) {
 	asGiven(b)
 	dir := b.TempDir()
-	floor, err := OpenPlainLog(filepath.Join(dir, "plain.log"))
+	floor, err := openPlainLog(filepath.Join(dir, "plain.log"))
 	if err != nil {
 		b.Fatal(err)
 	}

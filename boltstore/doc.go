@@ -1,5 +1,6 @@
 // Package boltstore is the durable history.Store, on a single bbolt file. It is the only
-// package of wend that imports go.etcd.io/bbolt.
+// package of wend that imports go.etcd.io/bbolt (besides the benchmarks, go run ./bench, whose
+// yardstick is a plain bbolt file).
 //
 // It owns the file layout, the process lock, the group-commit writer, the optional write-ahead
 // log and the store's integrity check. Layout (schema version 1):

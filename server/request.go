@@ -18,7 +18,7 @@ func UnixTransport(sock string) *http.Transport {
 }
 
 // NewRequest is a control API request: method on path, with in as its JSON body (none when
-// in is nil). The CLI's client and apiclient both send theirs so.
+// in is nil). The API's Go client (server/apiclient) sends its requests so.
 func NewRequest(ctx context.Context, method, path string, in any) (*http.Request, error) {
 	var body io.Reader
 	if in != nil {

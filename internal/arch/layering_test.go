@@ -64,10 +64,12 @@ var allowed = map[string][]string{
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
 	"cmd/wend":              {"internal/cli"},
 	"examples/plugins/go":   {"plugins/sdk"},
-	"bench":                 {"boltstore", "history", "interpreter/engine", "internal/apiclient", "plugins", "server"}, // measures the engine over its store
-	"internal/apiclient":    {"history", "interpreter/engine", "server"},                                               // a control-socket client for the benchmarks
-	"internal/tracecontext": {},                                                                                        // W3C traceparent and the span ids derived from a run: standard library only
-	"internal/inputfile":    {},                                                                                        // reads the files wend is given: regular files only, through a limit
+	"bench":                 {"boltstore", "history", "interpreter/engine", "bench/harness", "plugins", "server", bbolt}, // measures the engine over its store, against a plain bbolt file
+	"bench/harness":         {"server/apiclient"},                                                                        // starts and drives a wend serve for the benchmarks and the Temporal yardstick
+	"bench/heapserve":       {"internal/cli"},                                                                            // wend's command line that writes a heap profile when the bench asks
+	"server/apiclient":      {"history", "history/export", "interpreter/engine", "server"},                               // the control API's Go client: server's types over HTTP
+	"internal/tracecontext": {},                                                                                          // W3C traceparent and the span ids derived from a run: standard library only
+	"internal/inputfile":    {},                                                                                          // reads the files wend is given: regular files only, through a limit
 	"internal/simtest":      {"history", "interpreter", "spec"},
 	"internal/crashtest":    {},
 	"internal/arch":         {},
@@ -110,7 +112,7 @@ func listPackages(t *testing.T) []pkg {
 	t.Helper()
 	// ./... leaves out the directories go.mod ignores (the main packages besides cmd/wend);
 	// their imports follow the rules too.
-	args := append([]string{"list", "-json=ImportPath,Dir,GoFiles,Imports", "./..."}, ignoredDirs(t)...)
+	args := append([]string{"list", "-json=ImportPath,Dir,GoFiles,Imports", "./..."}, packagesBelow(t, ignoredDirs(t))...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = "../.."
 	out, err := cmd.Output()
@@ -131,6 +133,30 @@ func listPackages(t *testing.T) []pkg {
 		t.Fatalf("go list found only %d packages", len(pkgs))
 	}
 	return pkgs
+}
+
+// packagesBelow returns dirs and every folder below them that holds a .go file, as ./relative
+// paths: no pattern matches below an ignored directory (./bench/... matches nothing), so the
+// packages there (bench/harness) are named one by one.
+func packagesBelow(t *testing.T, dirs []string) []string {
+	t.Helper()
+	var out []string
+	for _, d := range dirs {
+		err := filepath.WalkDir(filepath.Join("../..", d), func(path string, e os.DirEntry, err error) error {
+			if err != nil || e.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			rel, err := filepath.Rel("../..", filepath.Dir(path))
+			if p := "./" + filepath.ToSlash(rel); err == nil && !slices.Contains(out, p) && !strings.Contains(p, "/testdata") {
+				out = append(out, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("list the packages below %s: %v", d, err)
+		}
+	}
+	return out
 }
 
 // touch reads the package's folder and stats its files, so go test's cache, which records

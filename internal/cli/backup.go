@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/boltstore"
-	"github.com/wendflow/wend/server"
 )
 
 var backupCmd = &command{
@@ -117,32 +115,6 @@ func backupFrom(path string, w io.Writer) (int64, error) {
 		err = cerr
 	}
 	return n, err
-}
-
-// Backup receives the holder's copy (GET /v1/backup) into w. A body shorter than its
-// Content-Length (the holder failed or stopped midway) is an error.
-func (c *client) Backup(w io.Writer) (int64, error) {
-	req, err := server.NewRequest(context.Background(), "GET", "/v1/backup", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("talk to the wend process holding the database (%s) over %s: %w", c.holder(), c.sock, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		b, _ := io.ReadAll(resp.Body)
-		return 0, server.DecodeError(resp.StatusCode, b)
-	}
-	n, err := io.Copy(w, resp.Body)
-	if err != nil {
-		return n, fmt.Errorf("receive the copy from the wend process holding the database (%s): %w", c.holder(), err)
-	}
-	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return n, fmt.Errorf("receive the copy from the wend process holding the database (%s): %d of %d bytes", c.holder(), n, resp.ContentLength)
-	}
-	return n, nil
 }
 
 // copyProgress reports a long copy's bytes written on stderr, every progressEvery.

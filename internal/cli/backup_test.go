@@ -30,7 +30,7 @@ func TestBackupCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer u.Close()
-	c := &client{sock: sock, hc: &http.Client{Transport: server.UnixTransport(sock)}}
+	c := newClient(sock, 0)
 	dst := filepath.Join(dir, "copy.db")
 	_, err = boltstore.SaveBackup(dst, false, c.Backup)
 	if err == nil || !strings.Contains(err.Error(), "receive the copy") {

@@ -50,56 +50,6 @@ func listIDs(runs []history.Run) []string {
 	return out
 }
 
-// The remote List follows GET /v1/runs's pages to the last: more runs than one page holds
-// come back whole, newest first, each once; a limit stops it early, on a page boundary or not.
-func TestClientListFollowsPages(t *testing.T) {
-	store := history.NewMemStore()
-	loc, c := listBackends(t, store)
-
-	for _, b := range []backend{loc, c} {
-		if runs, err := b.List(server.ListQuery{}, 0); err != nil || runs == nil || len(runs) != 0 {
-			t.Fatalf("%T, empty store: %v (nil %v) %v", b, runs, runs == nil, err)
-		}
-	}
-	const n = 2*server.MaxListLimit + 3
-	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	for i := range n {
-		status := history.StatusRunning
-		if i%3 == 0 {
-			status = history.StatusCompleted
-		}
-		putRun(t, store, fmt.Sprintf("wf-%04d", i%7), fmt.Sprintf("run-%04d", i), "w", status, t0.Add(time.Duration(i)*time.Second))
-	}
-	runs, err := c.List(server.ListQuery{}, 0)
-	if err != nil || len(runs) != n {
-		t.Fatalf("list: %d runs, want %d: %v", len(runs), n, err)
-	}
-	for i, r := range runs {
-		if want := fmt.Sprintf("run-%04d", n-1-i); r.RunID != want {
-			t.Fatalf("run %d is %s, want %s", i, r.RunID, want)
-		}
-	}
-	done, err := c.List(server.ListQuery{Status: history.StatusCompleted, WorkflowID: "wf-0000"}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := 0
-	for i := range n {
-		if i%3 == 0 && i%7 == 0 {
-			want++
-		}
-	}
-	if len(done) != want {
-		t.Fatalf("filtered list: %d runs, want %d", len(done), want)
-	}
-	for _, limit := range []int{1, server.MaxListLimit, server.MaxListLimit + 1, n - 1, n, n + 5} {
-		rem, err := c.List(server.ListQuery{}, limit)
-		if err != nil || len(rem) != min(limit, n) || !slices.Equal(listIDs(rem), listIDs(runs[:len(rem)])) {
-			t.Fatalf("limit %d: %d runs, want the newest %d: %v", limit, len(rem), min(limit, n), err)
-		}
-	}
-}
-
 // Both backends list the same runs for the same filters and limit: the local one applies
 // server.ListQuery.Match itself, the remote one asks GET /v1/runs.
 func TestListBackendsAgree(t *testing.T) {

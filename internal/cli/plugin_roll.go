@@ -74,13 +74,6 @@ func short(sha string) string {
 	return sha[:min(12, len(sha))]
 }
 
-// RollPlugins asks the holder to roll its running plugins (server.Server.RollPlugins).
-func (c *client) RollPlugins(ctx context.Context, plugin string) (server.Rolled, error) {
-	var out server.Rolled
-	err := c.call(ctx, "POST", "/v1/plugins/roll", server.RollRequest{Plugin: plugin}, &out)
-	return out, err
-}
-
 // serveRoll lets the control API roll this process's plugins.
 func (d *driver) serveRoll(s *server.Server) {
 	s.SetPluginRoller(func(plugin string) []server.PluginRoll {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -224,18 +223,4 @@ func closedBefore(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is not a duration like 720h or 30d, a date like 2026-05-01 or an RFC 3339 time like 2026-05-01T12:00:00Z", s)
 	}
 	return t, nil
-}
-
-// PurgeSelect asks the holder which runs a purge by f would delete.
-func (c *client) PurgeSelect(f history.PurgeFilter) ([]history.Run, error) {
-	var out server.Purged
-	err := c.call(context.Background(), "POST", "/v1/purge/select", f, &out)
-	return out.Runs, err
-}
-
-// Purge asks the holder to delete the runs ids names.
-func (c *client) Purge(ctx context.Context, ids []string) ([]history.Run, error) {
-	var out server.Purged
-	err := c.call(ctx, "POST", "/v1/purge", server.PurgeRequest{RunIDs: ids}, &out)
-	return out.Runs, err
 }

@@ -241,7 +241,6 @@ func (d *driver) serveUntilStopped() int {
 		select {
 		case <-sigs:
 			fmt.Fprintf(d.e.stderr, "wend: stopping after the commit in flight (Ctrl-C again to exit at once)\n")
-			writeHeapProfile(d.e.stderr)
 			go func() {
 				if _, ok := <-sigs; ok {
 					os.Exit(exitInterrupted)

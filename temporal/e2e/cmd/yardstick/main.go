@@ -241,7 +241,7 @@ func run(rounds int, heap bool, scale int, o options) error {
 			if err != nil {
 				return err
 			}
-			defer s.kill()
+			defer s.Kill()
 			defer func() {
 				if err := s.stop(); err != nil {
 					fmt.Fprintln(os.Stderr, "yardstick:", err)

@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
-	"time"
 
-	"github.com/wendflow/wend/internal/apiclient"
+	"github.com/wendflow/wend/bench/harness"
 )
 
 // serveKind is one way of running the workloads through a real `wend serve` process: the
@@ -95,14 +92,10 @@ func goOutput(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// served is a running `wend serve` and an HTTP client on its control socket.
+// served is a running `wend serve` of one kind (bench/harness, shared with go run ./bench).
 type served struct {
+	*harness.Serve
 	name string
-	cmd  *exec.Cmd
-	log  string
-	api  *apiclient.Client
-	done chan struct{} // closed when the process has exited; then werr is its Wait error
-	werr error
 	n    atomic.Int64
 }
 
@@ -113,14 +106,6 @@ type served struct {
 // and the store has passed its first checkpoint, as in a long-running server.
 func startServe(ctx context.Context, b binaries, k serveKind, dir, profile string) (*served, error) {
 	base := filepath.Join(dir, strings.NewReplacer(" ", "-", "+", "").Replace(k.name))
-	db := base + ".db"
-	s := &served{name: k.name, log: base + ".log", done: make(chan struct{})}
-	s.api = apiclient.Unix(db + ".sock")
-	logf, err := os.Create(s.log)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close() // the child has its own descriptor
 	bin := b.wend
 	if k.wend != "" {
 		bin = k.wend
@@ -140,41 +125,23 @@ func startServe(ctx context.Context, b binaries, k serveKind, dir, profile strin
 	if profile != "" {
 		env = append(env, "WEND_YARDSTICK_CPUPROFILE="+profile)
 	}
-	s.cmd = exec.Command(bin, "serve", "--db", db, "--http", "off", "--workflows", b.flows)
-	s.cmd.Env = env
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	s.cmd.SysProcAttr = childAttr()
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
+	hs, err := harness.Start(harness.Options{Bin: bin, DB: base + ".db", Flags: []string{"--workflows", b.flows},
+		Log: base + ".log", Env: env, Workflows: 3})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", k.name, err)
 	}
-	go func() { s.werr = s.cmd.Wait(); close(s.done) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := s.ready()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			s.kill()
-			return nil, fmt.Errorf("%s not ready after 60s: %v\n%s", k.name, err, s.tail())
-		}
-		select {
-		case <-s.done:
-			return nil, fmt.Errorf("%s exited before it was ready: %v\n%s", k.name, s.werr, s.tail())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	s := &served{Serve: hs, name: k.name}
 	if err := s.run(ctx, "sthree", nil); err != nil {
-		s.kill()
-		return nil, fmt.Errorf("%s warm-up: %w\n%s", k.name, err, s.tail())
+		s.Kill()
+		return nil, fmt.Errorf("%s warm-up: %w\n%s", k.name, err, s.Tail())
 	}
 	// A new store's first checkpoint comes after 1,024 commits, and until then its commits are
 	// slower than they are for the rest of its life (docs/performance.md, "The log's step and
 	// the file system"). A long-running server is past it: so is this one before any round.
 	for range storeWarmSeqRuns {
 		if err := s.seq(ctx); err != nil {
-			s.kill()
-			return nil, fmt.Errorf("%s warm-up: %w\n%s", k.name, err, s.tail())
+			s.Kill()
+			return nil, fmt.Errorf("%s warm-up: %w\n%s", k.name, err, s.Tail())
 		}
 	}
 	return s, nil
@@ -198,14 +165,11 @@ func withoutEnv(env []string, names ...string) []string {
 	return out
 }
 
-// ready is nil once serve answers with an engine and has registered the three workflows.
-func (s *served) ready() error { return s.api.Ready(context.Background(), 3) }
-
 // run starts a run of the registered workflow and waits until it has closed, as a client
 // of `wend serve` does: POST /v1/runs, then GET /v1/runs/{id}/wait (a long poll the server
 // answers when the run closes). An error unless the run completed.
 func (s *served) run(ctx context.Context, workflow string, input json.RawMessage) error {
-	return s.api.RunToEnd(ctx, fmt.Sprintf("%s-%d", workflow, s.n.Add(1)), workflow, input)
+	return s.Run(ctx, fmt.Sprintf("%s-%d", workflow, s.n.Add(1)), workflow, input)
 }
 
 func (s *served) seq(ctx context.Context) error { return s.run(ctx, "sseq", nil) }
@@ -214,38 +178,11 @@ func (s *served) three(ctx context.Context) error {
 	return together(100, func(int) error { return s.run(ctx, "sthree", nil) })
 }
 
-// stop sends SIGTERM and waits for a clean exit (which writes a CPU profile); after 30 s it
-// kills the process and says so.
+// stop stops the process cleanly (which writes a CPU profile); an error names the kind and
+// ends with the log's tail.
 func (s *served) stop() error {
-	s.api.Close()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return fmt.Errorf("stop %s: %v", s.name, err)
+	if _, err := s.Stop(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", s.name, err, s.Tail())
 	}
-	select {
-	case <-s.done:
-		if s.werr != nil {
-			return fmt.Errorf("%s exited after SIGTERM: %v\n%s", s.name, s.werr, s.tail())
-		}
-		return nil
-	case <-time.After(30 * time.Second):
-		s.kill()
-		return errors.New(s.name + " still running 30s after SIGTERM; killed")
-	}
-}
-
-func (s *served) kill() {
-	select {
-	case <-s.done:
-	default:
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-}
-
-func (s *served) tail() string {
-	b, _ := os.ReadFile(s.log)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return fmt.Sprintf("--- %s (end) ---\n%s", s.log, b)
+	return nil
 }

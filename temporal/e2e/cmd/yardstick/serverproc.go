@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wendflow/wend/bench/harness"
 	"github.com/wendflow/wend/temporal/e2e/devserver"
 )
 
@@ -50,7 +51,7 @@ func startServerProc(untuned bool) (*serverProc, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe, "-devserver-child", "-untuned="+strconv.FormatBool(untuned))
-	cmd.SysProcAttr = childAttr()
+	cmd.SysProcAttr = harness.ChildAttr()
 	stdin, out, err := startChild(cmd)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package apiclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 // fakeServe answers POST /v1/runs and the wait route as wend serve does: the first wait is a
 // long poll that ends with the run still open, the second gives the outcome.
 func fakeServe(t *testing.T, status string, started bool) *Client {
+	t.Helper()
 	waits := 0
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, r *http.Request) {
@@ -31,9 +33,15 @@ func fakeServe(t *testing.T, status string, started bool) *Client {
 		waits++
 		json.NewEncoder(w).Encode(server.Outcome{Run: history.Run{RunID: "x", Status: status}, Closed: waits > 1})
 	})
-	srv := httptest.NewServer(mux)
+	return overTest(t, mux)
+}
+
+// overTest is a client of h served by a test server.
+func overTest(t *testing.T, h http.Handler) *Client {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return With(&http.Client{Transport: rewrite{srv.URL}})
+	return New(&http.Client{Transport: rewrite{srv.URL}})
 }
 
 // rewrite sends the client's http://wend requests to the test server.
@@ -66,31 +74,58 @@ func TestRunToEnd(t *testing.T) {
 	}
 }
 
-func TestCallNamesTheAnswer(t *testing.T) {
-	c := fakeServe(t, history.StatusCompleted, true)
-	err := c.Call(context.Background(), "GET", "/v1/nosuch", nil, http.StatusOK, nil)
-	if err == nil || !strings.Contains(err.Error(), "GET /v1/nosuch: 404 Not Found: 404 page not found") {
-		t.Fatalf("err %v", err)
+// An answer that is not the API's JSON error still comes back as a *server.Error with its
+// status; one that is keeps its code and message.
+func TestDoReturnsTheServersError(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/runs/gone", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"error": {"code": "not_found", "message": "no run gone"}}`))
+	})
+	c := overTest(t, mux)
+	for _, tc := range []struct {
+		path, code, msg string
+		status          int
+	}{
+		{"/v1/runs/gone", "not_found", "no run gone", http.StatusNotFound},
+		{"/v1/nosuch", server.CodeInternal, "server answered 404 Not Found", http.StatusNotFound},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			err := c.Do(context.Background(), "GET", tc.path, nil, nil)
+			var se *server.Error
+			if !errors.As(err, &se) || se.Code != tc.code || se.Message != tc.msg || se.Status != tc.status {
+				t.Fatalf("err %#v, want %s %q (%d)", err, tc.code, tc.msg, tc.status)
+			}
+		})
 	}
 }
 
 func TestReady(t *testing.T) {
-	registered := 0
+	registered, engine := 0, false
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"status": "ok", "engine": true})
+		json.NewEncoder(w).Encode(map[string]any{"status": "ok", "engine": engine, "pid": 7})
 	})
 	mux.HandleFunc("GET /v1/workflows", func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"workflows": make([]server.Workflow, registered)})
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	c := With(&http.Client{Transport: rewrite{srv.URL}})
-	if err := c.Ready(context.Background(), 3); err == nil || err.Error() != "0 workflows registered, want 3" {
+	c := overTest(t, mux)
+	ctx := context.Background()
+	if err := c.Ready(ctx, 0); err == nil || !strings.Contains(err.Error(), "Engine:false") {
+		t.Fatalf("without an engine: %v", err)
+	}
+	engine = true
+	if err := c.Ready(ctx, 0); err != nil {
+		t.Fatalf("health alone: %v", err)
+	}
+	if err := c.Ready(ctx, 3); err == nil || err.Error() != "0 workflows registered, want 3" {
 		t.Fatalf("before the workflows are registered: %v", err)
 	}
 	registered = 3
-	if err := c.Ready(context.Background(), 3); err != nil {
+	if err := c.Ready(ctx, 3); err != nil {
 		t.Fatal(err)
+	}
+	if h, err := c.Health(ctx); err != nil || h.PID != 7 {
+		t.Fatalf("health %+v %v", h, err)
 	}
 }

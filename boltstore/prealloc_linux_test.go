@@ -9,10 +9,10 @@ import (
 )
 
 // preallocate gives f size bytes of allocated blocks, and sets its size: fallocate mode 0, so an
-// overwrite inside them does not change the size. It makes the file of the stricter yardstick
-// (baseline.go), the bare synced write a log could do at best; the log's own segments are
-// zero-filled instead (walfill.go). A file system that has no fallocate gets the size alone
-// (ftruncate): a sparse file, whose writes still allocate blocks.
+// overwrite inside them does not change the size: the control file the segment fill test
+// compares the log's segments with, which are zero-filled instead (walfill.go). A file system
+// that has no fallocate gets the size alone (ftruncate): a sparse file, whose writes still
+// allocate blocks.
 func preallocate(f *os.File, size int64) error {
 	err := syscall.Fallocate(int(f.Fd()), 0, 0, size)
 	if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {

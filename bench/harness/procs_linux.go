@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"fmt"
@@ -9,14 +9,14 @@ import (
 	"time"
 )
 
-// childAttr makes a child get SIGTERM when the bench dies, so a killed bench stops the wend
-// processes it started (a `wend serve` then stops its plugin).
-func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} }
+// ChildAttr makes a child get SIGTERM when the measuring process dies, so a killed benchmark
+// stops the wend processes it started (a `wend serve` then stops its plugins).
+func ChildAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} }
 
-// noLeftovers is an error when a process still runs one of the programs (paths the bench
+// NoLeftovers is an error when a process still runs one of the programs (paths the measurement
 // built, so no other process runs them), after a second's grace for exits in flight; it
 // kills those processes.
-func noLeftovers(programs ...string) error {
+func NoLeftovers(programs ...string) error {
 	var pids []int
 	for range 20 {
 		pids = running(programs)
