@@ -62,9 +62,9 @@ var allowed = map[string][]string{
 	"server/metrics":               {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
 	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":   {"history", "schedule/runner", "spec"},
-	"wendtest":                     {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
+	"testsuite":                    {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
-		"server/metrics", "server/web", "spec", "wendtest", jsonschema,
+		"server/metrics", "server/web", "spec", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
 	"cmd/wend":              {"internal/cli"},
