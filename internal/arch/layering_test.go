@@ -46,6 +46,7 @@ var allowed = map[string][]string{
 	"schedule/runner":   {"history", "interpreter/engine", "internal/faults", "schedule", "spec"},
 	"interpreter":       {"history", "spec"},
 	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
+	"interpreter/sim":   {"history", "interpreter", "spec"}, // the in-memory host: no store, plugin or wall clock
 	"interpreter/engine": {"history", "interpreter", "spec",
 		"internal/faults",        // failpoints; no-ops unless built with the faults tag
 		"internal/tracecontext"}, // the trace context a try's plugin gets
@@ -75,14 +76,13 @@ var allowed = map[string][]string{
 	"internal/tracecontext": {}, // W3C traceparent and the span ids derived from a run: standard library only
 	"internal/inputfile":    {}, // reads the files wend is given: regular files only, through a limit
 	"internal/proctest":     {},
-	"internal/simtest":      {"history", "interpreter", "spec"},
 	"internal/crashtest":    {},
 	"internal/arch":         {},
 	"internal/browsertest":  {"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, // the UI's browser tests
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
-var testOnly = []string{"internal/simtest", "history/storetest", "internal/proctest", "plugins/internal/lanetest",
+var testOnly = []string{"history/storetest", "internal/proctest", "plugins/internal/lanetest",
 	"server/internal/servertest", "internal/browsertest"}
 
 type pkg struct {
@@ -190,7 +190,7 @@ func TestRulesRefuse(t *testing.T) {
 		{"server", module + "/server/web"},
 		{"server/web", prometheus + "/prometheus"},
 		{"boltstore", module + "/spec"},
-		{"internal/cli", module + "/internal/simtest"},
+		{"internal/cli", module + "/interpreter/sim"}, // the CLI reaches the in-memory host through testsuite only
 	} {
 		if check(c.pkg, allowed[c.pkg], c.imp) == "" {
 			t.Errorf("%s importing %s passes the rules; it must not", c.pkg, c.imp)
