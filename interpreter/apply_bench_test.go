@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // stepSpec is a sequence of n activities, each reading the one before it, as a real
@@ -16,7 +16,7 @@ import (
 // evaluating the next step's input and encoding its schedule.
 func stepSpec(n int) string {
 	var b strings.Builder
-	b.WriteString(simtest.Head + "steps:\n  - {id: s0, activity: p.get, with: {order: \"${{ input.order }}\"}}\n")
+	b.WriteString(sim.Head + "steps:\n  - {id: s0, activity: p.get, with: {order: \"${{ input.order }}\"}}\n")
 	for i := 1; i < n; i++ {
 		fmt.Fprintf(&b, "  - {id: s%d, activity: p.next, with: {order: \"${{ input.order }}\", prev: \"${{ steps.s%d.output.status }}\", n: %d}}\n", i, i-1, i)
 	}
@@ -30,8 +30,8 @@ var stepOutput = json.RawMessage(`{"status":"ok","id":"A-1042","items":[{"sku":"
 // it yields are the next step's ActivityScheduled (reported per step).
 func BenchmarkApplyStep(b *testing.B) {
 	const steps = 100
-	w := simtest.Load(b, stepSpec(steps))
-	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: json.RawMessage(`{"order":"A-1042"}`), Rules: history.RulesCurrent, ExecutionStarted: simtest.T0}
+	w := sim.Load(b, stepSpec(steps))
+	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: json.RawMessage(`{"order":"A-1042"}`), Rules: history.RulesCurrent, ExecutionStarted: sim.T0}
 	result := history.MustData(history.ActivityResult{Output: stepOutput, PluginSHA256: strings.Repeat("ab", 32)})
 	var r *interpreter.Run
 	var sched history.Event
@@ -40,14 +40,14 @@ func BenchmarkApplyStep(b *testing.B) {
 		if i == steps {
 			b.StopTimer()
 			r = interpreter.New(w, st)
-			evs, err := r.Apply(history.Event{Seq: 1, Type: history.WorkflowStarted, Time: simtest.T0, Data: history.MustData(st)})
+			evs, err := r.Apply(history.Event{Seq: 1, Type: history.WorkflowStarted, Time: sim.T0, Data: history.MustData(st)})
 			if err != nil || len(evs) != 1 {
 				b.Fatal(evs, err)
 			}
 			sched, i = evs[0], 0
 			b.StartTimer()
 		}
-		evs, err := r.Apply(history.Event{Type: history.ActivityCompleted, Time: simtest.T0, Step: sched.Step,
+		evs, err := r.Apply(history.Event{Type: history.ActivityCompleted, Time: sim.T0, Step: sched.Step,
 			ActivityExecutionID: sched.ActivityExecutionID, Attempt: 1, Data: result})
 		if err != nil || len(evs) != 1 {
 			b.Fatal(evs, err)
@@ -61,11 +61,11 @@ func BenchmarkApplyStep(b *testing.B) {
 // run is this, after reading the history), reported per run.
 func BenchmarkReplaySteps(b *testing.B) {
 	const steps = 20
-	w := simtest.Load(b, stepSpec(steps))
-	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: json.RawMessage(`{"order":"A-1042"}`), Rules: history.RulesCurrent, ExecutionStarted: simtest.T0}
+	w := sim.Load(b, stepSpec(steps))
+	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: json.RawMessage(`{"order":"A-1042"}`), Rules: history.RulesCurrent, ExecutionStarted: sim.T0}
 	result := history.MustData(history.ActivityResult{Output: stepOutput, PluginSHA256: strings.Repeat("ab", 32)})
 	r := interpreter.New(w, st)
-	evs := []history.Event{{Seq: 1, Type: history.WorkflowStarted, Time: simtest.T0, Data: history.MustData(st)}}
+	evs := []history.Event{{Seq: 1, Type: history.WorkflowStarted, Time: sim.T0, Data: history.MustData(st)}}
 	for {
 		in := evs[len(evs)-1]
 		got, err := r.Apply(in)
@@ -80,7 +80,7 @@ func BenchmarkReplaySteps(b *testing.B) {
 		if last.Type != history.ActivityScheduled {
 			break
 		}
-		evs = append(evs, history.Event{Seq: uint64(len(evs) + 1), Type: history.ActivityCompleted, Time: simtest.T0, Step: last.Step,
+		evs = append(evs, history.Event{Seq: uint64(len(evs) + 1), Type: history.ActivityCompleted, Time: sim.T0, Step: last.Step,
 			ActivityExecutionID: last.ActivityExecutionID, Attempt: 1, Data: result})
 	}
 	if r.Closed() != history.WorkflowCompleted {
@@ -97,17 +97,17 @@ func BenchmarkReplaySteps(b *testing.B) {
 // with the outcome decoded twice by encoding/json and the schedule encoded by reflection; 53
 // now, 61 under -race): a bound on what every step of every run feeds the garbage collector.
 func TestApplyStepAllocations(t *testing.T) {
-	w := simtest.Load(t, stepSpec(100))
-	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: json.RawMessage(`{"order":"A-1042"}`), Rules: history.RulesCurrent, ExecutionStarted: simtest.T0}
+	w := sim.Load(t, stepSpec(100))
+	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: json.RawMessage(`{"order":"A-1042"}`), Rules: history.RulesCurrent, ExecutionStarted: sim.T0}
 	result := history.MustData(history.ActivityResult{Output: stepOutput, PluginSHA256: strings.Repeat("ab", 32)})
 	r := interpreter.New(w, st)
-	evs, err := r.Apply(history.Event{Seq: 1, Type: history.WorkflowStarted, Time: simtest.T0, Data: history.MustData(st)})
+	evs, err := r.Apply(history.Event{Seq: 1, Type: history.WorkflowStarted, Time: sim.T0, Data: history.MustData(st)})
 	if err != nil || len(evs) != 1 {
 		t.Fatal(evs, err)
 	}
 	sched := evs[0]
 	allocs := testing.AllocsPerRun(50, func() {
-		evs, err := r.Apply(history.Event{Type: history.ActivityCompleted, Time: simtest.T0, Step: sched.Step,
+		evs, err := r.Apply(history.Event{Type: history.ActivityCompleted, Time: sim.T0, Step: sched.Step,
 			ActivityExecutionID: sched.ActivityExecutionID, Attempt: 1, Data: result})
 		if err != nil || len(evs) != 1 || evs[0].Type != history.ActivityScheduled {
 			t.Fatal(evs, err)

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // saga is the seed's example: three steps, two with compensations reading their snapshot.
-const saga = simtest.Head + `
+const saga = sim.Head + `
 compensate_on_failure: true
 on_cancel:
   - activity: p.notify_cancelled
@@ -36,7 +36,7 @@ steps:
   - wait_for_signal: done
 `
 
-func sagaAnswers(failOn string) simtest.Answer {
+func sagaAnswers(failOn string) sim.Answer {
 	return func(act string, in any, _ int) (any, *history.Failure) {
 		switch act {
 		case failOn:
@@ -61,7 +61,7 @@ func compensationSteps(evs []history.Event, typ history.EventType) []string {
 }
 
 func TestCancelCompensatesInReverseWithSnapshots(t *testing.T) {
-	s := simtest.New(t, saga, nil)
+	s := sim.New(t, saga, nil)
 	s.RunActivities(sagaAnswers(""))
 	s.Apply(history.Event{Type: history.CancelRequested, Data: history.MustData(history.CancelRequest{Reason: "user left"})})
 	var calls []string
@@ -88,7 +88,7 @@ func TestCancelCompensatesInReverseWithSnapshots(t *testing.T) {
 }
 
 func TestFailureCompensatesWhenAsked(t *testing.T) {
-	s := simtest.New(t, saga, nil)
+	s := sim.New(t, saga, nil)
 	s.RunActivities(sagaAnswers("send_welcome_email"))
 	c := s.Closed(t)
 	if s.Last().Type != history.WorkflowFailed || c.Failure.Message != "send_welcome_email failed" || c.ClosedReason != "" {
@@ -108,7 +108,7 @@ func TestFailureCompensatesWhenAsked(t *testing.T) {
 // skipped.
 func TestSagaEveryFailingPosition(t *testing.T) {
 	var b strings.Builder
-	b.WriteString(simtest.Head + "compensate_on_failure: true\nsteps:\n")
+	b.WriteString(sim.Head + "compensate_on_failure: true\nsteps:\n")
 	for i := 1; i <= 10; i++ {
 		if i%4 == 0 {
 			fmt.Fprintf(&b, "  - {id: s%d, activity: p.step, with: %d}\n", i, i) // no compensation
@@ -118,7 +118,7 @@ func TestSagaEveryFailingPosition(t *testing.T) {
 	}
 	for k := 1; k <= 10; k++ {
 		t.Run(fmt.Sprint("fail at ", k), func(t *testing.T) {
-			s := simtest.New(t, b.String(), nil)
+			s := sim.New(t, b.String(), nil)
 			var undone []int
 			s.RunActivities(func(act string, in any, _ int) (any, *history.Failure) {
 				n := int(in.(float64))
@@ -152,7 +152,7 @@ func TestCompensationFailurePolicy(t *testing.T) {
 	for _, cont := range []bool{false, true} {
 		t.Run(fmt.Sprint("continue_on_error=", cont), func(t *testing.T) {
 			src := strings.Replace(saga, "compensate_on_failure: true", fmt.Sprintf("compensate_on_failure: true\ncompensation: {continue_on_error: %v}", cont), 1)
-			s := simtest.New(t, src, nil)
+			s := sim.New(t, src, nil)
 			s.RunActivities(func(act string, in any, attempt int) (any, *history.Failure) {
 				switch act {
 				case "send_welcome_email", "cancel_subscription":
@@ -177,7 +177,7 @@ func TestCompensationFailurePolicy(t *testing.T) {
 }
 
 func TestCancelCompensatesInFlightActivity(t *testing.T) {
-	s := simtest.New(t, saga, nil)
+	s := sim.New(t, saga, nil)
 	// create_remote_user is in flight (never answered) when the cancel comes.
 	s.Apply(history.Event{Type: history.CancelRequested, Data: history.MustData(history.CancelRequest{})})
 	tail := types(s.Events)
@@ -188,7 +188,7 @@ func TestCancelCompensatesInFlightActivity(t *testing.T) {
 	if !cs.Unknown {
 		t.Fatal("compensation of an in-flight step not marked outcome_unknown")
 	}
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	if s.Last().Type != history.WorkflowCancelled {
 		t.Fatalf("closed %s", s.Last().Type)
 	}
@@ -196,8 +196,8 @@ func TestCancelCompensatesInFlightActivity(t *testing.T) {
 }
 
 func TestExecutionTimeoutWhileWaitingOnTimer(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"timeouts: {execution: 1h}\nsteps:\n  - delay: 2h\n", nil)
-	s.FireTimers(simtest.T0.Add(3 * time.Hour))
+	s := sim.New(t, sim.Head+"timeouts: {execution: 1h}\nsteps:\n  - delay: 2h\n", nil)
+	s.FireTimers(sim.T0.Add(3 * time.Hour))
 	got := types(s.Events)
 	want := []history.EventType{history.WorkflowStarted, history.TimerScheduled, history.TimerScheduled,
 		history.TimerFired, history.TimerCancelled, history.WorkflowTimedOut}
@@ -208,15 +208,15 @@ func TestExecutionTimeoutWhileWaitingOnTimer(t *testing.T) {
 	if c.TimeoutKind != interpreter.ExecutionTimeout || c.Failure.Category != history.CategoryTimeout || c.Failure.PropagationKind != "timeout" {
 		t.Fatalf("closed %+v", c)
 	}
-	if !s.Now.Equal(simtest.T0.Add(time.Hour)) {
+	if !s.Now.Equal(sim.T0.Add(time.Hour)) {
 		t.Fatalf("timed out at %v, want the deadline", s.Now)
 	}
 	s.ReplayOK(t)
 }
 
 func TestRunTimeoutCancelsTheActivity(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"timeouts: {run: 30m}\nsteps:\n  - activity: p.slow\n", nil)
-	s.FireTimers(simtest.T0.Add(time.Hour))
+	s := sim.New(t, sim.Head+"timeouts: {run: 30m}\nsteps:\n  - activity: p.slow\n", nil)
+	s.FireTimers(sim.T0.Add(time.Hour))
 	got := types(s.Events)
 	if got[len(got)-2] != history.ActivityCancelled || s.Last().Type != history.WorkflowTimedOut || s.Closed(t).TimeoutKind != interpreter.RunTimeout {
 		t.Fatalf("events %v", got)
@@ -225,9 +225,9 @@ func TestRunTimeoutCancelsTheActivity(t *testing.T) {
 }
 
 func TestCompletedRunDisarmsTimeouts(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"timeouts: {run: 1h, execution: 2h}\nsteps:\n  - activity: p.x\n", nil)
-	s.RunActivities(simtest.Echo)
-	if len(s.Timers) != 0 || s.Last().Type != history.WorkflowCompleted {
-		t.Fatalf("timers left %v, last %s", s.Timers, s.Last().Type)
+	s := sim.New(t, sim.Head+"timeouts: {run: 1h, execution: 2h}\nsteps:\n  - activity: p.x\n", nil)
+	s.RunActivities(sim.Echo)
+	if len(s.Timers()) != 0 || s.Last().Type != history.WorkflowCompleted {
+		t.Fatalf("timers left %v, last %s", s.Timers(), s.Last().Type)
 	}
 }

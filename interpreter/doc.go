@@ -7,6 +7,11 @@
 // and checks that the same decisions come out (docs/reliability.md G4); a mismatch is an error, and
 // the engine blocks the run instead of guessing.
 //
+// A host drives a Run: it feeds it inputs, carries out its decisions (calls activities, arms
+// timers, starts children) and keeps its history. There are three: the engine
+// (interpreter/engine, over a store and plugins), the Temporal driver (temporal/driver) and the
+// in-memory host (interpreter/sim, on a virtual clock, under `wend test` and the tests).
+//
 // Beyond that fold it answers what a host asks of a run: whether it has room for one more
 // signal (SignalRoom), its search fields' values (SearchValues, for `search:`), queries over
 // its history (Query), and the child runs a sharded for_each (`shard: N`) starts.

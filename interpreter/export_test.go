@@ -1,7 +1,7 @@
 package interpreter
 
 // Hooks for the external tests (package interpreter_test), which drive a Run through
-// internal/simtest and so cannot sit inside the package.
+// interpreter/sim and so cannot sit inside the package.
 
 // SetEventCount makes r count n events in its history so far, as if it had recorded them.
 func SetEventCount(r *Run, n int) { r.count = n }

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 func items(n int) map[string]any {
@@ -21,8 +21,8 @@ func items(n int) map[string]any {
 // for_each over 100,000 items fails when it starts, with structural_limit, before any
 // activity is scheduled (it used to run 25,600 calls first and fail at 51,200 events).
 func TestForEachPastHistoryLimit(t *testing.T) {
-	src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    concurrency: 100\n    steps: [{activity: p.x}]\n"
-	s := simtest.New(t, src, items(100_000))
+	src := sim.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    concurrency: 100\n    steps: [{activity: p.x}]\n"
+	s := sim.New(t, src, items(100_000))
 	c := s.Closed(t)
 	if c.Failure == nil || c.Failure.Category != history.CategoryStructuralLimit ||
 		!strings.Contains(c.Failure.Message, "for_each over 100000 items needs at least 200000 history events") {
@@ -55,8 +55,8 @@ func TestForEachRoomBoundary(t *testing.T) {
 	for _, tc := range cases {
 		for _, n := range []int{10, 11} {
 			t.Run(tc.name+"/"+map[int]string{10: "fits", 11: "over"}[n], func(t *testing.T) {
-				src := simtest.Head + "steps:\n  - wait_for_signal: go\n  - for_each: \"${{ input.items }}\"\n    concurrency: 20\n    steps: " + tc.body + "\n"
-				s := simtest.New(t, src, items(n))
+				src := sim.Head + "steps:\n  - wait_for_signal: go\n  - for_each: \"${{ input.items }}\"\n    concurrency: 20\n    steps: " + tc.body + "\n"
+				s := sim.New(t, src, items(n))
 				// The signal's input and its SignalApplied come before the for_each starts.
 				interpreter.SetEventCount(s.R, interpreter.MaxEvents-2-tc.per*10)
 				s.Signal("go", nil)
@@ -71,7 +71,7 @@ func TestForEachRoomBoundary(t *testing.T) {
 					return
 				}
 				if tc.per == 2 && tc.name == "one activity" { // the bound is tight: 10 items complete
-					s.RunActivities(simtest.Echo)
+					s.RunActivities(sim.Echo)
 					if s.Last().Type != history.WorkflowCompleted {
 						t.Fatalf("10 items at the bound: last event %s", s.Last().Type)
 					}
@@ -84,12 +84,12 @@ func TestForEachRoomBoundary(t *testing.T) {
 // TestForEachRoomOldRules: a run recorded before the check replays as it ran, so a history
 // of a large for_each an older wend left in flight is not refused as nondeterministic.
 func TestForEachRoomOldRules(t *testing.T) {
-	src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    steps: [{activity: p.x}]\n"
-	w := simtest.Load(t, src)
+	src := sim.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    steps: [{activity: p.x}]\n"
+	w := sim.Load(t, src)
 	st := history.Started{WorkflowID: "wf", RunID: "run1", Input: history.MustData(items(30_000)), SpecFile: "test.wend.yaml",
-		SpecSource: src, ExecutionStarted: simtest.T0, Rules: history.RulesMaxBoundsJitter}
+		SpecSource: src, ExecutionStarted: sim.T0, Rules: history.RulesMaxBoundsJitter}
 	r := interpreter.New(w, st)
-	out, err := r.Apply(history.Event{Type: history.WorkflowStarted, Time: simtest.T0, Data: history.MustData(st)})
+	out, err := r.Apply(history.Event{Type: history.WorkflowStarted, Time: sim.T0, Data: history.MustData(st)})
 	if err != nil || len(out) != 1 || out[0].Type != history.ActivityScheduled {
 		t.Fatalf("decisions %v, %v; want the first item's activity", out, err)
 	}
@@ -98,8 +98,8 @@ func TestForEachRoomOldRules(t *testing.T) {
 // TestForEachRoomMessageByRules: the failure's text is part of the recorded StepFailed, so a run
 // recorded before the shard hint keeps its old text and replays; new runs suggest shard.
 func TestForEachRoomMessageByRules(t *testing.T) {
-	src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    steps: [{activity: p.x}]\n"
-	w := simtest.Load(t, src)
+	src := sim.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    steps: [{activity: p.x}]\n"
+	w := sim.Load(t, src)
 	for _, tc := range []struct {
 		rules int
 		want  string
@@ -108,8 +108,8 @@ func TestForEachRoomMessageByRules(t *testing.T) {
 		{history.RulesShardHint, "; give it shard: N to run its items in child runs of N, or continue_as_new"},
 	} {
 		st := history.Started{WorkflowID: "wf", RunID: "run1", Input: history.MustData(items(30_000)), SpecFile: "test.wend.yaml",
-			SpecSource: src, ExecutionStarted: simtest.T0, Rules: tc.rules}
-		start := history.Event{Seq: 1, Type: history.WorkflowStarted, Time: simtest.T0, Data: history.MustData(st)}
+			SpecSource: src, ExecutionStarted: sim.T0, Rules: tc.rules}
+		start := history.Event{Seq: 1, Type: history.WorkflowStarted, Time: sim.T0, Data: history.MustData(st)}
 		out, err := interpreter.New(w, st).Apply(start)
 		if err != nil || len(out) == 0 || out[0].Type != history.StepFailed || !strings.HasSuffix(
 			mustFailure(t, out[0]).Message, tc.want) {

@@ -6,19 +6,19 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // TestPendingLimit is docs/reliability.md L2: the 2,001st open activity fails its step with a
 // structural_limit failure that names the limit, and the run records it, not a panic.
 func TestPendingLimit(t *testing.T) {
 	var b strings.Builder
-	b.WriteString(simtest.Head + "steps:\n  - parallel:\n")
+	b.WriteString(sim.Head + "steps:\n  - parallel:\n")
 	for range interpreter.MaxPending + 1 {
 		b.WriteString("      - {activity: p.x}\n")
 	}
-	s := simtest.New(t, b.String(), nil)
+	s := sim.New(t, b.String(), nil)
 	c := s.Closed(t)
 	if c.Failure == nil || c.Failure.Category != history.CategoryStructuralLimit || !strings.Contains(c.Failure.Message, "2000 open activities") {
 		t.Fatalf("closed %s %+v", s.Last().Type, c.Failure)
@@ -33,7 +33,7 @@ func TestPendingLimit(t *testing.T) {
 }
 
 func TestHistoryEventLimit(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps:\n  - wait_for_signal: never\n", nil)
+	s := sim.New(t, sim.Head+"steps:\n  - wait_for_signal: never\n", nil)
 	interpreter.SetEventCount(s.R, interpreter.MaxEvents) // as if the history were full
 	s.Signal("other", nil)
 	c := s.Closed(t)
@@ -43,7 +43,7 @@ func TestHistoryEventLimit(t *testing.T) {
 }
 
 func TestHistoryBytesLimit(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps:\n  - wait_for_signal: never\n", nil)
+	s := sim.New(t, sim.Head+"steps:\n  - wait_for_signal: never\n", nil)
 	interpreter.SetPayloadBytes(s.R, interpreter.MaxHistoryBytes)
 	s.Signal("other", nil)
 	c := s.Closed(t)
@@ -53,7 +53,7 @@ func TestHistoryBytesLimit(t *testing.T) {
 }
 
 func TestSignalLimitFailsTheRun(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps:\n  - wait_for_signal: never\n", nil)
+	s := sim.New(t, sim.Head+"steps:\n  - wait_for_signal: never\n", nil)
 	for range interpreter.MaxSignals {
 		s.Signal("other", nil)
 	}
@@ -74,7 +74,7 @@ func TestSignalLimitFailsTheRun(t *testing.T) {
 // history length) ends the run like one wend counts: open work cancelled, structural_limit,
 // and the history replays.
 func TestStructuralLimitReachedFailsTheRun(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps:\n  - activity: p.x\n", nil)
+	s := sim.New(t, sim.Head+"steps:\n  - activity: p.x\n", nil)
 	s.Apply(history.Event{Type: history.StructuralLimitReached,
 		Data: history.MustData(history.LimitReached{Message: "Temporal history has 48640 events"})})
 	c := s.Closed(t)
@@ -89,7 +89,7 @@ func TestStructuralLimitReachedFailsTheRun(t *testing.T) {
 }
 
 func TestStructuralLimitReachedBeforeStartIsAnError(t *testing.T) {
-	r := interpreter.New(simtest.Load(t, simtest.Head+"steps:\n  - activity: p.x\n"), history.Started{})
+	r := interpreter.New(sim.Load(t, sim.Head+"steps:\n  - activity: p.x\n"), history.Started{})
 	_, err := r.Apply(history.Event{Type: history.StructuralLimitReached, Data: history.MustData(history.LimitReached{Message: "x"})})
 	if err == nil || !strings.Contains(err.Error(), "not started") {
 		t.Fatalf("err %v", err)
@@ -99,7 +99,7 @@ func TestStructuralLimitReachedBeforeStartIsAnError(t *testing.T) {
 // TestAwaitsEndsWithTheWait: an engine asks Awaits before feeding a child's or wait's outcome;
 // it is true while the step waits and false once the step's timeout gave up on it.
 func TestAwaitsEndsWithTheWait(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps:\n  - wait_for_workflow: other\n    timeout: 1m\n  - activity: p.x\n", nil)
+	s := sim.New(t, sim.Head+"steps:\n  - wait_for_workflow: other\n    timeout: 1m\n  - activity: p.x\n", nil)
 	step := s.Events[1].Step
 	if s.Events[1].Type != history.WorkflowWaitScheduled || !s.R.Awaits(step) {
 		t.Fatalf("after start: %s, awaits %v", s.Events[1].Type, s.R.Awaits(step))
@@ -107,7 +107,7 @@ func TestAwaitsEndsWithTheWait(t *testing.T) {
 	if s.R.Awaits("steps[1]") {
 		t.Fatal("awaits a step that is not a wait")
 	}
-	s.FireTimers(simtest.T0.Add(time.Minute))
+	s.FireTimers(sim.T0.Add(time.Minute))
 	if s.R.Awaits(step) {
 		t.Fatal("still awaits after the wait timed out")
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // TestEveryExpressionListIsAList: `for_each: "${{ 1..100 }}"` passed validate
@@ -43,7 +43,7 @@ func TestEveryExpressionListIsAList(t *testing.T) {
 	} {
 		t.Run(tc.expr, func(t *testing.T) {
 			q := strings.ReplaceAll(tc.expr, "'", "''")
-			s := simtest.New(t, simtest.Head+fmt.Sprintf(`
+			s := sim.New(t, sim.Head+fmt.Sprintf(`
 steps:
   - {id: in, activity: p.echo, with: '${{ %[1]s }}', set: {kept: '${{ %[1]s }}'}}
   - id: each
@@ -54,7 +54,7 @@ steps:
     steps: [{activity: p.echo, with: "${{ item }}"}]
 output: {in: "${{ steps.in.output }}", each: "${{ steps.each.output }}", again: "${{ steps.again.output }}", direct: '${{ %[1]s }}'}
 `, q), map[string]any{"xs": []any{1, 2, 3}})
-			s.RunActivities(simtest.Echo)
+			s.RunActivities(sim.Echo)
 			out := s.Output(t).(map[string]any)
 			for _, k := range []string{"in", "each", "again", "direct"} {
 				b, _ := json.Marshal(out[k])
@@ -74,7 +74,7 @@ func TestForEachOverNonListNamesWhatItGot(t *testing.T) {
 		{"'abc'", "expected a list, got a string"},
 		{"3", "expected a list, got a number"},
 	} {
-		s := simtest.New(t, simtest.Head+"steps: [{for_each: \"${{ "+tc.expr+" }}\", steps: [{activity: p.echo}]}]\n",
+		s := sim.New(t, sim.Head+"steps: [{for_each: \"${{ "+tc.expr+" }}\", steps: [{activity: p.echo}]}]\n",
 			map[string]any{"m": map[string]any{"a": 1}})
 		c := s.Closed(t)
 		if s.Last().Type != history.WorkflowFailed || c.Failure == nil || !strings.Contains(c.Failure.Message, tc.want) {

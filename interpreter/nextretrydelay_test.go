@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // A failure that names the wait before the next try (a server's Retry-After, passed on by the
@@ -26,7 +26,7 @@ func TestPluginChosenRetryWait(t *testing.T) {
 		{"capped at a week", []int64{1 << 62, 0}, []time.Duration{week, 30 * time.Second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := simtest.New(t, simtest.Head+`
+			s := sim.New(t, sim.Head+`
 steps:
   - activity: p.flaky
     retry: {tries: 3, backoff: [5s, 30s]}

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/spec"
 )
 
 // TestQuery: wend query's expression sees input, state, run and the outputs of completed
 // steps of a run in flight, and reports what is wrong by name when it cannot answer.
 func TestQuery(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: a
     activity: p.echo
@@ -25,7 +25,7 @@ steps:
   - id: approve
     wait_for_signal: approve
 `, map[string]any{"n": 21})
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	n := len(s.Events)
 	for _, c := range []struct {
 		expr string
@@ -72,12 +72,12 @@ steps:
 // FuzzQuery: a query expression comes from a URL; whatever it is, Query answers a value or
 // an error that is spec.ErrQuery or ErrQueryFailed, never a panic.
 func FuzzQuery(f *testing.F) {
-	s := simtest.New(f, simtest.Head+`
+	s := sim.New(f, sim.Head+`
 steps:
   - {id: a, activity: p.echo, with: {n: "${{ input.n }}"}, set: {n: "${{ output.n }}"}}
   - {id: w, wait_for_signal: go}
 `, map[string]any{"n": 1})
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	for _, seed := range []string{"input.n", "steps.a.output", "state", "toJSON(state)", "1..3", "steps.w.output", "{", "now()", "map(1..5, # * 2)"} {
 		f.Add(seed)
 	}

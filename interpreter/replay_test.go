@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -27,9 +27,9 @@ type recorded struct {
 var replayCases = map[string]struct {
 	spec  string
 	input any
-	drive func(s *simtest.Sim)
+	drive func(s *sim.Sim)
 }{
-	"sequence_parallel_foreach": {simtest.Head + `
+	"sequence_parallel_foreach": {sim.Head + `
 steps:
   - {id: a, activity: p.echo, with: {n: "${{ input.n }}"}, set: {n: "${{ output.n }}"}}
   - id: par
@@ -41,15 +41,15 @@ steps:
     concurrency: 2
     steps: [{id: x, activity: p.echo, with: "${{ item }}"}, {activity: p.echo, with: "${{ steps.x.output }}"}]
 output: "${{ [state.n, steps.par.output, steps.loop.output] }}"
-`, map[string]any{"n": 5}, func(s *simtest.Sim) {
-		s.RunActivities(simtest.Echo)
-		s.FireTimers(simtest.T0.Add(time.Hour))
-		s.RunActivities(simtest.Echo)
+`, map[string]any{"n": 5}, func(s *sim.Sim) {
+		s.RunActivities(sim.Echo)
+		s.FireTimers(sim.T0.Add(time.Hour))
+		s.RunActivities(sim.Echo)
 	}},
 	// keys(), values() and toPairs() iterate in key order. A
 	// replay under Go's random map order would schedule the items in another order and be
 	// refused as nondeterministic.
-	"map_order": {simtest.Head + `
+	"map_order": {sim.Head + `
 steps:
   - id: each
     for_each: "${{ keys(input.m) }}"
@@ -57,10 +57,10 @@ steps:
       - {activity: p.echo, with: "${{ item }}", set: {last: "${{ output }}"}}
   - {id: v, activity: p.echo, with: {values: "${{ values(input.m) }}", pairs: "${{ toPairs(input.m) }}"}}
 output: "${{ [state.last, steps.each.output, steps.v.output] }}"
-`, map[string]any{"m": map[string]any{"f": 6, "b": 2, "h": 8, "a": 1, "e": 5, "c": 3, "g": 7, "d": 4}}, func(s *simtest.Sim) {
-		s.RunActivities(simtest.Echo)
+`, map[string]any{"m": map[string]any{"f": 6, "b": 2, "h": 8, "a": 1, "e": 5, "c": 3, "g": 7, "d": 4}}, func(s *sim.Sim) {
+		s.RunActivities(sim.Echo)
 	}},
-	"retries_catch_signal": {simtest.Head + `
+	"retries_catch_signal": {sim.Head + `
 steps:
   - id: flaky
     activity: p.flaky
@@ -68,7 +68,7 @@ steps:
     catch: [{activity: p.page, with: "${{ error.message }}"}]
   - {id: ok, wait_for_signal: go, timeout: 1h, set: {by: "${{ signal }}"}}
 output: "${{ state.by }}"
-`, nil, func(s *simtest.Sim) {
+`, nil, func(s *sim.Sim) {
 		s.RunActivities(func(act string, in any, _ int) (any, *history.Failure) {
 			if act == "flaky" {
 				return nil, &history.Failure{Type: "Busy", Message: "busy"}
@@ -84,7 +84,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "histories", name+".json")
 			if os.Getenv("UPDATE") != "" {
-				s := simtest.New(t, tc.spec, tc.input)
+				s := sim.New(t, tc.spec, tc.input)
 				tc.drive(s)
 				b, _ := json.MarshalIndent(recorded{Spec: tc.spec, Events: s.Events}, "", " ")
 				if err := os.WriteFile(path, b, 0o644); err != nil {

@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // TestPlanRetry: the plan keeps the history before the failed try's input, names the failed
 // activity, and derives the new run's payload; compensated runs and runs that failed other
 // than in an activity are refused with the sentinel errors both engines word.
 func TestPlanRetry(t *testing.T) {
-	const two = simtest.Head + `
+	const two = sim.Head + `
 steps:
   - activity: p.a
   - activity: p.b
@@ -26,7 +26,7 @@ steps:
 		return in, nil
 	}
 	t.Run("failed activity", func(t *testing.T) {
-		s := simtest.New(t, two, nil)
+		s := sim.New(t, two, nil)
 		s.RunActivities(failB)
 		old := s.Record()
 		plan, err := interpreter.PlanRetry(old.RunID, s.Events)
@@ -62,15 +62,15 @@ steps:
 		}
 	})
 	t.Run("compensated", func(t *testing.T) {
-		s := simtest.New(t, saga, nil)
+		s := sim.New(t, saga, nil)
 		s.RunActivities(sagaAnswers("send_welcome_email"))
 		if _, err := interpreter.PlanRetry("r", s.Events); !errors.Is(err, interpreter.ErrRetryCompensated) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("not an activity", func(t *testing.T) {
-		s := simtest.New(t, simtest.Head+"steps:\n  - fail: {message: no}\n", nil)
-		s.RunActivities(simtest.Echo)
+		s := sim.New(t, sim.Head+"steps:\n  - fail: {message: no}\n", nil)
+		s.RunActivities(sim.Echo)
 		if s.Last().Type != history.WorkflowFailed {
 			t.Fatalf("last %s", s.Last().Type)
 		}

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 func TestSequenceSetAndOutput(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: a
     activity: p.echo
@@ -25,7 +25,7 @@ steps:
     with: {prev: "${{ steps.a.output.n }}", total: "${{ state.total }}"}
 output: {b: "${{ steps.b.output }}", state: "${{ state }}"}
 `, map[string]any{"n": 1})
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	want := map[string]any{"b": map[string]any{"prev": 2.0, "total": 2.0}, "state": map[string]any{"total": 2.0}}
 	if got := s.Output(t); !reflect.DeepEqual(got, want) {
 		t.Fatalf("output = %#v, want %#v", got, want)
@@ -48,7 +48,7 @@ func TestChildIDRules(t *testing.T) {
 	if err := os.WriteFile("child.wend.yaml", []byte("wend: v1\nname: c\nsteps: [{delay: 1s}]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := simtest.Load(t, simtest.Head+"steps: [{id: k, run_workflow: ./child.wend.yaml}]\n")
+	w := sim.Load(t, sim.Head+"steps: [{id: k, run_workflow: ./child.wend.yaml}]\n")
 	for _, tc := range []struct {
 		name string
 		st   history.Started
@@ -59,8 +59,8 @@ func TestChildIDRules(t *testing.T) {
 		{"retry of run0", history.Started{WorkflowID: "wf", RunID: "run2", ExecBase: "run0", RetryOf: "run0", Rules: history.RulesCurrent}, "wf/run0/steps[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.st.Input, tc.st.ExecutionStarted = []byte("null"), simtest.T0
-			evs, err := interpreter.New(w, tc.st).Apply(history.Event{Seq: 1, Type: history.WorkflowStarted, Time: simtest.T0, Data: history.MustData(tc.st)})
+			tc.st.Input, tc.st.ExecutionStarted = []byte("null"), sim.T0
+			evs, err := interpreter.New(w, tc.st).Apply(history.Event{Seq: 1, Type: history.WorkflowStarted, Time: sim.T0, Data: history.MustData(tc.st)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestChildIDRules(t *testing.T) {
 }
 
 func TestParallelAndForEach(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: par
     parallel:
@@ -94,10 +94,10 @@ steps:
 output: {par: "${{ steps.par.output }}", loop: "${{ steps.loop.output }}"}
 `, map[string]any{"items": []any{1, 2, 3}})
 	// Both branches start together.
-	if n := len(s.Acts); n != 2 {
+	if n := len(s.Tries()); n != 2 {
 		t.Fatalf("parallel scheduled %d activities at once, want 2", n)
 	}
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	want := map[string]any{
 		"par":  []any{1.0, 3.0},
 		"loop": []any{[]any{0.0, 10.0}, []any{1.0, 20.0}, []any{2.0, 30.0}},
@@ -109,16 +109,16 @@ output: {par: "${{ steps.par.output }}", loop: "${{ steps.loop.output }}"}
 }
 
 func TestForEachConcurrencyLimit(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - for_each: "${{ input.items }}"
     concurrency: 3
     steps: [{activity: p.echo, with: "${{ item }}"}]
 `, map[string]any{"items": []any{1, 2, 3, 4, 5, 6, 7}})
-	if n := len(s.Acts); n != 3 {
+	if n := len(s.Tries()); n != 3 {
 		t.Fatalf("%d items started, want 3", n)
 	}
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	if s.Last().Type != history.WorkflowCompleted {
 		t.Fatalf("last event %s", s.Last().Type)
 	}
@@ -126,7 +126,7 @@ steps:
 }
 
 func TestRetriesAndBackoff(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - activity: p.flaky
     retry: {tries: 3, backoff: [5s, 30s]}
@@ -137,7 +137,7 @@ steps:
 		return nil, &history.Failure{Category: history.CategoryActivity, Type: "Boom", Message: "boom"}
 	})
 	// Tries at t, t+5s, t+35s; the workflow sees the error only after the third.
-	want := []time.Time{simtest.T0, simtest.T0.Add(5 * time.Second), simtest.T0.Add(35 * time.Second)}
+	want := []time.Time{sim.T0, sim.T0.Add(5 * time.Second), sim.T0.Add(35 * time.Second)}
 	if !reflect.DeepEqual(tries, want) {
 		t.Fatalf("tries at %v, want %v", tries, want)
 	}
@@ -169,7 +169,7 @@ func TestNonRetryableStopsAtOnce(t *testing.T) {
 		{"listed in the step", history.Failure{Type: "CardDeclined", Message: "declined"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := simtest.New(t, simtest.Head+`
+			s := sim.New(t, sim.Head+`
 steps:
   - activity: p.charge
     retry: {tries: 5, backoff: [1s], non_retryable: [CardDeclined]}
@@ -186,7 +186,7 @@ steps:
 }
 
 func TestCatchLetsTheRunGoOn(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: charge
     activity: p.charge
@@ -212,29 +212,29 @@ steps:
 }
 
 func TestDelayAndTimers(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - delay: 10m
   - delay: {until: "${{ input.at }}"}
   - activity: p.echo
 `, map[string]any{"at": "2026-03-02T00:00:00Z"})
-	if len(s.Acts) != 0 || len(s.Timers) != 1 {
-		t.Fatalf("acts %d timers %d", len(s.Acts), len(s.Timers))
+	if len(s.Tries()) != 0 || len(s.Timers()) != 1 {
+		t.Fatalf("acts %d timers %d", len(s.Tries()), len(s.Timers()))
 	}
-	s.FireTimers(simtest.T0.Add(9 * time.Minute))
-	if len(s.Timers) != 1 {
+	s.FireTimers(sim.T0.Add(9 * time.Minute))
+	if len(s.Timers()) != 1 {
 		t.Fatal("a timer fired early")
 	}
-	s.FireTimers(simtest.T0.Add(24 * time.Hour))
-	if len(s.Acts) != 1 || !s.Now.Equal(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)) {
-		t.Fatalf("after both delays: acts %d now %v", len(s.Acts), s.Now)
+	s.FireTimers(sim.T0.Add(24 * time.Hour))
+	if len(s.Tries()) != 1 || !s.Now.Equal(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("after both delays: acts %d now %v", len(s.Tries()), s.Now)
 	}
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	s.ReplayOK(t)
 }
 
 func TestSignals(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - wait_for_signal: approve
     set: {by: "${{ signal.by }}"}
@@ -254,12 +254,12 @@ output: {first: "${{ state.by }}", second: "${{ steps.second.output.by }}"}
 }
 
 func TestSignalTimeoutFailsTheStep(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - wait_for_signal: approve
     timeout: 1h
 `, nil)
-	s.FireTimers(simtest.T0.Add(2 * time.Hour))
+	s.FireTimers(sim.T0.Add(2 * time.Hour))
 	c := s.Closed(t)
 	if c.Failure == nil || c.Failure.Category != history.CategoryTimeout {
 		t.Fatalf("closed %s %+v", s.Last().Type, c.Failure)
@@ -272,18 +272,17 @@ steps:
 }
 
 func TestParallelFailureCancelsSiblings(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - parallel:
       - activity: p.bad
       - delay: 1h
       - activity: p.slow
 `, nil)
-	if len(s.Acts) != 2 || len(s.Timers) != 1 {
-		t.Fatalf("acts %d timers %d", len(s.Acts), len(s.Timers))
+	if len(s.Tries()) != 2 || len(s.Timers()) != 1 {
+		t.Fatalf("acts %d timers %d", len(s.Tries()), len(s.Timers()))
 	}
-	bad := s.Acts[0]
-	s.Acts = s.Acts[1:]
+	bad, _ := s.Take()
 	s.Apply(history.Event{Type: history.ActivityAttemptFailed, ActivityExecutionID: bad.ActivityExecutionID, Attempt: 1,
 		Data: history.MustData(history.AttemptFailure{Failure: history.Failure{Message: "x"}})})
 	got := types(s.Events[len(s.Events)-4:])
@@ -295,12 +294,12 @@ steps:
 }
 
 func TestStaleCompletionIgnored(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - activity: p.x
     retry: {tries: 2}
 `, nil)
-	a := s.Acts[0]
+	a := s.Tries()[0]
 	s.Apply(history.Event{Type: history.ActivityAttemptFailed, ActivityExecutionID: a.ActivityExecutionID, Attempt: 1,
 		Data: history.MustData(history.AttemptFailure{Failure: history.Failure{Message: "timeout"}})})
 	if s.R.Expects(a.ActivityExecutionID, 1) || !s.R.Expects(a.ActivityExecutionID, 2) {
@@ -314,21 +313,21 @@ steps:
 }
 
 func TestIfSkipsAndFailStep(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - if: "${{ input.skip }}"
     activity: p.never
   - fail: {message: "stop ${{ input.why }}", type: Stopped, non_retryable: true}
 `, map[string]any{"skip": false, "why": "now"})
 	c := s.Closed(t)
-	if len(s.Acts) != 0 || c.Failure.Message != "stop now" || c.Failure.Type != "Stopped" || !c.Failure.NonRetryable {
+	if len(s.Tries()) != 0 || c.Failure.Message != "stop now" || c.Failure.Type != "Stopped" || !c.Failure.NonRetryable {
 		t.Fatalf("failure = %+v", c.Failure)
 	}
 	s.ReplayOK(t)
 }
 
 func TestExpressionErrorFailsStep(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - activity: p.x
     with: "${{ input.a.b.c }}"
@@ -344,7 +343,7 @@ func TestChildAndContinueAsNew(t *testing.T) {
 	if err := os.WriteFile("child.wend.yaml", []byte("wend: v1\nname: c\nsteps: [{delay: 1s}]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: child
     run_workflow: ./child.wend.yaml
@@ -365,9 +364,9 @@ steps:
 }
 
 func TestReplayDetectsChangedSpec(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps:\n  - activity: p.a\n  - activity: p.b\n", nil)
-	s.RunActivities(simtest.Echo)
-	changed := simtest.Load(t, simtest.Head+"steps:\n  - activity: p.a\n  - activity: p.c\n")
+	s := sim.New(t, sim.Head+"steps:\n  - activity: p.a\n  - activity: p.b\n", nil)
+	s.RunActivities(sim.Echo)
+	changed := sim.Load(t, sim.Head+"steps:\n  - activity: p.a\n  - activity: p.c\n")
 	st, _ := history.DataOf[history.Started](s.Events[0])
 	err := interpreter.New(changed, st).Replay(s.Events)
 	if !errors.Is(err, interpreter.ErrNondeterministic) {
@@ -376,7 +375,7 @@ func TestReplayDetectsChangedSpec(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps:\n  - parallel: [{activity: p.a}, {delay: 1h}]\n", nil)
+	s := sim.New(t, sim.Head+"steps:\n  - parallel: [{activity: p.a}, {delay: 1h}]\n", nil)
 	s.Apply(history.Event{Type: history.CancelRequested, Data: history.MustData(history.CancelRequest{Reason: "ops"})})
 	got := types(s.Events[len(s.Events)-3:])
 	want := []history.EventType{history.ActivityCancelled, history.TimerCancelled, history.WorkflowCancelled}
@@ -424,7 +423,7 @@ func TestBackoffMaxBoundsJitter(t *testing.T) {
 	}
 	// Every draw over a range of attempts: the wait never passes max. The workflow runs as
 	// the issue's report did (initial 10ms, factor 2, max 100ms, jitter 0.5).
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - {activity: p.busy, retry: {tries: 40, backoff: {initial: 10ms, factor: 2, max: 100ms, jitter: 0.5}}}
 `, nil)
@@ -460,9 +459,8 @@ steps:
 // failures make attempts 1 (interrupted), 2 and 3 (failed), then ActivityFailed at attempt 3.
 // An interruption report for an attempt already superseded changes nothing.
 func TestRedeliveryNotCountedAgainstTries(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps: [{id: a, activity: p.flaky, retry: {tries: 2}}]\n", nil)
-	first := s.Acts[0]
-	s.Acts = s.Acts[1:]
+	s := sim.New(t, sim.Head+"steps: [{id: a, activity: p.flaky, retry: {tries: 2}}]\n", nil)
+	first, _ := s.Take()
 	interrupt := func(attempt int) []history.Event {
 		return s.Apply(history.Event{Type: history.ActivityAttemptInterrupted, Step: first.Step,
 			ActivityExecutionID: first.ActivityExecutionID, Attempt: attempt,

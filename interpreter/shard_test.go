@@ -7,17 +7,17 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // shardTree plays a parent run and the shard children it starts, as the engine does: each
 // ChildWorkflowScheduled with a shard starts a child run of the parent's text, whose
 // activities answer is given, and whose outcome is fed back to the parent.
 type shardTree struct {
-	parent   *simtest.Sim
-	children []*simtest.Sim
-	answer   simtest.Answer
+	parent   *sim.Sim
+	children []*sim.Sim
+	answer   sim.Answer
 }
 
 func (tr *shardTree) run(t *testing.T) {
@@ -35,8 +35,8 @@ func (tr *shardTree) run(t *testing.T) {
 		pst, _ := history.DataOf[history.Started](tr.parent.Events[0])
 		st := history.Started{WorkflowID: cs.WorkflowID, RunID: "child" + cs.WorkflowID, Input: cs.Input,
 			SpecFile: cs.SpecFile, SpecSource: pst.SpecSource, SpecSHA256: pst.SpecSHA256, ParentRunID: pst.RunID,
-			ParentStep: sched.Step, ExecutionStarted: simtest.T0, Rules: history.RulesCurrent, Shard: cs.Shard}
-		c := simtest.Start(t, st)
+			ParentStep: sched.Step, ExecutionStarted: sim.T0, Rules: history.RulesCurrent, Shard: cs.Shard}
+		c := sim.Start(t, st)
 		c.RunActivities(tr.answer)
 		tr.children = append(tr.children, c)
 		closed := c.Closed(t)
@@ -106,14 +106,14 @@ func TestShardedForEach(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			src := simtest.Head + "steps:\n  - set: {k: before}\n    activity: p.prep\n" +
+			src := sim.Head + "steps:\n  - set: {k: before}\n    activity: p.prep\n" +
 				"  - id: loop\n    for_each: \"${{ input.items }}\"\n    " + tc.step +
 				"\n    steps:\n      - id: a\n        activity: p.x\n        with: [\"${{ item }}\", \"${{ index }}\", \"${{ input.tag }}\", \"${{ state.k }}\"]\n" +
 				"      - activity: p.y\n        with: \"${{ steps.a.output }}\"\n" +
 				"output: \"${{ steps.loop.output }}\"\n"
 			in := items(tc.n)
 			in["tag"] = "t"
-			tr := &shardTree{parent: simtest.New(t, src, in), answer: itemAndIndex}
+			tr := &shardTree{parent: sim.New(t, src, in), answer: itemAndIndex}
 			tr.run(t)
 			var want []any
 			for i := range tc.n {
@@ -163,9 +163,9 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 // TestShardedForEachNestedReadsOuterItem: a sharded for_each inside another for_each reads
 // the outer item in its child runs (the loop variables travel in the child's input).
 func TestShardedForEachNestedReadsOuterItem(t *testing.T) {
-	src := simtest.Head + "output: \"${{ steps.outer.output }}\"\nsteps:\n  - id: outer\n    for_each: [a, b]\n    as: outer\n    steps:\n" +
+	src := sim.Head + "output: \"${{ steps.outer.output }}\"\nsteps:\n  - id: outer\n    for_each: [a, b]\n    as: outer\n    steps:\n" +
 		"      - for_each: [1, 2, 3]\n        shard: 2\n        steps: [{activity: p.x, with: \"${{ [outer, item, index] }}\"}]\n"
-	tr := &shardTree{parent: simtest.New(t, src, nil), answer: itemAndIndex}
+	tr := &shardTree{parent: sim.New(t, src, nil), answer: itemAndIndex}
 	tr.run(t)
 	want := []any{
 		[]any{[]any{"a", 1.0, 0.0}, []any{"a", 2.0, 1.0}, []any{"a", 3.0, 2.0}},
@@ -196,9 +196,9 @@ func TestShardedForEachChildFails(t *testing.T) {
 			if withCatch {
 				catch = "    catch: [{activity: p.caught, with: \"${{ error.message }}\"}]\n"
 			}
-			src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    shard: 3\n" + catch +
+			src := sim.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    shard: 3\n" + catch +
 				"    steps: [{activity: p.x, with: [\"${{ item }}\"], retry: {tries: 1}}]\n"
-			tr := &shardTree{parent: simtest.New(t, src, items(10)), answer: boom}
+			tr := &shardTree{parent: sim.New(t, src, items(10)), answer: boom}
 			tr.run(t)
 			if len(tr.children) != 2 {
 				t.Fatalf("%d children started, want 2 (the one with item 4 fails, none after it)", len(tr.children))
@@ -219,8 +219,8 @@ func TestShardedForEachChildFails(t *testing.T) {
 // TestShardedForEachCancel: cancelling the parent asks for the open child's cancel; a shard
 // child cancelled runs none of the workflow's on_cancel steps (the parent runs them).
 func TestShardedForEachCancel(t *testing.T) {
-	src := simtest.Head + "on_cancel: [{activity: p.cleanup}]\nsteps:\n  - for_each: \"${{ input.items }}\"\n    shard: 3\n    concurrency: 3\n    steps: [{activity: p.x}]\n"
-	parent := simtest.New(t, src, items(10))
+	src := sim.Head + "on_cancel: [{activity: p.cleanup}]\nsteps:\n  - for_each: \"${{ input.items }}\"\n    shard: 3\n    concurrency: 3\n    steps: [{activity: p.x}]\n"
+	parent := sim.New(t, src, items(10))
 	sched := parent.Last()
 	if sched.Type != history.ChildWorkflowScheduled {
 		t.Fatalf("last event %s, want the first child's schedule", sched.Type)
@@ -230,8 +230,8 @@ func TestShardedForEachCancel(t *testing.T) {
 		t.Fatalf("child input %s, want %s: a body that reads neither input nor state is given neither", cs.Input, want)
 	}
 	pst, _ := history.DataOf[history.Started](parent.Events[0])
-	child := simtest.Start(t, history.Started{WorkflowID: cs.WorkflowID, RunID: "c0", Input: cs.Input, SpecFile: cs.SpecFile,
-		SpecSource: pst.SpecSource, ExecutionStarted: simtest.T0, Rules: history.RulesCurrent, Shard: cs.Shard})
+	child := sim.Start(t, history.Started{WorkflowID: cs.WorkflowID, RunID: "c0", Input: cs.Input, SpecFile: cs.SpecFile,
+		SpecSource: pst.SpecSource, ExecutionStarted: sim.T0, Rules: history.RulesCurrent, Shard: cs.Shard})
 
 	out := parent.Apply(history.Event{Type: history.CancelRequested, Data: history.MustData(history.CancelRequest{Reason: "stop"})})
 	var cancelled []string
@@ -251,7 +251,7 @@ func TestShardedForEachCancel(t *testing.T) {
 	if n := count(child.Events, history.ActivityScheduled); n != 3 {
 		t.Fatalf("child scheduled %d activities, want its 3 items and no on_cancel step", n)
 	}
-	parent.RunActivities(simtest.Echo)
+	parent.RunActivities(sim.Echo)
 	if parent.Last().Type != history.WorkflowCancelled || count(parent.Events, history.ActivityScheduled) != 1 {
 		t.Fatalf("parent: last %s, %d activities (want on_cancel's one)", parent.Last().Type, count(parent.Events, history.ActivityScheduled))
 	}
@@ -267,8 +267,8 @@ func TestShardedForEachRoom(t *testing.T) {
 		shard int
 		fits  bool
 	}{{100, true}, {1, false}} {
-		src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    shard: " + itoa(tc.shard) + "\n    steps: [{activity: p.x}]\n"
-		s := simtest.New(t, src, items(1_000_000))
+		src := sim.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    shard: " + itoa(tc.shard) + "\n    steps: [{activity: p.x}]\n"
+		s := sim.New(t, src, items(1_000_000))
 		if got := s.Last().Type == history.ChildWorkflowScheduled; got != tc.fits {
 			c, _ := history.DataOf[history.Closed](s.Last())
 			t.Fatalf("shard %d: last %s %+v, want fits=%v", tc.shard, s.Last().Type, c.Failure, tc.fits)
@@ -285,8 +285,8 @@ func TestShardedForEachRoom(t *testing.T) {
 // TestShardChildOfMissingStep: a shard child whose Started names no sharded for_each (a
 // corrupt or mismatched history) is refused with an error, not a panic.
 func TestShardChildOfMissingStep(t *testing.T) {
-	src := simtest.Head + "steps: [{activity: p.x}]\n"
-	w := simtest.Load(t, src)
+	src := sim.Head + "steps: [{activity: p.x}]\n"
+	w := sim.Load(t, src)
 	st := history.Started{WorkflowID: "c", RunID: "c", SpecSource: src, Input: json.RawMessage(`{"items":[1]}`),
 		Shard: &history.ShardRef{Path: "steps[0]"}}
 	_, err := interpreter.New(w, st).Apply(history.Event{Type: history.WorkflowStarted, Data: history.MustData(st)})
@@ -303,12 +303,12 @@ func TestShardInputOverPayloadLimit(t *testing.T) {
 	for i := range l {
 		l[i] = big
 	}
-	src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    shard: 2500\n    steps: [{activity: p.x}]\n"
-	s := simtest.New(t, src, map[string]any{"items": l[:2000]})
+	src := sim.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    shard: 2500\n    steps: [{activity: p.x}]\n"
+	s := sim.New(t, src, map[string]any{"items": l[:2000]})
 	if s.Last().Type != history.ChildWorkflowScheduled {
 		t.Fatalf("2,000 items of 1 KB: last %s", s.Last().Type)
 	}
-	s = simtest.New(t, src, map[string]any{"items": l})
+	s = sim.New(t, src, map[string]any{"items": l})
 	c := s.Closed(t)
 	if c.Failure == nil || c.Failure.Category != history.CategoryStructuralLimit || !strings.Contains(c.Failure.Message, "use a smaller shard") ||
 		count(s.Events, history.ChildWorkflowScheduled) != 0 {

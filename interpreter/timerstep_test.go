@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // TestTimerFiredStep: a TimerFired that names its timer's step is applied, as one from an
-// older history that names none is (simtest fires timers so); one that names another step is
+// older history that names none is (a sim.Sim fires timers so); one that names another step is
 // refused, nothing decided.
 func TestTimerFiredStep(t *testing.T) {
-	const src = simtest.Head + "steps:\n  - delay: 1m\n  - activity: p.echo\n"
+	const src = sim.Head + "steps:\n  - delay: 1m\n  - activity: p.echo\n"
 	for _, tc := range []struct {
 		step string
 		err  string
@@ -22,8 +22,8 @@ func TestTimerFiredStep(t *testing.T) {
 		{"steps[0]", ""},
 		{"steps[1]", "names step steps[1], but the timer belongs to step steps[0]"},
 	} {
-		s := simtest.New(t, src, nil)
-		s.Now = simtest.T0.Add(time.Minute)
+		s := sim.New(t, src, nil)
+		s.Now = sim.T0.Add(time.Minute)
 		out, err := s.R.Apply(history.Event{Seq: uint64(len(s.Events) + 1), Type: history.TimerFired, Step: tc.step, Time: s.Now,
 			Data: history.MustData(history.TimerRef{TimerID: "steps[0]"})})
 		switch {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/runview"
 )
 
@@ -13,7 +13,7 @@ import (
 // /v1/runs/{id}, the web UI) gives its current public state, which only a replay knows, and
 // the data of signals received and not yet taken; the signal wait it is in is found too.
 func TestLiveStateAndPendingSignals(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: approve
     wait_for_signal: approve
@@ -47,7 +47,7 @@ steps:
 // TestStateOfAnUnreplayableRun: a history the spec no longer produces keeps its detail and
 // says why it has no state.
 func TestStateOfAnUnreplayableRun(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps:\n  - {id: a, activity: p.echo}\n", nil)
+	s := sim.New(t, sim.Head+"steps:\n  - {id: a, activity: p.echo}\n", nil)
 	evs := append([]history.Event(nil), s.Events...)
 	evs[1].Step = "steps[9]" // the recorded decision is not what the spec decides
 	d := runview.DetailOf(s.Record(), evs)

@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/runview"
 )
 
-const loopSpec = simtest.Head + `
+const loopSpec = sim.Head + `
 steps:
   - id: each
     for_each: [1, 2]
@@ -23,7 +23,7 @@ steps:
     activity: p.echo
 `
 
-func view(t *testing.T, s *simtest.Sim) *runview.View {
+func view(t *testing.T, s *sim.Sim) *runview.View {
 	t.Helper()
 	v, err := runview.Fold(s.Record(), s.Events)
 	if err != nil {
@@ -44,8 +44,8 @@ func rows(v *runview.View) map[string]runview.Step {
 // children's status, a signal wait with no event yet shows as waiting, an unreached step as
 // none; a failed step is failed with its message.
 func TestStepTree(t *testing.T) {
-	s := simtest.New(t, loopSpec, nil)
-	s.RunActivities(simtest.Echo)
+	s := sim.New(t, loopSpec, nil)
+	s.RunActivities(sim.Echo)
 	got := rows(view(t, s))
 	for path, want := range map[string]struct {
 		status    string
@@ -71,7 +71,7 @@ func TestStepTree(t *testing.T) {
 		t.Errorf("a waiting step has an end: %v", r.End)
 	}
 
-	f := simtest.New(t, simtest.Head+"steps:\n  - {id: charge, activity: p.charge}\n", nil)
+	f := sim.New(t, sim.Head+"steps:\n  - {id: charge, activity: p.charge}\n", nil)
 	f.RunActivities(func(string, any, int) (any, *history.Failure) {
 		return nil, &history.Failure{Category: history.CategoryActivity, Message: "card declined", NonRetryable: true}
 	})
@@ -84,7 +84,7 @@ func TestStepTree(t *testing.T) {
 // TestStepTreeNeedsTheSpec: a history whose recorded spec no longer loads has no tree, but
 // the rest of its view.
 func TestStepTreeNeedsTheSpec(t *testing.T) {
-	s := simtest.New(t, loopSpec, nil)
+	s := sim.New(t, loopSpec, nil)
 	evs := append([]history.Event(nil), s.Events...)
 	evs[0].Data = history.MustData(history.Started{WorkflowID: "wf", RunID: "run1", SpecFile: "x.wend.yaml", SpecSource: "not: [a spec"})
 	v, err := runview.Fold(s.Record(), evs)
@@ -103,7 +103,7 @@ func TestStepTreeNeedsTheSpec(t *testing.T) {
 // is caught, not failed (its note keeps the timeout), its parent reads completed; a step that
 // completed on its third try has no note, though its first two failed.
 func TestStepTreeOnASuccessfulRun(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: outer
     steps:
@@ -117,7 +117,7 @@ steps:
     activity: p.charge
     retry: {tries: 5, backoff: [1s]}
 `, nil)
-	s.FireTimers(simtest.T0.Add(2 * time.Hour))
+	s.FireTimers(sim.T0.Add(2 * time.Hour))
 	s.RunActivities(func(name string, in any, attempt int) (any, *history.Failure) {
 		if name == "charge" && attempt < 3 {
 			return nil, &history.Failure{Category: history.CategoryActivity, Type: "Down", Message: "gateway down"}

@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/runview"
 )
 
 // withTimerSteps is the history as the engine records it now: each TimerFired names the step
-// its TimerScheduled was at. simtest fires timers as older engines did, without the step.
+// its TimerScheduled was at. A sim.Sim fires timers as older engines did, without the step.
 func withTimerSteps(evs []history.Event) []history.Event {
 	out := append([]history.Event(nil), evs...)
 	at := map[string]string{}
@@ -30,7 +30,7 @@ func withTimerSteps(evs []history.Event) []history.Event {
 // on completed and cancelled runs, as TimerFired carried no step. With the step (new
 // histories) and without it (older ones, by the timer's TimerScheduled) both read completed.
 func TestFiredDelayNotWaiting(t *testing.T) {
-	const src = simtest.Head + `
+	const src = sim.Head + `
 steps:
   - id: both
     parallel:
@@ -39,14 +39,14 @@ steps:
   - id: hold
     wait_for_signal: never
 `
-	completed := simtest.New(t, src, nil)
-	completed.FireTimers(simtest.T0.Add(time.Hour))
-	completed.RunActivities(simtest.Echo)
-	cancelled := simtest.New(t, src, nil)
-	cancelled.FireTimers(simtest.T0.Add(time.Hour))
-	cancelled.RunActivities(simtest.Echo)
+	completed := sim.New(t, src, nil)
+	completed.FireTimers(sim.T0.Add(time.Hour))
+	completed.RunActivities(sim.Echo)
+	cancelled := sim.New(t, src, nil)
+	cancelled.FireTimers(sim.T0.Add(time.Hour))
+	cancelled.RunActivities(sim.Echo)
 	cancelled.Cancel("ops")
-	for name, s := range map[string]*simtest.Sim{"open": completed, "cancelled": cancelled} {
+	for name, s := range map[string]*sim.Sim{"open": completed, "cancelled": cancelled} {
 		for shape, evs := range map[string][]history.Event{"without step": s.Events, "with step": withTimerSteps(s.Events)} {
 			v, err := runview.Fold(s.Record(), evs)
 			if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 func js(t *testing.T, v json.RawMessage) string {
@@ -53,7 +53,7 @@ func failureRows(doc *export.Document) []failureRow {
 }
 
 func TestCompletedRun(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: a
     activity: p.echo
@@ -63,7 +63,7 @@ steps:
     with: "${{ steps.a.output.n + 1 }}"
 output: {b: "${{ steps.b.output }}"}
 `, map[string]any{"n": 1})
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	doc := exportOf(t, s)
 
 	w := doc.Workflow
@@ -72,12 +72,12 @@ output: {b: "${{ steps.b.output }}"}
 	eq(t, "status", []string{w.Status, w.ClosedReason}, []string{"completed", "completed"})
 	eq(t, "input", js(t, w.Input), `{"n":1}`)
 	eq(t, "output", js(t, w.Output), `{"b":2}`)
-	eq(t, "times", []time.Time{w.StartedAt, w.ClosedAt, w.ExecutionStartedAt}, []time.Time{simtest.T0, simtest.T0, simtest.T0})
+	eq(t, "times", []time.Time{w.StartedAt, w.ClosedAt, w.ExecutionStartedAt}, []time.Time{sim.T0, sim.T0, sim.T0})
 	if len(w.SpecSHA256) != 64 || w.Timeouts != nil || w.Failure != nil {
 		t.Errorf("workflow = %+v", w)
 	}
 	eq(t, "events", len(doc.HistoryEvents), 6)
-	eq(t, "event 2", doc.HistoryEvents[1], export.Event{Seq: 2, Type: "ActivityScheduled", Time: simtest.T0, Step: "steps[0]",
+	eq(t, "event 2", doc.HistoryEvents[1], export.Event{Seq: 2, Type: "ActivityScheduled", Time: sim.T0, Step: "steps[0]",
 		ActivityExecutionID: "run1:steps[0]", Attempt: 1, Data: s.Events[1].Data})
 	eq(t, "activities", len(doc.Activities), 2)
 	a := doc.Activities[1]
@@ -85,11 +85,11 @@ output: {b: "${{ steps.b.output }}"}
 		[]any{"run1:steps[1]", "steps[1]", "p", "echo", "completed", 1, uint64(4)})
 	eq(t, "activity io", []string{js(t, a.Input), js(t, a.Output)}, []string{"2", "2"})
 	eq(t, "attempt", a.Attempts, []export.Attempt{{Attempt: 1, ActivityAttemptID: "run1:steps[1]#1", Outcome: "completed",
-		ScheduledAt: simtest.T0, EndedAt: simtest.T0, EndedSeq: 5}})
+		ScheduledAt: sim.T0, EndedAt: sim.T0, EndedSeq: 5}})
 	m := doc.OperatorMetrics
 	eq(t, "activity metrics", m.Activities, export.ActivityMetrics{Total: 2, Completed: 2, Attempts: 2})
 	eq(t, "backlog", m.Backlog, export.Backlog{})
-	eq(t, "history", m.History, export.HistoryMetrics{Events: 6, LastSeq: 6, PayloadBytes: payloadBytes(s.Events), LastEventAt: simtest.T0})
+	eq(t, "history", m.History, export.HistoryMetrics{Events: 6, LastSeq: 6, PayloadBytes: payloadBytes(s.Events), LastEventAt: sim.T0})
 	eq(t, "failures", len(doc.Failures), 0)
 }
 
@@ -109,7 +109,7 @@ func gatewayDown(_ string, _ any, attempt int) (any, *history.Failure) {
 }
 
 func TestRetriesThenSuccess(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: charge
     activity: p.charge
@@ -121,13 +121,13 @@ steps:
 	mid := exportOf(t, s)
 	a := mid.Activities[0]
 	eq(t, "status while waiting", a.Status, "retrying")
-	eq(t, "next_attempt_at", a.NextAttemptAt, simtest.T0.Add(5*time.Second))
+	eq(t, "next_attempt_at", a.NextAttemptAt, sim.T0.Add(5*time.Second))
 	eq(t, "outcomes while waiting", outcomes(a), []string{"failed", "scheduled"})
 	eq(t, "retry after try 1", *a.Attempts[0].Retry, export.Retry{Seq: 4, RetryOfTaskID: "run1:steps[0]#1",
 		RetryAfterAttemptID: "run1:steps[0]#1", RetryAfterAttempt: 1, RetryBackoffSeconds: 5,
-		AvailableAt: simtest.T0.Add(5 * time.Second), NextAttempt: 2})
+		AvailableAt: sim.T0.Add(5 * time.Second), NextAttempt: 2})
 	eq(t, "try 2", a.Attempts[1], export.Attempt{Attempt: 2, ActivityAttemptID: "run1:steps[0]#2", Outcome: "scheduled",
-		ScheduledAt: simtest.T0.Add(5 * time.Second)})
+		ScheduledAt: sim.T0.Add(5 * time.Second)})
 	m := mid.OperatorMetrics
 	eq(t, "retrying", []int{m.Activities.Retrying, m.Backlog.RetryingActivities, m.Backlog.PendingActivities, m.Activities.FailedAttempts},
 		[]int{1, 1, 1, 1})
@@ -144,8 +144,8 @@ steps:
 	eq(t, "try 1 error", *a.Attempts[0].Error, export.AttemptError{Type: "GatewayDown", Message: "temporary gateway failure",
 		FailureCategory: "activity"})
 	eq(t, "retry after try 2", []any{a.Attempts[1].Retry.RetryBackoffSeconds, a.Attempts[1].Retry.AvailableAt},
-		[]any{30.0, simtest.T0.Add(35 * time.Second)})
-	eq(t, "try 3 times", []time.Time{a.Attempts[2].ScheduledAt, a.Attempts[2].EndedAt}, []time.Time{simtest.T0.Add(35 * time.Second), simtest.T0.Add(35 * time.Second)})
+		[]any{30.0, sim.T0.Add(35 * time.Second)})
+	eq(t, "try 3 times", []time.Time{a.Attempts[2].ScheduledAt, a.Attempts[2].EndedAt}, []time.Time{sim.T0.Add(35 * time.Second), sim.T0.Add(35 * time.Second)})
 	if a.Attempts[2].Retry != nil || a.Attempts[2].Error != nil || !a.NextAttemptAt.IsZero() {
 		t.Errorf("the successful try = %+v, next_attempt_at %v", a.Attempts[2], a.NextAttemptAt)
 	}
@@ -158,7 +158,7 @@ steps:
 	eq(t, "failure where", []string{doc.Failures[1].Step, doc.Failures[1].ActivityExecutionID}, []string{"steps[0]", "run1:steps[0]"})
 }
 
-const chargeSpec = simtest.Head + `
+const chargeSpec = sim.Head + `
 steps:
   - id: charge
     activity: p.charge
@@ -177,7 +177,7 @@ func declined(_ string, _ any, attempt int) (any, *history.Failure) {
 }
 
 func TestRetriesThenNonRetryableFailure(t *testing.T) {
-	s := simtest.New(t, chargeSpec, nil)
+	s := sim.New(t, chargeSpec, nil)
 	s.RunActivities(declined)
 	doc := exportOf(t, s)
 
@@ -218,7 +218,7 @@ func TestRetriesThenNonRetryableFailure(t *testing.T) {
 }
 
 func TestPluginMarkedNonRetryableStopsAtOnce(t *testing.T) {
-	s := simtest.New(t, chargeSpec, nil)
+	s := sim.New(t, chargeSpec, nil)
 	s.RunActivities(func(string, any, int) (any, *history.Failure) {
 		return nil, &history.Failure{Category: history.CategoryActivity, Type: "Fraud", Message: "blocked", NonRetryable: true}
 	})
@@ -230,7 +230,7 @@ func TestPluginMarkedNonRetryableStopsAtOnce(t *testing.T) {
 }
 
 func TestTimedOutAttempt(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: slow
     activity: p.slow
@@ -238,7 +238,7 @@ steps:
     heartbeat_timeout: 10s
     retry: {tries: 2, backoff: [10s]}
 `, nil)
-	a0 := s.Acts[0]
+	a0 := s.Tries()[0]
 	at := func(typ history.EventType) history.Event {
 		return history.Event{Type: typ, Step: a0.Step, ActivityExecutionID: a0.ActivityExecutionID, Attempt: 1}
 	}
@@ -248,10 +248,10 @@ steps:
 		mid.OperatorMetrics.Backlog.PendingActivities}, []any{"running", "running", 1, 1})
 
 	for _, d := range []time.Duration{10 * time.Second, 20 * time.Second} {
-		s.Now = simtest.T0.Add(d)
+		s.Now = sim.T0.Add(d)
 		s.Apply(at(history.ActivityHeartbeatRecorded))
 	}
-	s.Now = simtest.T0.Add(30 * time.Second)
+	s.Now = sim.T0.Add(30 * time.Second)
 	s.RunActivities(func(_ string, _ any, attempt int) (any, *history.Failure) {
 		if attempt == 1 {
 			return nil, &history.Failure{Category: history.CategoryTimeout, PropagationKind: "timeout", Type: "timeout",
@@ -265,17 +265,17 @@ steps:
 	eq(t, "outcomes", outcomes(a), []string{"timed_out", "completed"})
 	try1 := a.Attempts[0]
 	eq(t, "try 1 times", []time.Time{try1.ScheduledAt, try1.StartedAt, try1.LastHeartbeatAt, try1.EndedAt},
-		[]time.Time{simtest.T0, simtest.T0, simtest.T0.Add(20 * time.Second), simtest.T0.Add(30 * time.Second)})
+		[]time.Time{sim.T0, sim.T0, sim.T0.Add(20 * time.Second), sim.T0.Add(30 * time.Second)})
 	eq(t, "try 1 heartbeats", try1.Heartbeats, 2)
 	eq(t, "try 1 error", *try1.Error, export.AttemptError{Type: "timeout", Message: "attempt 1 exceeded its timeout", FailureCategory: "timeout"})
-	eq(t, "try 2 due", a.Attempts[1].ScheduledAt, simtest.T0.Add(40*time.Second))
+	eq(t, "try 2 due", a.Attempts[1].ScheduledAt, sim.T0.Add(40*time.Second))
 	eq(t, "failures", failureRows(doc), []failureRow{{"ActivityTimedOut", "timeout", "timeout", false, 1}})
 	m := doc.OperatorMetrics.Activities
 	eq(t, "metrics", []int{m.TimedOutAttempts, m.FailedAttempts, m.Heartbeats, m.Completed}, []int{1, 1, 2, 1})
 }
 
 func TestSignalsPendingAndApplied(t *testing.T) {
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: approval
     wait_for_signal: approve
@@ -285,33 +285,33 @@ steps:
 output: "${{ state.by }}"
 `, nil)
 	s.Signal("note", map[string]any{"text": "nobody waits for me"})
-	s.Now = simtest.T0.Add(time.Minute)
+	s.Now = sim.T0.Add(time.Minute)
 	s.Signal("approve", map[string]any{"by": "ann"})
 
 	mid := exportOf(t, s)
 	eq(t, "signals", mid.Signals, []export.Signal{
-		{Name: "note", Data: json.RawMessage(`{"text":"nobody waits for me"}`), ReceivedSeq: 3, ReceivedAt: simtest.T0, Pending: true},
-		{Name: "approve", Data: json.RawMessage(`{"by":"ann"}`), ReceivedSeq: 4, ReceivedAt: simtest.T0.Add(time.Minute),
-			AppliedSeq: 5, AppliedAt: simtest.T0.Add(time.Minute), AppliedToStep: "steps[0]"},
+		{Name: "note", Data: json.RawMessage(`{"text":"nobody waits for me"}`), ReceivedSeq: 3, ReceivedAt: sim.T0, Pending: true},
+		{Name: "approve", Data: json.RawMessage(`{"by":"ann"}`), ReceivedSeq: 4, ReceivedAt: sim.T0.Add(time.Minute),
+			AppliedSeq: 5, AppliedAt: sim.T0.Add(time.Minute), AppliedToStep: "steps[0]"},
 	})
 	eq(t, "timers", mid.Timers, []export.Timer{
-		{TimerID: "steps[0]#timeout", Step: "steps[0]", Purpose: "timeout", FireAt: simtest.T0.Add(time.Hour), Status: "cancelled",
-			ScheduledSeq: 2, ScheduledAt: simtest.T0, ClosedSeq: 6, ClosedAt: simtest.T0.Add(time.Minute)},
-		{TimerID: "steps[1]", Step: "steps[1]", Purpose: "delay", FireAt: simtest.T0.Add(11 * time.Minute), Status: "scheduled",
-			ScheduledSeq: 7, ScheduledAt: simtest.T0.Add(time.Minute)},
+		{TimerID: "steps[0]#timeout", Step: "steps[0]", Purpose: "timeout", FireAt: sim.T0.Add(time.Hour), Status: "cancelled",
+			ScheduledSeq: 2, ScheduledAt: sim.T0, ClosedSeq: 6, ClosedAt: sim.T0.Add(time.Minute)},
+		{TimerID: "steps[1]", Step: "steps[1]", Purpose: "delay", FireAt: sim.T0.Add(11 * time.Minute), Status: "scheduled",
+			ScheduledSeq: 7, ScheduledAt: sim.T0.Add(time.Minute)},
 	})
 	m := mid.OperatorMetrics
 	eq(t, "signal metrics", m.Signals, export.SignalMetrics{Received: 2, Applied: 1, Pending: 1})
 	eq(t, "timer metrics", []int{m.Timers.Pending, m.Backlog.PendingTimers}, []int{1, 1})
 
-	s.FireTimers(simtest.T0.Add(time.Hour))
+	s.FireTimers(sim.T0.Add(time.Hour))
 	doc := exportOf(t, s)
 	eq(t, "output", js(t, doc.Workflow.Output), `"ann"`)
 	eq(t, "delay", doc.Timers[1].Status, "fired")
 	eq(t, "signals still pending", doc.OperatorMetrics.Signals.Pending, 1)
 }
 
-const sagaSpec = simtest.Head + `
+const sagaSpec = sim.Head + `
 compensation: {continue_on_error: true}
 on_cancel:
   - activity: p.notify_cancelled
@@ -344,9 +344,9 @@ func sagaAnswers(act string, in any, _ int) (any, *history.Failure) {
 }
 
 func TestCancelWithCompensationsOneFailing(t *testing.T) {
-	s := simtest.New(t, sagaSpec, nil)
+	s := sim.New(t, sagaSpec, nil)
 	s.RunActivities(sagaAnswers)
-	s.Now = simtest.T0.Add(time.Minute)
+	s.Now = sim.T0.Add(time.Minute)
 	s.Cancel("user left")
 	mid := exportOf(t, s)
 	eq(t, "compensation running", []any{mid.Compensations[0].Step, mid.Compensations[0].Status, mid.OperatorMetrics.Compensations.Started},
@@ -364,7 +364,7 @@ func TestCancelWithCompensationsOneFailing(t *testing.T) {
 	eq(t, "first", []any{c0.Step, c0.Reason, c0.OutcomeUnknown, c0.Status, c0.Failure.Type, c0.Failure.EventType},
 		[]any{"steps[1]", "cancel", false, "failed", "BillingDown", "CompensationFailed"})
 	eq(t, "second", []any{c1.Step, c1.Reason, c1.Status, c1.Failure == nil}, []any{"steps[0]", "cancel", "completed", true})
-	if !c0.EndedAt.Equal(simtest.T0.Add(time.Minute)) || c1.StartedSeq <= c0.EndedSeq {
+	if !c0.EndedAt.Equal(sim.T0.Add(time.Minute)) || c1.StartedSeq <= c0.EndedSeq {
 		t.Errorf("compensation order/times: %+v %+v", c0, c1)
 	}
 	var acts []string
@@ -384,10 +384,10 @@ func TestCancelWithCompensationsOneFailing(t *testing.T) {
 }
 
 func TestCancelInFlightIsCompensatedWithOutcomeUnknown(t *testing.T) {
-	s := simtest.New(t, sagaSpec, nil)
+	s := sim.New(t, sagaSpec, nil)
 	s.Step(sagaAnswers) // create_remote_user done; create_subscription in flight
 	s.Cancel("")
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	doc := exportOf(t, s)
 	a := doc.Activities[1]
 	eq(t, "in-flight activity", []any{a.Activity, a.Status, outcomes(a)}, []any{"create_subscription", "cancelled", []string{"cancelled"}})
@@ -398,19 +398,19 @@ func TestCancelInFlightIsCompensatedWithOutcomeUnknown(t *testing.T) {
 }
 
 func TestWorkflowRunTimeout(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"timeouts: {run: 30m, execution: 2h}\nsteps:\n  - id: slow\n    activity: p.slow\n", nil)
+	s := sim.New(t, sim.Head+"timeouts: {run: 30m, execution: 2h}\nsteps:\n  - id: slow\n    activity: p.slow\n", nil)
 	mid := exportOf(t, s)
 	eq(t, "armed", *mid.Workflow.Timeouts, export.Timeouts{
-		Run:       &export.Deadline{Seconds: 1800, Deadline: simtest.T0.Add(30 * time.Minute), Status: "scheduled"},
-		Execution: &export.Deadline{Seconds: 7200, Deadline: simtest.T0.Add(2 * time.Hour), Status: "scheduled"},
+		Run:       &export.Deadline{Seconds: 1800, Deadline: sim.T0.Add(30 * time.Minute), Status: "scheduled"},
+		Execution: &export.Deadline{Seconds: 7200, Deadline: sim.T0.Add(2 * time.Hour), Status: "scheduled"},
 	})
 	eq(t, "backlog", mid.OperatorMetrics.Backlog, export.Backlog{PendingActivities: 1, PendingTimers: 2})
 
-	s.FireTimers(simtest.T0.Add(time.Hour))
+	s.FireTimers(sim.T0.Add(time.Hour))
 	doc := exportOf(t, s)
 	w := doc.Workflow
 	eq(t, "status", []string{w.Status, w.ClosedReason, w.TimeoutKind}, []string{"failed", "timed_out", "run_timeout"})
-	eq(t, "closed at", w.ClosedAt, simtest.T0.Add(30*time.Minute))
+	eq(t, "closed at", w.ClosedAt, sim.T0.Add(30*time.Minute))
 	eq(t, "deadlines", []string{w.Timeouts.Run.Status, w.Timeouts.Execution.Status}, []string{"fired", "cancelled"})
 	for _, tm := range doc.Timers {
 		if tm.Step != "" || !strings.HasPrefix(tm.TimerID, "workflow#") {
@@ -418,7 +418,7 @@ func TestWorkflowRunTimeout(t *testing.T) {
 		}
 	}
 	a := doc.Activities[0]
-	eq(t, "activity", []any{a.Status, outcomes(a), a.ClosedAt}, []any{"cancelled", []string{"cancelled"}, simtest.T0.Add(30 * time.Minute)})
+	eq(t, "activity", []any{a.Status, outcomes(a), a.ClosedAt}, []any{"cancelled", []string{"cancelled"}, sim.T0.Add(30 * time.Minute)})
 	eq(t, "failures", failureRows(doc), []failureRow{{"WorkflowTimedOut", "timeout", "timeout", false, 0}})
 	eq(t, "failure type", doc.Failures[0].Type, "WorkflowTimeout")
 	m := doc.OperatorMetrics
@@ -431,14 +431,14 @@ func TestChildrenAndWorkflowWaits(t *testing.T) {
 	if err := os.WriteFile("child.wend.yaml", []byte("wend: v1\nname: c\nsteps: [{delay: 1s}]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := simtest.New(t, simtest.Head+`
+	s := sim.New(t, sim.Head+`
 steps:
   - id: child
     run_workflow: ./child.wend.yaml
     with: {x: 1}
   - wait_for_workflow: "${{ input.other }}"
 `, map[string]any{"other": "billing-7"})
-	s.Now = simtest.T0.Add(time.Second)
+	s.Now = sim.T0.Add(time.Second)
 	s.Apply(history.Event{Type: history.ChildWorkflowCompleted, Step: "steps[0]",
 		Data: history.MustData(history.Closed{Output: json.RawMessage(`"ok"`), RunID: "c1"})})
 	s.Apply(history.Event{Type: history.WorkflowWaitFailed, Step: "steps[1]",
@@ -448,7 +448,7 @@ steps:
 	eq(t, "children", len(doc.Children), 2)
 	c0, c1 := doc.Children[0], doc.Children[1]
 	eq(t, "child", []any{c0.Kind, c0.WorkflowID, c0.Step, c0.SpecFile, js(t, c0.Input), c0.Status, c0.RunID, js(t, c0.Output), c0.ClosedAt},
-		[]any{"run_workflow", "wf/run1/steps[0]", "steps[0]", "child.wend.yaml", `{"x":1}`, "completed", "c1", `"ok"`, simtest.T0.Add(time.Second)})
+		[]any{"run_workflow", "wf/run1/steps[0]", "steps[0]", "child.wend.yaml", `{"x":1}`, "completed", "c1", `"ok"`, sim.T0.Add(time.Second)})
 	eq(t, "wait", []any{c1.Kind, c1.WorkflowID, c1.Status, c1.RunID, c1.Failure.Message}, []any{"wait_for_workflow", "billing-7", "failed", "o1", "other failed"})
 	eq(t, "failures", failureRows(doc), []failureRow{
 		{"WorkflowWaitFailed", "activity", "activity", false, 0},
@@ -458,7 +458,7 @@ steps:
 }
 
 func TestBuildRejectsUnreadableHistories(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps: [{activity: p.x}]\n", nil)
+	s := sim.New(t, sim.Head+"steps: [{activity: p.x}]\n", nil)
 	for name, evs := range map[string][]history.Event{
 		"empty":            nil,
 		"no start":         s.Events[1:],
@@ -477,8 +477,8 @@ func TestBuildRejectsUnreadableHistories(t *testing.T) {
 // A damaged history (an outcome for an execution never scheduled) still exports: the event is
 // listed and its failure counted, and nothing is invented for it.
 func TestOrphanEventsStillExport(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps: [{wait_for_signal: go}]\n", nil)
-	s.Events = append(s.Events, history.Event{Seq: uint64(len(s.Events) + 1), Type: history.ActivityAttemptFailed, Time: simtest.T0,
+	s := sim.New(t, sim.Head+"steps: [{wait_for_signal: go}]\n", nil)
+	s.Events = append(s.Events, history.Event{Seq: uint64(len(s.Events) + 1), Type: history.ActivityAttemptFailed, Time: sim.T0,
 		ActivityExecutionID: "ghost", Attempt: 1, Data: history.MustData(history.AttemptFailure{Failure: history.Failure{Message: "lost"}})})
 	doc := exportOf(t, s)
 	eq(t, "activities", len(doc.Activities), 0)
@@ -489,12 +489,11 @@ func TestOrphanEventsStillExport(t *testing.T) {
 // redelivered appears as two tries with their own attempt ids: the first interrupted, the
 // second marked as a redelivery, so an auditor sees the activity may have run twice.
 func TestRedeliveryShowsBothDeliveries(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps: [{id: charge, activity: p.charge}]\n", nil)
-	first := s.Acts[0]
-	s.Acts = s.Acts[1:]
+	s := sim.New(t, sim.Head+"steps: [{id: charge, activity: p.charge}]\n", nil)
+	first, _ := s.Take()
 	s.Apply(history.Event{Type: history.ActivityAttemptInterrupted, Step: first.Step, ActivityExecutionID: first.ActivityExecutionID,
 		Attempt: 1, Data: history.MustData(history.AttemptInterruption{Reason: "wend stopped"})})
-	s.RunActivities(simtest.Echo)
+	s.RunActivities(sim.Echo)
 	doc := exportOf(t, s)
 	a := doc.Activities[0]
 	eq(t, "outcomes", outcomes(a), []string{"interrupted", "completed"})

@@ -16,7 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/schemas"
 )
 
@@ -39,7 +39,7 @@ var exportSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 
 // exportOf builds the export of the sim's history so far, checks it against the schema and
 // checks that building again gives the same bytes (the export is a function of the history).
-func exportOf(t *testing.T, s *simtest.Sim) *export.Document {
+func exportOf(t *testing.T, s *sim.Sim) *export.Document {
 	t.Helper()
 	doc, err := export.Build(s.Record(), s.Events)
 	if err != nil {

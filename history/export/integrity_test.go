@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // TestIntegrity: the export says whether it holds the whole history, whether the
 // run closed, and carries a checksum over its events that any change to them alters.
 func TestIntegrity(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps: [{activity: p.x}, {activity: p.y}]\n", nil)
-	s.RunActivities(simtest.Echo)
+	s := sim.New(t, sim.Head+"steps: [{activity: p.x}, {activity: p.y}]\n", nil)
+	s.RunActivities(sim.Echo)
 	whole := exportOf(t, s)
 	in := whole.Integrity
 	if in == nil || !in.Complete || !in.Closed || in.EventCount != len(s.Events) || in.LastSeq != s.Events[len(s.Events)-1].Seq || len(in.EventsSHA256) != 64 {

@@ -9,12 +9,12 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // busySpec makes an open run with something of every pending kind: a try that timed out and
 // waits for its retry, a signal no step takes, the run's deadline timer, a signal wait.
-const busySpec = simtest.Head + `
+const busySpec = sim.Head + `
 timeouts: {run: 1h}
 steps:
   - parallel:
@@ -22,10 +22,10 @@ steps:
       - {wait_for_signal: approve}
 `
 
-func busyRun(t *testing.T) *simtest.Sim {
-	s := simtest.New(t, busySpec, map[string]any{"url": "https://example.com/a"})
+func busyRun(t *testing.T) *sim.Sim {
+	s := sim.New(t, busySpec, map[string]any{"url": "https://example.com/a"})
 	s.Signal("unrelated", map[string]any{"x": 1})
-	s.Now = simtest.T0.Add(30 * time.Second)
+	s.Now = sim.T0.Add(30 * time.Second)
 	s.Step(func(string, any, int) (any, *history.Failure) {
 		return nil, &history.Failure{Category: history.CategoryTimeout, PropagationKind: "timeout", Type: "timeout",
 			Message: "attempt 1 exceeded its timeout"}
@@ -33,7 +33,7 @@ func busyRun(t *testing.T) *simtest.Sim {
 	return s
 }
 
-const nestedSpec = simtest.Head + `
+const nestedSpec = sim.Head + `
 steps:
   - id: ship
     parallel:
@@ -46,7 +46,7 @@ steps:
       - {id: label, activity: p.label}
 `
 
-func render(t *testing.T, s *simtest.Sim) string {
+func render(t *testing.T, s *sim.Sim) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := export.RenderNamed(&b, exportOf(t, s), s.W.StepIDs()); err != nil {
@@ -56,16 +56,16 @@ func render(t *testing.T, s *simtest.Sim) string {
 }
 
 func TestRenderGolden(t *testing.T) {
-	for name, drive := range map[string]func(t *testing.T) *simtest.Sim{
-		"nonretryable": func(t *testing.T) *simtest.Sim {
-			s := simtest.New(t, chargeSpec, nil)
+	for name, drive := range map[string]func(t *testing.T) *sim.Sim{
+		"nonretryable": func(t *testing.T) *sim.Sim {
+			s := sim.New(t, chargeSpec, nil)
 			s.RunActivities(declined)
 			return s
 		},
-		"saga": func(t *testing.T) *simtest.Sim {
-			s := simtest.New(t, sagaSpec, nil)
+		"saga": func(t *testing.T) *sim.Sim {
+			s := sim.New(t, sagaSpec, nil)
 			s.RunActivities(sagaAnswers)
-			s.Now = simtest.T0.Add(time.Minute)
+			s.Now = sim.T0.Add(time.Minute)
 			s.Cancel("user left")
 			s.RunActivities(sagaAnswers)
 			return s
@@ -73,14 +73,14 @@ func TestRenderGolden(t *testing.T) {
 		"open": busyRun,
 		// Nested steps are named by id and place : ship › branch 2 › step 2,
 		// pack[1] › label; the JSON export keeps the paths.
-		"nested": func(t *testing.T) *simtest.Sim {
-			s := simtest.New(t, nestedSpec, nil)
+		"nested": func(t *testing.T) *sim.Sim {
+			s := sim.New(t, nestedSpec, nil)
 			s.RunActivities(func(string, any, int) (any, *history.Failure) { return "ok", nil })
 			return s
 		},
-		"timedout": func(t *testing.T) *simtest.Sim {
+		"timedout": func(t *testing.T) *sim.Sim {
 			s := busyRun(t)
-			s.FireTimers(simtest.T0.Add(2 * time.Hour))
+			s.FireTimers(sim.T0.Add(2 * time.Hour))
 			return s
 		},
 	} {
@@ -92,7 +92,7 @@ func TestRenderGolden(t *testing.T) {
 
 // The marks a person scans for must be there, whatever the layout becomes.
 func TestRenderShowsFailureMarks(t *testing.T) {
-	s := simtest.New(t, chargeSpec, nil)
+	s := sim.New(t, chargeSpec, nil)
 	s.RunActivities(declined)
 	out := render(t, s)
 	for _, want := range []string{
@@ -123,7 +123,7 @@ func (w *failWriter) Write(p []byte) (int, error) {
 }
 
 func TestRenderReportsWriteErrors(t *testing.T) {
-	s := simtest.New(t, chargeSpec, nil)
+	s := sim.New(t, chargeSpec, nil)
 	s.RunActivities(declined)
 	doc := exportOf(t, s)
 	if err := export.Render(&failWriter{n: 3}, doc); err == nil || err.Error() != "disk full" {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/schemas"
 )
 
@@ -153,8 +153,8 @@ func TestSchemaDescribesEveryProperty(t *testing.T) {
 
 // TestSchemaRejects proves the validation in every other test can fail.
 func TestSchemaRejects(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps: [{activity: p.x}]\n", nil)
-	s.RunActivities(simtest.Echo)
+	s := sim.New(t, sim.Head+"steps: [{activity: p.x}]\n", nil)
+	s.RunActivities(sim.Echo)
 	good := exportOf(t, s)
 	sch, err := exportSchema()
 	if err != nil {

@@ -46,6 +46,7 @@ var allowed = map[string][]string{
 	"schedule/runner":   {"history", "interpreter/engine", "failpoint", "schedule", "spec"},
 	"interpreter":       {"history", "spec"},
 	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
+	"interpreter/sim":   {"history", "interpreter", "spec"}, // the in-memory host: no store, plugin or wall clock
 	"interpreter/engine": {"history", "interpreter", "spec",
 		"failpoint",              // no-ops unless built with the faults tag
 		"internal/tracecontext"}, // the trace context a try's plugin gets
@@ -57,9 +58,9 @@ var allowed = map[string][]string{
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
 	"server/web":                  {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
-	"wendtest":                    {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
+	"testsuite":                   {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
-		"server/metrics", "server/web", "spec", "wendtest", jsonschema,
+		"server/metrics", "server/web", "spec", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
 	"cmd/wend":              {"internal/cli"},
@@ -70,7 +71,6 @@ var allowed = map[string][]string{
 	"server/apiclient":      {"history", "history/export", "interpreter/engine", "server"},                               // the control API's Go client: server's types over HTTP
 	"internal/tracecontext": {},                                                                                          // W3C traceparent and the span ids derived from a run: standard library only
 	"internal/inputfile":    {},                                                                                          // reads the files wend is given: regular files only, through a limit
-	"internal/simtest":      {"history", "interpreter", "spec"},
 	"internal/crashtest":    {},
 	"internal/arch":         {},
 
@@ -98,7 +98,7 @@ func init() {
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
-var testOnly = []string{"internal/simtest", "history/storetest", "plugins/sdk/lanetest",
+var testOnly = []string{"history/storetest", "plugins/sdk/lanetest",
 	"server/internal/servertest"}
 
 type pkg struct {
@@ -230,8 +230,8 @@ func TestRulesRefuse(t *testing.T) {
 		{"server", module + "/server/web"},
 		{"server/web", prometheus + "/prometheus"},
 		{"boltstore", module + "/spec"},
-		{"internal/cli", module + "/internal/simtest"},
-		{"plugins/sdk", module + "/history"}, // the SDK's module requires nothing of wend's
+		{"internal/cli", module + "/interpreter/sim"}, // the CLI reaches the in-memory host through testsuite only
+		{"plugins/sdk", module + "/history"},          // the SDK's module requires nothing of wend's
 		{"plugins/sdk/wire", module + "/plugins"},
 		{"server", module + "/testkit/proctest"},
 		{"failpoint", module + "/history"},

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // TestCheckExport: wend check --export verifies a saved export: a sound one
@@ -16,8 +16,8 @@ import (
 // schema does not know, a consistent forgery the spec's decisions contradict, and a file that is
 // not JSON are each reported.
 func TestCheckExport(t *testing.T) {
-	s := simtest.New(t, simtest.Head+"steps: [{activity: p.x, with: 1}, {activity: p.y, with: 2}]\n", nil)
-	s.RunActivities(simtest.Echo)
+	s := sim.New(t, sim.Head+"steps: [{activity: p.x, with: 1}, {activity: p.y, with: 2}]\n", nil)
+	s.RunActivities(sim.Echo)
 	doc, err := export.Build(s.Record(), s.Events)
 	if err != nil {
 		t.Fatal(err)

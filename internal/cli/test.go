@@ -10,7 +10,7 @@ import (
 	"os"
 	"regexp"
 
-	"github.com/wendflow/wend/wendtest"
+	"github.com/wendflow/wend/testsuite"
 )
 
 var testCmd = &command{
@@ -59,7 +59,7 @@ func runTest(e *env, args []string) int {
 	if err != nil {
 		return usageError(e, "test", "%s", flagError(err))
 	}
-	var opt wendtest.Options
+	var opt testsuite.Options
 	if *pattern != "" {
 		if opt.Run, err = regexp.Compile(*pattern); err != nil {
 			return usageError(e, "test", "--run: %v", err)
@@ -71,19 +71,19 @@ func runTest(e *env, args []string) int {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	files, err := wendtest.Find(paths)
+	files, err := testsuite.Find(paths)
 	if err != nil {
 		return ioError(e, err)
 	}
 	if len(files) == 0 {
 		if *allowNone {
-			fmt.Fprintf(e.stderr, "wend test: no *%s file under %v: nothing to test\n", wendtest.Suffix, paths)
+			fmt.Fprintf(e.stderr, "wend test: no *%s file under %v: nothing to test\n", testsuite.Suffix, paths)
 			return exitOK
 		}
-		fmt.Fprintf(e.stderr, "wend test: no *%s file under %v\n", wendtest.Suffix, paths)
+		fmt.Fprintf(e.stderr, "wend test: no *%s file under %v\n", testsuite.Suffix, paths)
 		return exitUsage
 	}
-	rep, err := wendtest.Run(files, opt)
+	rep, err := testsuite.Run(files, opt)
 	if err != nil {
 		return ioError(e, err)
 	}
@@ -117,7 +117,7 @@ func ioError(e *env, err error) int {
 	return exitUsage
 }
 
-func writeJUnit(e *env, rep *wendtest.Report, path string) int {
+func writeJUnit(e *env, rep *testsuite.Report, path string) int {
 	f, err := os.Create(path)
 	if err != nil {
 		return ioError(e, err)

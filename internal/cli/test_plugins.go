@@ -9,7 +9,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/spec"
-	"github.com/wendflow/wend/wendtest"
+	"github.com/wendflow/wend/testsuite"
 )
 
 // mockChecker is `wend test --plugins`: it starts the plugins a test file's workflow declares
@@ -28,7 +28,7 @@ func newMockChecker(ctx context.Context, e *env) *mockChecker {
 		schemas: map[string]*jsonschema.Schema{}}
 }
 
-func (mc *mockChecker) check(f *wendtest.File, w *spec.Workflow) spec.Diagnostics {
+func (mc *mockChecker) check(f *testsuite.File, w *spec.Workflow) spec.Diagnostics {
 	var ds spec.Diagnostics
 	add := func(pos spec.Pos, path, format string, args ...any) {
 		ds = append(ds, spec.Diagnostic{File: f.Path, Line: pos.Line, Column: pos.Col, Path: path,

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -56,9 +56,9 @@ func (j jsonValue) Get(ptr any) error {
 }
 
 // failedRun is a wend history whose second step failed for good in its activity.
-func failedRun(t *testing.T, src string, answer simtest.Answer) []history.Event {
+func failedRun(t *testing.T, src string, answer sim.Answer) []history.Event {
 	t.Helper()
-	s := simtest.New(t, src, nil)
+	s := sim.New(t, src, nil)
 	s.RunActivities(answer)
 	if s.Last().Type != history.WorkflowFailed {
 		t.Fatalf("the run ended %s", s.Last().Type)
@@ -66,7 +66,7 @@ func failedRun(t *testing.T, src string, answer simtest.Answer) []history.Event 
 	return s.Events
 }
 
-const twoSteps = simtest.Head + `steps:
+const twoSteps = sim.Head + `steps:
   - activity: p.a
   - activity: p.b
 `
@@ -117,7 +117,7 @@ func TestRetryOnTemporalStartsTheFailedRunsPrefix(t *testing.T) {
 // failed other than in an activity; a prefix over Temporal's payload limit is too_large.
 func TestRetryOnTemporalRefusals(t *testing.T) {
 	failedEvs := failedRun(t, twoSteps, failB)
-	compensated := failedRun(t, simtest.Head+`compensate_on_failure: true
+	compensated := failedRun(t, sim.Head+`compensate_on_failure: true
 steps:
   - activity: p.a
     compensate_with: {activity: p.undo}
@@ -140,7 +140,7 @@ steps:
 			"retry order-1: run run-1 is failed (timed_out); only failed runs can be retried"},
 		{"compensated", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "", compensated, nil, server.CodeNotRetryable,
 			"retry order-1: run run-1 was compensated after it failed; its completed steps were undone, so it cannot resume"},
-		{"not an activity", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "", failedRun(t, simtest.Head+"steps:\n  - fail: {message: no}\n", simtest.Echo), nil,
+		{"not an activity", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "", failedRun(t, sim.Head+"steps:\n  - fail: {message: no}\n", sim.Echo), nil,
 			server.CodeNotRetryable, "retry order-1: run run-1 did not fail in an activity (see wend show order-1); retry resumes only from a failed activity"},
 		{"too large", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "", failedEvs, map[string]string{"/w/big.wend.yaml": strings.Repeat("x", wire.MaxPayloadBytes)},
 			server.CodeTooLarge, "over the 2080768-byte limit of one Temporal payload"},

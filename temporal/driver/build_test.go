@@ -4,14 +4,14 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // TestTriesRecordThePluginBuild: a try on Temporal records the plugin build that served it on
 // its outcome (plugin_sha256), as the local engine does; the worker names it through
 // wire.ActivityCallBuild. Before, every outcome recorded on Temporal had it empty.
 func TestTriesRecordThePluginBuild(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - {id: a, activity: p.echo, with: 1}
   - {id: b, activity: p.echo, with: 2}
 `

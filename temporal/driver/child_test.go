@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
@@ -72,7 +72,7 @@ func childIDOf(t *testing.T, evs []history.Event, step string) string {
 }
 
 func TestRunWorkflowChild(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: c
     run_workflow: ./child.wend.yaml
     with: {n: 3}
@@ -135,7 +135,7 @@ output: "${{ steps.c.output }}"
 // TestChildCancelledWithParent: a run_workflow branch cancelled by its sibling's failure
 // cancels the child, which compensates before the parent closes.
 func TestChildCancelledWithParent(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - parallel:
       - run_workflow: ./waiting.wend.yaml
       - steps:
@@ -180,7 +180,7 @@ func (a awaiter) await(ctx context.Context, in wire.AwaitInput) (wire.AwaitResul
 }
 
 func TestWaitForWorkflow(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: a
     wait_for_workflow: done
   - id: b

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/sdk/temporal"
 )
 
 func TestSignalsTimeoutAndDedupe(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: ok
     wait_for_signal: go
     timeout: 1h
@@ -52,19 +52,19 @@ output: {ok: "${{ steps.ok.output }}", early: "${{ steps.early.output }}"}
 		t.Fatalf("catch tries %+v", tries)
 	}
 
-	local := simtest.New(t, src, nil)
-	local.Now = simtest.T0.Add(10 * time.Minute)
+	local := sim.New(t, src, nil)
+	local.Now = sim.T0.Add(10 * time.Minute)
 	for _, s := range sigs[:1] {
 		local.Apply(history.Event{Type: history.SignalReceived, Data: history.MustData(history.Signal{Name: s.Name, Data: s.Data, SignalID: s.SignalID})})
 	}
 	s := sigs[2]
 	local.Apply(history.Event{Type: history.SignalReceived, Data: history.MustData(history.Signal{Name: s.Name, Data: s.Data, SignalID: s.SignalID})})
-	local.FireTimers(simtest.T0.Add(3 * time.Hour))
-	local.RunActivities(simtest.Echo)
+	local.FireTimers(sim.T0.Add(3 * time.Hour))
+	local.RunActivities(sim.Echo)
 	sameAsLocal(t, evs, local)
 }
 
-const cancelSrc = simtest.Head + `on_cancel:
+const cancelSrc = sim.Head + `on_cancel:
   - activity: p.echo
     with: {on_cancel: true}
 steps:
@@ -128,10 +128,10 @@ func TestCancelCompensatesCompletedAndInFlight(t *testing.T) {
 				t.Fatalf("first compensation %+v, want the in-flight step with outcome unknown", cs)
 			}
 
-			local := simtest.New(t, cancelSrc, nil)
-			local.Step(simtest.Echo)
+			local := sim.New(t, cancelSrc, nil)
+			local.Step(sim.Echo)
 			local.Cancel(tc.want)
-			local.RunActivities(simtest.Echo)
+			local.RunActivities(sim.Echo)
 			sameAsLocal(t, evs, local)
 		})
 	}
@@ -140,7 +140,7 @@ func TestCancelCompensatesCompletedAndInFlight(t *testing.T) {
 // TestSagaCompensatesOnFailure: with compensate_on_failure a failed run undoes its completed
 // steps, newest first, then fails.
 func TestSagaCompensatesOnFailure(t *testing.T) {
-	src := simtest.Head + `compensate_on_failure: true
+	src := sim.Head + `compensate_on_failure: true
 steps:
   - activity: p.echo
     with: reserve
@@ -168,7 +168,7 @@ steps:
 	if want := []string{`"reserve"`, `"charge"`, `"refund"`, `"release"`}; !slices.Equal(inputs, want) {
 		t.Fatalf("plugin ran %q, want %q", inputs, want)
 	}
-	local := simtest.New(t, src, nil)
+	local := sim.New(t, src, nil)
 	local.RunActivities(failUntil("Declined", 0, true))
 	sameAsLocal(t, evs, local)
 }

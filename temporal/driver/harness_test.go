@@ -16,8 +16,8 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/spec"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/sdk/activity"
@@ -172,7 +172,7 @@ func newEnvLogging(t *testing.T, w io.Writer) (*testsuite.TestWorkflowEnvironmen
 	// The SDK fails a workflow task whose code runs over 1 s without yielding; under -race on
 	// a loaded 2-core machine the first spec load alone can take that long.
 	e.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	e.SetStartTime(simtest.T0)
+	e.SetStartTime(sim.T0)
 	e.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "wf"})
 	p := &plugin{env: e, released: map[string]chan struct{}{}}
 	e.SetOnActivityCanceledListener(p.activityCancelled)
@@ -275,8 +275,8 @@ func decisions(evs []history.Event) []string {
 }
 
 // sameAsLocal checks the Temporal history decided what the local interpreter, driven by
-// simtest, decided: same decisions, same terminal event and payload outcome.
-func sameAsLocal(t *testing.T, temporalEvs []history.Event, local *simtest.Sim) {
+// the in-memory host (interpreter/sim), decided: same decisions, same terminal event and payload outcome.
+func sameAsLocal(t *testing.T, temporalEvs []history.Event, local *sim.Sim) {
 	t.Helper()
 	local.ReplayOK(t)
 	if got, want := decisions(temporalEvs), decisions(local.Events); !slices.Equal(got, want) {

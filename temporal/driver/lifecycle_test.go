@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 )
 
-const canSrc = simtest.Head + `timeouts: {execution: 3h}
+const canSrc = sim.Head + `timeouts: {execution: 3h}
 steps:
   - id: a
     activity: p.echo
@@ -49,7 +49,7 @@ func nextRun(t *testing.T, err error) wire.StartInput {
 // an hour in, times out 3h after the first started.
 func TestContinueAsNewAndExecutionTimeout(t *testing.T) {
 	in := startInput(canSrc, map[string]any{"i": 0}, childSpecs)
-	start := simtest.T0
+	start := sim.T0
 	for i := range 3 {
 		e, _ := newEnv(t)
 		e.SetStartTime(start)
@@ -59,7 +59,7 @@ func TestContinueAsNewAndExecutionTimeout(t *testing.T) {
 				t.Fatalf("run %d closed with %s", i, evs[len(evs)-1].Type)
 			}
 			next := nextRun(t, e.GetWorkflowError())
-			if !next.Started.ExecutionStarted.Equal(simtest.T0) || len(next.Specs) != len(childSpecs) ||
+			if !next.Started.ExecutionStarted.Equal(sim.T0) || len(next.Specs) != len(childSpecs) ||
 				next.Started.SpecSource != canSrc || string(next.Started.Input) != fmt.Sprintf(`{"i":%d}`, i+1) {
 				t.Fatalf("run %d continues with %+v", i, next)
 			}
@@ -71,14 +71,14 @@ func TestContinueAsNewAndExecutionTimeout(t *testing.T) {
 		if c.TimeoutKind != interpreter.ExecutionTimeout {
 			t.Fatalf("timed out with %q", c.TimeoutKind)
 		}
-		if at := evs[len(evs)-1].Time; !at.Equal(simtest.T0.Add(3 * time.Hour)) {
+		if at := evs[len(evs)-1].Time; !at.Equal(sim.T0.Add(3 * time.Hour)) {
 			t.Fatalf("timed out at %s, want 3h after the first run's start", at)
 		}
 	}
 }
 
 func TestRunTimeout(t *testing.T) {
-	src := simtest.Head + `timeouts: {run: 10m}
+	src := sim.Head + `timeouts: {run: 10m}
 steps:
   - activity: p.echo
     with: 1
@@ -90,12 +90,12 @@ steps:
 	evs := run(t, e, startInput(src, nil, nil))
 	e.AssertExpectations(t)
 	c := wendFailure(t, e, history.WorkflowTimedOut)
-	if c.TimeoutKind != interpreter.RunTimeout || !evs[len(evs)-1].Time.Equal(simtest.T0.Add(10*time.Minute)) {
+	if c.TimeoutKind != interpreter.RunTimeout || !evs[len(evs)-1].Time.Equal(sim.T0.Add(10*time.Minute)) {
 		t.Fatalf("timed out %q at %s", c.TimeoutKind, evs[len(evs)-1].Time)
 	}
-	local := simtest.New(t, src, nil)
-	local.RunActivities(simtest.Echo)
-	local.FireTimers(simtest.T0.Add(time.Hour))
+	local := sim.New(t, src, nil)
+	local.RunActivities(sim.Echo)
+	local.FireTimers(sim.T0.Add(time.Hour))
 	sameAsLocal(t, evs, local)
 }
 
@@ -103,7 +103,7 @@ steps:
 // workflow at once with a message naming the file and the problem, not a workflow task that
 // panics and retries forever.
 func TestBadStartFailsTheWorkflow(t *testing.T) {
-	schema := simtest.Head + "input:\n  type: object\n  required: [n]\nsteps:\n  - activity: p.echo\n"
+	schema := sim.Head + "input:\n  type: object\n  required: [n]\nsteps:\n  - activity: p.echo\n"
 	for _, tc := range []struct {
 		name string
 		in   wire.StartInput
@@ -129,7 +129,7 @@ func TestBadStartFailsTheWorkflow(t *testing.T) {
 // TestNoInputIsTheEmptyObject: a run (or child) started without input gets {}, as the local
 // engine gives it, so `input.n ?? 0` reads a missing field instead of failing on null.
 func TestNoInputIsTheEmptyObject(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: c
     run_workflow: ./defaults.wend.yaml
 output: {mine: "${{ input.n ?? 0 }}", child: "${{ steps.c.output }}"}
@@ -155,7 +155,7 @@ output: {mine: "${{ input.n ?? 0 }}", child: "${{ steps.c.output }}"}
 // by today's rules. (The test environment gives every run the same run id, so the ids are
 // checked for the run's id, which Temporal makes unique per run.)
 func TestChildIDsPerContinueAsNewIteration(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: c
     run_workflow: ./child.wend.yaml
     with: {n: "${{ input.i }}"}

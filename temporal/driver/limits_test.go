@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -58,7 +58,7 @@ func TestTemporalHistoryLimit(t *testing.T) {
 				defer p.mu.Unlock()
 				return tc.usage(len(p.tries))
 			})
-			src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    steps:\n      - activity: p.echo\n        with: \"${{ item }}\"\n"
+			src := sim.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    steps:\n      - activity: p.echo\n        with: \"${{ item }}\"\n"
 			items := make([]int, 50)
 			evs := run(t, e, startInput(src, map[string]any{"items": items}, nil))
 			c := wendFailure(t, e, history.WorkflowFailed)
@@ -82,7 +82,7 @@ func TestTemporalHistoryLimit(t *testing.T) {
 // call would pass Temporal's blob limit fails the step for good with a wend failure, before
 // Temporal sees it; the plugin is never called and no retry happens.
 func TestPayloadOverTemporalBlobLimit(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - activity: p.echo
     with: ["${{ input.s }}", "${{ input.s }}", "${{ input.s }}"]
     retry: {tries: 3, backoff: [1s]}
@@ -102,7 +102,7 @@ func TestPayloadOverTemporalBlobLimit(t *testing.T) {
 // fails its step with structural_limit instead of failing Temporal's workflow task.
 func TestPendingActivitiesLimit(t *testing.T) {
 	setVar(t, &MaxPendingActivities, 3)
-	src := simtest.Head + "steps:\n  - parallel:\n" + strings.Repeat("      - {activity: p.echo, with: 1}\n", 5)
+	src := sim.Head + "steps:\n  - parallel:\n" + strings.Repeat("      - {activity: p.echo, with: 1}\n", 5)
 	e, p := newEnv(t)
 	run(t, e, startInput(src, nil, nil))
 	c := wendFailure(t, e, history.WorkflowFailed)

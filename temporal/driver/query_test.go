@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -27,7 +27,7 @@ func page(t *testing.T, e *testsuite.TestWorkflowEnvironment, q wire.EventsQuery
 // TestEventsQueryPaged: the wend history of a closed run is read in pages of at most
 // MaxBytes (at least one event each), that join into the whole history.
 func TestEventsQueryPaged(t *testing.T) {
-	src := simtest.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    steps:\n      - activity: p.echo\n        with: \"${{ item }}\"\n"
+	src := sim.Head + "steps:\n  - for_each: \"${{ input.items }}\"\n    steps:\n      - activity: p.echo\n        with: \"${{ item }}\"\n"
 	e, _ := newEnv(t)
 	e.ExecuteWorkflow(wire.WorkflowType, startInput(src, map[string]any{"items": make([]int, 20)}, nil))
 	all := page(t, e, wire.EventsQuery{})

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/sdk/temporal"
 )
@@ -30,7 +30,7 @@ func failedThenRetried(t *testing.T, src string, later time.Duration) (failed, r
 	}
 	in = wire.StartInput{Started: plan.Started, Prefix: plan.Prefix, RetryActivity: plan.ActivityExecID}
 	e2, p2 := newEnv(t)
-	e2.SetStartTime(simtest.T0.Add(later))
+	e2.SetStartTime(sim.T0.Add(later))
 	retried = run(t, e2, in)
 	if got := output(t, e2); got == "" {
 		t.Fatal("no output")
@@ -43,7 +43,7 @@ func failedThenRetried(t *testing.T, src string, later time.Duration) (failed, r
 // steps are not called again, and the new run's history is the failed run's prefix (seq from
 // 1, the new WorkflowStarted payload) then RetryRequested, as a local retry writes it.
 func TestRetryResumesFailedRunOnTemporal(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: a
     activity: p.echo
     with: {n: 1}
@@ -80,7 +80,7 @@ output: "${{ steps.a.output.n }}"
 		t.Fatalf("retry started %+v at %s", st, retried[0].Time)
 	}
 	rr := retried[len(in.Prefix)]
-	if rr.Type != history.RetryRequested || rr.Seq != uint64(len(in.Prefix)+1) || !rr.Time.Equal(simtest.T0.Add(time.Hour)) {
+	if rr.Type != history.RetryRequested || rr.Seq != uint64(len(in.Prefix)+1) || !rr.Time.Equal(sim.T0.Add(time.Hour)) {
 		t.Fatalf("after the prefix: %s seq %d at %s", rr.Type, rr.Seq, rr.Time)
 	}
 }
@@ -89,7 +89,7 @@ output: "${{ steps.a.output.n }}"
 // started again by the retry, from the recorded schedule: its timer fires at the time the
 // failed run armed it for, not a full delay after the retry.
 func TestRetryReopensPendingWork(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - parallel:
       - activity: p.fail
         with: {type: Down, until: 2, non_retryable: true}
@@ -101,8 +101,8 @@ output: "${{ steps.after.output }}"
 `
 	_, retried, _, p2, _ := failedThenRetried(t, src, 10*time.Minute)
 	after := p2.triesOf("echo")
-	if len(after) != 1 || !after[0].At.Equal(simtest.T0.Add(time.Hour)) {
-		t.Fatalf("step after the parallel ran %d times, first at %v; want once at the delay's end %s", len(after), after, simtest.T0.Add(time.Hour))
+	if len(after) != 1 || !after[0].At.Equal(sim.T0.Add(time.Hour)) {
+		t.Fatalf("step after the parallel ran %d times, first at %v; want once at the delay's end %s", len(after), after, sim.T0.Add(time.Hour))
 	}
 	if n := len(ofType(retried, history.TimerFired)); n != 1 {
 		t.Fatalf("%d timers fired", n)
@@ -113,7 +113,7 @@ output: "${{ steps.after.output }}"
 // MaxPayloadBytes fails at once with a non-retryable error naming the limit, before deciding
 // anything.
 func TestRetryStartInputOverLimitRefused(t *testing.T) {
-	src := simtest.Head + "steps:\n  - activity: p.fail\n    with: {type: Down, non_retryable: true}\n"
+	src := sim.Head + "steps:\n  - activity: p.fail\n    with: {type: Down, non_retryable: true}\n"
 	e1, _ := newEnv(t)
 	failed := run(t, e1, startInput(src, nil, nil))
 	plan, err := interpreter.PlanRetry("run-1", failed)

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 // failUntil answers the local sim as the fake plugin's fail activity does.
-func failUntil(typ string, until int, nonRetryable bool) simtest.Answer {
+func failUntil(typ string, until int, nonRetryable bool) sim.Answer {
 	return func(act string, in any, attempt int) (any, *history.Failure) {
 		if act == "fail" && (until == 0 || attempt < until) {
 			return nil, &history.Failure{Category: history.CategoryActivity, Type: typ, Message: "boom", NonRetryable: nonRetryable}
@@ -21,7 +21,7 @@ func failUntil(typ string, until int, nonRetryable bool) simtest.Answer {
 }
 
 func TestRetryBackoffList(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: f
     activity: p.fail
     with: {type: Flaky, until: 4}
@@ -51,13 +51,13 @@ output: "${{ steps.f.output.type }}"
 	if n := len(ofType(evs, history.ActivityAttemptFailed)); n != 3 {
 		t.Fatalf("%d failed attempts recorded, want 3", n)
 	}
-	local := simtest.New(t, src, nil)
+	local := sim.New(t, src, nil)
 	local.RunActivities(failUntil("Flaky", 4, false))
 	sameAsLocal(t, evs, local)
 }
 
 func TestRetryExponentialJitter(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: f
     activity: p.fail
     with: {type: Flaky, until: 3}
@@ -94,7 +94,7 @@ func TestRetryNonRetryable(t *testing.T) {
 		{"flagged by the plugin", "retry: {tries: 5, backoff: [1s]}", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := simtest.Head + "steps:\n  - activity: p.fail\n    with: {type: Fatal, non_retryable: " +
+			src := sim.Head + "steps:\n  - activity: p.fail\n    with: {type: Fatal, non_retryable: " +
 				map[bool]string{true: "true", false: "false"}[tc.nonRetryable] + "}\n    " + tc.retry + "\n"
 			e, p := newEnv(t)
 			evs := run(t, e, startInput(src, nil, nil))
@@ -105,7 +105,7 @@ func TestRetryNonRetryable(t *testing.T) {
 			if len(ofType(evs, history.ActivityRetryScheduled)) != 0 {
 				t.Fatal("a non-retryable failure was retried")
 			}
-			local := simtest.New(t, src, nil)
+			local := sim.New(t, src, nil)
 			local.RunActivities(failUntil("Fatal", 0, tc.nonRetryable))
 			sameAsLocal(t, evs, local)
 		})
@@ -115,7 +115,7 @@ func TestRetryNonRetryable(t *testing.T) {
 // TestStepTimeout: a try over the step's timeout is Temporal's start-to-close timeout,
 // recorded as wend's ActivityTimedOut "timeout", and retried by wend.
 func TestStepTimeout(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - activity: p.hang
     timeout: 200ms
     retry: {tries: 2, backoff: [1s]}
@@ -139,7 +139,7 @@ func TestStepTimeout(t *testing.T) {
 // with the last progress, although the step has one try, and the reason names what happened.
 func TestWorkerLostIsRedelivered(t *testing.T) {
 	shortLiveness(t)
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: h
     activity: p.hang
 output: "${{ steps.h.output }}"
@@ -187,7 +187,7 @@ func shortLiveness(t *testing.T) {
 
 // TestFailureProgressToNextTry: a plugin failure's details carry the try's last progress.
 func TestFailureProgressToNextTry(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - activity: p.fail
     with: {type: Flaky, until: 2}
     retry: {tries: 2, backoff: [1s]}

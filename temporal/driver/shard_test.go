@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/temporal/wire"
 )
 
@@ -15,7 +15,7 @@ import (
 // items run in shard child workflows of the parent's own spec text, the output lists every
 // item's output in order, and the parent's wend history holds two events a child.
 func TestShardedForEach(t *testing.T) {
-	src := simtest.Head + "steps:\n  - id: loop\n    for_each: \"${{ input.items }}\"\n    shard: 4\n    concurrency: 2\n" +
+	src := sim.Head + "steps:\n  - id: loop\n    for_each: \"${{ input.items }}\"\n    shard: 4\n    concurrency: 2\n" +
 		"    steps: [{activity: p.echo, with: \"${{ [item, index] }}\"}]\noutput: \"${{ steps.loop.output }}\"\n"
 	e, _ := newEnv(t)
 	evs := run(t, e, startInput(src, map[string]any{"items": []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}}, nil))
@@ -46,7 +46,7 @@ func TestShardedForEach(t *testing.T) {
 
 // TestShardedForEachChildFails: a failed item fails its shard child, which fails the step.
 func TestShardedForEachChildFails(t *testing.T) {
-	src := simtest.Head + "steps:\n  - for_each: [1, 2, 3, 4, 5]\n    shard: 2\n" +
+	src := sim.Head + "steps:\n  - for_each: [1, 2, 3, 4, 5]\n    shard: 2\n" +
 		"    steps: [{if: \"${{ item == 3 }}\", fail: item three}]\n"
 	e, _ := newEnv(t)
 	e.ExecuteWorkflow(wire.WorkflowType, startInput(src, nil, nil))

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/internal/simtest"
 	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 )
 
 func TestActivityStep(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: a
     activity: p.echo
     with: {x: "${{ input.x }}"}
@@ -27,8 +27,8 @@ output: "${{ steps.b.output }}"
 	if got := output(t, e); got != "7" {
 		t.Fatalf("output %s", got)
 	}
-	local := simtest.New(t, src, map[string]any{"x": 7})
-	local.RunActivities(simtest.Echo)
+	local := sim.New(t, src, map[string]any{"x": 7})
+	local.RunActivities(sim.Echo)
 	sameAsLocal(t, evs, local)
 
 	tries := p.triesOf("echo")
@@ -63,18 +63,18 @@ output: "${{ steps.b.output }}"
 		t.Errorf("deadline %s, started %s", tries[1].Call.Deadline, tries[1].At)
 	}
 	// Started carries Temporal's ids and the first run's start.
-	if st.WorkflowID != "wf" || st.RunID == "" || !st.ExecutionStarted.Equal(simtest.T0) || st.SpecSHA256 == "" {
+	if st.WorkflowID != "wf" || st.RunID == "" || !st.ExecutionStarted.Equal(sim.T0) || st.SpecSHA256 == "" {
 		t.Errorf("started %+v", st)
 	}
 	for _, ev := range evs {
-		if ev.Time.Before(simtest.T0) || ev.Time.Location() != time.UTC {
+		if ev.Time.Before(sim.T0) || ev.Time.Location() != time.UTC {
 			t.Errorf("event %d time %s", ev.Seq, ev.Time)
 		}
 	}
 }
 
 func TestIfSetOutput(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: a
     activity: p.echo
     with: {n: 2}
@@ -98,13 +98,13 @@ output: "${{ state }}"
 	if n := len(p.triesOf("echo")); n != 2 {
 		t.Fatalf("%d calls, want 2 (the if: false step calls nothing)", n)
 	}
-	local := simtest.New(t, src, nil)
-	local.RunActivities(simtest.Echo)
+	local := sim.New(t, src, nil)
+	local.RunActivities(sim.Echo)
 	sameAsLocal(t, evs, local)
 }
 
 func TestParallelAndForEachConcurrency(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - id: both
     parallel:
       - activity: p.echo
@@ -144,22 +144,22 @@ output: {both: "${{ steps.both.output }}", each: "${{ steps.each.output }}"}
 	if most != 2 {
 		t.Fatalf("at most %d for_each activities open at once, want 2", most)
 	}
-	local := simtest.New(t, src, map[string]any{"items": items})
-	local.RunActivities(simtest.Echo)
-	local.FireTimers(simtest.T0.Add(time.Hour))
-	local.RunActivities(simtest.Echo)
+	local := sim.New(t, src, map[string]any{"items": items})
+	local.RunActivities(sim.Echo)
+	local.FireTimers(sim.T0.Add(time.Hour))
+	local.RunActivities(sim.Echo)
 	sameAsLocal(t, evs, local)
 }
 
 func TestDelayAndUntil(t *testing.T) {
-	src := simtest.Head + `steps:
+	src := sim.Head + `steps:
   - delay: 5m
   - delay: {until: "${{ input.until }}"}
   - delay: {until: "${{ input.past }}"}
   - activity: p.echo
     with: done
 `
-	in := map[string]any{"until": simtest.T0.Add(2 * time.Hour).Format(time.RFC3339), "past": simtest.T0.Add(-time.Hour).Format(time.RFC3339)}
+	in := map[string]any{"until": sim.T0.Add(2 * time.Hour).Format(time.RFC3339), "past": sim.T0.Add(-time.Hour).Format(time.RFC3339)}
 	e, p := newEnv(t)
 	evs := run(t, e, startInput(src, in, nil))
 	if got := output(t, e); got != "null" {
@@ -169,20 +169,20 @@ func TestDelayAndUntil(t *testing.T) {
 	if len(fired) != 3 {
 		t.Fatalf("%d timers fired", len(fired))
 	}
-	if !fired[0].Time.Equal(simtest.T0.Add(5*time.Minute)) || !fired[1].Time.Equal(simtest.T0.Add(2*time.Hour)) {
+	if !fired[0].Time.Equal(sim.T0.Add(5*time.Minute)) || !fired[1].Time.Equal(sim.T0.Add(2*time.Hour)) {
 		t.Fatalf("timers fired at %s and %s", fired[0].Time, fired[1].Time)
 	}
 	// A timer already due fires at once, without a Temporal timer.
 	if !fired[2].Time.Equal(fired[1].Time) {
 		t.Fatalf("past timer fired at %s", fired[2].Time)
 	}
-	if at := p.triesOf("echo")[0].At; !at.Equal(simtest.T0.Add(2 * time.Hour)) {
+	if at := p.triesOf("echo")[0].At; !at.Equal(sim.T0.Add(2 * time.Hour)) {
 		t.Fatalf("activity ran at %s", at)
 	}
-	local := simtest.New(t, src, in)
-	local.FireTimers(simtest.T0.Add(3 * time.Hour))
-	local.FireTimers(simtest.T0.Add(3 * time.Hour))
-	local.FireTimers(simtest.T0.Add(3 * time.Hour))
-	local.RunActivities(simtest.Echo)
+	local := sim.New(t, src, in)
+	local.FireTimers(sim.T0.Add(3 * time.Hour))
+	local.FireTimers(sim.T0.Add(3 * time.Hour))
+	local.FireTimers(sim.T0.Add(3 * time.Hour))
+	local.RunActivities(sim.Echo)
 	sameAsLocal(t, evs, local)
 }

@@ -1,4 +1,4 @@
-package wendtest
+package testsuite
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package wendtest
+package testsuite
 
 import (
 	"encoding/json"
@@ -23,7 +23,6 @@ func (d *driver) child(e history.Event) {
 	if wait {
 		done, failed = history.WorkflowWaitCompleted, history.WorkflowWaitFailed
 	}
-	key := "child:" + e.Step
 	switch {
 	case ch != nil && !ch.Run:
 		res := ch.Result
@@ -36,18 +35,18 @@ func (d *driver) child(e history.Event) {
 		} else {
 			c.Output = mustJSON(res.Output)
 		}
-		d.push(d.now.Add(res.Takes), key, history.Event{Type: typ, Step: e.Step, Data: history.MustData(c)})
+		d.h.Due(d.h.Now.Add(res.Takes), history.Event{Type: typ, Step: e.Step, Data: history.MustData(c)})
 	case wait:
 		if ch != nil {
 			d.problem = &Problem{Pos: ch.Pos, Message: fmt.Sprintf("step %s waits for another workflow; mock its result (output or error), run: true is for run_workflow", d.lab.label(e.Step))}
 		}
 		// Not mocked: the awaited workflow never finishes; the step's timeout, if any, decides.
 	default:
-		d.runChild(e, key, done, failed)
+		d.runChild(e, done, failed)
 	}
 }
 
-func (d *driver) runChild(e history.Event, key string, done, failed history.EventType) {
+func (d *driver) runChild(e history.Event, done, failed history.EventType) {
 	cs, _ := history.DataOf[history.ChildSchedule](e)
 	label := d.lab.label(e.Step)
 	if d.depth >= maxChildDepth {
@@ -69,7 +68,7 @@ func (d *driver) runChild(e history.Event, key string, done, failed history.Even
 	}
 	var in any
 	_ = json.Unmarshal(cs.Input, &in)
-	sub := newDriver(d.f, d.c, w, d.loader, d.used, d.depth+1, d.now)
+	sub := newDriver(d.f, d.c, w, d.loader, d.used, d.depth+1, d.h.Now)
 	sub.shard = cs.Shard
 	o := sub.play(in, d.c.Pos)
 	if o.Problem != nil {
@@ -98,7 +97,7 @@ func (d *driver) runChild(e history.Event, key string, done, failed history.Even
 			c.Failure = &history.Failure{Category: history.CategoryInternal, Message: "child ended with " + string(last.Type)}
 		}
 	}
-	d.push(last.Time, key, history.Event{Type: typ, Step: e.Step, Data: history.MustData(c)})
+	d.h.Due(last.Time, history.Event{Type: typ, Step: e.Step, Data: history.MustData(c)})
 }
 
 func st(id string) string { return id + "/run1" }

@@ -1,16 +1,13 @@
-package wendtest
+package testsuite
 
 import (
-	"container/heap"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/expr-lang/expr/vm"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -53,56 +50,26 @@ type Problem struct {
 	Message string
 }
 
-// item is an input due at a virtual time. key lets a cancellation withdraw it.
-type item struct {
-	at    time.Time
-	order int
-	key   string
-	ev    history.Event
-	retry bool // an activity's next try starts: call the mock then
-}
-
-type queue []*item
-
-func (q queue) Len() int { return len(q) }
-func (q queue) Less(i, j int) bool {
-	if !q[i].at.Equal(q[j].at) {
-		return q[i].at.Before(q[j].at)
-	}
-	return q[i].order < q[j].order
-}
-func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *queue) Push(x any)   { *q = append(*q, x.(*item)) }
-func (q *queue) Pop() any {
-	old := *q
-	it := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return it
-}
-
-// driver plays the engine's part for one run: it owns the virtual clock and the world.
+// driver plays one case's world around the in-memory host of one run: it answers the tries
+// from the case's mocks, queues the case's signals and cancels, and closes children.
 type driver struct {
 	f      *File
 	c      *Case
 	w      *spec.Workflow
 	lab    *labels
-	r      *interpreter.Run
+	h      *sim.Host // nil until the run starts
 	loader *spec.Loader
 	mocks  []*Mock
 	used   map[*Mock]int // shared with children: a mock's results go on in the child
 	depth  int
 	shard  *history.ShardRef // set when this driver plays a shard child of a sharded for_each
 
-	now, start time.Time
-	events     []history.Event
-	q          queue
-	live       map[string]int // key -> order of the item that still counts
-	order      int
-	inputs     int
-	calls      []Call
-	after      []*afterTrigger
-	delays     map[string]string // timer id -> step path, for delay timers
-	problem    *Problem
+	start   time.Time
+	inputs  int
+	calls   []Call
+	after   []*afterTrigger
+	delays  map[string]string // timer id -> step path, for delay timers
+	problem *Problem
 }
 
 type afterTrigger struct {
@@ -118,8 +85,7 @@ func Play(f *File, c *Case, w *spec.Workflow, loader *spec.Loader) *Outcome {
 
 func newDriver(f *File, c *Case, w *spec.Workflow, loader *spec.Loader, used map[*Mock]int, depth int, start time.Time) *driver {
 	return &driver{f: f, c: c, w: w, lab: newLabels(w), loader: loader, used: used, depth: depth,
-		mocks: append(append([]*Mock(nil), c.Mocks...), f.Mocks...),
-		now:   start, start: start, live: map[string]int{}, delays: map[string]string{}}
+		mocks: append(append([]*Mock(nil), c.Mocks...), f.Mocks...), start: start, delays: map[string]string{}}
 }
 
 func (d *driver) play(input any, inputPos spec.Pos) *Outcome {
@@ -132,48 +98,42 @@ func (d *driver) play(input any, inputPos spec.Pos) *Outcome {
 			return d.outcome()
 		}
 	}
-	sum := sha256.Sum256(d.w.Source)
-	st := history.Started{WorkflowID: "test", RunID: "run1", Input: history.MustData(input), SpecFile: d.w.File,
-		SpecSource: string(d.w.Source), SpecSHA256: hex.EncodeToString(sum[:]), ExecutionStarted: d.start,
-		Rules: history.RulesCurrent, Shard: d.shard} // the engine's rules for new runs (child ids, backoff cap)
+	wfID := "test"
 	if d.depth > 0 {
-		st.WorkflowID = fmt.Sprintf("test/child%d", d.depth)
+		wfID = fmt.Sprintf("test/child%d", d.depth)
 	}
-	d.r = interpreter.New(d.w, st)
+	st := sim.Started(wfID, "run1", d.w.File, d.w.Source, input, d.start)
+	st.Shard = d.shard
+	d.h = sim.NewHost(d.w, st, d.start)
+	d.h.Recorded = d.recorded
 	if d.depth == 0 {
 		d.arm()
 	}
-	d.apply(history.Event{Type: history.WorkflowStarted, Data: history.MustData(st)})
-	for d.problem == nil && d.r.Closed() == "" && d.q.Len() > 0 {
-		it := heap.Pop(&d.q).(*item)
-		if it.key != "" {
-			if d.live[it.key] != it.order {
-				continue // withdrawn: the activity, timer or child was cancelled
-			}
-			delete(d.live, it.key)
-		}
-		if it.at.After(d.now) {
-			d.now = it.at
+	if _, err := d.h.Begin(); err != nil {
+		d.refused(history.WorkflowStarted, err)
+	}
+	for d.problem == nil && d.h.R.Closed() == "" {
+		ev, ok := d.h.Next()
+		if !ok {
+			break
 		}
 		if d.inputs++; d.inputs > MaxInputs {
 			d.problem = &Problem{Pos: d.c.Pos, Message: fmt.Sprintf("the run did not settle after %d inputs (a retry without end, or mocks that never let it finish)", MaxInputs)}
 			break
 		}
-		if it.retry {
-			sched, _ := d.r.Activity(it.ev.ActivityExecutionID)
-			d.call(it.ev.ActivityExecutionID, it.ev.Step, it.ev.Attempt, sched)
+		if ev.Type == history.ActivityScheduled || ev.Type == history.ActivityRetryScheduled {
+			d.call(d.h.TryOf(ev)) // a retry is due: its mock is called now
 			continue
 		}
-		if isOutcome(it.ev.Type) && !d.r.Expects(it.ev.ActivityExecutionID, it.ev.Attempt) {
-			continue // the engine drops a superseded try's result
+		if _, err := d.h.Deliver(ev); err != nil {
+			d.refused(ev.Type, err)
 		}
-		d.apply(it.ev)
 	}
 	return d.outcome()
 }
 
-func isOutcome(t history.EventType) bool {
-	return t == history.ActivityCompleted || t == history.ActivityAttemptFailed || t == history.ActivityTimedOut
+func (d *driver) refused(t history.EventType, err error) {
+	d.problem = &Problem{Pos: d.c.Pos, Message: fmt.Sprintf("the interpreter refused %s: %v", t, err)}
 }
 
 // arm queues the case's signals, cancel and terminate that come at a virtual time, and keeps
@@ -184,7 +144,7 @@ func (d *driver) arm() {
 			d.after = append(d.after, &afterTrigger{t: t, ev: ev})
 			return
 		}
-		d.push(d.start.Add(t.At), "", ev)
+		d.h.Due(d.start.Add(t.At), ev)
 	}
 	for _, s := range d.c.Signals {
 		add(s, history.Event{Type: history.SignalReceived, Data: history.MustData(history.Signal{Name: s.Name, Data: history.MustData(s.Data)})})
@@ -204,61 +164,22 @@ func reasonOr(t *Trigger, def string) string {
 	return def
 }
 
-func (d *driver) push(at time.Time, key string, ev history.Event) *item {
-	d.order++
-	it := &item{at: at, order: d.order, key: key, ev: ev}
-	if key != "" {
-		d.live[key] = d.order
-	}
-	heap.Push(&d.q, it)
-	return it
-}
-
-// apply records an input at the current virtual time, then the decisions it yields, and acts
-// on them as the engine would.
-func (d *driver) apply(ev history.Event) {
-	ev.Seq, ev.Time = uint64(len(d.events)+1), d.now
-	d.events = append(d.events, ev)
-	out, err := d.r.Apply(ev)
-	if err != nil {
-		d.problem = &Problem{Pos: d.c.Pos, Message: fmt.Sprintf("the interpreter refused %s: %v", ev.Type, err)}
-		return
-	}
-	d.completed(ev)
-	for _, e := range out {
-		e.Seq = uint64(len(d.events) + 1)
-		d.events = append(d.events, e)
-		d.effect(e)
-		d.completed(e)
-	}
-}
-
-func (d *driver) effect(e history.Event) {
+// recorded does the part of the world for each event the host records: a first try's mock is
+// called at once, a delay timer remembered for the triggers that wait for its step, a child
+// run or mocked; then the triggers waiting for the step the event completes fire.
+func (d *driver) recorded(e history.Event) {
 	switch e.Type {
 	case history.ActivityScheduled:
-		sched, _ := history.DataOf[history.ActivitySchedule](e)
-		d.call(e.ActivityExecutionID, e.Step, 1, sched)
-	case history.ActivityRetryScheduled:
-		rs, _ := history.DataOf[history.RetrySchedule](e)
-		it := d.push(rs.AvailableAt, "act:"+e.ActivityExecutionID,
-			history.Event{Step: e.Step, ActivityExecutionID: e.ActivityExecutionID, Attempt: rs.NextAttempt})
-		it.retry = true
-	case history.ActivityCancelled:
-		delete(d.live, "act:"+e.ActivityExecutionID)
+		d.call(d.h.TryOf(e))
 	case history.TimerScheduled:
 		ts, _ := history.DataOf[history.TimerSchedule](e)
-		d.push(ts.FireAt, "timer:"+ts.TimerID, history.Event{Type: history.TimerFired, Data: history.MustData(history.TimerRef{TimerID: ts.TimerID})})
 		if ts.Purpose == "delay" {
 			d.delays[ts.TimerID] = e.Step
 		}
-	case history.TimerCancelled:
-		ref, _ := history.DataOf[history.TimerRef](e)
-		delete(d.live, "timer:"+ref.TimerID)
 	case history.ChildWorkflowScheduled, history.WorkflowWaitScheduled:
 		d.child(e)
-	case history.ChildWorkflowCancelRequested:
-		delete(d.live, "child:"+e.Step)
 	}
+	d.completed(e)
 }
 
 // completed fires the triggers waiting for the step an event completes.
@@ -282,7 +203,7 @@ func (d *driver) completed(e history.Event) {
 	keep := d.after[:0]
 	for _, a := range d.after {
 		if a.t.After == id || a.t.After == d.lab.label(step) {
-			d.push(d.now, "", a.ev)
+			d.h.Due(d.h.Now, a.ev)
 		} else {
 			keep = append(keep, a)
 		}
@@ -290,56 +211,49 @@ func (d *driver) completed(e history.Event) {
 	d.after = keep
 }
 
-// call answers one try of an activity from the mocks.
-func (d *driver) call(execID, step string, attempt int, sched history.ActivitySchedule) {
-	var in any
-	_ = json.Unmarshal(sched.Input, &in)
-	name := sched.Plugin + "." + sched.Activity
-	label := d.lab.label(step)
+// call answers one try of an activity from the mocks: its outcome is due when the mock
+// says it takes, or when the try times out.
+func (d *driver) call(tr sim.Try) {
+	name := tr.Schedule.Plugin + "." + tr.Schedule.Activity
+	label := d.lab.label(tr.Step)
+	now := d.h.Now
 	if d.depth == 0 || d.shard != nil { // a shard child's calls are its parent's (child.go)
-		d.calls = append(d.calls, Call{Activity: name, Step: label, Attempt: attempt, Input: in, At: d.now.Sub(d.start)})
+		d.calls = append(d.calls, Call{Activity: name, Step: label, Attempt: tr.Attempt, Input: tr.Input, At: now.Sub(d.start)})
 	}
-	m, err := d.mock(name, step, in)
+	m, err := d.mock(name, tr.Step, tr.Input)
 	if err != nil {
 		d.problem = err
 		return
 	}
 	if m == nil {
 		d.problem = &Problem{Pos: d.c.Pos, Message: fmt.Sprintf("no mock answers %s at step %s (input %s); add one to the case's mocks",
-			name, label, compact(in))}
+			name, label, compact(tr.Input))}
 		return
 	}
 	i := min(d.used[m], len(m.Results)-1)
 	d.used[m]++
 	res := m.Results[i]
-	ev := history.Event{Step: step, ActivityExecutionID: execID, Attempt: attempt}
-	limit := time.Duration(sched.TimeoutMS) * time.Millisecond
+	limit := time.Duration(tr.Schedule.TimeoutMS) * time.Millisecond
 	timedOut := func(why string, after time.Duration) {
-		ev.Type = history.ActivityTimedOut
-		ev.Data = history.MustData(history.AttemptFailure{Failure: history.Failure{Category: history.CategoryTimeout,
-			PropagationKind: "timeout", Type: why, Message: fmt.Sprintf("attempt %d exceeded its %s", attempt, why)}})
-		d.push(d.now.Add(after), "act:"+execID, ev)
+		d.h.Due(now.Add(after), sim.Result(tr, nil, &history.Failure{Category: history.CategoryTimeout,
+			PropagationKind: "timeout", Type: why, Message: fmt.Sprintf("attempt %d exceeded its %s", tr.Attempt, why)}))
 	}
 	switch {
 	case res.Timeout == "heartbeat_timeout":
-		timedOut("heartbeat_timeout", cmpOr(time.Duration(sched.HeartbeatTimeout)*time.Millisecond, res.Takes))
+		timedOut("heartbeat_timeout", cmpOr(time.Duration(tr.Schedule.HeartbeatTimeout)*time.Millisecond, res.Takes))
 	case res.Timeout != "":
 		timedOut("timeout", cmpOr(limit, res.Takes))
 	case limit > 0 && res.Takes > limit:
 		timedOut("timeout", limit)
 	case res.Error != nil:
-		ev.Type = history.ActivityAttemptFailed
-		ev.Data = history.MustData(history.AttemptFailure{Failure: history.Failure{Category: history.CategoryActivity,
-			PropagationKind: "activity", Type: res.Error.Type, Message: res.Error.Message, NonRetryable: res.Error.NonRetryable}})
-		d.push(d.now.Add(res.Takes), "act:"+execID, ev)
+		d.h.Due(now.Add(res.Takes), sim.Result(tr, nil, &history.Failure{Category: history.CategoryActivity,
+			PropagationKind: "activity", Type: res.Error.Type, Message: res.Error.Message, NonRetryable: res.Error.NonRetryable}))
 	default:
 		out := res.Output
 		if res.Echo {
-			out = in
+			out = tr.Input
 		}
-		ev.Type = history.ActivityCompleted
-		ev.Data = history.MustData(history.ActivityResult{Output: mustJSON(out)})
-		d.push(d.now.Add(res.Takes), "act:"+execID, ev)
+		d.h.Due(now.Add(res.Takes), sim.Result(tr, out, nil))
 	}
 }
 
@@ -401,20 +315,18 @@ func compact(v any) string {
 }
 
 func (d *driver) outcome() *Outcome {
-	o := &Outcome{Events: d.events, Status: history.StatusRunning, Calls: d.calls, Problem: d.problem, labels: d.lab}
-	if d.r != nil {
-		o.State = d.r.State()
+	o := &Outcome{Status: history.StatusRunning, Calls: d.calls, Problem: d.problem, labels: d.lab}
+	if d.h == nil {
+		return o
 	}
-	if len(d.events) > 0 {
-		last := d.events[len(d.events)-1]
+	o.Events, o.State = d.h.Events, d.h.R.State()
+	if len(o.Events) > 0 {
+		last := d.h.Last()
 		o.Duration = last.Time.Sub(d.start)
-		if last.Type.Terminal() {
+		if c, ok := d.h.Closing(); ok {
 			o.Status, o.ClosedReason = history.ClosedBy(last)
-			c, _ := history.DataOf[history.Closed](last)
 			o.Failure = c.Failure
-			if last.Type == history.WorkflowCompleted {
-				_ = json.Unmarshal(c.Output, &o.Output)
-			}
+			o.Output = d.h.Output()
 		}
 	}
 	return o

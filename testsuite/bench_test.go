@@ -1,6 +1,6 @@
 //go:build unix
 
-package wendtest
+package testsuite
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // BenchmarkThousandCases runs one test file of 1,000 cases against examples/order.wend.yaml
 // (retries, a parallel step, for_each, a signal wait, the run timeout, the catch path, a cancel), decoding
 // included: one iteration is what `wend test` does for 1,000 cases.
-// go test ./wendtest -run XXX -bench ThousandCases -count 8
+// go test ./testsuite -run XXX -bench ThousandCases -count 8
 func BenchmarkThousandCases(b *testing.B) {
 	dir := b.TempDir()
 	wf, err := os.ReadFile("../examples/order.wend.yaml")
