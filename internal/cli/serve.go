@@ -155,6 +155,9 @@ func runServe(e *env, args []string) int {
 	if *idleAfter < 0 {
 		return usageError(e, "serve", "--idle-after %s: give a duration of 0 or more", *idleAfter)
 	}
+	// Before the socket exists: a client that sees it answer may stop serve with SIGTERM at
+	// once, and that must be the clean stop, not the signal's default death.
+	sigs := notifyStop()
 	d, err := startDriverWith(e, path, driverOptions{idleAfter: *idleAfter, maxActivities: *maxActs, schedules: true, batches: true, background: true, repairAfterReady: true}, workflows...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
@@ -187,7 +190,7 @@ func runServe(e *env, args []string) int {
 		reportWorkflows(e, workflows)
 	}
 	fmt.Fprintf(e.stderr, "wend: serving %s on %s (pid %d); Ctrl-C to stop\n", path, d.ctl.Path(), os.Getpid())
-	return d.serveUntilStopped()
+	return d.serveUntilStopped(sigs)
 }
 
 // dirList is a repeatable folder flag.
@@ -229,12 +232,17 @@ func addrConflict(fs *flag.FlagSet) string {
 	return "--http and --listen are the same flag; give one"
 }
 
-// serveUntilStopped waits for Ctrl-C / SIGTERM or a fatal engine error. The caller closes
-// the driver, which is the clean stop; a second signal exits at once.
-func (d *driver) serveUntilStopped() int {
+// notifyStop catches Ctrl-C and SIGTERM from here on. Never stopped: a second signal while
+// serve closes must still exit at once.
+func notifyStop() chan os.Signal {
 	sigs := make(chan os.Signal, 2)
-	// Not stopped on return: a second signal while the caller closes must still exit at once.
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	return sigs
+}
+
+// serveUntilStopped waits for Ctrl-C / SIGTERM (on sigs, from notifyStop) or a fatal engine
+// error. The caller closes the driver, which is the clean stop; a second signal exits at once.
+func (d *driver) serveUntilStopped(sigs chan os.Signal) int {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
@@ -43,6 +41,7 @@ func serveCluster(e *env, f httpFlags, workflows []server.Workflow) int {
 	if *f.allowRemote && generated {
 		return usageError(e, "serve", "--allow-remote needs a token chosen on purpose: --token-file FILE or WEND_TOKEN")
 	}
+	sigs := notifyStop() // before it listens: a SIGTERM from then on is the clean stop
 	s := server.Over(c)
 	if len(workflows) > 0 {
 		s.SetWorkflows(workflows)
@@ -68,7 +67,7 @@ func serveCluster(e *env, f httpFlags, workflows []server.Workflow) int {
 	tp := e.temporal
 	fmt.Fprintf(e.stderr, "wend: serving the runs of Temporal %s (namespace %s, task queue %s) (pid %d); Ctrl-C to stop\n",
 		tp.Address, tp.Namespace, tp.TaskQueue, os.Getpid())
-	waitForStop(e)
+	waitForStop(e, sigs)
 	return exitOK
 }
 
@@ -87,10 +86,9 @@ func clusterToken(e *env, tokenFile string) (token, from string, generated bool,
 	return hex.EncodeToString(b[:]), "", true, nil
 }
 
-// waitForStop returns at the first Ctrl-C or SIGTERM; a second one exits at once.
-func waitForStop(e *env) {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+// waitForStop returns at the first Ctrl-C or SIGTERM on sigs (from notifyStop); a second one
+// exits at once.
+func waitForStop(e *env, sigs chan os.Signal) {
 	<-sigs
 	fmt.Fprintf(e.stderr, "wend: stopping (Ctrl-C again to exit at once)\n")
 	go func() {
