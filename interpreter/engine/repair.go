@@ -318,7 +318,70 @@ func (e *Engine) Retry(ctx context.Context, workflowID string) (history.Run, err
 	case err != nil:
 		return history.Run{}, err
 	}
-	return e.retryFrom(ctx, old, plan)
+	plan.Started.RunID = e.opts.NewID()
+	queued, giveBack, err := e.retrySlot(ctx, old, plan.Started)
+	if err != nil || queued != nil {
+		return queuedOrZero(queued), err
+	}
+	rec, err := e.retryFrom(ctx, old, plan, nil)
+	if err != nil {
+		giveBack()
+	}
+	return rec, err
+}
+
+// retrySlot makes a retry of a keyed workflow take a slot of its key like a start, or queues
+// it (the queued task's payload carries st, whose RetryOf names the failed run the dequeued
+// start plans from again). Child runs are not keyed, as at start.
+func (e *Engine) retrySlot(ctx context.Context, old history.Run, st history.Started) (queued *history.Run, giveBack func(), err error) {
+	giveBack = func() {}
+	if old.ParentRunID != "" {
+		return nil, giveBack, nil
+	}
+	w, err := e.specs.load(st)
+	if err != nil {
+		return nil, nil, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
+	}
+	if w.Concurrency == nil {
+		return nil, giveBack, nil
+	}
+	queued, release, err := e.slotOrQueue(ctx, w, st)
+	if err != nil {
+		return nil, nil, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
+	}
+	if release != nil {
+		giveBack = release
+	}
+	return queued, giveBack, nil
+}
+
+func queuedOrZero(r *history.Run) history.Run {
+	if r == nil {
+		return history.Run{}
+	}
+	return *r
+}
+
+// startRetryDequeued commits a queued retry's start: the failed run's history is planned from
+// again (it is closed, so the plan is the one Retry made) and the queued task goes in the
+// same commit.
+func (e *Engine) startRetryDequeued(qs *queuedStart) error {
+	st := qs.Started
+	old, err := e.store.Run(st.RetryOf)
+	if err != nil {
+		return fmt.Errorf("retry %s: the failed run %s: %w", st.WorkflowID, st.RetryOf, err)
+	}
+	evs, err := e.store.Events(old.RunID, 0)
+	if err != nil {
+		return err
+	}
+	plan, err := interpreter.PlanRetry(old.RunID, evs)
+	if err != nil {
+		return fmt.Errorf("retry %s: %w", st.WorkflowID, err)
+	}
+	plan.Started.RunID = st.RunID
+	_, err = e.retryFrom(e.ctx, old, plan, []string{queuedTaskID(st.RunID)})
+	return err
 }
 
 // refusal is Retry's answer for a run it cannot resume: its text explains why in full, and it
@@ -331,9 +394,10 @@ func (refusal) Is(target error) bool { return target == ErrNotRetryable }
 
 func refused(format string, args ...any) error { return refusal(fmt.Sprintf(format, args...)) }
 
-func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interpreter.RetryPlan) (history.Run, error) {
+// retryFrom commits the retry run plan.Started.RunID; deleteTasks are deleted in its commit (a
+// queued retry's task).
+func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interpreter.RetryPlan, deleteTasks []string) (history.Run, error) {
 	st, prefix, execID := plan.Started, plan.Prefix, plan.ActivityExecID
-	st.RunID = e.opts.NewID()
 	lr, copied, err := e.replayCopy(old, st, prefix)
 	if err != nil {
 		return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
@@ -351,7 +415,7 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 	}
 	lr.rec.LastSeq = uint64(len(evs))
 	e.keepSearch(lr, &lr.rec)
-	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, PutTasks: expectedTasks(lr)}
+	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, PutTasks: expectedTasks(lr), DeleteTasks: deleteTasks}
 	e.mu.Lock()
 	if err := e.store.Commit(ctx, c); err != nil {
 		e.mu.Unlock()

@@ -23,7 +23,9 @@ import (
 // commit writes its first events and deletes its queued task. The counts are this engine's:
 // the runs of a workflow name that hold a slot are read from the store the first time a start
 // of that name needs them (the running runs whose own file declares the key; child runs are
-// neither queued nor counted), then kept in memory.
+// neither queued nor counted), then kept in memory. A retry (wend retry) goes through the
+// same gate: its queued payload carries RetryOf, and its dequeued start plans the retry from
+// the failed run again.
 
 // ErrQueued is returned for input a queued run cannot take yet (a signal): it takes none
 // until it starts.
@@ -241,6 +243,13 @@ func (e *Engine) startDequeued(qs *queuedStart) error {
 		return err // stays queued in the store for the next process
 	}
 	defer done()
+	if qs.Started.RetryOf != "" {
+		if err := e.startRetryDequeued(qs); err != nil {
+			e.releaseSlot(qs.Workflow, qs.Started.WorkflowID)
+			return err // stays queued in the store for the next process
+		}
+		return nil
+	}
 	st := qs.Started
 	w, err := e.specs.load(st)
 	if err != nil {
