@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -380,7 +381,7 @@ func (e *Engine) startRetryDequeued(qs *queuedStart) error {
 		return fmt.Errorf("retry %s: %w", st.WorkflowID, err)
 	}
 	plan.Started.RunID = st.RunID
-	_, err = e.retryFrom(e.ctx, old, plan, []string{queuedTaskID(st.RunID)})
+	_, err = e.retryFrom(e.ctx, old, plan, qs)
 	return err
 }
 
@@ -394,9 +395,9 @@ func (refusal) Is(target error) bool { return target == ErrNotRetryable }
 
 func refused(format string, args ...any) error { return refusal(fmt.Sprintf(format, args...)) }
 
-// retryFrom commits the retry run plan.Started.RunID; deleteTasks are deleted in its commit (a
-// queued retry's task).
-func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interpreter.RetryPlan, deleteTasks []string) (history.Run, error) {
+// retryFrom commits the retry run plan.Started.RunID. queued, when set, is the queued retry
+// that left the queue: the signals it took are recorded and its task deleted in the commit.
+func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interpreter.RetryPlan, queued *queuedStart) (history.Run, error) {
 	st, prefix, execID := plan.Started, plan.Prefix, plan.ActivityExecID
 	lr, copied, err := e.replayCopy(old, st, prefix)
 	if err != nil {
@@ -410,12 +411,24 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 		return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
 	}
 	evs := append(append(copied, in), decisions...)
+	var deletes []string
+	unlockQueue := func() {}
+	if queued != nil {
+		e.queue.mu.Lock() // until the commit: see runqueue_signal.go
+		var once sync.Once
+		unlockQueue = func() { once.Do(e.queue.mu.Unlock) }
+		defer unlockQueue()
+		if evs, err = e.sealLocked(lr, evs, queued); err != nil {
+			return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
+		}
+		deletes = []string{queuedTaskID(st.RunID)}
+	}
 	for i := range evs {
 		evs[i].Seq = uint64(i + 1)
 	}
 	lr.rec.LastSeq = uint64(len(evs))
 	e.keepSearch(lr, &lr.rec)
-	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, PutTasks: expectedTasks(lr), DeleteTasks: deleteTasks}
+	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, PutTasks: expectedTasks(lr), DeleteTasks: deletes}
 	e.mu.Lock()
 	if err := e.store.Commit(ctx, c); err != nil {
 		e.mu.Unlock()
@@ -425,6 +438,10 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 		e.fatal(fmt.Errorf("commit retry run: %w", err))
 		return history.Run{}, err
 	}
+	if queued != nil {
+		delete(e.queue.leaving, old.WorkflowID)
+	}
+	unlockQueue()
 	lr.mu.Lock()
 	e.publishLocked(lr)
 	e.mu.Unlock()
@@ -432,7 +449,7 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 		e.rearm(lr.rec, t) // lr.mu is held
 	}
 	if e.opts.Observe != nil {
-		for _, ev := range evs[len(evs)-1-len(decisions):] {
+		for _, ev := range evs[len(copied):] { // RetryRequested and what followed it
 			e.opts.Observe(lr.rec, ev)
 		}
 	}

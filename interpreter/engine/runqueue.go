@@ -27,8 +27,8 @@ import (
 // same gate: its queued payload carries RetryOf, and its dequeued start plans the retry from
 // the failed run again.
 
-// ErrQueued is returned for input a queued run cannot take yet (a signal): it takes none
-// until it starts.
+// ErrQueued is returned for input to a run queued in a queue this engine does not hold (a
+// signal to a run another process queued): the process that holds it takes the input.
 var ErrQueued = errors.New("run is queued")
 
 // queuedStart is the payload of a queued run's task.
@@ -39,6 +39,7 @@ type queuedStart struct {
 	Limit    int             `json:"limit"`
 	Order    uint64          `json:"order"` // first queued, first started, across restarts
 	QueuedAt time.Time       `json:"queued_at"`
+	Signals  []queuedSignal  `json:"signals,omitempty"` // taken while queued, in order (runqueue_signal.go)
 }
 
 func queuedTaskID(runID string) string { return runID + "/queued" }
@@ -46,12 +47,13 @@ func queuedTaskID(runID string) string { return runID + "/queued" }
 // runQueue is the engine's per-key state. mu is held across a queued run's commit, so a slot
 // freed meanwhile never starts a run whose queued record is not stored yet.
 type runQueue struct {
-	mu     sync.Mutex
-	by     map[string]*keyedRuns   // by workflow name
-	queued map[string]*queuedStart // by workflow id
-	order  uint64                  // the last order handed out
-	n      atomic.Int64            // len(queued)
-	used   atomic.Bool             // a workflow with a key started or was queued: closes look
+	mu      sync.Mutex
+	by      map[string]*keyedRuns   // by workflow name
+	queued  map[string]*queuedStart // by workflow id
+	leaving map[string]*queuedStart // by workflow id: let in, start not committed yet
+	order   uint64                  // the last order handed out
+	n       atomic.Int64            // len(queued)
+	used    atomic.Bool             // a workflow with a key started or was queued: closes look
 }
 
 // keyedRuns is one workflow name's runs by key.
@@ -66,6 +68,7 @@ func (q *runQueue) of(name string) *keyedRuns {
 	if q.by == nil {
 		q.by = map[string]*keyedRuns{}
 		q.queued = map[string]*queuedStart{}
+		q.leaving = map[string]*queuedStart{}
 		q.used.Store(true)
 	}
 	k := q.by[name]
@@ -212,6 +215,7 @@ func (e *Engine) admissibleLocked(k *keyedRuns, key string) []*queuedStart {
 			delete(k.queues, key)
 		}
 		delete(e.queue.queued, qs.Started.WorkflowID)
+		e.queue.leaving[qs.Started.WorkflowID] = qs
 		e.queue.n.Add(-1)
 		k.running[key]++
 		k.holders[qs.Started.WorkflowID] = key
@@ -235,22 +239,29 @@ func (e *Engine) startQueued(qs []*queuedStart) {
 	})
 }
 
-// startDequeued commits a queued run's start: its first events, its tasks, and the queued
-// task deleted, in one commit. Its timeouts count from now.
+// startDequeued commits a queued run's start: its first events, the signals it took while
+// queued, its tasks, and the queued task deleted, in one commit. Its timeouts count from now.
+// The id is claimed until the run is published: a signal or cancel that finds it started
+// waits for it to be driven rather than finding no live run.
 func (e *Engine) startDequeued(qs *queuedStart) error {
 	done, err := e.enter()
 	if err != nil {
 		return err // stays queued in the store for the next process
 	}
 	defer done()
-	if qs.Started.RetryOf != "" {
+	st := qs.Started
+	releaseID, err := e.claimID(e.ctx, st.WorkflowID)
+	if err != nil {
+		return err
+	}
+	defer releaseID()
+	if st.RetryOf != "" {
 		if err := e.startRetryDequeued(qs); err != nil {
-			e.releaseSlot(qs.Workflow, qs.Started.WorkflowID)
-			return err // stays queued in the store for the next process
+			e.releaseSlot(qs.Workflow, st.WorkflowID)
+			return err
 		}
 		return nil
 	}
-	st := qs.Started
 	w, err := e.specs.load(st)
 	if err != nil {
 		e.releaseSlot(qs.Workflow, st.WorkflowID)
@@ -262,16 +273,26 @@ func (e *Engine) startDequeued(qs *queuedStart) error {
 		e.releaseSlot(qs.Workflow, st.WorkflowID)
 		return err
 	}
+	q := &e.queue
+	q.mu.Lock()
+	if evs, err = e.sealLocked(lr, evs, qs); err != nil {
+		q.mu.Unlock()
+		e.releaseSlot(qs.Workflow, st.WorkflowID)
+		return err
+	}
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, DeleteTasks: []string{queuedTaskID(st.RunID)}}
 	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
 	slots := e.reserveDispatch(&c, w.Limits)
 	if err := e.store.Commit(e.ctx, c); err != nil {
+		q.mu.Unlock()
 		slots.release(e)
 		if e.isStopped() == nil {
 			e.fatal(fmt.Errorf("commit queued run %s: %w", st.RunID, err))
 		}
 		return err
 	}
+	delete(q.leaving, st.WorkflowID)
+	q.mu.Unlock()
 	lr.mu.Lock()
 	e.publish(lr)
 	e.effects(lr, evs, slots)
@@ -303,6 +324,9 @@ func (e *Engine) cancelQueued(ctx context.Context, rec history.Run, terminate bo
 			e.fatal(fmt.Errorf("commit cancelled queued run %s: %w", cur.RunID, err))
 		}
 		return true, err
+	}
+	if qs := q.leaving[cur.WorkflowID]; qs != nil && qs.Started.RunID == cur.RunID {
+		delete(q.leaving, cur.WorkflowID) // its start finds it gone and gives its slot back
 	}
 	if qs := q.queued[cur.WorkflowID]; qs != nil && qs.Started.RunID == cur.RunID {
 		delete(q.queued, cur.WorkflowID)
@@ -396,7 +420,7 @@ func (e *Engine) QueuedRuns() int64 { return e.queue.n.Load() }
 type queuedError struct{ rec history.Run }
 
 func (q *queuedError) Error() string {
-	return fmt.Sprintf("run %s of %q is queued under its workflow's concurrency key: it takes signals once it starts", q.rec.RunID, q.rec.WorkflowID)
+	return fmt.Sprintf("run %s of %q is queued under its workflow's concurrency key, in a queue this process does not hold: send it to the process that serves the database", q.rec.RunID, q.rec.WorkflowID)
 }
 
 func (q *queuedError) Unwrap() error { return ErrQueued }
