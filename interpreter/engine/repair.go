@@ -333,10 +333,10 @@ func (e *Engine) Retry(ctx context.Context, workflowID string) (history.Run, err
 
 // retrySlot makes a retry of a keyed workflow take a slot of its key like a start, or queues
 // it (the queued task's payload carries st, whose RetryOf names the failed run the dequeued
-// start plans from again). Child runs are not keyed, as at start.
+// start plans from again). A for_each shard is not keyed, as at start.
 func (e *Engine) retrySlot(ctx context.Context, old history.Run, st history.Started) (queued *history.Run, giveBack func(), err error) {
 	giveBack = func() {}
-	if old.ParentRunID != "" {
+	if st.Shard != nil {
 		return nil, giveBack, nil
 	}
 	w, err := e.specs.load(st)

@@ -22,8 +22,10 @@ import (
 // its slot for the next run of its workflow id), the first queued run of the key starts: one
 // commit writes its first events and deletes its queued task. The counts are this engine's:
 // the runs of a workflow name that hold a slot are read from the store the first time a start
-// of that name needs them (the running runs whose own file declares the key; child runs are
-// neither queued nor counted), then kept in memory. A retry (wend retry) goes through the
+// of that name needs them (the running runs whose own file declares the key), then kept in
+// memory. A run_workflow child whose file declares a key is queued like any start (its
+// parent's step waits meanwhile); a for_each shard is part of its parent's run, neither
+// queued nor counted. A retry (wend retry) goes through the
 // same gate: its queued payload carries RetryOf, and its dequeued start plans the retry from
 // the failed run again.
 
@@ -101,14 +103,14 @@ func (e *Engine) countRunning(name string, k *keyedRuns) error {
 }
 
 // holdersOf adds to holders the running runs of workflow name that hold a slot of their key,
-// by workflow id: those whose own file declares a key (children are not counted).
+// by workflow id: those whose own file declares a key (shards are not counted).
 func holdersOf(store history.Store, specs *specCache, name string, holders map[string]string) error {
 	runs, err := store.Runs(history.RunFilter{Status: history.StatusRunning})
 	if err != nil {
 		return err
 	}
 	for _, r := range runs {
-		if r.Name != name || r.ParentRunID != "" {
+		if r.Name != name {
 			continue
 		}
 		evs, err := store.Events(r.RunID, 0)
@@ -116,7 +118,7 @@ func holdersOf(store history.Store, specs *specCache, name string, holders map[s
 			continue // the run's own check reports it
 		}
 		st, w, err := specs.started(evs[0])
-		if err != nil || w.Concurrency == nil {
+		if err != nil || w.Concurrency == nil || st.Shard != nil {
 			continue
 		}
 		if key, err := keyOf(w, st); err == nil {
@@ -136,10 +138,10 @@ func keyOf(w *spec.Workflow, st history.Started) (string, error) {
 	return w.Concurrency.KeyOf(st.SpecFile, st.WorkflowID, st.RunID, input)
 }
 
-// slotOrQueue takes a slot of the run's key for st, or commits st queued. It returns the
-// queued record when it queued the run; release gives the slot back when the start is not
-// committed after all.
-func (e *Engine) slotOrQueue(ctx context.Context, w *spec.Workflow, st history.Started) (queued *history.Run, release func(), err error) {
+// slotOrQueue takes a slot of the run's key for st, or commits st queued (deleting
+// deleteTasks in the same commit: a child's start task). It returns the queued record when it
+// queued the run; release gives the slot back when the start is not committed after all.
+func (e *Engine) slotOrQueue(ctx context.Context, w *spec.Workflow, st history.Started, deleteTasks ...string) (queued *history.Run, release func(), err error) {
 	key, err := keyOf(w, st)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
@@ -156,12 +158,15 @@ func (e *Engine) slotOrQueue(ctx context.Context, w *spec.Workflow, st history.S
 		k.holders[st.WorkflowID] = key
 		return nil, func() { e.releaseSlot(w.Name, st.WorkflowID) }, nil
 	}
+	if err := e.ancestorsFillLocked(k, w, st, key); err != nil {
+		return nil, nil, err
+	}
 	now := e.clock.Now()
 	qs := &queuedStart{Started: st, Workflow: w.Name, Key: key, Limit: w.Concurrency.Limit, Order: q.nextOrder(now), QueuedAt: now}
 	rec := history.Run{WorkflowID: st.WorkflowID, RunID: st.RunID, Name: w.Name, Status: history.StatusQueued,
-		SpecFile: st.SpecFile, SpecSHA256: st.SpecSHA256, StartedAt: now}
+		SpecFile: st.SpecFile, SpecSHA256: st.SpecSHA256, ParentRunID: st.ParentRunID, ParentStep: st.ParentStep, StartedAt: now}
 	task := history.Task{ID: queuedTaskID(st.RunID), RunID: st.RunID, Kind: history.TaskQueued, AvailableAt: now, Data: history.MustData(qs)}
-	if err := e.store.Commit(ctx, history.Commit{Runs: []history.RunUpdate{{Run: rec}}, PutTasks: []history.Task{task}}); err != nil {
+	if err := e.store.Commit(ctx, history.Commit{Runs: []history.RunUpdate{{Run: rec}}, PutTasks: []history.Task{task}, DeleteTasks: deleteTasks}); err != nil {
 		if !storeRefused(err) {
 			e.fatal(fmt.Errorf("commit queued run: %w", err))
 		}
@@ -344,6 +349,9 @@ func (e *Engine) cancelQueued(ctx context.Context, rec history.Run, terminate bo
 	e.mu.Unlock()
 	for _, ch := range chans {
 		close(ch)
+	}
+	if cur.ParentRunID != "" { // a queued child: its parent's step fails as for a cancelled child
+		e.notify(cur, waitRef{cur.ParentRunID, cur.ParentStep}, history.ChildWorkflowCompleted, history.ChildWorkflowFailed)
 	}
 	return true, nil
 }
