@@ -22,11 +22,13 @@ func TestRunQueueSignals(t *testing.T) {
 		name    string
 		sends   []send
 		restart bool // the engine stops and another resumes while the run is queued
+		parked  bool // the signals go through a parked engine (the CLI's, no serve) meanwhile
 	}{
-		{"in order", []send{{data: `{"n": 1}`}, {data: `{"n": 2}`}}, false},
-		{"a resend by id is taken once", []send{{data: `{"n": 1}`, id: "s1"}, {data: `{"n": 1}`, id: "s1", dup: true}, {data: `{"n": 2}`, id: "s2"}}, false},
-		{"the contract holds", []send{{data: `{}`, refused: true}, {data: `{"n": 1}`}, {data: `{"n": 2}`}}, false},
-		{"across a restart", []send{{data: `{"n": 1}`, id: "s1"}, {data: `{"n": 2}`}}, true},
+		{"in order", []send{{data: `{"n": 1}`}, {data: `{"n": 2}`}}, false, false},
+		{"a resend by id is taken once", []send{{data: `{"n": 1}`, id: "s1"}, {data: `{"n": 1}`, id: "s1", dup: true}, {data: `{"n": 2}`, id: "s2"}}, false, false},
+		{"the contract holds", []send{{data: `{}`, refused: true}, {data: `{"n": 1}`}, {data: `{"n": 2}`}}, false, false},
+		{"across a restart", []send{{data: `{"n": 1}`, id: "s1"}, {data: `{"n": 2}`}}, true, false},
+		{"through a parked engine", []send{{data: `{"n": 1}`}, {data: `{"n": 2}`, id: "s"}, {data: `{"n": 2}`, id: "s", dup: true}}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
@@ -39,6 +41,13 @@ func TestRunQueueSignals(t *testing.T) {
 				t.Fatalf("q2: %s, want queued", r.Status)
 			}
 			ctx := context.Background()
+			if tc.parked {
+				h.e.Close()
+				h.openParked()
+				if _, err := h.e.Recover(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for i, s := range tc.sends {
 				dup, err := h.e.SendSignal(ctx, SignalRequest{WorkflowID: "q2", Name: "go", Data: json.RawMessage(s.data), ID: s.id})
 				if (err != nil) != s.refused || dup != s.dup {
