@@ -303,6 +303,9 @@ func (e *Engine) Retry(ctx context.Context, workflowID string) (history.Run, err
 		return history.Run{}, fmt.Errorf("retry %s: no such workflow: %w", workflowID, history.ErrNotFound)
 	}
 	old := runs[0]
+	if old.Status == history.StatusQueued {
+		return history.Run{}, refused("retry %s: run %s is queued under its workflow's concurrency key, not failed (wend show %s says for what)", workflowID, old.RunID, workflowID)
+	}
 	if old.Status != history.StatusFailed || old.ClosedReason == history.ClosedTimedOut {
 		return history.Run{}, refused("retry %s: run %s is %s (%s); only failed runs can be retried", workflowID, old.RunID, old.Status, old.ClosedReason)
 	}
