@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,4 +96,42 @@ func TestRunQueueChildren(t *testing.T) {
 			t.Fatalf("s1 %s: %s, want failed: the child would never start", r.Status, out)
 		}
 	})
+}
+
+// A queued child survives a restart: the next engine starts it when its key has room, and its
+// end reaches the parent's step.
+func TestRunQueueChildSurvivesRestart(t *testing.T) {
+	h := newHarness(t)
+	hs := newHolds(h)
+	child := keyedFile(h, 1)
+	parent := h.write("parent.wend.yaml", "wend: v1\nname: parent\n"+
+		"steps: [{id: k, run_workflow: ./keyed.wend.yaml, with: {c: ann}}]\noutput: \"${{ steps.k.output }}\"\n")
+	h.start(child, "top", `{"c": "ann"}`)
+	waitFor(t, "top called", func() bool { return len(hs.begun("ann")) == 1 })
+	h.start(parent, "p", "null")
+	var c history.Run
+	waitFor(t, "the child queued", func() bool {
+		runs, _ := h.store.Runs(history.RunFilter{Status: history.StatusQueued})
+		if len(runs) == 1 {
+			c = runs[0]
+		}
+		return len(runs) == 1
+	})
+	h.e.Close()
+	h.open()
+	if _, err := h.e.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if qi, ok := h.e.Queued(c.WorkflowID); !ok || qi.Running != 1 {
+		t.Fatalf("child after restart: %+v %v", qi, ok)
+	}
+	hs.release("top")
+	waitFor(t, "the child called", func() bool { return slices.Contains(hs.begun("ann"), c.WorkflowID) })
+	hs.release(c.WorkflowID)
+	if r := waitStill(t, h, "p"); r.Status != history.StatusCompleted {
+		t.Fatalf("p: %s", r.Status)
+	}
+	if got := hs.begun("ann"); !slices.Equal(got, []string{"top", "top", c.WorkflowID}) {
+		t.Fatalf("calls %v: top (cut by the stop, made again), then the child", got)
+	}
 }
