@@ -26,7 +26,7 @@ const (
 	CodeTooLarge     = "too_large"        // a run's input or a signal's data over 2 MiB
 	CodeLimit        = "limit_reached"    // the run holds 5,000 unconsumed signals; this one was not recorded
 	CodeIDTaken      = "id_taken"         // start: the workflow id's run started with other input
-	CodeQueued       = "queued"           // the run waits, queued under its concurrency key: it takes no signal yet
+	CodeQueued       = "queued"           // the run waits, queued under its concurrency key in a queue this process does not hold
 	CodeInternal     = "internal"
 	// CodeUnauthorized (401) and CodeForbidden (403) are the TCP listener's guard's, declared
 	// in auth.go beside the model they belong to.

@@ -114,6 +114,9 @@ func runRetry(e *env, args []string) int {
 	if c, ok := b.(*client); ok {
 		where = fmt.Sprintf("it runs in wend pid %d, which holds the database", c.pid)
 	}
+	if rt.Run.Status == history.StatusQueued {
+		where = fmt.Sprintf("it waits queued under its concurrency key until the key has room (wend show %s says for what)", printable(rt.Run.WorkflowID, ""))
+	}
 	fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s; %s\n", rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf, where)
 	return exitOK
 }

@@ -152,6 +152,11 @@ func runSignal(e *env, args []string) int {
 		fmt.Fprintln(e.stdout, dup)
 		return exitOK
 	}
+	if run.Status == history.StatusQueued {
+		fmt.Fprintf(e.stdout, "signal %q kept for run %s of %s, queued under its concurrency key: it takes it when it starts\n",
+			pos[1], run.RunID, printable(run.WorkflowID, ""))
+		return exitOK
+	}
 	fmt.Fprintf(e.stdout, "signal %q sent to run %s of %s\n", pos[1], run.RunID, printable(run.WorkflowID, ""))
 	return exitOK
 }

@@ -43,6 +43,14 @@ func (e *Engine) startChild(parent history.Run, parentTrace func() string, step 
 		e.mu.Unlock()
 		return e.failChild(parent, step, err)
 	}
+	if lr.w.Concurrency != nil && cs.Shard == nil {
+		// The queue's lock is never taken under e.mu (cancelQueued takes them the other way):
+		// the id is claimed instead, so no Start of it commits meanwhile.
+		release := e.claimLocked(cs.WorkflowID)
+		e.mu.Unlock()
+		defer release()
+		return e.startKeyedChild(parent, step, taskID, lr, evs)
+	}
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, DeleteTasks: []string{taskID}}
 	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
 	slots := e.reserveDispatch(&c, lr.w.Limits)

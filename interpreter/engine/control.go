@@ -45,6 +45,16 @@ func (e *Engine) SendSignal(ctx context.Context, s SignalRequest) (duplicate boo
 		return false, fmt.Errorf("signal %s: data is not JSON", s.Name)
 	}
 	lr, err := e.openRun(s.WorkflowID)
+	if q := (*queuedError)(nil); errors.As(err, &q) {
+		handled, duplicate, qerr := e.signalQueued(ctx, q.rec, s)
+		if handled {
+			if qerr != nil {
+				return false, fmt.Errorf("signal %s: %w", s.WorkflowID, qerr)
+			}
+			return duplicate, nil
+		}
+		lr, err = e.openRun(s.WorkflowID) // it started (or was cancelled) meanwhile
+	}
 	if err != nil {
 		if errors.Is(err, ErrRunClosed) && s.ID != "" {
 			if seen, serr := SignalRecorded(e.store, s.WorkflowID, s.ID); serr == nil && seen {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -302,6 +303,9 @@ func (e *Engine) Retry(ctx context.Context, workflowID string) (history.Run, err
 		return history.Run{}, fmt.Errorf("retry %s: no such workflow: %w", workflowID, history.ErrNotFound)
 	}
 	old := runs[0]
+	if old.Status == history.StatusQueued {
+		return history.Run{}, refused("retry %s: run %s is queued under its workflow's concurrency key, not failed (wend show %s says for what)", workflowID, old.RunID, workflowID)
+	}
 	if old.Status != history.StatusFailed || old.ClosedReason == history.ClosedTimedOut {
 		return history.Run{}, refused("retry %s: run %s is %s (%s); only failed runs can be retried", workflowID, old.RunID, old.Status, old.ClosedReason)
 	}
@@ -318,7 +322,70 @@ func (e *Engine) Retry(ctx context.Context, workflowID string) (history.Run, err
 	case err != nil:
 		return history.Run{}, err
 	}
-	return e.retryFrom(ctx, old, plan)
+	plan.Started.RunID = e.opts.NewID()
+	queued, giveBack, err := e.retrySlot(ctx, old, plan.Started)
+	if err != nil || queued != nil {
+		return queuedOrZero(queued), err
+	}
+	rec, err := e.retryFrom(ctx, old, plan, nil)
+	if err != nil {
+		giveBack()
+	}
+	return rec, err
+}
+
+// retrySlot makes a retry of a keyed workflow take a slot of its key like a start, or queues
+// it (the queued task's payload carries st, whose RetryOf names the failed run the dequeued
+// start plans from again). A for_each shard is not keyed, as at start.
+func (e *Engine) retrySlot(ctx context.Context, old history.Run, st history.Started) (queued *history.Run, giveBack func(), err error) {
+	giveBack = func() {}
+	if st.Shard != nil {
+		return nil, giveBack, nil
+	}
+	w, err := e.specs.load(st)
+	if err != nil {
+		return nil, nil, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
+	}
+	if w.Concurrency == nil {
+		return nil, giveBack, nil
+	}
+	queued, release, err := e.slotOrQueue(ctx, w, st)
+	if err != nil {
+		return nil, nil, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
+	}
+	if release != nil {
+		giveBack = release
+	}
+	return queued, giveBack, nil
+}
+
+func queuedOrZero(r *history.Run) history.Run {
+	if r == nil {
+		return history.Run{}
+	}
+	return *r
+}
+
+// startRetryDequeued commits a queued retry's start: the failed run's history is planned from
+// again (it is closed, so the plan is the one Retry made) and the queued task goes in the
+// same commit.
+func (e *Engine) startRetryDequeued(qs *queuedStart) error {
+	st := qs.Started
+	old, err := e.store.Run(st.RetryOf)
+	if err != nil {
+		return fmt.Errorf("retry %s: the failed run %s: %w", st.WorkflowID, st.RetryOf, err)
+	}
+	evs, err := e.store.Events(old.RunID, 0)
+	if err != nil {
+		return err
+	}
+	plan, err := interpreter.PlanRetry(old.RunID, evs)
+	if err != nil {
+		return fmt.Errorf("retry %s: %w", st.WorkflowID, err)
+	}
+	plan.Started.RunID = st.RunID
+	_, err = e.retryFrom(e.ctx, old, plan, qs)
+	return err
 }
 
 // refusal is Retry's answer for a run it cannot resume: its text explains why in full, and it
@@ -331,9 +398,10 @@ func (refusal) Is(target error) bool { return target == ErrNotRetryable }
 
 func refused(format string, args ...any) error { return refusal(fmt.Sprintf(format, args...)) }
 
-func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interpreter.RetryPlan) (history.Run, error) {
+// retryFrom commits the retry run plan.Started.RunID. queued, when set, is the queued retry
+// that left the queue: the signals it took are recorded and its task deleted in the commit.
+func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interpreter.RetryPlan, queued *queuedStart) (history.Run, error) {
 	st, prefix, execID := plan.Started, plan.Prefix, plan.ActivityExecID
-	st.RunID = e.opts.NewID()
 	lr, copied, err := e.replayCopy(old, st, prefix)
 	if err != nil {
 		return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
@@ -346,12 +414,24 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 		return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
 	}
 	evs := append(append(copied, in), decisions...)
+	var deletes []string
+	unlockQueue := func() {}
+	if queued != nil {
+		e.queue.mu.Lock() // until the commit: see runqueue_signal.go
+		var once sync.Once
+		unlockQueue = func() { once.Do(e.queue.mu.Unlock) }
+		defer unlockQueue()
+		if evs, err = e.sealLocked(lr, evs, queued); err != nil {
+			return history.Run{}, fmt.Errorf("retry %s: %w", old.WorkflowID, err)
+		}
+		deletes = []string{queuedTaskID(st.RunID)}
+	}
 	for i := range evs {
 		evs[i].Seq = uint64(i + 1)
 	}
 	lr.rec.LastSeq = uint64(len(evs))
 	e.keepSearch(lr, &lr.rec)
-	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, PutTasks: expectedTasks(lr)}
+	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, PutTasks: expectedTasks(lr), DeleteTasks: deletes}
 	e.mu.Lock()
 	if err := e.store.Commit(ctx, c); err != nil {
 		e.mu.Unlock()
@@ -361,6 +441,10 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 		e.fatal(fmt.Errorf("commit retry run: %w", err))
 		return history.Run{}, err
 	}
+	if queued != nil {
+		delete(e.queue.leaving, old.WorkflowID)
+	}
+	unlockQueue()
 	lr.mu.Lock()
 	e.publishLocked(lr)
 	e.mu.Unlock()
@@ -368,7 +452,7 @@ func (e *Engine) retryFrom(ctx context.Context, old history.Run, plan interprete
 		e.rearm(lr.rec, t) // lr.mu is held
 	}
 	if e.opts.Observe != nil {
-		for _, ev := range evs[len(evs)-1-len(decisions):] {
+		for _, ev := range evs[len(copied):] { // RetryRequested and what followed it
 			e.opts.Observe(lr.rec, ev)
 		}
 	}

@@ -22,11 +22,15 @@ import (
 // its slot for the next run of its workflow id), the first queued run of the key starts: one
 // commit writes its first events and deletes its queued task. The counts are this engine's:
 // the runs of a workflow name that hold a slot are read from the store the first time a start
-// of that name needs them (the running runs whose own file declares the key; child runs are
-// neither queued nor counted), then kept in memory.
+// of that name needs them (the running runs whose own file declares the key), then kept in
+// memory. A run_workflow child whose file declares a key is queued like any start (its
+// parent's step waits meanwhile); a for_each shard is part of its parent's run, neither
+// queued nor counted. A retry (wend retry) goes through the
+// same gate: its queued payload carries RetryOf, and its dequeued start plans the retry from
+// the failed run again.
 
-// ErrQueued is returned for input a queued run cannot take yet (a signal): it takes none
-// until it starts.
+// ErrQueued is returned for input to a run queued in a queue this engine does not hold (a
+// signal to a run another process queued): the process that holds it takes the input.
 var ErrQueued = errors.New("run is queued")
 
 // queuedStart is the payload of a queued run's task.
@@ -37,6 +41,7 @@ type queuedStart struct {
 	Limit    int             `json:"limit"`
 	Order    uint64          `json:"order"` // first queued, first started, across restarts
 	QueuedAt time.Time       `json:"queued_at"`
+	Signals  []queuedSignal  `json:"signals,omitempty"` // taken while queued, in order (runqueue_signal.go)
 }
 
 func queuedTaskID(runID string) string { return runID + "/queued" }
@@ -44,12 +49,13 @@ func queuedTaskID(runID string) string { return runID + "/queued" }
 // runQueue is the engine's per-key state. mu is held across a queued run's commit, so a slot
 // freed meanwhile never starts a run whose queued record is not stored yet.
 type runQueue struct {
-	mu     sync.Mutex
-	by     map[string]*keyedRuns   // by workflow name
-	queued map[string]*queuedStart // by workflow id
-	order  uint64                  // the last order handed out
-	n      atomic.Int64            // len(queued)
-	used   atomic.Bool             // a workflow with a key started or was queued: closes look
+	mu      sync.Mutex
+	by      map[string]*keyedRuns   // by workflow name
+	queued  map[string]*queuedStart // by workflow id
+	leaving map[string]*queuedStart // by workflow id: let in, start not committed yet
+	order   uint64                  // the last order handed out
+	n       atomic.Int64            // len(queued)
+	used    atomic.Bool             // a workflow with a key started or was queued: closes look
 }
 
 // keyedRuns is one workflow name's runs by key.
@@ -64,6 +70,7 @@ func (q *runQueue) of(name string) *keyedRuns {
 	if q.by == nil {
 		q.by = map[string]*keyedRuns{}
 		q.queued = map[string]*queuedStart{}
+		q.leaving = map[string]*queuedStart{}
 		q.used.Store(true)
 	}
 	k := q.by[name]
@@ -96,14 +103,14 @@ func (e *Engine) countRunning(name string, k *keyedRuns) error {
 }
 
 // holdersOf adds to holders the running runs of workflow name that hold a slot of their key,
-// by workflow id: those whose own file declares a key (children are not counted).
+// by workflow id: those whose own file declares a key (shards are not counted).
 func holdersOf(store history.Store, specs *specCache, name string, holders map[string]string) error {
 	runs, err := store.Runs(history.RunFilter{Status: history.StatusRunning})
 	if err != nil {
 		return err
 	}
 	for _, r := range runs {
-		if r.Name != name || r.ParentRunID != "" {
+		if r.Name != name {
 			continue
 		}
 		evs, err := store.Events(r.RunID, 0)
@@ -111,7 +118,7 @@ func holdersOf(store history.Store, specs *specCache, name string, holders map[s
 			continue // the run's own check reports it
 		}
 		st, w, err := specs.started(evs[0])
-		if err != nil || w.Concurrency == nil {
+		if err != nil || w.Concurrency == nil || st.Shard != nil {
 			continue
 		}
 		if key, err := keyOf(w, st); err == nil {
@@ -131,10 +138,10 @@ func keyOf(w *spec.Workflow, st history.Started) (string, error) {
 	return w.Concurrency.KeyOf(st.SpecFile, st.WorkflowID, st.RunID, input)
 }
 
-// slotOrQueue takes a slot of the run's key for st, or commits st queued. It returns the
-// queued record when it queued the run; release gives the slot back when the start is not
-// committed after all.
-func (e *Engine) slotOrQueue(ctx context.Context, w *spec.Workflow, st history.Started) (queued *history.Run, release func(), err error) {
+// slotOrQueue takes a slot of the run's key for st, or commits st queued (deleting
+// deleteTasks in the same commit: a child's start task). It returns the queued record when it
+// queued the run; release gives the slot back when the start is not committed after all.
+func (e *Engine) slotOrQueue(ctx context.Context, w *spec.Workflow, st history.Started, deleteTasks ...string) (queued *history.Run, release func(), err error) {
 	key, err := keyOf(w, st)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
@@ -151,12 +158,15 @@ func (e *Engine) slotOrQueue(ctx context.Context, w *spec.Workflow, st history.S
 		k.holders[st.WorkflowID] = key
 		return nil, func() { e.releaseSlot(w.Name, st.WorkflowID) }, nil
 	}
+	if err := e.ancestorsFillLocked(k, w, st, key); err != nil {
+		return nil, nil, err
+	}
 	now := e.clock.Now()
 	qs := &queuedStart{Started: st, Workflow: w.Name, Key: key, Limit: w.Concurrency.Limit, Order: q.nextOrder(now), QueuedAt: now}
 	rec := history.Run{WorkflowID: st.WorkflowID, RunID: st.RunID, Name: w.Name, Status: history.StatusQueued,
-		SpecFile: st.SpecFile, SpecSHA256: st.SpecSHA256, StartedAt: now}
+		SpecFile: st.SpecFile, SpecSHA256: st.SpecSHA256, ParentRunID: st.ParentRunID, ParentStep: st.ParentStep, StartedAt: now}
 	task := history.Task{ID: queuedTaskID(st.RunID), RunID: st.RunID, Kind: history.TaskQueued, AvailableAt: now, Data: history.MustData(qs)}
-	if err := e.store.Commit(ctx, history.Commit{Runs: []history.RunUpdate{{Run: rec}}, PutTasks: []history.Task{task}}); err != nil {
+	if err := e.store.Commit(ctx, history.Commit{Runs: []history.RunUpdate{{Run: rec}}, PutTasks: []history.Task{task}, DeleteTasks: deleteTasks}); err != nil {
 		if !storeRefused(err) {
 			e.fatal(fmt.Errorf("commit queued run: %w", err))
 		}
@@ -210,6 +220,7 @@ func (e *Engine) admissibleLocked(k *keyedRuns, key string) []*queuedStart {
 			delete(k.queues, key)
 		}
 		delete(e.queue.queued, qs.Started.WorkflowID)
+		e.queue.leaving[qs.Started.WorkflowID] = qs
 		e.queue.n.Add(-1)
 		k.running[key]++
 		k.holders[qs.Started.WorkflowID] = key
@@ -233,8 +244,10 @@ func (e *Engine) startQueued(qs []*queuedStart) {
 	})
 }
 
-// startDequeued commits a queued run's start: its first events, its tasks, and the queued
-// task deleted, in one commit. Its timeouts count from now.
+// startDequeued commits a queued run's start: its first events, the signals it took while
+// queued, its tasks, and the queued task deleted, in one commit. Its timeouts count from now.
+// The id is claimed until the run is published: a signal or cancel that finds it started
+// waits for it to be driven rather than finding no live run.
 func (e *Engine) startDequeued(qs *queuedStart) error {
 	done, err := e.enter()
 	if err != nil {
@@ -242,6 +255,18 @@ func (e *Engine) startDequeued(qs *queuedStart) error {
 	}
 	defer done()
 	st := qs.Started
+	releaseID, err := e.claimID(e.ctx, st.WorkflowID)
+	if err != nil {
+		return err
+	}
+	defer releaseID()
+	if st.RetryOf != "" {
+		if err := e.startRetryDequeued(qs); err != nil {
+			e.releaseSlot(qs.Workflow, st.WorkflowID)
+			return err
+		}
+		return nil
+	}
 	w, err := e.specs.load(st)
 	if err != nil {
 		e.releaseSlot(qs.Workflow, st.WorkflowID)
@@ -253,16 +278,26 @@ func (e *Engine) startDequeued(qs *queuedStart) error {
 		e.releaseSlot(qs.Workflow, st.WorkflowID)
 		return err
 	}
+	q := &e.queue
+	q.mu.Lock()
+	if evs, err = e.sealLocked(lr, evs, qs); err != nil {
+		q.mu.Unlock()
+		e.releaseSlot(qs.Workflow, st.WorkflowID)
+		return err
+	}
 	c := history.Commit{Runs: []history.RunUpdate{{Run: lr.rec, Events: evs}}, DeleteTasks: []string{queuedTaskID(st.RunID)}}
 	tasksFor(lr.rec, evs, lr.interp.Activity, &c)
 	slots := e.reserveDispatch(&c, w.Limits)
 	if err := e.store.Commit(e.ctx, c); err != nil {
+		q.mu.Unlock()
 		slots.release(e)
 		if e.isStopped() == nil {
 			e.fatal(fmt.Errorf("commit queued run %s: %w", st.RunID, err))
 		}
 		return err
 	}
+	delete(q.leaving, st.WorkflowID)
+	q.mu.Unlock()
 	lr.mu.Lock()
 	e.publish(lr)
 	e.effects(lr, evs, slots)
@@ -295,6 +330,9 @@ func (e *Engine) cancelQueued(ctx context.Context, rec history.Run, terminate bo
 		}
 		return true, err
 	}
+	if qs := q.leaving[cur.WorkflowID]; qs != nil && qs.Started.RunID == cur.RunID {
+		delete(q.leaving, cur.WorkflowID) // its start finds it gone and gives its slot back
+	}
 	if qs := q.queued[cur.WorkflowID]; qs != nil && qs.Started.RunID == cur.RunID {
 		delete(q.queued, cur.WorkflowID)
 		q.n.Add(-1)
@@ -311,6 +349,9 @@ func (e *Engine) cancelQueued(ctx context.Context, rec history.Run, terminate bo
 	e.mu.Unlock()
 	for _, ch := range chans {
 		close(ch)
+	}
+	if cur.ParentRunID != "" { // a queued child: its parent's step fails as for a cancelled child
+		e.notify(cur, waitRef{cur.ParentRunID, cur.ParentStep}, history.ChildWorkflowCompleted, history.ChildWorkflowFailed)
 	}
 	return true, nil
 }
@@ -387,7 +428,7 @@ func (e *Engine) QueuedRuns() int64 { return e.queue.n.Load() }
 type queuedError struct{ rec history.Run }
 
 func (q *queuedError) Error() string {
-	return fmt.Sprintf("run %s of %q is queued under its workflow's concurrency key: it takes signals once it starts", q.rec.RunID, q.rec.WorkflowID)
+	return fmt.Sprintf("run %s of %q is queued under its workflow's concurrency key, in a queue this process does not hold: send it to the process that serves the database", q.rec.RunID, q.rec.WorkflowID)
 }
 
 func (q *queuedError) Unwrap() error { return ErrQueued }

@@ -149,6 +149,11 @@ func (e *Engine) claimID(ctx context.Context, workflowID string) (release func()
 		}
 		e.mu.Lock()
 	}
+	return e.claimLocked(workflowID), nil
+}
+
+// claimLocked is claimID for an id no Start holds; e.mu is held.
+func (e *Engine) claimLocked(workflowID string) (release func()) {
 	ch := make(chan struct{})
 	e.starting[workflowID] = ch
 	return func() {
@@ -156,7 +161,7 @@ func (e *Engine) claimID(ctx context.Context, workflowID string) (release func()
 		delete(e.starting, workflowID)
 		e.mu.Unlock()
 		close(ch)
-	}, nil
+	}
 }
 
 // awaitStartLocked waits until no Start holds the workflow id (claimID); e.mu is held, and
@@ -362,6 +367,11 @@ func (e *Engine) outcomeEvent(rec history.Run, step string, ok, failed history.E
 	evs, err := e.store.Events(rec.RunID, rec.LastSeq-1)
 	if err != nil {
 		return history.Event{}, err
+	}
+	if rec.NeverStarted() && !rec.Open() { // closed while queued under its concurrency key
+		c := history.Closed{RunID: rec.RunID, Failure: &history.Failure{Category: history.CategoryCancelled,
+			Message: fmt.Sprintf("run %s was %s while queued under its concurrency key, before it started", rec.RunID, rec.ClosedReason)}}
+		return history.Event{Type: failed, Step: step, Data: history.MustData(c)}, nil
 	}
 	if len(evs) == 0 || !evs[len(evs)-1].Type.Terminal() {
 		return history.Event{}, fmt.Errorf("run %s has no terminal event", rec.RunID)
