@@ -28,8 +28,9 @@ func TemporalSearchType(t string) string {
 	return ""
 }
 
-// TemporalSearchCreate is the command that registers field f's attribute on namespace ns.
-func TemporalSearchCreate(f *SearchField, ns string) string {
-	return "temporal operator search-attribute create --namespace " + ns +
-		" --name " + TemporalSearchAttribute(f.Name) + " --type " + TemporalSearchType(f.Type)
+// TemporalSearchCreate is the command that registers field f's attribute (on the default
+// namespace; --namespace names another).
+func TemporalSearchCreate(f *SearchField) string {
+	return "temporal operator search-attribute create --name " + TemporalSearchAttribute(f.Name) +
+		" --type " + TemporalSearchType(f.Type)
 }
