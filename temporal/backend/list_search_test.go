@@ -36,7 +36,9 @@ func TestSearchClauses(t *testing.T) {
 		where, want, err string
 	}{
 		{`customer = "ann"`, ` AND wend_customer = 'ann'`, ""},
-		{`customer != "it's \"x\" \\ y"`, ` AND wend_customer != 'it''s "x" \\ y'`, ""},
+		{`customer != "it's"`, ` AND wend_customer != 'it''s'`, ""},
+		{`customer = "say \"hi\""`, ``, ""},
+		{`customer = "a\\b" and amount = 1`, ` AND wend_amount = 1`, ""},
 		{`customer = "' OR WorkflowType != '"`, ` AND wend_customer = ''' OR WorkflowType != '''`, ""},
 		{`amount >= 12.5 and vip = true`, ` AND wend_amount >= 12.5 AND wend_vip = true`, ""},
 		{`paid_at < 2026-05-02`, ` AND wend_paid_at < '2026-05-02T00:00:00Z'`, ""},
@@ -111,6 +113,18 @@ func TestListBySearchField(t *testing.T) {
 	want := map[string]any{"customer": "ann", "amount": 12.5, "paid_at": "2026-05-01T08:00:00Z"}
 	if !reflect.DeepEqual(runs[0].Search, want) {
 		t.Fatalf("search values %v, want %v", runs[0].Search, want)
+	}
+
+	// A value the query cannot quote is matched by the local check alone.
+	f.calls = nil
+	bob.SearchAttributes.IndexedFields["wend_customer"] = payload(t, `say "hi"`, "Keyword")
+	q, _ = server.ParseWhere(`customer = "say \"hi\""`)
+	runs, err = b.List(q, 0)
+	if err != nil || len(runs) != 1 || runs[0].RunID != "run-2" {
+		t.Fatalf("runs %+v, %v; want run-2 only", runs, err)
+	}
+	if want := "list WorkflowType = 'wend.v1'"; len(f.calls) != 1 || f.calls[0] != want {
+		t.Fatalf("calls %q, want [%q]", f.calls, want)
 	}
 
 	q, _ = server.ParseWhere(`tier = gold`)
