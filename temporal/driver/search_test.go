@@ -11,6 +11,7 @@ import (
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
 const searchSpec = sim.Head + `search:
@@ -96,5 +97,22 @@ func TestSearchAttributesNoneRegistered(t *testing.T) {
 	run(t, e, startInput(searchSpec, map[string]any{"customer": "ann"}, nil))
 	if len(u.calls) != 0 {
 		t.Fatalf("upserts %v, want none", u.calls)
+	}
+}
+
+// TestSearchAttributesBeforeTheMarker: a run whose history has no search-attributes marker
+// (an older worker ran its first task) replays and goes on without upserts, so its history
+// stays the one recorded.
+func TestSearchAttributesBeforeTheMarker(t *testing.T) {
+	e, _ := newEnv(t)
+	var u upserts
+	u.listen(e)
+	e.OnGetVersion(searchVersion, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	e.RegisterDelayedCallback(func() { e.SignalWorkflow(wire.SignalName, wire.Signal{Name: "more"}) }, time.Minute)
+	in := startInput(searchSpec, map[string]any{"customer": "ann"}, nil)
+	in.SearchAttributes = map[string]string{"wend_customer": "Keyword", "wend_amount": "Double"}
+	run(t, e, in)
+	if len(u.calls) != 0 {
+		t.Fatalf("upserts %v, want none before the marker", u.calls)
 	}
 }
