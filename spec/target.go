@@ -58,8 +58,10 @@ func CheckTarget(w *Workflow, target string) Diagnostics {
 			"schedule %s is fired by 'wend serve' from its database, not by the Temporal cluster; on Temporal create a Temporal schedule that starts wend.v1", sc.ID)
 	}
 	for _, name := range w.SearchOrder {
-		add(SeverityWarning, w.Search[name].Pos, "search."+name,
-			"on Temporal the search field %s is not kept: wend list --where and the API filter by it only for runs of wend's own engine (Temporal's custom search attributes are not set)", name)
+		f := w.Search[name]
+		add(SeverityInfo, f.Pos, "search."+name,
+			"on Temporal the search field %s is kept in the custom search attribute %s, which the namespace must have: register it once with '%s' (add --namespace for another than default); runs started before it is registered keep no value",
+			name, TemporalSearchAttribute(name), TemporalSearchCreate(f))
 	}
 	if w.Retention.IsSet() {
 		add(SeverityInfo, w.Retention.Pos, "retention",

@@ -32,7 +32,7 @@ func TestCheckTargetTemporal(t *testing.T) {
 		{"shard too big for Temporal", "plugins:\n  p: /usr/bin/p\nsteps:\n  - for_each: \"${{ input.l }}\"\n    shard: 10000\n    steps: [{activity: p.x}]\n",
 			[]string{"warning steps[0].shard"}},
 		{"search fields", "search:\n  customer: {type: string, value: \"${{ input.c }}\"}\n  amount: {type: number, value: \"${{ state.t }}\"}\nsteps:\n  - delay: 1s\n",
-			[]string{"warning search.customer", "warning search.amount"}},
+			[]string{"info search.customer", "info search.amount"}},
 		{"shard that fits Temporal", "plugins:\n  p: /usr/bin/p\nsteps:\n  - for_each: \"${{ input.l }}\"\n    shard: 9000\n    steps: [{activity: p.x}]\n", nil},
 	}
 	for _, c := range cases {

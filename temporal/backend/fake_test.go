@@ -13,6 +13,7 @@ import (
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -27,10 +28,14 @@ type fakeClient struct {
 	calls  []string
 	start  client.StartWorkflowOptions
 	input  wire.StartInput
-	getErr error                      // what a run's Get returns (nil: the run completed with no output)
-	events map[string][]history.Event // wend history by run id, for the wend.events query
-	inputs map[string]wire.StartInput // start input by run id, for GetWorkflowHistory
+	getErr error                               // what a run's Get returns (nil: the run completed with no output)
+	events map[string][]history.Event          // wend history by run id, for the wend.events query
+	inputs map[string]wire.StartInput          // start input by run id, for GetWorkflowHistory
+	op     fakeOperator                        // the namespace's search attributes
+	listed []*workflowpb.WorkflowExecutionInfo // what a list query without a run id returns
 }
+
+func (f *fakeClient) OperatorService() operatorservice.OperatorServiceClient { return f.op }
 
 func (f *fakeClient) GetWorkflow(_ context.Context, id, runID string) client.WorkflowRun {
 	return fakeRun{id: id, err: f.getErr}
@@ -48,6 +53,9 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, runID stri
 func (f *fakeClient) ListWorkflow(_ context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
 	f.calls = append(f.calls, "list "+req.GetQuery())
 	resp := &workflowservice.ListWorkflowExecutionsResponse{}
+	if !strings.Contains(req.GetQuery(), "RunId = '") {
+		resp.Executions = f.listed
+	}
 	for _, i := range f.runs {
 		if strings.Contains(req.GetQuery(), "RunId = '"+i.GetExecution().GetRunId()+"'") {
 			resp.Executions = append(resp.Executions, i)

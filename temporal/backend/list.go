@@ -12,18 +12,29 @@ import (
 
 // List returns the wend runs passing q (server.ListQuery.Match), newest first, at most
 // limit (0: all). The workflow type, id and the statuses Temporal names alike are filtered
-// by the cluster; the rest here, as the control API does.
+// by the cluster, and so are search clauses (searchClauses: the field's custom search
+// attribute); the rest here, as the control API does, which also checks the search values
+// the cluster returned (searchOf).
 func (b *Backend) List(q server.ListQuery, limit int) ([]history.Run, error) {
-	if len(q.Search) > 0 {
-		return nil, fmt.Errorf("list runs: search field %s: search fields are not kept on Temporal (wend validate --target temporal says so); filter by status, workflow, name, id or started", q.Search[0].Field)
-	}
 	ctx, cancel := b.ctx()
 	defer cancel()
+	query := listQuery(q)
+	if len(q.Search) > 0 {
+		types, err := b.searchTypes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		clauses, err := searchClauses(q.Search, types)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		query += clauses
+	}
 	var runs []history.Run
 	var token []byte
 	for {
 		resp, err := b.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: b.ns, Query: listQuery(q), NextPageToken: token, PageSize: 1000})
+			Namespace: b.ns, Query: query, NextPageToken: token, PageSize: 1000})
 		if err != nil {
 			return nil, clusterError("", err)
 		}

@@ -55,6 +55,7 @@ func runOf(info *workflowpb.WorkflowExecutionInfo) history.Run {
 		Name:       memoString(info.GetMemo(), memoName),
 		SpecFile:   memoString(info.GetMemo(), memoSpecFile),
 		SpecSHA256: memoString(info.GetMemo(), memoSpecSHA256),
+		Search:     searchOf(info.GetSearchAttributes()),
 	}
 	r.Status, r.ClosedReason = statusOf(info.GetStatus())
 	if why := memoString(info.GetMemo(), memoReason); why != "" && r.Status == history.StatusFailed {

@@ -58,7 +58,8 @@ func (b *Backend) Retry(ctx context.Context, id string) (server.Retried, error) 
 	if err != nil {
 		return server.Retried{}, err
 	}
-	in := wire.StartInput{Started: plan.Started, Specs: first.Specs, Prefix: plan.Prefix, RetryActivity: plan.ActivityExecID}
+	in := wire.StartInput{Started: plan.Started, Specs: first.Specs, Prefix: plan.Prefix, RetryActivity: plan.ActivityExecID,
+		SearchAttributes: first.SearchAttributes}
 	if raw, err := json.Marshal(in); err != nil || len(raw) > wire.MaxPayloadBytes {
 		return server.Retried{}, server.NewError(server.CodeTooLarge, fmt.Sprintf(
 			"retry %s: run %s's history up to the failed try makes a %d-byte start input, over the %d-byte limit of one Temporal payload; start the workflow again under a new id",

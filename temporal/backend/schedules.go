@@ -60,7 +60,7 @@ func (s *Schedules) Sync(entries []runner.Entry, prune bool) (server.ScheduleSyn
 	declared := map[string]bool{}
 	for _, e := range entries {
 		declared[e.Schedule.ID] = true
-		opts, err := s.options(e)
+		opts, err := s.options(ctx, e)
 		if err != nil {
 			return rep, err
 		}
@@ -119,7 +119,7 @@ func (s *Schedules) Sync(entries []runner.Entry, prune bool) (server.ScheduleSyn
 }
 
 // options is the Temporal Schedule an entry declares.
-func (s *Schedules) options(e runner.Entry) (client.ScheduleOptions, error) {
+func (s *Schedules) options(ctx context.Context, e runner.Entry) (client.ScheduleOptions, error) {
 	sc := e.Schedule
 	w, ds := spec.Load(e.File, e.Source)
 	if ds.HasErrors() {
@@ -137,7 +137,10 @@ func (s *Schedules) options(e runner.Entry) (client.ScheduleOptions, error) {
 	sha := hex.EncodeToString(sum[:])
 	// The workflow id is left out: the driver takes the one Temporal gives each fire.
 	in := wire.StartInput{Started: history.Started{Input: input, SpecFile: e.File, SpecSource: string(e.Source),
-		SpecSHA256: sha, Rules: history.RulesCurrent}, Specs: specs}
+		SpecSHA256: sha, Rules: history.RulesCurrent}, Specs: specs,
+		// The attributes the namespace has when the schedule is made: a schedule made before
+		// they were registered starts runs that keep none until its declaration changes.
+		SearchAttributes: s.b.searchAttributes(ctx, w, specs)}
 	rec := runner.Record{ID: sc.ID, Workflow: e.Workflow, File: e.File, Cron: sc.Cron, Timezone: sc.Timezone,
 		Overlap: string(sc.Overlap), Paused: sc.Paused, Input: sc.Input}
 	ss := client.ScheduleSpec{TimeZoneName: sc.Timezone}

@@ -54,7 +54,8 @@ func (b *Backend) Start(ctx context.Context, req engine.StartRequest) (server.St
 	}
 	sum := sha256.Sum256([]byte(req.Source))
 	in := wire.StartInput{Started: history.Started{WorkflowID: req.WorkflowID, Input: input, SpecFile: req.SpecFile,
-		SpecSource: req.Source, SpecSHA256: hex.EncodeToString(sum[:]), Rules: history.RulesCurrent}, Specs: specs}
+		SpecSource: req.Source, SpecSHA256: hex.EncodeToString(sum[:]), Rules: history.RulesCurrent}, Specs: specs,
+		SearchAttributes: b.searchAttributes(ctx, w, specs)}
 	run, err := b.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: req.WorkflowID, TaskQueue: b.tq,
 		// A second start of the same id (a retried command) joins the run instead of failing.

@@ -78,7 +78,7 @@ func (d *driver) childInput(step string, cs history.ChildSchedule) (wire.StartIn
 		return wire.StartInput{}, startFailure(fmt.Errorf("child workflow %s: %v", cs.SpecFile, err))
 	}
 	sum := sha256.Sum256([]byte(src))
-	in := wire.StartInput{Specs: d.in.Specs, Started: history.Started{WorkflowID: cs.WorkflowID, Input: input,
+	in := wire.StartInput{Specs: d.in.Specs, SearchAttributes: d.in.SearchAttributes, Started: history.Started{WorkflowID: cs.WorkflowID, Input: input,
 		SpecFile: cs.SpecFile, SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:]), ParentRunID: d.st.RunID, ParentStep: step, Rules: history.RulesCurrent}}
 	if n := encodedSize(in); n > MaxPayloadBytes {
 		return wire.StartInput{}, payloadFailure("child workflow start input "+cs.WorkflowID, n)

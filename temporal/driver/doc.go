@@ -33,6 +33,11 @@
 //   - A retry (wire.StartInput.Prefix set by wend retry): the failed run's prefix is replayed,
 //     not acted on, then RetryRequested, then every piece of Run.Pending() work is started as
 //     the decision that opened it would have been (see resume).
+//   - Search fields: after the start and after each input that changes one, the run's
+//     search values (Run.SearchValues) are set as the custom search attributes
+//     spec.TemporalSearchAttribute names, typed by the field, unset when a field loses its
+//     value; only those the namespace had at start (wire.StartInput.SearchAttributes), under
+//     the "search-attributes" version marker (search.go).
 //   - The run's end: output; ContinueAsNewError with the same spec texts; Temporal's
 //     Canceled for a cancelled run; otherwise a non-retryable ApplicationError whose type is
 //     the wend terminal event type and whose detail is its history.Closed.

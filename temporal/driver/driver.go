@@ -45,6 +45,7 @@ type driver struct {
 	specs     map[string]*spec.Workflow               // child specs already checked, by file
 	acts      int                                     // activities Temporal holds open for this run
 	warned    map[string]bool
+	search    searchKept // the search attributes set on the execution
 }
 
 // Workflow hosts one wend run: in.Started is its WorkflowStarted payload.
@@ -64,6 +65,7 @@ func Workflow(ctx workflow.Context, in wire.StartInput) (json.RawMessage, error)
 	} else {
 		d.apply(history.Event{Type: history.WorkflowStarted, Data: history.MustData(d.st)})
 	}
+	d.keepSearch()
 	for d.r.Closed() == "" {
 		if msg := d.overLimit(); msg != "" {
 			d.apply(history.Event{Type: history.StructuralLimitReached, Data: history.MustData(history.LimitReached{Message: msg})})
@@ -76,6 +78,7 @@ func Workflow(ctx workflow.Context, in wire.StartInput) (json.RawMessage, error)
 			d.inbox.Receive(d.ctx, &ev)
 		}
 		d.apply(ev)
+		d.keepSearch()
 	}
 	d.awaitCancelledChildren()
 	d.recordReason()
@@ -247,7 +250,7 @@ func (d *driver) continueAsNew(c history.Closed) error {
 	st := d.st
 	// The next run decides by today's rules, as the local engine's continue-as-new does.
 	st.RunID, st.Input, st.Rules = "", c.Input, history.RulesCurrent
-	next := wire.StartInput{Started: st, Specs: d.in.Specs}
+	next := wire.StartInput{Started: st, Specs: d.in.Specs, SearchAttributes: d.in.SearchAttributes}
 	if n := encodedSize(next); n > MaxPayloadBytes {
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("continue_as_new: the next run's start input is %d bytes, over the %d-byte limit", n, MaxPayloadBytes),

@@ -37,11 +37,18 @@ const (
 // activity's last try as the local retry keeps it (interpreter.PlanRetry), and RetryActivity,
 // that activity's activity_execution_id. The driver replays the prefix without acting on it,
 // records RetryRequested and starts what is still pending.
+//
+// SearchAttributes are the wend custom search attributes (spec.TemporalSearchAttribute)
+// registered on the namespace when the run was started, name to type as
+// spec.TemporalSearchType names it: the driver sets only these, because an upsert of an
+// attribute the namespace lacks fails every workflow task and stalls the run. Children and
+// continue-as-new carry it on.
 type StartInput struct {
-	Started       history.Started   `json:"started"`
-	Specs         map[string]string `json:"specs,omitempty"`
-	Prefix        []history.Event   `json:"prefix,omitempty"`
-	RetryActivity string            `json:"retry_activity,omitempty"`
+	Started          history.Started   `json:"started"`
+	Specs            map[string]string `json:"specs,omitempty"`
+	Prefix           []history.Event   `json:"prefix,omitempty"`
+	RetryActivity    string            `json:"retry_activity,omitempty"`
+	SearchAttributes map[string]string `json:"search_attributes,omitempty"`
 }
 
 // MaxPayloadBytes is the most the driver hands Temporal as one payload, and the most a start
