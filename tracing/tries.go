@@ -20,7 +20,7 @@ type Try struct {
 	Start, End time.Time
 	// Outcome is completed, failed, timed_out, interrupted or cancelled, as locally.
 	Outcome      string
-	Failure      *history.Failure // nil on success; no category is the plugin's own, activity
+	Failure      *history.Failure // as the run's history records it; nil on success
 	PluginSHA256 string           // the build that served it, when known
 }
 
@@ -46,11 +46,6 @@ func (p *Provider) EmitTry(t Try) {
 		return
 	}
 	c := t.Call
-	if t.Failure != nil && t.Failure.Category == "" { // as the engine records a plugin's error
-		f := *t.Failure
-		f.Category = history.CategoryActivity
-		t.Failure = &f
-	}
 	tp, _ := tracecontext.ForRun(c.RunID, "")
 	if parsed, err := tracecontext.Parse(c.TraceParent); err == nil {
 		tp = parsed

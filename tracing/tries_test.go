@@ -52,8 +52,8 @@ func TestEmitTryMatchesTheEngine(t *testing.T) {
 			if err != nil || p == nil {
 				t.Fatalf("FromEnv = %v, %v", p, err)
 			}
-			outcomes := map[string]*history.Failure{"p.echo #1": nil, "p.flaky #1": {Type: "Busy", Message: "try later"},
-				"p.flaky #2": nil, "p.boom #1": {Type: "Refused", Message: "card declined"}}
+			outcomes := map[string]*history.Failure{"p.echo #1": nil, "p.flaky #1": {Category: "activity", Type: "Busy", Message: "try later"},
+				"p.flaky #2": nil, "p.boom #1": {Category: "activity", Type: "Refused", Message: "card declined"}}
 			for _, c := range plugins.calls {
 				if c.TraceParent == "" {
 					t.Fatalf("call %s #%d has no traceparent", c.StepPath, c.Attempt)
