@@ -17,6 +17,7 @@ import (
 
 	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/temporal/wire"
+	"github.com/wendflow/wend/tracing"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -43,6 +44,9 @@ type Options struct {
 	// PluginStartTimeout bounds a plugin's start (handshake and first health check), as
 	// plugins.Options.StartTimeout does locally. Default: the host's (5s).
 	PluginStartTimeout time.Duration
+	// Traces, when set, exports a span per plugin try (tracing.FromEnv); Run does not shut
+	// it down.
+	Traces *tracing.Provider
 	// Ready, when set, is called once the worker polls its task queue.
 	Ready func()
 }
@@ -96,7 +100,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	var served BuildPlugins = router // so each try's outcome names its plugin build
 	graceOver := make(chan struct{})
-	acts := &Activities{Plugins: served, Client: o.Client, graceOver: graceOver}
+	acts := &Activities{Plugins: served, Client: o.Client, Traces: o.Traces, graceOver: graceOver}
 	acts.Register(w)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", o.TaskQueue, err)
