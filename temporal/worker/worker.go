@@ -3,7 +3,8 @@
 // that answered; wire.ActivityCall for older runs) and wait for other runs
 // (wire.ActivityAwait). Plugins run as they do locally, through plugins.Router: one process
 // per declaration, pinned by sha256, recorded in a registry so the next worker started with
-// the same state folder kills those a killed worker left behind.
+// the same state folder kills those a killed worker left behind. With Options.Traces each
+// plugin try is exported as a span in its run's trace (traces.go).
 package worker
 
 import (
