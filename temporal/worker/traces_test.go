@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -116,5 +117,50 @@ func shutdown(t *testing.T, p *tracing.Provider) {
 	defer cancel()
 	if err := p.Shutdown(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTryOutcome: the outcome and failure a try's span gets match how the driver records
+// the try (driver's tryOutcome), for each way a try ends on the worker.
+func TestTryOutcome(t *testing.T) {
+	live := wire.Call{ActivityCall: history.ActivityCall{Attempt: 3}, Liveness: true}
+	old := wire.Call{ActivityCall: history.ActivityCall{Attempt: 3}}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, stop := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer stop()
+	stopped := &history.ActivityError{Category: history.CategoryInternal, Type: wire.WorkerStopped, Message: "the worker stopped"}
+	for _, tc := range []struct {
+		name     string
+		ctx      context.Context
+		in       wire.Call
+		err      error
+		outcome  string
+		category string
+		typ      string
+	}{
+		{"completed", context.Background(), live, nil, "completed", "", ""},
+		{"plugin error", context.Background(), live, &history.ActivityError{Type: "Refused", Message: "no"}, "failed", history.CategoryActivity, "Refused"},
+		{"plugin start", context.Background(), live, &history.ActivityError{Category: history.CategoryPluginStart, Type: "NotFound"}, "failed", history.CategoryPluginStart, "NotFound"},
+		{"not an activity error", context.Background(), live, errors.New("pipe closed"), "failed", history.CategoryInternal, "WorkerError"},
+		{"step heartbeat_timeout", context.Background(), live, &history.ActivityError{Category: history.CategoryTimeout, Type: "heartbeat_timeout"}, "timed_out", history.CategoryTimeout, "heartbeat_timeout"},
+		{"start-to-close timeout", expired, live, context.DeadlineExceeded, "timed_out", history.CategoryTimeout, "timeout"},
+		{"cancelled by wend", cancelled, live, context.Canceled, "cancelled", "", ""},
+		{"grace ran out", cancelled, live, stopped, "interrupted", "", "Interrupted"},
+		{"grace ran out, run before liveness", cancelled, old, stopped, "failed", history.CategoryInternal, wire.WorkerStopped},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			outcome, f := tryOutcome(tc.ctx, tc.in, tc.err)
+			if outcome != tc.outcome {
+				t.Errorf("outcome %q, want %q", outcome, tc.outcome)
+			}
+			var cat, typ string
+			if f != nil {
+				cat, typ = f.Category, f.Type
+			}
+			if cat != tc.category || typ != tc.typ {
+				t.Errorf("failure %+v, want category %q type %q", f, tc.category, tc.typ)
+			}
+		})
 	}
 }
