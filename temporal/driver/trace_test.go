@@ -2,12 +2,15 @@ package driver
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/sim"
 	"github.com/wendflow/wend/temporal/wire"
+	"github.com/wendflow/wend/tracing/traceparent"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
@@ -50,6 +53,34 @@ func TestTryCarriesTraceContext(t *testing.T) {
 				if c.Workflow != "order" || c.RunTraceParent != traceparent {
 					t.Errorf("try %s: workflow %q, run traceparent %q; want order, %q", c.StepPath, c.Workflow, c.RunTraceParent, traceparent)
 				}
+			}
+		})
+	}
+}
+
+// TestChildJoinsParentTrace: a child of a run started with a traceparent starts in the
+// parent's trace under its run_workflow step's span, as locally; a child of a run started
+// without one gets none.
+func TestChildJoinsParentTrace(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	src := sim.Head + "steps:\n  - id: c\n    run_workflow: ./child.wend.yaml\n    with: {n: 3}\n"
+	for _, parentTrace := range []string{tp, ""} {
+		t.Run("traceparent "+parentTrace, func(t *testing.T) {
+			e, _ := newEnv(t)
+			in := startInput(src, nil, childSpecs)
+			in.Started.TraceParent = parentTrace
+			evs := run(t, e, in)
+			parent, _ := history.DataOf[history.Started](evs[0])
+			child, _ := history.DataOf[history.Started](queryEventsOf(t, e, childIDOf(t, evs, "steps[0]"))[0])
+			want := ""
+			if parentTrace != "" {
+				want = traceparent.ForChild(parent.RunID, parentTrace, "steps[0]")
+			}
+			if child.TraceParent != want {
+				t.Fatalf("child started with traceparent %q, want %q", child.TraceParent, want)
+			}
+			if parentTrace != "" && !strings.HasPrefix(child.TraceParent, "00-4bf92f3577b34da6a3ce929d0e0e4736-") {
+				t.Fatalf("child traceparent %q is not in the parent's trace", child.TraceParent)
 			}
 		})
 	}

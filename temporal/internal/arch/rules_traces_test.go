@@ -11,3 +11,10 @@ func init() {
 
 // The backend checks a start's traceparent as a local start does.
 func init() { allowed["backend"] = append(allowed["backend"], wend+"/tracing") }
+
+// The driver starts a child in its parent's trace through tracing/traceparent, which derives
+// values only (no exporter, no network) with internal/tracecontext's pure functions.
+func init() {
+	allowed["driver"] = append(allowed["driver"], wend+"/tracing/traceparent")
+	reachable = append(reachable, wend+"/internal/tracecontext")
+}
