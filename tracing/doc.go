@@ -14,4 +14,8 @@
 // that builds the spans in commit order. An event that finds the queue full is dropped and
 // counted; the run's next event sees the gap in sequence numbers and reads the run's state
 // back from its history, so only the dropped event's spans are lost.
+//
+// A process that runs tries whose history another one commits (a Temporal worker) exports
+// each try's span when it ends with Provider.EmitTry: the same ids, name and attributes as
+// the span the observer makes of that try, so the two join one tree.
 package tracing

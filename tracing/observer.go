@@ -3,7 +3,6 @@ package tracing
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -286,7 +285,7 @@ func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev hist
 	}
 	o.emit(rt, o.own(rt, tracecontext.StepSpanID(run.RunID, ev.ActivityExecutionID)),
 		tracecontext.TrySpanID(run.RunID, ev.ActivityExecutionID, ev.Attempt),
-		"try "+st.plugin+"."+st.activity+" #"+strconv.Itoa(ev.Attempt), st.tryStart, ev.Time, attrs, failure)
+		tryName(st.plugin, st.activity, ev.Attempt), st.tryStart, ev.Time, attrs, failure)
 }
 
 // own is the context of a span of the run's own, as a parent.
@@ -297,7 +296,13 @@ func (o *Observer) own(rt *runTrace, spanID [8]byte) trace.SpanContext {
 
 func (o *Observer) emit(rt *runTrace, parent trace.SpanContext, spanID [8]byte, name string, start, end time.Time,
 	attrs []attribute.KeyValue, failure *history.Failure) {
-	ctx := withIDs(context.Background(), rt.trace.TraceID, spanID)
+	emitSpan(o.tracer, rt.trace.TraceID, parent, spanID, name, start, end, attrs, failure)
+}
+
+// emitSpan exports one span of trace traceID with the given ids, times and attributes.
+func emitSpan(tracer trace.Tracer, traceID [16]byte, parent trace.SpanContext, spanID [8]byte, name string,
+	start, end time.Time, attrs []attribute.KeyValue, failure *history.Failure) {
+	ctx := withIDs(context.Background(), traceID, spanID)
 	if parent.IsValid() {
 		ctx = trace.ContextWithSpanContext(ctx, parent)
 	}
@@ -305,7 +310,7 @@ func (o *Observer) emit(rt *runTrace, parent trace.SpanContext, spanID [8]byte, 
 		attrs = append(attrs, attribute.String("wend.failure.category", failure.Category),
 			attribute.String("wend.failure.type", failure.Type), attribute.String("wend.failure.message", failure.Message))
 	}
-	_, span := o.tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	_, span := tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
 	if failure != nil {
 		span.SetStatus(codes.Error, failure.Error())
 	}

@@ -131,9 +131,6 @@ func runRun(e *env, args []string) int {
 	}
 	req := engine.StartRequest{WorkflowID: *id, SpecFile: file, Source: string(src), Input: raw, TraceParent: *traceparent}
 	if e.temporal != nil {
-		if *traceparent != "" { // the worker installs no tracer (docs/design.md, Traces): say so, not drop it
-			return usageError(e, "run", "--traceparent: runs on Temporal take no trace context; use the Temporal SDK's tracing interceptor")
-		}
 		return runOnTemporal(e, pos[0], req, *detach)
 	}
 	return driveOrFollowWith(e, "run", dbPath(e, *db), driverOptions{maxActivities: *maxActs}, nil,

@@ -39,6 +39,9 @@ func (b *Backend) Start(ctx context.Context, req engine.StartRequest) (server.St
 	if err != nil {
 		return server.Started{}, err
 	}
+	if err := checkTraceParent(req.TraceParent); err != nil {
+		return server.Started{}, err
+	}
 	specs, err := Bundle(req.SpecFile, []byte(req.Source), spec.ReadWorkflowFile)
 	if err != nil {
 		return server.Started{}, server.NewError(server.CodeBadWorkflow, fmt.Sprintf("start %s: %v", req.SpecFile, err))
@@ -54,7 +57,7 @@ func (b *Backend) Start(ctx context.Context, req engine.StartRequest) (server.St
 	}
 	sum := sha256.Sum256([]byte(req.Source))
 	in := wire.StartInput{Started: history.Started{WorkflowID: req.WorkflowID, Input: input, SpecFile: req.SpecFile,
-		SpecSource: req.Source, SpecSHA256: hex.EncodeToString(sum[:]), Rules: history.RulesCurrent}, Specs: specs,
+		SpecSource: req.Source, SpecSHA256: hex.EncodeToString(sum[:]), Rules: history.RulesCurrent, TraceParent: req.TraceParent}, Specs: specs,
 		SearchAttributes: b.searchAttributes(ctx, w, specs)}
 	run, err := b.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: req.WorkflowID, TaskQueue: b.tq,

@@ -49,6 +49,7 @@ func (d *driver) startActivity(step, execID string, attempt int, availableAt tim
 		if liveness {
 			in = wire.Call{ActivityCall: call, Liveness: true, HeartbeatTimeoutMS: sched.HeartbeatTimeout}
 		}
+		in.Workflow, in.RunTraceParent = d.w.Name, d.st.TraceParent
 		opts := workflow.WithActivityOptions(actx, tryOptions(key, sched, liveness))
 		var res wire.Result
 		var err error

@@ -22,6 +22,11 @@ type Call struct {
 	// HostHeartbeats is how runs started before Liveness ask for beats: set when the step
 	// declares no heartbeat_timeout, with DefaultHeartbeatTimeout as Temporal's.
 	HostHeartbeats bool `json:"host_heartbeats,omitempty"`
+	// Workflow is the run's workflow name and RunTraceParent the traceparent the run was
+	// started with (empty: none), so a tracing worker exports the try in the run's trace and
+	// passes the plugin the try's traceparent as the local engine does.
+	Workflow       string `json:"workflow,omitempty"`
+	RunTraceParent string `json:"run_traceparent,omitempty"`
 }
 
 // LivenessTimeout is Temporal's heartbeat timeout of every try under Liveness: a worker that

@@ -12,6 +12,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/temporal/internal/closing"
 	"github.com/wendflow/wend/temporal/wire"
+	"github.com/wendflow/wend/tracing"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -36,6 +37,8 @@ type Activities struct {
 	Plugins Plugins
 	// Client reads other workflows' outcomes for wait_for_workflow.
 	Client client.Client
+	// Traces exports a span per try (nil: none).
+	Traces *tracing.Provider
 	// graceOver is closed when a stopping worker's grace has run out: tries still running
 	// are cancelled and report WorkerStopped. Nil: never.
 	graceOver <-chan struct{}
@@ -78,6 +81,7 @@ func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, s
 	if string(call.LastProgress) == "null" {
 		call.LastProgress = nil // a first try's "none", as JSON carries it
 	}
+	traced := a.traceTry(ctx, in, &call)
 	var mu sync.Mutex
 	var progress json.RawMessage
 	last := func() json.RawMessage {
@@ -152,6 +156,7 @@ func (a *Activities) call(ctx context.Context, in wire.Call) (json.RawMessage, s
 	failpoint.Hit("worker-after-call")
 	mu.Lock()
 	defer mu.Unlock()
+	traced(err, build)
 	if err != nil {
 		return nil, build, tryError(err, progress, build)
 	}

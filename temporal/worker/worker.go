@@ -3,7 +3,8 @@
 // that answered; wire.ActivityCall for older runs) and wait for other runs
 // (wire.ActivityAwait). Plugins run as they do locally, through plugins.Router: one process
 // per declaration, pinned by sha256, recorded in a registry so the next worker started with
-// the same state folder kills those a killed worker left behind.
+// the same state folder kills those a killed worker left behind. With Options.Traces each
+// plugin try is exported as a span in its run's trace (traces.go).
 package worker
 
 import (
@@ -17,6 +18,7 @@ import (
 
 	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/temporal/wire"
+	"github.com/wendflow/wend/tracing"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -43,6 +45,9 @@ type Options struct {
 	// PluginStartTimeout bounds a plugin's start (handshake and first health check), as
 	// plugins.Options.StartTimeout does locally. Default: the host's (5s).
 	PluginStartTimeout time.Duration
+	// Traces, when set, exports a span per plugin try (tracing.FromEnv); Run does not shut
+	// it down.
+	Traces *tracing.Provider
 	// Ready, when set, is called once the worker polls its task queue.
 	Ready func()
 }
@@ -96,7 +101,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	var served BuildPlugins = router // so each try's outcome names its plugin build
 	graceOver := make(chan struct{})
-	acts := &Activities{Plugins: served, Client: o.Client, graceOver: graceOver}
+	acts := &Activities{Plugins: served, Client: o.Client, Traces: o.Traces, graceOver: graceOver}
 	acts.Register(w)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", o.TaskQueue, err)

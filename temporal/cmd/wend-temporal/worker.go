@@ -15,6 +15,7 @@ import (
 	"github.com/wendflow/wend/cli"
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/worker"
+	"github.com/wendflow/wend/tracing"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 )
@@ -38,6 +39,10 @@ next) costs no run and no try.
 
 WEND_PLUGIN_START_TIMEOUT (a duration such as 30s) gives plugins longer than the default 5s
 to start, as it does for local commands.
+
+OTEL_TRACES_EXPORTER=otlp|console (off by default) exports a span per plugin try the worker
+runs, in the run's trace, configured by the standard OTEL_* variables as local commands are;
+each try's plugin gets its W3C traceparent. Runs and steps get no span on Temporal.
 
 Plugin commands resolve against the workflow file's folder as the client that started the
 run saw it: give every worker the same tree at the same path.
@@ -90,6 +95,12 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 		dir = ".wend/worker"
 	}
 	startTimeout := cli.PluginStartTimeout(sys)
+	traces, err := tracing.FromEnv(context.Background(), sys.Getenv, sys.Stderr)
+	if err != nil {
+		fmt.Fprintf(sys.Stderr, "wend worker: traces: %v\n", err)
+		return 2
+	}
+	defer flushTraces(sys, traces)
 	// The SDK's own lines at warning and above: its default logs every timer at debug level.
 	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(sys.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	c, err := client.Dial(client.Options{HostPort: t.Address, Namespace: t.Namespace, Logger: logger})
@@ -101,7 +112,7 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = worker.Run(ctx, worker.Options{Client: c, TaskQueue: t.TaskQueue, MaxActivities: n, StateDir: dir,
-		PluginStartTimeout: startTimeout, StopTimeout: *grace,
+		PluginStartTimeout: startTimeout, StopTimeout: *grace, Traces: traces,
 		RegisterWorkflow: func(r worker.Registry) { driver.Register(r) }, Log: sys.Stderr,
 		Ready: func() {
 			fmt.Fprintf(sys.Stderr, "wend worker: polling task queue %s of namespace %s at %s (state %s)\n", t.TaskQueue, t.Namespace, t.Address, dir)
@@ -117,4 +128,19 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 func usage(sys cli.IO, format string, args ...any) int {
 	fmt.Fprintf(sys.Stderr, "wend worker: %s\ntry: wend help worker\n", fmt.Sprintf(format, args...))
 	return 2
+}
+
+// flushWait bounds the export of the spans still queued when the worker stops.
+const flushWait = 5 * time.Second
+
+// flushTraces exports the spans still queued, once the worker has stopped.
+func flushTraces(sys cli.IO, traces *tracing.Provider) {
+	if traces == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), flushWait)
+	defer cancel()
+	if err := traces.Shutdown(ctx); err != nil {
+		fmt.Fprintf(sys.Stderr, "wend worker: traces: the last spans were not exported: %v\n", err)
+	}
 }

@@ -51,3 +51,21 @@ func TestWorkerReadsPluginStartTimeout(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 2 (no cluster) after %q", code, errb.String(), want)
 	}
 }
+
+// TestWorkerRefusesBadTraceConfig: an OTEL_* value the worker cannot honour stops it before
+// it dials the cluster, with exit 2 and the fix.
+func TestWorkerRefusesBadTraceConfig(t *testing.T) {
+	tc := &cli.Temporal{Address: "127.0.0.1:1", Namespace: "default", TaskQueue: "wend"}
+	var out, errb bytes.Buffer
+	env := func(k string) string {
+		if k == "OTEL_TRACES_EXPORTER" {
+			return "zipkin"
+		}
+		return ""
+	}
+	code := runWorker(cli.IO{Stdout: &out, Stderr: &errb, Getenv: env}, tc, nil)
+	want := `wend worker: traces: bad trace configuration: OTEL_TRACES_EXPORTER=zipkin: unknown exporter "zipkin"; use otlp, console or none`
+	if code != 2 || !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), "connect to Temporal") {
+		t.Fatalf("exit %d, stderr %q; want 2 and %q before dialing", code, errb.String(), want)
+	}
+}
