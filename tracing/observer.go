@@ -35,6 +35,9 @@ type Observer struct {
 	once    sync.Once
 
 	runs map[string]*runTrace // open runs by run id; the worker's alone
+
+	// noTries leaves try spans out, for runs whose tries another process exports (RunSpans).
+	noTries bool
 }
 
 type observed struct {
@@ -220,7 +223,7 @@ func (o *Observer) activityEnd(rt *runTrace, run history.Run, ev history.Event, 
 	outcome, failure := outcomeOf(ev)
 	if st.tryOpen {
 		st.tryOpen = false
-		if emit {
+		if emit && !o.noTries {
 			o.trySpan(rt, run, st, ev, outcome, failure)
 		}
 	}

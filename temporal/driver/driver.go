@@ -19,7 +19,7 @@ type Registry interface {
 	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
 }
 
-// Register registers Workflow as wire.WorkflowType.
+// Register registers Workflow as wire.WorkflowType, with no traces (RegisterWith).
 func Register(r Registry) {
 	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: wire.WorkflowType})
 }
@@ -29,10 +29,11 @@ type driver struct {
 	root workflow.Context // the workflow's own context: Done when Temporal cancels the run
 	ctx  workflow.Context // disconnected from root: every command goes on it
 
-	in wire.StartInput
-	st history.Started
-	w  *spec.Workflow
-	r  *interpreter.Run
+	in   wire.StartInput
+	opts Options
+	st   history.Started
+	w    *spec.Workflow
+	r    *interpreter.Run
 
 	events []history.Event
 	inbox  workflow.Channel // inputs from the coroutines that wait on Temporal
@@ -46,11 +47,17 @@ type driver struct {
 	acts      int                                     // activities Temporal holds open for this run
 	warned    map[string]bool
 	search    searchKept // the search attributes set on the execution
+	spans     Spans      // the run's span recorder, when the worker exports traces (spans.go)
 }
 
 // Workflow hosts one wend run: in.Started is its WorkflowStarted payload.
 func Workflow(ctx workflow.Context, in wire.StartInput) (json.RawMessage, error) {
-	d, err := newDriver(ctx, in)
+	return host(ctx, in, Options{})
+}
+
+// host hosts one wend run, configured by o.
+func host(ctx workflow.Context, in wire.StartInput, o Options) (json.RawMessage, error) {
+	d, err := newDriver(ctx, in, o)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +92,7 @@ func Workflow(ctx workflow.Context, in wire.StartInput) (json.RawMessage, error)
 	return d.result()
 }
 
-func newDriver(ctx workflow.Context, in wire.StartInput) (*driver, error) {
+func newDriver(ctx workflow.Context, in wire.StartInput, o Options) (*driver, error) {
 	info := workflow.GetInfo(ctx)
 	st := in.Started
 	st.WorkflowID, st.RunID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
@@ -112,7 +119,7 @@ func newDriver(ctx workflow.Context, in wire.StartInput) (*driver, error) {
 		}
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	return &driver{root: ctx, ctx: dctx, in: in, st: st, w: w, r: interpreter.New(w, st),
+	return &driver{root: ctx, ctx: dctx, in: in, opts: o, st: st, w: w, r: interpreter.New(w, st),
 		inbox: workflow.NewChannel(dctx), cancels: map[string]workflow.CancelFunc{},
 		children: map[string]workflow.ChildWorkflowFuture{}, specs: map[string]*spec.Workflow{},
 		warned: map[string]bool{}}, nil
@@ -184,11 +191,13 @@ func (d *driver) record(ev history.Event) []history.Event {
 		// the task), as the local engine blocks it, instead of deciding something else.
 		panic(fmt.Sprintf("wend: run %s: apply %s: %v", d.st.RunID, ev.Type, err))
 	}
+	from := len(d.events)
 	d.events = append(d.events, ev)
 	for i := range out {
 		out[i].Seq = uint64(len(d.events) + 1)
 		d.events = append(d.events, out[i])
 	}
+	d.traceFrom(from, !workflow.IsReplaying(d.ctx))
 	return out
 }
 
@@ -240,7 +249,7 @@ func (d *driver) recordReason() {
 	}
 	_, reason := history.ClosedBy(last)
 	if err := workflow.UpsertMemo(d.ctx, map[string]any{wire.MemoClosedReason: reason}); err != nil {
-		workflow.GetLogger(d.ctx).Warn("wend: record the closed reason in the memo", "error", err)
+		d.warn("wend: record the closed reason in the memo", "error", err)
 	}
 }
 

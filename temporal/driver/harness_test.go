@@ -166,6 +166,12 @@ func newEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *plugin) {
 // newEnvLogging is newEnv with the workflow's warnings written to w.
 func newEnvLogging(t *testing.T, w io.Writer) (*testsuite.TestWorkflowEnvironment, *plugin) {
 	t.Helper()
+	return newEnvWith(t, w, Register)
+}
+
+// newEnvWith is newEnvLogging with the workflow registered by register.
+func newEnvWith(t *testing.T, w io.Writer, register func(Registry)) (*testsuite.TestWorkflowEnvironment, *plugin) {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	e := s.NewTestWorkflowEnvironment()
@@ -176,7 +182,7 @@ func newEnvLogging(t *testing.T, w io.Writer) (*testsuite.TestWorkflowEnvironmen
 	e.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "wf"})
 	p := &plugin{env: e, released: map[string]chan struct{}{}}
 	e.SetOnActivityCanceledListener(p.activityCancelled)
-	Register(e)
+	register(e)
 	e.RegisterActivityWithOptions(p.call, activity.RegisterOptions{Name: wire.ActivityCall})
 	e.RegisterActivityWithOptions(p.callBuild, activity.RegisterOptions{Name: wire.ActivityCallBuild})
 	return e, p

@@ -54,7 +54,7 @@ func (d *driver) check(what string, n, limit int) string {
 	}
 	if float64(n) >= float64(limit)*WarnAt && !d.warned[what] {
 		d.warned[what] = true
-		workflow.GetLogger(d.ctx).Warn("wend: the run's Temporal history is near a structural limit; over it the run fails",
+		d.warn("wend: the run's Temporal history is near a structural limit; over it the run fails",
 			"run_id", d.st.RunID, what, n, "limit", limit)
 	}
 	return ""

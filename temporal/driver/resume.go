@@ -37,6 +37,7 @@ func (d *driver) resume() error {
 			"wend: retry of run %s: its history does not replay with its spec: %v", d.st.RetryOf, err), "InvalidRetry", nil)
 	}
 	d.events = evs
+	d.traceFrom(0, false) // the failed run's events: what they ended was its to trace
 	d.record(history.Event{Type: history.RetryRequested,
 		Data: history.MustData(history.RetryRequest{ActivityExecID: d.in.RetryActivity, RetryOf: d.st.RetryOf})})
 	for _, w := range d.r.Pending() {

@@ -56,7 +56,7 @@ func (d *driver) keepSearch() {
 		return
 	}
 	if err := workflow.UpsertTypedSearchAttributes(d.ctx, ups...); err != nil {
-		workflow.GetLogger(d.ctx).Warn("wend: set the run's search attributes", "error", err)
+		d.warn("wend: set the run's search attributes", "error", err)
 		return
 	}
 	d.search.vals = vals

@@ -113,7 +113,7 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 	defer stop()
 	err = worker.Run(ctx, worker.Options{Client: c, TaskQueue: t.TaskQueue, MaxActivities: n, StateDir: dir,
 		PluginStartTimeout: startTimeout, StopTimeout: *grace, Traces: traces,
-		RegisterWorkflow: func(r worker.Registry) { driver.Register(r) }, Log: sys.Stderr,
+		RegisterWorkflow: func(r worker.Registry) { driver.RegisterWith(r, workflowOptions(traces)) }, Log: sys.Stderr,
 		Ready: func() {
 			fmt.Fprintf(sys.Stderr, "wend worker: polling task queue %s of namespace %s at %s (state %s)\n", t.TaskQueue, t.Namespace, t.Address, dir)
 		}})

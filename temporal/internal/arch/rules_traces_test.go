@@ -18,3 +18,9 @@ func init() {
 	allowed["driver"] = append(allowed["driver"], wend+"/tracing/traceparent")
 	reachable = append(reachable, wend+"/internal/tracecontext")
 }
+
+// The binary hands the driver its span recorder (tracing.Provider.RunSpans), a function of
+// a run and its WorkflowStarted event: history names them.
+func init() {
+	allowed["cmd/wend-temporal"] = append(allowed["cmd/wend-temporal"], wend+"/history")
+}
