@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -39,6 +40,9 @@ type Activities struct {
 	Client client.Client
 	// Traces exports a span per try (nil: none).
 	Traces *tracing.Provider
+	// Log, when set, gets a line per try that did not complete in a run with a trace,
+	// carrying the try's trace_id and span_id (traces.go).
+	Log io.Writer
 	// graceOver is closed when a stopping worker's grace has run out: tries still running
 	// are cancelled and report WorkerStopped. Nil: never.
 	graceOver <-chan struct{}

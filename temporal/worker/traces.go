@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -21,7 +22,7 @@ func (a *Activities) traceTry(ctx context.Context, in wire.Call, call *history.A
 	if in.RunTraceParent != "" || a.Traces != nil {
 		call.TraceParent = tracing.TryParent(call.RunID, in.RunTraceParent, call.ActivityExecutionID, call.Attempt)
 	}
-	if a.Traces == nil {
+	if a.Traces == nil && (a.Log == nil || call.TraceParent == "") {
 		return func(error, string) {}
 	}
 	start := activity.GetInfo(ctx).ScheduledTime
@@ -30,9 +31,28 @@ func (a *Activities) traceTry(ctx context.Context, in wire.Call, call *history.A
 	}
 	return func(err error, build string) {
 		outcome, failure := tryOutcome(ctx, in, err)
-		a.Traces.EmitTry(tracing.Try{Workflow: in.Workflow, Call: *call, Start: start, End: time.Now(),
-			Outcome: outcome, Failure: failure, PluginSHA256: build})
+		if a.Traces != nil {
+			a.Traces.EmitTry(tracing.Try{Workflow: in.Workflow, Call: *call, Start: start, End: time.Now(),
+				Outcome: outcome, Failure: failure, PluginSHA256: build})
+		}
+		a.logTry(*call, outcome, failure)
 	}
+}
+
+// logTry writes a line about a try that did not complete, with the try's trace_id and
+// span_id, so an operator finds its span (and the run's) from the log. A try that completed
+// gets none: its span says it.
+func (a *Activities) logTry(call history.ActivityCall, outcome string, failure *history.Failure) {
+	traceID, spanID, ok := tracing.LogIDs(call.TraceParent)
+	if a.Log == nil || !ok || outcome == "completed" {
+		return
+	}
+	msg := ""
+	if failure != nil {
+		msg = ": " + strings.ReplaceAll(failure.Error(), "\n", " ") // one line per try
+	}
+	fmt.Fprintf(a.Log, "wend worker: run %s (%s) %s: try %d of %s.%s %s%s trace_id=%s span_id=%s\n", call.RunID, call.WorkflowID,
+		call.StepPath, call.Attempt, call.Plugin, call.Activity, outcome, msg, traceID, spanID)
 }
 
 // tryOutcome is how the driver will record a try that ended with err (its tryOutcome): the

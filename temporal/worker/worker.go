@@ -101,7 +101,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	var served BuildPlugins = router // so each try's outcome names its plugin build
 	graceOver := make(chan struct{})
-	acts := &Activities{Plugins: served, Client: o.Client, Traces: o.Traces, graceOver: graceOver}
+	acts := &Activities{Plugins: served, Client: o.Client, Traces: o.Traces, Log: o.Log, graceOver: graceOver}
 	acts.Register(w)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker on task queue %s: %w", o.TaskQueue, err)
