@@ -17,5 +17,7 @@
 //
 // A process that runs tries whose history another one commits (a Temporal worker) exports
 // each try's span when it ends with Provider.EmitTry: the same ids, name and attributes as
-// the span the observer makes of that try, so the two join one tree.
+// the span the observer makes of that try, so the two join one tree. A process that records
+// a run's history itself (a Temporal workflow) makes the run's other spans with
+// Provider.RunSpans: the observer's builder fed the run's events, only the new ones emitting.
 package tracing

@@ -38,6 +38,10 @@
 //     spec.TemporalSearchAttribute names, typed by the field, unset when a field loses its
 //     value; only those the namespace had at start (wire.StartInput.SearchAttributes), under
 //     the "search-attributes" version marker (search.go).
+//   - Traces: with Options.Spans (RegisterWith) each recorded wend event goes to the run's
+//     span recorder, marked new only when Temporal is not replaying it, so a span is
+//     exported once per event of Temporal's history whatever evicts or moves the workflow;
+//     the recorder is a side effect outside workflow state (spans.go).
 //   - The run's end: output; ContinueAsNewError with the same spec texts; Temporal's
 //     Canceled for a cancelled run; otherwise a non-retryable ApplicationError whose type is
 //     the wend terminal event type and whose detail is its history.Closed.

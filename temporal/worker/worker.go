@@ -4,7 +4,8 @@
 // (wire.ActivityAwait). Plugins run as they do locally, through plugins.Router: one process
 // per declaration, pinned by sha256, recorded in a registry so the next worker started with
 // the same state folder kills those a killed worker left behind. With Options.Traces each
-// plugin try is exported as a span in its run's trace (traces.go).
+// plugin try is exported as a span in its run's trace, and a try that did not complete gets
+// a log line with its trace ids (traces.go).
 package worker
 
 import (
@@ -45,8 +46,9 @@ type Options struct {
 	// PluginStartTimeout bounds a plugin's start (handshake and first health check), as
 	// plugins.Options.StartTimeout does locally. Default: the host's (5s).
 	PluginStartTimeout time.Duration
-	// Traces, when set, exports a span per plugin try (tracing.FromEnv); Run does not shut
-	// it down.
+	// Traces, when set, exports a span per plugin try (tracing.FromEnv), and the workflow
+	// RegisterWorkflow registers exports the run and step spans when it is given the same
+	// provider (driver.RegisterWith); Run does not shut it down.
 	Traces *tracing.Provider
 	// Ready, when set, is called once the worker polls its task queue.
 	Ready func()

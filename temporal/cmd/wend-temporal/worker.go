@@ -40,9 +40,10 @@ next) costs no run and no try.
 WEND_PLUGIN_START_TIMEOUT (a duration such as 30s) gives plugins longer than the default 5s
 to start, as it does for local commands.
 
-OTEL_TRACES_EXPORTER=otlp|console (off by default) exports a span per plugin try the worker
-runs, in the run's trace, configured by the standard OTEL_* variables as local commands are;
-each try's plugin gets its W3C traceparent. Runs and steps get no span on Temporal.
+OTEL_TRACES_EXPORTER=otlp|console (off by default) exports the spans of the runs, steps and
+plugin tries the worker hosts, in each run's trace, configured by the standard OTEL_*
+variables as local commands are; each try's plugin gets its W3C traceparent, and the lines
+about a run or a failed try carry trace_id and span_id. Give every worker the same OTEL_*.
 
 Plugin commands resolve against the workflow file's folder as the client that started the
 run saw it: give every worker the same tree at the same path.
