@@ -80,7 +80,7 @@ func (d *driver) childInput(step string, cs history.ChildSchedule) (wire.StartIn
 	sum := sha256.Sum256([]byte(src))
 	in := wire.StartInput{Specs: d.in.Specs, SearchAttributes: d.in.SearchAttributes, Started: history.Started{WorkflowID: cs.WorkflowID, Input: input,
 		SpecFile: cs.SpecFile, SpecSource: src, SpecSHA256: hex.EncodeToString(sum[:]), ParentRunID: d.st.RunID, ParentStep: step, Rules: history.RulesCurrent}}
-	in.Started.TraceParent = childTrace(d.st, step)
+	in.Started.TraceParent = childTrace(d.st, step, d.opts.Spans != nil)
 	if n := encodedSize(in); n > MaxPayloadBytes {
 		return wire.StartInput{}, payloadFailure("child workflow start input "+cs.WorkflowID, n)
 	}
@@ -93,7 +93,7 @@ func (d *driver) shardInput(step string, cs history.ChildSchedule) (wire.StartIn
 	in := wire.StartInput{Specs: d.in.Specs, Started: history.Started{WorkflowID: cs.WorkflowID, Input: cs.Input,
 		SpecFile: d.st.SpecFile, SpecSource: d.st.SpecSource, SpecSHA256: d.st.SpecSHA256, ParentRunID: d.st.RunID,
 		ParentStep: step, Rules: history.RulesCurrent, Shard: cs.Shard}}
-	in.Started.TraceParent = childTrace(d.st, step)
+	in.Started.TraceParent = childTrace(d.st, step, d.opts.Spans != nil)
 	if n := encodedSize(in); n > MaxPayloadBytes {
 		return wire.StartInput{}, payloadFailure("shard child start input "+cs.WorkflowID, n)
 	}

@@ -150,3 +150,17 @@ func TestWarningsCarryTraceIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestTracedChildJoinsParentTrace: on a worker that traces, a child of a run started without
+// a traceparent starts in the parent's derived trace under its run_workflow step's span, as
+// a local child does while traces are exported.
+func TestTracedChildJoinsParentTrace(t *testing.T) {
+	src := sim.Head + "steps:\n  - id: c\n    run_workflow: ./child.wend.yaml\n    with: {n: 3}\n"
+	e, _ := newEnvWith(t, os.Stderr, func(r Registry) { RegisterWith(r, (&recorder{}).options()) })
+	evs := run(t, e, startInput(src, nil, childSpecs))
+	parent, _ := history.DataOf[history.Started](evs[0])
+	child, _ := history.DataOf[history.Started](queryEventsOf(t, e, childIDOf(t, evs, "steps[0]"))[0])
+	if want := traceparent.ForChild(parent.RunID, "", "steps[0]"); child.TraceParent != want {
+		t.Fatalf("child started with traceparent %q, want %q", child.TraceParent, want)
+	}
+}
