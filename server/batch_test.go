@@ -227,8 +227,8 @@ func TestBatchBadRequests(t *testing.T) {
 	wantError(t, code, b, http.StatusNotFound, CodeNotFound, `no batch "nope"`)
 }
 
-// TestBatchesOnACluster: a server over a Temporal cluster runs no batches, and says how to act
-// on many runs there instead.
+// TestBatchesOnACluster: a server over a cluster whose backend runs no batches (no
+// ClusterBatches given) says how to act on many runs there instead.
 func TestBatchesOnACluster(t *testing.T) {
 	hs := httptest.NewServer(Over(&fakeCluster{}))
 	defer hs.Close()
