@@ -58,7 +58,7 @@ func (b *Batches) clusterCreate(req BatchRequest) (Batch, bool, error) {
 	defer cancel()
 	if req.ID != "" {
 		if old, err := b.clusterGet(ctx, req.ID); err == nil {
-			if !old.Request.same(withoutRuns(req)) {
+			if !b.sameRequest(old, req) {
 				return Batch{}, false, errorf(http.StatusConflict, CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
 			}
 			return old, false, nil
@@ -84,6 +84,19 @@ func (b *Batches) clusterCreate(req BatchRequest) (Batch, bool, error) {
 	}
 	b.remember(bt)
 	return b.withKnown(started), true, nil
+}
+
+// sameRequest says whether req asks for what batch old was accepted for: the whole request
+// when this process accepted it, else what the cluster keeps (the operation and the reason,
+// which the cluster defaults when none was given).
+func (b *Batches) sameRequest(old Batch, req BatchRequest) bool {
+	b.mu.Lock()
+	_, known := b.batches[old.ID]
+	b.mu.Unlock()
+	if known {
+		return old.Request.same(withoutRuns(req))
+	}
+	return old.Request.Operation == req.Operation && (req.Reason == "" || req.Reason == old.Request.Reason)
 }
 
 // clusterBatchRuns fixes a cluster batch's runs: the open runs the filter matches, or the

@@ -208,6 +208,11 @@ func TestClusterBatchRefusals(t *testing.T) {
 	}
 	code, b := f.do("POST", "/v1/batches", `{"id":"x","operation":"terminate","run_ids":["a1"]}`, nil)
 	wantError(t, code, b, http.StatusConflict, CodeIDTaken, "exists with another request")
+	// A serve started again knows only what the cluster keeps: the operation and the reason.
+	g := overBatchCluster(t, c)
+	g.postBatch(`{"id":"x","operation":"cancel","where":"status = running"}`, http.StatusOK)
+	code, b = g.do("POST", "/v1/batches", `{"id":"x","operation":"terminate","run_ids":["a1"]}`, nil)
+	wantError(t, code, b, http.StatusConflict, CodeIDTaken, "exists with another request")
 	none := f.postBatch(`{"id":"n","operation":"cancel","where":"id ^= zz"}`, http.StatusCreated)
 	if none.Status != BatchCompleted || none.Total != 0 || len(c.started) != 1 {
 		t.Fatalf("an empty batch: %+v, started %v", none, c.started)

@@ -33,6 +33,10 @@ const batchIdentity = "wend serve (batch)"
 // maxListedBatches caps the batches Batches describes, newest first: each is a call.
 const maxListedBatches = 100
 
+// maxScannedBatches caps the batch operations Batches reads from visibility (which lists
+// the newest first) before keeping the newest maxListedBatches.
+const maxScannedBatches = 5000
+
 // StartBatch starts a Temporal batch operation over runs with bt's id as its job id.
 func (b *Backend) StartBatch(ctx context.Context, bt server.Batch, runs []history.Run) (server.Batch, error) {
 	req := &workflowservice.StartBatchOperationRequest{
@@ -159,7 +163,7 @@ func (b *Backend) Batches(ctx context.Context) ([]server.Batch, error) {
 			return nil, batchError("", b.ns, err)
 		}
 		infos = append(infos, resp.GetOperationInfo()...)
-		if token = resp.GetNextPageToken(); len(token) == 0 {
+		if token = resp.GetNextPageToken(); len(token) == 0 || len(infos) >= maxScannedBatches {
 			break
 		}
 	}
