@@ -64,7 +64,7 @@ type batchView struct {
 // TestBatchOnTemporal: POST /v1/batches on wend serve --temporal cancels the open runs its
 // filter matches through Temporal's batch operation, and GET /v1/batches/{id} follows its
 // progress to completion; the run the filter leaves out stays running, a retry batch is
-// refused naming wend retry --where.
+// refused, and a signal batch delivers wend's signal.
 func TestBatchOnTemporal(t *testing.T) {
 	const queue = "batch-e2e"
 	w := startWorker(t, queue, filepath.Join(t.TempDir(), "worker"))
@@ -80,12 +80,12 @@ func TestBatchOnTemporal(t *testing.T) {
 	defer srv.stop(t)
 	a := api{t: t, base: "http://" + addr, token: token}
 
-	ids := []string{"bulk-e2e-1", "bulk-e2e-2", "bulk-e2e-3", "keep-e2e-1"}
+	ids := []string{"bulk-e2e-1", "bulk-e2e-2", "bulk-e2e-3", "keep-e2e-1", "sig-e2e-1", "sig-e2e-2"}
 	for _, id := range ids {
 		a.call("POST", "/v1/runs", fmt.Sprintf(`{"workflow": "contract", "id": %q}`, id), http.StatusCreated, nil)
 	}
 	// The filter is resolved through visibility, which shows a started run a moment later.
-	waitFor(t, "the four runs listed as running", func() bool {
+	waitFor(t, "the runs listed as running", func() bool {
 		var page struct {
 			Runs []struct {
 				WorkflowID string `json:"workflow_id"`
@@ -137,6 +137,36 @@ func TestBatchOnTemporal(t *testing.T) {
 	if len(list.Batches) == 0 || list.Batches[0].ID != "batch-e2e-cancel" {
 		t.Fatalf("GET /v1/batches: %+v", list.Batches)
 	}
+	// A signal batch (after the cancel one: a namespace runs one at a time) delivers the wend
+	// signal with the batch's idempotency id, which the runs' workflow takes.
+	a.call("POST", "/v1/batches", `{"id": "batch-e2e-signal", "operation": "signal", "where": "id ^= sig-e2e-", "signal": {"name": "approve", "data": {"by": "ann"}}}`, http.StatusCreated, &bt)
+	waitFor(t, "the signal batch completed", func() bool {
+		a.call("GET", "/v1/batches/batch-e2e-signal", "", 200, &bt)
+		return bt.Status != "running"
+	})
+	if bt.Status != "completed" || bt.Done != 2 || bt.Total != 2 {
+		t.Fatalf("signal batch closed as %+v, want completed with 2 done", bt)
+	}
+	for _, id := range []string{"sig-e2e-1", "sig-e2e-2"} {
+		waitFor(t, id+" recorded the batch's signal", func() bool {
+			var page struct {
+				Events []struct {
+					Type string          `json:"type"`
+					Data json.RawMessage `json:"data"`
+				} `json:"events"`
+			}
+			a.call("GET", "/v1/runs/"+id+"/events", "", 200, &page)
+			for _, ev := range page.Events {
+				if ev.Type == "SignalReceived" && strings.Contains(string(ev.Data), `"signal_id":"batch:batch-e2e-signal"`) &&
+					strings.Contains(string(ev.Data), `"by":"ann"`) {
+					return true
+				}
+			}
+			return false
+		})
+		a.call("POST", "/v1/runs/"+id+"/cancel", `{}`, 200, nil)
+	}
+
 	// wend batch reads the cluster's batch operations with --temporal.
 	r := cli(t, time.Minute, env.wendTemporal, "batch", "show", "batch-e2e-cancel", "--temporal", env.addr)
 	if r.code != 0 || !strings.Contains(r.stdout, "completed") || !strings.Contains(r.stdout, "cancel") {
