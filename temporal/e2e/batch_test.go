@@ -64,7 +64,7 @@ type batchView struct {
 // TestBatchOnTemporal: POST /v1/batches on wend serve --temporal cancels the open runs its
 // filter matches through Temporal's batch operation, and GET /v1/batches/{id} follows its
 // progress to completion; the run the filter leaves out stays running, a retry batch is
-// refused, and a signal batch delivers wend's signal.
+// refused, a signal batch delivers wend's signal, and a batch goes on while serve is killed.
 func TestBatchOnTemporal(t *testing.T) {
 	const queue = "batch-e2e"
 	w := startWorker(t, queue, filepath.Join(t.TempDir(), "worker"))
@@ -80,7 +80,7 @@ func TestBatchOnTemporal(t *testing.T) {
 	defer srv.stop(t)
 	a := api{t: t, base: "http://" + addr, token: token}
 
-	ids := []string{"bulk-e2e-1", "bulk-e2e-2", "bulk-e2e-3", "keep-e2e-1", "sig-e2e-1", "sig-e2e-2"}
+	ids := []string{"bulk-e2e-1", "bulk-e2e-2", "bulk-e2e-3", "keep-e2e-1", "sig-e2e-1", "sig-e2e-2", "dur-e2e-1", "dur-e2e-2", "dur-e2e-3"}
 	for _, id := range ids {
 		a.call("POST", "/v1/runs", fmt.Sprintf(`{"workflow": "contract", "id": %q}`, id), http.StatusCreated, nil)
 	}
@@ -165,6 +165,35 @@ func TestBatchOnTemporal(t *testing.T) {
 			return false
 		})
 		a.call("POST", "/v1/runs/"+id+"/cancel", `{}`, 200, nil)
+	}
+
+	// The cluster keeps the batch: serve killed just after accepting a slow one, the batch
+	// goes on, and a serve started again follows it to its end.
+	a.call("POST", "/v1/batches", `{"id": "batch-e2e-durable", "operation": "terminate", "where": "id ^= dur-e2e-", "rps": 1}`, http.StatusCreated, &bt)
+	srv.kill()
+	if bt.Status != "running" || bt.Total != 3 {
+		t.Fatalf("accepted %+v, want 3 runs to terminate, running", bt)
+	}
+	addr2 := freeAddr(t)
+	srv2 := startProcEnv(t, "wend: serving the runs of Temporal", []string{"WEND_TOKEN=" + token},
+		env.wendTemporal, "serve", "--temporal", env.addr, "--task-queue", queue, "--http", addr2, "--workflows", flows)
+	defer srv2.stop(t)
+	a.base = "http://" + addr2
+	waitFor(t, "the batch started before the kill completed", func() bool {
+		a.call("GET", "/v1/batches/batch-e2e-durable", "", 200, &bt)
+		return bt.Status != "running"
+	})
+	if bt.Status != "completed" || bt.Done != 3 || bt.Total != 3 || bt.Request.Operation != "terminate" {
+		t.Fatalf("batch after serve's restart closed as %+v, want completed with 3 done", bt)
+	}
+	for _, id := range []string{"dur-e2e-1", "dur-e2e-2", "dur-e2e-3"} {
+		var d struct {
+			Run struct{ Status string } `json:"run"`
+		}
+		a.call("GET", "/v1/runs/"+id, "", 200, &d)
+		if d.Run.Status == "running" {
+			t.Errorf("%s is still running after the terminate batch", id)
+		}
 	}
 
 	// wend batch reads the cluster's batch operations with --temporal.
