@@ -6,7 +6,8 @@ import (
 )
 
 // The batches API (docs/api.md, Batches): /v1/batches over the Batches wend serve gives with
-// SetBatches; a server without them answers unsupported.
+// SetBatches (NewBatches locally, NewClusterBatches on a Temporal cluster); a server without
+// them answers unsupported.
 
 type batchHolder struct {
 	p atomic.Pointer[Batches]
@@ -29,7 +30,7 @@ func (s *Server) batchRunner(w http.ResponseWriter) *Batches {
 	bs := s.batches.p.Load()
 	if bs == nil {
 		if s.cluster != nil {
-			writeError(w, errorf(http.StatusNotImplemented, CodeUnsupported, "batches are not run on a Temporal cluster: use wend cancel|terminate|signal|retry --where, which acts on each run from the command"))
+			writeError(w, errorf(http.StatusNotImplemented, CodeUnsupported, "this Temporal backend runs no batches: use wend cancel|terminate|signal|retry --where, which acts on each run from the command"))
 		} else {
 			writeError(w, errorf(http.StatusNotImplemented, CodeUnsupported, "this process runs no batches: they are run by wend serve"))
 		}

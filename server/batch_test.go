@@ -73,17 +73,18 @@ func (f *fixture) countEvents(id string, typ history.EventType) int {
 }
 
 // TestBatchCancelsWhatTheFilterMatches: a cancel batch acts on the open runs its filter
-// matches, once each, leaves the others, and reports its counts.
+// matches, once each, leaves the others, and reports its counts. (Its workflow ids start with
+// p, which no hex run id does, so the id prefix matches them alone.)
 func TestBatchCancelsWhatTheFilterMatches(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	bs := f.withBatches(&servertest.BatchStore{})
-	for _, id := range []string{"a1", "a2", "a3", "b1"} {
+	for _, id := range []string{"p1", "p2", "p3", "b1"} {
 		f.start(id, `{}`)
 		f.waitFor(id, waitingForSignal)
 	}
-	f.do("POST", "/v1/runs/a3/cancel", `{}`, nil)
-	f.closed("a3")
-	bt := f.postBatch(`{"operation":"cancel","where":"id ^= a","reason":"bulk","rps":1000}`, http.StatusCreated)
+	f.do("POST", "/v1/runs/p3/cancel", `{}`, nil)
+	f.closed("p3")
+	bt := f.postBatch(`{"operation":"cancel","where":"id ^= p","reason":"bulk","rps":1000}`, http.StatusCreated)
 	if bt.Matched != 3 || bt.Total != 2 || bt.Status != BatchRunning {
 		t.Fatalf("accepted %+v, want 3 matched, 2 to act on, running", bt)
 	}
@@ -91,7 +92,7 @@ func TestBatchCancelsWhatTheFilterMatches(t *testing.T) {
 	if bt.Status != BatchCompleted || bt.Done != 2 || bt.Failed != 0 || bt.Skipped != 0 || bt.Next != 2 {
 		t.Fatalf("closed as %+v, want completed with 2 done", bt)
 	}
-	for _, id := range []string{"a1", "a2"} {
+	for _, id := range []string{"p1", "p2"} {
 		if r := f.closed(id); r.Status != history.StatusCancelled || f.countEvents(id, history.CancelRequested) != 1 {
 			t.Errorf("%s: %s with %d cancel requests, want cancelled once", id, r.Status, f.countEvents(id, history.CancelRequested))
 		}
@@ -227,8 +228,8 @@ func TestBatchBadRequests(t *testing.T) {
 	wantError(t, code, b, http.StatusNotFound, CodeNotFound, `no batch "nope"`)
 }
 
-// TestBatchesOnACluster: a server over a Temporal cluster runs no batches, and says how to act
-// on many runs there instead.
+// TestBatchesOnACluster: a server over a cluster whose backend runs no batches (no
+// ClusterBatches given) says how to act on many runs there instead.
 func TestBatchesOnACluster(t *testing.T) {
 	hs := httptest.NewServer(Over(&fakeCluster{}))
 	defer hs.Close()

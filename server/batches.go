@@ -39,9 +39,10 @@ const batchFlushEvery = 200 * time.Millisecond
 // acted on once: the act and its mark are not one transaction (the act is the engine's
 // commit), so every act is idempotent per run where a crash can repeat it (see recheck).
 type Batches struct {
-	srv   *Server
-	store BatchStore
-	logf  func(format string, args ...any)
+	srv     *Server
+	store   BatchStore
+	cluster ClusterBatches // set: the cluster runs the batches (batch_cluster.go)
+	logf    func(format string, args ...any)
 
 	createMu sync.Mutex // one Create at a time, so two requests with one id make one batch
 	mu       sync.Mutex
@@ -72,6 +73,9 @@ func NewBatches(srv *Server, st BatchStore, logf func(format string, args ...any
 
 // Start resumes the batches that were running when the process stopped.
 func (b *Batches) Start() {
+	if b.cluster != nil {
+		return // the cluster runs them
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, bt := range b.batches {
@@ -90,6 +94,11 @@ func (b *Batches) Close() {
 
 // Get returns batch id.
 func (b *Batches) Get(id string) (Batch, error) {
+	if b.cluster != nil {
+		ctx, cancel := context.WithTimeout(b.ctx, clusterBatchTimeout)
+		defer cancel()
+		return b.clusterGet(ctx, id)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	bt, ok := b.batches[id]
@@ -101,6 +110,9 @@ func (b *Batches) Get(id string) (Batch, error) {
 
 // List returns every batch kept, newest first.
 func (b *Batches) List() []Batch {
+	if b.cluster != nil {
+		return b.clusterList()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make([]Batch, 0, len(b.batches))
@@ -116,6 +128,16 @@ func (b *Batches) List() []Batch {
 // Counts returns how many batches are kept by status, and how many runs the running ones
 // have yet to act on (metrics).
 func (b *Batches) Counts() (byStatus map[string]int, pending int) {
+	if b.cluster != nil {
+		byStatus = map[string]int{}
+		for _, bt := range b.clusterList() {
+			byStatus[bt.Status]++
+			if bt.Open() {
+				pending += bt.Total - bt.Next
+			}
+		}
+		return byStatus, pending
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	byStatus = map[string]int{}
@@ -131,6 +153,9 @@ func (b *Batches) Counts() (byStatus map[string]int, pending int) {
 // Cancel stops a running batch after the run it acts on; it is then cancelled. Cancelling a
 // closed batch changes nothing and answers it.
 func (b *Batches) Cancel(id string) (Batch, error) {
+	if b.cluster != nil {
+		return b.clusterCancel(id)
+	}
 	b.mu.Lock()
 	bt, ok := b.batches[id]
 	if !ok {
@@ -166,8 +191,8 @@ func (b *Batches) Create(req BatchRequest) (Batch, bool, error) {
 	}
 	b.createMu.Lock()
 	defer b.createMu.Unlock()
-	if b.srv.cluster != nil {
-		return Batch{}, false, errorf(http.StatusNotImplemented, CodeUnsupported, "batches are not run on a Temporal cluster: use wend cancel|terminate|signal|retry --where, which acts on each run from the command")
+	if b.cluster != nil {
+		return b.clusterCreate(req)
 	}
 	if b.srv.eng == nil {
 		return Batch{}, false, unsupported("run a batch")

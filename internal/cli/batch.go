@@ -22,7 +22,8 @@ wend serve: 'wend cancel|terminate|signal|retry --where F --yes' sends one when 
 the database, as does POST /v1/batches. Serve fixes its runs when it accepts it, acts on
 them one at a time at its pace (50 runs/s unless the request says), and keeps its progress
 in the database: after a restart, even a crash, it goes on where it was and acts on no run
-twice. These commands reach serve through its control socket.
+twice. These commands reach serve through its control socket. With --temporal ADDR they
+read and stop the namespace's batch operations, which wend serve --temporal starts.
 
   list     every batch kept (the last 1,000 finished ones, and the running ones), newest
            first: ID, OPERATION, STATUS, done/total, failed, skipped, created
@@ -57,6 +58,13 @@ func runBatch(e *env, args []string) int {
 	}
 	if len(pos) != n {
 		return usageError(e, "batch", "%s wants %d argument(s), got %d", sub, n, len(pos))
+	}
+	if e.temporal != nil {
+		id := ""
+		if n == 1 {
+			id = pos[0]
+		}
+		return batchOnCluster(e, sub, id, *asJSON)
 	}
 	path := dbPath(e, *db)
 	c := liveHolder(path)

@@ -82,6 +82,7 @@ var engineCommands = map[string]bool{
 	"terminate": true, "retry": true, "repair": true, "check": true, "resume": true, "serve": true,
 	"worker": true, "wait": true,
 	"query": true, "schedule": true,
+	"batch": true, // --temporal: the namespace's batch operations (batch_cluster.go)
 }
 
 // notOnTemporal are the engine commands that have no meaning against a cluster, and why.

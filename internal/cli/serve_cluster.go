@@ -46,6 +46,10 @@ func serveCluster(e *env, f httpFlags, workflows []server.Workflow) int {
 	if len(workflows) > 0 {
 		s.SetWorkflows(workflows)
 	}
+	if cb, ok := c.(server.ClusterBatches); ok {
+		// Temporal's batch operations run the batches: durable on the cluster.
+		s.SetBatches(server.NewClusterBatches(s, cb, func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }))
+	}
 	list := func() ([]history.Run, error) { return s.List(history.RunFilter{}) }
 	t, err := server.ListenTCP(s, server.TCPOptions{Addr: *f.listen, Token: token, AllowRemote: *f.allowRemote,
 		Metrics: metrics.New(version).ClusterHandler(list), UI: web.New(s)})
