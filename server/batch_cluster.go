@@ -41,6 +41,15 @@ func NewClusterBatches(srv *Server, cb ClusterBatches, logf func(format string, 
 	return b
 }
 
+// Runs says whether these batches carry out operation op (a BatchOp*): on a cluster, retry
+// and purge are refused (clusterCreate says why), so the UI does not offer them there.
+func (b *Batches) Runs(op string) bool {
+	if b.cluster == nil {
+		return true
+	}
+	return op != BatchOpRetry && op != BatchOpPurge
+}
+
 // clusterCreate is Create on a cluster: req has been checked.
 func (b *Batches) clusterCreate(req BatchRequest) (Batch, bool, error) {
 	switch req.Operation {

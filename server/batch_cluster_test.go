@@ -105,6 +105,31 @@ func overBatchCluster(t *testing.T, c *batchCluster) *fixture {
 	return &fixture{t: t, srv: s, hs: hs}
 }
 
+// TestClusterBatchesRunWhatTheClusterCan: batches over a cluster carry out cancel, terminate
+// and signal, not retry or purge (which the UI therefore does not offer there); a local
+// serve's batches carry out all five.
+func TestClusterBatchesRunWhatTheClusterCan(t *testing.T) {
+	cluster := overBatchCluster(t, newBatchCluster()).srv.Batches()
+	local := &Batches{}
+	for _, tt := range []struct {
+		op             string
+		cluster, local bool
+	}{
+		{BatchOpCancel, true, true},
+		{BatchOpTerminate, true, true},
+		{BatchOpSignal, true, true},
+		{BatchOpRetry, false, true},
+		{BatchOpPurge, false, true},
+	} {
+		if got := cluster.Runs(tt.op); got != tt.cluster {
+			t.Errorf("on a cluster Runs(%s) = %v, want %v", tt.op, got, tt.cluster)
+		}
+		if got := local.Runs(tt.op); got != tt.local {
+			t.Errorf("locally Runs(%s) = %v, want %v", tt.op, got, tt.local)
+		}
+	}
+}
+
 // TestClusterBatchHandsTheRunsOver: on a cluster that runs batches, POST /v1/batches fixes
 // the runs (the filter's open matches, or the ids given, resolved) and starts the cluster's
 // batch over them; progress, listing and cancelling answer from the cluster, completed with

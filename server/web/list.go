@@ -82,7 +82,14 @@ func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	}
 	v.fill(all)
 	v.Registered = u.s.Workflows()
-	v.Batchable, v.BatchActions = u.s.Batches() != nil && v.Auth.Authed, batchActions
+	if bs := u.s.Batches(); bs != nil && v.Auth.Authed {
+		v.Batchable = true
+		for _, act := range batchActions {
+			if bs.Runs(act) {
+				v.BatchActions = append(v.BatchActions, act)
+			}
+		}
+	}
 	if fragmentOf(r) == "live" {
 		renderPage(w, http.StatusOK, "runs", "live", v)
 		return
