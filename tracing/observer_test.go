@@ -16,6 +16,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/testkit/otlptest"
 )
 
 const accepted = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -133,7 +134,7 @@ steps:
 // per run, activity step and try, in the traceparent's trace, each the child of the one
 // above it, with their attributes and a failed try's or step's error status.
 func TestSpanTree(t *testing.T) {
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	exportTo(t, rcv)
 	store := history.NewMemStore()
 	te := open(t, store, &acts{})
@@ -143,7 +144,7 @@ func TestSpanTree(t *testing.T) {
 	}
 	te.close(t)
 
-	spans := byName(t, rcv.received())
+	spans := byName(t, rcv.Spans())
 	want := []struct{ name, parent, outcome, attempt, failureType string }{
 		{"run order", "", "failed", "", "Refused"},
 		{"step steps[0]", "run order", "completed", "", ""},
@@ -177,34 +178,32 @@ func TestSpanTree(t *testing.T) {
 		if got := hexID(s.ParentSpanId); got != parent {
 			t.Errorf("%s: parent %s, want %s (%s)", w.name, got, parent, w.parent)
 		}
-		if got := attr(s, "wend.outcome"); got != w.outcome {
+		if got := otlptest.Attr(s, "wend.outcome"); got != w.outcome {
 			t.Errorf("%s: outcome %q, want %q", w.name, got, w.outcome)
 		}
-		if got := attr(s, "wend.attempt"); got != w.attempt {
+		if got := otlptest.Attr(s, "wend.attempt"); got != w.attempt {
 			t.Errorf("%s: attempt %q, want %q", w.name, got, w.attempt)
 		}
-		if got := attr(s, "wend.failure.type"); got != w.failureType {
+		if got := otlptest.Attr(s, "wend.failure.type"); got != w.failureType {
 			t.Errorf("%s: failure type %q, want %q", w.name, got, w.failureType)
 		}
 		if failed := s.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR; failed != (w.failureType != "") {
 			t.Errorf("%s: status %v, want an error status only on a failure", w.name, s.GetStatus())
 		}
-		if attr(s, "wend.workflow") != "order" || attr(s, "wend.run_id") != run.RunID {
-			t.Errorf("%s: workflow %q run %q", w.name, attr(s, "wend.workflow"), attr(s, "wend.run_id"))
+		if otlptest.Attr(s, "wend.workflow") != "order" || otlptest.Attr(s, "wend.run_id") != run.RunID {
+			t.Errorf("%s: workflow %q run %q", w.name, otlptest.Attr(s, "wend.workflow"), otlptest.Attr(s, "wend.run_id"))
 		}
 		if s.StartTimeUnixNano == 0 || s.EndTimeUnixNano < s.StartTimeUnixNano {
 			t.Errorf("%s: times %d..%d", w.name, s.StartTimeUnixNano, s.EndTimeUnixNano)
 		}
 	}
-	if s := spans["try p.flaky #1"]; s != nil && (attr(s, "wend.plugin") != "p" || attr(s, "wend.activity") != "flaky" || attr(s, "wend.step") != "steps[1]") {
-		t.Errorf("try attributes: plugin %q activity %q step %q", attr(s, "wend.plugin"), attr(s, "wend.activity"), attr(s, "wend.step"))
+	if s := spans["try p.flaky #1"]; s != nil && (otlptest.Attr(s, "wend.plugin") != "p" || otlptest.Attr(s, "wend.activity") != "flaky" || otlptest.Attr(s, "wend.step") != "steps[1]") {
+		t.Errorf("try attributes: plugin %q activity %q step %q", otlptest.Attr(s, "wend.plugin"), otlptest.Attr(s, "wend.activity"), otlptest.Attr(s, "wend.step"))
 	}
-	if s := spans["try p.boom #1"]; s != nil && attr(s, "wend.failure.message") != "card declined" {
-		t.Errorf("failure message %q", attr(s, "wend.failure.message"))
+	if s := spans["try p.boom #1"]; s != nil && otlptest.Attr(s, "wend.failure.message") != "card declined" {
+		t.Errorf("failure message %q", otlptest.Attr(s, "wend.failure.message"))
 	}
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	for _, svc := range rcv.services {
+	for _, svc := range rcv.Services() {
 		if svc != "wend" {
 			t.Errorf("service.name %q, want wend", svc)
 		}
@@ -215,7 +214,7 @@ func TestSpanTree(t *testing.T) {
 // spans its commits ended; the next process, which replays the run and finishes it, exports
 // only the rest, in the same trace (derived from the run id) and tree.
 func TestNoSpanTwiceAcrossARestart(t *testing.T) {
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	exportTo(t, rcv)
 	store := history.NewMemStore()
 	a := &acts{held: make(chan struct{}), release: make(chan struct{})}
@@ -225,7 +224,7 @@ func TestNoSpanTwiceAcrossARestart(t *testing.T) {
 	run := start(t, first.e, src, "")
 	<-held
 	first.close(t) // stops with b in flight, as a killed process leaves it
-	before := len(rcv.received())
+	before := len(rcv.Spans())
 	if before != 2 {
 		t.Fatalf("the first process exported %d spans, want 2 (step a and its try)", before)
 	}
@@ -239,7 +238,7 @@ func TestNoSpanTwiceAcrossARestart(t *testing.T) {
 	}
 	second.close(t)
 
-	spans := byName(t, rcv.received()) // fails on a span exported twice
+	spans := byName(t, rcv.Spans()) // fails on a span exported twice
 	trace, _ := tracecontext.ForRun(run.RunID, "")
 	for _, name := range []string{"run order", "step steps[0]", "try p.echo #1", "step steps[1]", "try p.hold #1", "try p.hold #2"} {
 		s := spans[name]
@@ -251,8 +250,8 @@ func TestNoSpanTwiceAcrossARestart(t *testing.T) {
 			t.Errorf("%s: trace %x, want the run's derived trace %s", name, s.TraceId, trace.TraceIDString())
 		}
 	}
-	if s := spans["try p.hold #1"]; s != nil && attr(s, "wend.outcome") != "interrupted" {
-		t.Errorf("the try in flight at the stop: outcome %q, want interrupted", attr(s, "wend.outcome"))
+	if s := spans["try p.hold #1"]; s != nil && otlptest.Attr(s, "wend.outcome") != "interrupted" {
+		t.Errorf("the try in flight at the stop: outcome %q, want interrupted", otlptest.Attr(s, "wend.outcome"))
 	}
 	if s, step := spans["try p.hold #2"], spans["step steps[1]"]; s != nil && step != nil && hexID(s.ParentSpanId) != hexID(step.SpanId) {
 		t.Errorf("the second process's try is not the child of its step")

@@ -11,6 +11,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/testkit/otlptest"
 )
 
 // runSpansWorkflow has activity steps (one retried, one failing) and a delay between them.
@@ -29,7 +30,7 @@ steps:
 // names, times, attributes and status, except the tries (the process that runs them exports
 // those); events fed as replayed export nothing, and rebuild what the live ones end.
 func TestRunSpansMatchTheObserver(t *testing.T) {
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	exportTo(t, rcv)
 	store := history.NewMemStore()
 	te := open(t, store, &acts{})
@@ -37,7 +38,7 @@ func TestRunSpansMatchTheObserver(t *testing.T) {
 	waitClosed(t, te.e)
 	te.close(t)
 	local := map[string]*tracepb.Span{}
-	for name, s := range byName(t, rcv.received()) {
+	for name, s := range byName(t, rcv.Spans()) {
 		if !strings.HasPrefix(name, "try ") {
 			local[name] = s
 		}
@@ -59,7 +60,7 @@ func TestRunSpansMatchTheObserver(t *testing.T) {
 		{"all replayed", len(evs)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			seen := len(rcv.received())
+			seen := len(rcv.Spans())
 			p, err := FromEnv(context.Background(), os.Getenv, io.Discard)
 			if err != nil || p == nil {
 				t.Fatalf("FromEnv = %v, %v", p, err)
@@ -73,7 +74,7 @@ func TestRunSpansMatchTheObserver(t *testing.T) {
 			if err := p.Shutdown(ctx); err != nil {
 				t.Fatalf("shutdown: %v", err)
 			}
-			got := byName(t, rcv.received()[seen:])
+			got := byName(t, rcv.Spans()[seen:])
 			want := 0
 			for name, l := range local {
 				if tc.replayed < len(evs) && l.EndTimeUnixNano >= uint64(evs[tc.replayed].Time.UnixNano()) {

@@ -13,6 +13,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/testkit/otlptest"
 )
 
 // recorded keeps the calls the engine hands its plugins, as a remote worker gets them.
@@ -38,7 +39,7 @@ func TestEmitTryMatchesTheEngine(t *testing.T) {
 		{"trace derived from the run id", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			local := startReceiver(t)
+			local := otlptest.Start(t)
 			exportTo(t, local)
 			plugins := &recorded{}
 			te := open(t, history.NewMemStore(), plugins)
@@ -46,7 +47,7 @@ func TestEmitTryMatchesTheEngine(t *testing.T) {
 			waitClosed(t, te.e)
 			te.close(t)
 
-			remote := startReceiver(t)
+			remote := otlptest.Start(t)
 			exportTo(t, remote)
 			p, err := FromEnv(context.Background(), os.Getenv, io.Discard)
 			if err != nil || p == nil {
@@ -72,8 +73,8 @@ func TestEmitTryMatchesTheEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			want := byName(t, local.received())
-			got := byName(t, remote.received())
+			want := byName(t, local.Spans())
+			got := byName(t, remote.Spans())
 			if len(got) != 4 {
 				t.Fatalf("EmitTry exported %d spans, want 4 tries", len(got))
 			}
@@ -101,7 +102,7 @@ func TestEmitTryMatchesTheEngine(t *testing.T) {
 func attrMap(kvs []*commonpb.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, kv := range kvs {
-		m[kv.Key] = valueString(kv.Value)
+		m[kv.Key] = otlptest.Text(kv.Value)
 	}
 	return m
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/testkit/otlptest"
 )
 
 const parentWorkflow = `wend: v1
@@ -31,7 +32,7 @@ const kidWorkflow = "wend: v1\nname: kid\nplugins: {p: ./p}\nsteps:\n  - {id: c,
 // wait's start to its end; the child run's span and its own steps' nest under the
 // run_workflow step's span, in the parent's trace.
 func TestSpansOfWaitsAndChildren(t *testing.T) {
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	exportTo(t, rcv)
 	store := history.NewMemStore()
 	te := open(t, store, &acts{})
@@ -56,7 +57,7 @@ func TestSpansOfWaitsAndChildren(t *testing.T) {
 	}
 	te.close(t)
 
-	spans := byWorkflowAndName(t, rcv.received())
+	spans := byWorkflowAndName(t, rcv.Spans())
 	want := []struct{ name, parent, kind, outcome, extraKey, extra string }{
 		{"order/step steps[0]", "order/run order", "delay", "completed", "", ""},
 		{"order/step steps[1]", "order/run order", "run_workflow", "completed", "wend.child_workflow_id", "w/" + run.RunID + "/steps[1]"},
@@ -82,11 +83,11 @@ func TestSpansOfWaitsAndChildren(t *testing.T) {
 		if hexID(s.ParentSpanId) != hexID(parent.SpanId) {
 			t.Errorf("%s: parent %s, want %s (%s)", w.name, hexID(s.ParentSpanId), hexID(parent.SpanId), w.parent)
 		}
-		if attr(s, "wend.step_kind") != w.kind || attr(s, "wend.outcome") != w.outcome {
-			t.Errorf("%s: kind %q outcome %q, want %q %q", w.name, attr(s, "wend.step_kind"), attr(s, "wend.outcome"), w.kind, w.outcome)
+		if otlptest.Attr(s, "wend.step_kind") != w.kind || otlptest.Attr(s, "wend.outcome") != w.outcome {
+			t.Errorf("%s: kind %q outcome %q, want %q %q", w.name, otlptest.Attr(s, "wend.step_kind"), otlptest.Attr(s, "wend.outcome"), w.kind, w.outcome)
 		}
-		if w.extraKey != "" && attr(s, w.extraKey) != w.extra {
-			t.Errorf("%s: %s %q, want %q", w.name, w.extraKey, attr(s, w.extraKey), w.extra)
+		if w.extraKey != "" && otlptest.Attr(s, w.extraKey) != w.extra {
+			t.Errorf("%s: %s %q, want %q", w.name, w.extraKey, otlptest.Attr(s, w.extraKey), w.extra)
 		}
 		if s.StartTimeUnixNano == 0 || s.EndTimeUnixNano < s.StartTimeUnixNano {
 			t.Errorf("%s: times %d..%d", w.name, s.StartTimeUnixNano, s.EndTimeUnixNano)
@@ -108,7 +109,7 @@ func byWorkflowAndName(t *testing.T, spans []*tracepb.Span) map[string]*tracepb.
 	t.Helper()
 	m := map[string]*tracepb.Span{}
 	for _, s := range spans {
-		k := attr(s, "wend.workflow") + "/" + s.Name
+		k := otlptest.Attr(s, "wend.workflow") + "/" + s.Name
 		if m[k] != nil {
 			t.Errorf("span %q exported twice", k)
 		}
@@ -121,7 +122,7 @@ func byWorkflowAndName(t *testing.T, spans []*tracepb.Span) map[string]*tracepb.
 // signal wait begun there and ended in the next process is exported by the next, from when
 // the wait began.
 func TestWaitSpansAcrossARestart(t *testing.T) {
-	rcv := startReceiver(t)
+	rcv := otlptest.Start(t)
 	exportTo(t, rcv)
 	store := history.NewMemStore()
 	src := "wend: v1\nname: order\nsteps:\n  - {delay: 10ms}\n  - {wait_for_signal: go}\n"
@@ -129,7 +130,7 @@ func TestWaitSpansAcrossARestart(t *testing.T) {
 	run := start(t, first.e, src, "")
 	waitForEvent(t, store, run.RunID, history.TimerFired)
 	first.close(t)
-	if got := len(rcv.received()); got != 1 {
+	if got := len(rcv.Spans()); got != 1 {
 		t.Fatalf("the first process exported %d spans, want 1 (the delay's)", got)
 	}
 
@@ -145,7 +146,7 @@ func TestWaitSpansAcrossARestart(t *testing.T) {
 	}
 	second.close(t)
 
-	spans := byWorkflowAndName(t, rcv.received()) // fails on a span exported twice
+	spans := byWorkflowAndName(t, rcv.Spans()) // fails on a span exported twice
 	if len(spans) != 3 {
 		t.Errorf("%d spans, want 3 (run, delay, signal wait)", len(spans))
 	}

@@ -95,6 +95,9 @@ func init() {
 	allowed["testkit/proctest"] = []string{}
 	allowed["testkit/browsertest"] = []string{"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}
 	testOnly = append(testOnly, "testkit/proctest", "testkit/browsertest")
+	// An OTLP/gRPC trace collector the trace tests export to.
+	allowed["testkit/otlptest"] = []string{"go.opentelemetry.io/proto/otlp", "google.golang.org/grpc"}
+	testOnly = append(testOnly, "testkit/otlptest")
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.

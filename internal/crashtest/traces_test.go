@@ -3,45 +3,17 @@
 package crashtest
 
 import (
-	"context"
 	"encoding/hex"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	collectorpb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"github.com/wendflow/wend/testkit/otlptest"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc"
 )
-
-// spanSink is an OTLP/gRPC trace receiver on a local port that keeps the spans it is sent.
-type spanSink struct {
-	collectorpb.UnimplementedTraceServiceServer
-	mu    sync.Mutex
-	spans []*tracepb.Span
-}
-
-func (s *spanSink) Export(_ context.Context, req *collectorpb.ExportTraceServiceRequest) (*collectorpb.ExportTraceServiceResponse, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			s.spans = append(s.spans, ss.Spans...)
-		}
-	}
-	return &collectorpb.ExportTraceServiceResponse{}, nil
-}
-
-func (s *spanSink) received() []*tracepb.Span {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*tracepb.Span(nil), s.spans...)
-}
 
 // TestTracesAcrossKill: a `wend run` exporting to an OTLP receiver is killed with SIGKILL while a
 // try runs; the next `wend run` of the id finishes the run. Together they export each span once,
@@ -49,15 +21,7 @@ func (s *spanSink) received() []*tracepb.Span {
 // process exported are not emitted again by the replay.
 func TestTracesAcrossKill(t *testing.T) {
 	wend, _ := bins(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &spanSink{}
-	srv := grpc.NewServer()
-	collectorpb.RegisterTraceServiceServer(srv, sink)
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Stop()
+	sink := otlptest.Start(t)
 
 	dir := t.TempDir()
 	db, marker := filepath.Join(dir, "wend.db"), filepath.Join(dir, "b-started")
@@ -70,8 +34,7 @@ func TestTracesAcrossKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	env := append(os.Environ(), "OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+ln.Addr().String(),
-		"OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_BSP_SCHEDULE_DELAY=10")
+	env := append(os.Environ(), sink.Env()...)
 
 	first := exec.Command(wend, "run", "--id", "t1", "--db", db, "--traceparent", traceparent, wf)
 	first.Env = env
@@ -81,16 +44,16 @@ func TestTracesAcrossKill(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- first.Wait() }()
 	deadline := time.Now().Add(60 * time.Second)
-	for len(sink.received()) < 2 || !exists(marker) { // step a and its try exported, b running
+	for len(sink.Spans()) < 2 || !exists(marker) { // step a and its try exported, b running
 		if time.Now().After(deadline) {
 			_ = first.Process.Kill()
-			t.Fatalf("the first wend exported %d spans, b started %v", len(sink.received()), exists(marker))
+			t.Fatalf("the first wend exported %d spans, b started %v", len(sink.Spans()), exists(marker))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	_ = first.Process.Signal(syscall.SIGKILL)
 	<-done
-	if n := len(sink.received()); n != 2 {
+	if n := len(sink.Spans()); n != 2 {
 		t.Fatalf("before the kill: %d spans, want 2 (step a and its try)", n)
 	}
 
@@ -100,7 +63,7 @@ func TestTracesAcrossKill(t *testing.T) {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
 
-	spans := sink.received()
+	spans := sink.Spans()
 	byKey := map[string]*tracepb.Span{} // by name and step: a's and b's first tries share a name
 	ids := map[string]bool{}
 	for _, s := range spans {
@@ -130,7 +93,7 @@ func TestTracesAcrossKill(t *testing.T) {
 		if p := byKey[want.parent]; want.parent != "" && (p == nil || hex.EncodeToString(s.ParentSpanId) != hex.EncodeToString(p.SpanId)) {
 			t.Errorf("%s: parent %x, want the span of %q", want.key, s.ParentSpanId, want.parent)
 		}
-		if got := attrOf(s, "wend.outcome"); got != want.outcome {
+		if got := otlptest.Attr(s, "wend.outcome"); got != want.outcome {
 			t.Errorf("%s: outcome %q, want %q", want.key, got, want.outcome)
 		}
 	}
@@ -139,16 +102,7 @@ func TestTracesAcrossKill(t *testing.T) {
 	}
 }
 
-func stepOf(s *tracepb.Span) string { return attrOf(s, "wend.step") }
-
-func attrOf(s *tracepb.Span, key string) string {
-	for _, kv := range s.Attributes {
-		if kv.Key == key {
-			return kv.Value.GetStringValue()
-		}
-	}
-	return ""
-}
+func stepOf(s *tracepb.Span) string { return otlptest.Attr(s, "wend.step") }
 
 func exists(path string) bool {
 	_, err := os.Stat(path)

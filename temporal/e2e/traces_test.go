@@ -3,60 +3,17 @@
 package e2e
 
 import (
-	"context"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	collectorpb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"github.com/wendflow/wend/testkit/otlptest"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc"
 )
-
-// otlpReceiver is an OTLP/gRPC trace collector on a local port that keeps what it is sent.
-type otlpReceiver struct {
-	collectorpb.UnimplementedTraceServiceServer
-	addr  string
-	mu    sync.Mutex
-	spans []*tracepb.Span
-}
-
-func startOTLPReceiver(t *testing.T) *otlpReceiver {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &otlpReceiver{addr: ln.Addr().String()}
-	srv := grpc.NewServer()
-	collectorpb.RegisterTraceServiceServer(srv, r)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(srv.Stop)
-	return r
-}
-
-func (r *otlpReceiver) Export(_ context.Context, req *collectorpb.ExportTraceServiceRequest) (*collectorpb.ExportTraceServiceResponse, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rs := range req.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			r.spans = append(r.spans, ss.Spans...)
-		}
-	}
-	return &collectorpb.ExportTraceServiceResponse{}, nil
-}
-
-func (r *otlpReceiver) received() []*tracepb.Span {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*tracepb.Span(nil), r.spans...)
-}
 
 // TestTracesOnTemporal: a worker with OTEL_TRACES_EXPORTER=otlp and no sticky cache (so every
 // workflow task replays the run's whole history) exports the run's span tree to an OTLP
@@ -65,7 +22,7 @@ func (r *otlpReceiver) received() []*tracepb.Span {
 // failed try carries that try's trace_id and span_id.
 func TestTracesOnTemporal(t *testing.T) {
 	const accepted = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	rcv := startOTLPReceiver(t)
+	rcv := otlptest.Start(t)
 	dir := t.TempDir()
 	const queue = "e2e-traces"
 	flow := filepath.Join(dir, "traced.wend.yaml")
@@ -80,8 +37,7 @@ steps:
 	if err := os.WriteFile(flow, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := startProcEnv(t, "cacheless: ready", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT=http://" + rcv.addr,
-		"OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_BSP_SCHEDULE_DELAY=20"},
+	w := startProcEnv(t, "cacheless: ready", rcv.Env(),
 		env.worker, "--temporal", env.addr, "--task-queue", queue, "--state", filepath.Join(dir, "w"))
 	defer w.kill()
 	res := cli(t, 2*time.Minute, env.wendTemporal, "run", flow, "--id", "e2e-traces", "--temporal", env.addr, "--task-queue", queue, "--traceparent", accepted)
@@ -91,7 +47,7 @@ steps:
 	w.stop(t) // flushes the queued spans
 
 	spans := map[string]*tracepb.Span{}
-	for _, s := range rcv.received() {
+	for _, s := range rcv.Spans() {
 		if spans[s.Name] != nil {
 			t.Errorf("span %q exported twice", s.Name)
 		}
@@ -125,7 +81,7 @@ steps:
 		if got := hex.EncodeToString(s.ParentSpanId); got != parent {
 			t.Errorf("%s: parent %s, want %s (%s)", wt.name, got, parent, wt.parent)
 		}
-		if got := attrOf(s, "wend.outcome"); got != wt.outcome {
+		if got := otlptest.Attr(s, "wend.outcome"); got != wt.outcome {
 			t.Errorf("%s: outcome %q, want %q", wt.name, got, wt.outcome)
 		}
 	}
@@ -140,13 +96,4 @@ steps:
 			t.Errorf("no worker line %q...%q:\n%s", line, ids, w.stderr.String())
 		}
 	}
-}
-
-func attrOf(s *tracepb.Span, key string) string {
-	for _, kv := range s.Attributes {
-		if kv.Key == key {
-			return kv.Value.GetStringValue()
-		}
-	}
-	return ""
 }

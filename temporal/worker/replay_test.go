@@ -55,7 +55,7 @@ func TestReplayExportsNoSpan(t *testing.T) {
 	if fed != 1 {
 		t.Fatalf("the replay started %d span recorders, want 1", fed)
 	}
-	if spans := rcv.received(); len(spans) != 0 {
+	if spans := rcv.Spans(); len(spans) != 0 {
 		t.Errorf("the replay exported %d spans (first %q), want none", len(spans), spans[0].Name)
 	}
 }

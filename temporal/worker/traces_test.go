@@ -13,6 +13,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/temporal/wire"
+	"github.com/wendflow/wend/testkit/otlptest"
 	"github.com/wendflow/wend/tracing"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"go.temporal.io/sdk/testsuite"
@@ -51,7 +52,7 @@ func TestCallExportsTrySpans(t *testing.T) {
 			if plugin.got.TraceParent != want {
 				t.Errorf("plugin got traceparent %q, want %q", plugin.got.TraceParent, want)
 			}
-			spans := rcv.received()
+			spans := rcv.Spans()
 			if len(spans) != 1 {
 				t.Fatalf("exported %d spans, want 1", len(spans))
 			}
@@ -69,7 +70,7 @@ func TestCallExportsTrySpans(t *testing.T) {
 				"wend.step": "steps[1]", "wend.plugin": "pay", "wend.activity": "charge", "wend.attempt": "2",
 				"wend.outcome": tc.outcome, "wend.failure.type": tc.typ}
 			for k, v := range checks {
-				if got := attr(s, k); got != v {
+				if got := otlptest.Attr(s, k); got != v {
 					t.Errorf("%s = %q, want %q", k, got, v)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/wire"
+	"github.com/wendflow/wend/testkit/otlptest"
 	"github.com/wendflow/wend/tracing"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"go.temporal.io/sdk/client"
@@ -73,7 +74,7 @@ func TestSpanTreeOnTemporal(t *testing.T) {
 	shutdown(t, p)
 
 	spans := map[string]*tracepb.Span{}
-	for _, sp := range rcv.received() {
+	for _, sp := range rcv.Spans() {
 		if spans[sp.Name] != nil {
 			t.Errorf("span %q exported twice", sp.Name)
 		}
@@ -107,14 +108,14 @@ func TestSpanTreeOnTemporal(t *testing.T) {
 		if got := hex.EncodeToString(sp.ParentSpanId); got != parent {
 			t.Errorf("%s: parent %s, want %s (%s)", w.name, got, parent, w.parent)
 		}
-		if got := attr(sp, "wend.outcome"); got != w.outcome {
+		if got := otlptest.Attr(sp, "wend.outcome"); got != w.outcome {
 			t.Errorf("%s: outcome %q, want %q", w.name, got, w.outcome)
 		}
-		if got := attr(sp, "wend.step_kind"); got != w.kind {
+		if got := otlptest.Attr(sp, "wend.step_kind"); got != w.kind {
 			t.Errorf("%s: step kind %q, want %q", w.name, got, w.kind)
 		}
-		if attr(sp, "wend.workflow") != "order" || attr(sp, "wend.workflow_id") != "order-1" || attr(sp, "wend.run_id") == "" {
-			t.Errorf("%s: workflow %q id %q run %q", w.name, attr(sp, "wend.workflow"), attr(sp, "wend.workflow_id"), attr(sp, "wend.run_id"))
+		if otlptest.Attr(sp, "wend.workflow") != "order" || otlptest.Attr(sp, "wend.workflow_id") != "order-1" || otlptest.Attr(sp, "wend.run_id") == "" {
+			t.Errorf("%s: workflow %q id %q run %q", w.name, otlptest.Attr(sp, "wend.workflow"), otlptest.Attr(sp, "wend.workflow_id"), otlptest.Attr(sp, "wend.run_id"))
 		}
 	}
 }
