@@ -108,14 +108,6 @@ func (e *Engine) sealLocked(lr *liveRun, evs []history.Event, qs *queuedStart) (
 		}
 		evs = append(append(evs, ev), decisions...)
 	}
-	for i := range evs {
-		evs[i].Seq = uint64(i + 1)
-	}
-	lr.rec.LastSeq = uint64(len(evs))
-	e.keepSearch(lr, &lr.rec)
-	if last := evs[len(evs)-1]; last.Type.Terminal() {
-		lr.rec.Status, lr.rec.ClosedReason = history.ClosedBy(last)
-		lr.rec.ClosedAt = last.Time
-	}
+	e.numberFirst(lr, evs)
 	return evs, nil
 }

@@ -221,6 +221,13 @@ func (e *Engine) newRun(w *spec.Workflow, st history.Started) (*liveRun, []histo
 		return nil, nil, fmt.Errorf("start run: %w", err)
 	}
 	evs := append([]history.Event{first}, decisions...)
+	e.numberFirst(lr, evs)
+	return lr, evs, nil
+}
+
+// numberFirst numbers a new run's first events evs from 1 and brings lr's record to them: its
+// last seq, its search fields, and its end when they close the run.
+func (e *Engine) numberFirst(lr *liveRun, evs []history.Event) {
 	for i := range evs {
 		evs[i].Seq = uint64(i + 1)
 	}
@@ -230,7 +237,6 @@ func (e *Engine) newRun(w *spec.Workflow, st history.Started) (*liveRun, []histo
 		lr.rec.Status, lr.rec.ClosedReason = history.ClosedBy(last)
 		lr.rec.ClosedAt = last.Time
 	}
-	return lr, evs, nil
 }
 
 // continueAsNew prepares the next run of a workflow id, to commit with the old run's end.
