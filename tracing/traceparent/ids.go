@@ -14,11 +14,3 @@ func RunIDs(runID, accepted string) (traceID, spanID string) {
 	id := tracecontext.RunSpanID(runID)
 	return tp.TraceIDString(), hex.EncodeToString(id[:])
 }
-
-// TryIDs are the trace id and the span id, in hex, of one try of an activity step: what a
-// log line about the try carries.
-func TryIDs(runID, accepted, execID string, attempt int) (traceID, spanID string) {
-	tp, _ := tracecontext.ForRun(runID, accepted)
-	id := tracecontext.TrySpanID(runID, execID, attempt)
-	return tp.TraceIDString(), hex.EncodeToString(id[:])
-}
