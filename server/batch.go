@@ -185,3 +185,21 @@ func (r BatchRequest) same(o BatchRequest) bool {
 	b, _ := json.Marshal(o)
 	return string(a) == string(b)
 }
+
+// checkBatchSize refuses a batch of n runs over MaxBatchRuns, saying how to split it.
+func checkBatchSize(n int, op string) error {
+	if n <= MaxBatchRuns {
+		return nil
+	}
+	return errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf(
+		"batch: %d runs to %s, at most %d in one batch: narrow the filter (say, by started < TIME) and send several", n, op, MaxBatchRuns))
+}
+
+// skip counts a run the batch left alone, and why (finished, gone).
+func (bt *Batch) skip(why string) {
+	bt.Skipped++
+	if bt.SkippedBy == nil {
+		bt.SkippedBy = map[string]int{}
+	}
+	bt.SkippedBy[why]++
+}

@@ -153,20 +153,11 @@ func (s *Server) clusterBatchRuns(req BatchRequest) ([]history.Run, Batch, error
 			runs = append(runs, r)
 		}
 	}
-	if len(runs) > MaxBatchRuns {
-		return nil, Batch{}, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf(
-			"batch: %d runs to %s, at most %d in one batch: narrow the filter (say, by started < TIME) and send several", len(runs), req.Operation, MaxBatchRuns))
+	if err := checkBatchSize(len(runs), req.Operation); err != nil {
+		return nil, Batch{}, err
 	}
 	bt.Matched, bt.Total = len(matched), len(runs)
 	return runs, bt, nil
-}
-
-func (bt *Batch) skip(why string) {
-	bt.Skipped++
-	if bt.SkippedBy == nil {
-		bt.SkippedBy = map[string]int{}
-	}
-	bt.SkippedBy[why]++
 }
 
 // remember keeps what the cluster does not record of bt.

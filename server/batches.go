@@ -214,9 +214,8 @@ func (b *Batches) Create(req BatchRequest) (Batch, bool, error) {
 	if err != nil {
 		return Batch{}, false, err
 	}
-	if len(ids) > MaxBatchRuns {
-		return Batch{}, false, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf(
-			"batch: %d runs to %s, at most %d in one batch: narrow the filter (say, by started < TIME) and send several", len(ids), req.Operation, MaxBatchRuns))
+	if err := checkBatchSize(len(ids), req.Operation); err != nil {
+		return Batch{}, false, err
 	}
 	now := time.Now().UTC()
 	bt := Batch{ID: req.ID, Request: withoutRuns(req), Status: BatchRunning, Matched: matched, Total: len(ids), CreatedAt: now, UpdatedAt: now}
@@ -427,11 +426,7 @@ func (bt *Batch) count(runID string, out actOutcome) {
 			bt.Failures = append(bt.Failures, BatchFailure{RunID: runID, Error: out.err.Error()})
 		}
 	case out.skipped != "":
-		bt.Skipped++
-		if bt.SkippedBy == nil {
-			bt.SkippedBy = map[string]int{}
-		}
-		bt.SkippedBy[out.skipped]++
+		bt.skip(out.skipped)
 	default:
 		bt.Done++
 	}
