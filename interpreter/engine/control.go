@@ -170,6 +170,9 @@ func (e *Engine) WaitClosed(ctx context.Context, workflowID string) (history.Run
 			if stopped != nil {
 				return runs[0], stopped
 			}
+			if e.drivenNow(workflowID) {
+				continue // started after the look at e.current: a queued run let in meanwhile
+			}
 			return runs[0], fmt.Errorf("run %s: %w", runs[0].RunID, ErrBlocked)
 		}
 		select {
@@ -183,6 +186,17 @@ func (e *Engine) WaitClosed(ctx context.Context, workflowID string) (history.Run
 			return history.Run{}, ErrStopped
 		}
 	}
+}
+
+// drivenNow says whether this engine drives an open run of workflowID now, once any start
+// of it in flight is done. The store read in WaitClosed comes after its look at e.current, so
+// a run that started in between (a queued run let in) reads open there yet is not blocked.
+func (e *Engine) drivenNow(workflowID string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.awaitStartLocked(workflowID)
+	_, open := e.current[workflowID]
+	return open
 }
 
 // LastEvent returns a run's newest event.
