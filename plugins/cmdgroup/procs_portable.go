@@ -93,7 +93,7 @@ func procStart(pid int) (uint64, error) {
 		return 0, err
 	}
 	for _, p := range procs {
-		if p.pid == pid && p.live() {
+		if p.pid == pid { // a zombie too: an unreaped leader keeps its pid and group
 			return p.start, nil
 		}
 	}
