@@ -62,7 +62,7 @@ func waitGone(t *testing.T, pid int) {
 func TestReap(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
-		exitLeader bool            // the shell exits, leaving its sleep leaderless
+		exitLeader bool // the shell exits, leaving its sleep leaderless
 		reap       func(*Dir) (Report, error)
 		edit       func(*Record) // what happened to the record meanwhile
 		killed     bool
