@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/wendflow/wend/plugins/cmdgroup"
 )
 
 // Config declares one plugin. The CLI maps a workflow's `plugins:` entries to it.
@@ -146,8 +148,9 @@ const BuiltinCommandPrefix = "wend:builtin:"
 // BuiltinEnv tells the program started for a builtin plugin which one to serve.
 const BuiltinEnv = "WEND_BUILTIN_PLUGIN"
 
-// resolveBuiltin turns a builtin plugin's config into the command that serves it.
-func (c Config) resolveBuiltin(self string) (Config, error) {
+// resolveBuiltin turns a builtin plugin's config into the command that serves it; with a
+// registry, the builtin records the commands it runs in the folder commandsDir names.
+func (c Config) resolveBuiltin(self, registry string) (Config, error) {
 	if len(c.Command) != 1 || !strings.HasPrefix(c.Command[0], BuiltinCommandPrefix) {
 		return c, nil
 	}
@@ -157,5 +160,8 @@ func (c Config) resolveBuiltin(self string) (Config, error) {
 	}
 	c.Command = []string{self}
 	c.Env = append(append([]string(nil), c.Env...), BuiltinEnv+"="+name)
+	if registry != "" {
+		c.Env = append(c.Env, cmdgroup.DirEnv+"="+commandsDir(registry))
+	}
 	return c, nil
 }

@@ -69,7 +69,7 @@ func New(configs []Config, opts Options) (*Host, error) {
 			return nil, fmt.Errorf("new plugin host: plugin %s: %w", c.Name, ErrDuplicate)
 		}
 		c.Command = append([]string(nil), c.Command...)
-		c, err := c.resolveBuiltin(h.opts.Self)
+		c, err := c.resolveBuiltin(h.opts.Self, h.opts.Registry)
 		if err != nil {
 			return nil, fmt.Errorf("new plugin host: %w", err)
 		}

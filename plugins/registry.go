@@ -132,6 +132,9 @@ type ReapReport struct {
 	Kept int
 	// Corrupt counts lines that could not be parsed; they were dropped.
 	Corrupt int
+	// Commands counts the process groups of commands (the exec builtin's) a dead wend's
+	// plugins left running, now killed; CorruptCommands the unreadable records dropped.
+	Commands, CorruptCommands int
 }
 
 // Reaped is one killed leftover.

@@ -77,12 +77,12 @@ func (r *procRunner) unregister() {
 	}
 }
 
-// Reap kills the plugin processes that dead hosts recorded in the registry at path and that
+// reapPlugins kills the plugin processes that dead hosts recorded in the registry at path and that
 // still run, then rewrites the registry without them. Only a process whose pid, start time
 // and executable all match its entry is signalled (SIGKILL to its process group); any other
 // entry is dropped untouched. Entries of a live host are kept. A missing file is an empty
 // registry. Call it only while owning the registry (the CLI: holding the database lock).
-func Reap(path string) (ReapReport, error) {
+func reapPlugins(path string) (ReapReport, error) {
 	var rep ReapReport
 	reg := registryAt(path)
 	if reg == nil {

@@ -16,10 +16,10 @@ func (r *procRunner) register()   {}
 func (r *procRunner) refresh()    {}
 func (r *procRunner) unregister() {}
 
-// Reap drops the registry at path, which only a Linux host writes (a database moved here, or
+// reapPlugins drops the registry at path, which only a Linux host writes (a database moved here, or
 // a host built without the tag), without signalling anything: its pids mean nothing here.
 // Every entry counts as Skipped (Corrupt when unparseable).
-func Reap(path string) (ReapReport, error) {
+func reapPlugins(path string) (ReapReport, error) {
 	var rep ReapReport
 	reg := registryAt(path)
 	if reg == nil {

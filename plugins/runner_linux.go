@@ -44,6 +44,7 @@ func (r *procRunner) reap() {
 			break
 		}
 	}
+	r.reapCommands() // before done: a stop or a retry that waits for the plugin waits for them too
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_ = syscall.Kill(-r.pid, syscall.SIGKILL)

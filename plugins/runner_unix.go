@@ -73,6 +73,7 @@ func (r *procRunner) launch() error {
 // watchdog.
 func (r *procRunner) reap() {
 	err := r.cmd.Wait()
+	r.reapCommands() // before done: a stop or a retry that waits for the plugin waits for them too
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_ = syscall.Kill(-r.pid, syscall.SIGKILL)

@@ -70,6 +70,7 @@ func assign(job windows.Handle, pid int) error {
 // reap waits for the plugin to exit, ends what is left in its job, then closes the job.
 func (r *procRunner) reap() {
 	err := r.cmd.Wait()
+	r.reapCommands() // none on Windows (commands run in job objects), kept for one code path
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_ = windows.TerminateJobObject(r.guard.job, 1)

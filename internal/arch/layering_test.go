@@ -51,8 +51,9 @@ var allowed = map[string][]string{
 		"failpoint",              // no-ops unless built with the faults tag
 		"internal/tracecontext"}, // the trace context a try's plugin gets
 	"boltstore":                   {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
-	"plugins":                     {"history", "plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", goplugin, hclog, grpc, xsys},
-	"plugins/builtin":             {"plugins/sdk"}, // the plugins wend serves itself, written with the SDK
+	"plugins":                     {"history", "plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", "plugins/cmdgroup", goplugin, hclog, grpc, xsys},
+	"plugins/cmdgroup":            {xsys},                                    // the exec builtin's command groups: recorded by the plugin, reaped by both
+	"plugins/builtin":             {"plugins/sdk", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
 	"plugins/internal/testplugin": {"plugins/sdk", goplugin, hclog, grpc},
 	"server":                      {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec"},
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},

@@ -23,6 +23,12 @@ func reapPlugins(e *env, registry string) {
 	if rep.Corrupt > 0 {
 		fmt.Fprintf(e.stderr, "wend: warning: dropped %d unreadable line(s) of plugin registry %s; processes they named were not reaped\n", rep.Corrupt, registry)
 	}
+	if rep.CorruptCommands > 0 {
+		fmt.Fprintf(e.stderr, "wend: warning: dropped %d unreadable command record(s) beside %s; the commands they named were not killed\n", rep.CorruptCommands, registry)
+	}
+	if rep.Commands > 0 {
+		fmt.Fprintf(e.stderr, "wend: killed %d command group(s) left by a previous wend\n", rep.Commands)
+	}
 	if len(rep.Reaped) == 0 {
 		return
 	}

@@ -10,6 +10,7 @@
 //     panics on input.
 //   - Outputs stay under the SDK's payload limit: bodies and command output are cut to a
 //     stated size, and the output says so.
-//   - exec runs its command in a process group of its own (a Job Object's reach on Windows is
-//     the plugin's): a cancelled or timed-out try kills the command and its children.
+//   - No exec command outlives its try: it runs in a process group of its own, recorded
+//     durably (plugins/cmdgroup) and killed when the try ends, before a retry, when the plugin
+//     ends and at wend's next start; on Windows in a job object of its own.
 package builtin

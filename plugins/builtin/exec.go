@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wendflow/wend/plugins/cmdgroup"
 	"github.com/wendflow/wend/plugins/sdk"
 )
 
@@ -124,13 +125,35 @@ func run(ctx *sdk.Context, in execInput) (*execOutput, error) {
 		runCtx, cancel = context.WithTimeout(ctx.Context, timeout)
 		defer cancel()
 	}
+	// A retried try never runs beside its earlier try's command: kill what that left first.
+	records := cmdgroup.At(os.Getenv(cmdgroup.DirEnv))
+	if _, err := records.ReapKey(ctx.ActivityExecutionID); err != nil {
+		return nil, sdk.NewError("KillFailed", fmt.Sprintf("%s: an earlier try's command is still running: %v", in.Argv[0], err))
+	}
 	cmd := command(runCtx, in)
 	stdout, stderr := &capped{limit: limit}, &capped{limit: limit}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if in.Stdin != "" {
 		cmd.Stdin = strings.NewReader(in.Stdin)
 	}
-	err = cmd.Run()
+	g, err := startGroup(cmd, records, ctx.ActivityExecutionID)
+	if err == nil {
+		err = cmd.Wait()
+		// No command outlives its try: what is left of its group (a background child) is
+		// killed now, and its record removed once it is gone.
+		if endErr := g.end(); endErr != nil {
+			return nil, sdk.NewError("KillFailed", fmt.Sprintf("%s: %v", in.Argv[0], endErr))
+		}
+		if errors.Is(err, exec.ErrWaitDelay) {
+			err = nil // a background child kept the output open past the grace: it is killed above
+		}
+	}
+	if cmd.ProcessState == nil { // it never started
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return nil, sdk.NonRetryable("CommandNotFound", fmt.Sprintf("%s: %v", in.Argv[0], err))
+		}
+		return nil, sdk.NewError("StartFailed", fmt.Sprintf("%s: %v", in.Argv[0], err))
+	}
 	out := &execOutput{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String(),
 		StdoutTruncated: stdout.dropped > 0, StderrTruncated: stderr.dropped > 0}
 	switch {
@@ -138,8 +161,6 @@ func run(ctx *sdk.Context, in execInput) (*execOutput, error) {
 		return nil, ctx.Err()
 	case runCtx.Err() != nil:
 		return nil, sdk.NewError(sdk.TypeTimeout, fmt.Sprintf("%s: killed after the timeout of %s", in.Argv[0], timeout)).WithDetails(out)
-	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
-		return nil, sdk.NonRetryable("CommandNotFound", fmt.Sprintf("%s: %v", in.Argv[0], err))
 	case err == nil:
 		return out, nil
 	}
@@ -154,7 +175,7 @@ func run(ctx *sdk.Context, in execInput) (*execOutput, error) {
 		fmt.Sprintf("%s exited with code %d%s", in.Argv[0], out.ExitCode, tail(out.Stderr))).WithDetails(out)
 }
 
-// command builds the command of in, killed with its children when ctx ends.
+// command builds the command of in, killed with its children when ctx ends (startGroup).
 func command(ctx context.Context, in execInput) *exec.Cmd {
 	argv := in.Argv
 	if in.Shell {
@@ -164,7 +185,9 @@ func command(ctx context.Context, in execInput) *exec.Cmd {
 	cmd.Dir = in.Dir
 	cmd.Env = commandEnv(in.Env)
 	cmd.WaitDelay = killGrace
-	ownGroup(cmd)
+	if in.Shell {
+		shellLine(cmd, in.Argv)
+	}
 	return cmd
 }
 

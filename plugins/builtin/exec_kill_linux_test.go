@@ -2,12 +2,16 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wendflow/wend/plugins/sdk"
 )
 
 // TestRunKillsChildren ends a try whose command left a child running, by its timeout and by a
@@ -73,4 +77,70 @@ func waitFor(t *testing.T, ok func() bool) {
 		}
 	}
 	t.Error("condition not met within 20s")
+}
+
+// TestRunEndsWhatItLeft: a command that exits leaving a background child has the child killed
+// when its try ends, and a retried try of the same activity kills the command an earlier try
+// of it still runs before its own starts.
+func TestRunEndsWhatItLeft(t *testing.T) {
+	t.Setenv("WEND_COMMAND_RECORDS", t.TempDir())
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	script := `sleep 60 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"`
+	if _, err := call(t, context.Background(), "exec", "run", map[string]any{"argv": []string{script, pidFile}, "shell": true}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return !running(readPid(t, pidFile)) })
+
+	// An earlier try of activity "a1" still runs (its host lost track of it); the retry comes.
+	os.Remove(pidFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan *sdk.Error, 1)
+	go func() {
+		_, err := act(t, ctx, "a1", map[string]any{"argv": []string{script + "; wait", pidFile}, "shell": true})
+		first <- err
+	}()
+	waitFor(t, func() bool { _, err := os.Stat(pidFile); return err == nil })
+	old := readPid(t, pidFile)
+	out, err := act(t, context.Background(), "a1", map[string]any{"argv": []string{`cut -d' ' -f3 /proc/$1/stat 2>/dev/null || echo gone`, strconv.Itoa(old)}, "shell": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.TrimSpace(out["stdout"].(string)); s != "gone" && s != "Z" {
+		t.Errorf("the retried try ran beside the earlier try's command (state %q)", s)
+	}
+	if err := <-first; err == nil {
+		t.Error("the earlier try succeeded although its command was killed")
+	}
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// act runs one try of exec.run as a try of the activity execution id.
+func act(t *testing.T, ctx context.Context, id string, input any) (map[string]any, *sdk.Error) {
+	t.Helper()
+	raw, _ := json.Marshal(input)
+	out, err := Activities("exec")["run"].Run(sdk.NewContext(ctx, sdk.Info{Activity: "run", ActivityExecutionID: id}, nil), raw)
+	if err != nil {
+		var se *sdk.Error
+		if errors.As(err, &se) {
+			return nil, se
+		}
+		return nil, &sdk.Error{Type: "plain", Message: err.Error()}
+	}
+	b, _ := json.Marshal(out)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m, nil
 }
