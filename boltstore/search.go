@@ -78,10 +78,14 @@ func storedSearch(id, old []byte) map[string]any {
 }
 
 // reindexSearch keeps the search index at the run's new values; old is its stored record,
-// nil for a new run.
+// nil for a new run. Both sets of values are read from the records' bytes, never from the
+// commit's history.Run: a commit replayed from the log carries the record's bytes and only
+// the ids and seqs beside them (decodeBatch), so an index made from the record is the same
+// whether the commit is applied live or replayed after a crash, and is what Check and
+// RepairIndexes compute from the records too.
 func reindexSearch(tx *bolt.Tx, old []byte, r preparedRun) error {
-	before := searchKeys(r.u.Run.RunID, storedSearch(r.id, old))
-	after := searchKeys(r.u.Run.RunID, r.u.Run.Search)
+	before := searchKeys(string(r.id), storedSearch(r.id, old))
+	after := searchKeys(string(r.id), storedSearch(r.id, r.record))
 	if len(before) == 0 && len(after) == 0 {
 		return nil
 	}
