@@ -220,17 +220,25 @@ func (s *Store) checkSearchIndex() []string {
 	return out
 }
 
-// searchKeyText names an index key for a report: run RUN, FIELD = VALUE (with its type letter).
+// searchKeyText names an index key for a report as a filter would write its value: run RUN,
+// FIELD = "TEXT" for a string (or a time), FIELD = 12.5 for a number, FIELD = true for a bool.
 func searchKeyText(k []byte) string {
 	field, rest, ok := splitUvarintPrefix(k)
 	if !ok {
 		return fmt.Sprintf("%q (malformed)", k)
 	}
 	val, run, ok := splitUvarintPrefix(rest)
-	if !ok {
+	if !ok || len(val) == 0 {
 		return fmt.Sprintf("%q (malformed)", k)
 	}
-	return fmt.Sprintf("run %q, %s = %q", run, field, val)
+	text := fmt.Sprintf("%q (of unknown type %q)", val[1:], val[:1])
+	switch val[0] {
+	case 's':
+		text = strconv.Quote(string(val[1:]))
+	case 'n', 'b':
+		text = string(val[1:])
+	}
+	return fmt.Sprintf("run %q, %s = %s", run, field, text)
 }
 
 func splitUvarintPrefix(k []byte) (head, rest []byte, ok bool) {
