@@ -14,6 +14,9 @@ type RepairReport struct {
 	Runs int `json:"runs"`
 	// Rebuilt lists every task recreated, as "run-id: task-id"; empty for healthy runs.
 	Rebuilt []string `json:"rebuilt"`
+	// Indexes lists what a repair of every run changed in the store's indexes, a line per
+	// entry put, deleted or recounted; none when they matched the run records.
+	Indexes []string `json:"indexes,omitempty"`
 }
 
 // Repair recreates the tasks that the history of the open run of the workflow (or run) id
@@ -40,13 +43,19 @@ func (s *Server) Repair(ctx context.Context, id string) (RepairReport, error) {
 		if len(open) > 0 {
 			return RepairReport{}, unsupported("repair runs")
 		}
-		return RepairReport{Rebuilt: []string{}}, nil
+		out := RepairReport{Rebuilt: []string{}}
+		if ir, ok := s.store.(history.IndexRepairer); ok && workflowID == "" {
+			if out.Indexes, err = ir.RepairIndexes(); err != nil {
+				return RepairReport{}, wrap(fmt.Errorf("repair: %w", err))
+			}
+		}
+		return out, nil
 	}
 	rep, err := s.eng.Repair(ctx, workflowID)
 	if err != nil {
 		return RepairReport{}, wrap(fmt.Errorf("repair: %w", err))
 	}
-	out := RepairReport{Runs: rep.Runs, Rebuilt: rep.Rebuilt}
+	out := RepairReport{Runs: rep.Runs, Rebuilt: rep.Rebuilt, Indexes: rep.Indexes}
 	if out.Rebuilt == nil {
 		out.Rebuilt = []string{}
 	}
