@@ -26,14 +26,14 @@ import (
 // SIGKILL at random moments and at the engine's commit failpoints, and started again. After
 // a last kill, `wend list --where` (read through the search index) on every customer and
 // stage gives exactly the runs a scan of every run record gives, and `wend check` is clean.
-// WEND_TEST_ALL=1 runs 18 runs through 21 kills; by default 9 runs and 5 kills.
+// By default 9 runs and 5 kills; WEND_TEST_ALL=1 runs 30 runs through 21 kills.
 func TestIndexesAcrossKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}
-	perKey, kills := 3, 4
+	perKey, kills, perRound := 3, 4, 2
 	if os.Getenv("WEND_TEST_ALL") == "1" {
-		perKey, kills = 6, 20
+		perKey, kills, perRound = 10, 20, 1
 	}
 	wend, _ := bins(t)
 	dir := t.TempDir()
@@ -86,11 +86,11 @@ steps:
 			waitSocket(t, srv, sock)
 			// The serve dies at its failpoint while signals commit; a signal cut off by it is
 			// acknowledged or not, as at any crash.
-			for i := 0; i < 6; i++ {
+			for i := 0; i < 3; i++ {
 				signalSome(wend, db, rng, sent, stages, 1)
 				select {
 				case <-srv.exited:
-					i = 6
+					i = 3
 				case <-time.After(100 * time.Millisecond):
 				}
 			}
@@ -105,7 +105,7 @@ steps:
 	// then "two", and completes), purges the completed runs every second round, and kills the
 	// serve.
 	for round := 0; randomKills+faults < kills; round++ {
-		if !signalSome(wend, db, rng, sent, stages, 2) {
+		if !signalSome(wend, db, rng, sent, stages, perRound) {
 			break // every run is done
 		}
 		if round%2 == 1 {
@@ -175,6 +175,9 @@ steps:
 	out, err := exec.Command(wend, "check", "--db", db).CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "ok: ") {
 		t.Errorf("check after the last kill: %v\n%s", err, out)
+	}
+	if randomKills+faults < kills+1 {
+		t.Errorf("%d kills, want %d: every run was done before", randomKills+faults, kills+1)
 	}
 	if listed == 0 {
 		t.Errorf("no filter listed a run: the scan holds none to compare")
