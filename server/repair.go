@@ -43,13 +43,7 @@ func (s *Server) Repair(ctx context.Context, id string) (RepairReport, error) {
 		if len(open) > 0 {
 			return RepairReport{}, unsupported("repair runs")
 		}
-		out := RepairReport{Rebuilt: []string{}}
-		if ir, ok := s.store.(history.IndexRepairer); ok && workflowID == "" {
-			if out.Indexes, err = ir.RepairIndexes(); err != nil {
-				return RepairReport{}, wrap(fmt.Errorf("repair: %w", err))
-			}
-		}
-		return out, nil
+		return RepairReport{Rebuilt: []string{}}, nil
 	}
 	rep, err := s.eng.Repair(ctx, workflowID)
 	if err != nil {
