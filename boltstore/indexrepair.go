@@ -28,10 +28,38 @@ func recordIndexes(id, v []byte) (wfKey []byte, search map[string]bool, ok bool)
 		WorkflowID string         `json:"workflow_id"`
 		Search     map[string]any `json:"search"`
 	}
-	if json.Unmarshal(body, &rec) != nil {
-		return nil, nil, false
+	wf, plain := leadingWorkflowID(body)
+	if !plain {
+		if json.Unmarshal(body, &rec) != nil {
+			return nil, nil, false
+		}
+		return workflowKey(rec.WorkflowID, string(id)), searchKeys(string(id), rec.Search), true
 	}
-	return workflowKey(rec.WorkflowID, string(id)), searchKeys(string(id), rec.Search), true
+	// Only the search object is decoded: `"search":` cannot stand inside a JSON string (its
+	// quotes would be escaped), and the fields before it hold no object, so its first
+	// occurrence is the record's own key.
+	if i := bytes.Index(body, []byte(`"search":`)); i >= 0 {
+		if json.NewDecoder(bytes.NewReader(body[i+len(`"search":`):])).Decode(&rec.Search) != nil {
+			return nil, nil, false
+		}
+	}
+	return workflowKey(wf, string(id)), searchKeys(string(id), rec.Search), true
+}
+
+// leadingWorkflowID reads the workflow id a record body opens with (encodeRun writes it
+// first) when it holds no escape (the frame verified, the bytes are encodeRun's); false
+// otherwise, and the body is decoded whole.
+func leadingWorkflowID(body []byte) (string, bool) {
+	const open = `{"workflow_id":"`
+	if !bytes.HasPrefix(body, []byte(open)) {
+		return "", false
+	}
+	rest := body[len(open):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
 }
 
 // indexScanChunk is how many keys one read transaction of RepairIndexes' scan reads: between
@@ -40,13 +68,14 @@ func recordIndexes(id, v []byte) (wfKey []byte, search map[string]bool, ok bool)
 const indexScanChunk = 256
 
 // scanChunks calls fn on every key of bucket (nothing when it does not exist), in chunks of
-// indexScanChunk keys, each read in a transaction of its own; k and v are valid only in fn.
-// Commits between chunks may add or delete keys the scan then sees or misses: its caller
-// checks what it found again in the transaction that acts on it.
+// indexScanChunk keys, each copied out in a transaction of its own and handed to fn after it
+// ended. Commits between chunks may add or delete keys the scan then sees or misses: its
+// caller checks what it found again in the transaction that acts on it.
 func (s *Store) scanChunks(op string, bucket []byte, fn func(k, v []byte)) error {
 	var from []byte
+	chunk := make([]kv, 0, indexScanChunk)
 	for {
-		var last []byte
+		chunk = chunk[:0]
 		more := false
 		err := s.view(op, func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucket)
@@ -54,22 +83,25 @@ func (s *Store) scanChunks(op string, bucket []byte, fn func(k, v []byte)) error
 				return nil
 			}
 			c := b.Cursor()
-			n := 0
 			for k, v := c.Seek(from); k != nil; k, v = c.Next() {
-				if n == indexScanChunk {
+				if len(chunk) == indexScanChunk {
 					more = true
 					break
 				}
-				fn(k, v)
-				last, n = k, n+1
+				chunk = append(chunk, kv{bytes.Clone(k), bytes.Clone(v)})
 			}
-			last = bytes.Clone(last)
 			return nil
 		})
-		if err != nil || !more {
+		if err != nil {
 			return err
 		}
-		from = append(last, 0) // the first key after last
+		for _, e := range chunk {
+			fn(e.k, e.v)
+		}
+		if !more {
+			return nil
+		}
+		from = append(chunk[len(chunk)-1].k, 0) // the first key after the chunk's last
 	}
 }
 
@@ -107,7 +139,7 @@ func (s *Store) diffIndexes() (*indexDiff, error) {
 		wf, id, ok := splitWorkflowKey(k)
 		switch {
 		case !ok:
-			d.wfExtra = append(d.wfExtra, bytes.Clone(k))
+			d.wfExtra = append(d.wfExtra, k)
 		case id == "":
 			if n, err := readIndexHead(k, v); err == nil {
 				heads[wf] = n
@@ -117,7 +149,7 @@ func (s *Store) diffIndexes() (*indexDiff, error) {
 		default:
 			counts[wf]++
 			if !wantWF[string(k)] {
-				d.wfExtra = append(d.wfExtra, bytes.Clone(k))
+				d.wfExtra = append(d.wfExtra, k)
 			} else if readIndexEntry(k, v) == nil {
 				delete(wantWF, string(k))
 			}
@@ -141,7 +173,7 @@ func (s *Store) diffIndexes() (*indexDiff, error) {
 	}
 	err = s.scanChunks("repair indexes", bucketSearch, func(k, v []byte) {
 		if !wantSearch[string(k)] {
-			d.searchExtra = append(d.searchExtra, bytes.Clone(k))
+			d.searchExtra = append(d.searchExtra, k)
 		} else if readIndexEntry(k, v) == nil {
 			delete(wantSearch, string(k))
 		}
