@@ -34,6 +34,7 @@ const creatingSuffix = ".creating-"
 var testHookCreate = func(step string) {}
 
 // createIfMissing makes a new, initialised database at path unless a file is already there.
+// Its caller holds the creation lock (createOrClean).
 // bbolt initialises a new file in place (meta pages, then fsync), so a crash during that write
 // can leave a file that will not open (etcd#16596). Instead the database is built in a temp file
 // in the same folder, synced, hard-linked to path (which, unlike rename, never replaces a file
@@ -118,14 +119,29 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// createOrClean creates the database unless it exists and removes the temp files of
+// creations that crashed, holding the creation lock throughout (createlock.go): no other
+// process is then mid-way through a creation, so every temp file found is a dead one's.
+func createOrClean(path string, opts Options) error {
+	release, err := lockCreation(path)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := createIfMissing(path, opts); err != nil {
+		return err
+	}
+	removeCreationLeftovers(path)
+	return nil
+}
+
 // removeCreationLeftovers deletes temp files of creations that crashed. Call it only while
-// holding the database lock: a creator still running then finds path taken and opens it.
+// holding the creation lock, which every creator holds while its temp file exists.
 func removeCreationLeftovers(path string) {
 	leftovers, _ := filepath.Glob(globEscape(path) + creatingSuffix + "*")
 	for _, l := range leftovers {
 		os.Remove(l)
 	}
-	os.Remove(path + compactSuffix) // a crashed compaction's (compact.go)
 }
 
 // globEscape quotes the glob metacharacters of a literal path.

@@ -65,7 +65,13 @@
 //     checks (Open's walk, then bbolt's tx.Check) are the exception: each holds one
 //     transaction for the whole file.
 //   - A new database file appears at its path only complete and synced: it is built in a temp
-//     file beside it, synced, linked into place, and the directory synced (etcd#16596).
+//     file beside it, synced, linked into place, and the directory synced (etcd#16596). One
+//     process creates at a time: PATH.lock's OS lock is held from before the file is looked
+//     for until it exists and crashed creators' temp files are removed (createlock.go).
+//   - The workflow and search indexes are written in the commit that writes their run's
+//     record, from the record's bytes, so the log's replay makes them as the live commit did;
+//     Check compares them with the records both ways, RepairIndexes rebuilds them
+//     (indexrepair.go).
 //   - A backup (backup.go) is bbolt's Tx.WriteTo of a state committed after a checkpoint, so
 //     it holds every acknowledged commit; it appears at its path only whole, synced and
 //     without a log id. Compact (compact.go) holds the lock throughout and renames a whole,

@@ -45,6 +45,10 @@ func runHelper(role, path, arg string) int {
 		err = helperHolder(path)
 	case "creator":
 		err = helperCreator(path, arg)
+	case "slowcreator":
+		err = helperSlowCreator(path) // createrace_test.go
+	case "racer":
+		return helperRacer(path) // createrace_test.go
 	case "backup", "compact": // backup_kill_test.go
 		err = helperBackupCompact(role, path, arg)
 	case "purger":

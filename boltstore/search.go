@@ -78,10 +78,14 @@ func storedSearch(id, old []byte) map[string]any {
 }
 
 // reindexSearch keeps the search index at the run's new values; old is its stored record,
-// nil for a new run.
+// nil for a new run. Both sets of values are read from the records' bytes, never from the
+// commit's history.Run: a commit replayed from the log carries the record's bytes and only
+// the ids and seqs beside them (decodeBatch), so an index made from the record is the same
+// whether the commit is applied live or replayed after a crash, and is what Check and
+// RepairIndexes compute from the records too.
 func reindexSearch(tx *bolt.Tx, old []byte, r preparedRun) error {
-	before := searchKeys(r.u.Run.RunID, storedSearch(r.id, old))
-	after := searchKeys(r.u.Run.RunID, r.u.Run.Search)
+	before := searchKeys(string(r.id), storedSearch(r.id, old))
+	after := searchKeys(string(r.id), storedSearch(r.id, r.record))
 	if len(before) == 0 && len(after) == 0 {
 		return nil
 	}
@@ -216,17 +220,25 @@ func (s *Store) checkSearchIndex() []string {
 	return out
 }
 
-// searchKeyText names an index key for a report: run RUN, FIELD = VALUE (with its type letter).
+// searchKeyText names an index key for a report as a filter would write its value: run RUN,
+// FIELD = "TEXT" for a string (or a time), FIELD = 12.5 for a number, FIELD = true for a bool.
 func searchKeyText(k []byte) string {
 	field, rest, ok := splitUvarintPrefix(k)
 	if !ok {
 		return fmt.Sprintf("%q (malformed)", k)
 	}
 	val, run, ok := splitUvarintPrefix(rest)
-	if !ok {
+	if !ok || len(val) == 0 {
 		return fmt.Sprintf("%q (malformed)", k)
 	}
-	return fmt.Sprintf("run %q, %s = %q", run, field, val)
+	text := fmt.Sprintf("%q (of unknown type %q)", val[1:], val[:1])
+	switch val[0] {
+	case 's':
+		text = strconv.Quote(string(val[1:]))
+	case 'n', 'b':
+		text = string(val[1:])
+	}
+	return fmt.Sprintf("run %q, %s = %s", run, field, text)
 }
 
 func splitUvarintPrefix(k []byte) (head, rest []byte, ok bool) {

@@ -87,7 +87,7 @@ func TestSearchIndexFollowsRecords(t *testing.T) {
 		t.Fatalf("with ra's entry gone: = lists %v (%v), != lists %v (%v); want none and [ra]", runIDs(eq), err1, runIDs(ne), err2)
 	}
 	problems, err := s.Check()
-	if err != nil || len(problems) != 1 || problems[0] != `search index: entry run "ra", customer = "sann" is missing: its run is hidden from an equality filter on the field` {
+	if err != nil || len(problems) != 1 || problems[0] != `search index: entry run "ra", customer = "ann" is missing: its run is hidden from an equality filter on the field` {
 		t.Fatalf("check with ra's entry gone: %q %v, want the missing entry named", problems, err)
 	}
 }

@@ -183,7 +183,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	if err := createIfMissing(path, opts); err != nil {
+	if err := createOrClean(path, opts); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	if err := refuseEmpty(path); err != nil {
@@ -235,7 +235,7 @@ func boltOptions(opts Options, create bool) *bolt.Options {
 	return o
 }
 
-// init checks the file is ours, cleans leftovers of an interrupted creation and records our pid.
+// init checks the file is ours, cleans a crashed compaction's file and records our pid.
 func (s *Store) init() error {
 	if s.db.NoSync {
 		return errors.New("bbolt NoSync is set; refusing to run without durable commits")
@@ -243,8 +243,8 @@ func (s *Store) init() error {
 	if err := guard(func() error { return s.db.View(checkSchema) }); err != nil {
 		return err
 	}
-	// We hold the lock, so no creator can be mid-way with these: they are crash leftovers.
-	removeCreationLeftovers(s.path)
+	// We hold the lock, so no compaction is running: its file is a crash's leftover.
+	os.Remove(s.path + compactSuffix)
 	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
 	if err := testFailWrite("pid file"); err != nil {
 		return fmt.Errorf("write pid file: %w", err)

@@ -94,6 +94,8 @@ func (r *batchReader) bytes() []byte {
 
 // decodeBatch turns a payload back into the commits it holds, as prepare made them: enough of
 // each history.RunUpdate (ids, last seq, event seqs) for validation and the workflow index.
+// The run's other fields (its search values) are not decoded: apply reads them from the
+// record's bytes, live and replayed alike.
 func decodeBatch(payload []byte) ([]*prepared, error) {
 	r := &batchReader{b: payload}
 	var out []*prepared

@@ -58,6 +58,13 @@ type Store interface {
 	Close() error
 }
 
+// IndexRepairer is a store that keeps indexes derived from its run records (boltstore's
+// workflow and search indexes) and rebuilds them on demand: RepairIndexes makes every index
+// match the records and returns a line per entry it changed, none when they matched.
+type IndexRepairer interface {
+	RepairIndexes() ([]string, error)
+}
+
 // DamagedTasksError is Tasks' error when it set damaged task records aside; the tasks it
 // returns with it are the sound ones.
 type DamagedTasksError struct {

@@ -14,6 +14,9 @@ type RepairReport struct {
 	Runs int `json:"runs"`
 	// Rebuilt lists every task recreated, as "run-id: task-id"; empty for healthy runs.
 	Rebuilt []string `json:"rebuilt"`
+	// Indexes lists what a repair of every run changed in the store's indexes, a line per
+	// entry put, deleted or recounted; none when they matched the run records.
+	Indexes []string `json:"indexes,omitempty"`
 }
 
 // Repair recreates the tasks that the history of the open run of the workflow (or run) id
@@ -46,7 +49,7 @@ func (s *Server) Repair(ctx context.Context, id string) (RepairReport, error) {
 	if err != nil {
 		return RepairReport{}, wrap(fmt.Errorf("repair: %w", err))
 	}
-	out := RepairReport{Runs: rep.Runs, Rebuilt: rep.Rebuilt}
+	out := RepairReport{Runs: rep.Runs, Rebuilt: rep.Rebuilt, Indexes: rep.Indexes}
 	if out.Rebuilt == nil {
 		out.Rebuilt = []string{}
 	}

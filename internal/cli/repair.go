@@ -15,17 +15,21 @@ Compares what the history of each open run says must be pending (activities, ret
 timers, child starts) with the tasks the database holds, and recreates the missing ones,
 recording RepairRequested in the run's history. With ID, only the open run of that
 workflow id (or run id) is examined. It never touches a task that exists, so an activity
-that is running is never started twice. Healthy runs print "nothing to repair".
+that is running is never started twice. Without ID it also rebuilds the database's indexes
+(a run's workflow, its search values) from the run records. Healthy runs print "nothing
+to repair".
 
 A 'wend serve' does the same on its own every minute. When another wend process holds the
 database, the repair runs there and the rebuilt tasks run at once; otherwise they run when
 a wend process next drives the database (wend resume, wend serve).
 
-Output: one line per rebuilt task ("RUN-ID: TASK-ID"), or "nothing to repair (N open runs
+Output: one line per index entry put right ("search index: put run "RUN-ID", FIELD =
+VALUE", ...), one per rebuilt task ("RUN-ID: TASK-ID"), or "nothing to repair (N open runs
 examined)".
 
 Flags:
-  --json      print {"runs": open runs examined, "rebuilt": ["RUN-ID: TASK-ID", ...]}
+  --json      print {"runs": open runs examined, "rebuilt": ["RUN-ID: TASK-ID", ...],
+              "indexes": [index lines, when any]}
   --db PATH   database file (default $WEND_DB, else .wend/wend.db)
 
 Exit codes: 0 repaired or nothing to repair, 1 no such workflow or run, 2 usage or I/O
@@ -68,8 +72,13 @@ func runRepair(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s\n", out)
 		return exitOK
 	}
+	for _, l := range rep.Indexes {
+		fmt.Fprintln(e.stdout, l)
+	}
 	if len(rep.Rebuilt) == 0 {
-		fmt.Fprintf(e.stdout, "nothing to repair (%s examined)\n", plural(rep.Runs, "open run"))
+		if len(rep.Indexes) == 0 {
+			fmt.Fprintf(e.stdout, "nothing to repair (%s examined)\n", plural(rep.Runs, "open run"))
+		}
 		return exitOK
 	}
 	for _, r := range rep.Rebuilt {

@@ -26,6 +26,9 @@ type RepairReport struct {
 	// Skipped counts the runs that committed during every round of the repair: the next
 	// repair checks them.
 	Skipped int
+	// Indexes lists what a repair of every run changed in the store's indexes
+	// (history.IndexRepairer), a line per entry.
+	Indexes []string
 }
 
 // expectedTasks are the tasks a run's open work needs, derived from its replayed state.
@@ -108,6 +111,15 @@ func (e *Engine) Repair(ctx context.Context, workflowID string) (rep RepairRepor
 // next repair after that, never rebuilt from a stale read (which would rebuild a task just
 // committed, dispatch mark and all, and call its try twice).
 func (e *Engine) repair(workflowID string, atStart bool) (rep RepairReport, err error) {
+	if workflowID == "" {
+		// The indexes first: the runs a filter lists (cancel --where, a batch) are read
+		// through them.
+		if ir, ok := e.store.(history.IndexRepairer); ok {
+			if rep.Indexes, err = ir.RepairIndexes(); err != nil {
+				return rep, err
+			}
+		}
+	}
 	runs := e.liveRuns(workflowID)
 	rep.Runs = len(runs)
 	rebuilt := map[string]bool{}
@@ -281,8 +293,13 @@ func (e *Engine) Watchdog(interval time.Duration) {
 		}
 		if rep, err := e.Repair(e.ctx, ""); err != nil {
 			e.logf("wend: watchdog: %v", err)
-		} else if len(rep.Rebuilt) > 0 {
-			e.logf("wend: watchdog rebuilt %d task(s): %v", len(rep.Rebuilt), rep.Rebuilt)
+		} else {
+			if len(rep.Rebuilt) > 0 {
+				e.logf("wend: watchdog rebuilt %d task(s): %v", len(rep.Rebuilt), rep.Rebuilt)
+			}
+			if len(rep.Indexes) > 0 {
+				e.logf("wend: watchdog repaired %d index entries: %v", len(rep.Indexes), rep.Indexes)
+			}
 		}
 		e.clock.AfterFunc(interval, tick)
 	}

@@ -99,3 +99,52 @@ func TestRepairRebuildsALostTask(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// indexedStore is a store whose indexes a repair rebuilds (history.IndexRepairer).
+type indexedStore struct {
+	*history.MemStore
+	calls int
+	fixes []string
+	err   error
+}
+
+func (s *indexedStore) RepairIndexes() ([]string, error) {
+	s.calls++
+	return s.fixes, s.err
+}
+
+// TestRepairOfEveryRunRepairsTheIndexes: a repair of every run (wend repair, the watchdog, a
+// start's repair) has the store rebuild its indexes and reports what changed; a repair of one
+// workflow leaves them, and a store that cannot rebuild them fails the repair.
+func TestRepairOfEveryRunRepairsTheIndexes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		workflow  string
+		fixes     []string
+		err       error
+		wantCalls int
+		wantErr   bool
+	}{
+		{name: "every run, sound", wantCalls: 1},
+		{name: "every run, entries put right", fixes: []string{`search index: put run "r", customer = "ann"`}, wantCalls: 1},
+		{name: "one workflow", workflow: "w", fixes: []string{"never asked"}, wantCalls: 0},
+		{name: "the store fails", err: errors.New("disk gone"), wantCalls: 1, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &indexedStore{MemStore: history.NewMemStore(), fixes: tc.fixes, err: tc.err}
+			e := New(Options{Store: st, Activities: &fakeActs{}, Clock: NewFakeClock(t0), Logf: t.Logf})
+			defer e.Close()
+			rep, err := e.Repair(context.Background(), tc.workflow)
+			if (err != nil) != tc.wantErr || st.calls != tc.wantCalls {
+				t.Fatalf("repair: %v, %d index repairs; want error %v, %d", err, st.calls, tc.wantErr, tc.wantCalls)
+			}
+			var want []string
+			if tc.wantCalls == 1 && !tc.wantErr {
+				want = tc.fixes
+			}
+			if strings.Join(rep.Indexes, "|") != strings.Join(want, "|") {
+				t.Fatalf("indexes reported %q, want %q", rep.Indexes, want)
+			}
+		})
+	}
+}
