@@ -252,6 +252,17 @@ func TestLogTornTail(t *testing.T) {
 		c.segments[last] = f(append([]byte(nil), seg...))
 		return c
 	}
+	// A segment that ends at the file's end is one an older wend left: named without its size,
+	// its last record may run past its filling. A segment named with its size and cut short is
+	// damage (TestLogDamagedSegmentsAreRefused).
+	first, _, _ := parseSegment(last)
+	unsized := fmt.Sprintf("%016x.log", first)
+	withUnsized := func(f func(b []byte) []byte) crashImage {
+		c := with(f)
+		c.segments[unsized] = c.segments[last]
+		delete(c.segments, last)
+		return c
+	}
 	cases := []struct {
 		name string
 		img  crashImage
@@ -263,11 +274,11 @@ func TestLogTornTail(t *testing.T) {
 		{"last record's second half zeroed", with(func(b []byte) []byte { clear(b[(off+end)/2:]); return b }), n},
 		{"a record before the last flipped", with(func(b []byte) []byte { b[off-3] ^= 1; return b }), 0},
 		{"a stray byte after the last record", with(func(b []byte) []byte { b[end] = 7; return b }), n + 1},
-		{"ends at the file's end: intact", with(func(b []byte) []byte { return b[:end] }), n + 1},
-		{"ends at the file's end: last record's payload flipped", with(func(b []byte) []byte { b[end-3] ^= 1; return b[:end] }), n},
-		{"ends at the file's end: a record before the last flipped", with(func(b []byte) []byte { b[off-3] ^= 1; return b[:end] }), 0},
-		{"ends at the file's end: a stray byte after the last record", with(func(b []byte) []byte { return append(b[:end], 7) }), n + 1},
-		{"ends at the file's end: zeros after the last record", with(func(b []byte) []byte { return append(b[:end], make([]byte, 4096)...) }), n + 1},
+		{"ends at the file's end: intact", withUnsized(func(b []byte) []byte { return b[:end] }), n + 1},
+		{"ends at the file's end: last record's payload flipped", withUnsized(func(b []byte) []byte { b[end-3] ^= 1; return b[:end] }), n},
+		{"ends at the file's end: a record before the last flipped", withUnsized(func(b []byte) []byte { b[off-3] ^= 1; return b[:end] }), 0},
+		{"ends at the file's end: a stray byte after the last record", withUnsized(func(b []byte) []byte { return append(b[:end], 7) }), n + 1},
+		{"ends at the file's end: zeros after the last record", withUnsized(func(b []byte) []byte { return append(b[:end], make([]byte, 4096)...) }), n + 1},
 	}
 	for _, cut := range []int64{1, 4, 8, 15, 16, 17, 100, end - off - 1} {
 		zeroed := n
@@ -283,7 +294,7 @@ func TestLogTornTail(t *testing.T) {
 				name string
 				img  crashImage
 				want uint64
-			}{fmt.Sprintf("ends at the file's end: cut %d bytes into the last record", cut), with(func(b []byte) []byte { return b[:off+cut] }), n})
+			}{fmt.Sprintf("ends at the file's end: cut %d bytes into the last record", cut), withUnsized(func(b []byte) []byte { return b[:off+cut] }), n})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

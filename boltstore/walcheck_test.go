@@ -1,0 +1,286 @@
+package boltstore
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
+)
+
+// Tests of finding a damaged log (walcheck.go; docs/reliability.md A15).
+
+// runningImage commits run r1's start and then one-event commits of size-byte payloads to a
+// store with the log on, in segments of 16 KiB, checkpointing as a server does (at each roll),
+// until stop says so; it returns what a kill -9 then leaves (the database as of its last
+// checkpoint, every file of the log folder) and the seq of the last commit acknowledged.
+func runningImage(t *testing.T, hold bool, stop func(s *Store, rolls int) bool) (crashImage, uint64) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s, err := Open(path, Options{LogSegmentSize: 16 << 10})
+	must(t, err)
+	defer s.Close()
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	must(t, s.settle())
+	s.holdCheckpoints = hold
+	seg, rolls := s.log.name, 0
+	for !stop(s, rolls) {
+		u = storetest.Next(u.Run, history.ActivityCompleted, 1)
+		u.Events[0].Data = payload(500)
+		commitRun(t, s, u)
+		if s.log.name != seg {
+			seg, rolls = s.log.name, rolls+1
+		}
+	}
+	// The writer holds writeMu through a batch and the checkpoint after it: the files are
+	// read between two batches, as a kill finds them.
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	db, err := os.ReadFile(path)
+	must(t, err)
+	logs, err := readLogFolder(walDir(path))
+	must(t, err)
+	return crashImage{db: db, segments: logs}, u.Run.LastSeq
+}
+
+// segmentFiles lists the image's segments in LSN order.
+func (c crashImage) segmentFiles(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	for n := range c.segments {
+		if _, _, ok := parseSegment(n); ok {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("the image holds no segment")
+	}
+	slices.SortFunc(names, bySegmentLSN)
+	return names
+}
+
+// TestLogDamagedSegmentsAreRefused (docs/reliability.md A15): after a kill, a log whose newest
+// segment is deleted, cut to zero or cut to half, whose middle segment is deleted, or whose
+// newest segment is deleted right after a roll (checkpointed or not yet) fails Open, for
+// writing and for reading, with ErrLogDamaged naming the damage and the way on; the log is kept
+// and the next Open says the same. WEND_ACCEPT_LOG_LOSS then opens it with the records before
+// the damage, and Check reports what was lost until it is acknowledged.
+func TestLogDamagedSegmentsAreRefused(t *testing.T) {
+	asGiven(t)
+	// A server's log: checkpointed at each roll, the newest segment holding what came after.
+	served, servedSeq := runningImage(t, false, func(s *Store, rolls int) bool { return rolls == 3 && s.log.size > 12<<10 })
+	// Killed right after a roll: the newest segment holds the record that started it (in the
+	// roll's checkpoint) and one more.
+	rolled, rolledSeq := runningImage(t, false, func(s *Store, rolls int) bool { return rolls == 3 && s.log.next == s.log.first+2 })
+	// No checkpoint since the log started: several segments, each closed with a roll record.
+	lagging, laggingSeq := runningImage(t, true, func(s *Store, rolls int) bool { return rolls == 4 && s.log.size > 4<<10 })
+
+	remove := func(i int) func(t *testing.T, c crashImage) {
+		return func(t *testing.T, c crashImage) {
+			names := c.segmentFiles(t)
+			delete(c.segments, names[(i+len(names))%len(names)])
+		}
+	}
+	cut := func(to func(n int) int) func(t *testing.T, c crashImage) {
+		return func(t *testing.T, c crashImage) {
+			names := c.segmentFiles(t)
+			b := c.segments[names[len(names)-1]]
+			c.segments[names[len(names)-1]] = b[:to(len(b))]
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		img    crashImage
+		acked  uint64
+		damage func(t *testing.T, c crashImage)
+		want   string
+	}{
+		{"newest deleted", served, servedSeq, remove(-1), "which the last checkpoint was appending to, is missing"},
+		{"newest cut to zero", served, servedSeq, cut(func(int) int { return 0 }), "is 0 bytes, its name says 16384"},
+		{"newest cut to half", served, servedSeq, cut(func(n int) int { return n / 2 }), "is 8192 bytes, its name says 16384"},
+		{"newest deleted right after a roll", rolled, rolledSeq, remove(-1), "which the last checkpoint was appending to, is missing"},
+		{"newest deleted before the roll's checkpoint", lagging, laggingSeq, remove(-1), "ends with a roll to the segment starting at record"},
+		{"middle deleted", lagging, laggingSeq, remove(2), "a segment between them is missing"},
+		{"every segment deleted", lagging, laggingSeq, func(t *testing.T, c crashImage) {
+			for _, n := range c.segmentFiles(t) {
+				delete(c.segments, n)
+			}
+		}, "which the last checkpoint was appending to, is missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := crashImage{db: tc.img.db, segments: map[string][]byte{}}
+			for k, v := range tc.img.segments {
+				c.segments[k] = v
+			}
+			_, intact, err := reopened(t, c.write(t))
+			must(t, err)
+			if intact != tc.acked {
+				t.Fatalf("the intact image ends at seq %d, want the acknowledged %d", intact, tc.acked)
+			}
+			tc.damage(t, c)
+			path := c.write(t)
+			for _, opts := range []Options{{}, {ReadOnly: true}, {}} {
+				_, err = Open(path, opts)
+				if !errors.Is(err, ErrLogDamaged) || !errors.Is(err, ErrDamaged) {
+					t.Fatalf("Open(%+v) of the damaged log: %v, want ErrLogDamaged", opts, err)
+				}
+				for _, w := range []string{tc.want, walDir(path), "was not closed cleanly", "may be lost", "WEND_ACCEPT_LOG_LOSS=1"} {
+					if !strings.Contains(err.Error(), w) {
+						t.Fatalf("the error does not say %q: %v", w, err)
+					}
+				}
+			}
+			t.Log(err)
+
+			// Accepted, from a reading command: it opens for writing to record the loss.
+			s, err := Open(path, Options{ReadOnly: true, AcceptLogLoss: true})
+			must(t, err)
+			r, err := s.Run("r1")
+			must(t, err)
+			if r.LastSeq >= tc.acked {
+				t.Errorf("the run ends at %d, the acknowledged %d: nothing lost, yet the log was damaged", r.LastSeq, tc.acked)
+			}
+			problems, err := s.Check()
+			must(t, err)
+			if len(problems) != 1 || !strings.Contains(problems[0], "behind what was acknowledged") ||
+				!strings.Contains(problems[0], "was damaged") || !strings.Contains(problems[0], tc.want) {
+				t.Fatalf("Check after the accepted loss = %q, want one problem naming the damage", problems)
+			}
+			must(t, s.Close())
+			// It goes on: a plain Open, commits after the loss, and Check still reports it.
+			s = openAt(t, path, Options{})
+			u := storetest.Next(r, history.ActivityCompleted, 1)
+			commitRun(t, s, u)
+			problems, err = s.Check()
+			must(t, err)
+			if len(problems) != 1 || !strings.Contains(problems[0], "behind what was acknowledged") {
+				t.Fatalf("Check after the accepted loss and a commit = %q, want the loss reported", problems)
+			}
+			must(t, s.Close())
+		})
+	}
+}
+
+// TestLogSegmentKeepsItsSize: every segment is the size its name gives, while the store runs
+// and after a crash: a record that does not fit starts the next segment, one larger than a
+// whole segment gets a segment of its own; the image a kill leaves replays whole.
+func TestLogSegmentKeepsItsSize(t *testing.T) {
+	asGiven(t)
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s, err := Open(path, Options{LogSegmentSize: 16 << 10})
+	must(t, err)
+	defer s.Close()
+	u := storetest.Started("wf", "r1", t0)
+	commitRun(t, s, u)
+	must(t, s.settle())
+	s.holdCheckpoints = true
+	sizes := []int{500, 3000, 40 << 10, 700, 9000, 100 << 10, 10, 12000}
+	for _, n := range sizes {
+		u = storetest.Next(u.Run, history.ActivityCompleted, 1)
+		u.Events[0].Data = payload(n)
+		commitRun(t, s, u)
+	}
+	names, err := segments(walDir(path))
+	must(t, err)
+	if len(names) < 5 {
+		t.Fatalf("segments %v, want one at least for each large record", names)
+	}
+	large := 0
+	for _, n := range names {
+		_, size, _ := parseSegment(n)
+		if fileSize(t, n) != size {
+			t.Fatalf("segment %s is %d bytes, its name says %d", filepath.Base(n), fileSize(t, n), size)
+		}
+		if size > 16<<10 {
+			large++
+		}
+	}
+	if large != 2 {
+		t.Fatalf("%d segments larger than the segment size, want one for each of the 2 records larger than it: %v", large, names)
+	}
+	s.writeMu.Lock()
+	db, err := os.ReadFile(path)
+	must(t, err)
+	logs, err := readLogFolder(walDir(path))
+	must(t, err)
+	s.writeMu.Unlock()
+	_, got, err := reopened(t, crashImage{db: db, segments: logs}.write(t))
+	must(t, err)
+	if got != u.Run.LastSeq {
+		t.Fatalf("after the crash the run ends at %d, want %d", got, u.Run.LastSeq)
+	}
+}
+
+// TestLogOfAnOlderWendReplays: the log a kill left of a store written by wend before segments
+// were named by their size ("%016x.log", the last record of a segment running past its
+// filling, no roll records, no log_tail) replays whole; the new log is named by size.
+// testdata/crash-unsized-segments.tar.gz holds that image, made by that wend: run r1 started,
+// then 150 one-event commits in 64 KiB segments with no checkpoint after the start.
+func TestLogOfAnOlderWendReplays(t *testing.T) {
+	asGiven(t)
+	dir := t.TempDir()
+	untar(t, "testdata/crash-unsized-segments.tar.gz", dir)
+	path := filepath.Join(dir, "wend.db")
+	old, err := segments(walDir(path))
+	must(t, err)
+	if len(old) < 2 {
+		t.Fatalf("the image holds segments %v, want several", old)
+	}
+	for _, n := range old {
+		if _, size, _ := parseSegment(n); size != -1 {
+			t.Fatalf("segment %s is named by its size, want the older names", n)
+		}
+	}
+	s, got, err := reopened(t, path)
+	must(t, err)
+	if got != 151 {
+		t.Fatalf("the run ends at %d, want 151", got)
+	}
+	u := storetest.Next(history.Run{RunID: "r1", WorkflowID: "wf", LastSeq: got}, history.ActivityCompleted, 1)
+	commitRun(t, s, u)
+	names, err := segments(walDir(path))
+	must(t, err)
+	if len(names) != 1 {
+		t.Fatalf("segments after the replay: %v, want the new one alone", names)
+	}
+	if _, size, _ := parseSegment(names[0]); size != fileSize(t, names[0]) {
+		t.Fatalf("the new segment %s is not named by its size", names[0])
+	}
+	must(t, s.Close())
+}
+
+// untar unpacks the gzipped tar archive at name into dir.
+func untar(t *testing.T, name, dir string) {
+	t.Helper()
+	f, err := os.Open(name)
+	must(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	must(t, err)
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		must(t, err)
+		to := filepath.Join(dir, filepath.Clean(h.Name))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			must(t, os.MkdirAll(to, 0o700))
+		case tar.TypeReg:
+			b, err := io.ReadAll(tr)
+			must(t, err)
+			must(t, os.MkdirAll(filepath.Dir(to), 0o700))
+			must(t, os.WriteFile(to, b, 0o600))
+		}
+	}
+}
