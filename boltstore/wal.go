@@ -47,9 +47,10 @@ import (
 // walHeader is the bytes of a record before its payload.
 const walHeader = 16
 
-// DefaultLogSegmentSize is the size past which the log starts a new segment and checkpoints the
-// old ones: bbolt synced, then they are removed. It bounds the log replayed at Open, and each
-// segment file (and the spare) is filled to it, but the first of an Open (firstSegmentSize).
+// DefaultLogSegmentSize is the size of a log segment: a record that does not fit in the rest
+// of one starts a new segment, and the checkpoint after it removes the old ones (bbolt synced).
+// It bounds the log replayed at Open, and each segment file (and the spare) is filled to it,
+// but the first of an Open (firstSegmentSize) and one made for a larger record (room).
 const DefaultLogSegmentSize = 32 << 20
 
 // firstSegmentSize caps the segment an Open starts, which Open waits for: filling a whole
