@@ -171,51 +171,61 @@ func TestLogDamagedSegmentsAreRefused(t *testing.T) {
 
 // TestLogSegmentKeepsItsSize: every segment is the size its name gives, while the store runs
 // and after a crash: a record that does not fit starts the next segment, one larger than a
-// whole segment gets a segment of its own; the image a kill leaves replays whole.
+// whole segment gets a segment of its own, and a recycled one is cut back to the segment size;
+// the image a kill leaves replays whole.
 func TestLogSegmentKeepsItsSize(t *testing.T) {
 	asGiven(t)
-	path := filepath.Join(t.TempDir(), "wend.db")
-	s, err := Open(path, Options{LogSegmentSize: 16 << 10})
-	must(t, err)
-	defer s.Close()
-	u := storetest.Started("wf", "r1", t0)
-	commitRun(t, s, u)
-	must(t, s.settle())
-	s.holdCheckpoints = true
-	sizes := []int{500, 3000, 40 << 10, 700, 9000, 100 << 10, 10, 12000}
-	for _, n := range sizes {
-		u = storetest.Next(u.Run, history.ActivityCompleted, 1)
-		u.Events[0].Data = payload(n)
-		commitRun(t, s, u)
-	}
-	names, err := segments(walDir(path))
-	must(t, err)
-	if len(names) < 5 {
-		t.Fatalf("segments %v, want one at least for each large record", names)
-	}
-	large := 0
-	for _, n := range names {
-		_, size, _ := parseSegment(n)
-		if fileSize(t, n) != size {
-			t.Fatalf("segment %s is %d bytes, its name says %d", filepath.Base(n), fileSize(t, n), size)
-		}
-		if size > 16<<10 {
-			large++
-		}
-	}
-	if large != 2 {
-		t.Fatalf("%d segments larger than the segment size, want one for each of the 2 records larger than it: %v", large, names)
-	}
-	s.writeMu.Lock()
-	db, err := os.ReadFile(path)
-	must(t, err)
-	logs, err := readLogFolder(walDir(path))
-	must(t, err)
-	s.writeMu.Unlock()
-	_, got, err := reopened(t, crashImage{db: db, segments: logs}.write(t))
-	must(t, err)
-	if got != u.Run.LastSeq {
-		t.Fatalf("after the crash the run ends at %d, want %d", got, u.Run.LastSeq)
+	for _, hold := range []bool{true, false} {
+		t.Run(map[bool]string{true: "no checkpoint", false: "checkpoints and recycling"}[hold], func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "wend.db")
+			s, err := Open(path, Options{LogSegmentSize: 16 << 10})
+			must(t, err)
+			defer s.Close()
+			u := storetest.Started("wf", "r1", t0)
+			commitRun(t, s, u)
+			must(t, s.settle())
+			s.holdCheckpoints = hold
+			large := 0
+			sizes := []int{500, 3000, 40 << 10, 700, 9000, 100 << 10, 10, 12000, 5000, 5000, 5000, 7000, 30 << 10, 6000, 6000, 6000}
+			for _, n := range sizes {
+				u = storetest.Next(u.Run, history.ActivityCompleted, 1)
+				u.Events[0].Data = payload(n)
+				commitRun(t, s, u)
+				s.writeMu.Lock()
+				names, err := segments(walDir(path))
+				s.writeMu.Unlock()
+				must(t, err)
+				for _, n := range names {
+					_, size, _ := parseSegment(n)
+					if got := fileSize(t, n); got != size {
+						t.Fatalf("segment %s is %d bytes, its name says %d", filepath.Base(n), got, size)
+					}
+					if size != 16<<10 && size != firstSegmentSize {
+						large++
+					}
+				}
+				if _, size, _ := parseSegment(s.log.name); size == 16<<10 && s.log.limit != size {
+					t.Fatalf("appending to %s with a limit of %d", s.log.name, s.log.limit)
+				}
+			}
+			if large == 0 {
+				t.Fatalf("no segment made for a record larger than the segment size")
+			}
+			if !hold && s.log.reused.Load() == 0 {
+				t.Fatalf("no spare made from a recycled segment")
+			}
+			s.writeMu.Lock()
+			db, err := os.ReadFile(path)
+			must(t, err)
+			logs, err := readLogFolder(walDir(path))
+			must(t, err)
+			s.writeMu.Unlock()
+			_, got, err := reopened(t, crashImage{db: db, segments: logs}.write(t))
+			must(t, err)
+			if got != u.Run.LastSeq {
+				t.Fatalf("after the crash the run ends at %d, want %d", got, u.Run.LastSeq)
+			}
+		})
 	}
 }
 
