@@ -44,6 +44,7 @@ import (
 // record, saying the log goes on in the next segment, and each checkpoint writes the first LSN
 // of the segment appended to in bbolt's meta bucket (keyLogTail): between them, a deleted
 // newest segment is always missed by something that outlives it.
+
 // walHeader is the bytes of a record before its payload.
 const walHeader = 16
 
@@ -108,7 +109,7 @@ func parseSegment(name string) (first uint64, size int64, ok bool) {
 		first, err := strconv.ParseUint(lsn, 16, 64)
 		return first, -1, err == nil
 	}
-	if len(lsn) != 20 || strings.ContainsAny(lsn, "+-") || strings.ContainsAny(dec, "+-") {
+	if len(lsn) != 20 {
 		return 0, 0, false
 	}
 	first, err := strconv.ParseUint(lsn, 10, 64)
