@@ -103,7 +103,7 @@ func parseSegment(name string) (first uint64, size int64, ok bool) {
 	}
 	lsn, dec, sized := strings.Cut(base, "-")
 	if !sized {
-		if len(lsn) != 16 {
+		if len(lsn) != 16 || strings.ToLower(lsn) != lsn { // as %016x wrote it: one name per LSN
 			return 0, 0, false
 		}
 		first, err := strconv.ParseUint(lsn, 16, 64)

@@ -102,18 +102,35 @@ func TestLogDamagedSegmentsAreRefused(t *testing.T) {
 		acked  uint64
 		damage func(t *testing.T, c crashImage)
 		want   string
+		keeps  bool // accepted, the damage loses no acknowledged commit (the records are all there)
 	}{
-		{"newest deleted", served, servedSeq, remove(-1), "which the last checkpoint was appending to, is missing"},
-		{"newest cut to zero", served, servedSeq, cut(func(int) int { return 0 }), "is 0 bytes, its name says 16384"},
-		{"newest cut to half", served, servedSeq, cut(func(n int) int { return n / 2 }), "is 8192 bytes, its name says 16384"},
-		{"newest deleted right after a roll", rolled, rolledSeq, remove(-1), "which the last checkpoint was appending to, is missing"},
-		{"newest deleted before the roll's checkpoint", lagging, laggingSeq, remove(-1), "ends with a roll to the segment starting at record"},
-		{"middle deleted", lagging, laggingSeq, remove(2), "a segment between them is missing"},
+		{"newest deleted", served, servedSeq, remove(-1), "which the last checkpoint was appending to, is missing", false},
+		{"newest cut to zero", served, servedSeq, cut(func(int) int { return 0 }), "is 0 bytes, its name says 16384", false},
+		{"newest cut to half", served, servedSeq, cut(func(n int) int { return n / 2 }), "is 8192 bytes, its name says 16384", false},
+		{"newest deleted right after a roll", rolled, rolledSeq, remove(-1), "which the last checkpoint was appending to, is missing", false},
+		{"newest deleted before the roll's checkpoint", lagging, laggingSeq, remove(-1), "ends with a roll to the segment starting at record", false},
+		{"middle deleted", lagging, laggingSeq, remove(2), "a segment between them is missing", false},
+		{"newest grown by a byte", served, servedSeq, func(t *testing.T, c crashImage) {
+			names := c.segmentFiles(t)
+			c.segments[names[len(names)-1]] = append(c.segments[names[len(names)-1]], 0)
+		}, "is 16385 bytes, its name says 16384", true},
+		{"newest renamed to claim half its size", served, servedSeq, func(t *testing.T, c crashImage) {
+			names := c.segmentFiles(t)
+			newest := names[len(names)-1]
+			first, _, _ := parseSegment(newest)
+			c.segments[filepath.Base(segmentName("", first, 8192))] = c.segments[newest]
+			delete(c.segments, newest)
+		}, "is 16384 bytes, its name says 8192", true},
+		{"a planted segment after the newest", served, servedSeq, func(t *testing.T, c crashImage) {
+			names := c.segmentFiles(t)
+			first, _, _ := parseSegment(names[len(names)-1])
+			c.segments[filepath.Base(segmentName("", first+1000, 4096))] = make([]byte, 4096)
+		}, "a segment between them is missing", true},
 		{"every segment deleted", lagging, laggingSeq, func(t *testing.T, c crashImage) {
 			for _, n := range c.segmentFiles(t) {
 				delete(c.segments, n)
 			}
-		}, "which the last checkpoint was appending to, is missing"},
+		}, "which the last checkpoint was appending to, is missing", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := crashImage{db: tc.img.db, segments: map[string][]byte{}}
@@ -145,8 +162,11 @@ func TestLogDamagedSegmentsAreRefused(t *testing.T) {
 			must(t, err)
 			r, err := s.Run("r1")
 			must(t, err)
-			if r.LastSeq >= tc.acked {
-				t.Errorf("the run ends at %d, the acknowledged %d: nothing lost, yet the log was damaged", r.LastSeq, tc.acked)
+			if r.LastSeq > tc.acked {
+				t.Errorf("the run ends at %d, past the acknowledged %d", r.LastSeq, tc.acked)
+			}
+			if kept := r.LastSeq == tc.acked; kept != tc.keeps {
+				t.Errorf("accepted, the run ends at %d of the acknowledged %d; want every commit kept: %v", r.LastSeq, tc.acked, tc.keeps)
 			}
 			problems, err := s.Check()
 			must(t, err)

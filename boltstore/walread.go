@@ -149,13 +149,17 @@ func segmentLSN(name string) (uint64, error) {
 // ending with the roll record must be followed by the one it names. Anything else is an error
 // wrapping ErrLogDamaged (and ErrDamaged); fn's errors are returned as they are.
 func readLog(names []string, fn func(lsn uint64, payload []byte) error) error {
-	var prev uint64 // the last record's LSN
+	var prev, prevFirst uint64 // the last record's LSN, the first of its segment
 	rolled := false
 	for i, name := range names {
 		first, size, ok := parseSegment(name)
 		if !ok {
 			return logDamaged("%s: not a segment's name", filepath.Base(name))
 		}
+		if i > 0 && first == prevFirst {
+			return logDamaged("segments %s and %s both start at record %d", filepath.Base(names[i-1]), filepath.Base(name), first)
+		}
+		prevFirst = first
 		if i > 0 && first != prev+1 {
 			return logDamaged("segment %s starts at record %d, the one before it ends at record %d: a segment between them is missing", filepath.Base(name), first, prev)
 		}
