@@ -238,6 +238,10 @@ func (l *wal) install(f *os.File, spare string, size int64) error {
 	return nil
 }
 
+// testHookRoll, set only by tests, is called at each step of a roll, so a crash test can kill
+// the process exactly there.
+var testHookRoll = func(step string) {}
+
 // rollRecord is the payload of the record that ends a segment at a roll, with the LSN the
 // next segment starts at: the log goes on there, so that segment must exist. No batch reads
 // so (walbatch.go: no commits, then bytes left over).
@@ -357,6 +361,7 @@ func (l *wal) rollTo(f *os.File, spare string, size int64) (string, error) {
 	if err := l.install(f, spare, size); err != nil {
 		return "", err
 	}
+	testHookRoll("installed")
 	rec := appendRecord(nil, l.next, rollRecord)
 	_, err := oldF.WriteAt(rec, end)
 	if err == nil {
