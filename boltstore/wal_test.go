@@ -243,8 +243,9 @@ func reopened(t *testing.T, path string) (*Store, uint64, error) {
 // TestLogTornTail (docs/reliability.md A11, A13): recovery replays the log past what bbolt
 // holds; an append torn anywhere (a crash or a full disk mid-write: part of its header, part of
 // its payload, its bytes zeroed or wrong) is dropped, and every record before it is replayed,
-// whether zeros follow its records (its preallocated tail) or they fill the file to its end. Damage before the last record is an error, never records silently
-// dropped.
+// whether zeros follow its records (its preallocated tail) or, in a segment an older wend named
+// without its size, they fill the file to its end. Damage before the last record is an error,
+// never records silently dropped.
 func TestLogTornTail(t *testing.T) {
 	asGiven(t)
 	img, last, off, end, n := laggingImage(t, 40, 500, 1<<20)
