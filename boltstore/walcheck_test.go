@@ -189,6 +189,37 @@ func TestLogDamagedSegmentsAreRefused(t *testing.T) {
 	}
 }
 
+// TestLogLeftoversOfARemovedLogAreNotDamage: a segment left of a log whose removal a crash cut
+// (removals reach the disk in any order), whose roll record names a segment already removed,
+// opens: bbolt holds every record of it, and the database no tail (walcheck.go).
+func TestLogLeftoversOfARemovedLogAreNotDamage(t *testing.T) {
+	asGiven(t)
+	img, seq := runningImage(t, true, func(s *Store, rolls int) bool { return rolls == 2 })
+	first := img.segmentFiles(t)[0]
+	path := img.write(t)
+	s, got, err := reopened(t, path)
+	must(t, err)
+	must(t, s.Close())
+	if got != seq {
+		t.Fatalf("the run ends at %d, want %d", got, seq)
+	}
+	must(t, os.Mkdir(walDir(path), 0o700))
+	must(t, os.WriteFile(filepath.Join(walDir(path), first), img.segments[first], 0o600))
+	for _, opts := range []Options{{ReadOnly: true}, {}} {
+		s, err := Open(path, opts)
+		if err != nil {
+			t.Fatalf("Open(%+v) with a leftover segment: %v", opts, err)
+		}
+		if ps, err := s.Check(); err != nil || len(ps) > 0 {
+			t.Fatalf("check: %q %v", ps, err)
+		}
+		must(t, s.Close())
+	}
+	if _, err := os.Stat(walDir(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the leftover log is still there after a writer's Open and Close (%v)", err)
+	}
+}
+
 // TestLogSegmentKeepsItsSize: every segment is the size its name gives, while the store runs
 // and after a crash: a record that does not fit starts the next segment, one larger than a
 // whole segment gets a segment of its own, and a recycled one is cut back to the segment size;

@@ -78,6 +78,12 @@ func (s *Store) replayLog(accept bool) (next uint64, err error) {
 		err = checkLogReached(tail, stored, read)
 	}
 	var damage *logDamagedError
+	if errors.As(err, &damage) && tail == 0 && read <= stored {
+		// What is left of a log that bbolt holds every record of and that was being removed
+		// (a clean Close, a replay, an accepted loss, cut by a crash; removals may reach the
+		// disk in any order): no acknowledged commit can be missing from it.
+		err = nil
+	}
 	switch {
 	case errors.As(err, &damage) && accept && s.readOnly:
 		r.rollback()
