@@ -23,6 +23,10 @@ import (
 //     key is deleted before the log is removed (replay, Close), never left naming a removed
 //     segment.
 //
+// Without the key, and with no record bbolt lacks, what is left is a log being removed when a
+// crash came (its removals reach the disk in any order): damage there loses nothing and is not
+// refused (replayLog).
+//
 // So the newest segment deleted, cut to zero or cut to half, or one in the middle deleted,
 // fails Open with ErrLogDamaged, naming the segment, the last record before the damage and
 // the two ways on: put the log back as it was, or accept the loss (Options.AcceptLogLoss, as
