@@ -14,7 +14,8 @@ var testHookSync = func() {}
 // Checkpoints (docs/design.md, "One sync per commit"). With the log, the writer applies each
 // batch into bbolt's write transaction and leaves it open (opentx.go); the batch is durable
 // once its log record is synced. A checkpoint commits that transaction, an ordinary bbolt
-// commit that bbolt syncs, holding the LSN of the last record it applied (keyLogLSN). The file
+// commit that bbolt syncs, holding the LSN of the last record it applied (keyLogLSN) and the
+// first of the segment appended to (keyLogTail, walcheck.go). The file
 // is then a plain bbolt database holding every record up to that LSN, and the log segments
 // closed before it are removed. A crash at any moment leaves bbolt at its last checkpoint (bbolt
 // writes its meta page only after its data, each synced) and the log past it, which Open
@@ -26,6 +27,10 @@ var testHookSync = func() {}
 func (s *Store) checkpoint() error {
 	testHookCheckpoint("start")
 	defer testHookCheckpoint("done")
+	if err := s.markLogTail(); err != nil {
+		s.setFatal(fmt.Errorf("checkpoint: %w", err))
+		return s.Err()
+	}
 	if err := s.commitOpen(); err != nil {
 		return err
 	}

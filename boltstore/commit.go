@@ -133,27 +133,26 @@ func (s *Store) logBatch(batch []*request, results []error) (uint64, error) {
 	s.logBuf = encodeBatch(s.logBuf[:0], ps)
 	clear(ps) // the commits are not kept past their batch
 	s.logPs = ps[:0]
+	closed, err := s.log.room(len(s.logBuf))
+	if err != nil {
+		return 0, err
+	}
+	if closed != "" {
+		s.closedSegs = append(s.closedSegs, closed)
+	}
 	return s.log.put(s.logBuf)
 }
 
 // rollLog, after a batch is answered, checkpoints when the open transaction is full or the log
-// segment is, and then starts a new segment: the closed one is removed at that checkpoint,
-// every record in it being in bbolt.
+// rolled to a new segment for the batch's record (logBatch): the closed segment is removed at
+// that checkpoint, every record in it being in bbolt, which then names the new one as the
+// log's tail (keyLogTail).
 func (s *Store) rollLog() {
 	if s.log == nil {
 		return
 	}
-	full := s.log.full()
-	if !full && !s.openFull() {
+	if len(s.closedSegs) == 0 && !s.openFull() {
 		return
-	}
-	if full {
-		old, err := s.log.roll()
-		if err != nil {
-			s.setFatal(err)
-			return
-		}
-		s.closedSegs = append(s.closedSegs, old)
 	}
 	if s.holdCheckpoints {
 		return

@@ -10,7 +10,9 @@
 //	                     "log_id" -> the id of the log in front of bbolt while a store runs with
 //	                     one, deleted by a clean Close (logid.go); "log_lost" -> when and why
 //	                     the database went on without its log (Options.AcceptLogLoss), kept for
-//	                     good; "log_lost_ack" -> who acknowledged that loss, and when (logack.go)
+//	                     good; "log_lost_ack" -> who acknowledged that loss, and when (logack.go);
+//	                     "log_tail" -> big-endian uint64, the first LSN of the log segment
+//	                     appended to at the last checkpoint, while a log runs (walcheck.go)
 //	runs                 run id -> framed JSON history.Run without last_seq (storedRun)
 //	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
 //	tasks                task id -> framed JSON history.Task
@@ -27,8 +29,8 @@
 // To settle the store is to checkpoint it (settle in opentx.go), so that bbolt's file itself
 // holds every acknowledged commit before something reads the file rather than the store: a
 // backup, a compaction, Check's page walk. The write-ahead log is a folder of segment files
-// (wal.go); at a roll it moves on to a new segment, once the current one passed its size, and
-// the old ones are checkpointed and removed.
+// (wal.go); at a roll it moves on to a new segment, once a record does not fit in the current
+// one, and the old ones are checkpointed and removed (or recycled).
 //
 // Options.ReadOnly opens an existing database writing nothing at all (not the file, its log
 // or its folder), for the commands that only read, so they work on a full disk (reading.go).

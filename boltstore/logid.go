@@ -85,10 +85,27 @@ func (s *Store) recordLogLoss(dir, what string) error {
 	if err != nil {
 		return err
 	}
-	note := fmt.Sprintf("opened with %s=1 at %s while its write-ahead log %s %s: commits acknowledged after log record %d (its last checkpoint) were lost",
-		acceptLogLossEnv, time.Now().UTC().Format(time.RFC3339), dir, what, lsn)
+	return s.recordLoss(fmt.Sprintf("opened with %s=1 at %s while its write-ahead log %s %s: commits acknowledged after log record %d (its last checkpoint) were lost",
+		acceptLogLossEnv, time.Now().UTC().Format(time.RFC3339), dir, what, lsn))
+}
+
+// recordLoss writes note as keyLogLost, after the note of an earlier loss if there is one,
+// deletes the acknowledgement (this loss is new) and the log's tail (the log is given up).
+func (s *Store) recordLoss(note string) error {
 	return guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyLogLost, []byte(note)) })
+		return s.db.Update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			if before := meta.Get(keyLogLost); len(before) > 0 {
+				note = string(before) + "; then " + note
+			}
+			if err := meta.Delete(keyLogLossAck); err != nil {
+				return err
+			}
+			if err := meta.Delete(keyLogTail); err != nil {
+				return err
+			}
+			return meta.Put(keyLogLost, []byte(note))
+		})
 	})
 }
 
@@ -103,8 +120,8 @@ func (s *Store) logLoss() (note, ack string, err error) {
 	return note, ack, err
 }
 
-// markLog writes the log's id into its folder (synced) and then into the meta bucket, in the
-// write transaction the caller checkpoints next. id nil makes a new one.
+// markLog writes the log's id into its folder (synced) and then into the meta bucket, with the
+// log's tail (its first segment: walcheck.go), in a synced bbolt commit. id nil makes a new one.
 //
 // A database reopened after a crash goes on with the id its folder already holds, and that
 // file is not written again: writing it truncates it first, and a process killed between the
@@ -123,13 +140,23 @@ func (s *Store) markLog(id []byte) error {
 		}
 	}
 	return guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyLogID, id) })
+		return s.db.Update(func(tx *bolt.Tx) error {
+			if err := putLogTail(tx, s.log.first); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketMeta).Put(keyLogID, id)
+		})
 	})
 }
 
-// unmarkLog deletes the log's id from the meta bucket, in tx: the database is about to be
-// synced with every commit, and its log removed.
-func unmarkLog(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyLogID) }
+// unmarkLog deletes the log's id and tail from the meta bucket, in tx: the database is about
+// to be synced with every commit, and its log removed.
+func unmarkLog(tx *bolt.Tx) error {
+	if err := tx.Bucket(bucketMeta).Delete(keyLogTail); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Delete(keyLogID)
+}
 
 func writeSynced(name string, b []byte) error {
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

@@ -377,6 +377,7 @@ func powerLossTrial(t *testing.T, rng *rand.Rand) (problems []string, pagesLost,
 			// such a draw is made again.
 			for whole := true; whole; {
 				torn := tornAppend(rng, next)
+				torn = torn[:min(len(torn), len(img.log[name])-end)] // an append never grows a segment
 				b = append(img.log[name][:end:end], torn...)
 				b = append(b, img.log[name][min(len(b), len(img.log[name])):]...)
 				got, _ := recordsEnd(b, first)

@@ -50,7 +50,7 @@ func openReading(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	if _, err := s.replayLog(); err != nil {
+	if _, err := s.replayLog(opts.AcceptLogLoss); err != nil {
 		s.dropOpen()
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)

@@ -35,6 +35,10 @@ var (
 	// ErrLogMissing is wrapped by Open's error for a database that was not closed cleanly and
 	// whose write-ahead log is missing or another's (logid.go); Options.AcceptLogLoss opens it.
 	ErrLogMissing = errors.New("write-ahead log missing")
+	// ErrLogDamaged is wrapped by Open's error for a database whose write-ahead log is damaged
+	// (a segment missing, cut short, a record damaged before others: walcheck.go), and with it
+	// ErrDamaged; Options.AcceptLogLoss opens it with the records before the damage.
+	ErrLogDamaged = errors.New("write-ahead log damaged")
 	ErrLogRemoved = errors.New("the write-ahead log was removed from outside while the store ran; commits are not durable: restart to start a new log")
 )
 
@@ -68,8 +72,8 @@ type Options struct {
 	// The environment variable WEND_STORE_LOG=0 turns it off for every Open of the process,
 	// WEND_STORE_LOG=1 on. A log left by a crash is replayed at Open either way.
 	NoLog bool
-	// AcceptLogLoss opens a database that was not closed cleanly although its log is missing
-	// or not its own, without the commits only that log held (the environment variable
+	// AcceptLogLoss opens a database that was not closed cleanly although its log is missing,
+	// not its own or damaged, without the commits only that log held (the environment variable
 	// WEND_ACCEPT_LOG_LOSS=1 sets it for every Open of the process). Back the file up first.
 	AcceptLogLoss bool
 	// ReadOnly opens an existing database for reading only, writing nothing anywhere, so that
@@ -262,7 +266,7 @@ func (s *Store) startLog(opts Options) error {
 	if err != nil {
 		return err
 	}
-	next, err := s.replayLog()
+	next, err := s.replayLog(opts.AcceptLogLoss)
 	if err != nil {
 		return err
 	}

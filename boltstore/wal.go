@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,8 +19,8 @@ import (
 // a log file beside the database, and bbolt's transaction is committed (synced by bbolt) only at
 // checkpoints (checkpoint.go). docs/design.md says why and docs/reliability.md what it guarantees.
 //
-// The log is a folder, PATH.wal, of segment files named by the log sequence number (LSN) of
-// their first record, 16 hex digits, ".log". A record is
+// The log is a folder, PATH.wal, of segment files, each named by the log sequence number (LSN)
+// of its first record, 20 decimal digits, and its size in bytes: "%020d-%d.log". A record is
 //
 //	length uint32 | CRC-32C(lsn | payload) uint32 | lsn uint64 | payload (length bytes)
 //
@@ -34,13 +35,23 @@ import (
 // files"). The records end at the first one that is not whole, valid and the LSN expected
 // (walread.go); zeros follow them. The next segment is made ahead, in the background, as the
 // spare file (spareName), renamed at the roll.
+//
+// A segment keeps the size its name gives from its creation to its removal: a record is
+// written only where it fits, with room left for the roll record (rollRecord), so a file of
+// another size was cut short (or grown) after it was made, and Open refuses it (walcheck.go).
+// A record that does not fit starts the next segment; one larger than a whole segment gets a
+// segment of its own, made to its size. At each roll the closed segment ends with the roll
+// record, saying the log goes on in the next segment, and each checkpoint writes the first LSN
+// of the segment appended to in bbolt's meta bucket (keyLogTail): between them, a deleted
+// newest segment is always missed by something that outlives it.
 
 // walHeader is the bytes of a record before its payload.
 const walHeader = 16
 
-// DefaultLogSegmentSize is the size past which the log starts a new segment and checkpoints the
-// old ones: bbolt synced, then they are removed. It bounds the log replayed at Open, and each
-// segment file (and the spare) is filled to it, but the first of an Open (firstSegmentSize).
+// DefaultLogSegmentSize is the size of a log segment: a record that does not fit in the rest
+// of one starts a new segment, and the checkpoint after it removes the old ones (bbolt synced).
+// It bounds the log replayed at Open, and each segment file (and the spare) is filled to it,
+// but the first of an Open (firstSegmentSize) and one made for a larger record (room).
 const DefaultLogSegmentSize = 32 << 20
 
 // firstSegmentSize caps the segment an Open starts, which Open waits for: filling a whole
@@ -56,8 +67,9 @@ type wal struct {
 	dir         string
 	f           *os.File // the segment appended to
 	name        string   // its path
+	first       uint64   // the LSN its name gives its first record
 	size        int64    // the end of its last whole record; zeros follow, to the filled end
-	limit       int64    // the segment's filled size: the log rolls once size reaches it
+	limit       int64    // the segment's filled size, in its name
 	next        uint64   // the LSN of the next record
 	segmentSize int64
 	buf         []byte
@@ -76,8 +88,39 @@ type wal struct {
 
 func walDir(dbPath string) string { return dbPath + ".wal" }
 
-func segmentName(dir string, first uint64) string {
-	return filepath.Join(dir, fmt.Sprintf("%016x.log", first))
+func segmentName(dir string, first uint64, size int64) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d-%d.log", first, size))
+}
+
+// parseSegment reads a segment's name: the LSN of its first record and its size. A name of the
+// form wend wrote before segments were named by their size, "%016x.log" (the LSN in hex), gives
+// size -1: such a segment is read without its size checked, and its last record may run past
+// its filling.
+func parseSegment(name string) (first uint64, size int64, ok bool) {
+	base, ok := strings.CutSuffix(filepath.Base(name), ".log")
+	if !ok {
+		return 0, 0, false
+	}
+	lsn, dec, sized := strings.Cut(base, "-")
+	if !sized {
+		if len(lsn) != 16 || strings.ToLower(lsn) != lsn { // as %016x wrote it: one name per LSN
+			return 0, 0, false
+		}
+		first, err := strconv.ParseUint(lsn, 16, 64)
+		return first, -1, err == nil
+	}
+	if len(lsn) != 20 {
+		return 0, 0, false
+	}
+	first, err := strconv.ParseUint(lsn, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	size, err = strconv.ParseInt(dec, 10, 64)
+	if err != nil || size <= 0 || strconv.FormatInt(size, 10) != dec {
+		return 0, 0, false
+	}
+	return first, size, true
 }
 
 // segments lists the log's segment files in LSN order; none when the folder does not exist.
@@ -91,19 +134,26 @@ func segments(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		n := e.Name()
-		if hex, ok := strings.CutSuffix(n, ".log"); ok && len(hex) == 16 {
-			if _, err := strconv.ParseUint(hex, 16, 64); err == nil {
-				out = append(out, filepath.Join(dir, n))
-			}
+		if _, _, ok := parseSegment(e.Name()); ok {
+			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
-	slices.Sort(out) // fixed-width hex: name order is LSN order
+	slices.SortFunc(out, bySegmentLSN)
 	return out, nil
+}
+
+// bySegmentLSN orders segments' names by their first record.
+func bySegmentLSN(a, b string) int {
+	fa, _, _ := parseSegment(a)
+	fb, _, _ := parseSegment(b)
+	return cmp.Compare(fa, fb)
 }
 
 // spareName is the next segment, made ahead of the roll that renames it (prepareSpare).
 const spareName = "next.spare"
+
+// largeName is a segment made at once for a record larger than a whole segment (room).
+const largeName = "large.spare"
 
 // spareFile is a spare made in the background, or the error that stopped it.
 type spareFile struct {
@@ -124,9 +174,9 @@ func openWAL(dir string, next uint64, segmentSize int64) (*wal, error) {
 	l := &wal{dir: dir, next: next, segmentSize: segmentSize}
 	l.fill = l.zeroFill
 	size := min(segmentSize, firstSegmentSize)
-	f, err := makeSpare(dir, size, l.fill)
+	f, err := makeSpare(dir, spareName, size, l.fill)
 	if err == nil {
-		err = l.install(f, size)
+		err = l.install(f, spareName, size)
 	}
 	if err != nil {
 		return nil, err
@@ -136,8 +186,8 @@ func openWAL(dir string, next uint64, segmentSize int64) (*wal, error) {
 
 // makeSpare creates the spare file, filled and fsynced: its size and blocks are durable before
 // a record is written in it, so no record's sync commits them.
-func makeSpare(dir string, size int64, fill func(*os.File, int64) error) (*os.File, error) {
-	name := filepath.Join(dir, spareName)
+func makeSpare(dir, spare string, size int64, fill func(*os.File, int64) error) (*os.File, error) {
+	name := filepath.Join(dir, spare)
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create log segment: %w", err)
@@ -166,17 +216,17 @@ func (l *wal) prepareSpare() {
 	go func() {
 		f, err := l.takeRecycled(dir, size)
 		if f == nil && err == nil {
-			f, err = makeSpare(dir, size, fill)
+			f, err = makeSpare(dir, spareName, size, fill)
 		}
 		ch <- spareFile{f, err}
 	}()
 }
 
-// install renames the spare f, filled to size, to the segment starting at l.next, syncs the
-// folder and appends to it from now on.
-func (l *wal) install(f *os.File, size int64) error {
-	name := segmentName(l.dir, l.next)
-	err := os.Rename(filepath.Join(l.dir, spareName), name)
+// install renames the spare f (the file spare), filled to size, to the segment starting at
+// l.next, syncs the folder and appends to it from now on.
+func (l *wal) install(f *os.File, spare string, size int64) error {
+	name := segmentName(l.dir, l.next, size)
+	err := os.Rename(filepath.Join(l.dir, spare), name)
 	if err == nil {
 		err = syncDir(l.dir)
 	}
@@ -184,8 +234,43 @@ func (l *wal) install(f *os.File, size int64) error {
 		f.Close()
 		return fmt.Errorf("start log segment: %w", err)
 	}
-	l.f, l.name, l.size, l.limit = f, name, 0, size
+	l.f, l.name, l.first, l.size, l.limit = f, name, l.next, 0, size
 	return nil
+}
+
+// testHookRoll, set only by tests, is called at each step of a roll, so a crash test can kill
+// the process exactly there.
+var testHookRoll = func(step string) {}
+
+// rollRecord is the payload of the record that ends a segment at a roll, with the LSN the
+// next segment starts at: the log goes on there, so that segment must exist. No batch reads
+// so (walbatch.go: no commits, then bytes left over).
+var rollRecord = []byte("\x00roll")
+
+// rollSize is the room a segment keeps after its records for the roll record.
+const rollSize = walHeader + 5
+
+// fits reports whether a record of n payload bytes fits in the segment, before the room kept
+// for the roll record.
+func (l *wal) fits(n int) bool { return l.size+walHeader+int64(n)+rollSize <= l.limit }
+
+// room makes the segment one that a record of n payload bytes fits in: when it does not fit
+// in this one, the log rolls, to the spare or, for a record larger than a whole segment, to a
+// segment made for it at once. It returns the path of the segment closed, "" when none.
+func (l *wal) room(n int) (closed string, err error) {
+	if l.fits(n) {
+		return "", nil
+	}
+	need := walHeader + int64(n) + rollSize
+	if need <= l.segmentSize {
+		return l.roll()
+	}
+	size := (need + fillWrite - 1) / fillWrite * fillWrite
+	f, err := makeSpare(l.dir, largeName, size, l.fill)
+	if err != nil {
+		return "", err
+	}
+	return l.rollTo(f, largeName, size)
 }
 
 // put writes payload as the record l.next after the last one, not synced: sync makes it
@@ -196,11 +281,10 @@ func (l *wal) put(payload []byte) (lsn uint64, err error) {
 	if uint64(len(payload)) > math.MaxUint32 {
 		return 0, fmt.Errorf("append to log %s: a record of %d bytes is over the format's 4 GiB", l.name, len(payload))
 	}
-	b := slices.Grow(l.buf[:0], walHeader+len(payload))[:walHeader]
-	binary.BigEndian.PutUint32(b[0:], uint32(len(payload)))
-	binary.BigEndian.PutUint64(b[8:], lsn)
-	binary.BigEndian.PutUint32(b[4:], walSum(b[8:16], payload))
-	b = append(b, payload...)
+	if !l.fits(len(payload)) { // room was not made: the segment would change its size
+		return 0, fmt.Errorf("append to log %s: a record of %d bytes does not fit in the %d bytes left", l.name, len(payload), l.limit-l.size-rollSize)
+	}
+	b := appendRecord(l.buf[:0], lsn, payload)
 	l.buf = b
 	write := l.write
 	if l.failWrite != nil {
@@ -236,18 +320,26 @@ func (l *wal) sync() error {
 
 func (l *wal) write(f *os.File, b []byte) (int, error) { return f.WriteAt(b, l.size) }
 
+// appendRecord appends the record of payload with LSN lsn to b.
+func appendRecord(b []byte, lsn uint64, payload []byte) []byte {
+	b = slices.Grow(b, walHeader+len(payload))
+	at := len(b)
+	b = b[:at+walHeader]
+	binary.BigEndian.PutUint32(b[at:], uint32(len(payload)))
+	binary.BigEndian.PutUint64(b[at+8:], lsn)
+	binary.BigEndian.PutUint32(b[at+4:], walSum(b[at+8:at+16], payload))
+	return append(b, payload...)
+}
+
 func walSum(lsn, payload []byte) uint32 {
 	return crc32.Update(crc32.Checksum(lsn, castagnoli), castagnoli, payload)
 }
 
-// full reports whether the segment has reached its size and the log should roll.
-func (l *wal) full() bool { return l.size >= l.limit }
-
 // roll starts the next segment, the spare made in the background, and closes the current one
-// (every record in it synced); it returns the closed segment's path, for the next checkpoint to
-// remove once bbolt is synced. It waits for the spare if it is not made yet, and starts it if
-// no append has (a record larger than half the segment). On an error (the spare could not be
-// filled: a full disk) the current segment stays open and intact.
+// (every record in it synced) with the roll record; it returns the closed segment's path, for
+// the next checkpoint to remove once bbolt is synced. It waits for the spare if it is not made
+// yet, and starts it if no append has (a record larger than half the segment). On an error
+// (the spare could not be filled: a full disk) the current segment stays open and intact.
 func (l *wal) roll() (string, error) {
 	if l.spare == nil {
 		l.prepareSpare()
@@ -257,11 +349,28 @@ func (l *wal) roll() (string, error) {
 	if sp.err != nil {
 		return "", sp.err
 	}
-	old, oldF := l.name, l.f
-	if err := l.install(sp.f, l.segmentSize); err != nil {
+	return l.rollTo(sp.f, spareName, l.segmentSize)
+}
+
+// rollTo installs f (the file spare, of size bytes) as the next segment, then writes the roll
+// record into the current one, syncs and closes it. The new segment exists (its folder synced)
+// before the roll record says it must: a crash between the two leaves a segment with no record
+// after one that does not say so, which reads the same.
+func (l *wal) rollTo(f *os.File, spare string, size int64) (string, error) {
+	old, oldF, end := l.name, l.f, l.size
+	if err := l.install(f, spare, size); err != nil {
 		return "", err
 	}
-	if err := oldF.Close(); err != nil {
+	testHookRoll("installed")
+	rec := appendRecord(nil, l.next, rollRecord)
+	_, err := oldF.WriteAt(rec, end)
+	if err == nil {
+		err = fdatasync(oldF)
+	}
+	if cerr := oldF.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return "", fmt.Errorf("close log segment %s: %w", old, err)
 	}
 	return old, nil

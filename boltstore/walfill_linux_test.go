@@ -22,7 +22,7 @@ func TestLogSegmentBlocksAreWritten(t *testing.T) {
 	must(t, err)
 	defer l.close()
 	first := l.name
-	for l.spare == nil || !l.full() {
+	for l.spare == nil || l.fits(8000) {
 		_, err := l.append(make([]byte, 8000))
 		must(t, err)
 	}

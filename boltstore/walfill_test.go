@@ -42,12 +42,12 @@ func TestLogSegmentSizes(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, spareName)); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("a spare file exists before the segment is half full (%v)", err)
 			}
-			for !l.full() {
+			for l.fits(len(rec)) {
 				_, err := l.append(rec)
 				must(t, err)
 			}
 			if l.spare == nil {
-				t.Fatalf("no spare started when the segment was full")
+				t.Fatalf("no spare started when the segment had no room for the next record")
 			}
 			_, err = l.roll()
 			must(t, err)

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -78,6 +79,37 @@ func FuzzSegmentReader(f *testing.F) {
 		})
 		if err != nil && !errors.Is(err, ErrDamaged) {
 			t.Fatalf("read: %v, want nil or ErrDamaged", err)
+		}
+	})
+}
+
+// FuzzSegmentName: a file name in the log folder (anyone who can write there chooses it) is a
+// segment's name or not, never a panic; a name read as a segment's names that segment again,
+// so two names never read as one segment, and the roll record never decodes as a batch.
+func FuzzSegmentName(f *testing.F) {
+	f.Add(filepath.Base(segmentName("", 1, 1<<20)))
+	f.Add(filepath.Base(segmentName("", 1<<63, 32<<20)))
+	f.Add("0000000000000001.log")
+	f.Add("00000000000000000001-+5.log")
+	f.Add("00000000000000000001-01.log")
+	f.Add("-1.log")
+	if _, err := decodeBatch(rollRecord); err == nil {
+		f.Fatalf("the roll record decodes as a batch")
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		first, size, ok := parseSegment(name)
+		if !ok {
+			return
+		}
+		again := fmt.Sprintf("%016x.log", first)
+		if size >= 0 {
+			again = filepath.Base(segmentName("", first, size))
+		}
+		if again != filepath.Base(name) {
+			t.Fatalf("%q reads as segment %d of %d bytes, whose name is %q", name, first, size, again)
+		}
+		if size == 0 || size < -1 {
+			t.Fatalf("%q reads as a segment of %d bytes", name, size)
 		}
 	})
 }

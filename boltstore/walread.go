@@ -2,21 +2,21 @@ package boltstore
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 )
 
 // Where a segment's records end. A segment is preallocated (wal.go), so its records are followed
-// by zeros, or by the end of the file when they filled it (the last record may run past the
-// preallocated size). Either way the records end at the first one that is not whole, not valid (its length
-// zero or past the file's end, its checksum wrong) or not the LSN expected: a torn append (a
-// crash, a full disk: never acknowledged, since a commit is answered only after its record is
-// synced), the zeros of the preallocated tail, or a stale record.
+// by zeros (a segment named without its size, from an older wend, may instead end at the end of
+// the file, its last record run past the preallocated size), or end with the roll record. The
+// records end at the first one that is not whole, not valid (its length zero or past the
+// file's end, its checksum wrong) or not the LSN expected: a torn append (a crash, a full disk:
+// never acknowledged, since a commit is answered only after its record is synced), the zeros of
+// the preallocated tail, or a stale record.
 // Appends are sequential and each is synced before the next is written, so no whole, valid record
 // with a later LSN can follow a torn one: one that does is damage in the middle of the log (a
 // record lost after it was acknowledged), and the rest of the segment is searched for one
@@ -33,6 +33,8 @@ type segmentReader struct {
 	want uint64 // the LSN the next record must have
 	hdr  [walHeader]byte
 	buf  []byte
+	// rolled is set when the records end with the roll record: the next segment starts at want.
+	rolled bool
 }
 
 // next returns the next record's LSN and payload (valid until the following call), io.EOF at
@@ -66,6 +68,10 @@ func (s *segmentReader) next() (uint64, []byte, error) {
 	if walSum(s.hdr[8:16], payload) != binary.BigEndian.Uint32(s.hdr[4:]) {
 		return 0, nil, s.end("checksum mismatch")
 	}
+	if bytes.Equal(payload, rollRecord) {
+		s.rolled = true
+		return 0, nil, io.EOF
+	}
 	s.off += walHeader + n
 	s.want++
 	return lsn, payload, nil
@@ -81,8 +87,8 @@ func (s *segmentReader) end(what string) error {
 	case at < 0:
 		return io.EOF
 	}
-	return fmt.Errorf("log %s: record at offset %d: %s, yet record %d follows at offset %d: %w",
-		s.name, s.off, what, lsn, at, ErrDamaged)
+	return logDamaged("segment %s: record at offset %d: %s, yet record %d follows at offset %d",
+		filepath.Base(s.name), s.off, what, lsn, at)
 }
 
 // laterRecord searches f from off to size for a whole, valid record with an LSN past want (the
@@ -129,27 +135,33 @@ func laterRecord(f *os.File, off, size int64, want uint64) (int64, uint64, error
 
 // segmentLSN is the LSN a segment's name says its first record has.
 func segmentLSN(name string) (uint64, error) {
-	hex, _ := strings.CutSuffix(filepath.Base(name), ".log")
-	lsn, err := strconv.ParseUint(hex, 16, 64)
-	if err != nil {
-		return 0, fmt.Errorf("log %s: not a segment's name: %w", name, ErrDamaged)
+	first, _, ok := parseSegment(name)
+	if !ok {
+		return 0, logDamaged("%s: not a segment's name", filepath.Base(name))
 	}
-	return lsn, nil
+	return first, nil
 }
 
-// readLog calls fn on every record of the log's segments in LSN order. Each segment's records
-// must start at the LSN its name says and run on one by one, and each segment must start where
-// the one before it ended: a segment's records may stop short only where nothing of the log
-// follows (see above), and anything else is an error wrapping ErrDamaged.
+// readLog calls fn on every record of the log's segments in LSN order. Each segment must have
+// the size its name gives (walcheck.go), its records must start at the LSN its name says and
+// run on one by one, and each segment must start where the one before it ended: a segment's
+// records may stop short only where nothing of the log follows (see above), and a segment
+// ending with the roll record must be followed by the one it names. Anything else is an error
+// wrapping ErrLogDamaged (and ErrDamaged); fn's errors are returned as they are.
 func readLog(names []string, fn func(lsn uint64, payload []byte) error) error {
-	var prev uint64 // the last record's LSN
+	var prev, prevFirst uint64 // the last record's LSN, the first of its segment
+	rolled := false
 	for i, name := range names {
-		first, err := segmentLSN(name)
-		if err != nil {
-			return err
+		first, size, ok := parseSegment(name)
+		if !ok {
+			return logDamaged("%s: not a segment's name", filepath.Base(name))
 		}
+		if i > 0 && first == prevFirst {
+			return logDamaged("segments %s and %s both start at record %d", filepath.Base(names[i-1]), filepath.Base(name), first)
+		}
+		prevFirst = first
 		if i > 0 && first != prev+1 {
-			return fmt.Errorf("log %s: the segment starts at record %d, the one before it ends at record %d: %w", name, first, prev, ErrDamaged)
+			return logDamaged("segment %s starts at record %d, the one before it ends at record %d: a segment between them is missing", filepath.Base(name), first, prev)
 		}
 		f, err := os.Open(name)
 		if err != nil {
@@ -159,6 +171,12 @@ func readLog(names []string, fn func(lsn uint64, payload []byte) error) error {
 		if err != nil {
 			f.Close()
 			return fmt.Errorf("open log: %w", err)
+		}
+		// A segment of another size is damage, reported once the records it still holds are
+		// read: accepting the loss keeps them.
+		var resized error
+		if size >= 0 && fi.Size() != size {
+			resized = logDamaged("segment %s is %d bytes, its name says %d: it was cut short or grown after it was written", filepath.Base(name), fi.Size(), size)
 		}
 		s := &segmentReader{name: name, f: f, r: bufio.NewReaderSize(f, 1<<20), size: fi.Size(), want: first}
 		for {
@@ -175,7 +193,13 @@ func readLog(names []string, fn func(lsn uint64, payload []byte) error) error {
 			}
 		}
 		f.Close()
-		prev = s.want - 1
+		if resized != nil {
+			return resized
+		}
+		prev, rolled = s.want-1, s.rolled
+	}
+	if rolled {
+		return logDamaged("segment %s ends with a roll to the segment starting at record %d, which is missing", filepath.Base(names[len(names)-1]), prev+1)
 	}
 	return nil
 }

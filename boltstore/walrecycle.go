@@ -31,9 +31,10 @@ func recycleLog(dir string, names []string) error {
 	return removeLog(dir, names[:len(names)-1])
 }
 
-// takeRecycled makes the spare from the recycled segment when there is one: renamed, and
-// filled with zeros up to size if it is shorter (the first segment of an Open), then synced.
-// It returns nil, nil when there is none.
+// takeRecycled makes the spare from the recycled segment when there is one: renamed, filled
+// with zeros up to size if it is shorter (the first segment of an Open) or cut to size if it
+// is longer (a segment made for a large record), then synced: a segment has the size its name
+// gives (wal.go). It returns nil, nil when there is none.
 func (l *wal) takeRecycled(dir string, size int64) (*os.File, error) {
 	name := filepath.Join(dir, spareName)
 	err := os.Rename(filepath.Join(dir, recycledName), name)
@@ -48,8 +49,12 @@ func (l *wal) takeRecycled(dir string, size int64) (*os.File, error) {
 		return nil, fmt.Errorf("reuse log segment: %w", err)
 	}
 	fi, err := f.Stat()
-	if err == nil && fi.Size() < size {
+	switch {
+	case err != nil:
+	case fi.Size() < size:
 		err = l.zeroFillFrom(f, fi.Size(), size)
+	case fi.Size() > size:
+		err = f.Truncate(size)
 	}
 	if err == nil {
 		err = f.Sync()

@@ -22,17 +22,25 @@ var testHookReplay = func(step string) {}
 // without it. A crash during the replay leaves bbolt at its last commit, and the next Open
 // replays from there. It returns the LSN the next record takes.
 //
+// A damaged log (walcheck.go) is refused, unless accept: then the records before the damage
+// are applied, the loss is recorded, and the log is removed.
+//
 // A store opened for reading (reading.go) applies the records into one transaction it keeps
-// open, never committed, and removes nothing.
-func (s *Store) replayLog() (next uint64, err error) {
+// open, never committed, and removes nothing; accepting a damaged log is left to a writer
+// (errLogLossToRecord).
+func (s *Store) replayLog(accept bool) (next uint64, err error) {
 	stored, err := s.logLSN()
+	if err != nil {
+		return 0, err
+	}
+	tail, err := s.logTail()
 	if err != nil {
 		return 0, err
 	}
 	dir := walDir(s.path)
 	// A spare or recycled segment left by a crash holds no record of the log: the next log
 	// makes its own.
-	for _, n := range []string{spareName, recycledName} {
+	for _, n := range []string{spareName, largeName, recycledName} {
 		if s.readOnly {
 			break
 		}
@@ -44,16 +52,18 @@ func (s *Store) replayLog() (next uint64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(names) == 0 {
+	if len(names) == 0 && tail == 0 {
 		return stored + 1, nil
 	}
 	r := replayer{s: s, last: stored}
-	err = readLog(names, func(lsn uint64, payload []byte) error {
+	read := stored // the last record read, applied or not
+	err = readLog(fromRecord(names, stored+1), func(lsn uint64, payload []byte) error {
+		read = max(read, lsn)
 		if lsn <= stored {
 			return nil
 		}
 		if lsn != r.last+1 {
-			return fmt.Errorf("log: the database holds records up to %d, the log goes on at %d: %w", stored, lsn, ErrDamaged)
+			return logDamaged("the database holds records up to %d, the log goes on at record %d: the records between are missing", stored, lsn)
 		}
 		if err := r.apply(lsn, payload); err != nil {
 			return fmt.Errorf("log: record %d: %w", lsn, err)
@@ -61,12 +71,35 @@ func (s *Store) replayLog() (next uint64, err error) {
 		testHookReplay("applied")
 		return nil
 	})
-	if err == nil && s.readOnly {
-		s.keepReplayed(r)
-		return r.last + 1, nil
+	if err == nil {
+		err = checkLogTail(names, tail)
 	}
 	if err == nil {
-		err = r.commit()
+		err = checkLogReached(tail, stored, read)
+	}
+	var damage *logDamagedError
+	if errors.As(err, &damage) && tail == 0 && read <= stored {
+		// What is left of a log that bbolt holds every record of and that was being removed
+		// (a clean Close, a replay, an accepted loss, cut by a crash; removals may reach the
+		// disk in any order): no acknowledged commit can be missing from it.
+		err = nil
+	}
+	switch {
+	case errors.As(err, &damage) && accept && s.readOnly:
+		r.rollback()
+		return 0, errLogLossToRecord
+	case errors.As(err, &damage) && accept:
+		if err = r.commit(); err == nil {
+			err = s.acceptDamagedLog(dir, damage, r.last) // deletes the tail too
+		}
+	case errors.As(err, &damage):
+		r.rollback()
+		return 0, s.refuseDamagedLog(dir, damage, r.last)
+	case err == nil && s.readOnly:
+		s.keepReplayed(r)
+		return r.last + 1, nil
+	case err == nil:
+		err = r.finish(tail != 0)
 	}
 	if err != nil {
 		r.rollback()
@@ -77,6 +110,19 @@ func (s *Store) replayLog() (next uint64, err error) {
 		return 0, err
 	}
 	return r.last + 1, nil
+}
+
+// fromRecord drops the segments before the last one starting at or before record lsn: every
+// record in them comes before lsn. A crash while a checkpoint removed segments may have left
+// some of them, not necessarily in order.
+func fromRecord(names []string, lsn uint64) []string {
+	from := 0
+	for i, n := range names {
+		if first, _, _ := parseSegment(n); first <= lsn {
+			from = i
+		}
+	}
+	return names[from:]
 }
 
 // replayBytesMax is the records a replay applies in one bbolt transaction: bbolt keeps them,
@@ -158,6 +204,23 @@ func (r *replayer) commit() error {
 	}
 	testHookSync()
 	return nil
+}
+
+// finish commits the last records applied and, when untail, deletes keyLogTail with them: the
+// log is about to be removed, and the key must not name a removed segment (walcheck.go).
+func (r *replayer) finish(untail bool) error {
+	if untail && r.tx == nil {
+		var err error
+		if r.tx, err = r.s.db.Begin(true); err != nil {
+			return err
+		}
+	}
+	if untail {
+		if err := guard(func() error { return r.tx.Bucket(bucketMeta).Delete(keyLogTail) }); err != nil {
+			return err
+		}
+	}
+	return r.commit()
 }
 
 func (r *replayer) rollback() {

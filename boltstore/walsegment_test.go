@@ -51,7 +51,7 @@ func readSegments(t *testing.T, segs map[uint64][]byte) ([]uint64, error) {
 	dir := t.TempDir()
 	var names []string
 	for first, b := range segs {
-		name := segmentName(dir, first)
+		name := segmentName(dir, first, int64(len(b)))
 		must(t, os.WriteFile(name, b, 0o600))
 		names = append(names, name)
 	}
@@ -79,12 +79,12 @@ func TestLogSegmentsAreFilled(t *testing.T) {
 	must(t, err)
 	defer l.close()
 	for l.next < 40 {
-		_, err := l.append(make([]byte, 300))
-		must(t, err)
-		if l.full() {
+		if !l.fits(300) {
 			_, err := l.roll()
 			must(t, err)
 		}
+		_, err := l.append(make([]byte, 300))
+		must(t, err)
 	}
 	names, err := segments(dir)
 	must(t, err)
