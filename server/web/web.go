@@ -157,7 +157,7 @@ func (u *UI) routes(m *server.Router) {
 	m.HandleFunc("GET "+uiRunsPath+"/{id}/export", server.AccessRead, u.export)
 	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", server.AccessAct, u.action)
 	m.HandleFunc("GET "+uiSchedulesPath, server.AccessRead, u.schedules) // schedules.go
-	u.batchRoutes(m)                                  // batches.go
+	u.batchRoutes(m)                                                     // batches.go
 }
 
 // page is what every page template reads.
