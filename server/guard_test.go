@@ -293,3 +293,102 @@ func newRecorder() *recorder                    { return &recorder{h: http.Heade
 func (r *recorder) Header() http.Header         { return r.h }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(code int)        { r.code = code }
+
+// TestGuardReadToken: the read token, by bearer or session, reads everything that returns
+// data and is refused every mutation with 403; its session's pages get no CSRF value.
+func TestGuardReadToken(t *testing.T) {
+	f := newWebFixture(t)
+	run := f.start("w1", waitSpec)
+	f.settle("w1", waitingForSignal)
+	sig := "/ui/runs/" + run.RunID + "/signal"
+	rb := servertest.ReadBearer()
+	tests := []struct {
+		name     string
+		r        req
+		status   int
+		code     string
+		contains string
+	}{
+		{"read by bearer", req{Method: "GET", Path: "/v1/runs/w1/export", Header: rb}, 200, "", `"bo"`},
+		{"read by session", req{Method: "GET", Path: "/ui/runs", ReadSession: true}, 200, "", "w1"},
+		{"signal by bearer", req{Method: "POST", Path: "/v1/runs/w1/signals", Body: `{"name":"approve"}`, Header: rb}, 403, CodeForbidden, "needs the act token"},
+		{"backup by bearer", req{Method: "GET", Path: "/v1/backup", Header: rb}, 403, CodeForbidden, ""},
+		{"signal by session form", req{Method: "POST", Path: sig, Body: "name=approve", Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base}, ReadSession: true}, 403, CodeForbidden, "needs the act token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, body := f.send(tt.r)
+			if code != tt.status || tt.code != "" && errorCode(body) != tt.code || !strings.Contains(body, tt.contains) {
+				t.Fatalf("%d %.300s, want %d %s with %q", code, body, tt.status, tt.code, tt.contains)
+			}
+		})
+	}
+	if d := f.settle("w1", waitingForSignal); !d.Run.Open() {
+		t.Errorf("the read token's refused signal reached the run")
+	}
+	// The two sessions differ and neither holds a token.
+	read, act := f.c.LoginRead(), f.c.Login()
+	if len(read) != 1 || len(act) != 1 || read[0].Value == act[0].Value ||
+		strings.Contains(read[0].Value, servertest.ReadToken) || strings.Contains(act[0].Value, webToken) {
+		t.Errorf("sessions: read %v, act %v", read, act)
+	}
+	g := newGuard(guardConfig{act: webToken, read: servertest.ReadToken, loopback: true}, nil, f.srv)
+	rec := newRecorder()
+	r, _ := http.NewRequest("GET", "http://127.0.0.1/v1/runs", nil)
+	r.AddCookie(read[0])
+	var seen Auth
+	g.next = asRouted(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen, _ = AuthOf(r) }))
+	g.ServeHTTP(rec, r)
+	if seen != (Auth{Authed: true}) {
+		t.Errorf("a read session's Auth: %+v, want authed, no act, no CSRF", seen)
+	}
+}
+
+// TestGuardOpenReads: with OpenReads a tokenless request reads on loopback, and still acts
+// on nothing; a wrong token is refused all the same.
+func TestGuardOpenReads(t *testing.T) {
+	s := New(nil, history.NewMemStore())
+	g := newGuard(guardConfig{act: webToken, read: servertest.ReadToken, loopback: true, openReads: true}, nil, s)
+	for _, tt := range []struct {
+		method, path, auth string
+		status             int
+	}{
+		{"GET", "/v1/runs", "", 200},
+		{"GET", "/v1/health", "", 200},
+		{"GET", "/v1/backup", "", 401},
+		{"POST", "/v1/runs/x/cancel", "", 401},
+		{"GET", "/v1/runs", "Bearer wrong", 401},
+		{"POST", "/v1/runs/x/cancel", "Bearer " + servertest.ReadToken, 403},
+	} {
+		rec := newRecorder()
+		r, _ := http.NewRequest(tt.method, "http://127.0.0.1:8080"+tt.path, strings.NewReader(`{}`))
+		if tt.auth != "" {
+			r.Header.Set("Authorization", tt.auth)
+		}
+		g.ServeHTTP(rec, r)
+		if rec.code != tt.status && !(tt.status == 200 && rec.code == 0) {
+			t.Errorf("%s %s (%q): %d %.200s, want %d", tt.method, tt.path, tt.auth, rec.code, rec.body.String(), tt.status)
+		}
+	}
+}
+
+// TestListenTCPTokenRefusals: the read token is checked like the act token, must differ from
+// it, and open reads are for loopback only.
+func TestListenTCPTokenRefusals(t *testing.T) {
+	s := New(nil, history.NewMemStore())
+	for _, tt := range []struct {
+		opts TCPOptions
+		want string
+	}{
+		{TCPOptions{Addr: "127.0.0.1:0", Token: webToken, ReadToken: webToken}, "the read token is the act token"},
+		{TCPOptions{Addr: "127.0.0.1:0", Token: webToken, ReadToken: "short"}, "the read token: the token is 5 characters"},
+		{TCPOptions{Addr: "0.0.0.0:0", Token: webToken, AllowRemote: true, OpenReads: true}, "--open-reads is for a loopback address only"},
+	} {
+		if tcp, err := ListenTCP(s, tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if tcp != nil {
+				tcp.Close()
+			}
+			t.Errorf("%+v: %v, want %q", tt.opts, err, tt.want)
+		}
+	}
+}
