@@ -126,6 +126,9 @@ func runServe(e *env, args []string) int {
 	if msg := addrConflict(fs); msg != "" {
 		return usageError(e, "serve", "%s", msg)
 	}
+	if msg := openReadsConflict(hf); msg != "" {
+		return usageError(e, "serve", "%s", msg)
+	}
 	if len(pos) > 0 {
 		return usageError(e, "serve", "unexpected argument %q", pos[0])
 	}

@@ -37,6 +37,20 @@ func addHTTPFlags(fs *flag.FlagSet) httpFlags {
 	}
 }
 
+// openReadsConflict refuses --open-reads where it means nothing or too much, before anything
+// starts: with no HTTP listener, or with --allow-remote (reads open to the network).
+func openReadsConflict(f httpFlags) string {
+	switch {
+	case !*f.openReads:
+		return ""
+	case *f.listen == "off" || *f.listen == "":
+		return "--open-reads is for the HTTP listener, and --http is off"
+	case *f.allowRemote:
+		return "--open-reads is for a loopback address only; with --allow-remote every request needs a token"
+	}
+	return ""
+}
+
 // tokenPath and readTokenPath are where wend serve keeps the tokens it generates: beside the
 // database, like the socket, so every process serving that database finds the same ones.
 func tokenPath(dbPath string) string     { return dbPath + ".token" }
@@ -124,9 +138,6 @@ func readToken(path string) (string, error) {
 // serveHTTP starts the TCP listener (API, web UI, /metrics) unless --listen is off.
 func (d *driver) serveHTTP(f httpFlags, workflows []server.Workflow) (*server.TCPServer, error) {
 	if *f.listen == "off" || *f.listen == "" {
-		if *f.openReads {
-			return nil, errors.New("--open-reads is for the HTTP listener, and --http is off")
-		}
 		return nil, nil
 	}
 	tokens, err := serveTokens(d.e, d.path, f)
