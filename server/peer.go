@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"time"
 )
@@ -37,9 +40,15 @@ func (l ownerOnly) Accept() (net.Conn, error) {
 	}
 }
 
-// refusePeer tells a refused peer why, in HTTP, and closes its connection.
+// refusePeer tells a refused peer why, in HTTP, and closes its connection. It reads the
+// request first (bounded in size and time): a peer still writing when the connection closes
+// would see a broken pipe instead of the answer.
 func refusePeer(c net.Conn, uid int, err error) {
 	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	if req, rerr := http.ReadRequest(bufio.NewReader(io.LimitReader(c, 1<<20))); rerr == nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
 	msg := fmt.Sprintf("this socket serves only the user running wend (uid %d); yours is %d", os.Getuid(), uid)
 	if err != nil {
 		msg = "cannot tell who connected: " + err.Error()
