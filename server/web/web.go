@@ -9,7 +9,9 @@
 // every path that is not its own to that Server, so one handler serves both: wend serve puts
 // it on the unix socket and, behind the token guard, on TCP (server.TCPOptions.UI).
 //
-// Routes (over TCP the guard of package server comes first and answers /ui/login):
+// Routes (over TCP the guard of package server comes first and answers /ui/login; each is
+// registered with the access it needs there: the pages a token, the forms the act token,
+// the stylesheet, script, login form and redirects none on loopback):
 //
 //	GET  /, /ui/                         redirect to /ui/runs
 //	GET  /ui/runs?status=S&workflow=NAME&q=TEXT&where=FILTER&compensated=1&page=N  the runs list (?partial=live: its live part)
@@ -18,7 +20,7 @@
 //	GET  /ui/runs/{id}/export            the history export as a download
 //	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
 //	GET  /ui/schedules                   the schedules, their next and recent fires (read only)
-//	GET  /ui/login?token=T, POST /ui/login  trade the token for the session cookie
+//	GET  /ui/login?token=T, POST /ui/login  trade the read or act token for its session cookie
 //	GET  /ui/static/...                  style.css, app.js
 package web
 
