@@ -3,10 +3,12 @@ package server
 import (
 	"net/http"
 	"testing"
+
+	"github.com/wendflow/wend/server/internal/servertest"
 )
 
-// TestBackupNeedsTheToken: over TCP a backup is not an open read, even on loopback: without
-// the token it is refused; with it, it reaches the store (the fixture's cannot back up).
+// TestBackupNeedsTheToken: over TCP a backup needs the act token, even on loopback: without
+// it, or with the read token, it is refused; with it, it reaches the store (the fixture's cannot back up).
 func TestBackupNeedsTheToken(t *testing.T) {
 	f := newWebFixture(t)
 	for _, tc := range []struct {
@@ -16,7 +18,8 @@ func TestBackupNeedsTheToken(t *testing.T) {
 		code   string
 	}{
 		{"no token", nil, http.StatusUnauthorized, CodeUnauthorized},
-		{"bearer", bearer(), http.StatusNotImplemented, CodeUnsupported},
+		{"read token", servertest.ReadBearer(), http.StatusForbidden, CodeForbidden},
+		{"act token", bearer(), http.StatusNotImplemented, CodeUnsupported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, _, body := f.send(req{Method: "GET", Path: "/v1/backup", Header: tc.header})

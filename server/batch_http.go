@@ -19,11 +19,11 @@ func (s *Server) SetBatches(bs *Batches) { s.batches.p.Store(bs) }
 // Batches is what SetBatches gave, or nil (the web UI reads it).
 func (s *Server) Batches() *Batches { return s.batches.p.Load() }
 
-func (s *Server) addBatchRoutes(m *http.ServeMux) {
-	m.HandleFunc("POST /v1/batches", s.createBatch)
-	m.HandleFunc("GET /v1/batches", s.listBatches)
-	m.HandleFunc("GET /v1/batches/{id}", s.showBatch)
-	m.HandleFunc("POST /v1/batches/{id}/cancel", s.cancelBatch)
+func (s *Server) addBatchRoutes(m *Router) {
+	m.HandleFunc("POST /v1/batches", AccessAct, s.createBatch)
+	m.HandleFunc("GET /v1/batches", AccessRead, s.listBatches)
+	m.HandleFunc("GET /v1/batches/{id}", AccessRead, s.showBatch)
+	m.HandleFunc("POST /v1/batches/{id}/cancel", AccessAct, s.cancelBatch)
 }
 
 func (s *Server) batchRunner(w http.ResponseWriter) *Batches {

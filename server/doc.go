@@ -11,7 +11,8 @@
 //
 // Routes are JSON (errors are {"error": {"code": "...", "message": "..."}}); docs/api.md
 // gives every route with its parameters, bodies and statuses. The run routes are registered
-// in routes (http.go), each handler in a file named for what it does; schedules
+// in routes (http.go), each with the access it needs over TCP (access.go: open, read or
+// act; auth.go's guard enforces it), each handler in a file named for what it does; schedules
 // (schedules.go), plugin rolls (plugins.go), batches (batch_http.go) and /metrics (tcp.go, TCP
 // only) register themselves beside them.
 //

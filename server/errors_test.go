@@ -30,7 +30,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 
 // A client that keeps only the code of the guard's refusals rebuilds the right status.
 func TestGuardErrorsRebuild(t *testing.T) {
-	g := newGuard(webToken, true, nil, New(nil, history.NewMemStore()))
+	g := newGuard(guardConfig{act: webToken, loopback: true}, nil, New(nil, history.NewMemStore()))
 	hs := httptest.NewServer(g)
 	defer hs.Close()
 	send := func(r *http.Request) (int, string) {
@@ -46,14 +46,14 @@ func TestGuardErrorsRebuild(t *testing.T) {
 	// No token on a mutation: 401 unauthorized.
 	r, _ := http.NewRequest("POST", hs.URL+"/v1/runs/x/cancel", strings.NewReader(`{}`))
 	code, body := send(r)
-	wantError(t, code, body, http.StatusUnauthorized, CodeUnauthorized, "needs the token")
+	wantError(t, code, body, http.StatusUnauthorized, CodeUnauthorized, "needs a token")
 	if e := DecodeError(code, []byte(body)); NewError(e.Code, e.Message).Status != http.StatusUnauthorized {
 		t.Fatalf("rebuilt %s: status %d", e.Code, NewError(e.Code, e.Message).Status)
 	}
 
 	// A session's mutation from another origin: 403 forbidden.
 	r, _ = http.NewRequest("POST", hs.URL+"/v1/runs/x/cancel", strings.NewReader(`{}`))
-	r.AddCookie(&http.Cookie{Name: sessionCookie, Value: g.session})
+	r.AddCookie(&http.Cookie{Name: sessionCookie, Value: g.actSession})
 	r.Header.Set("Origin", "http://evil.example")
 	code, body = send(r)
 	wantError(t, code, body, http.StatusForbidden, CodeForbidden, "cross-site request refused")

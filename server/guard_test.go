@@ -36,7 +36,7 @@ func newWebFixture(t *testing.T) *webFixture {
 	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: t.Logf})
 	t.Cleanup(func() { eng.Close() })
 	f := &webFixture{t: t, srv: New(eng, store), eng: eng, dir: t.TempDir()}
-	tcp, err := ListenTCP(f.srv, TCPOptions{Addr: "127.0.0.1:0", Token: webToken, Metrics: standInMetrics, UI: standInUI{f.srv}})
+	tcp, err := ListenTCP(f.srv, TCPOptions{Addr: "127.0.0.1:0", Token: webToken, ReadToken: servertest.ReadToken, Metrics: standInMetrics, UI: standInUI{f.srv}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +74,18 @@ func (u standInUI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Routes and Need make the stand-in Routed: its two pages, then the API's routes.
+func (u standInUI) Routes() []Route {
+	return append([]Route{{"GET /ui/runs", AccessRead}, {"POST /ui/runs/{id}/signal", AccessAct}}, u.s.Routes()...)
+}
+
+func (u standInUI) Need(r *http.Request) Access {
+	if strings.HasPrefix(r.URL.Path, "/ui/") {
+		return needByMethod(r)
+	}
+	return u.s.Need(r)
+}
+
 func (standInUI) LoginPage(w http.ResponseWriter, status int, why string) {
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, "Log in "+why)
@@ -107,7 +119,7 @@ func (f *webFixture) send(r req) (int, http.Header, string) { f.t.Helper(); retu
 
 // csrf is the value the guard expects from this fixture's session.
 func (f *webFixture) csrf() string {
-	g := newGuard(webToken, true, nil, nil)
+	g := newGuard(guardConfig{act: webToken, loopback: true}, nil, nil)
 	return g.csrf()
 }
 
@@ -126,8 +138,9 @@ func errorCode(body string) string {
 	return b.Error.Code
 }
 
-// TestGuard is the auth model over TCP: open reads on loopback, the token (or a session with
-// same origin and CSRF value) for every mutation, loopback Host names only, bounded bodies.
+// TestGuard is the auth model over TCP: a token for every read of run data, loopback
+// included; the act token (or its session with same origin and CSRF value) for every
+// mutation; loopback Host names only; bounded bodies.
 func TestGuard(t *testing.T) {
 	f := newWebFixture(t)
 	run := f.start("w1", waitSpec)
@@ -145,9 +158,13 @@ func TestGuard(t *testing.T) {
 		code     string // error code, when the answer is a JSON error
 		contains string
 	}{
-		{"read open on loopback", req{Method: "GET", Path: "/v1/runs"}, 200, "", `"w1"`},
+		{"read without token on loopback", req{Method: "GET", Path: "/v1/runs"}, 401, CodeUnauthorized, ""},
+		{"read with the token", req{Method: "GET", Path: "/v1/runs", Header: bearer()}, 200, "", `"w1"`},
+		{"read with a wrong token", req{Method: "GET", Path: "/v1/health", Header: map[string]string{"Authorization": "Bearer wrong"}}, 401, CodeUnauthorized, "not this server's"},
+		{"health open on loopback", req{Method: "GET", Path: "/v1/health"}, 200, "", `"ok"`},
 		{"metrics open on loopback", req{Method: "GET", Path: "/metrics"}, 200, "", "stand-in metrics"},
-		{"ui open on loopback", req{Method: "GET", Path: "/ui/runs"}, 200, "", "w1"},
+		{"ui without session on loopback", req{Method: "GET", Path: "/ui/runs"}, 401, "", "Log in"},
+		{"ui with session", req{Method: "GET", Path: "/ui/runs", Session: true}, 200, "", "w1"},
 		{"start without token", req{Method: "POST", Path: "/v1/runs", Body: string(start)}, 401, CodeUnauthorized, ""},
 		{"start with a wrong token", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: map[string]string{"Authorization": "Bearer wrong"}}, 401, CodeUnauthorized, ""},
 		{"start with the token in another scheme", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: map[string]string{"Authorization": "Basic " + webToken}}, 401, CodeUnauthorized, ""},
@@ -159,10 +176,11 @@ func TestGuard(t *testing.T) {
 		{"ui post from another origin", req{Method: "POST", Path: sig, Body: evilForm, Header: evilHdr, Session: true}, 403, CodeForbidden, "Origin"},
 		{"ui post without origin or referer", req{Method: "POST", Path: sig, Body: okForm, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Session: true}, 403, CodeForbidden, "Origin"},
 		{"ui post cross-site fetch", req{Method: "POST", Path: sig, Body: okForm, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base, "Sec-Fetch-Site": "cross-site"}, Session: true}, 403, CodeForbidden, "cross-site"},
-		{"dns rebinding host", req{Method: "GET", Path: "/v1/runs", Header: map[string]string{"Host": "evil.example:80"}}, 421, CodeBadRequest, "loopback"},
+		{"dns rebinding host", req{Method: "GET", Path: "/v1/health", Header: map[string]string{"Host": "evil.example:80"}}, 421, CodeBadRequest, "loopback"},
 		{"bad json", req{Method: "POST", Path: "/v1/runs", Body: `{"id":`, Header: bearer()}, 400, CodeBadRequest, ""},
 		{"body too large", req{Method: "POST", Path: "/v1/runs", Body: `{"source":"` + strings.Repeat("x", maxBody) + `"}`, Header: bearer()}, 400, CodeBadRequest, "too large"},
-		{"unknown route", req{Method: "GET", Path: "/v1/nope"}, 404, CodeNotFound, ""},
+		{"unknown route without token", req{Method: "GET", Path: "/v1/nope"}, 401, CodeUnauthorized, ""},
+		{"unknown route", req{Method: "GET", Path: "/v1/nope", Header: bearer()}, 404, CodeNotFound, ""},
 		{"wrong login", req{Method: "GET", Path: "/ui/login?token=wrong"}, 401, "", "wrong token"},
 		{"login form from another origin", req{Method: "POST", Path: "/ui/login", Body: "token=" + webToken, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}}, 403, CodeForbidden, ""},
 		{"ui signal with session", req{Method: "POST", Path: sig, Body: okForm, Header: okHdr, Session: true}, 303, "", ""},
@@ -220,7 +238,7 @@ func TestLoginCookie(t *testing.T) {
 // TestGuardRemote: bound elsewhere, reads need the token too.
 func TestGuardRemote(t *testing.T) {
 	s := New(nil, history.NewMemStore())
-	g := newGuard(webToken, false, standInUI{s}, standInUI{s})
+	g := newGuard(guardConfig{act: webToken}, standInUI{s}, standInUI{s})
 	for _, tt := range []struct {
 		path, auth string
 		status     int
@@ -275,3 +293,102 @@ func newRecorder() *recorder                    { return &recorder{h: http.Heade
 func (r *recorder) Header() http.Header         { return r.h }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(code int)        { r.code = code }
+
+// TestGuardReadToken: the read token, by bearer or session, reads everything that returns
+// data and is refused every mutation with 403; its session's pages get no CSRF value.
+func TestGuardReadToken(t *testing.T) {
+	f := newWebFixture(t)
+	run := f.start("w1", waitSpec)
+	f.settle("w1", waitingForSignal)
+	sig := "/ui/runs/" + run.RunID + "/signal"
+	rb := servertest.ReadBearer()
+	tests := []struct {
+		name     string
+		r        req
+		status   int
+		code     string
+		contains string
+	}{
+		{"read by bearer", req{Method: "GET", Path: "/v1/runs/w1/export", Header: rb}, 200, "", `"bo"`},
+		{"read by session", req{Method: "GET", Path: "/ui/runs", ReadSession: true}, 200, "", "w1"},
+		{"signal by bearer", req{Method: "POST", Path: "/v1/runs/w1/signals", Body: `{"name":"approve"}`, Header: rb}, 403, CodeForbidden, "needs the act token"},
+		{"backup by bearer", req{Method: "GET", Path: "/v1/backup", Header: rb}, 403, CodeForbidden, ""},
+		{"signal by session form", req{Method: "POST", Path: sig, Body: "name=approve", Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base}, ReadSession: true}, 403, CodeForbidden, "needs the act token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, body := f.send(tt.r)
+			if code != tt.status || tt.code != "" && errorCode(body) != tt.code || !strings.Contains(body, tt.contains) {
+				t.Fatalf("%d %.300s, want %d %s with %q", code, body, tt.status, tt.code, tt.contains)
+			}
+		})
+	}
+	if d := f.settle("w1", waitingForSignal); !d.Run.Open() {
+		t.Errorf("the read token's refused signal reached the run")
+	}
+	// The two sessions differ and neither holds a token.
+	read, act := f.c.LoginRead(), f.c.Login()
+	if len(read) != 1 || len(act) != 1 || read[0].Value == act[0].Value ||
+		strings.Contains(read[0].Value, servertest.ReadToken) || strings.Contains(act[0].Value, webToken) {
+		t.Errorf("sessions: read %v, act %v", read, act)
+	}
+	g := newGuard(guardConfig{act: webToken, read: servertest.ReadToken, loopback: true}, nil, f.srv)
+	rec := newRecorder()
+	r, _ := http.NewRequest("GET", "http://127.0.0.1/v1/runs", nil)
+	r.AddCookie(read[0])
+	var seen Auth
+	g.next = asRouted(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen, _ = AuthOf(r) }))
+	g.ServeHTTP(rec, r)
+	if seen != (Auth{Authed: true}) {
+		t.Errorf("a read session's Auth: %+v, want authed, no act, no CSRF", seen)
+	}
+}
+
+// TestGuardOpenReads: with OpenReads a tokenless request reads on loopback, and still acts
+// on nothing; a wrong token is refused all the same.
+func TestGuardOpenReads(t *testing.T) {
+	s := New(nil, history.NewMemStore())
+	g := newGuard(guardConfig{act: webToken, read: servertest.ReadToken, loopback: true, openReads: true}, nil, s)
+	for _, tt := range []struct {
+		method, path, auth string
+		status             int
+	}{
+		{"GET", "/v1/runs", "", 200},
+		{"GET", "/v1/health", "", 200},
+		{"GET", "/v1/backup", "", 401},
+		{"POST", "/v1/runs/x/cancel", "", 401},
+		{"GET", "/v1/runs", "Bearer wrong", 401},
+		{"POST", "/v1/runs/x/cancel", "Bearer " + servertest.ReadToken, 403},
+	} {
+		rec := newRecorder()
+		r, _ := http.NewRequest(tt.method, "http://127.0.0.1:8080"+tt.path, strings.NewReader(`{}`))
+		if tt.auth != "" {
+			r.Header.Set("Authorization", tt.auth)
+		}
+		g.ServeHTTP(rec, r)
+		if rec.code != tt.status && !(tt.status == 200 && rec.code == 0) {
+			t.Errorf("%s %s (%q): %d %.200s, want %d", tt.method, tt.path, tt.auth, rec.code, rec.body.String(), tt.status)
+		}
+	}
+}
+
+// TestListenTCPTokenRefusals: the read token is checked like the act token, must differ from
+// it, and open reads are for loopback only.
+func TestListenTCPTokenRefusals(t *testing.T) {
+	s := New(nil, history.NewMemStore())
+	for _, tt := range []struct {
+		opts TCPOptions
+		want string
+	}{
+		{TCPOptions{Addr: "127.0.0.1:0", Token: webToken, ReadToken: webToken}, "the read token is the act token"},
+		{TCPOptions{Addr: "127.0.0.1:0", Token: webToken, ReadToken: "short"}, "the read token: the token is 5 characters"},
+		{TCPOptions{Addr: "0.0.0.0:0", Token: webToken, AllowRemote: true, OpenReads: true}, "--open-reads is for a loopback address only"},
+	} {
+		if tcp, err := ListenTCP(s, tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if tcp != nil {
+				tcp.Close()
+			}
+			t.Errorf("%+v: %v, want %q", tt.opts, err, tt.want)
+		}
+	}
+}

@@ -18,31 +18,32 @@ import (
 // maxBody bounds a request body: a spec file plus its input, with room to spare.
 const maxBody = 16 << 20
 
-func (s *Server) routes() *http.ServeMux {
-	m := http.NewServeMux()
-	m.HandleFunc("GET /v1/health", s.health)
-	m.HandleFunc("GET /v1/runs", s.listRuns)
-	m.HandleFunc("POST /v1/runs", s.startRun)
-	m.HandleFunc("GET /v1/workflows", s.listWorkflows)
-	m.HandleFunc("GET /v1/runs/{id}", s.showRun)
-	m.HandleFunc("GET /v1/runs/{id}/events", s.runEvents)
-	m.HandleFunc("GET /v1/runs/{id}/wait", s.waitRun)
-	m.HandleFunc("POST /v1/runs/{id}/signals", s.signalRun)
-	m.HandleFunc("POST /v1/runs/{id}/cancel", s.stopRun(false))
-	m.HandleFunc("POST /v1/runs/{id}/terminate", s.stopRun(true))
-	m.HandleFunc("POST /v1/runs/{id}/retry", s.retryRun)
-	m.HandleFunc("POST /v1/runs/{id}/repair", s.repairRun)
-	m.HandleFunc("POST /v1/repair", s.repairAll)
-	m.HandleFunc("GET /v1/runs/{id}/export", s.exportRun)
-	m.HandleFunc("GET /v1/runs/{id}/query", s.queryRun)
-	m.HandleFunc("GET /v1/check", s.check)
-	m.HandleFunc("GET "+backupPath, s.backup)
-	m.HandleFunc("POST /v1/purge/select", s.purgeSelect)
-	m.HandleFunc("POST /v1/purge", s.purgeRuns)
+// routes registers every route with the access it needs over TCP (access.go).
+func (s *Server) routes() *Router {
+	m := NewRouter()
+	m.HandleFunc("GET /v1/health", AccessOpen, s.health)
+	m.HandleFunc("GET /v1/runs", AccessRead, s.listRuns)
+	m.HandleFunc("POST /v1/runs", AccessAct, s.startRun)
+	m.HandleFunc("GET /v1/workflows", AccessRead, s.listWorkflows)
+	m.HandleFunc("GET /v1/runs/{id}", AccessRead, s.showRun)
+	m.HandleFunc("GET /v1/runs/{id}/events", AccessRead, s.runEvents)
+	m.HandleFunc("GET /v1/runs/{id}/wait", AccessRead, s.waitRun)
+	m.HandleFunc("POST /v1/runs/{id}/signals", AccessAct, s.signalRun)
+	m.HandleFunc("POST /v1/runs/{id}/cancel", AccessAct, s.stopRun(false))
+	m.HandleFunc("POST /v1/runs/{id}/terminate", AccessAct, s.stopRun(true))
+	m.HandleFunc("POST /v1/runs/{id}/retry", AccessAct, s.retryRun)
+	m.HandleFunc("POST /v1/runs/{id}/repair", AccessAct, s.repairRun)
+	m.HandleFunc("POST /v1/repair", AccessAct, s.repairAll)
+	m.HandleFunc("GET /v1/runs/{id}/export", AccessRead, s.exportRun)
+	m.HandleFunc("GET /v1/runs/{id}/query", AccessRead, s.queryRun)
+	m.HandleFunc("GET /v1/check", AccessRead, s.check)
+	m.HandleFunc("GET "+backupPath, AccessAct, s.backup)
+	m.HandleFunc("POST /v1/purge/select", AccessAct, s.purgeSelect)
+	m.HandleFunc("POST /v1/purge", AccessAct, s.purgeRuns)
 	s.addScheduleRoutes(m) // /v1/schedules (schedules.go)
 	s.addPluginRoutes(m)   // POST /v1/plugins/roll (plugins.go)
 	s.addBatchRoutes(m)    // /v1/batches (batch_http.go)
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	m.HandleFunc("/", AccessRead, func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
 	})
 	return m
@@ -50,6 +51,12 @@ func (s *Server) routes() *http.ServeMux {
 
 // ServeHTTP serves the control API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Routes lists the API's routes with the access each needs (Routed).
+func (s *Server) Routes() []Route { return s.mux.Routes() }
+
+// Need is the access a request to the API needs (Routed).
+func (s *Server) Need(r *http.Request) Access { return s.mux.Need(r) }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	status := "ok"

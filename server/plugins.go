@@ -47,8 +47,8 @@ func (s *Server) RollPlugins(plugin string) (Rolled, error) {
 	return Rolled{Rolled: out}, nil
 }
 
-func (s *Server) addPluginRoutes(m *http.ServeMux) {
-	m.HandleFunc("POST /v1/plugins/roll", func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) addPluginRoutes(m *Router) {
+	m.HandleFunc("POST /v1/plugins/roll", AccessAct, func(w http.ResponseWriter, r *http.Request) {
 		var req RollRequest
 		if !readJSON(w, r, &req) {
 			return

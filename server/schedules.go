@@ -25,14 +25,14 @@ func (s *Server) SetSchedules(rn *runner.Runner) { s.schedules.p.Store(rn) }
 // Schedules is the runner SetSchedules gave, or nil (the web UI's schedules page reads it).
 func (s *Server) Schedules() *runner.Runner { return s.schedules.p.Load() }
 
-func (s *Server) addScheduleRoutes(m *http.ServeMux) {
-	m.HandleFunc("GET /v1/schedules", s.listSchedules)
-	m.HandleFunc("GET /v1/schedules/{id}", s.showSchedule)
-	m.HandleFunc("POST /v1/schedules/{id}/pause", s.pauseSchedule)
-	m.HandleFunc("POST /v1/schedules/{id}/resume", s.resumeSchedule)
-	m.HandleFunc("POST /v1/schedules/{id}/trigger", s.triggerSchedule)
-	m.HandleFunc("POST /v1/schedules/{id}/backfill", s.backfillSchedule)
-	m.HandleFunc("DELETE /v1/schedules/{id}", s.deleteSchedule)
+func (s *Server) addScheduleRoutes(m *Router) {
+	m.HandleFunc("GET /v1/schedules", AccessRead, s.listSchedules)
+	m.HandleFunc("GET /v1/schedules/{id}", AccessRead, s.showSchedule)
+	m.HandleFunc("POST /v1/schedules/{id}/pause", AccessAct, s.pauseSchedule)
+	m.HandleFunc("POST /v1/schedules/{id}/resume", AccessAct, s.resumeSchedule)
+	m.HandleFunc("POST /v1/schedules/{id}/trigger", AccessAct, s.triggerSchedule)
+	m.HandleFunc("POST /v1/schedules/{id}/backfill", AccessAct, s.backfillSchedule)
+	m.HandleFunc("DELETE /v1/schedules/{id}", AccessAct, s.deleteSchedule)
 }
 
 // ScheduleNoteRequest is the body of pause and resume.

@@ -22,7 +22,7 @@ type Server struct {
 	store history.Store
 	// cluster, when set, holds the runs instead of eng and store (cluster.go).
 	cluster Cluster
-	mux     *http.ServeMux
+	mux     *Router
 	// workflows are the registered workflows POST /v1/runs may start by name (workflows.go).
 	workflows atomic.Pointer[[]Workflow]
 	roller    atomic.Pointer[PluginRoller] // plugins.go

@@ -30,10 +30,15 @@ const (
 // TCPOptions configure ListenTCP.
 type TCPOptions struct {
 	Addr string // host:port; port 0 picks a free one (see TCPServer.Addr)
-	// Token is the bearer token (and the secret the UI's session and CSRF values derive
-	// from). Required: mutating requests always need it.
+	// Token is the act token (and the secret the UI's act session and CSRF values derive
+	// from). Required: it may do everything.
 	Token string
-	// AllowRemote permits a non-loopback address; every request then needs the token.
+	// ReadToken is the read token: every route that returns data, none that acts. Optional
+	// (then only Token reads); it must differ from Token.
+	ReadToken string
+	// OpenReads lets a request without a token read, on a loopback address only.
+	OpenReads bool
+	// AllowRemote permits a non-loopback address; every request then needs a token.
 	AllowRemote bool
 	// Metrics, when set, is served at GET /metrics (package server/metrics makes it).
 	Metrics http.Handler
@@ -46,6 +51,7 @@ type TCPOptions struct {
 // TCPServer serves the API (with the web UI and /metrics when given) over TCP until Close.
 type TCPServer struct {
 	s      *Server
+	routes Routed
 	ln     net.Listener
 	srv    *http.Server
 	cancel context.CancelFunc
@@ -53,8 +59,8 @@ type TCPServer struct {
 }
 
 // ListenTCP serves s (the /v1 API), opts.UI and opts.Metrics when set, on opts.Addr behind
-// the guard (auth.go): a token on mutating requests always, on every request
-// unless the address is loopback. A non-loopback address needs AllowRemote.
+// the guard (auth.go): the act token on every mutation, a token on every route that returns
+// data, and off loopback on every request. A non-loopback address needs AllowRemote.
 func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 	if opts.Token == "" {
 		return nil, fmt.Errorf("listen on %s: a token is required", opts.Addr)
@@ -69,6 +75,17 @@ func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 	if err := CheckToken(opts.Token); !loopback && err != nil { // then the token is all that guards it
 		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
+	if opts.ReadToken != "" {
+		if err := CheckToken(opts.ReadToken); err != nil {
+			return nil, fmt.Errorf("listen on %s: the read token: %w", opts.Addr, err)
+		}
+		if secretEqual(opts.ReadToken, opts.Token) {
+			return nil, fmt.Errorf("listen on %s: the read token is the act token; give each its own", opts.Addr)
+		}
+	}
+	if opts.OpenReads && !loopback {
+		return nil, fmt.Errorf("listen on %s: --open-reads is for a loopback address only; off loopback every request needs a token", opts.Addr)
+	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
@@ -78,14 +95,14 @@ func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 		h = opts.UI
 	}
 	if opts.Metrics != nil {
-		m := http.NewServeMux()
-		m.Handle("GET /metrics", opts.Metrics)
-		m.Handle("/", h)
+		m := NewRouter()
+		m.Handle("GET /metrics", AccessOpen, opts.Metrics)
+		m.Inner(asRouted(h))
 		h = m
 	}
-	g := newGuard(opts.Token, loopback, opts.UI, h)
+	g := newGuard(guardConfig{act: opts.Token, read: opts.ReadToken, loopback: loopback, openReads: opts.OpenReads}, opts.UI, h)
 	base, cancel := context.WithCancel(context.Background())
-	t := &TCPServer{s: s, ln: ln, cancel: cancel, done: make(chan struct{}), srv: &http.Server{
+	t := &TCPServer{s: s, ln: ln, routes: g.next, cancel: cancel, done: make(chan struct{}), srv: &http.Server{
 		Handler:           g,
 		ReadHeaderTimeout: tcpReadHeaderTimeout,
 		ReadTimeout:       tcpReadTimeout,
@@ -103,6 +120,9 @@ func ListenTCP(s *Server, opts TCPOptions) (*TCPServer, error) {
 
 // Server is the Server this listener serves (to register workflows on, say).
 func (t *TCPServer) Server() *Server { return t.s }
+
+// Routes lists every route the listener serves, with the access each needs.
+func (t *TCPServer) Routes() []Route { return t.routes.Routes() }
 
 // Addr is the address the server listens on, with the port chosen when the asked one was 0.
 func (t *TCPServer) Addr() string { return t.ln.Addr().String() }

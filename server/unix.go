@@ -32,9 +32,10 @@ type UnixServer struct {
 	done   chan struct{}
 }
 
-// ListenUnix serves h on a unix socket at path, readable by the owner only. A socket file
-// left by a dead process is removed first, but only when connecting to it fails; a path that
-// is not a socket, or a socket a live process answers on, is an error.
+// ListenUnix serves h on a unix socket at path, for the serving user only: the file is 0600,
+// and where the kernel names a peer, another user's connection is refused (peer.go). A
+// socket file left by a dead process is removed first, but only when connecting to it
+// fails; a path that is not a socket, or a socket a live process answers on, is an error.
 func ListenUnix(path string, h http.Handler) (*UnixServer, error) {
 	if err := removeStale(path); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
@@ -44,6 +45,7 @@ func ListenUnix(path string, h http.Handler) (*UnixServer, error) {
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false) // Close removes the file itself, if it is still ours
+	ln = ownerOnly{Listener: ln, allow: servingUser}
 	if err := os.Chmod(path, 0o600); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("listen on %s: %w", path, err)

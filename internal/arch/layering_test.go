@@ -55,7 +55,7 @@ var allowed = map[string][]string{
 	"plugins/cmdgroup":            {xsys},                                    // the exec builtin's command groups: recorded by the plugin, reaped by both
 	"plugins/builtin":             {"plugins/sdk", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
 	"plugins/internal/testplugin": {"plugins/sdk", goplugin, hclog, grpc},
-	"server":                      {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec"},
+	"server":                      {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec", xsys}, // x/sys: a socket peer's uid on macOS and FreeBSD
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
 	"server/web":                  {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":  {"history", "schedule/runner", "spec"},

@@ -18,25 +18,34 @@ import (
 var serveCmd = &command{
 	summary: "run the engine until stopped, serving the control socket, HTTP API, web UI and metrics",
 	usage: `Usage: wend serve [--db PATH | --temporal HOST:PORT] [--http ADDR] [--allow-remote] [--token-file FILE]
+                  [--read-token-file FILE] [--open-reads]
                   [--workflows DIR]...
                   [--idle-after DURATION] [--max-activities N] [--retention DURATION]
 
 Holds the database and drives its runs until stopped: resumes every unfinished run at
 start, fires timers, calls activities, and takes new runs, signals and cancels from other
 wend commands (run, signal, cancel, list, show, check) over the control socket beside the
-database (PATH.sock, owner-only). Where it listens is printed on stderr, then a line per
-step event of every run. Every minute it rebuilds tasks that open runs lost, as
-'wend repair' does.
+database (PATH.sock: it serves only the user running serve, by its 0600 file and, on
+Linux, macOS and FreeBSD, by refusing another user's connection; those commands need no
+token). Where it listens is printed on stderr, then a line per step event of every run.
+Every minute it rebuilds tasks that open runs lost, as 'wend repair' does.
 
 The first Ctrl-C (or SIGTERM) stops cleanly: no new requests, the commit in flight
 finishes, activity calls in flight are cancelled and run again when the runs resume. A
 second Ctrl-C exits at once; either way the runs resume later.
 
 It also serves the HTTP API (/v1, the same as the socket's), the web UI (/ui/runs) and
-Prometheus metrics (/metrics) on --http. Reads are open on a loopback address; every
-mutation needs the token (Authorization: Bearer TOKEN, or the UI's login). The token is
---token-file, else $WEND_TOKEN, else PATH.token, generated and printed on first start.
-The API is described in docs/api.md.
+Prometheus metrics (/metrics) on --http, behind two tokens (Authorization: Bearer TOKEN, or
+the UI's login). The read token reads: runs, their events and exports, the UI's pages,
+batches and schedules. The act token also acts: starts, signals, cancels, retries, batches,
+backups, purges, schedule changes, repairs. Every route that returns run data needs one of
+them, on a loopback address too; /v1/health, /metrics and the login page need none there.
+The act token is --token-file, else $WEND_TOKEN, else PATH.token; the read token is
+--read-token-file, else $WEND_READ_TOKEN, else PATH.read-token; each file is generated
+(0600) on first start. To rotate one, replace or delete its file and restart serve: the
+sessions of the old token end with it. --open-reads lets requests without a token read on
+a loopback address, for a machine no one else uses; serve says so when it starts. The API
+is described in docs/api.md.
 
 --workflows DIR registers every *.wend.yaml and *.wend.yml file below DIR by its name:
 field, so POST /v1/runs can start one by name ({"workflow": "NAME"}), GET /v1/workflows
@@ -53,8 +62,8 @@ fires missed while no serve ran are caught up at start within their catchup_wind
 With --temporal HOST:PORT (wend-temporal), it serves the same HTTP API, web UI and metrics
 over the runs of a Temporal cluster instead of a database: no engine runs here (the
 cluster's workers drive the runs), there is no control socket, and /metrics has wend_runs
-alone (from the cluster's visibility store). The token is --token-file or $WEND_TOKEN, else
-one generated for this process and printed. Plugin rolling is the workers' (wend plugin
+alone (from the cluster's visibility store). Each token is its flag's file or variable, else one
+generated for this process and printed. Plugin rolling is the workers' (wend plugin
 roll), and --workflows registers files that POST /v1/runs starts on the cluster.
 
 Flags:
@@ -64,8 +73,13 @@ Flags:
   --listen ADDR       the same as --http
   --allow-remote      allow a non-loopback ADDR; every request then needs the token, which
                       must come from --token-file or $WEND_TOKEN
-  --token-file FILE   file holding the API token: at least 128 bits, i.e. 32 hex digits or 22
+  --token-file FILE   file holding the act token: at least 128 bits, i.e. 32 hex digits or 22
                       other characters (openssl rand -hex 16); the same for $WEND_TOKEN
+  --read-token-file FILE
+                      file holding the read token (the same rules; or $WEND_READ_TOKEN);
+                      it must differ from the act token
+  --open-reads        reads need no token on a loopback --http (anyone on this machine
+                      reads every run); not with --allow-remote
   --workflows DIR     register the workflow files below DIR by name (repeatable; read at
                       start, not watched)
   --log-format F      text or json: each line on stderr is a log/slog record (time, level,
@@ -110,6 +124,9 @@ func runServe(e *env, args []string) int {
 		return usageError(e, "serve", "%s", flagError(err))
 	}
 	if msg := addrConflict(fs); msg != "" {
+		return usageError(e, "serve", "%s", msg)
+	}
+	if msg := openReadsConflict(hf); msg != "" {
 		return usageError(e, "serve", "%s", msg)
 	}
 	if len(pos) > 0 {

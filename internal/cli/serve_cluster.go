@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
@@ -33,13 +29,10 @@ func serveCluster(e *env, f httpFlags, workflows []server.Workflow) int {
 		fmt.Fprintf(e.stderr, "wend serve: this build's Temporal backend cannot serve the API\n")
 		return exitUsage
 	}
-	token, from, generated, err := clusterToken(e, *f.tokenFile)
+	tokens, err := serveTokens(e, "", f)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
 		return exitUsage
-	}
-	if *f.allowRemote && generated {
-		return usageError(e, "serve", "--allow-remote needs a token chosen on purpose: --token-file FILE or WEND_TOKEN")
 	}
 	sigs := notifyStop() // before it listens: a SIGTERM from then on is the clean stop
 	s := server.Over(c)
@@ -51,20 +44,13 @@ func serveCluster(e *env, f httpFlags, workflows []server.Workflow) int {
 		s.SetBatches(server.NewClusterBatches(s, cb, func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }))
 	}
 	list := func() ([]history.Run, error) { return s.List(history.RunFilter{}) }
-	t, err := server.ListenTCP(s, server.TCPOptions{Addr: *f.listen, Token: token, AllowRemote: *f.allowRemote,
-		Metrics: metrics.New(version).ClusterHandler(list), UI: web.New(s)})
+	t, err := server.ListenTCP(s, tokens.options(f, metrics.New(version).ClusterHandler(list), web.New(s)))
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend serve: %v\n", err)
 		return exitUsage
 	}
 	defer t.Close()
-	if generated {
-		fmt.Fprintf(e.stderr, "wend: generated an API token for this process (give --token-file to keep one): %s\n", token)
-		fmt.Fprintf(e.stderr, "wend: web UI at %s/ui/login?token=%s\n", t.URL(), token)
-	} else {
-		fmt.Fprintf(e.stderr, "wend: web UI at %s/ui/runs (log in with the token from %s)\n", t.URL(), from)
-	}
-	fmt.Fprintf(e.stderr, "wend: HTTP API at %s/v1, metrics at %s/metrics\n", t.URL(), t.URL())
+	tokens.report(e, t.URL(), f)
 	if len(workflows) > 0 {
 		reportWorkflows(e, workflows)
 	}
@@ -73,21 +59,6 @@ func serveCluster(e *env, f httpFlags, workflows []server.Workflow) int {
 		tp.Address, tp.Namespace, tp.TaskQueue, os.Getpid())
 	waitForStop(e, sigs)
 	return exitOK
-}
-
-// clusterToken finds the API token of a serve over a cluster: --token-file, else $WEND_TOKEN,
-// else one generated for this process alone (there is no database beside which to keep it).
-func clusterToken(e *env, tokenFile string) (token, from string, generated bool, err error) {
-	if tokenFile != "" || strings.TrimSpace(e.getenv("WEND_TOKEN")) != "" {
-		// apiToken never reaches the generated file when either is given.
-		token, from, _, _, err = apiToken(e, "", tokenFile)
-		return token, from, false, err
-	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", "", false, errors.New("generate an API token: " + err.Error())
-	}
-	return hex.EncodeToString(b[:]), "", true, nil
 }
 
 // waitForStop returns at the first Ctrl-C or SIGTERM on sigs (from notifyStop); a second one

@@ -16,8 +16,12 @@ import (
 	"time"
 )
 
-// e2eToken is the token the end-to-end tests give wend serve through WEND_TOKEN.
-const e2eToken = "e2e-token-0123456789abcdef0123"
+// e2eToken and e2eReadToken are the act and read tokens the end-to-end tests give wend
+// serve through WEND_TOKEN and WEND_READ_TOKEN.
+const (
+	e2eToken     = "e2e-token-0123456789abcdef0123"
+	e2eReadToken = "e2e-read-token-0123456789abcdef"
+)
 
 // liveServe is a real `wend serve` process: the binary built by go build, a database in a
 // temporary folder, the example Go plugin beside the workflows.
@@ -59,7 +63,7 @@ func startServe(t *testing.T, workflows map[string]string) *liveServe {
 	}
 	cmd := exec.Command(wend, "serve", "--listen", "127.0.0.1:0")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "WEND_DB="+filepath.Join(dir, "db", "wend.db"), "WEND_TOKEN="+e2eToken)
+	cmd.Env = append(os.Environ(), "WEND_DB="+filepath.Join(dir, "db", "wend.db"), "WEND_TOKEN="+e2eToken, "WEND_READ_TOKEN="+e2eReadToken)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -23,10 +23,10 @@ func init() {
 // batchActions are what the runs list offers to do to the runs ticked.
 var batchActions = []string{server.BatchOpCancel, server.BatchOpTerminate, server.BatchOpRetry}
 
-func (u *UI) batchRoutes(m *http.ServeMux) {
-	m.HandleFunc("POST "+uiBatchesPath, u.createBatch)
-	m.HandleFunc("GET "+uiBatchesPath+"/{id}", u.batch)
-	m.HandleFunc("GET "+uiBatchesPath, u.batches)
+func (u *UI) batchRoutes(m *server.Router) {
+	m.HandleFunc("POST "+uiBatchesPath, server.AccessAct, u.createBatch)
+	m.HandleFunc("GET "+uiBatchesPath+"/{id}", server.AccessRead, u.batch)
+	m.HandleFunc("GET "+uiBatchesPath, server.AccessRead, u.batches)
 }
 
 type batchesView struct {

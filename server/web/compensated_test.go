@@ -43,7 +43,7 @@ func TestUICompensatedFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for range 2 { // the second time from the remembered answers
-			code, _, body := f.send(req{Method: "GET", Path: tt.path})
+			code, _, body := f.send(req{Method: "GET", Path: tt.path, ReadSession: true})
 			if code != 200 {
 				t.Fatalf("%s: %d", tt.path, code)
 			}

@@ -28,6 +28,7 @@ const (
 type webFixture struct {
 	t    *testing.T
 	srv  *server.Server
+	tcp  *server.TCPServer
 	dir  string
 	base string
 	c    *servertest.Client
@@ -39,15 +40,19 @@ func newWebFixture(t *testing.T) *webFixture {
 	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: t.Logf})
 	t.Cleanup(func() { eng.Close() })
 	f := &webFixture{t: t, srv: server.New(eng, store), dir: t.TempDir()}
-	tcp, err := server.ListenTCP(f.srv, server.TCPOptions{Addr: "127.0.0.1:0", Token: webToken, UI: New(f.srv)})
+	tcp, err := server.ListenTCP(f.srv, server.TCPOptions{Addr: "127.0.0.1:0", Token: webToken, ReadToken: servertest.ReadToken, UI: New(f.srv), Metrics: standInMetrics})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tcp.Close() })
-	f.base = tcp.URL()
+	f.tcp, f.base = tcp, tcp.URL()
 	f.c = &servertest.Client{T: t, Base: f.base}
 	return f
 }
+
+// standInMetrics is what the listener serves at /metrics here (package server/metrics makes
+// the real one, which this package may not import).
+var standInMetrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("wend_runs 2\n")) })
 
 // start begins a run of src under id and returns it.
 func (f *webFixture) start(id, src string) history.Run {

@@ -84,7 +84,7 @@ func TestGanttBars(t *testing.T) {
 func TestUIGanttRenders(t *testing.T) {
 	f := newWebFixture(t)
 	startMany(t, f, "g1", 3)
-	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs/g1"})
+	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs/g1", ReadSession: true})
 	i := strings.Index(body, `id="gantt"`)
 	if i < 0 {
 		t.Fatalf("no timeline: %s", body)

@@ -82,7 +82,7 @@ func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	}
 	v.fill(all)
 	v.Registered = u.s.Workflows()
-	if bs := u.s.Batches(); bs != nil && v.Auth.Authed {
+	if bs := u.s.Batches(); bs != nil && v.Auth.Act {
 		v.Batchable = true
 		for _, act := range batchActions {
 			if bs.Runs(act) {

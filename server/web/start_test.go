@@ -25,8 +25,11 @@ func TestUIStartForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.srv.SetWorkflows(ws)
-	if _, _, body := f.send(req{Method: "GET", Path: "/ui/runs"}); strings.Contains(body, "start-form") || !strings.Contains(body, "to start a run") {
-		t.Fatal("start form shown without a login")
+	if code, _, body := f.send(req{Method: "GET", Path: "/ui/runs"}); code != http.StatusUnauthorized || strings.Contains(body, "start-form") {
+		t.Fatalf("runs page without a login: %d", code)
+	}
+	if _, _, body := f.send(req{Method: "GET", Path: "/ui/runs", ReadSession: true}); strings.Contains(body, "start-form") || !strings.Contains(body, "with the act token to start a run") {
+		t.Fatal("start form shown to the read token")
 	}
 	if _, _, body := f.send(req{Method: "GET", Path: "/ui/runs", Session: true}); !strings.Contains(body, `id="start-form"`) || !strings.Contains(body, `<option value="approval"`) {
 		t.Fatalf("no start form: %s", body)

@@ -86,7 +86,7 @@ func TestUIPages(t *testing.T) {
 		})
 	}
 	t.Run("export download", func(t *testing.T) {
-		code, h, body := f.send(req{Method: "GET", Path: "/ui/runs/" + fl.RunID + "/export"})
+		code, h, body := f.send(req{Method: "GET", Path: "/ui/runs/" + fl.RunID + "/export", ReadSession: true})
 		if code != 200 || !strings.Contains(h.Get("Content-Disposition"), "attachment") {
 			t.Fatalf("%d %v", code, h)
 		}
@@ -94,7 +94,7 @@ func TestUIPages(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &doc); err != nil || doc.Schema != export.SchemaName || doc.Workflow.RunID != fl.RunID {
 			t.Fatalf("export: %v %q %q", err, doc.Schema, doc.Workflow.RunID)
 		}
-		if code, _, _ := f.send(req{Method: "GET", Path: "/ui/runs/nope/export"}); code != 404 {
+		if code, _, _ := f.send(req{Method: "GET", Path: "/ui/runs/nope/export", ReadSession: true}); code != 404 {
 			t.Errorf("unknown run's export: %d", code)
 		}
 	})
@@ -105,7 +105,7 @@ func TestUIEscapesRunData(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("x1", webEchoSpec)
 	f.settle("x1", closed)
-	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs/x1"})
+	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs/x1", ReadSession: true})
 	if n := strings.Count(body, "<script"); n != 1 {
 		t.Errorf("%d <script elements, want only the page's own", n)
 	}

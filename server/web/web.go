@@ -9,7 +9,9 @@
 // every path that is not its own to that Server, so one handler serves both: wend serve puts
 // it on the unix socket and, behind the token guard, on TCP (server.TCPOptions.UI).
 //
-// Routes (over TCP the guard of package server comes first and answers /ui/login):
+// Routes (over TCP the guard of package server comes first and answers /ui/login; each is
+// registered with the access it needs there: the pages a token, the forms the act token,
+// the stylesheet, script, login form and redirects none on loopback):
 //
 //	GET  /, /ui/                         redirect to /ui/runs
 //	GET  /ui/runs?status=S&workflow=NAME&q=TEXT&where=FILTER&compensated=1&page=N  the runs list (?partial=live: its live part)
@@ -18,7 +20,7 @@
 //	GET  /ui/runs/{id}/export            the history export as a download
 //	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
 //	GET  /ui/schedules                   the schedules, their next and recent fires (read only)
-//	GET  /ui/login?token=T, POST /ui/login  trade the token for the session cookie
+//	GET  /ui/login?token=T, POST /ui/login  trade the read or act token for its session cookie
 //	GET  /ui/static/...                  style.css, app.js
 package web
 
@@ -108,7 +110,7 @@ func parsePage(name string) *template.Template {
 // UI serves the web UI over a Server; it implements server.UI.
 type UI struct {
 	s   *server.Server
-	mux *http.ServeMux
+	mux *server.Router
 	// comp remembers which closed runs were compensated (a closed history no longer changes).
 	compMu sync.Mutex
 	comp   map[string]bool
@@ -116,14 +118,20 @@ type UI struct {
 
 // New makes the UI of s. Paths that are not the UI's go to s.
 func New(s *server.Server) *UI {
-	u := &UI{s: s, mux: http.NewServeMux()}
+	u := &UI{s: s, mux: server.NewRouter()}
 	u.routes(u.mux)
-	u.mux.Handle("/", s)
+	u.mux.Inner(s)
 	return u
 }
 
 // ServeHTTP serves a UI page, or hands the request to the Server.
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) { u.mux.ServeHTTP(w, r) }
+
+// Routes lists the UI's routes, then the API's, with the access each needs (server.Routed).
+func (u *UI) Routes() []server.Route { return u.mux.Routes() }
+
+// Need is the access a request to the UI or the API needs (server.Routed).
+func (u *UI) Need(r *http.Request) server.Access { return u.mux.Need(r) }
 
 // LoginPage shows the token form (server.UI).
 func (u *UI) LoginPage(w http.ResponseWriter, status int, why string) { renderLogin(w, status, why) }
@@ -131,25 +139,27 @@ func (u *UI) LoginPage(w http.ResponseWriter, status int, why string) { renderLo
 // Home is the runs list, where a new session lands (server.UI).
 func (u *UI) Home() string { return uiRunsPath }
 
-func (u *UI) routes(m *http.ServeMux) {
+// routes registers the UI's pages with the access each needs over TCP: the pages show run
+// data, so they need a token; the stylesheet, script, login form and redirects do not.
+func (u *UI) routes(m *server.Router) {
 	static, _ := fs.Sub(uiFiles, "ui/static")
-	m.Handle("GET "+staticPath, http.StripPrefix(staticPath, http.FileServerFS(static)))
-	m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+	m.Handle("GET "+staticPath, server.AccessOpen, http.StripPrefix(staticPath, http.FileServerFS(static)))
+	m.HandleFunc("GET /{$}", server.AccessOpen, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, uiRunsPath, http.StatusSeeOther)
 	})
-	m.HandleFunc("GET /ui/{$}", func(w http.ResponseWriter, r *http.Request) {
+	m.HandleFunc("GET /ui/{$}", server.AccessOpen, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, uiRunsPath, http.StatusSeeOther)
 	})
-	m.HandleFunc("GET "+server.LoginPath, func(w http.ResponseWriter, r *http.Request) {
+	m.HandleFunc("GET "+server.LoginPath, server.AccessOpen, func(w http.ResponseWriter, r *http.Request) {
 		renderLogin(w, http.StatusOK, "") // over TCP the guard answers first; here: no login needed
 	})
-	m.HandleFunc("GET "+uiRunsPath, u.list)
-	m.HandleFunc("POST "+uiRunsPath, u.start)
-	m.HandleFunc("GET "+uiRunsPath+"/{id}", u.run)
-	m.HandleFunc("GET "+uiRunsPath+"/{id}/export", u.export)
-	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", u.action)
-	m.HandleFunc("GET "+uiSchedulesPath, u.schedules) // schedules.go
-	u.batchRoutes(m)                                  // batches.go
+	m.HandleFunc("GET "+uiRunsPath, server.AccessRead, u.list)
+	m.HandleFunc("POST "+uiRunsPath, server.AccessAct, u.start)
+	m.HandleFunc("GET "+uiRunsPath+"/{id}", server.AccessRead, u.run)
+	m.HandleFunc("GET "+uiRunsPath+"/{id}/export", server.AccessRead, u.export)
+	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", server.AccessAct, u.action)
+	m.HandleFunc("GET "+uiSchedulesPath, server.AccessRead, u.schedules) // schedules.go
+	u.batchRoutes(m)                                                     // batches.go
 }
 
 // page is what every page template reads.

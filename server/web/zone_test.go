@@ -11,7 +11,7 @@ func TestRunPageTimesSayUTC(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("f1", webFailSpec)
 	f.settle("f1", closed)
-	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs/f1"})
+	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs/f1", ReadSession: true})
 	stamp := `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC`
 	for _, want := range []string{
 		`<th>Started</th><td>` + stamp + `</td>`,
@@ -29,7 +29,7 @@ func TestRunListTimesSayUTC(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("f1", webFailSpec)
 	f.settle("f1", closed)
-	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs"})
+	_, _, body := f.send(req{Method: "GET", Path: "/ui/runs", ReadSession: true})
 	if !regexp.MustCompile(`<th>Started \(UTC\)</th>`).MatchString(body) {
 		t.Errorf("the run list's Started column does not say UTC")
 	}

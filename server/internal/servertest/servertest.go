@@ -17,8 +17,11 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// Token is the TCP listener's bearer token in tests.
-const Token = "test-token-0123456789abcdef"
+// Token is the TCP listener's act token in tests; ReadToken its read token.
+const (
+	Token     = "test-token-0123456789abcdef"
+	ReadToken = "test-read-token-0123456789abcdef"
+)
 
 // Acts plays the plugins: "fail" fails for good with the message it is given (else
 // "declined"), "flaky" fails in a way a retry may fix, "recovers" fails its first two tries
@@ -90,15 +93,17 @@ output: {html: "${{ steps.evil.output.html }}"}
 type Req struct {
 	Method, Path, Body string
 	Header             map[string]string // "Host" sets the request's Host
-	Session            bool              // send the session cookie (Client.Login)
+	Session            bool              // send the act session's cookie (Client.Login)
+	ReadSession        bool              // send the read session's cookie (Client.LoginRead)
 }
 
 // Client sends requests to a listener at Base without following redirects, so a test sees
 // each answer as it came.
 type Client struct {
-	T    *testing.T
-	Base string // e.g. http://127.0.0.1:8080
-	jar  []*http.Cookie
+	T       *testing.T
+	Base    string // e.g. http://127.0.0.1:8080
+	jar     []*http.Cookie
+	readJar []*http.Cookie
 }
 
 // Send makes the request and returns status, headers and body.
@@ -124,6 +129,11 @@ func (c *Client) Send(r Req) (int, http.Header, string) {
 			hr.AddCookie(ck)
 		}
 	}
+	if r.ReadSession {
+		for _, ck := range c.LoginRead() {
+			hr.AddCookie(ck)
+		}
+	}
 	resp, err := noRedirects.Do(hr)
 	if err != nil {
 		c.T.Fatal(err)
@@ -137,10 +147,24 @@ func (c *Client) Send(r Req) (int, http.Header, string) {
 // serve prints does, and returns the cookie.
 func (c *Client) Login() []*http.Cookie {
 	c.T.Helper()
-	if c.jar != nil {
-		return c.jar
+	if c.jar == nil {
+		c.jar = c.login(Token)
 	}
-	resp, err := noRedirects.Get(c.Base + "/ui/login?token=" + Token)
+	return c.jar
+}
+
+// LoginRead is Login with ReadToken.
+func (c *Client) LoginRead() []*http.Cookie {
+	c.T.Helper()
+	if c.readJar == nil {
+		c.readJar = c.login(ReadToken)
+	}
+	return c.readJar
+}
+
+func (c *Client) login(token string) []*http.Cookie {
+	c.T.Helper()
+	resp, err := noRedirects.Get(c.Base + "/ui/login?token=" + token)
 	if err != nil {
 		c.T.Fatal(err)
 	}
@@ -148,12 +172,40 @@ func (c *Client) Login() []*http.Cookie {
 	if resp.StatusCode != http.StatusSeeOther {
 		c.T.Fatalf("login: %d", resp.StatusCode)
 	}
-	c.jar = resp.Cookies()
-	return c.jar
+	return resp.Cookies()
 }
 
 // Bearer is the header that carries Token.
 func Bearer() map[string]string { return map[string]string{"Authorization": "Bearer " + Token} }
+
+// ReadBearer is the header that carries ReadToken.
+func ReadBearer() map[string]string { return map[string]string{"Authorization": "Bearer " + ReadToken} }
+
+// RouteRequest is a request that reaches a route's pattern (http.ServeMux's syntax): its
+// method (GET when the pattern names none) and its path, every wildcard filled with fill and
+// a trailing-slash subtree with fill as its last element.
+func RouteRequest(pattern, fill string) (method, path string) {
+	method, path = http.MethodGet, pattern
+	if m, p, ok := strings.Cut(pattern, " "); ok {
+		method, path = m, p
+	}
+	var b strings.Builder
+	for seg := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
+		b.WriteByte('/')
+		switch {
+		case seg == "{$}":
+		case strings.HasPrefix(seg, "{"):
+			b.WriteString(fill)
+		default:
+			b.WriteString(seg)
+		}
+	}
+	out := b.String()
+	if strings.HasSuffix(path, "/") {
+		out = strings.TrimSuffix(out, "/") + "/" + fill
+	}
+	return method, out
+}
 
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
