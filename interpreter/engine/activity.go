@@ -436,7 +436,7 @@ func pluginRef(lr *liveRun, name string) history.PluginRef {
 	if p == nil {
 		return history.PluginRef{}
 	}
-	return history.PluginRef{Command: p.Command, Dir: lr.dir, SHA256: p.SHA256, Env: p.Env}
+	return history.PluginRef{Command: p.Command, Dir: lr.dir, SHA256: p.SHA256, Env: p.Env, StartTimeoutMS: p.StartTimeout.D.Milliseconds()}
 }
 
 // HeartbeatEvery is the most often a try's heartbeat progress is written to the history.

@@ -14,7 +14,8 @@
 //	chattylane    serve a Lane that sends an event before it is asked anything
 //
 // WEND_TESTPLUGIN_START_MS, a number of milliseconds, makes any mode sleep that long first (a
-// slow start).
+// slow start). WEND_TESTPLUGIN_HANG_FIRST, a file path, makes the start that creates that file
+// hang (no handshake); later starts find it and serve.
 //
 // Activities: noop, echo, now (the plugin's clock, in Unix nanoseconds), sleep {ms}, hang (ignores cancellation), crash (SIGKILLs itself
 // mid-call), freeze (SIGSTOPs itself), grandchild (starts `sleep 1000` and returns its pid),

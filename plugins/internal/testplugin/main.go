@@ -28,6 +28,13 @@ func main() {
 	if ms, err := strconv.Atoi(os.Getenv("WEND_TESTPLUGIN_START_MS")); err == nil {
 		time.Sleep(time.Duration(ms) * time.Millisecond) // a slow start, before any mode
 	}
+	if path := os.Getenv("WEND_TESTPLUGIN_HANG_FIRST"); path != "" {
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+			f.Close()
+			fmt.Fprintln(os.Stderr, "testplugin: first start, hanging")
+			time.Sleep(time.Hour) // the first start never answers; the next ones do
+		}
+	}
 	switch mode := os.Getenv("WEND_TESTPLUGIN_MODE"); mode {
 	case "":
 		sdk.Serve(acts)

@@ -37,7 +37,7 @@ new tasks, running tries get --grace to finish, then what still runs is cancelle
 redelivered at once, plugins stop, and it exits 0. A rolling restart (stop one, start it,
 next) costs no run and no try.
 
-WEND_PLUGIN_START_TIMEOUT (a duration such as 30s) gives plugins longer than the default 5s
+WEND_PLUGIN_START_TIMEOUT (a duration such as 2m) gives plugins longer than the default 30s
 to start, as it does for local commands.
 
 OTEL_TRACES_EXPORTER=otlp|console (off by default) exports the spans of the runs, steps and
