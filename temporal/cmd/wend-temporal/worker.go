@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/cli"
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/worker"
 	"github.com/wendflow/wend/tracing"
@@ -101,6 +102,7 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 		fmt.Fprintf(sys.Stderr, "wend worker: traces: %v\n", err)
 		return 2
 	}
+	traces.NameSteps(runview.StartedStepIDs) // spans named by the steps' ids, as locally
 	defer flushTraces(sys, traces)
 	// The SDK's own lines at warning and above: its default logs every timer at debug level.
 	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(sys.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
