@@ -55,6 +55,8 @@ type PluginRef struct {
 	Dir     string   `json:"dir"` // the workflow file's folder: base of relative paths
 	SHA256  string   `json:"sha256,omitempty"`
 	Env     []string `json:"env,omitempty"`
+	// StartTimeoutMS is the declaration's start_timeout in milliseconds; 0: the host's.
+	StartTimeoutMS int64 `json:"start_timeout_ms,omitempty"`
 }
 
 // Failure categories (docs/design.md, Failures).

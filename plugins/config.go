@@ -26,12 +26,22 @@ type Config struct {
 	// Env names extra variables for the plugin: "NAME" passes the host's value through,
 	// "NAME=VALUE" sets one. PATH, HOME, LANG and TZ always pass; nothing else does.
 	Env []string
+	// StartTimeout bounds this plugin's start instead of Options.StartTimeout; 0: that.
+	StartTimeout time.Duration
 }
 
 // Options tune a Host. The zero value is usable.
 type Options struct {
-	// StartTimeout bounds start to handshake and first health check. Default 5s.
+	// StartTimeout bounds start to handshake and first health check, unless the plugin's
+	// Config sets its own. Default 30s: eight Node plugins starting at once on a 2-core
+	// machine at load 12 took 7.5 s (docs/performance.md).
 	StartTimeout time.Duration
+	// StartBackoff are the waits before each new start of a plugin whose start failed for a
+	// reason that may pass (no handshake in time on a busy machine): a try's Prepare starts it
+	// up to len(StartBackoff)+1 times before the failure becomes the try's outcome, so a slow
+	// start does not use up a step's tries. A start that cannot succeed (a missing program, a
+	// crash at start, a wrong checksum) fails at once. Default 1s, 5s; empty non-nil: none.
+	StartBackoff []time.Duration
 	// StopGrace is how long a plugin gets to end a cancelled try, or to exit when stopped,
 	// before its process group is killed. Default 2s.
 	StopGrace time.Duration
@@ -52,13 +62,16 @@ type Options struct {
 }
 
 const (
-	defaultStartTimeout = 5 * time.Second
+	defaultStartTimeout = 30 * time.Second
 	defaultStopGrace    = 2 * time.Second
 )
 
 func (o Options) withDefaults() Options {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = defaultStartTimeout
+	}
+	if o.StartBackoff == nil {
+		o.StartBackoff = []time.Duration{time.Second, 5 * time.Second}
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = defaultStopGrace

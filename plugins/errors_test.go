@@ -78,7 +78,7 @@ func TestStartErrors(t *testing.T) {
 			[]string{"exited before the handshake (exit status 1)", "No module named 'grpc'", "the interpreter was " + noGRPC,
 				"plugins: {t: {command: [/usr/bin/python3, SCRIPT]}}"}},
 		{"no handshake", testPlugin("t", "nohandshake"), TypeStartTimeout, false, 2500 * time.Millisecond,
-			[]string{"no handshake within 1s; killed it (a slow start on a busy machine: WEND_PLUGIN_START_TIMEOUT=30s in wend's environment allows more)", "testplugin: thinking about it"}},
+			[]string{"no handshake within 1s; killed it (a slow start on a busy machine: start_timeout: 2m in the plugin's declaration allows more)", "testplugin: thinking about it"}},
 		{"garbage on stdout", testPlugin("t", "garbage"), TypeBadHandshake, true, time.Second,
 			[]string{`expected the go-plugin handshake on stdout, got "hello from a chatty plugin"`, "testplugin pid"}},
 		{"wrong cookie", testPlugin("t", "wrongcookie"), TypeExited, true, 2 * time.Second,

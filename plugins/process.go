@@ -56,6 +56,9 @@ var quietLogger = hclog.New(&hclog.LoggerOptions{Level: hclog.Off, Output: io.Di
 // startProcess starts program (already resolved and verified) with cfg's arguments and waits
 // for the handshake and a health check.
 func startProcess(cfg Config, program string, opts Options) (*process, error) {
+	if cfg.StartTimeout > 0 {
+		opts.StartTimeout = cfg.StartTimeout
+	}
 	p, err := handshake(cfg, program, opts)
 	if err != nil {
 		return nil, err
@@ -157,7 +160,7 @@ func (p *process) startFailed(err error) error {
 	tail := p.stderr.last()
 	switch {
 	case strings.HasPrefix(msg, "timeout while waiting for plugin to start"):
-		return startError(TypeStartTimeout, false, "start plugin %s: no handshake within %s; killed it (a slow start on a busy machine: WEND_PLUGIN_START_TIMEOUT=30s in wend's environment allows more)%s", p.name, p.startTimeout, tail)
+		return startError(TypeStartTimeout, false, "start plugin %s: no handshake within %s; killed it (a slow start on a busy machine: start_timeout: 2m in the plugin's declaration allows more)%s", p.name, p.startTimeout, tail)
 	case exited:
 		return startError(TypeExited, true, "start plugin %s: exited before the handshake (%s)%s%s", p.name, status, tail, interpreterHint(p.name, p.program, tail))
 	case strings.HasPrefix(first, "Unrecognized remote plugin message: "):

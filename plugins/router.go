@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wendflow/wend/history"
 )
@@ -51,7 +52,8 @@ func (r *Router) host(name string, ref history.PluginRef) (*Host, error) {
 	if h, ok := r.hosts[key]; ok {
 		return h, nil
 	}
-	h, err := New([]Config{{Name: name, Command: ref.Command, Dir: ref.Dir, SHA256: ref.SHA256, Env: ref.Env}}, r.opts)
+	h, err := New([]Config{{Name: name, Command: ref.Command, Dir: ref.Dir, SHA256: ref.SHA256, Env: ref.Env,
+		StartTimeout: time.Duration(ref.StartTimeoutMS) * time.Millisecond}}, r.opts)
 	if err != nil {
 		return nil, &history.ActivityError{Category: history.CategoryInternal, Type: "PluginConfig", NonRetryable: true, Message: err.Error()}
 	}
@@ -72,6 +74,7 @@ func routeKey(name string, ref history.PluginRef) string {
 	field(name)
 	field(ref.Dir)
 	field(ref.SHA256)
+	field(strconv.FormatInt(ref.StartTimeoutMS, 10))
 	b.WriteString(strconv.Itoa(len(ref.Command)))
 	b.WriteByte('/') // the count, so that an argument cannot pass for an Env entry
 	for _, c := range ref.Command {

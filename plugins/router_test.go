@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wendflow/wend/history"
 )
@@ -111,6 +112,7 @@ func TestRouteKeyTellsDeclarationsApart(t *testing.T) {
 		{name: "sha256", a: base, b: with(func(r *history.PluginRef) { r.SHA256 = "" })},
 		{name: "env", a: base, b: with(func(r *history.PluginRef) { r.Env = []string{"A=2"} })},
 		{name: "no env", a: base, b: with(func(r *history.PluginRef) { r.Env = nil })},
+		{name: "start timeout", a: base, b: with(func(r *history.PluginRef) { r.StartTimeoutMS = 30000 })},
 	} {
 		an := tc.an
 		if an == "" {
@@ -125,5 +127,21 @@ func TestRouteKeyTellsDeclarationsApart(t *testing.T) {
 	}
 	if routeKey("p", base) == routeKey("q", base) {
 		t.Error("two plugin names share a key")
+	}
+}
+
+// A declaration's start_timeout bounds its plugin's start through the router, over the
+// router's own StartTimeout.
+func TestRouterUsesTheDeclaredStartTimeout(t *testing.T) {
+	logs := &logLines{}
+	r := NewRouter(Options{StartTimeout: time.Minute, StartBackoff: []time.Duration{}, Log: logs.log})
+	t.Cleanup(func() { r.Close() })
+	c := call("p", "noop", nil)
+	c.Declared = history.PluginRef{Command: []string{bins.testPlugin}, Env: []string{"WEND_TESTPLUGIN_MODE=nohandshake"}, StartTimeoutMS: 1000}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ae := activityError(t, r.Prepare(ctx, c))
+	if ae.Type != TypeStartTimeout || !strings.Contains(ae.Message, "no handshake within 1s") {
+		t.Fatalf("Prepare: %+v, want a start timeout after the declared 1s", ae)
 	}
 }

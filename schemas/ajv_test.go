@@ -32,6 +32,10 @@ var stepCases = []struct {
 	{"for_each without steps", `{"wend":"v1","name":"w","steps":[{"for_each":"${{ input.items }}"}]}`, false},
 	{"concurrency without for_each", `{"wend":"v1","name":"w","steps":[{"steps":[{"delay":"1s"}],"concurrency":2}]}`, false},
 	{"retry on a delay", `{"wend":"v1","name":"w","steps":[{"delay":"1s","retry":{"tries":2}}]}`, false},
+	{"with on a delay", `{"wend":"v1","name":"w","steps":[{"delay":"1s","with":{"a":1}}]}`, false},
+	{"timeout on a parallel", `{"wend":"v1","name":"w","steps":[{"parallel":[{"delay":"1s"}],"timeout":"5s"}]}`, false},
+	{"timeout and with on run_workflow", `{"wend":"v1","name":"w","steps":[{"run_workflow":"c.wend.yaml","timeout":"5s","with":1}]}`, true},
+	{"timeout on a wait_for_signal", `{"wend":"v1","name":"w","steps":[{"wait_for_signal":"go","timeout":"5s"}]}`, true},
 	{"input type misspelt", `{"wend":"v1","name":"w","input":{"type":"objekt"},"steps":[{"delay":"1s"}]}`, false},
 	{"input with a remote ref", `{"wend":"v1","name":"w","input":{"$ref":"https://example.com/s.json"},"steps":[{"delay":"1s"}]}`, false},
 }

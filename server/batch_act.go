@@ -47,6 +47,11 @@ func (s *Server) batchRuns(req BatchRequest) (ids []string, matched int, err err
 	if err != nil {
 		return nil, 0, wrap(fmt.Errorf("batch: list runs: %w", err))
 	}
+	if len(runs) == 0 {
+		if err := s.checkSearchFields(q.Search); err != nil {
+			return nil, 0, err
+		}
+	}
 	for _, r := range runs {
 		if !q.Match(r) {
 			continue

@@ -39,7 +39,8 @@ func New(eng *engine.Engine, store history.Store) *Server {
 	return s
 }
 
-// List returns the runs matching f, newest first.
+// List returns the runs matching f, newest first. A clause on a search field no run has is
+// refused (a CodeBadRequest error naming the fields there are; wherefields.go).
 func (s *Server) List(f history.RunFilter) ([]history.Run, error) {
 	if s.cluster != nil {
 		return s.cluster.List(ListQuery{Status: f.Status, WorkflowID: f.WorkflowID}, 0)
@@ -48,7 +49,10 @@ func (s *Server) List(f history.RunFilter) ([]history.Run, error) {
 	if err != nil {
 		return nil, wrap(fmt.Errorf("list runs: %w", err))
 	}
-	if runs == nil {
+	if len(runs) == 0 {
+		if err := s.checkSearchFields(f.Search); err != nil {
+			return nil, err
+		}
 		runs = []history.Run{}
 	}
 	return runs, nil

@@ -56,6 +56,9 @@ func ParseWhere(s string) (ListQuery, error) {
 		if i+3 == len(toks)-1 {
 			return q, fmt.Errorf("a clause must follow the last 'and'")
 		}
+		if op == "==" {
+			return q, fmt.Errorf("%s == %s: write = (one equals sign): %s = %s", key, whereQuote(val), key, whereQuote(val))
+		}
 		if err := q.addClause(key, op, val, seen); err != nil {
 			return q, err
 		}
@@ -154,7 +157,7 @@ func whereTokens(s string) ([]string, error) {
 			}
 			toks = append(toks, b.String())
 			i = j + 1
-		case len(s) > i+1 && s[i+1] == '=' && strings.IndexByte("<>^!", c) >= 0:
+		case len(s) > i+1 && s[i+1] == '=' && strings.IndexByte("<>^!=", c) >= 0: // == too, to name it
 			toks, i = append(toks, s[i:i+2]), i+2
 		case c == '=' || c == '<' || c == '>' || c == '~':
 			toks, i = append(toks, s[i:i+1]), i+1

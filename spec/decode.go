@@ -132,8 +132,13 @@ func (d *decoder) plugins(w *Workflow, n *yaml.Node) {
 		if v.Kind == yaml.ScalarNode {
 			p.Command = []string{v.Value}
 		}
-		d.fields(v, path, []string{"command", "sha256", "env", "builtin"}, func(key string, _, v2 *yaml.Node) {
+		d.fields(v, path, []string{"command", "sha256", "env", "builtin", "start_timeout"}, func(key string, _, v2 *yaml.Node) {
 			switch key {
+			case "start_timeout":
+				p.StartTimeout = d.duration(v2, path+".start_timeout")
+				if p.StartTimeout.D > MaxPluginStartTimeout {
+					d.errorf(v2, path+".start_timeout", "start_timeout is at most 10m (a plugin that takes longer is stuck), got %q", v2.Value)
+				}
 			case "builtin":
 				p.Builtin = d.builtin(v2, path+".builtin")
 			case "command":

@@ -57,12 +57,18 @@ type Workflow struct {
 	SearchOrder []string // search field names in file order
 }
 
+// MaxPluginStartTimeout bounds a plugin's start_timeout: a start that takes longer is stuck.
+const MaxPluginStartTimeout = 10 * time.Minute
+
 // Plugin is a declared activity plugin.
 type Plugin struct {
 	Name    string
 	Command []string // executable first; relative paths are relative to the workflow file
 	SHA256  string   // lower-case hex; "" when not pinned
 	Env     []string // NAME or NAME=value
+	// StartTimeout bounds the plugin's start (exec to handshake and first health check);
+	// zero: the engine's (WEND_PLUGIN_START_TIMEOUT, else the plugin host's default).
+	StartTimeout Duration
 	// Builtin names a plugin wend serves itself ("http", "exec"); its Command is then
 	// BuiltinCommandPrefix + Builtin, which the plugin host starts as the wend binary.
 	Builtin string

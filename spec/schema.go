@@ -104,7 +104,7 @@ func schemaDiagnostics(file string, doc *yaml.Node) []Diagnostic {
 // reportedByGo are the workflow schema's parts whose failures the decoder, the checker or
 // compileInputSchema report in their own words (a step's kind, fields that need another, the
 // input schema against the full metaschema): the schema states them for editors.
-var reportedByGo = []string{"/$defs/step/oneOf", "/$defs/step/dependentRequired", "/$defs/jsonSchema/", "/$defs/jsonType/"}
+var reportedByGo = []string{"/$defs/step/oneOf", "/$defs/step/dependentRequired", "/$defs/step/allOf", "/$defs/jsonSchema/", "/$defs/jsonType/"}
 
 // validateSafely validates v with s, turning a panic inside the validator into an error: the
 // instance comes from an untrusted file and a crash would take `wend validate` down with it.

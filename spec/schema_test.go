@@ -121,7 +121,7 @@ func TestSchemaErrors(t *testing.T) {
 		{"bad identifier", head + "  - id: 1abc\n    activity: a.b\n",
 			`f:5:9: steps[0].id: expected an identifier like create_user ([A-Za-z_][A-Za-z0-9_]*), got "1abc"`},
 		{"bad plugin form", "wend: v1\nname: w\nplugins:\n  a: 5\nsteps: [{activity: a.b}]\n",
-			`f:4:6: plugins.a: expected a plugin path, {command, sha256, env} or {builtin, env}, got 5`},
+			`f:4:6: plugins.a: expected a plugin path, {command, sha256, env, start_timeout} or {builtin, env}, got 5`},
 		{"bad plugin name", "wend: v1\nname: w\nplugins:\n  Bad: ./x\nsteps: [{activity: a.b}]\n",
 			`f:4:3: plugins.Bad: expected a plugin name like billing ([a-z][a-z0-9_]*), got "Bad"`},
 		{"plugin long form missing command", "wend: v1\nname: w\nplugins:\n  a: {sha256: abc}\nsteps: [{activity: a.b}]\n",

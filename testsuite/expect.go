@@ -63,7 +63,7 @@ func Check(e *Expect, o *Outcome) []Mismatch {
 	}
 	if w := e.Failure; w != nil {
 		if note := checkFailure(w.V, o.Failure, o.labels); note != "" {
-			add(mismatch(w, failureWantText(w.V), failureText(o.Failure), note))
+			add(mismatch(w, failureWantText(w.V), failureText(o.Failure, o.labels), note))
 		}
 	}
 	if w := e.Duration; w != nil && (o.Status == history.StatusRunning || w.V != o.Duration) {
@@ -83,7 +83,7 @@ func Check(e *Expect, o *Outcome) []Mismatch {
 
 func failureNote(o *Outcome) string {
 	if o.Failure != nil {
-		return "failure: " + failureText(o.Failure)
+		return "failure: " + failureText(o.Failure, o.labels)
 	}
 	return ""
 }
@@ -182,11 +182,17 @@ func failureWantText(w FailureWant) string {
 	return "{" + strings.Join(parts, " ") + "}"
 }
 
-func failureText(f *history.Failure) string {
+// failureText is the run's failure as a test report shows it, its step named by id where the
+// step has one (l.label), as a test file names it.
+func failureText(f *history.Failure, l *labels) string {
 	if f == nil {
 		return "none"
 	}
-	return fmt.Sprintf("{type=%s category=%s message=%q step=%s non_retryable=%t}", f.Type, f.Category, f.Message, f.Step, f.NonRetryable)
+	step := f.Step
+	if l != nil {
+		step = l.label(f.Step)
+	}
+	return fmt.Sprintf("{type=%s category=%s message=%q step=%s non_retryable=%t}", f.Type, f.Category, f.Message, step, f.NonRetryable)
 }
 
 // checkEvents checks that the wanted events occur in this order (others may come between).

@@ -38,6 +38,8 @@ type Observer struct {
 
 	// noTries leaves try spans out, for runs whose tries another process exports (RunSpans).
 	noTries bool
+	// stepIDs is the Provider's (NameSteps) when the observer was made.
+	stepIDs func(history.Started) map[string]string
 }
 
 type observed struct {
@@ -61,7 +63,7 @@ func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error
 	}
 	o := &Observer{tracer: p.tp.Tracer("github.com/wendflow/wend"), history: events, logf: logf,
 		queue: make(chan observed, QueueSize), stop: make(chan struct{}), stopped: make(chan struct{}),
-		runs: map[string]*runTrace{}}
+		runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
 	p.mu.Lock()
 	p.observers = append(p.observers, o)
 	p.mu.Unlock()
@@ -75,6 +77,7 @@ type runTrace struct {
 	next   uint64                // the seq of the event expected next; another means one was dropped
 	steps  map[string]*stepTrace // open activity steps by execution id
 	waits  map[string]*waitTrace // open delays, signal waits and child steps (waits.go)
+	ids    map[string]string     // the spec's step ids by static path (Provider.NameSteps); nil: none known
 }
 
 type stepTrace struct {
@@ -178,6 +181,9 @@ func (o *Observer) begin(runID string, started history.Event) *runTrace {
 	st, _ := history.DataOf[history.Started](started)
 	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
 	rt := &runTrace{trace: tp, remote: remote, steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
+	if o.stepIDs != nil {
+		rt.ids = o.stepIDs(st)
+	}
 	o.runs[runID] = rt
 	return rt
 }
@@ -273,9 +279,10 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 
 func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
 	attrs := append(runAttrs(run), stepAttrs(st)...)
+	attrs = append(attrs, rt.stepIDAttrs(st.path)...)
 	attrs = append(attrs, attribute.String("wend.outcome", outcome))
 	o.emit(rt, o.own(rt, tracecontext.RunSpanID(run.RunID)), tracecontext.StepSpanID(run.RunID, ev.ActivityExecutionID),
-		"step "+st.path, st.start, ev.Time, attrs, failure)
+		"step "+rt.stepName(st.path), st.start, ev.Time, attrs, failure)
 }
 
 func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
@@ -326,6 +333,6 @@ func runAttrs(run history.Run) []attribute.KeyValue {
 }
 
 func stepAttrs(st *stepTrace) []attribute.KeyValue {
-	return []attribute.KeyValue{attribute.String("wend.step", st.path), attribute.String("wend.step_kind", kindActivity),
+	return []attribute.KeyValue{attribute.String("wend.step", st.path), attribute.String("wend.step.path", st.path), attribute.String("wend.step_kind", kindActivity),
 		attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity)}
 }

@@ -69,6 +69,12 @@ func open(t *testing.T, store history.Store, a engine.Activities) tracedEngine {
 	if err != nil || p == nil {
 		t.Fatalf("FromEnv = %v, %v; want a provider", p, err)
 	}
+	return openWith(t, store, a, p)
+}
+
+// openWith is open on a provider the caller configured.
+func openWith(t *testing.T, store history.Store, a engine.Activities, p *Provider) tracedEngine {
+	t.Helper()
 	obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, t.Logf)
 	e := engine.New(engine.Options{Store: store, Activities: a, Logf: t.Logf, Observe: obs.Observe, TraceContext: true})
 	return tracedEngine{e: e, p: p}

@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/wendflow/wend/history"
 )
 
 // ErrConfig is returned by FromEnv for OTEL_* values wend cannot honour.
@@ -24,6 +26,7 @@ type Provider struct {
 
 	mu        sync.Mutex
 	observers []*Observer
+	stepIDs   func(history.Started) map[string]string // NameSteps
 }
 
 // FromEnv reads the standard variables: OTEL_TRACES_EXPORTER (a comma-separated list of otlp,

@@ -45,7 +45,7 @@ func bulk(e *env, b backend, w where, dryRun, yes bool, op bulkOp) int {
 	name := op.name
 	runs, err := b.List(w.q, 0)
 	if err != nil {
-		return commandError(e, name, err)
+		return filterError(e, name, err)
 	}
 	matched := runs
 	var todo []history.Run

@@ -90,7 +90,7 @@ func runList(e *env, args []string) int {
 	defer b.Close()
 	runs, err := b.List(q, limit)
 	if err != nil {
-		return commandError(e, "list", err)
+		return filterError(e, "list", err)
 	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(runs, "", "  ")

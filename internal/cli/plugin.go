@@ -196,7 +196,7 @@ func pluginConfig(file string, p *spec.Plugin) plugins.Config {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	return plugins.Config{Name: p.Name, Command: p.Command, Dir: dir, SHA256: p.SHA256, Env: p.Env}
+	return plugins.Config{Name: p.Name, Command: p.Command, Dir: dir, SHA256: p.SHA256, Env: p.Env, StartTimeout: p.StartTimeout.D}
 }
 
 func pluginOptions(e *env) plugins.Options {

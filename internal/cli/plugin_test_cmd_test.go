@@ -71,7 +71,7 @@ func TestPluginStartTimeoutEnv(t *testing.T) {
 		{"", 0, ""},
 		{"30s", 30 * time.Second, ""},
 		{"1m30s", 90 * time.Second, ""},
-		{"30", 0, `WEND_PLUGIN_START_TIMEOUT="30" is not a positive duration such as 30s; using the default 5s`},
+		{"30", 0, `WEND_PLUGIN_START_TIMEOUT="30" is not a positive duration such as 2m; using the default 30s`},
 		{"-1s", 0, `WEND_PLUGIN_START_TIMEOUT="-1s" is not a positive duration`},
 	} {
 		var errb bytes.Buffer

@@ -10,7 +10,7 @@ import (
 // and first health check) in every command that starts plugins. Default: plugins.Options'.
 const startTimeoutEnv = "WEND_PLUGIN_START_TIMEOUT"
 
-// pluginStartTimeout reads startTimeoutEnv; unset gives 0 (the host's default, 5s). A value
+// pluginStartTimeout reads startTimeoutEnv; unset gives 0 (the host's default, 30s). A value
 // that is not a positive duration is reported on stderr and ignored.
 func pluginStartTimeout(e *env) time.Duration {
 	return startTimeout(e.getenv, e.stderr)
@@ -32,7 +32,7 @@ func startTimeout(getenv func(string) string, stderr io.Writer) time.Duration {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		fmt.Fprintf(stderr, "wend: %s=%q is not a positive duration such as 30s; using the default 5s\n", startTimeoutEnv, v)
+		fmt.Fprintf(stderr, "wend: %s=%q is not a positive duration such as 2m; using the default 30s\n", startTimeoutEnv, v)
 		return 0
 	}
 	return d

@@ -17,6 +17,7 @@ import (
 	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/plugins"
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/metrics"
@@ -280,6 +281,7 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...server.W
 	if err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
+	traces.NameSteps(runview.StartedStepIDs) // spans named by the steps' ids
 	st, err := openStore(path)
 	if err != nil {
 		_ = traces.Shutdown(context.Background())

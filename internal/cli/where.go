@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/wendflow/wend/server"
@@ -36,6 +37,17 @@ then a summary) to stderr. When wend serve holds the database, serve acts on the
 batch (durable across its restarts, 50 runs/s; wend help batch): the batch's id goes to
 stdout, its progress, failures and counts to stderr.
 `
+
+// filterError reports a listing's failure: a filter the server refused (a search field no run
+// has) is a usage error, exit 2, as a filter refused before the database is opened is.
+func filterError(e *env, cmd string, err error) int {
+	var se *server.Error
+	if errors.As(err, &se) && se.Code == server.CodeBadRequest {
+		fmt.Fprintf(e.stderr, "wend %s: %v\n", cmd, err)
+		return exitUsage
+	}
+	return commandError(e, cmd, err)
+}
 
 // parseWhere reads a --where FILTER; errors name the clause and what to write.
 func parseWhere(s string) (where, error) {

@@ -78,11 +78,11 @@ func TestTracesAcrossKill(t *testing.T) {
 	}
 	tree := []struct{ key, parent, outcome string }{
 		{"run traced ", "", "completed"},
-		{"step steps[0] steps[0]", "run traced ", "completed"},
-		{"try sh.run #1 steps[0]", "step steps[0] steps[0]", "completed"},
-		{"step steps[1] steps[1]", "run traced ", "completed"},
-		{"try sh.run #1 steps[1]", "step steps[1] steps[1]", "interrupted"}, // in flight at the kill
-		{"try sh.run #2 steps[1]", "step steps[1] steps[1]", "completed"},
+		{"step a steps[0]", "run traced ", "completed"},
+		{"try sh.run #1 steps[0]", "step a steps[0]", "completed"},
+		{"step b steps[1]", "run traced ", "completed"},
+		{"try sh.run #1 steps[1]", "step b steps[1]", "interrupted"}, // in flight at the kill
+		{"try sh.run #2 steps[1]", "step b steps[1]", "completed"},
 	}
 	for _, want := range tree {
 		s := byKey[want.key]

@@ -160,6 +160,7 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWo
 		return e.report(at.RunID, outcomeEvent(at, callResult{err: err}))
 	}
 	call.Deadline = e.deadline(at) // the try's time starts once its plugin is ready
+	e.limitCallStarted(taskID)     // and a rate counts it from now (limits.go)
 	s := &tryState{e: e, taskID: taskID, at: at}
 	s.t.start(e.clock, at, s.expire)
 	out, err := e.execute(ctx, call, s.heartbeat, s.served)
@@ -435,7 +436,7 @@ func pluginRef(lr *liveRun, name string) history.PluginRef {
 	if p == nil {
 		return history.PluginRef{}
 	}
-	return history.PluginRef{Command: p.Command, Dir: lr.dir, SHA256: p.SHA256, Env: p.Env}
+	return history.PluginRef{Command: p.Command, Dir: lr.dir, SHA256: p.SHA256, Env: p.Env, StartTimeoutMS: p.StartTimeout.D.Milliseconds()}
 }
 
 // HeartbeatEvery is the most often a try's heartbeat progress is written to the history.

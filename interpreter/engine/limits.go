@@ -20,6 +20,12 @@ import (
 // the runs of files that declare the same activity share its counts, each waiter checking
 // its own file's numbers. A try that took its limit gives it back where it gives back its
 // slot (release), so the two are held over the same span.
+//
+// A rate counts a try when its call starts at the plugin (callStarted), not when the limit
+// admits it: between the two the try may wait for a slot, its dispatch mark and its plugin's
+// start, which on a plugin just started takes seconds. Until its call starts an admitted try
+// counts as a start at every moment (pending), so tries admitted while the plugin starts
+// never reach it together past the rate.
 
 // limitWindow is the longest rate period (N/h): older starts never count.
 const limitWindow = time.Hour
@@ -28,6 +34,7 @@ const limitWindow = time.Hour
 type activityLimiter struct {
 	mu      sync.Mutex
 	running int            // tries admitted and not released
+	pending int            // tries a rate admitted whose call has not started: each counts as a start now
 	queue   []*limitWaiter // waiting tries, first come first
 	starts  []time.Time    // admissions, oldest first: the last keep within limitWindow
 	keep    int            // the largest rate count seen
@@ -46,8 +53,14 @@ func (w *limitWaiter) poke() {
 type limits struct {
 	mu   sync.Mutex
 	by   map[string]*activityLimiter
-	held map[string]*activityLimiter // by task id
-	n    atomic.Int64                // len(held): release skips the lock when none is held
+	held map[string]*heldLimit // by task id
+	n    atomic.Int64          // len(held): release skips the lock when none is held
+}
+
+// heldLimit is the limit one admitted try holds.
+type heldLimit struct {
+	l       *activityLimiter
+	pending bool // counted in l.pending: its rate start is not recorded yet
 }
 
 func (ls *limits) of(name string) *activityLimiter {
@@ -73,12 +86,30 @@ func (e *Engine) acquireLimit(ctx context.Context, name, taskID string, lim *spe
 	}
 	e.limits.mu.Lock()
 	if e.limits.held == nil {
-		e.limits.held = map[string]*activityLimiter{}
+		e.limits.held = map[string]*heldLimit{}
 	}
-	e.limits.held[taskID] = l
+	e.limits.held[taskID] = &heldLimit{l: l, pending: lim.Rate.IsSet()}
 	e.limits.n.Add(1)
 	e.limits.mu.Unlock()
 	return true
+}
+
+// limitCallStarted records, for the rate taskID's limit counts, that its call starts now at
+// the plugin (the plugin is ready and the call goes out).
+func (e *Engine) limitCallStarted(taskID string) {
+	if e.limits.n.Load() == 0 {
+		return
+	}
+	e.limits.mu.Lock()
+	h := e.limits.held[taskID]
+	pending := h != nil && h.pending
+	if pending {
+		h.pending = false
+	}
+	e.limits.mu.Unlock()
+	if pending {
+		h.l.started(e.clock)
+	}
 }
 
 // releaseLimit gives back the limit taskID holds, if any.
@@ -87,14 +118,14 @@ func (e *Engine) releaseLimit(taskID string) {
 		return
 	}
 	e.limits.mu.Lock()
-	l := e.limits.held[taskID]
-	if l != nil {
+	h := e.limits.held[taskID]
+	if h != nil {
 		delete(e.limits.held, taskID)
 		e.limits.n.Add(-1)
 	}
 	e.limits.mu.Unlock()
-	if l != nil {
-		l.release()
+	if h != nil {
+		h.l.release(h.pending)
 	}
 }
 
@@ -115,7 +146,8 @@ func (l *activityLimiter) acquire(ctx context.Context, clock Clock, lim *spec.Li
 			if ok {
 				l.running++
 				if lim.Rate.IsSet() {
-					l.record(now, lim.Rate.N)
+					l.pending++
+					l.keep = max(l.keep, lim.Rate.N)
 				}
 				l.queue = l.queue[1:]
 				l.pokeHead()
@@ -147,8 +179,8 @@ func (l *activityLimiter) acquire(ctx context.Context, clock Clock, lim *spec.Li
 	}
 }
 
-// admits says whether lim lets a try start now; if the rate holds it back, for how long.
-// l.mu is held.
+// admits says whether lim lets a try start now; if the rate holds it back, for how long (0:
+// until a pending try's call starts or a try ends, which pokes the head). l.mu is held.
 func (l *activityLimiter) admits(lim *spec.Limit, now time.Time) (wait time.Duration, ok bool) {
 	if lim.Concurrency > 0 && l.running >= lim.Concurrency {
 		return 0, false // a release pokes the head
@@ -158,17 +190,30 @@ func (l *activityLimiter) admits(lim *spec.Limit, now time.Time) (wait time.Dura
 	}
 	from := now.Add(-lim.Rate.Per)
 	i := sort.Search(len(l.starts), func(i int) bool { return l.starts[i].After(from) })
-	if len(l.starts)-i < lim.Rate.N {
+	if len(l.starts)-i+l.pending < lim.Rate.N {
 		return 0, true
 	}
-	// The N-th most recent start leaves the window at its time plus Per.
-	return l.starts[len(l.starts)-lim.Rate.N].Add(lim.Rate.Per).Sub(now), false
+	room := lim.Rate.N - l.pending // the starts the window may hold beside the pending tries
+	if room <= 0 || room > len(l.starts) {
+		return 0, false
+	}
+	// The room-th most recent start leaves the window at its time plus Per.
+	return l.starts[len(l.starts)-room].Add(lim.Rate.Per).Sub(now), false
 }
 
-// record notes an admission at now, keeping only what a rate can still count: the last keep
-// starts, none older than limitWindow. l.mu is held.
-func (l *activityLimiter) record(now time.Time, n int) {
-	l.keep = max(l.keep, n)
+// started moves a pending try's start to the window at now and lets the head look again.
+func (l *activityLimiter) started(clock Clock) {
+	l.mu.Lock()
+	l.pending--
+	l.record(clock.Now())
+	l.pokeHead()
+	l.mu.Unlock()
+}
+
+// record notes a call's start at now, keeping only what a rate can still count: the last keep
+// starts, none older than limitWindow. Starts are recorded in time order: started reads the
+// clock under l.mu. l.mu is held.
+func (l *activityLimiter) record(now time.Time) {
 	l.starts = append(l.starts, now)
 	from := now.Add(-limitWindow)
 	drop := max(len(l.starts)-l.keep, 0)
@@ -178,9 +223,13 @@ func (l *activityLimiter) record(now time.Time, n int) {
 	l.starts = l.starts[drop:] // append copies the live part when it grows: memory stays bounded
 }
 
-func (l *activityLimiter) release() {
+// release ends an admitted try; pending says its call never started, so no start is recorded.
+func (l *activityLimiter) release(pending bool) {
 	l.mu.Lock()
 	l.running--
+	if pending {
+		l.pending--
+	}
 	l.pokeHead()
 	l.mu.Unlock()
 }

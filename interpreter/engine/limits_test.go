@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,5 +154,83 @@ func TestLimitWaiterCancelled(t *testing.T) {
 	firstAttempts(t, h, h.wait(running))
 	if n := h.acts.count("gate"); n != 1 {
 		t.Fatalf("%d calls, want 1: the cancelled waiter must not be called: %+v", n, h.acts.calls)
+	}
+}
+
+// slowStart plays a plugin whose process takes until up is closed to start: every try's
+// Prepare waits for it. Execute notes, on the engine's clock, when each call reached it.
+type slowStart struct {
+	*fakeActs
+	up    chan struct{}
+	clock Clock
+	mu    sync.Mutex
+	at    []time.Time
+}
+
+func (s *slowStart) Prepare(ctx context.Context, c history.ActivityCall) error {
+	select {
+	case <-s.up:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *slowStart) Execute(ctx context.Context, c history.ActivityCall, hb func(history.Heartbeat)) (json.RawMessage, error) {
+	s.mu.Lock()
+	s.at = append(s.at, s.clock.Now())
+	s.mu.Unlock()
+	return s.fakeActs.Execute(ctx, c, hb)
+}
+
+func (s *slowStart) calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.at)
+}
+
+// A rate counts a try when its call reaches the plugin, not when the limit admits it: on a
+// plugin still starting, the tries admitted meanwhile wait for it and still reach it no faster
+// than the rate, however long the start takes.
+func TestLimitRateCountsCallsAtThePlugin(t *testing.T) {
+	for _, startup := range []time.Duration{0, 500 * time.Millisecond, 2500 * time.Millisecond} {
+		t.Run(startup.String(), func(t *testing.T) {
+			h := newHarness(t)
+			h.e.Close()
+			slow := &slowStart{fakeActs: h.acts, up: make(chan struct{}), clock: h.clock}
+			h.e = New(Options{Store: h.store, Activities: slow, Clock: h.clock, Logf: t.Logf})
+			t.Cleanup(func() { h.e.Close() })
+			f := h.write("w.wend.yaml", head+"limits: {p.echo: {rate: 5/s}}\nsteps: [{id: e, activity: p.echo, with: 1}]\n")
+			for i := range 10 {
+				h.start(f, fmt.Sprint("w", i), "null")
+			}
+			waitFor(t, "five tries admitted, five waiting", func() bool {
+				return h.e.LimitStats()["p.echo"] == LimitStats{Running: 5, Waiting: 5}
+			})
+			h.clock.Advance(startup) // the plugin starts meanwhile
+			time.Sleep(20 * time.Millisecond)
+			if got := h.e.LimitStats()["p.echo"]; got != (LimitStats{Running: 5, Waiting: 5}) {
+				t.Fatalf("limit stats %+v while the plugin starts: a try admitted before its plugin is up must count", got)
+			}
+			close(slow.up)
+			waitFor(t, "five calls", func() bool { return slow.calls() == 5 })
+			h.clock.Advance(999 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // a wrongly admitted try would be called by now
+			if n := slow.calls(); n != 5 {
+				t.Fatalf("%d calls within a second of the plugin's start, want 5", n)
+			}
+			h.clock.Advance(time.Millisecond)
+			waitFor(t, "ten calls", func() bool { return slow.calls() == 10 })
+			for i := range 10 {
+				firstAttempts(t, h, waitStill(t, h, fmt.Sprint("w", i)))
+			}
+			slow.mu.Lock()
+			defer slow.mu.Unlock()
+			for i := 5; i < len(slow.at); i++ {
+				if d := slow.at[i].Sub(slow.at[i-5]); d < time.Second {
+					t.Fatalf("calls %d and %d reached the plugin %s apart: six calls in one second", i-5, i, d)
+				}
+			}
+		})
 	}
 }

@@ -155,6 +155,11 @@ func (v *listView) fill(all []history.Run) {
 			match = append(match, run)
 		}
 	}
+	if len(match) == 0 && len(filter.Search) > 0 && v.Error == "" {
+		if err := server.SearchFieldError(filter.Search, server.RunSearchFields(all)); err != nil {
+			v.Error = "filter: " + err.Error()
+		}
+	}
 	v.Total = len(all)
 	v.Version = fmt.Sprintf("%d-%d", len(all), version)
 	for _, st := range append([]string{""}, server.RunStatuses...) {

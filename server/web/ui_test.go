@@ -49,6 +49,8 @@ func TestUIPages(t *testing.T) {
 			[]string{`data-workflow-id="s1"`, `data-workflow-id="f1"`}},
 		{"filter box paging keeps the filter", "/ui/runs?where=name+%3D+searched&partial=live", 200, []string{`data-live="/ui/runs?partial=live&amp;where=name&#43;%3D&#43;searched"`}, nil},
 		{"run page shows search values", "/ui/runs/s1", 200, []string{`id="run-search"`, `<b>who</b> = <span class="mono">bo</span>`}, nil},
+		{"filter box field typo", "/ui/runs?where=whoo+%3D+bo", 200, []string{`id="error"`, `filter: unknown search field &#34;whoo&#34; (did you mean &#34;who&#34;?); the runs&#39; search fields are who`}, []string{`data-workflow-id="s1"`}},
+		{"filter box no match is no error", "/ui/runs?where=who+%3D+nobody", 200, []string{"match these filters"}, []string{`id="error"`}},
 		{"filter box bad filter", "/ui/runs?where=who+~+bo", 200, []string{`id="error"`, `filter: search field who takes =, !=, &lt;, &lt;=, &gt;, &gt;=, not &#34;~&#34;`}, nil},
 		{"list live fragment", "/ui/runs?partial=live", 200, []string{`id="runs-live"`, "data-version"}, []string{"<html"}},
 		{"run by workflow id", "/ui/runs/w1", 200, []string{`id="run-status">running<`, `class="signal-name">approve<`, `data-status="waiting"`, `id="signal-form"`}, nil},

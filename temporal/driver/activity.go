@@ -101,7 +101,8 @@ func (d *driver) call(step, execID string, attempt int, sched history.ActivitySc
 		call.Deadline = workflow.Now(d.ctx).Add(time.Duration(sched.TimeoutMS) * time.Millisecond).UTC()
 	}
 	if p := d.w.Plugins[sched.Plugin]; p != nil {
-		call.Declared = history.PluginRef{Command: p.Command, Dir: filepath.Dir(d.st.SpecFile), SHA256: p.SHA256, Env: p.Env}
+		call.Declared = history.PluginRef{Command: p.Command, Dir: filepath.Dir(d.st.SpecFile), SHA256: p.SHA256, Env: p.Env,
+			StartTimeoutMS: p.StartTimeout.D.Milliseconds()}
 	}
 	call.Secrets = interpreter.SecretRefs(d.w, filepath.Dir(d.st.SpecFile))
 	return call

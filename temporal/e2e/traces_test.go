@@ -55,12 +55,12 @@ steps:
 	}
 	want := []struct{ name, parent, outcome string }{
 		{"run traced", "", "failed"},
-		{"step steps[0]", "run traced", "completed"},
-		{"try demo.greet #1", "step steps[0]", "completed"},
-		{"step steps[1]", "run traced", "completed"},
-		{"step steps[2]", "run traced", "failed"},
-		{"try demo.fail #1", "step steps[2]", "failed"},
-		{"try demo.fail #2", "step steps[2]", "failed"},
+		{"step hi", "run traced", "completed"},
+		{"try demo.greet #1", "step hi", "completed"},
+		{"step pause", "run traced", "completed"},
+		{"step oops", "run traced", "failed"},
+		{"try demo.fail #1", "step oops", "failed"},
+		{"try demo.fail #2", "step oops", "failed"},
 	}
 	if len(spans) != len(want) {
 		t.Errorf("exported %d distinct spans, want %d", len(spans), len(want))

@@ -44,7 +44,7 @@ type Options struct {
 	// are cancelled (and redelivered). Default 30s.
 	StopTimeout time.Duration
 	// PluginStartTimeout bounds a plugin's start (handshake and first health check), as
-	// plugins.Options.StartTimeout does locally. Default: the host's (5s).
+	// plugins.Options.StartTimeout does locally. Default: the host's (30s).
 	PluginStartTimeout time.Duration
 	// Traces, when set, exports a span per plugin try (tracing.FromEnv), and the workflow
 	// RegisterWorkflow registers exports the run and step spans when it is given the same

@@ -13,7 +13,11 @@
 //	lateevent     serve without Lane, and send a heartbeat after each Execute try's final event
 //	chattylane    serve a Lane that sends an event before it is asked anything
 //
-// Activities: noop, echo, sleep {ms}, hang (ignores cancellation), crash (SIGKILLs itself
+// WEND_TESTPLUGIN_START_MS, a number of milliseconds, makes any mode sleep that long first (a
+// slow start). WEND_TESTPLUGIN_HANG_FIRST, a file path, makes the start that creates that file
+// hang (no handshake); later starts find it and serve.
+//
+// Activities: noop, echo, now (the plugin's clock, in Unix nanoseconds), sleep {ms}, hang (ignores cancellation), crash (SIGKILLs itself
 // mid-call), freeze (SIGSTOPs itself), grandchild (starts `sleep 1000` and returns its pid),
 // env (returns its environment), big {bytes} (returns a string of that many bytes), stderr
 // {line} (writes line to stderr), flood {mb, linekb} (writes mb MiB of linekb KiB lines to

@@ -25,6 +25,16 @@ import (
 func main() {
 	acts := activities()
 	fmt.Fprintf(os.Stderr, "testplugin pid %d\n", os.Getpid()) // tests find the process group here
+	if ms, err := strconv.Atoi(os.Getenv("WEND_TESTPLUGIN_START_MS")); err == nil {
+		time.Sleep(time.Duration(ms) * time.Millisecond) // a slow start, before any mode
+	}
+	if path := os.Getenv("WEND_TESTPLUGIN_HANG_FIRST"); path != "" {
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+			f.Close()
+			fmt.Fprintln(os.Stderr, "testplugin: first start, hanging")
+			time.Sleep(time.Hour) // the first start never answers; the next ones do
+		}
+	}
 	switch mode := os.Getenv("WEND_TESTPLUGIN_MODE"); mode {
 	case "":
 		sdk.Serve(acts)
@@ -167,6 +177,7 @@ func activities() sdk.Activities {
 	return sdk.Activities{
 		"noop": sdk.Func(func(*sdk.Context, empty) (empty, error) { return empty{}, nil }, "", ""),
 		"echo": sdk.Func(func(_ *sdk.Context, in any) (any, error) { return in, nil }, "", ""),
+		"now":  sdk.Func(func(*sdk.Context, empty) (int64, error) { return time.Now().UnixNano(), nil }, "", ""),
 		"sleep": sdk.Func(func(ctx *sdk.Context, in struct{ MS int }) (empty, error) {
 			select {
 			case <-time.After(time.Duration(in.MS) * time.Millisecond):

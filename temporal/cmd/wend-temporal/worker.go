@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/cli"
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/worker"
 	"github.com/wendflow/wend/tracing"
@@ -37,7 +38,7 @@ new tasks, running tries get --grace to finish, then what still runs is cancelle
 redelivered at once, plugins stop, and it exits 0. A rolling restart (stop one, start it,
 next) costs no run and no try.
 
-WEND_PLUGIN_START_TIMEOUT (a duration such as 30s) gives plugins longer than the default 5s
+WEND_PLUGIN_START_TIMEOUT (a duration such as 2m) gives plugins longer than the default 30s
 to start, as it does for local commands.
 
 OTEL_TRACES_EXPORTER=otlp|console (off by default) exports the spans of the runs, steps and
@@ -101,6 +102,7 @@ func runWorker(sys cli.IO, t *cli.Temporal, args []string) int {
 		fmt.Fprintf(sys.Stderr, "wend worker: traces: %v\n", err)
 		return 2
 	}
+	traces.NameSteps(runview.StartedStepIDs) // spans named by the steps' ids, as locally
 	defer flushTraces(sys, traces)
 	// The SDK's own lines at warning and above: its default logs every timer at debug level.
 	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(sys.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))

@@ -46,7 +46,7 @@ func TestWorkerReadsPluginStartTimeout(t *testing.T) {
 		return ""
 	}
 	code := runWorker(cli.IO{Stdout: &out, Stderr: &errb, Getenv: env}, tc, nil)
-	want := `WEND_PLUGIN_START_TIMEOUT="soon" is not a positive duration such as 30s; using the default 5s`
+	want := `WEND_PLUGIN_START_TIMEOUT="soon" is not a positive duration such as 2m; using the default 30s`
 	if code != 2 || !strings.Contains(errb.String(), want) {
 		t.Fatalf("exit %d, stderr %q; want 2 (no cluster) after %q", code, errb.String(), want)
 	}

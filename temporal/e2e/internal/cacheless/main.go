@@ -21,6 +21,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/plugins/builtin"
+	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/temporal/driver"
 	"github.com/wendflow/wend/temporal/wire"
 	"github.com/wendflow/wend/temporal/worker"
@@ -48,6 +49,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "cacheless: traces: %v\n", err)
 		os.Exit(2)
 	}
+	traces.NameSteps(runview.StartedStepIDs) // as wend-temporal worker does
 	c, err := client.Dial(client.Options{HostPort: *addr, Namespace: wire.DefaultNamespace})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cacheless: dial %s: %v\n", *addr, err)
