@@ -104,6 +104,7 @@ func (d *driver) call(step, execID string, attempt int, sched history.ActivitySc
 		call.Declared = history.PluginRef{Command: p.Command, Dir: filepath.Dir(d.st.SpecFile), SHA256: p.SHA256, Env: p.Env}
 	}
 	call.Secrets = interpreter.SecretRefs(d.w, filepath.Dir(d.st.SpecFile))
+	call.SecretPlaces = d.r.SecretPlaces(execID)
 	return call
 }
 
