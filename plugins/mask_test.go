@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/plugins/internal/secretforms"
+	"github.com/wendflow/wend/testkit/secretforms"
 )
 
 func TestMasker(t *testing.T) {

@@ -50,17 +50,16 @@ var allowed = map[string][]string{
 	"interpreter/engine": {"history", "interpreter", "spec",
 		"failpoint",              // no-ops unless built with the faults tag
 		"internal/tracecontext"}, // the trace context a try's plugin gets
-	"boltstore":                    {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
-	"plugins":                      {"history", "plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", "plugins/cmdgroup", goplugin, hclog, grpc, xsys},
-	"plugins/cmdgroup":             {xsys},                                    // the exec builtin's command groups: recorded by the plugin, reaped by both
-	"plugins/builtin":              {"plugins/sdk", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
-	"plugins/internal/testplugin":  {"plugins/sdk", "plugins/internal/secretforms", goplugin, hclog, grpc},
-	"plugins/internal/secretforms": {}, // a secret's common encodings, for the tests that play a leaking plugin
-	"server":                       {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec"},
-	"server/metrics":               {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
-	"server/web":                   {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
-	"server/internal/servertest":   {"history", "schedule/runner", "spec"},
-	"testsuite":                    {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
+	"boltstore":                   {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
+	"plugins":                     {"history", "plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", "plugins/cmdgroup", goplugin, hclog, grpc, xsys},
+	"plugins/cmdgroup":            {xsys},                                    // the exec builtin's command groups: recorded by the plugin, reaped by both
+	"plugins/builtin":             {"plugins/sdk", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
+	"plugins/internal/testplugin": {"plugins/sdk", "testkit/secretforms", goplugin, hclog, grpc},
+	"server":                      {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec"},
+	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
+	"server/web":                  {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
+	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
+	"testsuite":                   {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
@@ -100,6 +99,8 @@ func init() {
 	// An OTLP/gRPC trace collector the trace tests export to.
 	allowed["testkit/otlptest"] = []string{"go.opentelemetry.io/proto/otlp", "google.golang.org/grpc"}
 	testOnly = append(testOnly, "testkit/otlptest")
+	// A secret's common encodings, for the tests and the test plugin that play a leaking plugin.
+	allowed["testkit/secretforms"] = []string{}
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.

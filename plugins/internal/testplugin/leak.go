@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/wendflow/wend/plugins/internal/secretforms"
+	"github.com/wendflow/wend/testkit/secretforms"
 	"github.com/wendflow/wend/plugins/sdk"
 )
 
