@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/wendflow/wend/testkit/secretforms"
 	"github.com/wendflow/wend/plugins/sdk"
+	"github.com/wendflow/wend/testkit/secretforms"
 )
 
 // leakIn asks the leak activity to send Secret back, encoded as Encoding, through Channel.
