@@ -103,14 +103,23 @@ func cmdLeakyAPI(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: leakyapi FILE")
 	}
-	token := strings.TrimRight(ts.ReadFile(args[0]), "\r\n")
+	srv, err := newLeakyAPI(strings.TrimRight(ts.ReadFile(args[0]), "\r\n"))
+	ts.Check(err)
+	ts.Defer(srv.Close)
+	ts.Setenv("LEAKY_API", srv.URL)
+}
+
+// newLeakyAPI is leakyapi's service, for token.
+func newLeakyAPI(token string) (*httptest.Server, error) {
 	var leak strings.Builder
 	for _, enc := range secretforms.Encodings {
 		form, err := secretforms.Encode(token, enc)
-		ts.Check(err)
+		if err != nil {
+			return nil, err
+		}
 		leak.WriteString(enc + ": " + form + "\n")
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/echo":
 			w.Header().Set("Content-Type", "application/json")
@@ -125,7 +134,5 @@ func cmdLeakyAPI(ts *testscript.TestScript, neg bool, args []string) {
 		default:
 			http.NotFound(w, r)
 		}
-	}))
-	ts.Defer(srv.Close)
-	ts.Setenv("LEAKY_API", srv.URL)
+	})), nil
 }
