@@ -1,6 +1,9 @@
 package spec
 
-import "slices"
+import (
+	"slices"
+	"strconv"
+)
 
 // SecretFill is one place where the plugin host puts a secret's value: the reference to
 // secret Name that the workflow's template wrote at byte Offset of the string at Path
@@ -48,6 +51,12 @@ type fills struct {
 func (f *fills) enter(key string) {
 	if f != nil {
 		f.path = append(f.path, key)
+	}
+}
+
+func (f *fills) enterIndex(i int) {
+	if f != nil {
+		f.path = append(f.path, strconv.Itoa(i))
 	}
 }
 

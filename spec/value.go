@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -203,7 +202,7 @@ func (v *Value) eval(env map[string]any, f *fills) (any, error) {
 	case valueList:
 		l := make([]any, len(v.Items))
 		for i, it := range v.Items {
-			f.enter(strconv.Itoa(i))
+			f.enterIndex(i)
 			x, err := it.eval(env, f)
 			f.leave()
 			if err != nil {
