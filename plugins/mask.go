@@ -18,10 +18,10 @@ const secretMask = "***"
 // of encodings(): a plugin that prints one (as is, %q-quoted, in a URL, in base64) has it
 // replaced all the same.
 type masker struct {
-	mu      sync.Mutex
-	vals    map[string]bool
-	rep     *strings.Replacer // every encoding of every value, longest first
-	needles [][]byte          // those encodings and their JSON-escaped forms, to find a hit in JSON text
+	mu   sync.Mutex
+	vals map[string]bool
+	rep  *strings.Replacer // every encoding of every value, longest first
+	find *finder           // those encodings and their JSON-escaped forms, to find a hit in JSON text
 }
 
 func (m *masker) add(vals map[string]string) {
@@ -53,7 +53,7 @@ func (m *masker) add(vals map[string]string) {
 			needles = append(needles, []byte(j))
 		}
 	}
-	m.rep, m.needles = strings.NewReplacer(pairs...), needles
+	m.rep, m.find = strings.NewReplacer(pairs...), newFinder(needles)
 }
 
 // any reports whether m knows a value.
@@ -62,16 +62,16 @@ func (m *masker) any() bool {
 	return rep != nil
 }
 
-func (m *masker) state() (*strings.Replacer, [][]byte) {
+func (m *masker) state() (*strings.Replacer, *finder) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.rep, m.needles
+	return m.rep, m.find
 }
 
 // text masks every known value, in each of its encodings, in s.
 func (m *masker) text(s string) string {
-	rep, _ := m.state()
-	if rep == nil {
+	rep, find := m.state()
+	if rep == nil || !find.in([]byte(s)) {
 		return s
 	}
 	return rep.Replace(s)
@@ -80,15 +80,8 @@ func (m *masker) text(s string) string {
 // json masks every known value inside the strings (and keys) of a JSON document; a
 // document without one is returned as it is.
 func (m *masker) json(raw json.RawMessage) json.RawMessage {
-	_, needles := m.state()
-	hit := false
-	for _, n := range needles {
-		if bytes.Contains(raw, n) {
-			hit = true
-			break
-		}
-	}
-	if !hit {
+	_, find := m.state()
+	if find == nil || !find.in(raw) {
 		return raw
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

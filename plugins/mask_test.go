@@ -123,3 +123,44 @@ func waitLog(t *testing.T, logs *logLines, want string) string {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// BenchmarkMaskCleanOutput is what every call of a host that knows one secret pays: looking
+// for each encoding of it in a 64 KiB output that holds none.
+func BenchmarkMaskCleanOutput(b *testing.B) {
+	m := &masker{}
+	m.add(map[string]string{"s": maskedSecret})
+	out, _ := json.Marshal(map[string]string{"body": strings.Repeat("lorem ipsum dolor sit amet ", 64<<10/27)})
+	b.SetBytes(int64(len(out)))
+	for b.Loop() {
+		m.json(out)
+	}
+}
+
+// BenchmarkMaskStderrLine is the cost of one stderr line of a plugin once a secret is known.
+func BenchmarkMaskStderrLine(b *testing.B) {
+	m := &masker{}
+	m.add(map[string]string{"s": maskedSecret})
+	line := "2026-01-01T00:00:00Z info fetched order 42 in 18ms from https://api.example.com/orders"
+	for b.Loop() {
+		m.text(line)
+	}
+}
+
+func TestFinder(t *testing.T) {
+	f := newFinder([][]byte{[]byte("abc"), []byte("xy"), []byte("abd"), nil})
+	one := newFinder([][]byte{[]byte("q")})
+	tests := []struct {
+		f    *finder
+		in   string
+		want bool
+	}{
+		{f, "", false}, {f, "a", false}, {f, "ab", false}, {f, "abc", true}, {f, "zzabd", true},
+		{f, "xy", true}, {f, "zzzx", false}, {f, "zzzxy", true}, {f, "abxabcx", true}, {f, "ab ab ac", false},
+		{one, "", false}, {one, "q", true}, {one, "abq", true}, {one, "abc", false},
+	}
+	for _, tt := range tests {
+		if got := tt.f.in([]byte(tt.in)); got != tt.want {
+			t.Errorf("in(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
