@@ -32,10 +32,13 @@ type ActivityCall struct {
 	// a worker serving many workflows knows which program to run.
 	Declared PluginRef
 
-	// Secrets are the workflow's declared secrets: where the host finds each value to put in
-	// place of its reference, `${{ secrets.NAME }}`, in Input just before the call. The
+	// Secrets are the workflow's declared secrets: where the host finds each value.
+	// SecretPlaces are the only places in Input where it puts one, in place of the reference
+	// `${{ secrets.NAME }}` the workflow's template wrote there, just before the call: a
+	// reference anywhere else in Input is data and reaches the plugin as that text. The
 	// values themselves are never in a call, an event or a payload.
-	Secrets []SecretRef `json:"secrets,omitempty"`
+	Secrets      []SecretRef   `json:"secrets,omitempty"`
+	SecretPlaces []SecretPlace `json:"secret_places,omitempty"`
 
 	// TraceParent is the try's W3C trace context (the run's trace, the try's span), passed to
 	// the plugin; empty when the run has no trace context.
@@ -47,6 +50,15 @@ type SecretRef struct {
 	Name string `json:"name"`
 	Env  string `json:"env,omitempty"`
 	File string `json:"file,omitempty"` // absolute
+}
+
+// SecretPlace is where the host puts secret Name's value: at byte Offset of the string at
+// Path in a call's Input (object keys and array indices from the top), where the reference
+// `${{ secrets.NAME }}` stands.
+type SecretPlace struct {
+	Path   []string `json:"path"`
+	Name   string   `json:"name"`
+	Offset int      `json:"offset"`
 }
 
 // PluginRef is a plugin declaration with its paths resolved.

@@ -17,7 +17,7 @@ import (
 const MaxPayloadBytes = 2 << 20
 
 func (n *node) startActivity() {
-	input, ok := n.with(nil)
+	input, ok := n.withFills()
 	if !ok {
 		return
 	}
@@ -93,6 +93,20 @@ func (r *Run) heartbeat(ev history.Event) error {
 	}
 	n.progress = hb.Progress
 	return nil
+}
+
+// SecretPlaces returns where in an activity's input the host puts secret values: the
+// references its step's `with` templates wrote, and no other text (nil: none).
+func (r *Run) SecretPlaces(execID string) []history.SecretPlace {
+	n := r.activities[execID]
+	if n == nil || len(n.fills) == 0 {
+		return nil
+	}
+	out := make([]history.SecretPlace, len(n.fills))
+	for i, f := range n.fills {
+		out[i] = history.SecretPlace{Path: f.Path, Name: f.Name, Offset: f.Offset}
+	}
+	return out
 }
 
 // Activity returns the schedule of an activity the run is waiting on.

@@ -28,6 +28,7 @@ type node struct {
 	// activity
 	execID  string
 	sched   history.ActivitySchedule
+	fills   []spec.SecretFill // where sched.Input's secret references are
 	attempt int
 	tries   int
 	// attemptBase is the attempt a new series of tries started after (wend retry): tries are
@@ -237,6 +238,20 @@ func (n *node) with(def any) (v any, ok bool) {
 		n.stepFailed(exprFailure(n, "with", err))
 		return nil, false
 	}
+	return v, true
+}
+
+// withFills evaluates an activity's `with` and notes where its secret references landed.
+func (n *node) withFills() (v any, ok bool) {
+	if n.s.With == nil {
+		return nil, true
+	}
+	v, fills, err := n.s.With.EvalFills(n.env(n.s.With.StepRefs(), nil))
+	if err != nil {
+		n.stepFailed(exprFailure(n, "with", err))
+		return nil, false
+	}
+	n.fills = fills
 	return v, true
 }
 

@@ -62,9 +62,11 @@
 //   - A Config whose command is BuiltinCommandPrefix+NAME runs Options.Self (this executable)
 //     with BuiltinEnv=NAME: a builtin plugin (plugins/builtin), otherwise like any other.
 //   - Secret values exist only between resolveSecrets and the plugin: a call carries where
-//     each secret is (history.SecretRef), the host substitutes the values the input references
-//     just before the call, and masks them in outputs, errors, heartbeats and stderr lines; a
-//     secret it cannot read fails the try as non-retryable SecretMissing, naming no value.
+//     each secret is (history.SecretRef) and the places the workflow's templates put a
+//     reference (history.SecretPlace); the host puts the values at those places only, just
+//     before the call, and masks every common encoding of them in outputs, errors, heartbeats
+//     and stderr lines (mask_encodings.go); a secret it cannot read fails the try as
+//     non-retryable SecretMissing, naming no value.
 //   - A plugin without Lane (Unimplemented, or Ruby's answer for an undefined bidi method) is
 //     called through Execute without a warning.
 package plugins

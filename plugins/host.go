@@ -93,11 +93,15 @@ func (h *Host) ExecuteBuild(ctx context.Context, call history.ActivityCall, hear
 	if err != nil {
 		return nil, err
 	}
-	if vals == nil {
-		return h.executeBuild(ctx, call, heartbeat, served)
+	if call.Input, err = fillSecrets(call, vals); err != nil {
+		return nil, err
 	}
 	h.mask.add(vals)
-	call.Input = withSecrets(call.Input, vals)
+	if !h.mask.any() {
+		return h.executeBuild(ctx, call, heartbeat, served)
+	}
+	// Every call's results are masked once the host knows a value: a plugin may keep a
+	// secret one call gave it and print it in the next.
 	if heartbeat != nil {
 		hb := heartbeat
 		heartbeat = func(b history.Heartbeat) { hb(history.Heartbeat{Progress: h.mask.json(b.Progress)}) }

@@ -19,6 +19,9 @@ type Value struct {
 	refsOnce sync.Once
 	refs     []string // step ids read through steps.ID, for StepRefs
 
+	secretsOnce sync.Once
+	named       bool // v names a secret, for EvalFills
+
 	Lit    any       // a scalar without templates (string, int, float64, bool or nil)
 	Parts  []part    // a string with templates: text and expressions, in order
 	Fields []Field   // a mapping, in file order
@@ -176,25 +179,32 @@ func (v *Value) StepRefs() []string {
 func (v *Value) IsLiteral() bool { return len(v.exprs()) == 0 }
 
 // Eval computes v's JSON value for env.
-func (v *Value) Eval(env map[string]any) (any, error) {
+func (v *Value) Eval(env map[string]any) (any, error) { return v.eval(env, nil) }
+
+// eval is Eval that, given fills, also notes where each secret reference lands.
+func (v *Value) eval(env map[string]any, f *fills) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
 	switch v.kind {
 	case valueMap:
 		m := make(map[string]any, len(v.Fields))
-		for _, f := range v.Fields {
-			x, err := f.Value.Eval(env)
+		for _, fl := range v.Fields {
+			f.enter(fl.Key)
+			x, err := fl.Value.eval(env, f)
+			f.leave()
 			if err != nil {
 				return nil, err
 			}
-			m[f.Key] = x
+			m[fl.Key] = x
 		}
 		return m, nil
 	case valueList:
 		l := make([]any, len(v.Items))
 		for i, it := range v.Items {
-			x, err := it.Eval(env)
+			f.enterIndex(i)
+			x, err := it.eval(env, f)
+			f.leave()
 			if err != nil {
 				return nil, err
 			}
@@ -202,17 +212,20 @@ func (v *Value) Eval(env map[string]any) (any, error) {
 		}
 		return l, nil
 	case valueTemplate:
-		return v.evalTemplate(env)
+		return v.evalTemplate(env, f)
 	}
 	return v.Lit, nil
 }
 
-func (v *Value) evalTemplate(env map[string]any) (any, error) {
+func (v *Value) evalTemplate(env map[string]any, f *fills) (any, error) {
 	if len(v.Parts) == 1 && v.Parts[0].expr != nil {
 		return v.Parts[0].expr.Eval(env)
 	}
 	var b strings.Builder
 	for _, p := range v.Parts {
+		if p.secret != "" {
+			f.at(p.secret, b.Len())
+		}
 		if p.expr == nil {
 			b.WriteString(p.text)
 			continue

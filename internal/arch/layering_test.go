@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	"plugins":                     {"history", "plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", "plugins/cmdgroup", goplugin, hclog, grpc, xsys},
 	"plugins/cmdgroup":            {xsys},                                    // the exec builtin's command groups: recorded by the plugin, reaped by both
 	"plugins/builtin":             {"plugins/sdk", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
-	"plugins/internal/testplugin": {"plugins/sdk", goplugin, hclog, grpc},
+	"plugins/internal/testplugin": {"plugins/sdk", "testkit/secretforms", goplugin, hclog, grpc},
 	"server":                      {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec", xsys}, // x/sys: a socket peer's uid on macOS and FreeBSD
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
 	"server/web":                  {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
@@ -99,6 +99,8 @@ func init() {
 	// An OTLP/gRPC trace collector the trace tests export to.
 	allowed["testkit/otlptest"] = []string{"go.opentelemetry.io/proto/otlp", "google.golang.org/grpc"}
 	testOnly = append(testOnly, "testkit/otlptest")
+	// A secret's common encodings, for the tests and the test plugin that play a leaking plugin.
+	allowed["testkit/secretforms"] = []string{}
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.

@@ -37,6 +37,7 @@ func buildDemo(t *testing.T) string {
 // scriptCmds are the commands the scripts add to testscript's.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(*testscript.TestScript, bool, []string){"eventually": cmdEventually, "jsonlines": cmdJSONLines, "nosecret": cmdNoSecret, "orderapi": cmdOrderAPI,
+		"nosecretforms": cmdNoSecretForms, "leakyapi": cmdLeakyAPI,
 		"stdoutenv": cmdStdoutEnv, "freeport": cmdFreePort, "httpcall": cmdHTTPCall}
 }
 

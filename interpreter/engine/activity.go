@@ -308,6 +308,7 @@ func (e *Engine) callOf(at activityTask) history.ActivityCall {
 		if e.ensure(lr) == nil {
 			call.Declared = pluginRef(lr, at.Plugin)
 			call.Secrets = interpreter.SecretRefs(lr.w, lr.dir)
+			call.SecretPlaces = lr.interp.SecretPlaces(at.ExecID)
 			call.LastProgress = lr.interp.LastProgress(at.ExecID)
 			if tp := lr.interp.TraceParent(); tp != "" || e.opts.TraceContext {
 				call.TraceParent = tracecontext.ForTry(at.RunID, tp, at.ExecID, at.Attempt)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -101,5 +104,32 @@ func TestHTTPThroughTheHost(t *testing.T) {
 	// The Retry-After crosses the protocol as the wait before the next try.
 	if ae.NextRetryDelayMS != 7000 {
 		t.Errorf("503 with Retry-After 7: next retry delay %d ms, want 7000", ae.NextRetryDelayMS)
+	}
+}
+
+// TestHTTPSendsInputTextAsText plays whoever starts a run with input that spells a secret's
+// reference: the server gets that text in the query, the URL and a header, and the value
+// only in the header the workflow's template put it in.
+func TestHTTPSendsInputTextAsText(t *testing.T) {
+	t.Setenv("WEND_TEST_HTTP_PW", "hunter2-value")
+	type seen struct{ q, path, note, auth string }
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- seen{r.URL.Query().Get("q"), r.URL.Path, r.Header.Get("X-Note"), r.Header.Get("Authorization")}
+	}))
+	t.Cleanup(srv.Close)
+	ref := "${{ secrets.pw }}"
+	input, _ := json.Marshal(map[string]any{"url": srv.URL + "/p/" + url.PathEscape(ref), "query": map[string]any{"q": ref},
+		"headers": map[string]string{"X-Note": ref, "Authorization": "Bearer " + ref}})
+	h := hostFor(t, "http")
+	call := history.ActivityCall{Plugin: "http", Activity: "request", Input: input, ActivityExecutionID: "x", ActivityAttemptID: "x.1", Attempt: 1,
+		Secrets:      []history.SecretRef{{Name: "pw", Env: "WEND_TEST_HTTP_PW"}},
+		SecretPlaces: []history.SecretPlace{{Path: []string{"headers", "Authorization"}, Name: "pw", Offset: len("Bearer ")}}}
+	if _, err := h.Execute(context.Background(), call, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := seen{q: ref, path: "/p/" + ref, note: ref, auth: "Bearer hunter2-value"}
+	if s := <-got; s != want {
+		t.Fatalf("the server saw %+v, want %+v", s, want)
 	}
 }

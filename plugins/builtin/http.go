@@ -62,7 +62,7 @@ const httpInputSchema = `{
     "headers": {"description": "Request headers.", "type": "object", "additionalProperties": {"type": "string"}},
     "json": {"description": "A JSON request body (Content-Type: application/json unless headers set one); not with body."},
     "body": {"description": "A text request body; not with json.", "type": "string"},
-    "timeout": {"description": "Bound of the request, e.g. 10s; the try's own timeout bounds it too.", "type": "string"},
+    "timeout": {"description": "Bound of the whole request, e.g. 10s (default 5m); the try's own timeout bounds it too.", "type": "string"},
     "expect": {"description": "Statuses that count as success: numbers or classes like \"2xx\" (default [\"2xx\"]).", "type": "array", "minItems": 1, "items": {"type": ["integer", "string"], "pattern": "^[1-5]xx$"}},
     "retry_statuses": {"description": "Statuses outside expect whose failure a retry may fix (default: 429 and 5xx); any other fails for good.", "type": "array", "items": {"type": "integer", "minimum": 100, "maximum": 599}},
     "ca_file": {"description": "PEM file of the certificate authorities to trust instead of the system's.", "type": "string"},
@@ -103,17 +103,29 @@ func newTransport(roots *x509.CertPool) *http.Transport {
 }
 
 func request(ctx *sdk.Context, in httpInput) (*httpOutput, error) {
-	req, client, limit, err := in.build(ctx.Context)
+	rctx, cancel := context.WithCancelCause(ctx.Context)
+	defer cancel(nil)
+	req, client, limit, err := in.build(rctx)
 	if err != nil {
 		return nil, err
 	}
+	rd := &redirects{headers: in.Headers}
+	client.CheckRedirect = rd.check
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, transportError(ctx.Context, req, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	if err := rd.refusal(req); err != nil {
+		return nil, err
+	}
+	idle := newIdleBody(resp.Body, idleTimeout, cancel)
+	defer idle.stop()
+	body, err := io.ReadAll(io.LimitReader(idle, int64(limit)+1))
 	if err != nil {
+		if errors.Is(context.Cause(rctx), errIdle) && ctx.Err() == nil {
+			return nil, sdk.NewError(sdk.TypeTimeout, fmt.Sprintf("%s %s: no byte of the response body came for %s", req.Method, redact(req.URL), idleTimeout))
+		}
 		return nil, transportError(ctx.Context, req, err)
 	}
 	out := &httpOutput{Status: resp.StatusCode, Headers: flatHeaders(resp.Header)}
@@ -130,8 +142,11 @@ func request(ctx *sdk.Context, in httpInput) (*httpOutput, error) {
 // build checks in and makes its request, the client to send it with and the body limit.
 func (in httpInput) build(ctx context.Context) (*http.Request, *http.Client, int, error) {
 	u, err := url.Parse(in.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, nil, 0, badInput("url: want an http or https URL, got %q", in.URL)
+	if err != nil {
+		return nil, nil, 0, badInput("url: not a URL (%s)", parseProblem(err))
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, nil, 0, badInput("url: want an http or https URL, got %q", redact(u))
 	}
 	if err := addQuery(u, in.Query); err != nil {
 		return nil, nil, 0, err
@@ -146,7 +161,7 @@ func (in httpInput) build(ctx context.Context) (*http.Request, *http.Client, int
 	if err := in.checkStatuses(); err != nil {
 		return nil, nil, 0, err
 	}
-	client := &http.Client{Transport: defaultTransport}
+	client := &http.Client{Transport: defaultTransport, Timeout: defaultTimeout}
 	if in.Timeout != "" {
 		d, err := time.ParseDuration(in.Timeout)
 		if err != nil || d <= 0 {
@@ -344,12 +359,23 @@ func unwrapURL(err error) error {
 	return err
 }
 
-// redact is u for messages: without its user info and query, which may hold credentials.
+// redact is u for messages: without its user info and query, which may hold credentials
+// (nor the opaque part of a URL like http:user:password@host, which would hold them too).
 func redact(u *url.URL) string {
 	c := *u
 	c.User = nil
 	c.RawQuery, c.ForceQuery = "", false
+	if c.Opaque != "" {
+		c.Opaque = "..."
+	}
 	return c.String()
+}
+
+// parseProblem is what url.Parse found wrong, without the URL or the piece of it that the
+// error quotes: either may hold user info.
+func parseProblem(err error) string {
+	msg, _, _ := strings.Cut(unwrapURL(err).Error(), `"`)
+	return strings.TrimSpace(msg)
 }
 
 func flatHeaders(h http.Header) map[string]string {

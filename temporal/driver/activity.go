@@ -105,6 +105,7 @@ func (d *driver) call(step, execID string, attempt int, sched history.ActivitySc
 			StartTimeoutMS: p.StartTimeout.D.Milliseconds()}
 	}
 	call.Secrets = interpreter.SecretRefs(d.w, filepath.Dir(d.st.SpecFile))
+	call.SecretPlaces = d.r.SecretPlaces(execID)
 	return call
 }
 

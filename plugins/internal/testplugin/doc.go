@@ -23,5 +23,6 @@
 // {line} (writes line to stderr), flood {mb, linekb} (writes mb MiB of linekb KiB lines to
 // stderr), pid, version (its build's version, set with -ldflags -X main.version=V, and pid),
 // fail_unless {version} (fails retryably, type OldCode, unless it is that version), gate
-// {path} (returns its pid once path exists).
+// {path} (returns its pid once path exists), leak {secret, encoding, channel} (sends secret
+// back encoded through output, error, heartbeat or stderr: leak.go).
 package main

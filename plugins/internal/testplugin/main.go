@@ -253,5 +253,6 @@ func activities() sdk.Activities {
 			return map[string]any{"version": version, "pid": os.Getpid()}, nil
 		}, "", ""),
 		"info": sdk.Func(func(ctx *sdk.Context, _ empty) (sdk.Info, error) { return ctx.Info, nil }, "", ""),
+		"leak": sdk.Func(leak, "", ""),
 	}
 }
