@@ -30,6 +30,12 @@ type Observer struct {
 	queue   chan observed
 	queued  atomic.Int64 // bytes of event payloads in the queue
 	dropped atomic.Uint64
+	// The builder sleeps until an event finds it idle, then lets a batch gather for
+	// gatherFor (less when buildAt events are queued): a commit wakes it once a batch, not
+	// once an event, so tracing adds no goroutine hand-off to a step's path.
+	idle    atomic.Bool
+	wake    chan struct{} // cap 1: the first event after the builder drained
+	full    chan struct{} // cap 1: buildAt events are queued, build now
 	stop    chan struct{} // closed by close: drain the queue and return
 	stopped chan struct{} // closed when the worker has returned
 	once    sync.Once
@@ -55,6 +61,15 @@ const (
 	QueueBytes = 64 << 20
 )
 
+// gatherFor is how long the span builder lets events gather once woken: spans reach the
+// batch processor at most this late, which itself holds them for seconds. buildAt events
+// queued start the build sooner, so a batch's spans (at most two an event) stay well under
+// the batch processor's queue (2,048 spans by default), which drops what overflows it.
+const (
+	gatherFor = 20 * time.Millisecond
+	buildAt   = 512
+)
+
 // NewObserver makes an observer of p's tracer and starts its span builder; events reads a
 // run's committed history. p's Shutdown drains and stops it.
 func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error), logf func(format string, args ...any)) *Observer {
@@ -63,7 +78,8 @@ func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error
 	}
 	o := &Observer{tracer: p.tp.Tracer("github.com/wendflow/wend"), history: events, logf: logf,
 		queue: make(chan observed, QueueSize), stop: make(chan struct{}), stopped: make(chan struct{}),
-		runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
+		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
+	o.idle.Store(true)
 	p.mu.Lock()
 	p.observers = append(p.observers, o)
 	p.mu.Unlock()
@@ -95,6 +111,11 @@ func (o *Observer) Observe(run history.Run, ev history.Event) {
 	if o.queued.Add(size) <= QueueBytes {
 		select {
 		case o.queue <- observed{run, ev}:
+			if o.idle.CompareAndSwap(true, false) {
+				signal(o.wake)
+			} else if len(o.queue) >= buildAt {
+				signal(o.full)
+			}
 			return
 		default:
 		}
@@ -108,21 +129,50 @@ func (o *Observer) Observe(run history.Run, ev history.Event) {
 // Dropped is how many events found the queue full: their spans were not exported.
 func (o *Observer) Dropped() uint64 { return o.dropped.Load() }
 
+// signal leaves a token in c (capacity 1) unless one is there already.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// work builds spans in batches: woken by the first event after a drain, it waits gatherFor
+// (or until buildAt events are queued), marks itself idle and drains the queue. An event
+// queued after the mark wakes it again; one queued before is in this drain.
 func (o *Observer) work() {
 	defer close(o.stopped)
+	gather := time.NewTimer(gatherFor)
+	gather.Stop()
+	for {
+		select {
+		case <-o.wake:
+		case <-o.stop:
+			o.drain()
+			return
+		}
+		gather.Reset(gatherFor)
+		select {
+		case <-gather.C:
+		case <-o.full:
+			gather.Stop()
+		case <-o.stop:
+			o.drain()
+			return
+		}
+		o.idle.Store(true)
+		o.drain()
+	}
+}
+
+// drain builds the spans of the events queued, until the queue is empty.
+func (o *Observer) drain() {
 	for {
 		select {
 		case it := <-o.queue:
 			o.observe(it.run, it.ev)
-		case <-o.stop:
-			for {
-				select {
-				case it := <-o.queue:
-					o.observe(it.run, it.ev)
-				default:
-					return
-				}
-			}
+		default:
+			return
 		}
 	}
 }
