@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -88,12 +89,13 @@ func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error
 }
 
 type runTrace struct {
-	trace  tracecontext.TraceParent // the trace, and the accepted parent span when remote
-	remote bool
-	next   uint64                // the seq of the event expected next; another means one was dropped
-	steps  map[string]*stepTrace // open activity steps by execution id
-	waits  map[string]*waitTrace // open delays, signal waits and child steps (waits.go)
-	ids    map[string]string     // the spec's step ids by static path (Provider.NameSteps); nil: none known
+	trace   tracecontext.TraceParent // the trace, and the accepted parent span when remote
+	remote  bool
+	runSpan [8]byte               // the run span's id, the parent of its steps' spans
+	next    uint64                // the seq of the event expected next; another means one was dropped
+	steps   map[string]*stepTrace // open activity steps by execution id
+	waits   map[string]*waitTrace // open delays, signal waits and child steps (waits.go)
+	ids     map[string]string     // the spec's step ids by static path (Provider.NameSteps); nil: none known
 }
 
 type stepTrace struct {
@@ -101,6 +103,15 @@ type stepTrace struct {
 	start                  time.Time
 	tryStart               time.Time // when the current try became due
 	tryOpen                bool
+	spanID                 [8]byte // the step span's id, once a span needed it (stepSpanID)
+}
+
+// stepSpanID is st's span id, the parent of its tries' spans, derived once.
+func (st *stepTrace) stepSpanID(runID, execID string) [8]byte {
+	if st.spanID == ([8]byte{}) {
+		st.spanID = tracecontext.StepSpanID(runID, execID)
+	}
+	return st.spanID
 }
 
 // Observe queues ev of run, committed live, for the spans it ends. It never blocks the
@@ -230,7 +241,7 @@ func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
 func (o *Observer) begin(runID string, started history.Event) *runTrace {
 	st, _ := history.DataOf[history.Started](started)
 	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
-	rt := &runTrace{trace: tp, remote: remote, steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
+	rt := &runTrace{trace: tp, remote: remote, runSpan: tracecontext.RunSpanID(runID), steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
 	if o.stepIDs != nil {
 		rt.ids = o.stepIDs(st)
 	}
@@ -242,7 +253,12 @@ func (o *Observer) begin(runID string, started history.Event) *runTrace {
 func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit bool) {
 	switch ev.Type {
 	case history.ActivityScheduled:
-		sc, _ := history.DataOf[history.ActivitySchedule](ev)
+		// Only the names: decoding the whole schedule would copy the step's input.
+		var sc struct {
+			Plugin   string `json:"plugin"`
+			Activity string `json:"activity"`
+		}
+		_ = json.Unmarshal(ev.Data, &sc)
 		rt.steps[ev.ActivityExecutionID] = &stepTrace{path: ev.Step, plugin: sc.Plugin, activity: sc.Activity,
 			start: ev.Time, tryStart: ev.Time, tryOpen: true}
 	case history.ActivityRetryScheduled:
@@ -324,14 +340,14 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 		parent = trace.NewSpanContext(trace.SpanContextConfig{TraceID: rt.trace.TraceID, SpanID: rt.trace.SpanID,
 			TraceFlags: trace.TraceFlags(rt.trace.Flags), Remote: true})
 	}
-	o.emit(rt, parent, tracecontext.RunSpanID(run.RunID), "run "+run.Name, run.StartedAt, ev.Time, attrs, failure)
+	o.emit(rt, parent, rt.runSpan, "run "+run.Name, run.StartedAt, ev.Time, attrs, failure)
 }
 
 func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
 	attrs := append(runAttrs(run), stepAttrs(st)...)
 	attrs = append(attrs, rt.stepIDAttrs(st.path)...)
 	attrs = append(attrs, attribute.String("wend.outcome", outcome))
-	o.emit(rt, o.own(rt, tracecontext.RunSpanID(run.RunID)), tracecontext.StepSpanID(run.RunID, ev.ActivityExecutionID),
+	o.emit(rt, o.own(rt, rt.runSpan), st.stepSpanID(run.RunID, ev.ActivityExecutionID),
 		"step "+rt.stepName(st.path), st.start, ev.Time, attrs, failure)
 }
 
@@ -343,7 +359,7 @@ func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev hist
 			attrs = append(attrs, attribute.String("wend.plugin_sha256", r.PluginSHA256))
 		}
 	}
-	o.emit(rt, o.own(rt, tracecontext.StepSpanID(run.RunID, ev.ActivityExecutionID)),
+	o.emit(rt, o.own(rt, st.stepSpanID(run.RunID, ev.ActivityExecutionID)),
 		tracecontext.TrySpanID(run.RunID, ev.ActivityExecutionID, ev.Attempt),
 		tryName(st.plugin, st.activity, ev.Attempt), st.tryStart, ev.Time, attrs, failure)
 }

@@ -113,7 +113,7 @@ func (o *Observer) endWait(rt *runTrace, run history.Run, key string, end time.T
 	attrs = append(attrs, rt.stepIDAttrs(w.path)...)
 	attrs = append(append(attrs, w.attrs...), more...)
 	attrs = append(attrs, attribute.String("wend.outcome", outcome))
-	o.emit(rt, o.own(rt, tracecontext.RunSpanID(run.RunID)), w.id, "step "+rt.stepName(w.path), w.start, end, attrs, failure)
+	o.emit(rt, o.own(rt, rt.runSpan), w.id, "step "+rt.stepName(w.path), w.start, end, attrs, failure)
 }
 
 // endWaits closes the waits still open when the run closes: they ended with it.
