@@ -77,9 +77,9 @@ func (b *bench) serveCPU() {
 		check(err)
 		check(waitFile(*serveCPUProfile, time.Minute))
 	}
+	asker.Close() // before the stop: serve's exit waits for its standard input to end
 	_, err = srv.Stop()
 	check(err)
-	asker.Close()
 	check(harness.NoLeftovers(wend, plugin))
 	emit("wend_serve_cpu", "cpu_ms_per_step", round(medianOf(perStep)), "cpu_ms_per_step_each", roundAll(perStep),
 		"wall_ms_per_step", round(float64(median(took))/float64(time.Millisecond)/(runs*steps)),
