@@ -82,7 +82,7 @@ func (b *bench) serveCPU() {
 	check(err)
 	check(harness.NoLeftovers(wend, plugin))
 	emit("wend_serve_cpu", "cpu_ms_per_step", round(medianOf(perStep)), "cpu_ms_per_step_each", roundAll(perStep),
-		"wall_ms_per_step", round(float64(median(took))/float64(time.Millisecond)/(runs*steps)),
+		"wall_ms_per_step", round(median(took)/(runs*steps)),
 		"note", "wend serve's own utime+stime (/proc/PID/stat) per step of the 200-step sequential workflow on the example Go plugin, "+
 			"around 5 runs a round through the control socket; the plugin's CPU not counted; the median of the rounds")
 }
