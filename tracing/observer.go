@@ -327,7 +327,7 @@ func outcomeOf(ev history.Event) (string, *history.Failure) {
 
 func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 	status, reason := history.ClosedBy(ev)
-	attrs := append(runAttrs(run), attribute.String("wend.outcome", status))
+	attrs := append(runAttrs(run, 2), attribute.String("wend.outcome", status))
 	var failure *history.Failure
 	if c, err := history.DataOf[history.Closed](ev); err == nil && c.Failure != nil {
 		failure = c.Failure
@@ -344,7 +344,7 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 }
 
 func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
-	attrs := append(runAttrs(run), stepAttrs(st)...)
+	attrs := withStep(runAttrs(run, 7), st)
 	attrs = append(attrs, rt.stepIDAttrs(st.path)...)
 	attrs = append(attrs, attribute.String("wend.outcome", outcome))
 	o.emit(rt, o.own(rt, rt.runSpan), st.stepSpanID(run.RunID, ev.ActivityExecutionID),
@@ -352,7 +352,7 @@ func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev his
 }
 
 func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
-	attrs := append(runAttrs(run), stepAttrs(st)...)
+	attrs := withStep(runAttrs(run, 8), st)
 	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
 	if ev.Type == history.ActivityCompleted {
 		if r, err := history.DataOf[history.ActivityResult](ev); err == nil && r.PluginSHA256 != "" {
@@ -393,12 +393,15 @@ func emitSpan(tracer trace.Tracer, traceID [16]byte, parent trace.SpanContext, s
 	span.End(trace.WithTimestamp(end))
 }
 
-func runAttrs(run history.Run) []attribute.KeyValue {
-	return []attribute.KeyValue{attribute.String("wend.workflow", run.Name),
-		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID)}
+// runAttrs are a run's attributes, in a slice with room for more others and a failure's
+// three, so a span's attributes are allocated once.
+func runAttrs(run history.Run, more int) []attribute.KeyValue {
+	return append(make([]attribute.KeyValue, 0, 3+more+3), attribute.String("wend.workflow", run.Name),
+		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID))
 }
 
-func stepAttrs(st *stepTrace) []attribute.KeyValue {
-	return []attribute.KeyValue{attribute.String("wend.step", st.path), attribute.String("wend.step.path", st.path), attribute.String("wend.step_kind", kindActivity),
-		attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity)}
+// withStep appends an activity step's five attributes.
+func withStep(attrs []attribute.KeyValue, st *stepTrace) []attribute.KeyValue {
+	return append(attrs, attribute.String("wend.step", st.path), attribute.String("wend.step.path", st.path),
+		attribute.String("wend.step_kind", kindActivity), attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity))
 }

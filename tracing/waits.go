@@ -108,7 +108,7 @@ func (o *Observer) endWait(rt *runTrace, run history.Run, key string, end time.T
 	if !emit {
 		return
 	}
-	attrs := append(runAttrs(run), attribute.String("wend.step", w.path), attribute.String("wend.step.path", w.path),
+	attrs := append(runAttrs(run, 5+len(w.attrs)+len(more)), attribute.String("wend.step", w.path), attribute.String("wend.step.path", w.path),
 		attribute.String("wend.step_kind", w.kind))
 	attrs = append(attrs, rt.stepIDAttrs(w.path)...)
 	attrs = append(append(attrs, w.attrs...), more...)
