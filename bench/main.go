@@ -10,6 +10,7 @@
 // against one synced append plus one plugin call.
 //
 // shard (run only when named) runs a for_each over 1,000,000 no-op items with shard: 10000.
+// servecpu (run only when named) reads `wend serve`'s own CPU per sequential plugin step.
 //
 // process builds the wend binary and the example plugin and measures the plugin workloads
 // through a real `wend serve` (over its control socket) and a cold `wend run`.
@@ -105,6 +106,7 @@ func main() {
 		{"process", b.process, false},
 		{"idle", b.idle, true}, // long at its default size: run it by name
 		{"shard", b.shard, true},
+		{"servecpu", b.serveCPU, true},
 	}
 	for _, w := range workloads {
 		if (*only == "" && !w.partial) || strings.EqualFold(*only, w.name) {

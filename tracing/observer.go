@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,12 @@ type Observer struct {
 	queue   chan observed
 	queued  atomic.Int64 // bytes of event payloads in the queue
 	dropped atomic.Uint64
+	// The builder sleeps until an event finds it idle, then lets a batch gather for
+	// gatherFor (less when buildAt events are queued): a commit wakes it once a batch, not
+	// once an event, so tracing adds no goroutine hand-off to a step's path.
+	idle    atomic.Bool
+	wake    chan struct{} // cap 1: the first event after the builder drained
+	full    chan struct{} // cap 1: buildAt events are queued, build now
 	stop    chan struct{} // closed by close: drain the queue and return
 	stopped chan struct{} // closed when the worker has returned
 	once    sync.Once
@@ -55,6 +62,15 @@ const (
 	QueueBytes = 64 << 20
 )
 
+// gatherFor is how long the span builder lets events gather once woken: spans reach the
+// batch processor at most this late, which itself holds them for seconds. buildAt events
+// queued start the build sooner, so a batch's spans (at most two an event) stay well under
+// the batch processor's queue (2,048 spans by default), which drops what overflows it.
+const (
+	gatherFor = 20 * time.Millisecond
+	buildAt   = 512
+)
+
 // NewObserver makes an observer of p's tracer and starts its span builder; events reads a
 // run's committed history. p's Shutdown drains and stops it.
 func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error), logf func(format string, args ...any)) *Observer {
@@ -63,7 +79,8 @@ func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error
 	}
 	o := &Observer{tracer: p.tp.Tracer("github.com/wendflow/wend"), history: events, logf: logf,
 		queue: make(chan observed, QueueSize), stop: make(chan struct{}), stopped: make(chan struct{}),
-		runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
+		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
+	o.idle.Store(true)
 	p.mu.Lock()
 	p.observers = append(p.observers, o)
 	p.mu.Unlock()
@@ -72,12 +89,13 @@ func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error
 }
 
 type runTrace struct {
-	trace  tracecontext.TraceParent // the trace, and the accepted parent span when remote
-	remote bool
-	next   uint64                // the seq of the event expected next; another means one was dropped
-	steps  map[string]*stepTrace // open activity steps by execution id
-	waits  map[string]*waitTrace // open delays, signal waits and child steps (waits.go)
-	ids    map[string]string     // the spec's step ids by static path (Provider.NameSteps); nil: none known
+	trace   tracecontext.TraceParent // the trace, and the accepted parent span when remote
+	remote  bool
+	runSpan [8]byte               // the run span's id, the parent of its steps' spans
+	next    uint64                // the seq of the event expected next; another means one was dropped
+	steps   map[string]*stepTrace // open activity steps by execution id
+	waits   map[string]*waitTrace // open delays, signal waits and child steps (waits.go)
+	ids     map[string]string     // the spec's step ids by static path (Provider.NameSteps); nil: none known
 }
 
 type stepTrace struct {
@@ -85,6 +103,15 @@ type stepTrace struct {
 	start                  time.Time
 	tryStart               time.Time // when the current try became due
 	tryOpen                bool
+	spanID                 [8]byte // the step span's id, once a span needed it (stepSpanID)
+}
+
+// stepSpanID is st's span id, the parent of its tries' spans, derived once.
+func (st *stepTrace) stepSpanID(runID, execID string) [8]byte {
+	if st.spanID == ([8]byte{}) {
+		st.spanID = tracecontext.StepSpanID(runID, execID)
+	}
+	return st.spanID
 }
 
 // Observe queues ev of run, committed live, for the spans it ends. It never blocks the
@@ -95,6 +122,11 @@ func (o *Observer) Observe(run history.Run, ev history.Event) {
 	if o.queued.Add(size) <= QueueBytes {
 		select {
 		case o.queue <- observed{run, ev}:
+			if o.idle.CompareAndSwap(true, false) {
+				signal(o.wake)
+			} else if len(o.queue) >= buildAt {
+				signal(o.full)
+			}
 			return
 		default:
 		}
@@ -108,21 +140,50 @@ func (o *Observer) Observe(run history.Run, ev history.Event) {
 // Dropped is how many events found the queue full: their spans were not exported.
 func (o *Observer) Dropped() uint64 { return o.dropped.Load() }
 
+// signal leaves a token in c (capacity 1) unless one is there already.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// work builds spans in batches: woken by the first event after a drain, it waits gatherFor
+// (or until buildAt events are queued), marks itself idle and drains the queue. An event
+// queued after the mark wakes it again; one queued before is in this drain.
 func (o *Observer) work() {
 	defer close(o.stopped)
+	gather := time.NewTimer(gatherFor)
+	gather.Stop()
+	for {
+		select {
+		case <-o.wake:
+		case <-o.stop:
+			o.drain()
+			return
+		}
+		gather.Reset(gatherFor)
+		select {
+		case <-gather.C:
+		case <-o.full:
+			gather.Stop()
+		case <-o.stop:
+			o.drain()
+			return
+		}
+		o.idle.Store(true)
+		o.drain()
+	}
+}
+
+// drain builds the spans of the events queued, until the queue is empty.
+func (o *Observer) drain() {
 	for {
 		select {
 		case it := <-o.queue:
 			o.observe(it.run, it.ev)
-		case <-o.stop:
-			for {
-				select {
-				case it := <-o.queue:
-					o.observe(it.run, it.ev)
-				default:
-					return
-				}
-			}
+		default:
+			return
 		}
 	}
 }
@@ -180,7 +241,7 @@ func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
 func (o *Observer) begin(runID string, started history.Event) *runTrace {
 	st, _ := history.DataOf[history.Started](started)
 	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
-	rt := &runTrace{trace: tp, remote: remote, steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
+	rt := &runTrace{trace: tp, remote: remote, runSpan: tracecontext.RunSpanID(runID), steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
 	if o.stepIDs != nil {
 		rt.ids = o.stepIDs(st)
 	}
@@ -192,7 +253,12 @@ func (o *Observer) begin(runID string, started history.Event) *runTrace {
 func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit bool) {
 	switch ev.Type {
 	case history.ActivityScheduled:
-		sc, _ := history.DataOf[history.ActivitySchedule](ev)
+		// Only the names: decoding the whole schedule would copy the step's input.
+		var sc struct {
+			Plugin   string `json:"plugin"`
+			Activity string `json:"activity"`
+		}
+		_ = json.Unmarshal(ev.Data, &sc)
 		rt.steps[ev.ActivityExecutionID] = &stepTrace{path: ev.Step, plugin: sc.Plugin, activity: sc.Activity,
 			start: ev.Time, tryStart: ev.Time, tryOpen: true}
 	case history.ActivityRetryScheduled:
@@ -261,7 +327,7 @@ func outcomeOf(ev history.Event) (string, *history.Failure) {
 
 func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 	status, reason := history.ClosedBy(ev)
-	attrs := append(runAttrs(run), attribute.String("wend.outcome", status))
+	attrs := append(runAttrs(run, 2), attribute.String("wend.outcome", status))
 	var failure *history.Failure
 	if c, err := history.DataOf[history.Closed](ev); err == nil && c.Failure != nil {
 		failure = c.Failure
@@ -274,26 +340,26 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 		parent = trace.NewSpanContext(trace.SpanContextConfig{TraceID: rt.trace.TraceID, SpanID: rt.trace.SpanID,
 			TraceFlags: trace.TraceFlags(rt.trace.Flags), Remote: true})
 	}
-	o.emit(rt, parent, tracecontext.RunSpanID(run.RunID), "run "+run.Name, run.StartedAt, ev.Time, attrs, failure)
+	o.emit(rt, parent, rt.runSpan, "run "+run.Name, run.StartedAt, ev.Time, attrs, failure)
 }
 
 func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
-	attrs := append(runAttrs(run), stepAttrs(st)...)
+	attrs := withStep(runAttrs(run, 7), st)
 	attrs = append(attrs, rt.stepIDAttrs(st.path)...)
 	attrs = append(attrs, attribute.String("wend.outcome", outcome))
-	o.emit(rt, o.own(rt, tracecontext.RunSpanID(run.RunID)), tracecontext.StepSpanID(run.RunID, ev.ActivityExecutionID),
+	o.emit(rt, o.own(rt, rt.runSpan), st.stepSpanID(run.RunID, ev.ActivityExecutionID),
 		"step "+rt.stepName(st.path), st.start, ev.Time, attrs, failure)
 }
 
 func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
-	attrs := append(runAttrs(run), stepAttrs(st)...)
+	attrs := withStep(runAttrs(run, 8), st)
 	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
 	if ev.Type == history.ActivityCompleted {
 		if r, err := history.DataOf[history.ActivityResult](ev); err == nil && r.PluginSHA256 != "" {
 			attrs = append(attrs, attribute.String("wend.plugin_sha256", r.PluginSHA256))
 		}
 	}
-	o.emit(rt, o.own(rt, tracecontext.StepSpanID(run.RunID, ev.ActivityExecutionID)),
+	o.emit(rt, o.own(rt, st.stepSpanID(run.RunID, ev.ActivityExecutionID)),
 		tracecontext.TrySpanID(run.RunID, ev.ActivityExecutionID, ev.Attempt),
 		tryName(st.plugin, st.activity, ev.Attempt), st.tryStart, ev.Time, attrs, failure)
 }
@@ -327,12 +393,15 @@ func emitSpan(tracer trace.Tracer, traceID [16]byte, parent trace.SpanContext, s
 	span.End(trace.WithTimestamp(end))
 }
 
-func runAttrs(run history.Run) []attribute.KeyValue {
-	return []attribute.KeyValue{attribute.String("wend.workflow", run.Name),
-		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID)}
+// runAttrs are a run's attributes, in a slice with room for more others and a failure's
+// three, so a span's attributes are allocated once.
+func runAttrs(run history.Run, more int) []attribute.KeyValue {
+	return append(make([]attribute.KeyValue, 0, 3+more+3), attribute.String("wend.workflow", run.Name),
+		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID))
 }
 
-func stepAttrs(st *stepTrace) []attribute.KeyValue {
-	return []attribute.KeyValue{attribute.String("wend.step", st.path), attribute.String("wend.step.path", st.path), attribute.String("wend.step_kind", kindActivity),
-		attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity)}
+// withStep appends an activity step's five attributes.
+func withStep(attrs []attribute.KeyValue, st *stepTrace) []attribute.KeyValue {
+	return append(attrs, attribute.String("wend.step", st.path), attribute.String("wend.step.path", st.path),
+		attribute.String("wend.step_kind", kindActivity), attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity))
 }

@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -133,4 +134,34 @@ func spansOf(t *testing.T, store history.Store, run history.Run, evs []history.E
 		out[s.Name] = string(b)
 	}
 	return out
+}
+
+// TestSpansBuiltWithoutAStop: the builder, woken once a batch, still builds every span while
+// the process runs: a run's spans reach the exporter without a stop, for a run of a few
+// events (the gather timer) and for one of more events than a batch waits for (buildAt).
+func TestSpansBuiltWithoutAStop(t *testing.T) {
+	for _, steps := range []int{1, buildAt} {
+		t.Run(fmt.Sprintf("%d steps", steps), func(t *testing.T) {
+			exp := tracetest.NewInMemoryExporter()
+			p := &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(historyIDs{}))}
+			store := history.NewMemStore()
+			o := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, t.Logf)
+			e := engine.New(engine.Options{Store: store, Activities: &acts{}, Observe: o.Observe, MaxActivities: 512, Logf: t.Logf})
+			defer e.Close()
+			defer func() { _ = p.Shutdown(context.Background()) }()
+			start(t, e, sequence(steps), "")
+			waitClosed(t, e)
+			want := 2*steps + 1 // a step and a try span a step, and the run's
+			deadline := time.Now().Add(time.Minute)
+			for len(exp.GetSpans()) < want && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if got := len(exp.GetSpans()); got != want {
+				t.Fatalf("%d spans exported while running, want %d", got, want)
+			}
+			if o.Dropped() != 0 {
+				t.Errorf("%d events dropped", o.Dropped())
+			}
+		})
+	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
@@ -34,7 +33,8 @@ type Provider struct {
 // it nor OTEL_RESOURCE_ATTRIBUTES names the service) and OTEL_EXPORTER_OTLP_PROTOCOL (grpc
 // only). The OTLP exporter reads its own OTEL_EXPORTER_OTLP_* variables (endpoint, headers,
 // certificates, timeout), the batch processor OTEL_BSP_*, the sampler OTEL_TRACES_SAMPLER.
-// console writes spans as JSON to console (wend's stderr: its stdout carries results). It
+// console writes spans as JSON lines to console (wend's stderr: its stdout carries results),
+// one write a batch. It
 // returns nil when no exporter is configured.
 func FromEnv(ctx context.Context, getenv func(string) string, console io.Writer) (*Provider, error) {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
@@ -66,7 +66,7 @@ func exporter(ctx context.Context, name string, getenv func(string) string, cons
 	case "", "none":
 		return nil, nil
 	case "console":
-		return stdouttrace.New(stdouttrace.WithWriter(console))
+		return newConsoleExporter(console)
 	case "otlp":
 		if p := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"); p != "" && p != "grpc" {
 			return nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=%s: wend exports OTLP over grpc only; set it to grpc or unset it", ErrConfig, p)

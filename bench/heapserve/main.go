@@ -2,7 +2,9 @@
 // WEND_BENCH_HEAPPROFILE naming a file, each line "heap" on its standard input makes it write a
 // profile of its live heap there (go tool pprof reads it). `go run ./bench -only idle
 // -idle-dump DIR` runs it in place of cmd/wend and asks right before it stops `wend serve`, to
-// see what the engine holds with every run open. wend itself has no such switch.
+// see what the engine holds with every run open. With WEND_BENCH_CPUPROFILE naming a file, a
+// line "cpu" starts a CPU profile to it and the next "cpu" ends it (`-only servecpu
+// -servecpu-profile FILE`). wend itself has no such switch.
 package main
 
 import (
@@ -17,14 +19,50 @@ import (
 	"github.com/wendflow/wend/internal/cli"
 )
 
-// profileEnv names the file the profile goes to.
-const profileEnv = "WEND_BENCH_HEAPPROFILE"
+// profileEnv and cpuProfileEnv name the files the profiles go to.
+const (
+	profileEnv    = "WEND_BENCH_HEAPPROFILE"
+	cpuProfileEnv = "WEND_BENCH_CPUPROFILE"
+)
 
 func main() {
 	if path := os.Getenv(profileEnv); path != "" {
 		go answer(os.Stdin, os.Stderr, path)
+	} else if path := os.Getenv(cpuProfileEnv); path != "" {
+		go answerCPU(os.Stdin, os.Stderr, path)
 	}
 	os.Exit(cli.Main())
+}
+
+// answerCPU starts a CPU profile at a line "cpu" of in and ends it at the next; the
+// profile is written to path.tmp, renamed path once whole.
+func answerCPU(in io.Reader, stderr io.Writer, path string) {
+	sc := bufio.NewScanner(in)
+	var f *os.File
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) != "cpu" {
+			continue
+		}
+		if f != nil {
+			pprof.StopCPUProfile()
+			err := f.Close()
+			if err == nil {
+				err = os.Rename(path+".tmp", path)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "heapserve: %v\n", err)
+			}
+			f = nil
+			continue
+		}
+		var err error
+		if f, err = os.Create(path + ".tmp"); err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "heapserve: %v\n", err)
+		}
+	}
 }
 
 // answer writes the profile for each "heap" line of in, until in ends; a failure is reported

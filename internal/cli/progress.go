@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -41,36 +43,87 @@ type progress struct {
 	started func(runID string) (history.Started, bool)
 
 	queue chan observed // set by background: observe queues for the printer
+	// The background printer's wake-ups (background): the first event after it drained,
+	// printAt events queued, and the stop.
+	idle             atomic.Bool
+	wake, full, stop chan struct{}
 	// traces puts each run's trace id on its lines (traces exported); a run started with a
 	// traceparent gets its trace id either way.
 	traces bool
 }
 
-// observed is one event observe was given.
+// observed is one event observe was given, and when.
 type observed struct {
 	run history.Run
 	ev  history.Event
+	at  time.Time
 }
 
 // background makes observe queue its events for a goroutine that prints them in order.
 // The engine calls Observe in its commit path, before the calls the commit scheduled start,
 // so `wend serve` no longer holds a sequential run's next step for decoding, formatting and
-// writing the previous one's line. stop prints what is queued and returns once
+// writing the previous one's line. The printer wakes once a batch, not once an event: the
+// first event that finds it idle wakes it, it lets events gather for printGather (less when
+// printAt are queued), prints them through a buffer and writes that out at the batch's end,
+// so a step costs the server neither a goroutine hand-off nor a write of its own. Each
+// line's time is its event's arrival. stop prints what is queued and returns once
 // written; call it after the engine has closed (no Observe may follow).
 func (p *progress) background() (stop func()) {
 	p.queue = make(chan observed, 1024)
+	p.wake, p.full, p.stop = make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
+	p.idle.Store(true)
+	out := bufio.NewWriterSize(p.w, 64<<10)
+	p.w = out
 	done := make(chan struct{})
+	drain := func() {
+		for {
+			select {
+			case o := <-p.queue:
+				p.printAt(o.run, o.ev, o.at)
+			default:
+				p.mu.Lock()
+				out.Flush()
+				p.mu.Unlock()
+				return
+			}
+		}
+	}
 	go func() {
 		defer close(done)
-		for o := range p.queue {
-			p.print(o.run, o.ev)
+		gather := time.NewTimer(printGather)
+		gather.Stop()
+		for {
+			select {
+			case <-p.wake:
+			case <-p.stop:
+				drain()
+				return
+			}
+			gather.Reset(printGather)
+			select {
+			case <-gather.C:
+			case <-p.full:
+				gather.Stop()
+			case <-p.stop:
+				drain()
+				return
+			}
+			p.idle.Store(true) // an event queued from now on wakes the printer again
+			drain()
 		}
 	}()
 	return func() {
-		close(p.queue)
+		close(p.stop)
 		<-done
 	}
 }
+
+// printGather is how long the background printer lets events gather once woken; printAt
+// queued events start it sooner (the queue holds 1024, and a full queue holds a commit).
+const (
+	printGather = 20 * time.Millisecond
+	printAt     = 256
+)
 
 // runNames is what progress knows of a run from its WorkflowStarted: the spec (for step ids
 // and for_each totals) and the input. A run followed from the middle has none: its steps are
@@ -102,14 +155,30 @@ func (p *progress) observe(run history.Run, ev history.Event) {
 		return
 	}
 	if p.queue != nil {
-		p.queue <- observed{run, ev}
+		p.queue <- observed{run, ev, p.now()}
+		if p.idle.CompareAndSwap(true, false) {
+			wakeOnce(p.wake)
+		} else if len(p.queue) >= printAt {
+			wakeOnce(p.full)
+		}
 		return
 	}
 	p.print(run, ev)
 }
 
+// wakeOnce leaves a token in c (capacity 1) unless one is there already.
+func wakeOnce(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
 // print shows one event's line (or counts it in its loop's line).
-func (p *progress) print(run history.Run, ev history.Event) {
+func (p *progress) print(run history.Run, ev history.Event) { p.printAt(run, ev, p.now()) }
+
+// printAt is print of an event that arrived at now.
+func (p *progress) printAt(run history.Run, ev history.Event, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.runs == nil {
@@ -132,7 +201,6 @@ func (p *progress) print(run history.Run, ev history.Event) {
 	name := func(path string) string { return runview.StepName(path, rn.ids) }
 	// Ids and messages come from the history and plugins: escaped, they cannot drive the terminal.
 	id := printable(run.WorkflowID, "")
-	now := p.now()
 	if p.countLoop(run, rn, ev, name, now, id) {
 		return
 	}

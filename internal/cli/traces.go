@@ -22,6 +22,7 @@ func (d *driver) withTraces(traces *tracing.Provider, logf func(string, ...any))
 	d.traces, d.prog.traces = traces, true
 	store := d.store
 	obs := traces.NewObserver(func(runID string) ([]history.Event, error) { return store.Events(runID, 0) }, logf)
+	d.meter.SetTraceDrops(obs.Dropped)
 	return func(run history.Run, ev history.Event) {
 		obs.Observe(run, ev)
 		d.prog.observe(run, ev)

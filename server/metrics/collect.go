@@ -166,7 +166,7 @@ type collector struct {
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRuns, descSteps, descAttempts, descActivities, descFailures, descNonRetryable,
 		descRetryBacklog, descPendingActs, descTimers, descSignals, descStepLatency, descStale, descDamagedTasks, descEngineUp,
-		descPlugProcs, descPlugStarts, descPlugRestarts} {
+		descPlugProcs, descPlugStarts, descPlugRestarts, descTraceDrops} {
 		ch <- d
 	}
 }
@@ -180,6 +180,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.engine(gauge, counter)
 	c.plugins(gauge, counter)
+	c.traceDrops(ch)
 	runs, err := c.store.Runs(history.RunFilter{})
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descRuns, fmt.Errorf("list runs: %w", err))

@@ -35,7 +35,9 @@ type Metrics struct {
 
 	mu      sync.Mutex
 	plugins func() PluginStats
-	closed  map[string]*runSummary // closed runs' summaries by run id
+	// traceDrops counts the events the span builder dropped (traces.go); nil with traces off.
+	traceDrops func() uint64
+	closed     map[string]*runSummary // closed runs' summaries by run id
 	// schedules are wend serve's schedule metrics (schedules.go); nil elsewhere.
 	schedules *ScheduleMetrics
 	// batches are wend serve's batch metrics (batches.go); nil elsewhere.

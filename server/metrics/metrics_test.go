@@ -83,10 +83,15 @@ func TestMetrics(t *testing.T) {
 		if _, ok := got["wend_plugin_processes"]; ok {
 			t.Errorf("plugin metrics without a source")
 		}
+		if _, ok := got["wend_trace_events_dropped_total"]; ok {
+			t.Errorf("trace drops without traces")
+		}
 	}
 	f.m.SetPluginStats(func() PluginStats { return PluginStats{Processes: 2, Starts: 5, Restarts: 3} })
+	f.m.SetTraceDrops(func() uint64 { return 7 })
 	got := f.scrape()
-	for k, v := range map[string]float64{"wend_plugin_processes": 2, "wend_plugin_starts_total": 5, "wend_plugin_restarts_total": 3} {
+	for k, v := range map[string]float64{"wend_plugin_processes": 2, "wend_plugin_starts_total": 5, "wend_plugin_restarts_total": 3,
+		"wend_trace_events_dropped_total": 7} {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
