@@ -37,6 +37,8 @@ type FailureAt struct {
 	Type    history.EventType `json:"type"`
 	Time    time.Time         `json:"time"`
 	Failure history.Failure   `json:"failure"`
+	// Caught: a catch handled the failure and the run went on (Failure.Caught).
+	Caught bool `json:"caught,omitempty"`
 }
 
 // DetailOf is the Detail of a run's record and complete history. A history Fold cannot read
@@ -64,7 +66,7 @@ func (v *View) Detail() Detail {
 		d.Failure = &raw
 	}
 	for i, f := range v.Failures {
-		d.Failures[i] = FailureAt{Seq: f.Seq, Type: history.EventType(f.EventType), Time: f.Time, Failure: v.rawFailures[i]}
+		d.Failures[i] = FailureAt{Seq: f.Seq, Type: history.EventType(f.EventType), Time: f.Time, Failure: v.rawFailures[i], Caught: f.Caught}
 	}
 	for _, s := range v.PendingSignals() {
 		d.Signals = append(d.Signals, history.Signal{Name: s.Name, Data: s.Data, SignalID: s.SignalID, ReceivedSeq: s.ReceivedSeq})

@@ -25,7 +25,7 @@ func Render(w io.Writer, doc *Document) error {
 func RenderNamed(w io.Writer, doc *Document, ids map[string]string) error {
 	p := &printer{w: w, ids: ids}
 	p.header(doc.Workflow)
-	p.timeline(doc.HistoryEvents)
+	p.timeline(doc.HistoryEvents, caughtSeqs(doc.Failures))
 	p.activities(doc.Activities)
 	p.failures(doc.Failures)
 	p.waits(doc)
@@ -138,11 +138,26 @@ func deadlineText(kind string, d Deadline) string {
 	return fmt.Sprintf("%s %s, deadline %s (%s)", kind, time.Duration(d.Seconds*float64(time.Second)), stamp(d.Deadline), d.Status)
 }
 
-func (p *printer) timeline(evs []Event) {
+// caughtSeqs are the seqs of the failures a catch handled.
+func caughtSeqs(fs []Failure) map[uint64]bool {
+	out := map[uint64]bool{}
+	for _, f := range fs {
+		if f.Caught {
+			out[f.Seq] = true
+		}
+	}
+	return out
+}
+
+func (p *printer) timeline(evs []Event, caught map[uint64]bool) {
 	rows := make([][]string, 0, len(evs))
 	for _, e := range evs {
 		ev := history.Event{Seq: e.Seq, Type: history.EventType(e.Type), Step: e.Step, Attempt: e.Attempt, Data: e.Data}
-		rows = append(rows, []string{fmt.Sprint(e.Seq), clock(e.Time), e.Type, p.step(e.Step), runview.EventDetail(ev, p.step)})
+		detail := runview.EventDetail(ev, p.step)
+		if caught[e.Seq] {
+			detail = "caught: " + detail
+		}
+		rows = append(rows, []string{fmt.Sprint(e.Seq), clock(e.Time), e.Type, p.step(e.Step), detail})
 	}
 	p.table("timeline", rows)
 }
@@ -209,10 +224,14 @@ func (p *printer) failures(fs []Failure) {
 		if f.Attempt > 0 {
 			where += fmt.Sprintf(" #%d", f.Attempt)
 		}
-		mark := ""
+		var marks []string
 		if f.NonRetryable {
-			mark = "NON-RETRYABLE"
+			marks = append(marks, "NON-RETRYABLE")
 		}
+		if f.Caught {
+			marks = append(marks, "CAUGHT")
+		}
+		mark := strings.Join(marks, " ")
 		rows = append(rows, []string{"seq " + fmt.Sprint(f.Seq), f.EventType, f.FailureCategory + "/" + f.PropagationKind,
 			mark, where, runview.ErrorText(f.Type, f.Message)})
 	}

@@ -20,12 +20,13 @@ steps:
 `
 
 // TestRunPageSaysCaught: a step whose failure a state-only catch handled shows a "caught"
-// badge, not a red "failed", and its catch row reads completed, not "none".
+// badge, not a red "failed", its catch row reads completed, not "none", and its failure is
+// marked caught.
 func TestRunPageSaysCaught(t *testing.T) {
 	f := newWebFixture(t)
 	f.start("c1", caughtSpec)
 	f.settle("c1", closed)
-	code, _, body := f.send(req{Method: "GET", Path: "/ui/runs/c1"})
+	code, _, body := f.send(req{Method: "GET", Path: "/ui/runs/c1", ReadSession: true})
 	if code != 200 {
 		t.Fatalf("run page: %d", code)
 	}
@@ -33,6 +34,7 @@ func TestRunPageSaysCaught(t *testing.T) {
 		`<tr class="step" data-path="steps[0]" data-status="caught">`,
 		`<tr class="step" data-path="steps[0].catch" data-status="completed">`,
 		`<tr class="step" data-path="steps[1]" data-status="completed">`,
+		`<span class="badge s-caught" data-caught="true">caught</span>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the run page lacks %s", want)
