@@ -193,3 +193,24 @@ steps:
 		})
 	}
 }
+
+// TestDetailNamesPropagation: a plugin's error recorded without a propagation kind reads
+// "activity" in the detail (wend show --json, the API), never "".
+func TestDetailNamesPropagation(t *testing.T) {
+	f := sim.New(t, sim.Head+"steps:\n  - {id: charge, activity: p.charge}\n", nil)
+	f.RunActivities(func(string, any, int) (any, *history.Failure) {
+		return nil, &history.Failure{Category: history.CategoryActivity, Message: "card declined", NonRetryable: true}
+	})
+	d := view(t, f).Detail()
+	if len(d.Failures) == 0 || d.Failure == nil {
+		t.Fatalf("no failures: %+v", d)
+	}
+	for _, fa := range d.Failures {
+		if fa.Failure.PropagationKind == "" {
+			t.Errorf("failure at seq %d (%s) has no propagation kind", fa.Seq, fa.Type)
+		}
+	}
+	if d.Failure.PropagationKind == "" {
+		t.Errorf("the run's failure has no propagation kind: %+v", d.Failure)
+	}
+}
