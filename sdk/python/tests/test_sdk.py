@@ -75,6 +75,18 @@ class ErrorsTest(unittest.TestCase):
             with self.subTest(typ):
                 self.assertEqual((err.type, err.non_retryable), (typ, non_retryable))
 
+    def test_plain_exception_says_its_type_once(self):
+        from wend_plugin.errors import from_exception
+        cases = [
+            (RuntimeError("gateway down"), "RuntimeError", "gateway down"),
+            (KeyError("API_TOKEN"), "KeyError", "'API_TOKEN'"),
+            (ValueError(), "ValueError", "ValueError"),
+        ]
+        for exc, typ, message in cases:
+            with self.subTest(typ):
+                err = from_exception(exc)
+                self.assertEqual((err.type, err.message, err.non_retryable), (typ, message, False))
+
     def test_next_retry_delay_crosses_the_protocol(self):
         from wend_plugin.server import _error_event
         cases = [
