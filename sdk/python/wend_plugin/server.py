@@ -169,7 +169,7 @@ def _run_try(ctx):
         ctx._send(_error_event(e), True)
         return
     except Exception as e:  # a plain exception is a retryable failure, typed by its class
-        log.exception("activity %s (attempt %d) failed", req.activity, req.attempt)
+        log.exception("activity %s (attempt %d) failed: run=%s step=%s", req.activity, req.attempt, req.run_id, req.step_path)
         ctx._send(_error_event(from_exception(e)), True)
         return
     if len(out) > MAX_PAYLOAD:
