@@ -19,17 +19,29 @@ func (v *View) markCaught() {
 			continue
 		}
 		if catches == nil {
-			catches = map[string]bool{}
-			if w := v.Spec(); w != nil {
-				w.Walk(func(s *spec.Step) {
-					if len(s.Catch) > 0 {
-						catches[s.Path] = true
-					}
-				})
-			}
+			catches = CatchPaths(v.Spec())
 		}
 		f.Caught = caughtAt(StaticPath(f.Step), catches)
 	}
+}
+
+// CatchPaths are the static paths of w's steps that have a catch (none for a nil w).
+func CatchPaths(w *spec.Workflow) map[string]bool {
+	catches := map[string]bool{}
+	if w != nil {
+		w.Walk(func(s *spec.Step) {
+			if len(s.Catch) > 0 {
+				catches[s.Path] = true
+			}
+		})
+	}
+	return catches
+}
+
+// Caught reports whether ev recorded a failure that ended its step and that a catch handles
+// (catches from CatchPaths): the run goes on.
+func Caught(ev history.Event, catches map[string]bool) bool {
+	return endsStep(ev.Type) && ev.Step != "" && caughtAt(StaticPath(ev.Step), catches)
 }
 
 // endsStep reports whether an event of type t records the failure that ended a step.
