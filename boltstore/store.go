@@ -64,7 +64,8 @@ type Options struct {
 	MaxSize int
 	// MaxBatch caps how many queued commits share one bbolt transaction; 0 means 1024.
 	MaxBatch int
-	// AllowNetworkFS skips the refusal of NFS/SMB paths.
+	// AllowNetworkFS skips the refusal of a path on a network file system (NFS, SMB and the
+	// like; a network share or mapped drive on Windows).
 	AllowNetworkFS bool
 	// NoLog turns the write-ahead log off: every commit is then bbolt's synced commit (two
 	// syncs) instead of one synced append to PATH.wal, with bbolt committed only at

@@ -37,6 +37,8 @@ type FailureAt struct {
 	Type    history.EventType `json:"type"`
 	Time    time.Time         `json:"time"`
 	Failure history.Failure   `json:"failure"`
+	// Caught: a catch handled the failure and the run went on (Failure.Caught).
+	Caught bool `json:"caught,omitempty"`
 }
 
 // DetailOf is the Detail of a run's record and complete history. A history Fold cannot read
@@ -64,7 +66,10 @@ func (v *View) Detail() Detail {
 		d.Failure = &raw
 	}
 	for i, f := range v.Failures {
-		d.Failures[i] = FailureAt{Seq: f.Seq, Type: history.EventType(f.EventType), Time: f.Time, Failure: v.rawFailures[i]}
+		d.Failures[i] = FailureAt{Seq: f.Seq, Type: history.EventType(f.EventType), Time: f.Time, Failure: v.rawFailures[i], Caught: f.Caught}
+		// A plugin's error is recorded without a propagation kind; say "activity", as the
+		// export does, rather than "".
+		d.Failures[i].Failure.PropagationKind = f.PropagationKind
 	}
 	for _, s := range v.PendingSignals() {
 		d.Signals = append(d.Signals, history.Signal{Name: s.Name, Data: s.Data, SignalID: s.SignalID, ReceivedSeq: s.ReceivedSeq})
@@ -74,11 +79,14 @@ func (v *View) Detail() Detail {
 	return d
 }
 
-// rawFailure is the failure row f as its event recorded it.
+// rawFailure is the failure row f as its event recorded it, with the propagation kind the
+// row gives one recorded without it.
 func (v *View) rawFailure(f Failure) history.Failure {
 	for i := range v.Failures {
 		if v.Failures[i].Seq == f.Seq {
-			return v.rawFailures[i]
+			raw := v.rawFailures[i]
+			raw.PropagationKind = v.Failures[i].PropagationKind
+			return raw
 		}
 	}
 	return history.Failure{Category: f.FailureCategory, PropagationKind: f.PropagationKind, Type: f.Type, Message: f.Message, NonRetryable: f.NonRetryable}

@@ -83,6 +83,7 @@ func Fold(run history.Run, events []history.Event) (*View, error) {
 	if err := v.workflowRecord(run); err != nil {
 		return nil, err
 	}
+	v.markCaught()
 	v.computeMetrics()
 	return v, nil
 }

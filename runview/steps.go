@@ -2,6 +2,7 @@ package runview
 
 import (
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -204,13 +205,21 @@ func (t *stepTree) add(steps []*spec.Step, depth int) []string {
 	for _, s := range steps {
 		i := len(t.rows)
 		t.rows = append(t.rows, Step{Depth: depth, Path: s.Path, Name: StepName(s.Path, t.ids), ID: s.ID, Kind: string(s.Kind), Detail: detailOf(s)})
-		var kids []string
-		for _, group := range [][]*spec.Step{s.Steps, s.Parallel, s.Catch, s.CompensateWith} {
-			kids = append(kids, t.add(group, depth+1)...)
+		var kids, catchOut []string
+		catchAt := 0
+		for g, group := range [][]*spec.Step{s.Steps, s.Parallel, s.Catch, s.CompensateWith} {
+			at := len(t.rows)
+			st := t.add(group, depth+1)
+			if g == 2 {
+				catchAt, catchOut = at, st
+			}
+			kids = append(kids, st...)
 		}
 		row := &t.rows[i]
 		t.own(row)
-		caught := row.Status == StepFailed && t.catchRan(s)
+		// A failure of a step with a catch always runs the catch (the interpreter's fail), so
+		// the step is caught even when its catch records nothing (`catch: {steps: [], set: …}`).
+		caught := row.Status == StepFailed && len(s.Catch) > 0
 		if !row.Leaf() {
 			row.Status = t.aggregate(row.Status, kids)
 			for _, k := range t.rows[i+1:] {
@@ -227,7 +236,9 @@ func (t *stepTree) add(steps []*spec.Step, depth int) []string {
 		}
 		if caught {
 			row.Status = StepCaught
-			statuses = append(statuses, StepCompleted) // for its parent: handled, as a completed step
+			// For its parent the step ends as its catch does: handled, as a completed step,
+			// unless the catch failed or is still going.
+			statuses = append(statuses, t.settleCatch(s.Catch, catchAt, depth+1, catchOut))
 			continue
 		}
 		statuses = append(statuses, row.Status)
@@ -235,24 +246,51 @@ func (t *stepTree) add(steps []*spec.Step, depth int) []string {
 	return statuses
 }
 
-// catchRan reports whether a catch of s has begun: some step of its catch has events.
-func (t *stepTree) catchRan(s *spec.Step) bool {
-	for _, c := range s.Catch {
-		if len(t.inst[c.Path]) > 0 || anyRan(t, c.Steps) {
-			return true
+// settleCatch marks the catch steps of a caught step that record nothing (a `set`, an empty
+// `steps`) completed once every catch step before them completed: they ran, but no event says
+// so. It returns the catch's outcome as its parent sees it. at is the first catch row.
+func (t *stepTree) settleCatch(catch []*spec.Step, at, depth int, statuses []string) string {
+	statuses = slices.Clone(statuses)
+	reached := true
+	j := at
+	for k, c := range catch {
+		for j < len(t.rows) && (t.rows[j].Depth != depth || t.rows[j].Path != c.Path) {
+			j++
 		}
+		if j == len(t.rows) || k >= len(statuses) {
+			break
+		}
+		if reached && statuses[k] == StepNone && recordsNothing(c) {
+			statuses[k] = StepCompleted
+			for d := j; d < len(t.rows) && (d == j || t.rows[d].Depth > depth); d++ {
+				t.rows[d].Status = StepCompleted
+			}
+		}
+		reached = reached && statuses[k] == StepCompleted
 	}
-	return false
+	switch out := worstStatus(statuses); out {
+	case StepNone, StepCompleted:
+		return StepCompleted
+	default:
+		return out
+	}
 }
 
-// anyRan reports whether a step of steps, or of their descendants, has events.
-func anyRan(t *stepTree, steps []*spec.Step) bool {
-	for _, s := range steps {
-		if len(t.inst[s.Path]) > 0 || anyRan(t, s.Steps) || anyRan(t, s.Parallel) {
-			return true
+// recordsNothing reports whether a step and its descendants write no event when they run:
+// a `set` (a steps with no children) or sequences and parallels of such.
+func recordsNothing(s *spec.Step) bool {
+	if s.Kind != spec.KindSteps && s.Kind != spec.KindParallel {
+		return false
+	}
+	if s.If != nil {
+		return false // skipped or run: the history cannot tell
+	}
+	for _, k := range append(slices.Clone(s.Steps), s.Parallel...) {
+		if !recordsNothing(k) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // own fills a row from the step's own events, across its for_each instances.

@@ -140,3 +140,77 @@ steps:
 		}
 	}
 }
+
+// TestCaughtSteps: a failed step whose catch handles it is caught, whatever its catch records:
+// a state-only catch (`steps: []` with a `set`) writes no event yet ran, so its row reads
+// completed and the parent too; a catch that itself fails leaves the step caught and the
+// parent failed.
+func TestCaughtSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name, catch string
+		want        map[string]string
+	}{
+		{"state-only catch", `{steps: [], set: {declined: true}}`, map[string]string{
+			"steps[0]": runview.StepCompleted, "steps[0].steps[0]": runview.StepCaught,
+			"steps[0].steps[0].catch": runview.StepCompleted, "steps[1]": runview.StepCompleted}},
+		{"catch list, a set then an activity", `[{steps: [], set: {declined: true}}, {id: note, activity: p.note}]`, map[string]string{
+			"steps[0]": runview.StepCompleted, "steps[0].steps[0]": runview.StepCaught,
+			"steps[0].steps[0].catch[0]": runview.StepCompleted, "steps[0].steps[0].catch[1]": runview.StepCompleted}},
+		{"a catch that fails", `{id: refund, activity: p.refund}`, map[string]string{
+			"steps[0]": runview.StepFailed, "steps[0].steps[0]": runview.StepCaught,
+			"steps[0].steps[0].catch": runview.StepFailed, "steps[1]": runview.StepNone}},
+		{"no catch", ``, map[string]string{"steps[0]": runview.StepFailed, "steps[0].steps[0]": runview.StepFailed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			catch := ""
+			if tc.catch != "" {
+				catch = "\n        catch: " + tc.catch
+			}
+			s := sim.New(t, sim.Head+`
+steps:
+  - id: outer
+    steps:
+      - id: charge
+        activity: p.charge`+catch+`
+  - id: after
+    activity: p.after
+`, nil)
+			s.RunActivities(func(name string, in any, _ int) (any, *history.Failure) {
+				if name == "charge" || name == "refund" {
+					return nil, &history.Failure{Category: history.CategoryActivity, Message: name + " declined", NonRetryable: true}
+				}
+				return in, nil
+			})
+			got := rows(view(t, s))
+			for path, want := range tc.want {
+				if r := got[path]; r.Status != want {
+					t.Errorf("%s: status %q, want %q", path, r.Status, want)
+				}
+			}
+			if r := got["steps[0].steps[0]"]; r.Error != "charge declined" {
+				t.Errorf("the caught step's note %q, want its failure", r.Error)
+			}
+		})
+	}
+}
+
+// TestDetailNamesPropagation: a plugin's error recorded without a propagation kind reads
+// "activity" in the detail (wend show --json, the API), never "".
+func TestDetailNamesPropagation(t *testing.T) {
+	f := sim.New(t, sim.Head+"steps:\n  - {id: charge, activity: p.charge}\n", nil)
+	f.RunActivities(func(string, any, int) (any, *history.Failure) {
+		return nil, &history.Failure{Category: history.CategoryActivity, Message: "card declined", NonRetryable: true}
+	})
+	d := view(t, f).Detail()
+	if len(d.Failures) == 0 || d.Failure == nil {
+		t.Fatalf("no failures: %+v", d)
+	}
+	for _, fa := range d.Failures {
+		if fa.Failure.PropagationKind == "" {
+			t.Errorf("failure at seq %d (%s) has no propagation kind", fa.Seq, fa.Type)
+		}
+	}
+	if d.Failure.PropagationKind == "" {
+		t.Errorf("the run's failure has no propagation kind: %+v", d.Failure)
+	}
+}

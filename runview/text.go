@@ -68,6 +68,13 @@ func ErrorText(typ, msg string) string {
 	if typ == "" {
 		return msg
 	}
+	rest := strings.TrimSpace(MessageAfter(typ, msg))
+	switch {
+	case rest == "" && strings.TrimSpace(msg) != "":
+		return typ + " (no reason given)" // "cancelled: " with an empty reason
+	case rest == "":
+		return typ
+	}
 	return typ + ": " + MessageAfter(typ, msg)
 }
 

@@ -34,13 +34,19 @@ func TestTriesText(t *testing.T) {
 	}
 }
 
-// TestErrorTextSaysTheTypeOnce: a message that starts with its type's word does not repeat it.
+// TestErrorTextSaysTheTypeOnce: a message that starts with its type's word does not repeat it;
+// a cancel with no reason says so instead of ending in a colon; a type with no message is the
+// type alone.
 func TestErrorTextSaysTheTypeOnce(t *testing.T) {
 	tests := []struct{ typ, msg, want string }{
 		{"Cancelled", "cancelled: customer disputes", "Cancelled: customer disputes"},
 		{"Down", "gateway down", "Down: gateway down"},
 		{"Timeout", "timeout", "Timeout: timeout"},
 		{"", "cancelled: x", "cancelled: x"},
+		{"Cancelled", "cancelled: ", "Cancelled (no reason given)"},
+		{"Cancelled", "cancelled:  ", "Cancelled (no reason given)"},
+		{"Declined", "", "Declined"},
+		{"Declined", "  ", "Declined"},
 	}
 	for _, tt := range tests {
 		if got := runview.ErrorText(tt.typ, tt.msg); got != tt.want {

@@ -254,4 +254,7 @@ type Failure struct {
 	ActivityExecutionID string          `json:"activity_execution_id,omitempty"`
 	Attempt             int             `json:"attempt,omitempty"`
 	Details             json.RawMessage `json:"details,omitempty"`
+	// Caught: the failure ended a step and a catch handled it (that step's or an enclosing
+	// step's), so the run went on; absent when it was not caught.
+	Caught bool `json:"caught,omitempty"`
 }

@@ -48,7 +48,7 @@ func TestSignalContractRefusals(t *testing.T) {
 		{"undeclared", `{"name":"aprove","data":{"by":"ann"}}`, 404, CodeUnknownSignal, `signal "aprove" is not declared by workflow contract (did you mean "approve"?)`},
 		{"missing field", `{"name":"approve","data":{}}`, 400, CodeBadSignal, `data.by: missing required property`},
 		{"wrong type", `{"name":"approve","data":{"by":7},"id":"s-1"}`, 400, CodeBadSignal, `data.by: `},
-		{"no data", `{"name":"approve"}`, 400, CodeBadSignal, `data: expected mapping, got null`},
+		{"no data", `{"name":"approve"}`, 400, CodeBadSignal, `data: expected object, got null`},
 	} {
 		code, b := f.do("POST", "/v1/runs/c/signals", c.body, nil)
 		wantError(t, code, b, c.status, c.code, c.frag)

@@ -18,10 +18,13 @@ const (
 // Diagnostic is one finding about a workflow file, with the position it refers to.
 // Its JSON form is the stable output of `wend validate --json`.
 type Diagnostic struct {
-	File     string `json:"file"`
-	Line     int    `json:"line"`   // 1-based; 0 when the finding is about the whole file
-	Column   int    `json:"column"` // 1-based; 0 when unknown
-	Path     string `json:"path"`   // e.g. "steps[1].retry.tries"; "" for the document
+	File   string `json:"file"`
+	Line   int    `json:"line"`   // 1-based; 0 when the finding is about the whole file
+	Column int    `json:"column"` // 1-based; 0 when unknown
+	Path   string `json:"path"`   // e.g. "steps[1].retry.tries"; "" for the document
+	// Name is Path for a person: from the nearest step with an id, by its id ("charge.retry.tries"
+	// for `id: charge` at steps[1]); "" where no step on the path has one.
+	Name     string `json:"name,omitempty"`
 	Message  string `json:"message"`
 	Severity string `json:"severity"`
 }
@@ -34,7 +37,10 @@ func (d Diagnostic) String() string {
 		fmt.Fprintf(&b, ":%d:%d", d.Line, max(d.Column, 1))
 	}
 	b.WriteString(": ")
-	if d.Path != "" {
+	if d.Name != "" {
+		b.WriteString(d.Name)
+		b.WriteString(": ")
+	} else if d.Path != "" {
 		b.WriteString(d.Path)
 		b.WriteString(": ")
 	}

@@ -209,7 +209,7 @@ func validateAt(ctx context.Context, s *jsonschema.Schema, root string, v any) e
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("validate %s: %w", root, err)
 	}
-	r := &schemaRenderer{instance: v, noun: "property", keepAdditional: true}
+	r := &schemaRenderer{instance: v, noun: "property", keepAdditional: true, jsonWords: true}
 	var problems []string
 	for _, p := range r.problems(ve) {
 		problems = append(problems, wendPath(root, v, p.ptr)+": "+p.msg)

@@ -65,7 +65,7 @@ func TestInputSchemaValidate(t *testing.T) {
 		{"enum via ref", `{"user_id":"abc","tags":["a","c"]}`, `input.tags[1]: must be one of "a", "b"`},
 		{"unknown property", `{"user_id":"abc","extra":1}`, "input.extra: unknown property"},
 		{"several", `{"count":"x","extra":1}`, "input.count: expected integer, got string; input.extra: unknown property; input.user_id: missing required property"},
-		{"not an object", `[1]`, "input: expected mapping, got list"},
+		{"not an object", `[1]`, "input: expected object, got array"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

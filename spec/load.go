@@ -124,6 +124,7 @@ func (l *Loader) load(file string, data []byte) (*Workflow, Diagnostics) {
 	}
 	c.run()
 	ds = append(ds, c.diags...)
+	nameSteps(ds, file, w)
 	return w, ds.Sorted()
 }
 

@@ -212,6 +212,28 @@ type schemaRenderer struct {
 	keepAdditional bool
 	// reportedByGo are schema fragments (prefixes) whose failures are reported elsewhere.
 	reportedByGo []string
+	// jsonWords names containers as JSON does (object, array): the instance is JSON data (an
+	// input or signal data), not a YAML file, whose words are mapping and list.
+	jsonWords bool
+}
+
+// word is a container's name in the instance's language: "mapping" or "list" in a YAML
+// file, "object" or "array" in JSON data.
+func (r *schemaRenderer) word(yamlWord string) string {
+	if !r.jsonWords {
+		return yamlWord
+	}
+	switch yamlWord {
+	case "mapping":
+		return "object"
+	case "list":
+		return "array"
+	case "a mapping":
+		return "an object"
+	case "a list":
+		return "an array"
+	}
+	return yamlWord
 }
 
 // problems flattens the error tree to its leaves, resolving oneOf/anyOf, deduplicated.
@@ -324,6 +346,9 @@ func (r *schemaRenderer) leaf(ve *jsonschema.ValidationError, kw string) []schem
 	switch kw {
 	case "type":
 		p.types = expectedTypes(msg)
+		for i, t := range p.types {
+			p.types[i] = r.word(t)
+		}
 		if hint != "" {
 			p.msg = "expected " + hint + ", got " + r.describe(ptr, p.onKey)
 		} else {
@@ -429,9 +454,9 @@ func (r *schemaRenderer) describe(ptr string, onKey bool) string {
 	case string:
 		return quoteShort(v)
 	case map[string]any:
-		return "a mapping"
+		return r.word("a mapping")
 	case []any:
-		return "a list"
+		return r.word("a list")
 	default:
 		return jsonText(v)
 	}
@@ -460,9 +485,9 @@ func (r *schemaRenderer) typeName(ptr string, onKey bool) string {
 	case string:
 		return "string"
 	case map[string]any:
-		return "mapping"
+		return r.word("mapping")
 	case []any:
-		return "list"
+		return r.word("list")
 	case json.Number:
 		if _, err := v.Int64(); err == nil || !strings.ContainsAny(string(v), ".eE") {
 			return "integer"

@@ -93,7 +93,7 @@ func TestCheckSignal(t *testing.T) {
 		{"stop", ``, nil, ""},
 		{"aprove", `{"by":"ann"}`, ErrUndeclaredSignal, `signal "aprove" is not declared by workflow approval (did you mean "approve"?); it declares: approve, stop`},
 		{"approve", `{}`, ErrSignalData, `signal "approve": its data does not match the schema under signals.approve: data.by: missing required property`},
-		{"approve", ``, ErrSignalData, `signal "approve": its data does not match the schema under signals.approve: data: expected mapping, got null`},
+		{"approve", ``, ErrSignalData, `signal "approve": its data does not match the schema under signals.approve: data: expected object, got null`},
 		{"approve", `{"by":""}`, ErrSignalData, `data.by: `},
 		{"approve", `{"by":"ann","other":1}`, ErrSignalData, `data.other`},
 		{"approve", `{"by":`, ErrSignalData, `signal "approve": data is not JSON`},

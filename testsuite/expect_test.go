@@ -82,3 +82,29 @@ func TestContains(t *testing.T) {
 		}
 	}
 }
+
+// TestFailureSummaryNamesTheStep: a failure mismatch says the step by its id (step=boom), as
+// the case writes it, not by its position (step=steps[0]); a step without an id keeps the
+// nearest id and the rest of its path.
+func TestFailureSummaryNamesTheStep(t *testing.T) {
+	wf := head + `steps:
+  - id: boom
+    activity: p.x
+  - id: wrap
+    steps:
+      - activity: p.y
+`
+	for _, tc := range []struct{ mocks, want string }{
+		{"      - {activity: p.x, error: {type: Nope, message: down, non_retryable: true}}\n", "step=boom "},
+		{"      - {activity: p.x, output: ok}\n      - {activity: p.y, error: {type: Nope, message: down, non_retryable: true}}\n", "step=wrap.steps[0] "},
+	} {
+		rep, _ := runFiles(t, wf, "cases:\n  - name: c\n    mocks:\n"+tc.mocks+"    expect:\n      failure: {type: Other}\n")
+		c := onlyCase(t, rep)
+		if c.Passed || len(c.Mismatches) != 1 {
+			t.Fatalf("passed %v, mismatches %+v", c.Passed, c.Mismatches)
+		}
+		if got := c.Mismatches[0].Actual; !strings.Contains(got, tc.want) {
+			t.Errorf("actual %q, want it to contain %q", got, tc.want)
+		}
+	}
+}

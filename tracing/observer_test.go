@@ -277,7 +277,9 @@ func TestFromEnv(t *testing.T) {
 		{"none", "none", "", false, nil},
 		{"console", "console", "", true, nil},
 		{"otlp", "otlp", "grpc", true, nil},
-		{"otlp over http", "otlp", "http/protobuf", false, ErrConfig},
+		{"otlp over http", "otlp", "http/protobuf", true, nil},
+		{"otlp over http/json", "otlp", "http/json", false, ErrConfig},
+		{"otlp over carrier pigeon", "otlp", "pigeon", false, ErrConfig},
 		{"unknown", "zipkin", "", false, ErrConfig},
 	}
 	for _, tt := range tests {

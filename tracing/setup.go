@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
@@ -30,8 +31,8 @@ type Provider struct {
 
 // FromEnv reads the standard variables: OTEL_TRACES_EXPORTER (a comma-separated list of otlp,
 // console and none; none when unset), OTEL_SDK_DISABLED, OTEL_SERVICE_NAME (wend when neither
-// it nor OTEL_RESOURCE_ATTRIBUTES names the service) and OTEL_EXPORTER_OTLP_PROTOCOL (grpc
-// only). The OTLP exporter reads its own OTEL_EXPORTER_OTLP_* variables (endpoint, headers,
+// it nor OTEL_RESOURCE_ATTRIBUTES names the service) and OTEL_EXPORTER_OTLP_PROTOCOL or
+// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (grpc, the default, or http/protobuf). The OTLP exporter reads its own OTEL_EXPORTER_OTLP_* variables (endpoint, headers,
 // certificates, timeout), the batch processor OTEL_BSP_*, the sampler OTEL_TRACES_SAMPLER.
 // console writes spans as JSON lines to console (wend's stderr: its stdout carries results),
 // one write a batch. It
@@ -68,15 +69,29 @@ func exporter(ctx context.Context, name string, getenv func(string) string, cons
 	case "console":
 		return newConsoleExporter(console)
 	case "otlp":
-		if p := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"); p != "" && p != "grpc" {
-			return nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=%s: wend exports OTLP over grpc only; set it to grpc or unset it", ErrConfig, p)
-		}
-		if p := getenv("OTEL_EXPORTER_OTLP_PROTOCOL"); p != "" && p != "grpc" && getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") == "" {
-			return nil, fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=%s: wend exports OTLP over grpc only; set it to grpc or unset it", ErrConfig, p)
-		}
-		return otlptracegrpc.New(ctx)
+		return otlpExporter(ctx, getenv)
 	}
 	return nil, fmt.Errorf("%w: OTEL_TRACES_EXPORTER=%s: unknown exporter %q; use otlp, console or none", ErrConfig, getenv("OTEL_TRACES_EXPORTER"), name)
+}
+
+// otlpExporter is the OTLP exporter of the protocol the variables choose:
+// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else grpc (wend's
+// default, as before http/protobuf was offered). Each exporter reads its own endpoint
+// variables; over HTTP the spans go to the endpoint's /v1/traces.
+func otlpExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
+	name, proto := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	if proto == "" {
+		name, proto = "OTEL_EXPORTER_OTLP_PROTOCOL", strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	}
+	switch proto {
+	case "", "grpc":
+		return otlptracegrpc.New(ctx)
+	case "http/protobuf":
+		return otlptracehttp.New(ctx)
+	case "http/json":
+		return nil, fmt.Errorf("%w: %s=http/json: wend exports OTLP as grpc or http/protobuf; set it to one of them", ErrConfig, name)
+	}
+	return nil, fmt.Errorf("%w: %s=%s: unknown protocol; use grpc or http/protobuf", ErrConfig, name, proto)
 }
 
 // serviceResource is the SDK's default resource (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME,

@@ -3,9 +3,11 @@ package export
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/runview"
@@ -25,7 +27,7 @@ func Render(w io.Writer, doc *Document) error {
 func RenderNamed(w io.Writer, doc *Document, ids map[string]string) error {
 	p := &printer{w: w, ids: ids}
 	p.header(doc.Workflow)
-	p.timeline(doc.HistoryEvents)
+	p.timeline(doc.HistoryEvents, caughtSeqs(doc.Failures))
 	p.activities(doc.Activities)
 	p.failures(doc.Failures)
 	p.waits(doc)
@@ -60,7 +62,7 @@ func (p *printer) table(title string, rows [][]string) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
-		fmt.Fprintf(tw, "  %s\n", strings.Join(r, "\t"))
+		fmt.Fprintf(tw, "  %s\n", strings.Join(oneLineAll(r), "\t"))
 	}
 	_ = tw.Flush() // writes to a strings.Builder cannot fail
 	for line := range strings.Lines(b.String()) {
@@ -117,7 +119,7 @@ func (p *printer) header(w Workflow) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
+		fmt.Fprintf(tw, "%s\t%s\n", r[0], oneLine(r[1]))
 	}
 	_ = tw.Flush()
 	p.f("%s", b.String())
@@ -138,26 +140,41 @@ func deadlineText(kind string, d Deadline) string {
 	return fmt.Sprintf("%s %s, deadline %s (%s)", kind, time.Duration(d.Seconds*float64(time.Second)), stamp(d.Deadline), d.Status)
 }
 
-func (p *printer) timeline(evs []Event) {
+// caughtSeqs are the seqs of the failures a catch handled.
+func caughtSeqs(fs []Failure) map[uint64]bool {
+	out := map[uint64]bool{}
+	for _, f := range fs {
+		if f.Caught {
+			out[f.Seq] = true
+		}
+	}
+	return out
+}
+
+func (p *printer) timeline(evs []Event, caught map[uint64]bool) {
 	rows := make([][]string, 0, len(evs))
 	for _, e := range evs {
 		ev := history.Event{Seq: e.Seq, Type: history.EventType(e.Type), Step: e.Step, Attempt: e.Attempt, Data: e.Data}
-		rows = append(rows, []string{fmt.Sprint(e.Seq), clock(e.Time), e.Type, p.step(e.Step), runview.EventDetail(ev, p.step)})
+		detail := runview.EventDetail(ev, p.step)
+		if caught[e.Seq] {
+			detail = "caught: " + detail
+		}
+		rows = append(rows, []string{fmt.Sprint(e.Seq), clock(e.Time), e.Type, p.step(e.Step), detail})
 	}
-	p.table("timeline", rows)
+	p.table("timeline (UTC)", rows)
 }
 
 func (p *printer) activities(acts []Activity) {
 	if len(acts) == 0 {
 		return
 	}
-	p.f("\nactivities\n")
+	p.f("\nactivities (times UTC)\n")
 	for _, a := range acts {
 		mark := ""
 		if a.NonRetryable {
 			mark = "  NON-RETRYABLE"
 		}
-		p.f("  %s  %s.%s  %s%s  (execution %s, tries %s)\n", p.step(a.Step), a.Plugin, a.Activity, a.Status, mark, a.ActivityExecutionID, runview.TriesText(a))
+		p.f("  %s\n", oneLine(fmt.Sprintf("%s  %s.%s  %s%s  (execution %s, tries %s)", p.step(a.Step), a.Plugin, a.Activity, a.Status, mark, a.ActivityExecutionID, runview.TriesText(a))))
 		if !a.NextAttemptAt.IsZero() {
 			p.f("    next try due %s\n", stamp(a.NextAttemptAt))
 		}
@@ -171,7 +188,7 @@ func (p *printer) activities(acts []Activity) {
 		var b strings.Builder
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, r := range rows {
-			fmt.Fprintf(tw, "    %s\n", strings.Join(r, "\t"))
+			fmt.Fprintf(tw, "    %s\n", strings.Join(oneLineAll(r), "\t"))
 		}
 		_ = tw.Flush()
 		for line := range strings.Lines(b.String()) {
@@ -209,10 +226,14 @@ func (p *printer) failures(fs []Failure) {
 		if f.Attempt > 0 {
 			where += fmt.Sprintf(" #%d", f.Attempt)
 		}
-		mark := ""
+		var marks []string
 		if f.NonRetryable {
-			mark = "NON-RETRYABLE"
+			marks = append(marks, "NON-RETRYABLE")
 		}
+		if f.Caught {
+			marks = append(marks, "CAUGHT")
+		}
+		mark := strings.Join(marks, " ")
 		rows = append(rows, []string{"seq " + fmt.Sprint(f.Seq), f.EventType, f.FailureCategory + "/" + f.PropagationKind,
 			mark, where, runview.ErrorText(f.Type, f.Message)})
 	}
@@ -296,4 +317,31 @@ func short(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// oneLine writes the control characters of s (a message's newlines and tabs) as Go escapes
+// (\n, \t), as wend run's progress lines do, so a cell of a one-line row stays on its line
+// and in its column.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func oneLineAll(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = oneLine(c)
+	}
+	return out
 }

@@ -78,6 +78,25 @@ func TestRenderGolden(t *testing.T) {
 			s.RunActivities(func(string, any, int) (any, *history.Failure) { return "ok", nil })
 			return s
 		},
+		// A failure its state-only catch handled says caught (timeline and failures), and a
+		// message's newline and tab stay escaped in their one-line cells.
+		"caught": func(t *testing.T) *sim.Sim {
+			s := sim.New(t, sim.Head+`
+steps:
+  - id: charge
+    activity: p.charge
+    catch: {steps: [], set: {declined: true}}
+  - {id: after, activity: p.after}
+`, nil)
+			s.RunActivities(func(name string, in any, _ int) (any, *history.Failure) {
+				if name == "charge" {
+					return nil, &history.Failure{Category: history.CategoryActivity, Type: "Declined",
+						Message: "card declined\nby the bank\tcode 51", NonRetryable: true}
+				}
+				return in, nil
+			})
+			return s
+		},
 		"timedout": func(t *testing.T) *sim.Sim {
 			s := busyRun(t)
 			s.FireTimers(sim.T0.Add(2 * time.Hour))

@@ -97,7 +97,7 @@ func init() {
 	allowed["testkit/browsertest"] = []string{"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}
 	testOnly = append(testOnly, "testkit/proctest", "testkit/browsertest")
 	// An OTLP/gRPC trace collector the trace tests export to.
-	allowed["testkit/otlptest"] = []string{"go.opentelemetry.io/proto/otlp", "google.golang.org/grpc"}
+	allowed["testkit/otlptest"] = []string{"go.opentelemetry.io/proto/otlp", "google.golang.org/grpc", protobuf}
 	testOnly = append(testOnly, "testkit/otlptest")
 	// A secret's common encodings, for the tests and the test plugin that play a leaking plugin.
 	allowed["testkit/secretforms"] = []string{}

@@ -29,7 +29,8 @@ Flags:
   --force     replace FILE if it exists (without it, an existing FILE is refused)
   --db PATH   database file (default $WEND_DB, else .wend/wend.db)
 
-Exit codes: 0 backup written, 1 the backup failed (FILE is as it was), 2 usage error.
+Exit codes: 0 backup written, 1 the backup failed (FILE is as it was), 2 usage or I/O error
+(FILE's folder does not exist).
 `,
 	run: runBackup,
 }
@@ -59,6 +60,11 @@ func runBackup(e *env, args []string) int {
 	if sameOrBeside(src, dst) {
 		return usageError(e, "backup", "FILE %s is the database itself or one of its files; give another path", dst)
 	}
+	if dir := filepath.Dir(dst); !isDir(dir) {
+		// Nothing to copy to: the path is wrong, not the backup (exit 2, as for usage).
+		fmt.Fprintf(e.stderr, "wend backup: FILE's folder %s does not exist or is not a folder; create it or give another path\n", dir)
+		return exitUsage
+	}
 	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(e.stderr, "wend backup: no database at %s\n", src)
 		return exitFailed
@@ -75,6 +81,12 @@ func runBackup(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "backup of %s written to %s (%s)\n", src, dst, byteSize(n))
 	return exitOK
+}
+
+// isDir reports whether path is a folder (following links).
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // sameOrBeside reports whether dst is the database file or one of the files wend keeps beside

@@ -87,3 +87,23 @@ func TestByteSize(t *testing.T) {
 		}
 	}
 }
+
+// TestBackupIntoMissingFolder: a FILE whose folder does not exist (or is a file) is an I/O
+// error of the command line, exit 2, before any database is opened.
+func TestBackupIntoMissingFolder(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dst := range []string{filepath.Join(dir, "nodir", "copy.db"), filepath.Join(file, "copy.db")} {
+		var out, errs strings.Builder
+		e := &env{stdout: &out, stderr: &errs, getenv: func(string) string { return "" }}
+		if code := run(e, []string{"backup", "--db", filepath.Join(dir, "db", "wend.db"), dst}); code != exitUsage {
+			t.Errorf("backup to %s: exit %d, want %d (stderr %q)", dst, code, exitUsage, errs.String())
+		}
+		if !strings.Contains(errs.String(), "does not exist or is not a folder; create it or give another path") {
+			t.Errorf("backup to %s: stderr %q", dst, errs.String())
+		}
+	}
+}

@@ -103,7 +103,7 @@ func runList(e *env, args []string) int {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	color := e.colorOn(e.stdout)
-	fmt.Fprintf(tw, "WORKFLOW ID\tRUN ID\tNAME\t%s\tSTARTED\tCLOSED\n", paint(color, ansiDefault, "STATUS"))
+	fmt.Fprintf(tw, "WORKFLOW ID\tRUN ID\tNAME\t%s\tSTARTED (UTC)\tCLOSED (UTC)\n", paint(color, ansiDefault, "STATUS"))
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(r.WorkflowID, ""), printable(r.RunID, ""), printable(r.Name, ""),
 			paint(color, statusColor(r.Status), printable(statusText(r), "")), stamp(r.StartedAt), stamp(r.ClosedAt))

@@ -132,8 +132,10 @@ type runNames struct {
 	w     *spec.Workflow
 	ids   map[string]string
 	input json.RawMessage
-	wf    string // the workflow id, printable
-	trace string // " trace_id=<hex>" when the run's lines carry its trace id, else ""
+	// catches are the paths of the steps with a catch: a failure they handle says caught.
+	catches map[string]bool
+	wf      string // the workflow id, printable
+	trace   string // " trace_id=<hex>" when the run's lines carry its trace id, else ""
 
 	// On a shard child: the parent's run id and the sharded for_each's path. Its items count
 	// in the parent's line for that loop, their paths carrying the global index.
@@ -215,6 +217,9 @@ func (p *progress) printAt(run history.Run, ev history.Event, now time.Time) {
 	if line == "" {
 		return
 	}
+	if runview.Caught(ev, rn.catches) {
+		line += " (caught)"
+	}
 	p.saidRun, p.said = run.RunID, failure
 	if p.pending {
 		fmt.Fprintln(p.w)
@@ -237,6 +242,7 @@ func (p *progress) namesOf(run history.Run, st history.Started, ok bool) *runNam
 		}
 	}
 	rn.ids = rn.w.StepIDs()
+	rn.catches = runview.CatchPaths(rn.w)
 	return rn
 }
 

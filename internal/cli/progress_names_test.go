@@ -104,3 +104,40 @@ func TestProgressNamesStepsOfResumedRun(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressSaysCaught: a failure a catch handles (the step's own catch, or an enclosing
+// step's) says so on its line; one no catch handles, and a try's failure, do not; a message's
+// newline stays escaped on its line.
+func TestProgressSaysCaught(t *testing.T) {
+	const src = `wend: v1
+name: caught
+plugins: {p: ./p}
+steps:
+  - id: charge
+    activity: p.charge
+    catch: {steps: [], set: {declined: true}}
+  - id: wrap
+    steps:
+      - {id: inner, fail: boom}
+    catch: {steps: [], set: {wrapped: true}}
+  - {id: last, fail: boom}
+`
+	failed := func(typ history.EventType, step, msg string) history.Event {
+		data, _ := json.Marshal(history.AttemptFailure{Failure: history.Failure{Category: "activity", Message: msg}})
+		return history.Event{Type: typ, Step: step, Attempt: 1, Data: data}
+	}
+	var buf bytes.Buffer
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := &progress{w: &buf, start: now, now: func() time.Time { return now }}
+	run := history.Run{WorkflowID: "w", RunID: "r1"}
+	for _, ev := range []history.Event{
+		startedEvent(t, src),
+		failed(history.ActivityAttemptFailed, "steps[0]", "card declined\nby the bank"),
+		failed(history.ActivityFailed, "steps[0]", "card declined for good"),
+		failed(history.StepFailed, "steps[1].steps[0]", "inner boom"),
+		failed(history.StepFailed, "steps[2]", "last boom"),
+	} {
+		p.observe(run, ev)
+	}
+	goldenFile(t, "progress/caught.txt", buf.Bytes())
+}

@@ -47,9 +47,11 @@ Flags:
             heartbeat_timeout under 1s are warnings; wait_for_workflow holding a worker
             slot is an info)
   --json    print a JSON array of findings on stdout instead:
-            [{"file", "line", "column", "path", "message", "severity"}]
+            [{"file", "line", "column", "path", "name", "message", "severity"}]
             (line and column are 1-based; 0 when the finding is about the whole file;
-            severity is "error", "warning" or "info"). An empty array means all valid.
+            name is path from the nearest step with an id, by its id, and left out where
+            no step on the path has one; severity is "error", "warning" or "info"). An
+            empty array means all valid.
 
 Exit codes: 0 all files valid, 1 some file invalid, 2 usage or I/O error (a PATH that
 does not exist or cannot be read), 70 internal error.

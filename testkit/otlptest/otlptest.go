@@ -1,6 +1,7 @@
-// Package otlptest is an OTLP/gRPC trace collector for tests: it listens on a local port, keeps
-// the spans (and the service names) it is sent, and gives the OTEL_* variables that point an
-// exporter configured by tracing.FromEnv at it, for this process or for a child process.
+// Package otlptest is an OTLP trace collector for tests, over gRPC (Start) or HTTP with
+// protobuf bodies (StartHTTP): it listens on a local port, keeps the spans (and the service
+// names) it is sent, and gives the OTEL_* variables that point an exporter configured by
+// tracing.FromEnv at it, for this process or for a child process.
 package otlptest
 
 import (
@@ -21,6 +22,8 @@ import (
 type Receiver struct {
 	collectorpb.UnimplementedTraceServiceServer
 	addr string
+	// protocol is the OTEL_EXPORTER_OTLP_PROTOCOL that reaches it: grpc or http/protobuf.
+	protocol string
 
 	mu       sync.Mutex
 	spans    []*tracepb.Span
@@ -34,7 +37,7 @@ func Start(t testing.TB) *Receiver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Receiver{addr: ln.Addr().String()}
+	r := &Receiver{addr: ln.Addr().String(), protocol: "grpc"}
 	srv := grpc.NewServer()
 	collectorpb.RegisterTraceServiceServer(srv, r)
 	go func() { _ = srv.Serve(ln) }()
@@ -46,7 +49,7 @@ func Start(t testing.TB) *Receiver {
 // 20 ms only so a test does not wait for spans.
 func (r *Receiver) Env() []string {
 	return []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT=http://" + r.addr,
-		"OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_BSP_SCHEDULE_DELAY=20"}
+		"OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_BSP_SCHEDULE_DELAY=20", "OTEL_EXPORTER_OTLP_PROTOCOL=" + r.protocol}
 }
 
 // Setenv sets Env in this process for the rest of the test.

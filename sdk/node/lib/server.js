@@ -66,7 +66,8 @@ export class Context {
     this.reason = null;
     this.waiters = new Set();
     this.sendHeartbeat = heartbeat;
-    this.log = (...args) => console.error(`${req.activity}:`, ...args);
+    // Its lines name the try's run and step: one plugin process serves many runs at once.
+    this.log = (...args) => console.error(`${req.activity} run=${req.run_id} step=${req.step_path}:`, ...args);
     if (this.deadline !== null) this.watchDeadline();
   }
 
@@ -258,7 +259,7 @@ async function run(req, ctx) {
     return { result: { output: out } };
   } catch (e) {
     if (e instanceof ActivityError) return errorEvent(e);
-    console.error(`${req.activity} (attempt ${req.attempt}) failed:`, e);
+    console.error(`${req.activity} (attempt ${req.attempt}) failed: run=${req.run_id} step=${req.step_path}:`, e);
     return errorEvent(new ActivityError(`${e.name}: ${e.message}`, e.name || 'Error')); // retryable
   }
 }

@@ -52,3 +52,18 @@ test('a try reads its trace context', () => {
     assert.equal(ctx.traceparent, want, name);
   }
 });
+
+test('ctx.log names the run and step of its try', () => {
+  const lines = [];
+  const saved = console.error;
+  console.error = (...args) => lines.push(args.join(' '));
+  try {
+    for (const run of ['r1', 'r2']) {
+      const ctx = new Context({ activity: 'greet', attempt: 1, run_id: run, step_path: 'steps[0]', deadline_unix_nanos: '0' }, () => {});
+      ctx.log('sending');
+    }
+  } finally {
+    console.error = saved;
+  }
+  assert.deepEqual(lines, ['greet run=r1 step=steps[0]: sending', 'greet run=r2 step=steps[0]: sending']);
+});

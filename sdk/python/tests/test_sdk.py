@@ -75,6 +75,18 @@ class ErrorsTest(unittest.TestCase):
             with self.subTest(typ):
                 self.assertEqual((err.type, err.non_retryable), (typ, non_retryable))
 
+    def test_plain_exception_says_its_type_once(self):
+        from wend_plugin.errors import from_exception
+        cases = [
+            (RuntimeError("gateway down"), "RuntimeError", "gateway down"),
+            (KeyError("API_TOKEN"), "KeyError", "'API_TOKEN'"),
+            (ValueError(), "ValueError", "ValueError"),
+        ]
+        for exc, typ, message in cases:
+            with self.subTest(typ):
+                err = from_exception(exc)
+                self.assertEqual((err.type, err.message, err.non_retryable), (typ, message, False))
+
     def test_next_retry_delay_crosses_the_protocol(self):
         from wend_plugin.server import _error_event
         cases = [
@@ -89,6 +101,19 @@ class ErrorsTest(unittest.TestCase):
 
 
 class ContextTest(unittest.TestCase):
+    def test_log_names_run_and_step(self):
+        import types
+        from wend_plugin.context import Context
+        lines = []
+        for run in ("r1", "r2"):
+            req = types.SimpleNamespace(activity="greet", workflow_id="w", run_id=run, step_path="steps[0]",
+                                        activity_execution_id="x", activity_attempt_id="y", attempt=1,
+                                        traceparent="", deadline_unix_nanos=0)
+            with self.assertLogs("wend_plugin.activity.greet") as got:
+                Context(req, None, None).log.info("sending %s", "mail")
+            lines += [r.getMessage() for r in got.records]
+        self.assertEqual(lines, ["run=r1 step=steps[0]: sending mail", "run=r2 step=steps[0]: sending mail"])
+
     def test_traceparent(self):
         from wend_plugin._stubs import activities_pb2
         from wend_plugin.context import Context

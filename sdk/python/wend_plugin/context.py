@@ -8,6 +8,17 @@ import time
 from .errors import CancelledError
 
 
+class _TryLog(logging.LoggerAdapter):
+    """A logger whose lines start with the try's run and step: "run=RUN step=STEP: message"."""
+
+    def __init__(self, logger, run_id, step_path):
+        super().__init__(logger, {"run_id": run_id, "step_path": step_path})
+        self.prefix = "run=%s step=%s: " % (run_id, step_path)
+
+    def process(self, msg, kwargs):
+        return self.prefix + str(msg), kwargs
+
+
 class Context:
     """One try: its identity, the previous try's last progress, heartbeats and cancellation.
 
@@ -27,7 +38,8 @@ class Context:
         self.traceparent = req.traceparent
         self.deadline = req.deadline_unix_nanos / 1e9 if req.deadline_unix_nanos else None
         self.reason = None
-        self.log = logging.getLogger("wend_plugin.activity." + req.activity)
+        # Its lines name the try's run and step: one plugin process serves many runs at once.
+        self.log = _TryLog(logging.getLogger("wend_plugin.activity." + req.activity), req.run_id, req.step_path)
         self._cancelled = threading.Event()
         self._emit = emit
         self._heartbeat_event = heartbeat_event

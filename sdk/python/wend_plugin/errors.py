@@ -39,3 +39,11 @@ class CancelledError(ActivityError):
         else:
             super().__init__("%s: cancelled by the host (%s)" % (activity, reason), "Cancelled")
         self.reason = reason
+
+
+def from_exception(e):
+    """The ActivityError of a plain exception an activity raised: retryable, typed by its class,
+    with the exception's own text as the message (the type is not repeated in it, or wend would
+    show "RuntimeError: RuntimeError: ..."); a message-less exception's message is its class."""
+    typ = type(e).__name__
+    return ActivityError(str(e) or typ, typ)

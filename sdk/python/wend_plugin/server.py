@@ -13,7 +13,7 @@ import grpc
 from . import _mtls
 from .activity import _registry
 from .context import Context
-from .errors import ActivityError
+from .errors import ActivityError, from_exception
 from ._stubs import (activities_pb2, activities_pb2_grpc, grpc_controller_pb2, grpc_controller_pb2_grpc,
                      health_pb2, health_pb2_grpc)
 
@@ -169,8 +169,8 @@ def _run_try(ctx):
         ctx._send(_error_event(e), True)
         return
     except Exception as e:  # a plain exception is a retryable failure, typed by its class
-        log.exception("activity %s (attempt %d) failed", req.activity, req.attempt)
-        ctx._send(_error_event(ActivityError("%s: %s" % (type(e).__name__, e), type(e).__name__)), True)
+        log.exception("activity %s (attempt %d) failed: run=%s step=%s", req.activity, req.attempt, req.run_id, req.step_path)
+        ctx._send(_error_event(from_exception(e)), True)
         return
     if len(out) > MAX_PAYLOAD:
         return _fail(ctx, "PayloadTooLarge", "output of %s is %d bytes, over the %d-byte limit" % (
