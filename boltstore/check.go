@@ -69,6 +69,7 @@ func (s *Store) Check() ([]string, error) {
 	}
 	problems = append(problems, s.checkIndexAndTasks()...)
 	problems = append(problems, s.checkSearchIndex()...)
+	problems = append(problems, s.checkReadIndexes()...)
 	if note, ack, err := s.logLoss(); err != nil {
 		add("%v", err)
 	} else if note != "" && ack == "" {

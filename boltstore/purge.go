@@ -198,14 +198,17 @@ func (s *Store) purgeBatch(ids []string) ([]history.Run, error) {
 		if err := s.checkpoint(); err != nil {
 			return nil, fmt.Errorf("purge: %w", err)
 		}
-		return out, nil
+	} else {
+		if err := s.commitTx(tx); err != nil {
+			s.setFatal(err)
+			return nil, fmt.Errorf("purge: %w", s.Err())
+		}
+		testHookSync()
+		s.boltTxs.Add(1)
 	}
-	if err := s.commitTx(tx); err != nil {
-		s.setFatal(err)
-		return nil, fmt.Errorf("purge: %w", s.Err())
+	for _, r := range out {
+		s.changes.add(r.RunID)
 	}
-	testHookSync()
-	s.boltTxs.Add(1)
 	return out, nil
 }
 
@@ -258,6 +261,9 @@ func deleteRun(tx *bolt.Tx, r history.Run) error {
 		}
 	}
 	if err := unindexSearch(tx, r); err != nil {
+		return err
+	}
+	if err := uncount(tx, r); err != nil {
 		return err
 	}
 	return unindex(tx.Bucket(bucketWorkflows), r.WorkflowID, r.RunID)
