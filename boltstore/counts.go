@@ -331,11 +331,23 @@ func (s *Store) RunsNewest(afterT time.Time, afterID string, max, want int, keep
 
 // checkReadIndexes compares the run counts and the started index with the run records, both
 // ways, in one read: read in slices, a commit between two of them would show a difference
-// that is not there.
+// that is not there. Check has checkpointed, so a running store's is a bbolt read
+// transaction of that checkpoint, which never holds the writer (a commit that must grow the
+// mmap would wait for it, as for Check's page walk); a store opened for reading has no writer,
+// and reads its replayed log too.
 func (s *Store) checkReadIndexes() []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	err := s.view("check database", func(tx *bolt.Tx) error {
+	read := s.view
+	if !s.readOnly {
+		read = func(op string, fn func(tx *bolt.Tx) error) error {
+			if err := guard(func() error { return s.db.View(fn) }); err != nil {
+				return fmt.Errorf("%s: %w", op, err)
+			}
+			return nil
+		}
+	}
+	err := read("check database", func(tx *bolt.Tx) error {
 		counts, started := tx.Bucket(bucketCounts), tx.Bucket(bucketStarted)
 		if counts == nil || started == nil {
 			return nil // made at the next Open for writing
