@@ -17,11 +17,12 @@ import (
 // A run is its record, its events bucket, its workflow index entry (and its share of the
 // workflow's head count) and any task still naming it. Purge deletes them together, a batch of
 // runs per bbolt transaction, committed (synced) by bbolt: a crash leaves each run whole or
-// gone, never a record without events or an index entry without its run. The batches are small
-// and the writer's lock is let go between them, so a running serve's commits interleave with a
-// long purge. Purges do not go through the log: a batch is applied in the log's open
-// transaction, when there is one, and checkpointed with it, so no record the log replays after
-// a crash is older than a purge bbolt holds.
+// gone, never a record without events or an index entry without its run. The batches are small,
+// so a running serve's commits interleave with a long purge, and a batch holds the writer's
+// lock only to begin (purgeBatch), so reads run beside it. Purges do not go through the log: a
+// batch checkpoints the log's open transaction first and the writer's next batch waits for the
+// purge's commit before it writes its record, so no record the log replays after a crash is
+// older than a purge bbolt holds.
 //
 // An open run is never purged. A child run is purged with its parent, or after it: while its
 // parent is stored, a child goes only as a closed descendant of a run being purged (after it,
