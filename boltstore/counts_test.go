@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
 )
 
 // The started index's key order is GET /v1/runs's order (history.SortRuns), ids that are
@@ -256,4 +257,56 @@ func TestChangedRuns(t *testing.T) {
 	if _, _, complete := s.ChangedRuns(p1); complete {
 		t.Fatal("a position older than the feed remembers reads as complete")
 	}
+}
+
+// A read made while a purge batch is being written returns without waiting for the batch,
+// even when commits were answered just before it (the log's open transaction, which reads
+// would otherwise have to wait for under the writer's lock); a commit made meanwhile waits for
+// the batch and lands after it.
+func TestReadsRunBesidePurgeBatch(t *testing.T) {
+	s := openTemp(t)
+	a := startRun(t, s, "alpha", "wa", "ra", "", purgeT0)
+	closeRun(t, s, a, history.StatusCompleted, purgeT0.Add(time.Minute), false)
+	b := startRun(t, s, "alpha", "wb", "rb", "", purgeT0.Add(time.Second)) // answered: in the open transaction
+	if !s.hasOpen.Load() {
+		t.Fatal("no transaction open before the purge: the test would not test the lock")
+	}
+	committed := make(chan error, 1)
+	read := make(chan error, 1)
+	old := testHookPurge
+	t.Cleanup(func() { testHookPurge = old })
+	testHookPurge = func(string) {
+		testHookPurge = func(string) {}
+		go func() {
+			_, err := s.Run("rb")
+			read <- err
+		}()
+		select {
+		case err := <-read:
+			must(t, err)
+		case <-time.After(time.Minute):
+			t.Error("a read waited for the purge batch")
+		}
+		go func() {
+			n := storetest.Next(b, history.ActivityCompleted, 1)
+			committed <- s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{n}})
+		}()
+		select {
+		case err := <-committed:
+			t.Errorf("a commit went through during the purge batch: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	purged, err := s.PurgeRuns(context.Background(), []string{"ra"}, nil)
+	must(t, err)
+	if len(purged) != 1 {
+		t.Fatalf("purged %v", runIDsOf(purged))
+	}
+	must(t, <-committed)
+	r, err := s.Run("rb")
+	must(t, err)
+	if r.LastSeq != b.LastSeq+1 {
+		t.Fatalf("rb at seq %d after the commit, want %d", r.LastSeq, b.LastSeq+1)
+	}
+	checkClean(t, s)
 }
