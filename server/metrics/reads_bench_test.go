@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -64,6 +65,10 @@ func BenchmarkReadsBesideWrites(b *testing.B) {
 			return time.Since(start)
 		}
 		first := get(metricsHTTP.URL) // the whole read a new serve's first scrape makes
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		heap := ms.HeapAlloc
 		k := 0
 		start := func() time.Duration {
 			k++
@@ -133,6 +138,7 @@ func BenchmarkReadsBesideWrites(b *testing.B) {
 			b.Fatalf("purged %d of %d: %v", len(purged), n, err)
 		}
 		b.ReportMetric(float64(first.Milliseconds()), "first-scrape-ms")
+		b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
 		b.ReportMetric(pctMs(alone, 50), "start-p50-ms")
 		b.ReportMetric(pctMs(alone, 99), "start-p99-ms")
 		b.ReportMetric(pctMs(scraped, 50), "scraped-start-p50-ms")

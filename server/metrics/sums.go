@@ -27,14 +27,14 @@ type changeFeed interface {
 // is taken off.
 type summaries struct {
 	mu    sync.Mutex // one refresh at a time; held while the sum is read
-	runs  map[string]*runSummary
+	runs  map[string]packedSummary
 	sum   *totals
 	since uint64 // the change feed's position the summaries are up to
 	ready bool   // every run has been read once
 }
 
 func newSummaries() *summaries {
-	return &summaries{runs: map[string]*runSummary{}, sum: newTotals()}
+	return &summaries{runs: map[string]packedSummary{}, sum: newTotals()}
 }
 
 // totals are the summed numbers, keyed by names (raw in summaries.sum, bounded in a scrape's).
@@ -179,9 +179,11 @@ func (ss *summaries) readAll(st history.Store) error {
 // update replaces r's summary when r changed since it was made. A run whose history cannot be
 // read counts in the runs gauge only (its page in the UI says why).
 func (ss *summaries) update(st history.Store, r history.Run) {
-	old := ss.runs[r.RunID]
-	if old != nil && old.lastSeq == r.LastSeq && old.status == r.Status && old.name == r.Name {
-		return
+	old, had := ss.runs[r.RunID]
+	if had {
+		if name, status, lastSeq := old.header(); lastSeq == r.LastSeq && status == r.Status && name == r.Name {
+			return
+		}
 	}
 	s := newRunSummary()
 	s.name, s.status, s.lastSeq = r.Name, r.Status, r.LastSeq
@@ -190,17 +192,20 @@ func (ss *summaries) update(st history.Store, r history.Run) {
 			s = sum
 		}
 	}
-	if old != nil {
-		ss.sum.add(old, -1)
-	}
+	ss.drop(r.RunID)
 	ss.sum.add(s, 1)
-	ss.runs[r.RunID] = s
+	ss.runs[r.RunID] = pack(s)
 }
 
+// drop takes the run's summary off the sum and forgets it.
 func (ss *summaries) drop(id string) {
-	if old := ss.runs[id]; old != nil {
-		ss.sum.add(old, -1)
-		delete(ss.runs, id)
+	old, had := ss.runs[id]
+	if !had {
+		return
+	}
+	delete(ss.runs, id)
+	if s, err := old.unpack(); err == nil { // packed here, in this process: it unpacks
+		ss.sum.add(s, -1)
 	}
 }
 
