@@ -3,6 +3,7 @@ package boltstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -309,4 +310,21 @@ func TestReadsRunBesidePurgeBatch(t *testing.T) {
 		t.Fatalf("rb at seq %d after the commit, want %d", r.LastSeq, b.LastSeq+1)
 	}
 	checkClean(t, s)
+}
+
+// Check's list of run ids, read in slices, holds every run once across slice boundaries.
+func TestRunIDsInSlices(t *testing.T) {
+	s := openTemp(t)
+	var c history.Commit
+	n := 2*keySliceLen + 3
+	for i := range n {
+		id := fmt.Sprintf("r%06d", i)
+		c.Runs = append(c.Runs, storetest.Started("w"+id, id, purgeT0))
+	}
+	must(t, s.Commit(context.Background(), c))
+	ids, err := s.runIDs()
+	must(t, err)
+	if len(ids) != n || !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != n {
+		t.Fatalf("%d ids of %d runs (sorted %v)", len(ids), n, slices.IsSorted(ids))
+	}
 }
