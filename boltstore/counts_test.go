@@ -328,3 +328,23 @@ func TestRunIDsInSlices(t *testing.T) {
 		t.Fatalf("%d ids of %d runs (sorted %v)", len(ids), n, slices.IsSorted(ids))
 	}
 }
+
+// One run's tasks, read in slices across slice boundaries, are the ones Tasks names for it.
+func TestTasksOfRun(t *testing.T) {
+	s := openTemp(t)
+	var c history.Commit
+	for i := range taskScanChunk + 10 {
+		run := []string{"ra", "rb"}[i%2]
+		c.PutTasks = append(c.PutTasks, history.Task{ID: fmt.Sprintf("t%05d", i), RunID: run, Kind: history.TaskTimer,
+			AvailableAt: purgeT0.Add(time.Duration(i%13) * time.Second)})
+	}
+	must(t, s.Commit(context.Background(), c))
+	all, err := s.Tasks()
+	must(t, err)
+	got, err := s.TasksOfRun("rb")
+	must(t, err)
+	want := slices.DeleteFunc(all, func(t history.Task) bool { return t.RunID != "rb" })
+	if !reflect.DeepEqual(got, want) || len(got) != (taskScanChunk+10)/2 {
+		t.Fatalf("%d tasks of rb, Tasks names %d", len(got), len(want))
+	}
+}

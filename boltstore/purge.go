@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -313,6 +314,18 @@ func (s *Store) tasksOf(ids []string) (map[string][][]byte, error) {
 		want[id] = true
 	}
 	out := map[string][][]byte{}
+	err := s.taskSlices(func(k []byte, t history.Task) {
+		if want[t.RunID] {
+			out[t.RunID] = append(out[t.RunID], bytes.Clone(k))
+		}
+	})
+	return out, err
+}
+
+// taskSlices calls fn on every sound task record (damaged ones are Check's to name), read in
+// slices of taskScanChunk records, each its own short read resuming from the next key; fn
+// runs inside the read and must copy k to keep it.
+func (s *Store) taskSlices(fn func(k []byte, t history.Task)) error {
 	var from []byte
 	for {
 		more := false
@@ -325,16 +338,35 @@ func (s *Store) tasksOf(ids []string) (map[string][][]byte, error) {
 					return nil
 				}
 				n++
-				if t, err := decodeTask(k, v); err == nil && want[t.RunID] {
-					out[t.RunID] = append(out[t.RunID], bytes.Clone(k))
+				if t, err := decodeTask(k, v); err == nil {
+					fn(k, t)
 				}
 			}
 			return nil
 		})
 		if err != nil || !more {
-			return out, err
+			return err
 		}
 	}
+}
+
+// TasksOfRun returns the open tasks of one run, earliest first, reading the tasks in slices
+// of short reads (an export's, which must not hold the writer while it reads every task of a
+// serve with many waiting runs). Tasks committed while it reads may be missed or seen.
+func (s *Store) TasksOfRun(runID string) ([]history.Task, error) {
+	var out []history.Task
+	err := s.taskSlices(func(_ []byte, t history.Task) {
+		if t.RunID == runID {
+			out = append(out, t)
+		}
+	})
+	slices.SortFunc(out, func(a, b history.Task) int {
+		if c := a.AvailableAt.Compare(b.AvailableAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, err
 }
 
 // deleteTasksOf deletes the tasks of the runs in gone that tasksOf found (tasks, by run id),
