@@ -24,17 +24,14 @@ import (
 )
 
 // BenchmarkReadsBesideWrites measures what the reads of a monitored serve cost its writes, over
-// a store of WEND_READS_RUNS closed runs (default 100,000; 4 events each):
+// a store of WEND_READS_RUNS closed runs (default 100,000; 4 events each). First a run's start
+// (server.Start, to its first durable commit), 100 a second for 10 s, alone and then while
+// /metrics is scraped every second, after a first scrape as a serve already monitored has had:
+// start-p50/p99-ms, scraped-start-p50/p99-ms and their p99-ratio (the target is 2). Then
+// GET /v1/runs?limit=100 back to back, alone (list-alone-p99-ms) and while PurgeRuns deletes
+// every closed run: list-p50/p99-ms (the target: a p99 under 50 ms), and the purge's runs/s.
 //
-//   - a run's start (server.Start, to its first durable commit), 100 a second for 10 s, alone,
-//     then while /metrics is scraped every second (after a first scrape, as a serve that is already monitored):
-//     start-p50/p99-ms and scrape-p99/start-p99-ms, and their ratio (p99-ratio; the target is 2);
-//
-//   - GET /v1/runs?limit=100 back to back, alone (list-alone-p99-ms), then while PurgeRuns
-//     deletes every closed run: list-p50/p99-ms (target: p99 under 50 ms), and the purge's
-//     runs/s.
-//
-//     go test -run '^$' -bench ReadsBesideWrites -benchtime 1x ./server/metrics/
+//	go test -run '^$' -bench ReadsBesideWrites -benchtime 1x ./server/metrics/
 func BenchmarkReadsBesideWrites(b *testing.B) {
 	n := 100_000
 	if v, err := strconv.Atoi(os.Getenv("WEND_READS_RUNS")); err == nil && v > 0 {
