@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -196,6 +197,11 @@ func buildReadIndexes(tx *bolt.Tx) error {
 	if tx.Bucket(bucketCounts) != nil && tx.Bucket(bucketStarted) != nil {
 		return nil
 	}
+	return rebuildReadIndexes(tx)
+}
+
+// rebuildReadIndexes makes the derived buckets again from every run record, in tx.
+func rebuildReadIndexes(tx *bolt.Tx) error {
 	for _, name := range [][]byte{bucketCounts, bucketStarted} {
 		if tx.Bucket(name) != nil {
 			if err := tx.DeleteBucket(name); err != nil {
@@ -226,6 +232,42 @@ func buildReadIndexes(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// repairReadIndexes compares the run counts and the started index with the run records, as
+// Check does (in one read of the checkpoint, which the writer does not wait for), and when
+// they differ makes both again from the records, in one bbolt transaction of its own (begun
+// as a purge batch's, so the log's replay after a crash goes on from it). It returns what it
+// found wrong, with what was done, nothing when they agreed. RepairIndexes calls it.
+func (s *Store) repairReadIndexes() ([]string, error) {
+	if s.readOnly {
+		return nil, fmt.Errorf("repair the run counts: %w", ErrReadOnly)
+	}
+	if err := s.settle(); err != nil {
+		return nil, fmt.Errorf("repair the run counts: %w", err)
+	}
+	problems, damaged := s.diffReadIndexes()
+	if len(problems) == 0 || damaged {
+		return nil, nil // with a damaged record, a rebuild would drop what it counted
+	}
+	tx, err := s.beginOwnWrite("repair the run counts")
+	if err != nil {
+		return nil, err
+	}
+	if err := guard(func() error { return rebuildReadIndexes(tx) }); err != nil {
+		_ = guard(tx.Rollback)
+		return nil, fmt.Errorf("repair the run counts: %w", err)
+	}
+	if err := s.commitTx(tx); err != nil {
+		s.setFatal(err)
+		return nil, fmt.Errorf("repair the run counts: %w", s.Err())
+	}
+	testHookSync()
+	s.boltTxs.Add(1)
+	for i, p := range problems {
+		problems[i] = strings.TrimSuffix(p, repairHint) + ": rebuilt from the run records"
+	}
+	return problems, nil
 }
 
 // hasReadIndexes reports whether db has both derived buckets.
@@ -329,6 +371,9 @@ func (s *Store) RunsNewest(afterT time.Time, afterID string, max, want int, keep
 	return runs, lastT, lastID, end, ok, err
 }
 
+// repairHint ends each problem checkReadIndexes reports.
+const repairHint = " (wend repair rebuilds it)"
+
 // checkReadIndexes compares the run counts and the started index with the run records, both
 // ways, in one read: read in slices, a commit between two of them would show a difference
 // that is not there. Check has checkpointed, so a running store's is a bbolt read
@@ -336,7 +381,14 @@ func (s *Store) RunsNewest(afterT time.Time, afterID string, max, want int, keep
 // mmap would wait for it, as for Check's page walk); a store opened for reading has no writer,
 // and reads its replayed log too.
 func (s *Store) checkReadIndexes() []string {
-	var out []string
+	out, _ := s.diffReadIndexes()
+	return out
+}
+
+// diffReadIndexes is checkReadIndexes; damaged is true when a run record does not decode.
+// Then what it adds to the counts is unknown, so they are not compared, and the started
+// entries of damaged records are left alone: Check names the record, and no repair guesses.
+func (s *Store) diffReadIndexes() (out []string, damaged bool) {
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	read := s.view
 	if !s.readOnly {
@@ -354,10 +406,12 @@ func (s *Store) checkReadIndexes() []string {
 		}
 		want := map[string]map[string]int{}
 		keys := map[string]bool{}
+		bad := map[string]bool{}
 		err := forEach(tx.Bucket(bucketRuns), func(k, v []byte) error {
 			r, ok := storedKeys(k, v)
 			if !ok {
-				return nil // the record check names it
+				bad[string(k)] = true // the record check names it
+				return nil
 			}
 			if want[r.Name] == nil {
 				want[r.Name] = map[string]int{}
@@ -374,7 +428,7 @@ func (s *Store) checkReadIndexes() []string {
 			name, status, ok := splitCountKey(k)
 			n, err := readCount(k, v)
 			if !ok || err != nil {
-				add("run counts: count %x is damaged", k)
+				add("run counts: count %x is damaged"+repairHint, k)
 				return nil
 			}
 			if got[name] == nil {
@@ -386,17 +440,24 @@ func (s *Store) checkReadIndexes() []string {
 		if err != nil {
 			return err
 		}
+		damaged = len(bad) > 0
 		for name, byStatus := range want {
+			if damaged {
+				break
+			}
 			for st, n := range byStatus {
 				if got[name][st] != n {
-					add("run counts: workflow %q, status %s: counts %d run(s), %d stored", name, st, got[name][st], n)
+					add("run counts: workflow %q, status %s: counts %d run(s), %d stored"+repairHint, name, st, got[name][st], n)
 				}
 			}
 		}
 		for name, byStatus := range got {
+			if damaged {
+				break
+			}
 			for st, n := range byStatus {
 				if _, ok := want[name][st]; !ok {
-					add("run counts: workflow %q, status %s: counts %d run(s), none stored", name, st, n)
+					add("run counts: workflow %q, status %s: counts %d run(s), none stored"+repairHint, name, st, n)
 				}
 			}
 		}
@@ -404,16 +465,16 @@ func (s *Store) checkReadIndexes() []string {
 			_, id, ok := splitStartedKey(k)
 			switch {
 			case !ok || readIndexEntry(k, v) != nil:
-				add("started index: entry %x is damaged", k)
-			case !keys[string(k)]:
-				add("started index: entry for run %q matches no run record", id)
+				add("started index: entry %x is damaged"+repairHint, k)
+			case !keys[string(k)] && !bad[id]:
+				add("started index: entry for run %q matches no run record"+repairHint, id)
 			}
 			delete(keys, string(k))
 			return nil
 		})
 		for k := range keys {
 			_, id, _ := splitStartedKey([]byte(k))
-			add("started index: run %q is missing", id)
+			add("started index: run %q is missing"+repairHint, id)
 		}
 		return err
 	})
@@ -421,5 +482,5 @@ func (s *Store) checkReadIndexes() []string {
 		add("%v", err)
 	}
 	slices.Sort(out)
-	return out
+	return out, damaged
 }

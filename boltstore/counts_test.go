@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,22 +160,22 @@ func TestCheckReportsReadIndexes(t *testing.T) {
 		{"count off", func(tx *bolt.Tx) error {
 			k := countKey("alpha", "running")
 			return tx.Bucket(bucketCounts).Put(k, frame(k, []byte{5}))
-		}, `run counts: workflow "alpha", status running: counts 5 run(s), 1 stored`},
+		}, `run counts: workflow "alpha", status running: counts 5 run(s), 1 stored (wend repair rebuilds it)`},
 		{"count of nothing", func(tx *bolt.Tx) error {
 			k := countKey("ghost", "failed")
 			return tx.Bucket(bucketCounts).Put(k, frame(k, []byte{1}))
-		}, `run counts: workflow "ghost", status failed: counts 1 run(s), none stored`},
+		}, `run counts: workflow "ghost", status failed: counts 1 run(s), none stored (wend repair rebuilds it)`},
 		{"count damaged", func(tx *bolt.Tx) error {
 			k := countKey("alpha", "running")
 			return tx.Bucket(bucketCounts).Put(k, []byte{1, 2, 3, 4, 5, 1})
-		}, "run counts: count 05616c70686172756e6e696e67 is damaged"},
+		}, "run counts: count 05616c70686172756e6e696e67 is damaged (wend repair rebuilds it)"},
 		{"entry missing", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketStarted).Delete(startedKey(purgeT0, "ra"))
-		}, `started index: run "ra" is missing`},
+		}, `started index: run "ra" is missing (wend repair rebuilds it)`},
 		{"entry of nothing", func(tx *bolt.Tx) error {
 			k := startedKey(purgeT0, "ghost")
 			return tx.Bucket(bucketStarted).Put(k, indexEntry(k))
-		}, `started index: entry for run "ghost" matches no run record`},
+		}, `started index: entry for run "ghost" matches no run record (wend repair rebuilds it)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -192,6 +193,16 @@ func TestCheckReportsReadIndexes(t *testing.T) {
 			must(t, err)
 			if !slices.Contains(ps, c.want) {
 				t.Fatalf("check: %q, want %q among them", ps, c.want)
+			}
+			fixed, err := s.RepairIndexes()
+			must(t, err)
+			want := strings.TrimSuffix(c.want, repairHint) + ": rebuilt from the run records"
+			if !slices.Contains(fixed, want) || len(fixed) != len(ps) {
+				t.Fatalf("repair says %q, want %q among %d lines", fixed, want, len(ps))
+			}
+			checkClean(t, s)
+			if fixed, err := s.RepairIndexes(); err != nil || fixed != nil {
+				t.Fatalf("a second repair: %q %v", fixed, err)
 			}
 		})
 	}

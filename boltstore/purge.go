@@ -166,7 +166,7 @@ func (s *Store) PurgeRuns(ctx context.Context, ids []string, done func(n int)) (
 // is written, so no record the log replays is older than a purge bbolt holds), while reads go
 // to bbolt's read transactions beside the batch instead of waiting for it.
 func (s *Store) purgeBatch(ids []string, tasks map[string][][]byte) ([]history.Run, error) {
-	tx, err := s.beginPurge()
+	tx, err := s.beginOwnWrite("purge")
 	if err != nil {
 		return nil, err
 	}
@@ -203,21 +203,21 @@ func (s *Store) purgeBatch(ids []string, tasks map[string][][]byte) ([]history.R
 	return out, nil
 }
 
-// beginPurge checkpoints the open transaction and begins a write transaction of the purge's
-// own, under writeMu, which it lets go before returning.
-func (s *Store) beginPurge() (*bolt.Tx, error) {
+// beginOwnWrite checkpoints the open transaction and begins a write transaction of the
+// caller's own (a purge batch's, op names it), under writeMu, which it lets go before returning.
+func (s *Store) beginOwnWrite(op string) (*bolt.Tx, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.usable(); err != nil {
-		return nil, fmt.Errorf("purge: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	if err := s.commitOpen(); err != nil {
-		return nil, fmt.Errorf("purge: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	tx, err := s.db.Begin(true)
 	if err != nil {
 		s.setFatal(fmt.Errorf("begin transaction: %w", err))
-		return nil, fmt.Errorf("purge: %w", s.Err())
+		return nil, fmt.Errorf("%s: %w", op, s.Err())
 	}
 	return tx, nil
 }
