@@ -108,6 +108,9 @@ func apply(tx *bolt.Tx, p *prepared) error {
 			if err := reindex(wfs, old, r); err != nil {
 				return fmt.Errorf("run %s: %w", r.id, err)
 			}
+			if err := recount(tx, old, r.id, r.record); err != nil {
+				return fmt.Errorf("run %s: %w", r.id, err)
+			}
 			if err := runs.Put(r.id, r.record); err != nil {
 				return fmt.Errorf("run %s: %w", r.id, err)
 			}

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -69,6 +70,7 @@ func (s *Store) Check() ([]string, error) {
 	}
 	problems = append(problems, s.checkIndexAndTasks()...)
 	problems = append(problems, s.checkSearchIndex()...)
+	problems = append(problems, s.checkReadIndexes()...)
 	if note, ack, err := s.logLoss(); err != nil {
 		add("%v", err)
 	} else if note != "" && ack == "" {
@@ -87,24 +89,52 @@ func (s *Store) CheckNotes() ([]string, error) {
 	return []string{fmt.Sprintf("%s: behind what was acknowledged: %s; %s", s.path, note, ack)}, nil
 }
 
-// runIDs lists every run id that has a record or events.
+// runIDs lists every run id that has a record or events, reading the keys in slices of short
+// reads (keySlices).
 func (s *Store) runIDs() ([]string, error) {
 	var ids []string
 	seen := map[string]bool{}
-	err := s.view("check database", func(tx *bolt.Tx) error {
-		collect := func(k, _ []byte) error {
+	for _, b := range [][]byte{bucketRuns, bucketEvents} {
+		err := s.keySlices(b, func(k []byte) {
 			if !seen[string(k)] {
 				seen[string(k)] = true
 				ids = append(ids, string(k))
 			}
-			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		if err := forEach(tx.Bucket(bucketRuns), collect); err != nil {
+	}
+	return ids, nil
+}
+
+// keySliceLen is how many keys one read of keySlices copies out.
+const keySliceLen = 4096
+
+// keySlices calls fn on every key of the top-level bucket name, in order, read in slices of
+// keySliceLen keys, each its own short read resuming after the last key.
+func (s *Store) keySlices(name []byte, fn func(k []byte)) error {
+	var from []byte
+	for {
+		var keys [][]byte
+		err := s.view("check database", func(tx *bolt.Tx) error {
+			c := tx.Bucket(name).Cursor()
+			for k, _ := c.Seek(from); k != nil && len(keys) < keySliceLen; k, _ = c.Next() {
+				keys = append(keys, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		return forEach(tx.Bucket(bucketEvents), collect)
-	})
-	return ids, err
+		for _, k := range keys {
+			fn(k)
+		}
+		if len(keys) < keySliceLen {
+			return nil
+		}
+		from = append(keys[len(keys)-1], 0) // the least key after it
+	}
 }
 
 // checkRun checks one run: every stored event decodes under its own seq with its checksum, and

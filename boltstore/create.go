@@ -87,6 +87,9 @@ func initFile(path string, opts Options) error {
 				return err
 			}
 		}
+		if err := buildReadIndexes(tx); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketMeta).Put(keySchema, []byte(schemaVersion))
 	})
 	if cerr := db.Close(); err == nil {

@@ -21,6 +21,10 @@
 //	search               uvarint(len(field)) | field | uvarint(len(value)) | value | run id ->
 //	                     frame of nothing: the runs' search field values, for equality
 //	                     (search.go); made by the first commit of a run with a search value
+//	counts               uvarint(len(name)) | name | status -> frame of uvarint(runs): the runs
+//	                     of each workflow name in each status, kept at commit (counts.go)
+//	started              ^sortable(started_at ns) | ^run id | 0xff -> frame of nothing: every
+//	                     run in the list's order, newest first (counts.go)
 //	schedules            schedule id -> framed record of schedule/runner's state, opaque here;
 //	                     made on first use, written by checkpoints of its own (schedules.go)
 //
@@ -63,9 +67,14 @@
 //     1 MiB, each in its own transaction, and decoded outside them. A commit that grows the mmap
 //     waits for every open reader (bbolt remap stalls), so it never waits long, and the large mmap
 //     reserved at open makes it rare. A read inside the open transaction holds the writer: it
-//     too is short. Check reads each run's history the same way; its page
-//     checks (Open's walk, then bbolt's tx.Check) are the exception: each holds one
-//     transaction for the whole file.
+//     too is short. A read of every run is made of slices of short reads, each resuming after
+//     the last key (scanRuns); the run counts and the started index spare the metrics and the
+//     list pages such reads (counts.go). Check reads each run's history the same way; its page
+//     checks (Open's walk, then bbolt's tx.Check) and its comparison of the counts and the
+//     started index with the records are the exception: each holds one bbolt read transaction
+//     of the file, which the writer does not wait for.
+//   - A purge batch holds the writer's lock only to checkpoint and begin its own transaction;
+//     then bbolt's writer lock keeps the writer waiting while reads run beside it (purge.go).
 //   - A new database file appears at its path only complete and synced: it is built in a temp
 //     file beside it, synced, linked into place, and the directory synced (etcd#16596). One
 //     process creates at a time: PATH.lock's OS lock is held from before the file is looked

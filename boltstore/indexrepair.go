@@ -201,18 +201,25 @@ func (s *Store) RepairIndexes() ([]string, error) {
 		return nil, fmt.Errorf("repair indexes: %w", err)
 	}
 	d, err := s.diffIndexes()
-	if err != nil || d.empty() {
+	if err != nil {
 		return nil, err
 	}
 	var out []string
-	err = s.updateOutsideLog(func(tx *bolt.Tx) error {
-		var err error
-		out, err = d.apply(tx, nil)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("repair indexes: %w", err)
+	if !d.empty() {
+		err = s.updateOutsideLog(func(tx *bolt.Tx) error {
+			var err error
+			out, err = d.apply(tx, nil)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("repair indexes: %w", err)
+		}
 	}
+	counts, err := s.repairReadIndexes() // the run counts and the started index (counts.go)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, counts...)
 	slices.Sort(out)
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -17,11 +18,12 @@ import (
 // A run is its record, its events bucket, its workflow index entry (and its share of the
 // workflow's head count) and any task still naming it. Purge deletes them together, a batch of
 // runs per bbolt transaction, committed (synced) by bbolt: a crash leaves each run whole or
-// gone, never a record without events or an index entry without its run. The batches are small
-// and the writer's lock is let go between them, so a running serve's commits interleave with a
-// long purge. Purges do not go through the log: a batch is applied in the log's open
-// transaction, when there is one, and checkpointed with it, so no record the log replays after
-// a crash is older than a purge bbolt holds.
+// gone, never a record without events or an index entry without its run. The batches are small,
+// so a running serve's commits interleave with a long purge, and a batch holds the writer's
+// lock only to begin (purgeBatch), so reads run beside it. Purges do not go through the log: a
+// batch checkpoints the log's open transaction first and the writer's next batch waits for the
+// purge's commit before it writes its record, so no record the log replays after a crash is
+// older than a purge bbolt holds.
 //
 // An open run is never purged. A child run is purged with its parent, or after it: while its
 // parent is stored, a child goes only as a closed descendant of a run being purged (after it,
@@ -134,12 +136,16 @@ func (s *Store) scanRuns(fn func(history.Run)) error {
 // stay purged.
 func (s *Store) PurgeRuns(ctx context.Context, ids []string, done func(n int)) ([]history.Run, error) {
 	var out []history.Run
+	tasks, err := s.tasksOf(ids)
+	if err != nil {
+		return nil, fmt.Errorf("purge: %w", err)
+	}
 	for len(ids) > 0 {
 		if err := ctx.Err(); err != nil {
 			return out, fmt.Errorf("purge: %w", err)
 		}
 		n := min(len(ids), PurgeBatch)
-		got, err := s.purgeBatch(ids[:n])
+		got, err := s.purgeBatch(ids[:n], tasks)
 		out = append(out, got...)
 		if err != nil {
 			return out, err
@@ -152,61 +158,68 @@ func (s *Store) PurgeRuns(ctx context.Context, ids []string, done func(n int)) (
 	return out, nil
 }
 
-// purgeBatch deletes one batch of runs in one bbolt transaction, synced when it returns, as
-// PutScheduleStates writes: under writeMu, in the log's open transaction when there is one,
-// which is then checkpointed with it (one bbolt commit, not two).
-func (s *Store) purgeBatch(ids []string) ([]history.Run, error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if err := s.usable(); err != nil {
-		return nil, fmt.Errorf("purge: %w", err)
-	}
-	tx, reused, err := s.beginWrite()
+// purgeBatch deletes one batch of runs in one bbolt transaction, synced when it returns. It
+// takes writeMu only to begin: the log's open transaction, if any, is checkpointed, so that
+// bbolt holds every answered commit and no read needs the writer's lock, and the purge's own
+// write transaction is begun. Then writeMu is let go: bbolt's writer lock, which the
+// transaction holds, keeps the writer's next batch waiting at its begin (before its log record
+// is written, so no record the log replays is older than a purge bbolt holds), while reads go
+// to bbolt's read transactions beside the batch instead of waiting for it.
+func (s *Store) purgeBatch(ids []string, tasks map[string][][]byte) ([]history.Run, error) {
+	tx, err := s.beginOwnWrite("purge")
 	if err != nil {
-		s.setFatal(fmt.Errorf("begin transaction: %w", err))
-		return nil, fmt.Errorf("purge: %w", s.Err())
+		return nil, err
 	}
 	var out []history.Run
 	err = guard(func() error {
 		var err error
-		out, err = deleteRuns(tx, ids)
+		out, err = deleteRuns(tx, ids, tasks)
 		return err
 	})
 	switch {
 	case errors.Is(err, ErrDamaged):
 		// bbolt panicked in tx: it cannot be trusted to roll back either. The store fails, as
-		// a commit on damaged pages does; the log holds the open transaction's batches.
-		if reused {
-			s.dropOpen()
-		} else {
-			_ = guard(tx.Rollback)
-		}
+		// a commit on damaged pages does.
+		_ = guard(tx.Rollback)
 		s.setFatal(fmt.Errorf("purge: %s: %w; run wend check", s.path, err))
 		return nil, s.Err()
 	case err != nil:
-		// The answered batches the open transaction held are applied again without the purge.
-		s.redoOpen(tx, reused)
+		tx.Rollback()
 		return nil, fmt.Errorf("purge: %w", err)
 	case len(out) == 0:
-		if !reused {
-			tx.Rollback()
-		}
+		tx.Rollback()
 		return nil, nil
 	}
 	testHookPurge("commit")
-	if reused {
-		if err := s.checkpoint(); err != nil {
-			return nil, fmt.Errorf("purge: %w", err)
-		}
-		return out, nil
-	}
 	if err := s.commitTx(tx); err != nil {
 		s.setFatal(err)
 		return nil, fmt.Errorf("purge: %w", s.Err())
 	}
 	testHookSync()
 	s.boltTxs.Add(1)
+	for _, r := range out {
+		s.changes.add(r.RunID)
+	}
 	return out, nil
+}
+
+// beginOwnWrite checkpoints the open transaction and begins a write transaction of the
+// caller's own (a purge batch's, op names it), under writeMu, which it lets go before returning.
+func (s *Store) beginOwnWrite(op string) (*bolt.Tx, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.usable(); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := s.commitOpen(); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		s.setFatal(fmt.Errorf("begin transaction: %w", err))
+		return nil, fmt.Errorf("%s: %w", op, s.Err())
+	}
+	return tx, nil
 }
 
 // testHookPurge, set only by tests, is called in a purge batch before its commit, so a crash
@@ -215,7 +228,7 @@ var testHookPurge = func(step string) {}
 
 // deleteRuns deletes, in tx, each run of ids that exists, is closed and has no stored parent
 // (one deleted earlier in tx is not), with everything of it; it returns the runs deleted.
-func deleteRuns(tx *bolt.Tx, ids []string) ([]history.Run, error) {
+func deleteRuns(tx *bolt.Tx, ids []string, tasks map[string][][]byte) ([]history.Run, error) {
 	runs := tx.Bucket(bucketRuns)
 	var out []history.Run
 	gone := map[string]bool{}
@@ -238,7 +251,7 @@ func deleteRuns(tx *bolt.Tx, ids []string) ([]history.Run, error) {
 		out = append(out, r)
 	}
 	if len(out) > 0 {
-		if err := deleteTasksOf(tx, gone); err != nil {
+		if err := deleteTasksOf(tx, gone, tasks); err != nil {
 			return nil, err
 		}
 	}
@@ -258,6 +271,9 @@ func deleteRun(tx *bolt.Tx, r history.Run) error {
 		}
 	}
 	if err := unindexSearch(tx, r); err != nil {
+		return err
+	}
+	if err := uncount(tx, r); err != nil {
 		return err
 	}
 	return unindex(tx.Bucket(bucketWorkflows), r.WorkflowID, r.RunID)
@@ -285,24 +301,93 @@ func unindex(wfs *bolt.Bucket, workflowID, runID string) error {
 	return countIndex(wfs, workflowID, 0) // no head: count what is left
 }
 
-// deleteTasksOf deletes every task of the runs in gone. A closed run keeps none normally; a
-// task left over (a timer of a run terminated from outside, a damaged record's guess) would
-// otherwise name a run that no longer exists. Damaged task records are left to wend check.
-func deleteTasksOf(tx *bolt.Tx, gone map[string]bool) error {
-	tasks := tx.Bucket(bucketTasks)
-	var del [][]byte
-	err := forEach(tasks, func(k, v []byte) error {
-		if t, err := decodeTask(k, v); err == nil && gone[t.RunID] {
-			del = append(del, bytes.Clone(k))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+// taskScanChunk is how many task records one read transaction of tasksOf decodes.
+const taskScanChunk = 1024
+
+// tasksOf finds the keys of the tasks that name a run of ids, reading the tasks in slices of
+// short reads, before the purge's batches: a batch then deletes its runs' tasks by key instead
+// of reading every task while it holds the writer, which a serve with many waiting runs (a
+// timer task each) would feel at every batch.
+func (s *Store) tasksOf(ids []string) (map[string][][]byte, error) {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
 	}
-	for _, k := range del {
-		if err := tasks.Delete(k); err != nil {
-			return fmt.Errorf("task %s: %w", k, err)
+	out := map[string][][]byte{}
+	err := s.taskSlices(func(k []byte, t history.Task) {
+		if want[t.RunID] {
+			out[t.RunID] = append(out[t.RunID], bytes.Clone(k))
+		}
+	})
+	return out, err
+}
+
+// taskSlices calls fn on every sound task record (damaged ones are Check's to name), read in
+// slices of taskScanChunk records, each its own short read resuming from the next key; fn
+// runs inside the read and must copy k to keep it.
+func (s *Store) taskSlices(fn func(k []byte, t history.Task)) error {
+	var from []byte
+	for {
+		more := false
+		err := s.view("list tasks", func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketTasks).Cursor()
+			n := 0
+			for k, v := c.Seek(from); k != nil; k, v = c.Next() {
+				if n == taskScanChunk {
+					more, from = true, bytes.Clone(k)
+					return nil
+				}
+				n++
+				if t, err := decodeTask(k, v); err == nil {
+					fn(k, t)
+				}
+			}
+			return nil
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// TasksOfRun returns the open tasks of one run, earliest first, reading the tasks in slices
+// of short reads (an export's, which must not hold the writer while it reads every task of a
+// serve with many waiting runs). Tasks committed while it reads may be missed or seen.
+func (s *Store) TasksOfRun(runID string) ([]history.Task, error) {
+	var out []history.Task
+	err := s.taskSlices(func(_ []byte, t history.Task) {
+		if t.RunID == runID {
+			out = append(out, t)
+		}
+	})
+	slices.SortFunc(out, func(a, b history.Task) int {
+		if c := a.AvailableAt.Compare(b.AvailableAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, err
+}
+
+// deleteTasksOf deletes the tasks of the runs in gone that tasksOf found (tasks, by run id),
+// each only if it still names its run. A closed run keeps none normally; a task left over (a
+// timer of a run terminated from outside, a damaged record's guess) would otherwise name a run
+// that no longer exists. One made for a closed run after tasksOf read the tasks is wend
+// check's to report; damaged task records are left to it too.
+func deleteTasksOf(tx *bolt.Tx, gone map[string]bool, tasks map[string][][]byte) error {
+	b := tx.Bucket(bucketTasks)
+	for id := range gone {
+		for _, k := range tasks[id] {
+			v := b.Get(k)
+			if v == nil {
+				continue
+			}
+			if t, err := decodeTask(k, v); err != nil || t.RunID != id {
+				continue
+			}
+			if err := b.Delete(k); err != nil {
+				return fmt.Errorf("task %s: %w", k, err)
+			}
 		}
 	}
 	return nil

@@ -246,9 +246,11 @@ func decodeEvent(runID string, k, v []byte) (history.Event, error) {
 
 // Runs returns the runs matching f, newest first. A workflow id filter reads only that
 // workflow's runs, through the workflow index; else an equality clause on a search field
-// reads only the runs the search index names for it (search.go).
+// reads only the runs the search index names for it (search.go). Any other filter reads every
+// run record, in slices of short reads (scanRuns), so the writer gets in between two of them.
 func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 	var out []history.Run
+	scan := false
 	err := s.view("list runs", func(tx *bolt.Tx) error {
 		runs := tx.Bucket(bucketRuns)
 		add := func(id, v []byte) error {
@@ -266,9 +268,7 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 		}
 		ids, indexed, err := searchLookup(tx, f)
 		if err != nil || !indexed {
-			if err == nil {
-				err = forEach(runs, add)
-			}
+			scan = err == nil
 			return err
 		}
 		for _, id := range ids {
@@ -280,6 +280,13 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 		}
 		return nil
 	})
+	if err == nil && scan {
+		err = s.scanRuns(func(r history.Run) {
+			if f.Match(r) {
+				out = append(out, r)
+			}
+		})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -131,6 +131,8 @@ type Store struct {
 	rejected atomic.Uint64 // commits refused by validation
 
 	checkpoints atomic.Uint64 // checkpoints made, for tests
+
+	changes changeFeed // the runs commits and purges touched (changes.go)
 }
 
 var _ history.Store = (*Store)(nil)
@@ -247,6 +249,13 @@ func (s *Store) init() error {
 	}
 	if err := guard(func() error { return s.db.View(checkSchema) }); err != nil {
 		return err
+	}
+	// Before the log's replay, whose records then keep them as commits do (counts.go).
+	if !hasReadIndexes(s.db) {
+		if err := s.db.Update(buildReadIndexes); err != nil {
+			return fmt.Errorf("build the run counts and started index: %w", err)
+		}
+		testHookSync()
 	}
 	// We hold the lock, so no compaction is running: its file is a crash's leftover.
 	os.Remove(s.path + compactSuffix)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -31,17 +32,12 @@ func (s *Server) Export(id string) (*export.Document, error) {
 	}
 	doc.ExportedAt = time.Now().UTC()
 	// What Build cannot see in the history: the run's open tasks and the run it continued.
-	tasks, err := s.store.Tasks()
-	if d := (*history.DamagedTasksError)(nil); errors.As(err, &d) {
-		err = nil // the sound ones are what the engine owes the run; wend check names the rest
-	}
+	tasks, err := tasksOfRun(s.store, p.Run.RunID)
 	if err != nil {
 		return nil, wrap(fmt.Errorf("export run %s: %w", p.Run.RunID, err))
 	}
 	for _, t := range tasks {
-		if t.RunID == p.Run.RunID {
-			doc.OpenTasks = append(doc.OpenTasks, export.OpenTask{ID: t.ID, Kind: string(t.Kind), AvailableAt: t.AvailableAt})
-		}
+		doc.OpenTasks = append(doc.OpenTasks, export.OpenTask{ID: t.ID, Kind: string(t.Kind), AvailableAt: t.AvailableAt})
 	}
 	if prev := continuedFrom(s.store, p.Run); prev != "" {
 		if doc.Links == nil {
@@ -74,4 +70,22 @@ func (s *Server) exportRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, doc)
+}
+
+// runTasker is a store that reads one run's tasks in short reads (boltstore), rather than
+// every task in one.
+type runTasker interface {
+	TasksOfRun(runID string) ([]history.Task, error)
+}
+
+// tasksOfRun is the run's open tasks; damaged task records are wend check's to name.
+func tasksOfRun(st history.Store, runID string) ([]history.Task, error) {
+	if rt, ok := st.(runTasker); ok {
+		return rt.TasksOfRun(runID)
+	}
+	tasks, err := st.Tasks()
+	if d := (*history.DamagedTasksError)(nil); errors.As(err, &d) {
+		err = nil // the sound ones are what the engine owes the run
+	}
+	return slices.DeleteFunc(tasks, func(t history.Task) bool { return t.RunID != runID }), err
 }

@@ -181,6 +181,11 @@ func (s *Server) ListPage(q ListQuery) (RunPage, error) {
 			return RunPage{}, err
 		}
 	}
+	if nr, ok := s.store.(newestReader); ok && s.cluster == nil && q.WorkflowID == "" && len(q.Search) == 0 {
+		if page, ok, err := listNewest(nr, q, limit, afterT, afterID); ok || err != nil {
+			return page, err
+		}
+	}
 	runs, err := s.List(q.StoreFilter())
 	if err != nil {
 		return RunPage{}, err

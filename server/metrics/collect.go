@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wendflow/wend/history"
@@ -46,6 +44,7 @@ var (
 // runSummary is what one run contributes to the metrics. Activity counts are keyed by
 // activity name (plugin.activity) first, then status or outcome.
 type runSummary struct {
+	name, status string // the run's workflow name and status
 	lastSeq      uint64
 	steps        map[string]int
 	attempts     map[string]map[string]int
@@ -83,14 +82,15 @@ func (h *stepHist) observe(v float64) {
 	}
 }
 
-func (h *stepHist) add(o *stepHist) {
+// add adds o's observations to h, or takes them away with sign -1.
+func (h *stepHist) add(o *stepHist, sign int) {
 	if h.buckets == nil {
 		h.buckets = make([]uint64, len(stepBuckets))
 	}
-	h.count += o.count
-	h.sum += o.sum
+	h.count += uint64(sign) * o.count // unsigned wrap-around subtracts
+	h.sum += float64(sign) * o.sum
 	for i, n := range o.buckets {
-		h.buckets[i] += n
+		h.buckets[i] += uint64(sign) * n
 	}
 }
 
@@ -113,7 +113,7 @@ func summarize(r history.Run, events []history.Event) (*runSummary, error) {
 		return nil, err
 	}
 	s := newRunSummary()
-	s.lastSeq = r.LastSeq
+	s.name, s.status, s.lastSeq = r.Name, r.Status, r.LastSeq
 	for _, a := range doc.Activities {
 		name := a.Plugin + "." + a.Activity
 		count(s.activities, name, a.Status, 1)
@@ -156,7 +156,8 @@ func count(m map[string]map[string]int, outer, inner string, n int) {
 	m[outer][inner] += n
 }
 
-// collector reads the store at each scrape.
+// collector reads the store's run counts and the summaries of the runs changed since the
+// previous scrape (sums.go) at each scrape.
 type collector struct {
 	m     *Metrics
 	store history.Store
@@ -181,12 +182,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.engine(gauge, counter)
 	c.plugins(gauge, counter)
 	c.traceDrops(ch)
-	runs, err := c.store.Runs(history.RunFilter{})
+	t, err := c.m.sums.totals(c.store)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(descRuns, fmt.Errorf("list runs: %w", err))
+		ch <- prometheus.NewInvalidMetric(descRuns, err)
 		return
 	}
-	t := c.total(runs)
 	// Every status, outcome and category of a name that has any is present, at zero if need
 	// be, so rate() and ratios work from the first event on.
 	for wf, byStatus := range t.runs {
@@ -259,104 +259,6 @@ func (c *collector) plugins(gauge func(*prometheus.Desc, int, ...string), counte
 	gauge(descPlugProcs, p.Processes)
 	counter(descPlugStarts, int64(p.Starts))
 	counter(descPlugRestarts, int64(p.Restarts))
-}
-
-// totals are the store's numbers, keyed by the bounded label values (boundNames).
-type totals struct {
-	runs         map[string]map[string]int // workflow -> status
-	failures     map[string]map[string]int // workflow -> category
-	nonRetryable map[string]int            // workflow
-	attempts     map[string]map[string]int // activity -> outcome
-	activities   map[string]map[string]int // activity -> status
-	steps        map[string]int
-	backlog      runview.Backlog
-	signals      int
-	latency      map[string]*stepHist
-}
-
-// total sums every run's summary, from the cache for closed runs. A run whose history cannot
-// be read is left out (its page in the UI says why); one bad run must not blank the metrics.
-func (c *collector) total(runs []history.Run) *totals {
-	sums := make([]*runSummary, len(runs))
-	workflows, activities := map[string]bool{}, map[string]bool{}
-	for i, r := range runs {
-		workflows[r.Name] = true
-		if sums[i] = c.summary(r); sums[i] != nil {
-			for act := range sums[i].activities {
-				activities[act] = true
-			}
-		}
-	}
-	wfLabel, actLabel := boundNames(workflows), boundNames(activities)
-	t := &totals{runs: map[string]map[string]int{}, failures: map[string]map[string]int{}, nonRetryable: map[string]int{},
-		attempts: map[string]map[string]int{}, activities: map[string]map[string]int{}, steps: map[string]int{},
-		latency: map[string]*stepHist{}}
-	for i, r := range runs {
-		wf := wfLabel.label(r.Name)
-		count(t.runs, wf, r.Status, 1)
-		s := sums[i]
-		if s == nil {
-			continue
-		}
-		if t.failures[wf] == nil {
-			t.failures[wf] = map[string]int{}
-		}
-		addCounts(t.failures[wf], s.failures)
-		t.nonRetryable[wf] += s.nonRetryable
-		for act, byOutcome := range s.attempts {
-			for o, n := range byOutcome {
-				count(t.attempts, actLabel.label(act), o, n)
-			}
-		}
-		for act, byStatus := range s.activities {
-			for st, n := range byStatus {
-				count(t.activities, actLabel.label(act), st, n)
-			}
-		}
-		addCounts(t.steps, s.steps)
-		t.backlog.RetryingActivities += s.backlog.RetryingActivities
-		t.backlog.PendingActivities += s.backlog.PendingActivities
-		t.backlog.PendingTimers += s.backlog.PendingTimers
-		t.signals += s.signals
-		for k, h := range s.latency {
-			if t.latency[k] == nil {
-				t.latency[k] = &stepHist{}
-			}
-			t.latency[k].add(h)
-		}
-	}
-	return t
-}
-
-func (c *collector) summary(r history.Run) *runSummary {
-	if !r.Open() {
-		c.m.mu.Lock()
-		s, ok := c.m.closed[r.RunID]
-		c.m.mu.Unlock()
-		if ok && s.lastSeq == r.LastSeq {
-			return s
-		}
-	}
-	evs, err := c.store.Events(r.RunID, 0)
-	if err != nil {
-		return nil
-	}
-	s, err := summarize(r, evs)
-	if err != nil {
-		return nil
-	}
-	if !r.Open() {
-		c.m.mu.Lock()
-		c.m.closed[r.RunID] = s
-		c.m.mu.Unlock()
-	}
-	return s
-}
-
-func addCounts(dst, src map[string]int) {
-	for k, v := range src {
-		dst[k] += v
-	}
 }
 
 // knownCategories are the failure categories history defines; each is exported even at zero.

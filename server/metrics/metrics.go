@@ -27,8 +27,10 @@ import (
 // (TimeCommits wraps the engine's store), stale outcomes (the engine's counter) and plugin
 // processes (SetPluginStats, from the process that runs the plugins).
 //
-// A closed run's summary never changes, so it is computed once and cached by run id; open
-// runs are read again at each scrape. The cache holds a few hundred bytes per run.
+// A scrape reads no run it has read before unless a commit or a purge changed it since: the
+// run counts come from the counts the store keeps at commit, and the step, activity and
+// failure numbers from every run's summary, kept here and summed as runs change (sums.go).
+// The summaries hold a few hundred bytes per run.
 type Metrics struct {
 	commit prometheus.Histogram
 	build  prometheus.Collector // wend_build_info
@@ -37,7 +39,7 @@ type Metrics struct {
 	plugins func() PluginStats
 	// traceDrops counts the events the span builder dropped (traces.go); nil with traces off.
 	traceDrops func() uint64
-	closed     map[string]*runSummary // closed runs' summaries by run id
+	sums       *summaries // every run's summary, and their sum
 	// schedules are wend serve's schedule metrics (schedules.go); nil elsewhere.
 	schedules *ScheduleMetrics
 	// batches are wend serve's batch metrics (batches.go); nil elsewhere.
@@ -73,7 +75,7 @@ func New(release string) *Metrics {
 			Help:    "Time for the store to make one history commit durable (fsync included).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}),
-		closed: map[string]*runSummary{},
+		sums: newSummaries(),
 	}
 }
 

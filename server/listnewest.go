@@ -1,0 +1,56 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wendflow/wend/history"
+)
+
+// A page of GET /v1/runs without a workflow id or search filter is read from the store's index
+// of runs in start order (boltstore's started index), in slices of listSlice runs, each one
+// short read that lets commits in between, and at most listScanMax runs per page: a filter
+// that few runs pass answers a shorter page (even an empty one) with a cursor to go on from,
+// rather than reading the whole store for one page. Clients follow next_cursor until there is
+// none (apiclient.List does).
+const (
+	listSlice   = 256
+	listScanMax = 16 * listSlice
+)
+
+// newestReader is a store that reads runs newest first through an index, a slice at a time
+// (boltstore.Store.RunsNewest).
+type newestReader interface {
+	RunsNewest(afterT time.Time, afterID string, max, want int, keep func(history.Run) bool) (runs []history.Run, lastT time.Time, lastID string, end, ok bool, err error)
+}
+
+// listNewest reads one page of q's runs after (afterT, afterID) (afterID "": from the newest)
+// through nr; ok is false when the store has no such index, and the caller lists otherwise.
+func listNewest(nr newestReader, q ListQuery, limit int, afterT time.Time, afterID string) (page RunPage, ok bool, err error) {
+	lowerQ := strings.ToLower(q.Q)
+	keep := func(r history.Run) bool { return q.match(r, lowerQ) }
+	page = RunPage{Runs: []history.Run{}}
+	for scanned := 0; scanned < listScanMax; scanned += listSlice {
+		runs, t, id, end, indexed, err := nr.RunsNewest(afterT, afterID, listSlice, limit+1-len(page.Runs), keep)
+		if err != nil {
+			return RunPage{}, true, wrap(fmt.Errorf("list runs: %w", err))
+		}
+		if !indexed {
+			return RunPage{}, false, nil
+		}
+		page.Runs = append(page.Runs, runs...)
+		if len(page.Runs) > limit {
+			page.Runs = page.Runs[:limit]
+			last := page.Runs[limit-1]
+			page.NextCursor = encodeCursor(last.StartedAt, last.RunID)
+			return page, true, nil
+		}
+		if end {
+			return page, true, nil
+		}
+		afterT, afterID = t, id
+	}
+	page.NextCursor = encodeCursor(afterT, afterID) // the last run read: the next page goes on after it
+	return page, true, nil
+}

@@ -1,0 +1,208 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/boltstore"
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/server/internal/servertest"
+)
+
+// BenchmarkReadsBesideWrites measures what the reads of a monitored serve cost its writes, over
+// a store of WEND_READS_RUNS closed runs (default 100,000; 4 events each). First a run's start
+// (server.Start, to its first durable commit), 100 a second for 10 s, alone and then while
+// /metrics is scraped every second, after a first scrape as a serve already monitored has had:
+// start-p50/p99-ms, scraped-start-p50/p99-ms and their p99-ratio (the target is 2). Then
+// GET /v1/runs?limit=100 back to back, alone (list-alone-p99-ms) and while PurgeRuns deletes
+// every closed run: list-p50/p99-ms (the target: a p99 under 50 ms), and the purge's runs/s.
+//
+//	go test -run '^$' -bench ReadsBesideWrites -benchtime 1x ./server/metrics/
+func BenchmarkReadsBesideWrites(b *testing.B) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("WEND_READS_RUNS")); err == nil && v > 0 {
+		n = v
+	}
+	for range b.N {
+		b.StopTimer()
+		st, err := boltstore.Open(filepath.Join(b.TempDir(), "wend.db"), boltstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids := loadClosed(b, st, n)
+		m := New("")
+		eng := engine.New(engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}})
+		srv := server.New(eng, st)
+		metricsHTTP := httptest.NewServer(m.Handler(st, eng))
+		apiHTTP := httptest.NewServer(srv)
+		get := func(url string) time.Duration {
+			start := time.Now()
+			resp, err := http.Get(url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatalf("GET %s: %d", url, resp.StatusCode)
+			}
+			return time.Since(start)
+		}
+		first := get(metricsHTTP.URL) // the whole read a new serve's first scrape makes
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		heap := ms.HeapAlloc
+		k := 0
+		start := func() time.Duration {
+			k++
+			t0 := time.Now()
+			_, err := srv.Start(context.Background(), engine.StartRequest{WorkflowID: fmt.Sprintf("s%d", k),
+				SpecFile: filepath.Join(b.TempDir(), "d.wend.yaml"), Source: delaySpec})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return time.Since(t0)
+		}
+		// Starts paced at startsPerSec, a serve's steady load, rather than back to back: then
+		// the scrapes read the runs of a realistic stream of commits, not of a flood.
+		paced := func(n int) []time.Duration {
+			var ds []time.Duration
+			tick := time.NewTicker(time.Second / startsPerSec)
+			defer tick.Stop()
+			for range n {
+				<-tick.C
+				ds = append(ds, start())
+			}
+			return ds
+		}
+		b.StartTimer()
+		var scrapes []time.Duration
+		alone := paced(startsMeasured)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					scrapes = append(scrapes, get(metricsHTTP.URL))
+				}
+			}
+		})
+		scraped := paced(startsMeasured)
+		close(stop)
+		wg.Wait()
+
+		var listsAlone, lists []time.Duration
+		for range 500 {
+			listsAlone = append(listsAlone, get(apiHTTP.URL+"/v1/runs?limit=100"))
+		}
+		done := make(chan struct{})
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					lists = append(lists, get(apiHTTP.URL+"/v1/runs?limit=100"))
+				}
+			}
+		})
+		t0 := time.Now()
+		purged, err := st.PurgeRuns(context.Background(), ids, nil)
+		took := time.Since(t0)
+		close(done)
+		wg.Wait()
+		b.StopTimer()
+		if err != nil || len(purged) != n {
+			b.Fatalf("purged %d of %d: %v", len(purged), n, err)
+		}
+		b.ReportMetric(float64(first.Milliseconds()), "first-scrape-ms")
+		b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
+		b.ReportMetric(pctMs(alone, 50), "start-p50-ms")
+		b.ReportMetric(pctMs(alone, 99), "start-p99-ms")
+		b.ReportMetric(pctMs(scraped, 50), "scraped-start-p50-ms")
+		b.ReportMetric(pctMs(scraped, 99), "scraped-start-p99-ms")
+		b.ReportMetric(pctMs(scraped, 99)/pctMs(alone, 99), "p99-ratio")
+		b.ReportMetric(pctMs(scrapes, 99), "scrape-p99-ms")
+		b.ReportMetric(float64(len(scrapes)), "scrapes")
+		b.ReportMetric(pctMs(listsAlone, 99), "list-alone-p99-ms")
+		b.ReportMetric(pctMs(lists, 50), "list-p50-ms")
+		b.ReportMetric(pctMs(lists, 99), "list-p99-ms")
+		b.ReportMetric(float64(len(lists)), "lists")
+		b.ReportMetric(float64(n)/took.Seconds(), "purged-runs/s")
+		metricsHTTP.Close()
+		apiHTTP.Close()
+		eng.Close()
+		if err := st.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The starts measured alone and then beside the scrapes: 10 s of each at 100 a second.
+const (
+	startsPerSec   = 100
+	startsMeasured = 1000
+)
+
+// loadClosed commits n closed runs of 4 events, 500 runs a commit, and returns their ids.
+func loadClosed(tb testing.TB, st history.Store, n int) []string {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ids := make([]string, 0, n)
+	var c history.Commit
+	flush := func() {
+		if err := st.Commit(context.Background(), c); err != nil {
+			tb.Fatal(err)
+		}
+		c = history.Commit{}
+	}
+	for i := range n {
+		id := fmt.Sprintf("run-%07d", i)
+		u := storetest.Started("wf-"+id, id, at.Add(time.Duration(i)*time.Millisecond))
+		more := storetest.Next(u.Run, history.ActivityCompleted, 2)
+		end := storetest.Next(more.Run, history.WorkflowCompleted, 1)
+		end.Events[0].Step = ""
+		u.Events = slices.Concat(u.Events, more.Events, end.Events)
+		u.Run = end.Run
+		u.Run.Status, u.Run.ClosedReason = history.ClosedBy(end.Events[0])
+		u.Run.ClosedAt = end.Events[0].Time
+		c.Runs = append(c.Runs, u)
+		ids = append(ids, id)
+		if len(c.Runs) == 500 {
+			flush()
+		}
+	}
+	if len(c.Runs) > 0 {
+		flush()
+	}
+	return ids
+}
+
+// pctMs is the p-th percentile of ds, in milliseconds.
+func pctMs(ds []time.Duration, p int) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[(len(s)-1)*p/100]) / float64(time.Millisecond)
+}

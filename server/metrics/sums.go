@@ -1,0 +1,261 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/runview"
+)
+
+// runCounter is a store that keeps its run counts at commit (boltstore): the runs gauge reads
+// them, not the runs.
+type runCounter interface {
+	RunCounts() (map[string]map[string]int, error)
+}
+
+// changeFeed is a store that says which runs commits and purges changed since a position
+// (boltstore): a scrape then reads only those. Without it, every scrape reads every run.
+type changeFeed interface {
+	ChangedRuns(since uint64) (ids []string, now uint64, complete bool)
+}
+
+// summaries holds every run's summary and their running sum, keyed by the names as stored
+// (the label bound is applied per scrape, on the sum). A run changed since the last scrape is
+// read again and its old summary taken off the sum before its new one is added; a purged run's
+// is taken off.
+type summaries struct {
+	mu    sync.Mutex // one refresh at a time; held while the sum is read
+	runs  map[string]packedSummary
+	sum   *totals
+	since uint64 // the change feed's position the summaries are up to
+	ready bool   // every run has been read once
+}
+
+func newSummaries() *summaries {
+	return &summaries{runs: map[string]packedSummary{}, sum: newTotals()}
+}
+
+// totals are the summed numbers, keyed by names (raw in summaries.sum, bounded in a scrape's).
+type totals struct {
+	runs         map[string]map[string]int // workflow -> status
+	failures     map[string]map[string]int // workflow -> category
+	nonRetryable map[string]int            // workflow
+	attempts     map[string]map[string]int // activity -> outcome
+	activities   map[string]map[string]int // activity -> status
+	steps        map[string]int
+	backlog      runview.Backlog
+	signals      int
+	latency      map[string]*stepHist
+}
+
+func newTotals() *totals {
+	return &totals{runs: map[string]map[string]int{}, failures: map[string]map[string]int{}, nonRetryable: map[string]int{},
+		attempts: map[string]map[string]int{}, activities: map[string]map[string]int{}, steps: map[string]int{},
+		latency: map[string]*stepHist{}}
+}
+
+// add adds s to t, or takes it off with sign -1. Counts that reach zero are removed, so a name
+// whose runs are all purged leaves the metrics as it would from a fresh read.
+func (t *totals) add(s *runSummary, sign int) {
+	count2(t.runs, s.name, s.status, sign)
+	for cat, n := range s.failures {
+		count2(t.failures, s.name, cat, sign*n)
+	}
+	count1(t.nonRetryable, s.name, sign*s.nonRetryable)
+	for act, byOutcome := range s.attempts {
+		for o, n := range byOutcome {
+			count2(t.attempts, act, o, sign*n)
+		}
+	}
+	for act, byStatus := range s.activities {
+		for st, n := range byStatus {
+			count2(t.activities, act, st, sign*n)
+		}
+	}
+	for st, n := range s.steps {
+		count1(t.steps, st, sign*n)
+	}
+	t.backlog.RetryingActivities += sign * s.backlog.RetryingActivities
+	t.backlog.PendingActivities += sign * s.backlog.PendingActivities
+	t.backlog.PendingTimers += sign * s.backlog.PendingTimers
+	t.signals += sign * s.signals
+	for k, h := range s.latency {
+		if t.latency[k] == nil {
+			t.latency[k] = &stepHist{}
+		}
+		t.latency[k].add(h, sign)
+		if t.latency[k].count == 0 {
+			delete(t.latency, k)
+		}
+	}
+}
+
+func count1(m map[string]int, k string, n int) {
+	if m[k] += n; m[k] == 0 {
+		delete(m, k)
+	}
+}
+
+func count2(m map[string]map[string]int, outer, inner string, n int) {
+	if m[outer] == nil {
+		m[outer] = map[string]int{}
+	}
+	if count1(m[outer], inner, n); len(m[outer]) == 0 {
+		delete(m, outer)
+	}
+}
+
+// totals brings the summaries up to date with st and returns their sum under the bounded
+// label values, the runs gauge from st's run counts when it keeps them.
+func (ss *summaries) totals(st history.Store) (*totals, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if err := ss.refresh(st); err != nil {
+		return nil, err
+	}
+	runs := ss.sum.runs
+	if rc, ok := st.(runCounter); ok {
+		var err error
+		if runs, err = rc.RunCounts(); err != nil {
+			return nil, fmt.Errorf("count runs: %w", err)
+		}
+	}
+	return ss.bounded(runs), nil
+}
+
+// refresh reads the runs changed since the last scrape, or every run when the store has no
+// change feed, this is the first scrape, or the feed has forgotten changes since.
+func (ss *summaries) refresh(st history.Store) error {
+	feed, ok := st.(changeFeed)
+	if !ok {
+		return ss.readAll(st)
+	}
+	ids, now, complete := feed.ChangedRuns(ss.since)
+	if !ss.ready || !complete {
+		if err := ss.readAll(st); err != nil {
+			return err
+		}
+		ss.since, ss.ready = now, true
+		return nil
+	}
+	for _, id := range ids {
+		r, err := st.Run(id)
+		switch {
+		case errors.Is(err, history.ErrNotFound):
+			ss.drop(id)
+		case err != nil:
+			// Left as it was; the next whole read (a new process) tries again. One bad run must
+			// not blank the metrics.
+		default:
+			ss.update(st, r)
+		}
+	}
+	ss.since = now
+	return nil
+}
+
+// readAll reads every run (in the store's slices) and the histories of the ones whose summary
+// is missing or out of date.
+func (ss *summaries) readAll(st history.Store) error {
+	runs, err := st.Runs(history.RunFilter{})
+	if err != nil {
+		return fmt.Errorf("list runs: %w", err)
+	}
+	seen := make(map[string]bool, len(runs))
+	for _, r := range runs {
+		seen[r.RunID] = true
+		ss.update(st, r)
+	}
+	for id := range ss.runs {
+		if !seen[id] {
+			ss.drop(id)
+		}
+	}
+	return nil
+}
+
+// update replaces r's summary when r changed since it was made. A run whose history cannot be
+// read counts in the runs gauge only (its page in the UI says why).
+func (ss *summaries) update(st history.Store, r history.Run) {
+	old, had := ss.runs[r.RunID]
+	if had {
+		if name, status, lastSeq := old.header(); lastSeq == r.LastSeq && status == r.Status && name == r.Name {
+			return
+		}
+	}
+	s := newRunSummary()
+	s.name, s.status, s.lastSeq = r.Name, r.Status, r.LastSeq
+	if evs, err := st.Events(r.RunID, 0); err == nil {
+		if sum, err := summarize(r, evs); err == nil {
+			s = sum
+		}
+	}
+	ss.drop(r.RunID)
+	ss.sum.add(s, 1)
+	ss.runs[r.RunID] = pack(s)
+}
+
+// drop takes the run's summary off the sum and forgets it.
+func (ss *summaries) drop(id string) {
+	old, had := ss.runs[id]
+	if !had {
+		return
+	}
+	delete(ss.runs, id)
+	if s, err := old.unpack(); err == nil { // packed here, in this process: it unpacks
+		ss.sum.add(s, -1)
+	}
+}
+
+// bounded is the sum under the bounded label values (boundNames), with runs the run counts.
+// Every workflow with runs has its failure counts, at zero if need be.
+func (ss *summaries) bounded(runs map[string]map[string]int) *totals {
+	workflows, activities := map[string]bool{}, map[string]bool{}
+	for wf := range runs {
+		workflows[wf] = true
+	}
+	for act := range ss.sum.activities {
+		activities[act] = true
+	}
+	for act := range ss.sum.attempts {
+		activities[act] = true
+	}
+	wfLabel, actLabel := boundNames(workflows), boundNames(activities)
+	t := newTotals()
+	for wf, byStatus := range runs {
+		l := wfLabel.label(wf)
+		for st, n := range byStatus {
+			count(t.runs, l, st, n)
+		}
+		if t.failures[l] == nil {
+			t.failures[l] = map[string]int{}
+		}
+		addCounts(t.failures[l], ss.sum.failures[wf])
+		t.nonRetryable[l] += ss.sum.nonRetryable[wf]
+	}
+	for act, byOutcome := range ss.sum.attempts {
+		for o, n := range byOutcome {
+			count(t.attempts, actLabel.label(act), o, n)
+		}
+	}
+	for act, byStatus := range ss.sum.activities {
+		for st, n := range byStatus {
+			count(t.activities, actLabel.label(act), st, n)
+		}
+	}
+	addCounts(t.steps, ss.sum.steps)
+	t.backlog, t.signals = ss.sum.backlog, ss.sum.signals
+	for k, h := range ss.sum.latency {
+		t.latency[k] = &stepHist{}
+		t.latency[k].add(h, 1)
+	}
+	return t
+}
+
+func addCounts(dst, src map[string]int) {
+	for k, v := range src {
+		dst[k] += v
+	}
+}
