@@ -101,6 +101,9 @@ func init() {
 	testOnly = append(testOnly, "testkit/otlptest")
 	// A secret's common encodings, for the tests and the test plugin that play a leaking plugin.
 	allowed["testkit/secretforms"] = []string{}
+	// What a test needs beyond Go (a tool, a full-size run): skip or fail, one way for all.
+	allowed["testkit/needs"] = []string{}
+	testOnly = append(testOnly, "testkit/needs")
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
