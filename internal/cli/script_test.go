@@ -21,7 +21,9 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs testdata/script/*.txtar: each command with a success case, a usage error
 // and a runtime error, comparing exact output. $EXAMPLES is the repository's examples/ folder,
-// $DEMO the example Go plugin's binary; `eventually` waits for a background process.
+// $DEMO the example Go plugin's binary; `eventually` waits for a background process;
+// [needs:python], [needs:node], [needs:ruby] hold when the machine has that language's plugin
+// runtime (see needsCondition).
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples")
 	if err != nil {
@@ -36,6 +38,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds:          scriptCmds(),
+		Condition:     needsCondition,
 		UpdateScripts: os.Getenv("UPDATE") != "",
 	})
 }
