@@ -14,7 +14,7 @@ func TestMain(m *testing.M) {
 	if name := builtin.Requested(); name != "" { // a builtin plugin started from this test binary
 		os.Exit(builtin.Serve(name))
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(cleanupM{m}, map[string]func(){
 		"wend": func() { os.Exit(Main()) },
 	})
 }
