@@ -20,13 +20,21 @@ import (
 // ChromiumPath is Debian's chromium, which .ci/run installs.
 const ChromiumPath = "/usr/bin/chromium"
 
+// Need skips the test without chromium, saying how to install it, and fails it under
+// WEND_TEST_ALL=1. A test that sets up a server before it calls Start calls Need first, so
+// a machine without chromium does not build and start one for nothing.
+func Need(t *testing.T) {
+	t.Helper()
+	needs.File(t, ChromiumPath, "the browser tests need Debian's chromium: apt-get install chromium")
+}
+
 // Start starts headless chromium for one test. Without chromium the test skips saying how
 // to install it, and fails under WEND_TEST_ALL=1 (scripts/test, CI): the UI is part of what
 // wend ships, so the full loop must test it. The flag it returns is set when any dialog
 // (alert, confirm) opened: script ran that wend did not ship.
 func Start(t *testing.T) (context.Context, *atomic.Bool) {
 	t.Helper()
-	needs.File(t, ChromiumPath, "the browser tests need Debian's chromium: apt-get install chromium")
+	Need(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(ChromiumPath),
 		chromedp.Flag("headless", true),
