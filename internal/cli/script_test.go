@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -13,6 +14,13 @@ import (
 func TestMain(m *testing.M) {
 	if name := builtin.Requested(); name != "" { // a builtin plugin started from this test binary
 		os.Exit(builtin.Serve(name))
+	}
+	// A -race build sleeps a second as it exits (GORACE's atexit_sleep_ms, 1000 by default),
+	// and the scripts run this test binary as wend about 800 times: 0 here, unless GORACE sets
+	// it, and testscript passes GORACE on to the scripts' commands. Races are caught while the
+	// commands run as before; only the pause for races with goroutines still running at exit goes.
+	if gorace := os.Getenv("GORACE"); !strings.Contains(gorace, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace("atexit_sleep_ms=0 "+gorace))
 	}
 	testscript.Main(cleanupM{m}, map[string]func(){
 		"wend": func() { os.Exit(Main()) },
