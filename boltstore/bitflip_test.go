@@ -17,6 +17,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/storetest"
+	"github.com/wendflow/wend/testkit/needs"
 )
 
 // storedRecord is one key and value of a bucket, as bbolt holds it.
@@ -138,7 +139,7 @@ func readEverything(s *Store) map[string]string {
 }
 
 // TestBitFlipsAreNeverSilent is the bit-flip test over every kind of stored record (run,
-// task, event, index entry): 1,000 random single-bit flips of a key or value, each in a fresh
+// task, event, index entry): 1,000 random single-bit flips (200 in the default loop) of a key or value, each in a fresh
 // copy of the database. Each flip must change nothing any read returns, or be reported: every
 // read whose answer changed fails instead (with an error other than "not found", somewhere), and
 // wend check reports a problem. Before records had checksums, flips of run records went unseen
@@ -171,7 +172,7 @@ func TestBitFlipsAreNeverSilent(t *testing.T) {
 
 	sd := seed(t)
 	rng := rand.New(rand.NewPCG(sd, 12))
-	const flips = 1000
+	flips := needs.Size("", 200, 1000) // 1,000 under WEND_TEST_ALL=1
 	path := filepath.Join(dir, "flipped.db")
 	noEffect, reported, refused, silent, ambiguous := map[string]int{}, map[string]int{}, map[string]int{}, 0, 0
 	for i := 0; i < flips; {

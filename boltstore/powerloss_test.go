@@ -16,6 +16,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/storetest"
+	"github.com/wendflow/wend/testkit/needs"
 )
 
 // powerLoss simulates what a power loss or kernel crash leaves of a store written with the log
@@ -261,9 +262,10 @@ func (m *powerModel) verify(s *Store, ids []string) []string {
 func TestPowerLoss(t *testing.T) {
 	asGiven(t)
 	sd := seed(t)
-	// Under -short and -race, 20 trials; .ci/run runs the full count without -race on the
-	// portable paths (-tags wend_portable), which share the log and checkpoint code.
-	trials := kills(t, 100)
+	// 20 trials in the default loop, 100 under WEND_TEST_ALL=1; under -short and -race, 20:
+	// .ci/run runs the full count without -race on the portable paths (-tags wend_portable),
+	// which share the log and checkpoint code.
+	trials := kills(t, needs.Size("", 20, 100))
 	if (testing.Short() || raceDetector) && os.Getenv("WEND_KILLS") == "" {
 		trials = 20
 	}

@@ -22,15 +22,15 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/plugins/sdk/fastlane"
 	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/testkit/needs"
 )
 
 // examplesDir is examples/plugins, relative to this package.
 const examplesDir = "../examples/plugins"
 
-// pythonCommand finds a python3 that has Debian's grpcio and protobuf. A missing one fails the
-// test: the conformance suite must never be skipped quietly.
-func pythonCommand(t testing.TB) []string {
-	t.Helper()
+// pythonCommand finds a python3 that has Debian's grpcio and protobuf; without one it returns
+// nil and what to install.
+func pythonCommand() (cmd []string, install string) {
 	candidates := []string{os.Getenv("WEND_TEST_PYTHON"), "python3", "/usr/bin/python3"}
 	for _, c := range candidates {
 		if c == "" {
@@ -42,49 +42,74 @@ func pythonCommand(t testing.TB) []string {
 		}
 		if exec.Command(path, "-c", "import grpc, google.protobuf").Run() == nil {
 			abs, _ := filepath.Abs(filepath.Join(examplesDir, "python", "plugin.py"))
-			return []string{path, abs}
+			return []string{path, abs}, ""
 		}
 	}
-	t.Fatal("no python3 with grpc and protobuf: apt-get install python3-grpcio python3-protobuf (or set WEND_TEST_PYTHON)")
-	return nil
+	return nil, "apt-get install python3-grpcio python3-protobuf (or set WEND_TEST_PYTHON)"
 }
 
-// nodeCommand finds node and the example's npm dependencies; missing ones fail the test.
-func nodeCommand(t testing.TB) []string {
-	t.Helper()
+// nodeCommand finds node and the npm dependencies of the example and of the SDK it imports;
+// without them it returns nil and what to install.
+func nodeCommand() (cmd []string, install string) {
 	path, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatal("node not found: apt-get install nodejs npm, then (cd examples/plugins/node && npm ci)")
+		return nil, "apt-get install nodejs npm, then (cd examples/plugins/node && npm ci) and (cd sdk/node && npm ci)"
+	}
+	for _, d := range []string{"examples/plugins/node", "sdk/node"} {
+		if _, err := os.Stat(filepath.Join("..", d, "node_modules", "@grpc", "grpc-js")); err != nil {
+			return nil, "(cd " + d + " && npm ci)"
+		}
 	}
 	dir, _ := filepath.Abs(filepath.Join(examplesDir, "node"))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js")); err != nil {
-		t.Fatalf("node dependencies missing: (cd examples/plugins/node && npm ci)")
-	}
-	return []string{path, filepath.Join(dir, "plugin.js")}
+	return []string{path, filepath.Join(dir, "plugin.js")}, ""
 }
 
-// rubyCommand finds a ruby that has Debian's grpc and google-protobuf gems; a missing one fails
-// the test.
-func rubyCommand(t testing.TB) []string {
-	t.Helper()
+// rubyCommand finds a ruby that has Debian's grpc and google-protobuf gems; without one it
+// returns nil and what to install.
+func rubyCommand() (cmd []string, install string) {
 	path, err := exec.LookPath("ruby")
 	if err == nil && exec.Command(path, "-e", "require 'grpc'; require 'google/protobuf'").Run() == nil {
 		abs, _ := filepath.Abs(filepath.Join(examplesDir, "ruby", "plugin.rb"))
-		return []string{path, abs}
+		return []string{path, abs}, ""
 	}
-	t.Fatal("no ruby with grpc and google-protobuf: apt-get install ruby ruby-grpc ruby-google-protobuf")
-	return nil
+	return nil, "apt-get install ruby ruby-grpc ruby-google-protobuf"
 }
 
 // The Go example runs twice: "go" on its fast lane, "go-grpc" told not to offer one, so that
-// every test over these holds on both transports.
+// every test over these holds on both transports. A language whose runtime is missing becomes
+// a subtest of its name that skips saying what to install (fails under WEND_TEST_ALL=1), so
+// the Go examples still run with only Go installed.
 func exampleConfigs(t testing.TB) []Config {
-	return []Config{
+	t.Helper()
+	cfgs := []Config{
 		{Name: "go", Command: []string{bins.goExample}},
 		{Name: "go-grpc", Command: []string{bins.goExample}, Env: []string{fastlane.EnvVar + "=0"}},
-		{Name: "python", Command: pythonCommand(t)},
-		{Name: "node", Command: nodeCommand(t)},
-		{Name: "ruby", Command: rubyCommand(t)},
+	}
+	for _, l := range []struct {
+		name string
+		find func() ([]string, string)
+	}{{"python", pythonCommand}, {"node", nodeCommand}, {"ruby", rubyCommand}} {
+		cmd, install := l.find()
+		if cmd == nil {
+			missingLanguage(t, l.name, install)
+			continue
+		}
+		cfgs = append(cfgs, Config{Name: l.name, Command: cmd})
+	}
+	return cfgs
+}
+
+// missingLanguage reports an example plugin whose runtime is missing as a subtest named after
+// it.
+func missingLanguage(t testing.TB, name, install string) {
+	what := "the " + name + " example plugin's runtime is missing"
+	switch t := t.(type) {
+	case *testing.T:
+		t.Run(name, func(t *testing.T) { needs.Missing(t, what, install) })
+	case *testing.B:
+		t.Run(name, func(b *testing.B) { needs.Missing(b, what, install) })
+	default:
+		needs.Missing(t, what, install)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/wendflow/wend/plugins/sdk/fastlane"
 	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/testkit/needs"
 )
 
 // Whether a plugin's lanes are fast lanes: only when the host asks, the plugin offers, and the
@@ -30,6 +31,7 @@ func TestFastLaneNegotiation(t *testing.T) {
 		cfg.Env = append(cfg.Env, "WEND_TESTPLUGIN_OFFER="+kind)
 		return cfg
 	}
+	python, pythonInstall := pythonCommand()
 	for _, tc := range []struct {
 		name    string
 		cfg     Config
@@ -40,13 +42,16 @@ func TestFastLaneNegotiation(t *testing.T) {
 		{"go sdk", Config{Name: "p", Command: []string{bins.goExample}}, "", true, ""},
 		{"plugin turned it off", Config{Name: "p", Command: []string{bins.goExample}, Env: []string{fastlane.EnvVar + "=0"}}, "", false, ""},
 		{"host turned it off", Config{Name: "p", Command: []string{bins.goExample}}, "0", false, ""},
-		{"python offers none", Config{Name: "p", Command: pythonCommand(t)}, "", false, ""},
+		{"python offers none", Config{Name: "p", Command: python}, "", false, ""},
 		{"spoilt offer served", offer(""), "", true, ""},
 		{"wrong token", offer("wrongtoken"), "", false, "token refused"},
 		{"no socket", offer("nosocket"), "", false, "no such file or directory"},
 		{"token not hex", offer("garbage"), "", false, "is not 32 bytes of hex"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.cfg.Command == nil {
+				needs.Missing(t, "python3 with grpc and protobuf is missing", pythonInstall)
+			}
 			if tc.hostEnv != "" {
 				t.Setenv(fastlane.EnvVar, tc.hostEnv)
 			}

@@ -3,13 +3,14 @@ package schemas
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/wendflow/wend/testkit/needs"
 )
 
 // stepCases are workflows the schema must accept or refuse, the same way in every validator:
@@ -68,13 +69,8 @@ func TestSchemaEnforcesStepKinds(t *testing.T) {
 // defaultSnippets. Every schema must compile there with only the errorMessage vocabulary
 // declared, and the workflow schema must give the verdicts it gives in Go.
 func TestSchemasLoadInAjvStrictMode(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node not found: apt-get install nodejs npm, then (cd schemas/ajv && npm ci); scripts/test does both")
-	}
-	if _, err := os.Stat(filepath.Join("ajv", "node_modules", "ajv")); err != nil {
-		t.Fatal("ajv missing: (cd schemas/ajv && npm ci); scripts/test does it")
-	}
+	node := needs.Tool(t, "node", "apt-get install nodejs npm, then (cd schemas/ajv && npm ci)")
+	needs.File(t, filepath.Join("ajv", "node_modules", "ajv"), "(cd schemas/ajv && npm ci)")
 	type instance struct {
 		Schema string          `json:"schema"`
 		Name   string          `json:"name"`

@@ -94,13 +94,16 @@ func init() {
 	allowed["failpoint"] = []string{}
 	// /proc and the example plugin's invocation log, and the UI's browser driver.
 	allowed["testkit/proctest"] = []string{}
-	allowed["testkit/browsertest"] = []string{"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}
+	allowed["testkit/browsertest"] = []string{"github.com/chromedp/chromedp", "github.com/chromedp/cdproto", "testkit/needs"}
 	testOnly = append(testOnly, "testkit/proctest", "testkit/browsertest")
 	// An OTLP/gRPC trace collector the trace tests export to.
 	allowed["testkit/otlptest"] = []string{"go.opentelemetry.io/proto/otlp", "google.golang.org/grpc", protobuf}
 	testOnly = append(testOnly, "testkit/otlptest")
 	// A secret's common encodings, for the tests and the test plugin that play a leaking plugin.
 	allowed["testkit/secretforms"] = []string{}
+	// What a test needs beyond Go (a tool, a full-size run): skip or fail, one way for all.
+	allowed["testkit/needs"] = []string{}
+	testOnly = append(testOnly, "testkit/needs")
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
@@ -197,7 +200,7 @@ func check(rel string, rule []string, imp string) string {
 	}
 	own, ours := strings.CutPrefix(imp, module+"/")
 	if ours {
-		if slices.Contains(testOnly, own) {
+		if slices.Contains(testOnly, own) && !slices.Contains(testOnly, rel) { // test helpers may share
 			return rel + " imports " + own + ", which only tests may import"
 		}
 		for _, a := range rule {

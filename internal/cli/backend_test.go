@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -25,13 +24,7 @@ import (
 // them can call real activities in a real plugin process.
 func buildDemo(t *testing.T) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "demo")
-	cmd := exec.Command("go", "build", "-o", out, "./examples/plugins/go")
-	cmd.Dir = "../.."
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the example plugin: %v\n%s", err, b)
-	}
-	return out
+	return buildOnce(t, "demo", "./examples/plugins/go")
 }
 
 // scriptCmds are the commands the scripts add to testscript's.

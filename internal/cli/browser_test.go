@@ -67,6 +67,7 @@ func get[T any](t *testing.T, ctx context.Context, what string, a chromedp.Actio
 // a run waiting for a signal signalled from its form until it completes, a failed run's
 // category and non-retryable badge, and hostile activity output that must stay text.
 func TestBrowser(t *testing.T) {
+	browsertest.Need(t)
 	s := startServe(t, map[string]string{"wait.wend.yaml": e2eWait, "fail.wend.yaml": e2eFail, "xss.wend.yaml": e2eXSS})
 	s.start("order-7", "wait.wend.yaml", `{"who":"ann"}`)
 	s.start("charge-3", "fail.wend.yaml", "")

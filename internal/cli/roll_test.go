@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -25,13 +24,7 @@ import (
 // buildTestPlugin builds the plugins' test plugin reporting version v.
 func buildTestPlugin(t *testing.T, v string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "testplugin-"+v)
-	cmd := exec.Command("go", "build", "-ldflags=-X main.version="+v, "-o", out, "./plugins/internal/testplugin")
-	cmd.Dir = "../.."
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the test plugin: %v\n%s", err, b)
-	}
-	return out
+	return buildOnce(t, "testplugin-"+v, "./plugins/internal/testplugin", "-ldflags=-X main.version="+v)
 }
 
 // deploy installs the binary at src as dst the way a deploy should (beside it, then renamed

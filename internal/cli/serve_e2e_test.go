@@ -36,13 +36,7 @@ type liveServe struct {
 // buildWend builds the wend binary into a temporary folder.
 func buildWend(t *testing.T) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "wend")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/wend")
-	cmd.Dir = "../.."
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build wend: %v\n%s", err, b)
-	}
-	return out
+	return buildOnce(t, "wend", "./cmd/wend")
 }
 
 var webURLLine = regexp.MustCompile(`wend: web UI at (http://\S+)/ui/runs`)

@@ -35,6 +35,7 @@ type batchState struct {
 // batch must resume after each kill and complete, with every run cancelled and each run's
 // history holding exactly one cancel request: no run acted on twice, none left out.
 func TestBatchAcrossKills(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

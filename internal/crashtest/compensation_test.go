@@ -25,6 +25,7 @@ import (
 // and resumed. Every compensation must be recorded exactly once, in reverse completion
 // order, and each must have reached the plugin at least once.
 func TestCompensationsAcrossKills(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

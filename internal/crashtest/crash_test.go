@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,25 +20,71 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/runview"
+	"github.com/wendflow/wend/testkit/needs"
 	"github.com/wendflow/wend/testkit/proctest"
 )
 
 // bins builds wend (with failpoints, and with the tags this test binary was built with, so
 // `go test -tags wend_portable` crashes the portable plugin host and store) and the example Go
-// plugin once per test binary.
+// plugin once per test binary: every test kills copies of the same two programs, and linking
+// wend once per test took most of a loaded machine's minute.
 func bins(t *testing.T) (wend, plugin string) {
 	t.Helper()
-	dir := t.TempDir()
-	wend, plugin = filepath.Join(dir, "wend"), filepath.Join(dir, "demo")
-	for _, b := range [][]string{
-		{"build", "-tags", "faults" + extraTags, "-o", wend, "github.com/wendflow/wend/cmd/wend"},
-		{"build", "-o", plugin, "github.com/wendflow/wend/examples/plugins/go"},
-	} {
-		if out, err := exec.Command("go", b...).CombinedOutput(); err != nil {
-			t.Fatalf("go %v: %v\n%s", b, err, out)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "wend-crashtest-")
+		if built.err != nil {
+			return
 		}
+		wend, plugin := filepath.Join(built.dir, "wend"), filepath.Join(built.dir, "demo")
+		for _, b := range [][]string{
+			{"build", "-tags", "faults" + extraTags, "-o", wend, "github.com/wendflow/wend/cmd/wend"},
+			{"build", "-o", plugin, "github.com/wendflow/wend/examples/plugins/go"},
+		} {
+			if out, err := exec.Command("go", b...).CombinedOutput(); err != nil {
+				built.err = fmt.Errorf("go %v: %v\n%s", b, err, out)
+				return
+			}
+		}
+		built.wend, built.plugin = wend, plugin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return wend, plugin
+	// Each test gets its own path to both (a hard link, or a copy across file systems): the
+	// orphan checks count the processes running the test's plugin by its path.
+	dir := t.TempDir()
+	return linkOrCopy(t, built.wend, filepath.Join(dir, "wend")), linkOrCopy(t, built.plugin, filepath.Join(dir, "demo"))
+}
+
+func linkOrCopy(t *testing.T, from, to string) string {
+	t.Helper()
+	if os.Link(from, to) == nil {
+		return to
+	}
+	b, err := os.ReadFile(from)
+	if err == nil {
+		err = os.WriteFile(to, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
+// built holds what bins built; TestMain removes its folder.
+var built struct {
+	once         sync.Once
+	dir          string
+	wend, plugin string
+	err          error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // sequential writes a workflow of n `record` steps, each its own commit boundary.
@@ -119,6 +166,12 @@ func exitCode(err error) int {
 // with a well-formed history, every step completed exactly once in history, and every step's
 // invocations sharing one activity_execution_id (at least once, never twice in history).
 func TestKillAndResume(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
+	killAndResume(t)
+}
+
+// killAndResume is TestKillAndResume under the store mode of the process's environment.
+func killAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}
@@ -275,12 +328,13 @@ func TestKillAndResume(t *testing.T) {
 	}
 }
 
-// kills is the number of crashes TestKillAndResume inflicts: 40, or WEND_KILLS (the long run
-// of tier T3 in docs/reliability.md uses 200 or more).
+// kills is the number of crashes TestKillAndResume inflicts: 15 in the default loop, 40 under
+// WEND_TEST_ALL=1, or WEND_KILLS (the long run of tier T3 in docs/reliability.md uses 200 or
+// more).
 func kills(t *testing.T) int {
 	v := os.Getenv("WEND_KILLS")
 	if v == "" {
-		return 40
+		return needs.Size("", 15, 40)
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {

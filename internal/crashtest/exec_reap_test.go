@@ -23,6 +23,7 @@ import (
 // grandchild too. The portable build (wend_portable) runs the same record-and-reap path that
 // darwin and FreeBSD run.
 func TestExecCommandDiesWithItsTry(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

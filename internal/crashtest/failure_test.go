@@ -20,6 +20,7 @@ import (
 // available_at (at once if that passed while wend was down), and each run must end as its
 // failure path says.
 func TestFailurePathsAcrossKills(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

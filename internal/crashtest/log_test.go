@@ -13,14 +13,14 @@ import (
 // append per commit.
 func TestKillAndResumeWithLog(t *testing.T) {
 	t.Setenv("WEND_STORE_LOG", "1")
-	TestKillAndResume(t)
+	killAndResume(t)
 }
 
 // TestKillAndResumeWithoutLog is TestKillAndResume with the log off (WEND_STORE_LOG=0): bbolt's
 // own synced commits, the store's other mode, stay covered in a plain run.
 func TestKillAndResumeWithoutLog(t *testing.T) {
 	t.Setenv("WEND_STORE_LOG", "0")
-	TestKillAndResume(t)
+	killAndResume(t)
 }
 
 // storeKind names, in a RELIABILITY line, the store the suite's processes ran on.

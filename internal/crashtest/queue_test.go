@@ -25,6 +25,7 @@ import (
 // of each key started in the order they were queued, and no more than 2 of a key ever ran at
 // once (judged by the histories: a run runs from its WorkflowStarted to its terminal event).
 func TestQueuedRunsAcrossKills(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

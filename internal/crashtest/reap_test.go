@@ -25,6 +25,7 @@ import (
 // `wend resume` on the database must kill the whole group (and say so) before resuming.
 // The registry is Linux's; the portable host's watchdog is watchdog_portable_test.go's.
 func TestReapAfterKill(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

@@ -21,15 +21,17 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/schedule/runner"
+	"github.com/wendflow/wend/testkit/needs"
 )
 
 // TestScheduleFiresAcrossKills is docs/reliability.md S1: a schedule firing every second
 // (allow_all, so every fire must start a run) is served by a real `wend serve` that is
-// killed 24 times around its fires: with SIGKILL at a random moment, or at the failpoints
+// killed 24 times (9 in the default loop) around its fires: with SIGKILL at a random moment, or at the failpoints
 // between recording a fire and starting its run and between starting the run and clearing
 // the intent. After a clean last serve, every second from the first fire to the last fire
 // handled has exactly one run, and no workflow id has two.
 func TestScheduleFiresAcrossKills(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}
@@ -40,7 +42,7 @@ func TestScheduleFiresAcrossKills(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(wfDir, "tick.wend.yaml"), []byte(
 		"wend: v1\nname: tick\nschedules:\n  - {id: tick, every: 1s, overlap: allow_all}\nsteps:\n  - {id: s, steps: []}\n"), 0o644))
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	const kills = 24
+	kills := needs.Size("", 9, 24)
 	fired := 0
 	for i := range kills {
 		failpoints := ""

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/testkit/needs"
 )
 
 // TestIndexesAcrossKills: runs of a workflow with search fields (customer from its input, stage
@@ -28,11 +29,12 @@ import (
 // stage gives exactly the runs a scan of every run record gives, and `wend check` is clean.
 // By default 9 runs and 5 kills; WEND_TEST_ALL=1 runs 30 runs through 21 kills.
 func TestIndexesAcrossKills(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}
 	perKey, kills, perRound := 3, 4, 2
-	if os.Getenv("WEND_TEST_ALL") == "1" {
+	if needs.All() {
 		perKey, kills, perRound = 10, 20, 1
 	}
 	wend, _ := bins(t)

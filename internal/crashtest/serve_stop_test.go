@@ -16,6 +16,7 @@ import (
 // The test signals the moment the socket file appears (polling without sleeping) to land in
 // that window as often as it can.
 func TestServeStopsCleanlyOnceItsSocketExists(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

@@ -16,20 +16,23 @@ import (
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/testkit/needs"
 )
 
-// TestSignalsAcrossKills is docs/reliability.md E1 on real processes: a client sends 30 signals,
+// TestSignalsAcrossKills is docs/reliability.md E1 on real processes: a client sends 30 signals
+// (15 in the default loop),
 // each with its own id, resending any it did not see acknowledged, while the `wend serve` that
 // holds the database is killed with SIGKILL at random and restarted. Every acknowledged signal
 // must be in the history exactly once, in the order sent, and consumed in that order.
 func TestSignalsAcrossKills(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}
 	wend, _ := bins(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "wend.db")
-	const n = 30
+	n := needs.Size("", 15, 30)
 	wf := filepath.Join(dir, "sig.wend.yaml")
 	src := "wend: v1\nname: sig\nsteps:\n  - id: each\n    for_each: \"${{ input.items }}\"\n    steps: [{wait_for_signal: s}]\noutput: \"${{ steps.each.output }}\"\n"
 	if err := os.WriteFile(wf, []byte(src), 0o644); err != nil {

@@ -19,6 +19,7 @@ import (
 // is killed again and again while it waits; every timer must fire exactly once, never before its
 // time, and the run must finish.
 func TestTimersAcrossCrashes(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

@@ -20,6 +20,7 @@ import (
 // in the trace of the --traceparent the run started with, as one tree: the spans the first
 // process exported are not emitted again by the replay.
 func TestTracesAcrossKill(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	wend, _ := bins(t)
 	sink := otlptest.Start(t)
 

@@ -15,6 +15,7 @@ import (
 // and stderr, not a deadline's "connection refused" (the TestCompensationsAcrossKills flake
 // reported only that, after 60 s).
 func TestWaitSocketNamesAServeThatExitedBeforeListening(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

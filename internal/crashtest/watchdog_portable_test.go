@@ -23,6 +23,7 @@ import (
 // is gone, with no later wend to reap. (Built without the tag, Linux's host leaves both alive
 // here until the next wend reaps them: reap_test.go.)
 func TestWatchdogKillsPluginGroupOfKilledHost(t *testing.T) {
+	t.Parallel() // the test waits on its own processes most of its time
 	if testing.Short() {
 		t.Skip("crash test builds and runs real processes")
 	}

@@ -6,7 +6,6 @@ package browsertest
 
 import (
 	"context"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,20 +13,28 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/wendflow/wend/testkit/needs"
 )
 
 // ChromiumPath is Debian's chromium, which .ci/run installs.
 const ChromiumPath = "/usr/bin/chromium"
 
-// Start starts headless chromium for one test. It fails (never skips) without chromium:
-// the UI is part of what wend ships, so a machine that cannot test it must say so. The
-// flag it returns is set when any dialog (alert, confirm) opened: script ran that wend did
-// not ship.
+// Need skips the test without chromium, saying how to install it, and fails it under
+// WEND_TEST_ALL=1. A test that sets up a server before it calls Start calls Need first, so
+// a machine without chromium does not build and start one for nothing.
+func Need(t *testing.T) {
+	t.Helper()
+	needs.File(t, ChromiumPath, "the browser tests need Debian's chromium: apt-get install chromium")
+}
+
+// Start starts headless chromium for one test. Without chromium the test skips saying how
+// to install it, and fails under WEND_TEST_ALL=1 (scripts/test, CI): the UI is part of what
+// wend ships, so the full loop must test it. The flag it returns is set when any dialog
+// (alert, confirm) opened: script ran that wend did not ship.
 func Start(t *testing.T) (context.Context, *atomic.Bool) {
 	t.Helper()
-	if _, err := os.Stat(ChromiumPath); err != nil {
-		t.Fatalf("the browser tests need Debian's chromium at %s: install it with `apt-get install -y chromium` (.ci/run does): %v", ChromiumPath, err)
-	}
+	Need(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(ChromiumPath),
 		chromedp.Flag("headless", true),
