@@ -13,9 +13,11 @@ import (
 // scriptNeeds are what `needs NAME...` in a script checks: each returns "" when the machine has
 // it, else what to install.
 var scriptNeeds = map[string]func() string{
+	// The scripts run Debian's interpreter by its path (/usr/bin/python3), as the examples do:
+	// a python3 earlier on the PATH (pyenv, a venv) may lack Debian's grpcio.
 	"python": func() string { // the Python SDK and example plugin: Debian's grpcio and protobuf
-		if exec.Command("python3", "-c", "import grpc, google.protobuf").Run() != nil {
-			return "python3 with grpc and protobuf: apt-get install python3-grpcio python3-protobuf"
+		if exec.Command("/usr/bin/python3", "-c", "import grpc, google.protobuf").Run() != nil {
+			return "/usr/bin/python3 with grpc and protobuf: apt-get install python3-grpcio python3-protobuf"
 		}
 		return ""
 	},
