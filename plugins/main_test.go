@@ -71,7 +71,9 @@ func (l *logLines) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
-// newHost returns a Host closed at the end of the test, with short timeouts.
+// newHost returns a Host closed at the end of the test, with a short stop grace. Its start
+// timeout is long: a Node or Ruby plugin on a loaded 2-core machine takes many seconds to
+// answer its handshake, and the tests of a start that never answers set their own.
 func newHost(t *testing.T, opts Options, configs ...Config) (*Host, *logLines) {
 	t.Helper()
 	logs := &logLines{}
@@ -79,7 +81,7 @@ func newHost(t *testing.T, opts Options, configs ...Config) (*Host, *logLines) {
 		opts.Log = logs.log
 	}
 	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 5 * time.Second
+		opts.StartTimeout = time.Minute
 	}
 	if opts.StopGrace == 0 {
 		opts.StopGrace = time.Second
