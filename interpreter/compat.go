@@ -35,7 +35,7 @@ func Diverge(w *spec.Workflow, evs []history.Event) (*Divergence, error) {
 		ev := evs[i]
 		if ev.Type.Decision() {
 			return &Divergence{Seq: ev.Seq, Recorded: ev.Type, Step: ev.Step,
-				Reason: fmt.Sprintf("the history has %s here, but no input leads to it with the new file", ev.Type)}, nil
+				Reason: fmt.Sprintf("the history has %s here, which the new file does not decide", ev.Type)}, nil
 		}
 		got, err := r.Apply(ev)
 		if err != nil {
