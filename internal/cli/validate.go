@@ -62,7 +62,8 @@ Flags:
             empty array means all valid.
 
 Exit codes: 0 all files valid, 1 some file invalid, 2 usage or I/O error (a PATH that
-does not exist or cannot be read), 70 internal error.
+does not exist or cannot be read), 70 internal error. With --against, 1 also when an open
+run would break, and 2 when a database or export cannot be read or an export is not sound.
 `,
 	run: runValidate,
 }

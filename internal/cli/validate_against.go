@@ -14,7 +14,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/internal/inputfile"
-	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
@@ -36,10 +36,10 @@ type openHistory struct {
 // runVerdict is what replaying one open run on a new file found.
 type runVerdict struct {
 	run  openHistory
-	file string                  // the new workflow file
-	d    *interpreter.Divergence // nil: the new file takes the same decisions
-	w    *spec.Workflow          // the new file
-	old  *spec.Workflow          // the run's recorded spec (nil when it does not load)
+	file string             // the new workflow file
+	d    *engine.Divergence // nil: the new file takes the same decisions
+	w    *spec.Workflow     // the new file
+	old  *spec.Workflow     // the run's recorded spec (nil when it does not load)
 }
 
 // collectHistories reads the open runs of the named workflows from each --against source: a
@@ -162,7 +162,7 @@ func replayOn(h openHistory, file string, w *spec.Workflow) (runVerdict, error) 
 			}
 		}
 	}
-	d, err := interpreter.Diverge(w, h.events)
+	d, err := engine.Diverge(w, h.events)
 	if err != nil {
 		return v, fmt.Errorf("run %s of %s (from %s): %w", h.runID, h.workflowID, h.from, err)
 	}
