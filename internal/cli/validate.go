@@ -82,6 +82,9 @@ func runValidate(e *env, args []string) int {
 	if !slices.Contains(spec.Targets, *target) {
 		return usageError(e, "validate", "--target %q: want one of %s", *target, strings.Join(spec.Targets, ", "))
 	}
+	if len(against) > 0 && *asJSON {
+		return usageError(e, "validate", "--against prints a line per run; it has no --json form yet")
+	}
 	if len(paths) == 0 {
 		return usageError(e, "validate", "no PATH given; name workflow files or folders, e.g. wend validate examples/")
 	}
