@@ -24,6 +24,7 @@ const maxTextFindings = 50
 var validateCmd = &command{
 	summary: "check workflow files against the schema and the language rules",
 	usage: `Usage: wend validate [--json] [--plugins] [--target local|temporal] PATH...
+       wend validate --against DB|EXPORT.json... FILE...
 
 Checks workflow files without running anything: YAML syntax, the JSON Schema, step kinds,
 step ids, expressions (compiled against the names in scope), durations, plugins and
@@ -46,6 +47,13 @@ Flags:
             by relative path without sha256, plugin env names read on the worker and a
             heartbeat_timeout under 1s are warnings; wait_for_workflow holding a worker
             slot is an info)
+  --against DB|EXPORT.json
+            (repeatable) once the files are valid, replay every open run of each file's
+            workflow (matched by name:) on the file, from a wend database (through wend
+            serve's socket when it holds it) or from history exports (wend history ID
+            --output FILE, GET /v1/runs/ID/export; no database needed). One line per run on
+            stdout: "holds", or "breaks at event N, step ID at FILE:LINE:COL: why", then a
+            summary on stderr; exit 1 if any run would break
   --json    print a JSON array of findings on stdout instead:
             [{"file", "line", "column", "path", "name", "message", "severity"}]
             (line and column are 1-based; 0 when the finding is about the whole file;
@@ -54,7 +62,8 @@ Flags:
             empty array means all valid.
 
 Exit codes: 0 all files valid, 1 some file invalid, 2 usage or I/O error (a PATH that
-does not exist or cannot be read), 70 internal error.
+does not exist or cannot be read), 70 internal error. With --against, 1 also when an open
+run would break, and 2 when a database or export cannot be read or an export is not sound.
 `,
 	run: runValidate,
 }
@@ -64,12 +73,17 @@ func runValidate(e *env, args []string) int {
 	asJSON := fset.Bool("json", false, "")
 	withPlugins := fset.Bool("plugins", false, "")
 	target := fset.String("target", spec.TargetLocal, "")
+	var against listFlag
+	fset.Var(&against, "against", "")
 	paths, err := parseArgs(fset, args)
 	if err != nil {
 		return usageError(e, "validate", "%s", flagError(err))
 	}
 	if !slices.Contains(spec.Targets, *target) {
 		return usageError(e, "validate", "--target %q: want one of %s", *target, strings.Join(spec.Targets, ", "))
+	}
+	if len(against) > 0 && *asJSON {
+		return usageError(e, "validate", "--against prints a line per run; it has no --json form yet")
 	}
 	if len(paths) == 0 {
 		return usageError(e, "validate", "no PATH given; name workflow files or folders, e.g. wend validate examples/")
@@ -112,6 +126,8 @@ func runValidate(e *env, args []string) int {
 		return exitUsage
 	case invalid > 0:
 		return exitFailed
+	case len(against) > 0:
+		return validateAgainst(e, against, files, results)
 	}
 	return exitOK
 }
