@@ -23,6 +23,7 @@ const (
 
 type box struct {
 	x, y, w, h int // top-left corner and size
+	layer      int
 	lines      []string
 }
 
@@ -30,7 +31,7 @@ type box struct {
 // the lowest node that leads to it (loop edges aside), nodes of a layer side by side in file
 // order.
 func SVG(w io.Writer, g *Graph) error {
-	boxes, width, height := layout(g)
+	boxes, minX, width, height := layout(g)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	b.WriteString("<title>")
@@ -42,7 +43,7 @@ func SVG(w io.Writer, g *Graph) error {
 		if from == nil || to == nil {
 			continue
 		}
-		edgeSVG(&b, e, from, to)
+		edgeSVG(&b, e, from, to, minX)
 	}
 	for _, n := range g.Nodes {
 		nodeSVG(&b, n, boxes[n.ID])
@@ -52,7 +53,8 @@ func SVG(w io.Writer, g *Graph) error {
 	return err
 }
 
-func layout(g *Graph) (map[string]*box, int, int) {
+// layout places the boxes and returns them, each layer's leftmost x, and the drawing's size.
+func layout(g *Graph) (map[string]*box, []int, int, int) {
 	index := make(map[string]int, len(g.Nodes))
 	for i, n := range g.Nodes {
 		index[n.ID] = i
@@ -69,6 +71,23 @@ func layout(g *Graph) (map[string]*box, int, int) {
 		}
 		in[t]++
 		out[f] = append(out[f], t)
+	}
+	// What follows a for_each sits below its body, so the loop edge crosses no box.
+	for _, e := range g.Edges {
+		if e.Kind != EdgeLoop {
+			continue
+		}
+		body, okb := index[e.From]
+		each, oke := index[e.To]
+		if !okb || !oke {
+			continue
+		}
+		for _, next := range g.Edges {
+			if t, ok := index[next.To]; ok && next.From == e.To && next.Kind != EdgeBody && t != body && t != each {
+				in[t]++
+				out[body] = append(out[body], t)
+			}
+		}
 	}
 	layer := make([]int, len(g.Nodes))
 	var queue []int
@@ -99,7 +118,7 @@ func layout(g *Graph) (map[string]*box, int, int) {
 	rowH := make([]int, len(layers))
 	for l, row := range layers {
 		for _, i := range row {
-			bx := &box{lines: labelLines(g.Nodes[i].Label)}
+			bx := &box{lines: labelLines(g.Nodes[i].Label), layer: l}
 			for _, ln := range bx.lines {
 				bx.w = max(bx.w, utf8.RuneCountInString(ln)*charW+2*padX)
 			}
@@ -119,8 +138,10 @@ func layout(g *Graph) (map[string]*box, int, int) {
 	}
 	width += 2*margin + 80 // room on the right for loop edges
 	y := margin
+	minX := make([]int, len(layers))
 	for l, row := range layers {
 		x := margin + (width-80-2*margin-rowW[l])/2
+		minX[l] = x
 		for _, i := range row {
 			bx := boxes[g.Nodes[i].ID]
 			bx.x, bx.y = x, y+(rowH[l]-bx.h)/2
@@ -128,7 +149,7 @@ func layout(g *Graph) (map[string]*box, int, int) {
 		}
 		y += rowH[l] + gapY
 	}
-	return boxes, width, y - gapY + margin
+	return boxes, minX, width, y - gapY + margin
 }
 
 // labelLines splits a label into lines, each cut to maxLine characters.
@@ -185,7 +206,7 @@ func nodeSVG(b *bytes.Buffer, n Node, bx *box) {
 	b.WriteString("</g>\n")
 }
 
-func edgeSVG(b *bytes.Buffer, e Edge, from, to *box) {
+func edgeSVG(b *bytes.Buffer, e Edge, from, to *box, minX []int) {
 	color, dash := "#555", ""
 	switch e.Kind {
 	case EdgeCatch:
@@ -195,18 +216,32 @@ func edgeSVG(b *bytes.Buffer, e Edge, from, to *box) {
 	}
 	var d string
 	lx, ly := 0, 0
-	if e.Kind == EdgeLoop || to.y <= from.y {
-		// Back up the right side: from the body's right edge to the for_each's.
+	switch {
+	case e.Kind == EdgeLoop || to.y <= from.y:
+		// Back up the right side, from the body's last box to the for_each.
 		x1, y1 := from.x+from.w, from.y+from.h/2
 		x2, y2 := to.x+to.w, to.y+to.h/2
 		cx := max(x1, x2) + 40
 		d = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, cx, y1, cx, y2, x2, y2)
 		lx, ly = cx-10, (y1+y2)/2
-	} else {
+	default:
+		// An edge that skips layers runs down a lane left of the boxes it passes, so it
+		// crosses none of them; between adjacent layers it bends across the gap.
 		x1, y1 := from.x+from.w/2, from.y+from.h
 		x2, y2 := to.x+to.w/2, to.y
-		d = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, x1, (y1+y2)/2, x2, (y1+y2)/2, x2, y2)
-		lx, ly = (x1+x2)/2+4, (y1+y2)/2
+		lane := x1
+		for l := from.layer + 1; l < to.layer && l < len(minX); l++ {
+			lane = min(lane, minX[l]-15)
+		}
+		if to.layer-from.layer <= 1 {
+			d = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, x1, (y1+y2)/2, x2, (y1+y2)/2, x2, y2)
+			lx, ly = (x1+x2)/2+4, (y1+y2)/2
+			break
+		}
+		ya, yb := y1+gapY/2, y2-gapY/2
+		d = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d L%d,%d C%d,%d %d,%d %d,%d",
+			x1, y1, x1, ya, lane, y1, lane, ya, lane, yb, lane, y2, x2, yb, x2, y2)
+		lx, ly = lane+4, ya
 	}
 	fmt.Fprintf(b, `<path class="edge" data-kind="%s" d="%s" fill="none" stroke="%s"%s marker-end="url(#arrow)"/>`, e.Kind, d, color, dash)
 	if e.Kind != EdgeNext {
