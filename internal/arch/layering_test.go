@@ -42,7 +42,8 @@ var allowed = map[string][]string{
 	"history/storetest": {"history"},
 	"schemas":           {},
 	"spec":              {"schemas", "schedule", "internal/inputfile", yaml, expr, jsonschema},
-	"schedule":          {cron}, // pure: fire times and overlap decisions, no clock or store
+	"spec/graph":        {"spec"}, // draws a workflow file: a model and its Mermaid, dot and SVG renderers
+	"schedule":          {cron},   // pure: fire times and overlap decisions, no clock or store
 	"schedule/runner":   {"history", "interpreter/engine", "failpoint", "schedule", "spec"},
 	"interpreter":       {"history", "spec"},
 	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
@@ -61,7 +62,7 @@ var allowed = map[string][]string{
 	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
 	"testsuite":                   {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
 	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
-		"server/metrics", "server/web", "spec", "testsuite", jsonschema,
+		"server/metrics", "server/web", "spec", "spec/graph", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
 	"cmd/wend":              {"internal/cli"},

@@ -53,6 +53,7 @@ func init() {
 		"resume":   resumeCmd,
 		"check":    checkCmd,
 		"test":     testCmd,
+		"graph":    graphCmd, // graph.go
 
 		// Operating runs: stop, resume, repair and export them.
 		"terminate": terminateCmd,
