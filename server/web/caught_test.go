@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -42,5 +44,25 @@ func TestRunPageSaysCaught(t *testing.T) {
 	}
 	if strings.Contains(body, `data-status="failed"`) {
 		t.Error("the run page shows a failed step in a run whose failure was caught")
+	}
+}
+
+// TestRunPageNamesAnEmptyReason: a run cancelled with no reason reads "Cancelled (no reason
+// given)" in its failure card, not "Cancelled: " followed by nothing.
+func TestRunPageNamesAnEmptyReason(t *testing.T) {
+	f := newWebFixture(t)
+	f.start("w1", waitSpec)
+	f.settle("w1", waitingForSignal)
+	if _, err := f.srv.Cancel(context.Background(), "w1", ""); err != nil {
+		t.Fatal(err)
+	}
+	f.settle("w1", closed)
+	code, _, body := f.send(req{Method: "GET", Path: "/ui/runs/w1", ReadSession: true})
+	if code != 200 {
+		t.Fatalf("run page: %d", code)
+	}
+	card := regexp.MustCompile(`(?s)<div class="failure card" id="run-failure">.*?</div>`).FindString(body)
+	if !strings.Contains(card, "(no reason given)") || strings.Contains(card, "</b>: <span") {
+		t.Errorf("the failure card does not name the empty reason:\n%s", card)
 	}
 }

@@ -57,6 +57,7 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 var uiFuncs = template.FuncMap{
 	"tries": runview.TriesText,
 	"after": runview.MessageAfter,
+	"blank": func(s string) bool { return strings.TrimSpace(s) == "" },
 	"stamp": func(t time.Time) string {
 		if t.IsZero() {
 			return ""
