@@ -24,3 +24,9 @@ func init() {
 func init() {
 	allowed["cmd/wend-temporal"] = append(allowed["cmd/wend-temporal"], wend+"/history")
 }
+
+// The binary names step spans by the steps' ids, read from the file a run started with by
+// runview.StartedStepIDs, as wend run and serve do.
+func init() {
+	allowed["cmd/wend-temporal"] = append(allowed["cmd/wend-temporal"], wend+"/runview")
+}
