@@ -221,7 +221,13 @@ func TestLaneProtocol(t *testing.T) {
 				t.Fatalf("sleep sent %v, %v first, want a heartbeat", ev, err)
 			}
 			cancel()
-			if _, err := s2.Recv(); status.Code(err) != codes.Canceled && !(fast && status.Code(err) == codes.Unavailable) {
+			// A heartbeat already on its way when the stream was cancelled may still arrive
+			// (a loaded machine delays the cancel); nothing but heartbeats may.
+			ev, err := s2.Recv()
+			for n := 0; err == nil && ev.GetHeartbeat() != nil && n < 100; n++ {
+				ev, err = s2.Recv()
+			}
+			if status.Code(err) != codes.Canceled && !(fast && status.Code(err) == codes.Unavailable) {
 				t.Fatalf("after cancelling the stream: %v, want Canceled (gRPC) or Unavailable (fast lane)", err)
 			}
 			s3 := openLane(t, p, t.Context())
