@@ -176,84 +176,179 @@ func (s *Store) checkRun(id string) []string {
 	return out
 }
 
+// testHookSlice, set only by tests, is called between two slices of a bucket read by
+// sliceEach, when no transaction of that read is open.
+var testHookSlice = func(bucket string) {}
+
+// sliceEach calls fn on every key and value of the top-level bucket name, in order, in slices
+// of keySliceLen keys, each slice one short read (s.view) resuming after the last key, so a
+// check never holds the writer for more than a slice. fn may read the other buckets in its
+// slice's transaction: what it compares there is one state of the store, while what it
+// carries from one slice to the next may have changed since. A missing bucket has no keys.
+func (s *Store) sliceEach(name []byte, fn func(tx *bolt.Tx, k, v []byte) error) error {
+	var from []byte
+	for {
+		n := 0
+		var last []byte
+		err := s.view("check database", func(tx *bolt.Tx) error {
+			b := tx.Bucket(name)
+			if b == nil {
+				return nil
+			}
+			c := b.Cursor()
+			var k, v []byte
+			for k, v = c.Seek(from); k != nil && n < keySliceLen; k, v = c.Next() {
+				n++
+				last = k
+				if err := fn(tx, k, v); err != nil {
+					return err
+				}
+			}
+			last = bytes.Clone(last)
+			return nil
+		})
+		if err != nil || n < keySliceLen {
+			return err
+		}
+		testHookSlice(string(name))
+		from = append(last, 0) // the least key after it
+	}
+}
+
 // checkIndexAndTasks checks every workflow index entry and head against its checksum, the
 // entries point at runs of that workflow and are as many as the head counts, every run is
-// indexed, and every task verifies, decodes and belongs to a stored run.
+// indexed, and every task verifies, decodes and belongs to a stored run. It reads in slices
+// (sliceEach): an entry is compared with its run record, a run with its entry, a task with its
+// run, each in one slice's read; a head that disagrees with the entries counted across slices
+// is counted again in one read of that workflow's keys (a commit between two slices may have
+// added a run to it), and only a difference found there is reported.
 func (s *Store) checkIndexAndTasks() []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	err := s.view("check database", func(tx *bolt.Tx) error {
-		runs := tx.Bucket(bucketRuns)
-		seen := map[string]bool{}
-		heads := map[string]uint64{}
-		entries := map[string]uint64{}
-		err := forEach(tx.Bucket(bucketWorkflows), func(k, v []byte) error {
-			wf, id, ok := splitWorkflowKey(k)
-			switch {
-			case !ok:
-				add("workflow index: malformed key %x", k)
-				return nil
-			case id == "":
-				n, err := readIndexHead(k, v)
-				if err != nil {
-					add("workflow index: head of %q: %v", wf, err)
-				} else {
-					heads[wf] = n
-				}
-				return nil
-			}
-			entries[wf]++
-			if err := readIndexEntry(k, v); err != nil {
-				add("workflow index: %s -> run %s: %v", wf, id, err)
-			}
-			var r history.Run
-			rv := runs.Get([]byte(id))
-			body, err := unframe([]byte(id), rv)
-			if rv == nil || err != nil || json.Unmarshal(body, &r) != nil || r.WorkflowID != wf {
-				add("workflow index: %s -> run %s does not match a run record", wf, id)
-			}
-			seen[id] = true
+	seen := map[string]bool{} // runs indexed, for the records whose workflow id does not decode
+	heads := map[string]uint64{}
+	entries := map[string]uint64{}
+	err := s.sliceEach(bucketWorkflows, func(tx *bolt.Tx, k, v []byte) error {
+		wf, id, ok := splitWorkflowKey(k)
+		switch {
+		case !ok:
+			add("workflow index: malformed key %x", k)
 			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for wf, n := range entries {
-			if h, ok := heads[wf]; ok && h != n {
-				add("workflow index: %q counts %d run(s), %d indexed", wf, h, n)
-			} else if !ok {
-				add("workflow index: %q has no head", wf)
+		case id == "":
+			n, err := readIndexHead(k, v)
+			if err != nil {
+				add("workflow index: head of %q: %v", wf, err)
+			} else {
+				heads[wf] = n
 			}
+			return nil
 		}
-		for wf, h := range heads {
-			if _, ok := entries[wf]; !ok {
-				add("workflow index: %q counts %d run(s), none indexed", wf, h)
-			}
+		entries[wf]++
+		if err := readIndexEntry(k, v); err != nil {
+			add("workflow index: %s -> run %s: %v", wf, id, err)
 		}
-		err = forEach(runs, func(k, _ []byte) error {
-			if !seen[string(k)] {
+		if w, ok := recordWorkflowID([]byte(id), tx.Bucket(bucketRuns).Get([]byte(id))); !ok || w != wf {
+			add("workflow index: %s -> run %s does not match a run record", wf, id)
+		}
+		seen[id] = true
+		return nil
+	})
+	if err == nil {
+		err = s.checkIndexHeads(heads, entries, add)
+	}
+	if err == nil {
+		err = s.sliceEach(bucketRuns, func(tx *bolt.Tx, k, v []byte) error {
+			if wf, ok := recordWorkflowID(k, v); ok {
+				if tx.Bucket(bucketWorkflows).Get(workflowKey(wf, string(k))) == nil {
+					add("run %s: missing from the workflow index", k)
+				}
+			} else if !seen[string(k)] { // the record check names what is wrong with it
 				add("run %s: missing from the workflow index", k)
 			}
 			return nil
 		})
-		if err != nil {
-			return err
-		}
-		return forEach(tx.Bucket(bucketTasks), func(k, v []byte) error {
+	}
+	if err == nil {
+		err = s.sliceEach(bucketTasks, func(tx *bolt.Tx, k, v []byte) error {
 			t, err := decodeTask(k, v)
 			if err != nil {
 				add("%v (repair rebuilds it from its run's history)", err)
-			} else if runs.Get([]byte(t.RunID)) == nil {
+			} else if tx.Bucket(bucketRuns).Get([]byte(t.RunID)) == nil {
 				add("task %s: run %s does not exist", k, t.RunID)
 			}
 			return nil
 		})
-	})
+	}
 	if err != nil {
 		out = append(out, err.Error())
 	}
 	slices.Sort(out) // map order must not reach the report
 	return out
+}
+
+// checkIndexHeads compares each workflow's head with the entries counted for it, counting a
+// workflow again in one read when the two differ.
+func (s *Store) checkIndexHeads(heads, entries map[string]uint64, add func(string, ...any)) error {
+	for wf := range entries {
+		if _, ok := heads[wf]; !ok {
+			heads[wf] = ^uint64(0) // no head read: counted again below
+		}
+	}
+	for wf, h := range heads {
+		if n, ok := entries[wf]; ok && n == h {
+			continue
+		}
+		head, hasHead, n, err := s.countWorkflow(wf)
+		switch {
+		case err != nil:
+			return err
+		case !hasHead && n > 0:
+			add("workflow index: %q has no head", wf)
+		case hasHead && n == 0:
+			add("workflow index: %q counts %d run(s), none indexed", wf, head)
+		case hasHead && head != n:
+			add("workflow index: %q counts %d run(s), %d indexed", wf, head, n)
+		}
+	}
+	return nil
+}
+
+// countWorkflow reads, in one read, workflow wf's head (hasHead false when it is missing or
+// does not verify) and how many entries it has.
+func (s *Store) countWorkflow(wf string) (head uint64, hasHead bool, n uint64, err error) {
+	prefix := workflowPrefix(wf)
+	err = s.view("check database", func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketWorkflows).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) == len(prefix) {
+				h, err := readIndexHead(k, v)
+				head, hasHead = h, err == nil
+				continue
+			}
+			n++
+		}
+		return nil
+	})
+	return head, hasHead, n, err
+}
+
+// recordWorkflowID is the workflow id of a stored run record; false when there is no record
+// or it does not verify and decode.
+func recordWorkflowID(id, v []byte) (string, bool) {
+	if v == nil {
+		return "", false
+	}
+	body, err := unframe(id, v)
+	if err != nil {
+		return "", false
+	}
+	var r struct {
+		WorkflowID string `json:"workflow_id"`
+	}
+	if json.Unmarshal(body, &r) != nil {
+		return "", false
+	}
+	return r.WorkflowID, true
 }
 
 // splitWorkflowKey reverses workflowKey.

@@ -180,44 +180,49 @@ func searchTexts(s string) []string {
 
 // checkSearchIndex checks the search index against the run records: every entry verifies and
 // names a run holding that value, and every value of every run has its entry (a missing one
-// would hide the run from an equality filter).
+// would hide the run from an equality filter). It reads in slices (sliceEach), each run
+// compared with its entries and each entry with its run in one slice's read, so a commit
+// between two slices shows no difference that is not there.
 func (s *Store) checkSearchIndex() []string {
 	var out []string
-	err := s.view("check database", func(tx *bolt.Tx) error {
-		want := map[string]bool{}
-		err := forEach(tx.Bucket(bucketRuns), func(k, v []byte) error {
-			for key := range searchKeys(string(k), storedSearch(k, v)) {
-				want[key] = true
+	err := s.sliceEach(bucketRuns, func(tx *bolt.Tx, k, v []byte) error {
+		b := tx.Bucket(bucketSearch)
+		for key := range searchKeys(string(k), storedSearch(k, v)) {
+			if b == nil || b.Get([]byte(key)) == nil {
+				out = append(out, fmt.Sprintf("search index: entry %s is missing: its run is hidden from an equality filter on the field", searchKeyText([]byte(key))))
 			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if b := tx.Bucket(bucketSearch); b != nil {
-			err = forEach(b, func(k, v []byte) error {
-				if err := readIndexEntry(k, v); err != nil {
-					out = append(out, fmt.Sprintf("search index: entry %s: %v", searchKeyText(k), err))
-				} else if !want[string(k)] {
-					out = append(out, fmt.Sprintf("search index: entry %s names no run holding that value", searchKeyText(k)))
-				}
-				delete(want, string(k))
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		for k := range want {
-			out = append(out, fmt.Sprintf("search index: entry %s is missing: its run is hidden from an equality filter on the field", searchKeyText([]byte(k))))
 		}
 		return nil
 	})
+	if err == nil {
+		err = s.sliceEach(bucketSearch, func(tx *bolt.Tx, k, v []byte) error {
+			if err := readIndexEntry(k, v); err != nil {
+				out = append(out, fmt.Sprintf("search index: entry %s: %v", searchKeyText(k), err))
+			} else if !searchEntryHeld(tx, k) {
+				out = append(out, fmt.Sprintf("search index: entry %s names no run holding that value", searchKeyText(k)))
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		out = append(out, err.Error())
 	}
 	slices.Sort(out)
 	return out
+}
+
+// searchEntryHeld reports whether the run a search index key names holds the value it indexes,
+// read in tx.
+func searchEntryHeld(tx *bolt.Tx, k []byte) bool {
+	_, rest, ok := splitUvarintPrefix(k)
+	if !ok {
+		return false
+	}
+	_, run, ok := splitUvarintPrefix(rest)
+	if !ok {
+		return false
+	}
+	return searchKeys(string(run), storedSearch(run, tx.Bucket(bucketRuns).Get(run)))[string(k)]
 }
 
 // searchKeyText names an index key for a report as a filter would write its value: run RUN,

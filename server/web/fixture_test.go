@@ -36,7 +36,12 @@ type webFixture struct {
 
 func newWebFixture(t *testing.T) *webFixture {
 	t.Helper()
-	store := history.NewMemStore()
+	return newWebFixtureOver(t, history.NewMemStore())
+}
+
+// newWebFixtureOver is newWebFixture over store.
+func newWebFixtureOver(t *testing.T, store history.Store) *webFixture {
+	t.Helper()
 	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: t.Logf})
 	t.Cleanup(func() { eng.Close() })
 	f := &webFixture{t: t, srv: server.New(eng, store), dir: t.TempDir()}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -14,8 +13,12 @@ import (
 	"github.com/wendflow/wend/server"
 )
 
-// listPageSize is how many runs one page of the list shows.
-const listPageSize = 50
+// listPageSize is how many runs one page of the list shows; listReadsMax bounds the API
+// pages one list page reads when the compensated filter drops runs.
+const (
+	listPageSize = 50
+	listReadsMax = 8
+)
 
 // listView is the runs page.
 type listView struct {
@@ -34,13 +37,14 @@ type listView struct {
 	Workflows   []string // workflow names present, for the filter
 	Statuses    []string
 	Runs        []history.Run
-	Shown       int // runs matching the filters
-	Page        int
-	Pages       int
-	PrevURL     string
-	NextURL     string
-	LiveURL     string
-	Version     string // changes whenever a run changes; the script compares it
+	// Cursor is where this page starts (server.ListQuery's cursor; "": the newest runs).
+	// Page only numbers it for the reader: paging is by cursor, never by offset.
+	Cursor    string
+	Page      int
+	NewestURL string // the first page, when this is not it
+	NextURL   string // the older runs, when there are more
+	LiveURL   string
+	Version   string // changes whenever a run changes; the script compares it
 	// Registered are the workflows the start form offers (wend serve --workflows).
 	Registered []server.Workflow
 	StartName  string // the start form's values, kept when a start failed
@@ -73,14 +77,15 @@ func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 		renderError(w, r, err)
 		return
 	}
+	v.Cursor = q.Get("cursor")
 	v.Page, _ = strconv.Atoi(q.Get("page"))
-	v.Page = max(v.Page, 1)
-	all, err := u.s.List(history.RunFilter{})
-	if err != nil {
+	if v.Page = max(v.Page, 1); v.Cursor == "" {
+		v.Page = 1
+	}
+	if err := v.load(u); err != nil {
 		renderError(w, r, err)
 		return
 	}
-	v.fill(all)
 	v.Registered = u.s.Workflows()
 	if bs := u.s.Batches(); bs != nil && v.Auth.Act {
 		v.Batchable = true
@@ -124,12 +129,10 @@ func (u *UI) start(w http.ResponseWriter, r *http.Request) {
 		v := listView{uiPage: newUIPage(r, "Runs"), Statuses: server.RunStatuses, Page: 1,
 			StartName: name, StartInput: input, StartID: id}
 		v.Error = e.Message
-		all, lerr := u.s.List(history.RunFilter{})
-		if lerr != nil {
-			renderError(w, r, err)
+		if lerr := v.load(u); lerr != nil {
+			renderError(w, r, lerr)
 			return
 		}
-		v.fill(all)
 		v.Registered = u.s.Workflows()
 		renderPage(w, e.Status, "runs", "", v)
 		return
@@ -141,54 +144,72 @@ func (u *UI) start(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, uiRunsPath+"/"+url.PathEscape(st.Run.RunID)+"?done="+done, http.StatusSeeOther)
 }
 
-func (v *listView) fill(all []history.Run) {
-	counts := map[string]int{}
-	names := map[string]bool{}
-	var version uint64
-	var match []history.Run
-	filter := v.filter() // the API's filter: same search rules
-	for _, run := range all {
-		counts[run.Status]++
-		names[run.Name] = true
-		version += run.LastSeq
-		if filter.Match(run) && (v.keep == nil || v.keep(run)) {
-			match = append(match, run)
-		}
+// load reads the counts (server.Tally: the store's counts, kept at commit) and one page of
+// the runs matching the filters through server.ListPage, the bounded cursor paging of
+// GET /v1/runs: a page load or live poll never reads every run. The compensated filter, which
+// the API has not, keeps what it passes of up to listReadsMax API pages; the next link goes
+// on after the last run read.
+func (v *listView) load(u *UI) error {
+	t, err := u.s.Tally()
+	if err != nil {
+		return err
 	}
-	if len(match) == 0 && len(filter.Search) > 0 && v.Error == "" {
-		if err := server.SearchFieldError(filter.Search, server.RunSearchFields(all)); err != nil {
-			v.Error = "filter: " + err.Error()
-		}
-	}
-	v.Total = len(all)
-	v.Version = fmt.Sprintf("%d-%d", len(all), version)
+	v.Total = t.Total
+	v.Workflows = t.Names
+	var ns []int
 	for _, st := range append([]string{""}, server.RunStatuses...) {
-		n := counts[st]
+		n := t.ByStatus[st]
 		if st == "" {
-			n = len(all)
+			n = t.Total
 		}
-		v.Counts = append(v.Counts, statusCount{Status: st, N: n, URL: v.url(st, v.Workflow, v.Q, 1), Active: st == v.Status})
+		ns = append(ns, n)
+		v.Counts = append(v.Counts, statusCount{Status: st, N: n, URL: v.url(st, v.Workflow, v.Q, "", 1), Active: st == v.Status})
 	}
-	for n := range names {
-		v.Workflows = append(v.Workflows, n)
+	lq := v.filter() // the API's filter: same search rules
+	lq.Limit, lq.Cursor = listPageSize, v.Cursor
+	next := ""
+	for reads := 0; reads < listReadsMax; reads++ {
+		p, err := u.s.ListPage(lq)
+		if err != nil {
+			if msg, ok := strings.CutPrefix(server.ErrorOf(err).Message, "list runs: where: "); ok && v.Error == "" {
+				v.Error = "filter: " + msg // a search field no run has
+				break
+			}
+			return err
+		}
+		next = p.NextCursor
+		for i, r := range p.Runs {
+			if v.keep != nil && !v.keep(r) {
+				continue
+			}
+			v.Runs = append(v.Runs, r)
+			if len(v.Runs) == listPageSize && (i < len(p.Runs)-1 || next != "") {
+				next = server.CursorAfter(r)
+				break
+			}
+		}
+		if next == "" || len(v.Runs) == listPageSize {
+			break
+		}
+		lq.Cursor = next
 	}
-	slices.Sort(v.Workflows)
-	v.Shown = len(match)
-	v.Pages = max(1, (len(match)+listPageSize-1)/listPageSize)
-	v.Page = min(v.Page, v.Pages)
-	lo := (v.Page - 1) * listPageSize
-	v.Runs = match[lo:min(lo+listPageSize, len(match))]
-	if v.Page > 1 {
-		v.PrevURL = v.url(v.Status, v.Workflow, v.Q, v.Page-1)
+	var seq uint64
+	for _, r := range v.Runs {
+		seq += r.LastSeq
 	}
-	if v.Page < v.Pages {
-		v.NextURL = v.url(v.Status, v.Workflow, v.Q, v.Page+1)
+	v.Version = fmt.Sprintf("%d-%v-%d-%d", t.Changes, ns, len(v.Runs), seq)
+	if v.Cursor != "" {
+		v.NewestURL = v.url(v.Status, v.Workflow, v.Q, "", 1)
 	}
-	live, _ := url.Parse(v.url(v.Status, v.Workflow, v.Q, v.Page))
-	lq := live.Query()
-	lq.Set("partial", "live")
-	live.RawQuery = lq.Encode()
+	if next != "" {
+		v.NextURL = v.url(v.Status, v.Workflow, v.Q, next, v.Page+1)
+	}
+	live, _ := url.Parse(v.url(v.Status, v.Workflow, v.Q, v.Cursor, v.Page))
+	lq2 := live.Query()
+	lq2.Set("partial", "live")
+	live.RawQuery = lq2.Encode()
 	v.LiveURL = live.String()
+	return nil
 }
 
 // filter is the list's filters as the API's query: the selects, the id box and the filter box.
@@ -209,7 +230,7 @@ func (v *listView) filter() server.ListQuery {
 }
 
 // url builds a list URL; the template escapes it again for its attribute.
-func (v *listView) url(status, workflow, q string, page int) string {
+func (v *listView) url(status, workflow, q, cursor string, page int) string {
 	p := url.Values{}
 	if status != "" {
 		p.Set("status", status)
@@ -225,6 +246,9 @@ func (v *listView) url(status, workflow, q string, page int) string {
 	}
 	if v.Compensated {
 		p.Set("compensated", "1")
+	}
+	if cursor != "" {
+		p.Set("cursor", cursor)
 	}
 	if page > 1 {
 		p.Set("page", strconv.Itoa(page))
