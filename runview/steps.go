@@ -75,7 +75,7 @@ var instanceMark = regexp.MustCompile(`@\d+`)
 
 // StaticPath is a step instance's path without its for_each item numbers: the step's path in
 // the spec (steps[1]@4.steps[0] is steps[1].steps[0]).
-func StaticPath(path string) string { return instanceMark.ReplaceAllString(path, "") }
+func StaticPath(path string) string { return history.StaticStepPath(path) }
 
 // stepEvents holds, per static step path and instance path, what the step's events say.
 type stepEvents map[string]map[string]*stepState

@@ -104,7 +104,7 @@ func checkCalls(want []CallWant, o *Outcome) string {
 		switch {
 		case w.Activity != g.Activity:
 			return fmt.Sprintf("call %d is %s, not %s", i+1, g.Activity, w.Activity)
-		case w.Step != "" && w.Step != g.Step && w.Step != static(g.Step):
+		case w.Step != "" && w.Step != g.Step && w.Step != history.StaticStepPath(g.Step):
 			return fmt.Sprintf("call %d is at step %s, not %s", i+1, g.Step, w.Step)
 		case w.Attempt != 0 && w.Attempt != g.Attempt:
 			return fmt.Sprintf("call %d is attempt %d, not %d", i+1, g.Attempt, w.Attempt)

@@ -3,6 +3,7 @@ package testsuite
 import (
 	"strings"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -22,22 +23,6 @@ func newLabels(w *spec.Workflow) *labels {
 		}
 	})
 	return l
-}
-
-// static strips for_each item numbers from an instance path.
-func static(path string) string {
-	if !strings.Contains(path, "@") {
-		return path
-	}
-	var b strings.Builder
-	for i, seg := range strings.Split(path, ".") {
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		seg, _, _ = strings.Cut(seg, "@")
-		b.WriteString(seg)
-	}
-	return b.String()
 }
 
 func (l *labels) label(path string) string {
@@ -75,10 +60,10 @@ func (l *labels) label(path string) string {
 // matches reports whether a step reference from a test file (an id, a label or a path)
 // names the step at path or one of the steps it is inside.
 func (l *labels) matches(ref, path string) bool {
-	if ref == path || ref == l.label(path) || ref == static(l.label(path)) || ref == static(path) {
+	if ref == path || ref == l.label(path) || ref == history.StaticStepPath(l.label(path)) || ref == history.StaticStepPath(path) {
 		return true
 	}
-	st := static(path)
+	st := history.StaticStepPath(path)
 	for p := st; p != ""; {
 		if l.ids[p] == ref {
 			return true

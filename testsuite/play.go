@@ -199,7 +199,7 @@ func (d *driver) completed(e history.Event) {
 	default:
 		return
 	}
-	id := d.lab.ids[static(step)]
+	id := d.lab.ids[history.StaticStepPath(step)]
 	keep := d.after[:0]
 	for _, a := range d.after {
 		if a.t.After == id || a.t.After == d.lab.label(step) {

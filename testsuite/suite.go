@@ -246,7 +246,7 @@ func (cv *cover) add(o *Outcome) {
 		if e.Step == "" {
 			continue
 		}
-		p := static(e.Step)
+		p := history.StaticStepPath(e.Step)
 		if e.Type == history.CompensationStarted {
 			cv.compRan[p] = true
 			continue

@@ -1,8 +1,6 @@
 package tracing
 
 import (
-	"strings"
-
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/wendflow/wend/history"
@@ -22,7 +20,7 @@ func (p *Provider) NameSteps(stepIDs func(history.Started) map[string]string) {
 // stepName is what a span calls the step at path: its id when the spec gives it one, else
 // the path.
 func (rt *runTrace) stepName(path string) string {
-	if id := rt.ids[staticPath(path)]; id != "" {
+	if id := rt.ids[history.StaticStepPath(path)]; id != "" {
 		return id
 	}
 	return path
@@ -32,25 +30,8 @@ func (rt *runTrace) stepName(path string) string {
 // has wend.step.path, whose for_each item numbers tell items apart; a try span's step id is
 // its parent's: a try exported by a Temporal worker knows no spec.)
 func (rt *runTrace) stepIDAttrs(path string) []attribute.KeyValue {
-	if id := rt.ids[staticPath(path)]; id != "" {
+	if id := rt.ids[history.StaticStepPath(path)]; id != "" {
 		return []attribute.KeyValue{attribute.String("wend.step.id", id)}
 	}
 	return nil
-}
-
-// staticPath drops the for_each item numbers of an instance path: steps[1]@3.steps[0] is
-// steps[1].steps[0], the path the spec knows.
-func staticPath(path string) string {
-	if !strings.Contains(path, "@") {
-		return path
-	}
-	var b strings.Builder
-	for i, seg := range strings.Split(path, ".") {
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		name, _, _ := strings.Cut(seg, "@")
-		b.WriteString(name)
-	}
-	return b.String()
 }

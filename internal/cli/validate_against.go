@@ -170,16 +170,6 @@ func replayOn(h openHistory, file string, w *spec.Workflow) (runVerdict, error) 
 	return v, nil
 }
 
-// staticPath is a step path without its for_each item numbers (steps[2]@1.steps[0] ->
-// steps[2].steps[0]): the path of the step in the file.
-func staticPath(p string) string {
-	segs := strings.Split(p, ".")
-	for i, s := range segs {
-		segs[i], _, _ = strings.Cut(s, "@")
-	}
-	return strings.Join(segs, ".")
-}
-
 // String is the report line of one run.
 func (v runVerdict) String() string {
 	head := fmt.Sprintf("%s (run %s): ", v.run.workflowID, v.run.runID)
@@ -191,14 +181,14 @@ func (v runVerdict) String() string {
 		path = v.d.At
 	}
 	var where string
-	if s := v.w.StepAt(staticPath(path)); s != nil {
+	if s := v.w.StepAt(history.StaticStepPath(path)); s != nil {
 		where = fmt.Sprintf("step %s at %s:%d:%d", runview.StepName(path, v.w.StepIDs()), filepath.ToSlash(v.file), s.Pos.Line, max(s.Pos.Col, 1))
-		if v.old != nil && v.old.StepAt(staticPath(path)) != nil {
+		if v.old != nil && v.old.StepAt(history.StaticStepPath(path)) != nil {
 			if was := runview.StepName(path, v.old.StepIDs()); was != runview.StepName(path, v.w.StepIDs()) {
 				where += fmt.Sprintf(" (where the run had step %s)", was)
 			}
 		}
-	} else if v.old != nil && v.old.StepAt(staticPath(path)) != nil {
+	} else if v.old != nil && v.old.StepAt(history.StaticStepPath(path)) != nil {
 		where = fmt.Sprintf("step %s, which %s no longer has", runview.StepName(path, v.old.StepIDs()), filepath.ToSlash(v.file))
 	} else if path != "" {
 		where = "step " + path
