@@ -2,9 +2,8 @@ package testsuite
 
 import (
 	"fmt"
-	"strconv"
+	"github.com/wendflow/wend/internal/termtext"
 	"strings"
-	"unicode"
 
 	"github.com/wendflow/wend/history"
 )
@@ -38,27 +37,9 @@ func Timeline(o *Outcome) []string {
 		if d := detail(e); d != "" {
 			b.WriteString(" " + d)
 		}
-		lines = append(lines, oneLine(b.String()))
+		lines = append(lines, termtext.OneLine(b.String()))
 	}
 	return lines
-}
-
-// oneLine writes the control characters of s (a message's newlines and tabs) as Go escapes
-// (\n, \t), as wend run's progress lines do, so a timeline entry stays one line.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // detail is the part of an event's payload worth a glance.

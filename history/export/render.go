@@ -2,12 +2,11 @@ package export
 
 import (
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/runview"
@@ -119,7 +118,7 @@ func (p *printer) header(w Workflow) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\n", r[0], oneLine(r[1]))
+		fmt.Fprintf(tw, "%s\t%s\n", r[0], termtext.OneLine(r[1]))
 	}
 	_ = tw.Flush()
 	p.f("%s", b.String())
@@ -174,7 +173,7 @@ func (p *printer) activities(acts []Activity) {
 		if a.NonRetryable {
 			mark = "  NON-RETRYABLE"
 		}
-		p.f("  %s\n", oneLine(fmt.Sprintf("%s  %s.%s  %s%s  (execution %s, tries %s)", p.step(a.Step), a.Plugin, a.Activity, a.Status, mark, a.ActivityExecutionID, runview.TriesText(a))))
+		p.f("  %s\n", termtext.OneLine(fmt.Sprintf("%s  %s.%s  %s%s  (execution %s, tries %s)", p.step(a.Step), a.Plugin, a.Activity, a.Status, mark, a.ActivityExecutionID, runview.TriesText(a))))
 		if !a.NextAttemptAt.IsZero() {
 			p.f("    next try due %s\n", stamp(a.NextAttemptAt))
 		}
@@ -319,29 +318,10 @@ func short(s string, n int) string {
 	return s[:n]
 }
 
-// oneLine writes the control characters of s (a message's newlines and tabs) as Go escapes
-// (\n, \t), as wend run's progress lines do, so a cell of a one-line row stays on its line
-// and in its column.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 func oneLineAll(cells []string) []string {
 	out := make([]string, len(cells))
 	for i, c := range cells {
-		out[i] = oneLine(c)
+		out[i] = termtext.OneLine(c)
 	}
 	return out
 }

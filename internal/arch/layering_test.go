@@ -38,7 +38,7 @@ const (
 // engine, the server over the engine, the CLI on top.
 var allowed = map[string][]string{
 	"history":           {},
-	"history/export":    {"history", "runview"},
+	"history/export":    {"history", "internal/termtext", "runview"},
 	"history/storetest": {"history"},
 	"schemas":           {},
 	"spec":              {"schemas", "schedule", "internal/inputfile", yaml, expr, jsonschema},
@@ -60,8 +60,8 @@ var allowed = map[string][]string{
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
 	"server/web":                  {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
-	"testsuite":                   {"history", "interpreter", "internal/inputfile", "spec", yaml, expr},
-	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
+	"testsuite":                   {"history", "interpreter", "internal/inputfile", "internal/termtext", "spec", yaml, expr},
+	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "spec/graph", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
@@ -72,6 +72,7 @@ var allowed = map[string][]string{
 	"bench/heapserve":       {"internal/cli"},                                                                            // wend's command line that writes a heap profile when the bench asks
 	"server/apiclient":      {"history", "history/export", "interpreter/engine", "server"},                               // the control API's Go client: server's types over HTTP
 	"internal/tracecontext": {},                                                                                          // W3C traceparent and the span ids derived from a run: standard library only
+	"internal/termtext":     {},                                                                                          // escapes stored text for a terminal: standard library only
 	"internal/inputfile":    {},                                                                                          // reads the files wend is given: regular files only, through a limit
 	"internal/crashtest":    {},
 	"internal/arch":         {},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"text/tabwriter"
 	"time"
 
@@ -114,7 +115,7 @@ func printBatches(e *env, bs []server.Batch) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tOPERATION\tSTATUS\tDONE\tFAILED\tSKIPPED\tCREATED")
 	for _, bt := range bs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\n", printable(bt.ID, ""), bt.Request.Operation, bt.Status,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%s\n", termtext.Escape(bt.ID, ""), bt.Request.Operation, bt.Status,
 			bt.Done, bt.Total, bt.Failed, bt.Skipped, bt.CreatedAt.Local().Format(time.DateTime))
 	}
 	tw.Flush()
@@ -122,16 +123,16 @@ func printBatches(e *env, bs []server.Batch) {
 
 func printBatch(e *env, bt server.Batch) {
 	w := e.stdout
-	fmt.Fprintf(w, "batch      %s\n", printable(bt.ID, ""))
+	fmt.Fprintf(w, "batch      %s\n", termtext.Escape(bt.ID, ""))
 	fmt.Fprintf(w, "operation  %s\n", bt.Request.Operation)
 	if bt.Request.Where != "" {
-		fmt.Fprintf(w, "where      %s\n", printable(bt.Request.Where, ""))
+		fmt.Fprintf(w, "where      %s\n", termtext.Escape(bt.Request.Where, ""))
 	}
 	if bt.Request.Signal != nil {
-		fmt.Fprintf(w, "signal     %s %s\n", printable(bt.Request.Signal.Name, ""), bt.Request.Signal.Data)
+		fmt.Fprintf(w, "signal     %s %s\n", termtext.Escape(bt.Request.Signal.Name, ""), bt.Request.Signal.Data)
 	}
 	if bt.Request.Reason != "" {
-		fmt.Fprintf(w, "reason     %s\n", printable(bt.Request.Reason, ""))
+		fmt.Fprintf(w, "reason     %s\n", termtext.Escape(bt.Request.Reason, ""))
 	}
 	fmt.Fprintf(w, "status     %s\n", bt.Status)
 	fmt.Fprintf(w, "runs       %d matched, %d to act on at %g/s: %d done, %d failed, %d skipped%s\n",
@@ -144,6 +145,6 @@ func printBatch(e *env, bt server.Batch) {
 		fmt.Fprintf(w, "error      %s\n", bt.Error)
 	}
 	for _, f := range bt.Failures {
-		fmt.Fprintf(w, "failed     %s: %s\n", printable(f.RunID, ""), f.Error)
+		fmt.Fprintf(w, "failed     %s: %s\n", termtext.Escape(f.RunID, ""), f.Error)
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -57,7 +58,7 @@ func bulk(e *env, b backend, w where, dryRun, yes bool, op bulkOp) int {
 	fmt.Fprintf(e.stderr, "wend %s: %d run(s) to %s match (%d %s ones skipped)\n", name, len(todo), name, len(matched)-len(todo), op.skipped)
 	if dryRun {
 		for _, r := range todo {
-			fmt.Fprintf(e.stdout, "%s %s %s\n", printable(r.WorkflowID, ""), printable(r.RunID, ""), r.Status)
+			fmt.Fprintf(e.stdout, "%s %s %s\n", termtext.Escape(r.WorkflowID, ""), termtext.Escape(r.RunID, ""), r.Status)
 		}
 		return exitOK
 	}
@@ -86,7 +87,7 @@ func bulk(e *env, b backend, w where, dryRun, yes bool, op bulkOp) int {
 		line, err := op.act(r)
 		if err != nil {
 			failed++
-			fmt.Fprintf(e.stderr, "wend %s: run %s of %s: %v\n", name, r.RunID, printable(r.WorkflowID, ""), err)
+			fmt.Fprintf(e.stderr, "wend %s: run %s of %s: %v\n", name, r.RunID, termtext.Escape(r.WorkflowID, ""), err)
 		} else {
 			fmt.Fprintln(e.stdout, line)
 		}

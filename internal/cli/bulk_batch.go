@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"maps"
 	"os"
 	"os/signal"
@@ -82,7 +83,7 @@ func bulkThroughBatch(e *env, c *client, w where, op bulkOp) (code int, ok bool)
 // exit code: 1 when a run failed or the batch did not complete.
 func batchSummary(e *env, name string, bt server.Batch) int {
 	for _, f := range bt.Failures {
-		fmt.Fprintf(e.stderr, "wend %s: run %s: %s\n", name, printable(f.RunID, ""), f.Error)
+		fmt.Fprintf(e.stderr, "wend %s: run %s: %s\n", name, termtext.Escape(f.RunID, ""), f.Error)
 	}
 	if more := bt.Failed - len(bt.Failures); more > 0 {
 		fmt.Fprintf(e.stderr, "wend %s: (and %d more failures)\n", name, more)

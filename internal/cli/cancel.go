@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
 )
@@ -32,9 +33,9 @@ runs match and neither --yes nor --dry-run was given).
 func runCancel(e *env, args []string) int {
 	return stopCmd(e, args, "cancel", backend.Cancel, func(run history.Run) string {
 		if run.Status == history.StatusCancelled {
-			return fmt.Sprintf("run %s of %s cancelled", run.RunID, printable(run.WorkflowID, ""))
+			return fmt.Sprintf("run %s of %s cancelled", run.RunID, termtext.Escape(run.WorkflowID, ""))
 		}
 		// Compensations or on_cancel steps still have to run.
-		return fmt.Sprintf("cancel of run %s of %s recorded; it is %s until its compensations finish", run.RunID, printable(run.WorkflowID, ""), run.Status)
+		return fmt.Sprintf("cancel of run %s of %s recorded; it is %s until its compensations finish", run.RunID, termtext.Escape(run.WorkflowID, ""), run.Status)
 	})
 }

@@ -82,22 +82,6 @@ func TestCLIPayloadLimit(t *testing.T) {
 	}
 }
 
-func TestPrintable(t *testing.T) {
-	for _, tc := range []struct{ in, keep, want string }{
-		{"order-7", "", "order-7"},
-		{"été", "", "été"},
-		{"\x1b[2Jgone", "", `\x1b[2Jgone`},
-		{"a\nb\tc", "", `a\nb\tc`},
-		{"a\nb\tc\x07", "\n\t", "a\nb\tc\\a"},
-		{"a\u009b31m\x7f", "", `a\u009b31m\x7f`},
-		{"a\xffb", "", `a\xffb`},
-	} {
-		if got := printable(tc.in, tc.keep); got != tc.want {
-			t.Errorf("printable(%q, %q) = %q, want %q", tc.in, tc.keep, got, tc.want)
-		}
-	}
-}
-
 // Ids a database written before the edge checks may hold reach the terminal escaped in list
 // and show, never as raw escapes.
 func TestListShowEscapeIDs(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -105,8 +106,8 @@ func runList(e *env, args []string) int {
 	color := e.colorOn(e.stdout)
 	fmt.Fprintf(tw, "WORKFLOW ID\tRUN ID\tNAME\t%s\tSTARTED (UTC)\tCLOSED (UTC)\n", paint(color, ansiDefault, "STATUS"))
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(r.WorkflowID, ""), printable(r.RunID, ""), printable(r.Name, ""),
-			paint(color, statusColor(r.Status), printable(statusText(r), "")), stamp(r.StartedAt), stamp(r.ClosedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Escape(r.WorkflowID, ""), termtext.Escape(r.RunID, ""), termtext.Escape(r.Name, ""),
+			paint(color, statusColor(r.Status), termtext.Escape(statusText(r), "")), stamp(r.StartedAt), stamp(r.ClosedAt))
 	}
 	tw.Flush()
 	return exitOK

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"io"
 	"os"
 	"strings"
@@ -202,7 +203,7 @@ func (p *progress) printAt(run history.Run, ev history.Event, now time.Time) {
 	}
 	name := func(path string) string { return runview.StepName(path, rn.ids) }
 	// Ids and messages come from the history and plugins: escaped, they cannot drive the terminal.
-	id := printable(run.WorkflowID, "")
+	id := termtext.Escape(run.WorkflowID, "")
 	if p.countLoop(run, rn, ev, name, now, id) {
 		return
 	}
@@ -225,12 +226,12 @@ func (p *progress) printAt(run history.Run, ev history.Event, now time.Time) {
 		fmt.Fprintln(p.w)
 		p.pending = false
 	}
-	fmt.Fprintf(p.w, "%7.3fs %s %s%s\n", p.since(now), id, printable(line, ""), rn.trace)
+	fmt.Fprintf(p.w, "%7.3fs %s %s%s\n", p.since(now), id, termtext.Escape(line, ""), rn.trace)
 }
 
 // namesOf is what names a run's steps, from its WorkflowStarted payload when ok.
 func (p *progress) namesOf(run history.Run, st history.Started, ok bool) *runNames {
-	rn := &runNames{wf: printable(run.WorkflowID, "")}
+	rn := &runNames{wf: termtext.Escape(run.WorkflowID, "")}
 	if ok {
 		rn.w, rn.input = p.specs.of(st), st.Input
 		if p.traces || st.TraceParent != "" {
@@ -264,7 +265,7 @@ func (p *progress) countLoop(run history.Run, rn *runNames, ev history.Event, na
 	key := owner + "\x00" + loop
 	c := p.loops[key]
 	if c == nil {
-		c = newLoop(printable(name(loop), ""), loop, spec, input)
+		c = newLoop(termtext.Escape(name(loop), ""), loop, spec, input)
 		p.loops[key] = c
 		p.order = append(p.order, key)
 	}

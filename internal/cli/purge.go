@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"net/url"
 	"os"
 	"os/signal"
@@ -112,7 +113,7 @@ func runPurge(e *env, args []string) int {
 	}
 	if *dryRun {
 		for _, r := range runs {
-			fmt.Fprintf(e.stdout, "%s %s %s %s\n", printable(r.WorkflowID, ""), printable(r.RunID, ""), r.Status, r.ClosedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(e.stdout, "%s %s %s %s\n", termtext.Escape(r.WorkflowID, ""), termtext.Escape(r.RunID, ""), r.Status, r.ClosedAt.UTC().Format(time.RFC3339))
 		}
 		fmt.Fprintf(e.stderr, "wend purge: %d run(s) would be purged\n", len(runs))
 		return exitOK

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
@@ -115,7 +116,7 @@ func runRetry(e *env, args []string) int {
 		where = fmt.Sprintf("it runs in wend pid %d, which holds the database", c.pid)
 	}
 	if rt.Run.Status == history.StatusQueued {
-		where = fmt.Sprintf("it waits queued under its concurrency key until the key has room (wend show %s says for what)", printable(rt.Run.WorkflowID, ""))
+		where = fmt.Sprintf("it waits queued under its concurrency key until the key has room (wend show %s says for what)", termtext.Escape(rt.Run.WorkflowID, ""))
 	}
 	fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s; %s\n", rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf, where)
 	return exitOK
@@ -195,6 +196,6 @@ func retryWhere(e *env, pos []string, filter string, dryRun, yes bool, rps float
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("%s of %s resumes %s", rt.Run.RunID, printable(rt.Run.WorkflowID, ""), rt.RetryOf), nil
+			return fmt.Sprintf("%s of %s resumes %s", rt.Run.RunID, termtext.Escape(rt.Run.WorkflowID, ""), rt.RetryOf), nil
 		}})
 }

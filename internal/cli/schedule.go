@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -229,7 +230,7 @@ func printSchedules(e *env, vs []runner.View) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tWORKFLOW\tWHEN\tOVERLAP\tSTATE\tNEXT FIRE")
 	for _, v := range vs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(v.ID, ""), printable(v.Workflow, ""), printable(when(v), ""), v.Overlap, state(v), fmtTime(v.NextFire))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Escape(v.ID, ""), termtext.Escape(v.Workflow, ""), termtext.Escape(when(v), ""), v.Overlap, state(v), fmtTime(v.NextFire))
 	}
 	tw.Flush()
 }
@@ -253,9 +254,9 @@ func fmtTime(t time.Time) string {
 
 func printSchedule(e *env, v runner.View) {
 	p := func(k, val string) { fmt.Fprintf(e.stdout, "%-15s %s\n", k+":", val) }
-	p("schedule", printable(v.ID, ""))
-	p("workflow", printable(v.Workflow, "")+" ("+printable(v.File, "")+")")
-	p("when", printable(when(v), ""))
+	p("schedule", termtext.Escape(v.ID, ""))
+	p("workflow", termtext.Escape(v.Workflow, "")+" ("+termtext.Escape(v.File, "")+")")
+	p("when", termtext.Escape(when(v), ""))
 	if v.Jitter != "" {
 		p("jitter", v.Jitter)
 	}
@@ -265,7 +266,7 @@ func printSchedule(e *env, v runner.View) {
 	}
 	p("state", state(v))
 	if v.State.Note != "" {
-		p("note", printable(v.State.Note, ""))
+		p("note", termtext.Escape(v.State.Note, ""))
 	}
 	p("next fire", fmtTime(v.NextFire))
 	c := v.State.Counts
@@ -287,7 +288,7 @@ func printSchedule(e *env, v runner.View) {
 			if kind == "" {
 				kind = "calendar"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", fmtTime(o.Nominal), o.Result, kind, printable(o.WorkflowID, ""))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", fmtTime(o.Nominal), o.Result, kind, termtext.Escape(o.WorkflowID, ""))
 		}
 		tw.Flush()
 	}

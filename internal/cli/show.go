@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"io"
 	"maps"
 	"slices"
@@ -71,7 +72,7 @@ func runShow(e *env, args []string) int {
 		return exitOK
 	}
 	if d.Run.NeverStarted() {
-		fmt.Fprint(e.stdout, printable(unstartedText(d), "\n\t"))
+		fmt.Fprint(e.stdout, termtext.Escape(unstartedText(d), "\n\t"))
 		return exitOK
 	}
 	// The export is a function of the record and events, so building it here from the detail
@@ -93,7 +94,7 @@ func runShow(e *env, args []string) int {
 	printState(&out, d)
 	printSearch(&out, d.Run)
 	printWaits(&out, d)
-	fmt.Fprint(e.stdout, printable(out.String(), "\n\t"))
+	fmt.Fprint(e.stdout, termtext.Escape(out.String(), "\n\t"))
 	return exitOK
 }
 
@@ -144,7 +145,7 @@ func printWaits(w io.Writer, d runview.Detail) {
 // WorkflowStarted names the run too), newlines included, as printableRun does the record's.
 func printableWorkflow(w *export.Workflow) {
 	for _, f := range []*string{&w.WorkflowID, &w.RunID, &w.Name, &w.SpecFile, &w.ParentRunID, &w.ParentStep} {
-		*f = printable(*f, "")
+		*f = termtext.Escape(*f, "")
 	}
 }
 
@@ -152,7 +153,7 @@ func printableWorkflow(w *export.Workflow) {
 // each heads a line of its own in show's text.
 func printableRun(r history.Run) history.Run {
 	for _, f := range []*string{&r.WorkflowID, &r.RunID, &r.Name, &r.SpecFile, &r.ParentRunID, &r.ParentStep} {
-		*f = printable(*f, "")
+		*f = termtext.Escape(*f, "")
 	}
 	return r
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 	"strings"
 	"time"
 
@@ -41,5 +42,5 @@ func sayQueued(e *env, eng *engine.Engine, rec history.Run) {
 		what = runview.Queue(qi).String()
 	}
 	fmt.Fprintf(e.stderr, "wend: run %s of %s waits %s; it starts when a run of its key closes\n",
-		rec.RunID, printable(rec.WorkflowID, ""), what)
+		rec.RunID, termtext.Escape(rec.WorkflowID, ""), what)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -128,9 +129,9 @@ func runSignal(e *env, args []string) int {
 					return "", err
 				}
 				if sent.Duplicate {
-					return fmt.Sprintf("signal %q already delivered to run %s of %s", req.Name, r.RunID, printable(r.WorkflowID, "")), nil
+					return fmt.Sprintf("signal %q already delivered to run %s of %s", req.Name, r.RunID, termtext.Escape(r.WorkflowID, "")), nil
 				}
-				return fmt.Sprintf("signal %q sent to run %s of %s", req.Name, r.RunID, printable(r.WorkflowID, "")), nil
+				return fmt.Sprintf("signal %q sent to run %s of %s", req.Name, r.RunID, termtext.Escape(r.WorkflowID, "")), nil
 			}})
 	}
 	sent, err := b.SendSignal(context.Background(), pos[0], server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID})
@@ -139,7 +140,7 @@ func runSignal(e *env, args []string) int {
 	}
 	run := sent.Run
 	dup := fmt.Sprintf("signal %q with id %s was already delivered to %s; not sent again (run %s is %s)",
-		pos[1], printable(*signalID, ""), printable(run.WorkflowID, ""), run.RunID, run.Status)
+		pos[1], termtext.Escape(*signalID, ""), termtext.Escape(run.WorkflowID, ""), run.RunID, run.Status)
 	if *asJSON {
 		out, _ := json.MarshalIndent(run, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)
@@ -154,9 +155,9 @@ func runSignal(e *env, args []string) int {
 	}
 	if run.Status == history.StatusQueued {
 		fmt.Fprintf(e.stdout, "signal %q kept for run %s of %s, queued under its concurrency key: it takes it when it starts\n",
-			pos[1], run.RunID, printable(run.WorkflowID, ""))
+			pos[1], run.RunID, termtext.Escape(run.WorkflowID, ""))
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "signal %q sent to run %s of %s\n", pos[1], run.RunID, printable(run.WorkflowID, ""))
+	fmt.Fprintf(e.stdout, "signal %q sent to run %s of %s\n", pos[1], run.RunID, termtext.Escape(run.WorkflowID, ""))
 	return exitOK
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
 )
@@ -32,6 +33,6 @@ neither --yes nor --dry-run was given).
 
 func runTerminate(e *env, args []string) int {
 	return stopCmd(e, args, "terminate", backend.Terminate, func(run history.Run) string {
-		return fmt.Sprintf("run %s of %s terminated", run.RunID, printable(run.WorkflowID, ""))
+		return fmt.Sprintf("run %s of %s terminated", run.RunID, termtext.Escape(run.WorkflowID, ""))
 	})
 }

@@ -1,4 +1,7 @@
-package cli
+// Package termtext makes text from a database or a plugin safe to print: control characters and
+// invalid bytes become Go escapes, so a stored value can never steer a terminal or break a
+// line-oriented output.
+package termtext
 
 import (
 	"fmt"
@@ -8,12 +11,12 @@ import (
 	"unicode/utf8"
 )
 
-// printable returns s with every control character (an ANSI escape, a newline, DEL, the C1
+// Escape returns s with every control character (an ANSI escape, a newline, DEL, the C1
 // codes) and every invalid byte written as a Go escape (\x1b, \n, \u009b), so text from the
 // database reaches a terminal as text: new clients cannot record such ids (engine.CheckID),
 // but a database written before may hold them. keep lists characters to leave as they are
 // (the newlines and tabs of a text block).
-func printable(s, keep string) string {
+func Escape(s, keep string) string {
 	var b *strings.Builder // made at the first character to escape: clean text is not copied
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -42,3 +45,6 @@ func printable(s, keep string) string {
 	}
 	return b.String()
 }
+
+// OneLine is Escape keeping nothing: the text fits one line of a table or a timeline.
+func OneLine(s string) string { return Escape(s, "") }
