@@ -3,30 +3,19 @@
 package server
 
 import (
-	"net"
+	"errors"
 
 	"golang.org/x/sys/unix"
 )
 
-// peerUID is the user id of a unix connection's peer, as the kernel recorded it at connect.
-func peerUID(c net.Conn) (uid int, known bool, err error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return 0, false, nil
-	}
-	raw, err := uc.SyscallConn()
+// fdPeerUID reads LOCAL_PEERCRED.
+func fdPeerUID(fd uintptr) (int, error) {
+	cred, err := unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
-	var cred *unix.Xucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
-	}); err != nil {
-		return 0, false, err
+	if cred == nil {
+		return 0, errors.New("no peer credentials")
 	}
-	if cerr != nil {
-		return 0, false, cerr
-	}
-	return int(cred.Uid), true, nil
+	return int(cred.Uid), nil
 }
