@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 )
@@ -20,7 +21,7 @@ type memBackend struct {
 	closed *int
 }
 
-func (b memBackend) List(q server.ListQuery, limit int) ([]history.Run, error) {
+func (b memBackend) List(q api.ListQuery, limit int) ([]history.Run, error) {
 	return b.Server.List(q.StoreFilter())
 }
 

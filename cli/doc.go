@@ -5,6 +5,6 @@
 // plain wend binary leaves out.
 //
 // The commands themselves live in wend's internal/cli; this package is the stable seam over
-// them. A backend implements server.Backend, whose methods and *server.Error are the control
+// them. A backend implements server.Backend, whose methods and *api.Error are the control
 // API's, so the commands print the same results, messages and exit codes on any engine.
 package cli

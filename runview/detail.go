@@ -1,45 +1,9 @@
 package runview
 
 import (
-	"encoding/json"
-	"time"
-
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
-
-// Detail is one run as `wend show --json` and GET /v1/runs/{id} give it: the record, the
-// input and how it ended, its current public state, what it is waiting for now, the signals
-// no step has taken, every failure, and the full history.
-type Detail struct {
-	Run     history.Run      `json:"run"`
-	Input   json.RawMessage  `json:"input,omitempty"`
-	Output  json.RawMessage  `json:"output,omitempty"`  // completed runs
-	Failure *history.Failure `json:"failure,omitempty"` // how a failed, cancelled or timed-out run ended
-	// State is the run's public state after its last event (Live.State); absent when the
-	// history cannot be replayed, and StateError says why.
-	State      json.RawMessage `json:"state,omitempty"`
-	StateError string          `json:"state_error,omitempty"`
-	// Waits are what the open run waits for: activities in flight or backing off, timers,
-	// signal waits, children and awaited workflows. Empty once the run has closed.
-	Waits []Wait `json:"waits"`
-	// Signals are received and not yet taken by a wait_for_signal step (kept for a later
-	// wait), with their data.
-	Signals  []history.Signal `json:"pending_signals"`
-	Failures []FailureAt      `json:"failures"`
-	Events   []history.Event  `json:"events"`
-	// Queue says what a queued run waits for; absent for any other run.
-	Queue *Queue `json:"queue,omitempty"`
-}
-
-// FailureAt is a failure recorded in the history, as recorded, with the event that recorded it.
-type FailureAt struct {
-	Seq     uint64            `json:"seq"`
-	Type    history.EventType `json:"type"`
-	Time    time.Time         `json:"time"`
-	Failure history.Failure   `json:"failure"`
-	// Caught: a catch handled the failure and the run went on (Failure.Caught).
-	Caught bool `json:"caught,omitempty"`
-}
 
 // DetailOf is the Detail of a run's record and complete history. A history Fold cannot read
 // still gets its record and events (and says why in StateError), never an error: that is
@@ -91,3 +55,10 @@ func (v *View) rawFailure(f Failure) history.Failure {
 	}
 	return history.Failure{Category: f.FailureCategory, PropagationKind: f.PropagationKind, Type: f.Type, Message: f.Message, NonRetryable: f.NonRetryable}
 }
+
+// Detail is the run's view as the API carries it (api.RunDetail): DetailOf builds it.
+type Detail = api.RunDetail
+
+// FailureAt is a failure recorded in the history with the event that recorded it
+// (api.FailureAt).
+type FailureAt = api.FailureAt

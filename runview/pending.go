@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/wendflow/wend/api"
 )
 
 // Wait kinds.
@@ -15,23 +17,6 @@ const (
 	WaitChild    = "child_workflow"
 	WaitWorkflow = "workflow"
 )
-
-// Wait is one thing an open run waits for.
-type Wait struct {
-	Kind  string    `json:"kind"`
-	Step  string    `json:"step,omitempty"`
-	Since time.Time `json:"since,omitzero"` // when the wait began, when the history says
-	// activity
-	Activity            string `json:"activity,omitempty"` // plugin.activity
-	ActivityExecutionID string `json:"activity_execution_id,omitempty"`
-	Attempt             int    `json:"attempt,omitempty"`
-	// Until is when a timer fires or a retry becomes due.
-	Until   time.Time `json:"until,omitzero"`
-	Purpose string    `json:"purpose,omitempty"` // timer: delay or timeout
-	Signal  string    `json:"signal,omitempty"`
-	// WorkflowID is the child's or the awaited workflow's id.
-	WorkflowID string `json:"workflow_id,omitempty"`
-}
 
 // Pending lists what the run is owed according to its history alone, oldest first:
 // activities not closed (in flight or backing off before a retry), timers not fired or
@@ -125,12 +110,17 @@ func WaitText(w Wait, name func(path string) string) string {
 	return s
 }
 
-// Name names a step of the run a Detail describes (StepName with the ids of the spec its
+// StepNamer names the steps of the run d describes (StepName with the ids of the spec its
 // first event recorded).
-func (d Detail) Name(path string) string {
-	var ids map[string]string
-	if len(d.Events) > 0 {
-		ids = SpecOf(d.Events[0]).StepIDs()
+func StepNamer(d Detail) func(path string) string {
+	return func(path string) string {
+		var ids map[string]string
+		if len(d.Events) > 0 {
+			ids = SpecOf(d.Events[0]).StepIDs()
+		}
+		return StepName(path, ids)
 	}
-	return StepName(path, ids)
 }
+
+// Wait is one thing an open run waits for (api.Wait).
+type Wait = api.Wait

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/wendflow/wend/api"
 )
 
 // The auth model of the TCP listener (the unix socket has none: only the serving user can
@@ -126,7 +128,7 @@ type credential struct {
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.cfg.loopback && !loopbackHost(r.Host) {
-		writeError(w, errorf(http.StatusMisdirectedRequest, CodeBadRequest,
+		writeError(w, errorf(http.StatusMisdirectedRequest, api.CodeBadRequest,
 			"host "+r.Host+" is not a loopback name; this server answers only on loopback"))
 		return
 	}
@@ -157,13 +159,13 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.deny(w, r, "")
 		return
 	default:
-		writeError(w, errorf(http.StatusForbidden, CodeForbidden,
+		writeError(w, errorf(http.StatusForbidden, api.CodeForbidden,
 			"this request needs the act token; the token sent only reads"))
 		return
 	}
 	if c.session && !safeMethod(r.Method) {
 		if why := g.checkCSRF(r); why != "" {
-			writeError(w, errorf(http.StatusForbidden, CodeForbidden, "cross-site request refused: "+why))
+			writeError(w, errorf(http.StatusForbidden, api.CodeForbidden, "cross-site request refused: "+why))
 			return
 		}
 	}
@@ -244,7 +246,7 @@ func (g *guard) deny(w http.ResponseWriter, r *http.Request, why string) {
 	if why != "" {
 		msg = why + "; " + msg
 	}
-	writeError(w, errorf(http.StatusUnauthorized, CodeUnauthorized, msg))
+	writeError(w, errorf(http.StatusUnauthorized, api.CodeUnauthorized, msg))
 }
 
 // login trades a token for its session cookie: GET /ui/login?token=T (the link wend serve
@@ -260,7 +262,7 @@ func (g *guard) login(w http.ResponseWriter, r *http.Request) {
 		}
 	case http.MethodPost:
 		if !sameOrigin(r) {
-			writeError(w, errorf(http.StatusForbidden, CodeForbidden, "cross-site login refused"))
+			writeError(w, errorf(http.StatusForbidden, api.CodeForbidden, "cross-site login refused"))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxFormBody)
@@ -270,7 +272,7 @@ func (g *guard) login(w http.ResponseWriter, r *http.Request) {
 		}
 		tok = r.PostForm.Get("token")
 	default:
-		writeError(w, errorf(http.StatusMethodNotAllowed, CodeBadRequest, "login takes GET or POST"))
+		writeError(w, errorf(http.StatusMethodNotAllowed, api.CodeBadRequest, "login takes GET or POST"))
 		return
 	}
 	var session string
@@ -301,9 +303,3 @@ func loopbackHost(hostport string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-// Error codes of the guard (beside errors.go's, kept here with the model they belong to).
-const (
-	CodeUnauthorized = "unauthorized" // no token or session where one is needed (401)
-	CodeForbidden    = "forbidden"    // the read token where the act token is needed; a session's mutation without same origin and CSRF value (403)
-)

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
-	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/schedule/runner"
 )
@@ -20,21 +20,21 @@ import (
 type Backend interface {
 	// List returns the runs passing q's filters (ListQuery.Match; q's Limit and Cursor are
 	// unused), newest first, at most limit of them (0: all); never nil.
-	List(q ListQuery, limit int) ([]history.Run, error)
-	Show(id string) (RunDetail, error)
-	Events(id string, after uint64) (EventPage, error)
-	Start(ctx context.Context, req engine.StartRequest) (Started, error)
+	List(q api.ListQuery, limit int) ([]history.Run, error)
+	Show(id string) (api.RunDetail, error)
+	Events(id string, after uint64) (api.EventPage, error)
+	Start(ctx context.Context, req api.StartRequest) (api.Started, error)
 	Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error)
-	SendSignal(ctx context.Context, id string, req SignalRequest) (SignalSent, error)
+	SendSignal(ctx context.Context, id string, req api.SignalRequest) (api.SignalSent, error)
 	Cancel(ctx context.Context, id, reason string) (history.Run, error)
 	Terminate(ctx context.Context, id, reason string) (history.Run, error)
-	Retry(ctx context.Context, id string) (Retried, error)
-	Repair(ctx context.Context, id string) (RepairReport, error)
+	Retry(ctx context.Context, id string) (api.Retried, error)
+	Repair(ctx context.Context, id string) (api.RepairReport, error)
 	Export(id string) (*export.Document, error)
 	// Query evaluates a read-only expression over a run (wend query).
-	Query(id, expr string) (QueryResult, error)
-	Wait(ctx context.Context, id string, timeout time.Duration) (Outcome, error)
-	Check() (CheckReport, error)
+	Query(id, expr string) (api.QueryResult, error)
+	Wait(ctx context.Context, id string, timeout time.Duration) (api.Outcome, error)
+	Check() (api.CheckReport, error)
 	Close() error
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/server/internal/servertest"
 )
 
@@ -17,9 +18,9 @@ func TestBackupNeedsTheToken(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"no token", nil, http.StatusUnauthorized, CodeUnauthorized},
-		{"read token", servertest.ReadBearer(), http.StatusForbidden, CodeForbidden},
-		{"act token", bearer(), http.StatusNotImplemented, CodeUnsupported},
+		{"no token", nil, http.StatusUnauthorized, api.CodeUnauthorized},
+		{"read token", servertest.ReadBearer(), http.StatusForbidden, api.CodeForbidden},
+		{"act token", bearer(), http.StatusNotImplemented, api.CodeUnsupported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, _, body := f.send(req{Method: "GET", Path: "/v1/backup", Header: tc.header})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/interpreter/engine"
 )
 
@@ -112,7 +113,7 @@ func (b Batch) Open() bool { return b.Status == BatchRunning }
 // check refuses a request the batch could not carry out, naming the field and what to write.
 func (r *BatchRequest) check() error {
 	bad := func(format string, args ...any) error {
-		return errorf(http.StatusBadRequest, CodeBadRequest, "batch: "+fmt.Sprintf(format, args...))
+		return errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: "+fmt.Sprintf(format, args...))
 	}
 	switch r.Operation {
 	case BatchOpCancel, BatchOpTerminate, BatchOpSignal, BatchOpRetry, BatchOpPurge:
@@ -157,12 +158,12 @@ func (r *BatchRequest) check() error {
 func (r *BatchRequest) checkSignal() error {
 	if r.Operation != BatchOpSignal {
 		if r.Signal != nil {
-			return errorf(http.StatusBadRequest, CodeBadRequest, "batch: signal goes with operation signal only")
+			return errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: signal goes with operation signal only")
 		}
 		return nil
 	}
 	if r.Signal == nil || r.Signal.Name == "" {
-		return errorf(http.StatusBadRequest, CodeBadRequest, "batch: operation signal needs signal.name")
+		return errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: operation signal needs signal.name")
 	}
 	if err := engine.CheckID("signal name", r.Signal.Name); err != nil {
 		return wrap(fmt.Errorf("batch: %w", err))
@@ -174,7 +175,7 @@ func (r *BatchRequest) checkSignal() error {
 		return wrap(fmt.Errorf("batch: %w", err))
 	}
 	if len(r.Signal.Data) > 0 && !json.Valid(r.Signal.Data) {
-		return errorf(http.StatusBadRequest, CodeBadRequest, "batch: signal.data is not JSON")
+		return errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: signal.data is not JSON")
 	}
 	return nil
 }
@@ -191,7 +192,7 @@ func checkBatchSize(n int, op string) error {
 	if n <= MaxBatchRuns {
 		return nil
 	}
-	return errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf(
+	return errorf(http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf(
 		"batch: %d runs to %s, at most %d in one batch: narrow the filter (say, by started < TIME) and send several", n, op, MaxBatchRuns))
 }
 

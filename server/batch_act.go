@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
 
@@ -27,7 +28,7 @@ func (s *Server) batchRuns(req BatchRequest) (ids []string, matched int, err err
 	}
 	q, err := ParseWhere(req.Where)
 	if err != nil {
-		return nil, 0, errorf(http.StatusBadRequest, CodeBadRequest, "batch: where: "+err.Error())
+		return nil, 0, errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: where: "+err.Error())
 	}
 	if req.Operation == BatchOpPurge {
 		p, err := s.purger("purge runs")
@@ -103,7 +104,7 @@ func (s *Server) batchAct(ctx context.Context, req BatchRequest, batchID, runID 
 		}
 	case BatchOpSignal:
 		id := cmp.Or(req.Signal.ID, batchSignalID(batchID))
-		_, err = s.SendSignal(ctx, runID, SignalRequest{Name: req.Signal.Name, Data: req.Signal.Data, ID: id})
+		_, err = s.SendSignal(ctx, runID, api.SignalRequest{Name: req.Signal.Name, Data: req.Signal.Data, ID: id})
 	case BatchOpRetry:
 		if doubt && s.retried(runID) {
 			return actOutcome{}
@@ -121,16 +122,16 @@ func (s *Server) actResult(ctx context.Context, req BatchRequest, err error) act
 	if err == nil {
 		return actOutcome{}
 	}
-	var e *Error
+	var e *api.Error
 	errors.As(wrap(err), &e)
 	switch {
-	case ctx.Err() != nil || e.Code == CodeStopped:
+	case ctx.Err() != nil || e.Code == api.CodeStopped:
 		return actOutcome{stopped: true, err: err}
-	case e.Code == CodeRunClosed:
+	case e.Code == api.CodeRunClosed:
 		return actOutcome{skipped: "finished"}
-	case e.Code == CodeNotRetryable:
+	case e.Code == api.CodeNotRetryable:
 		return actOutcome{skipped: "not retryable"}
-	case e.Code == CodeNotFound && req.Where != "":
+	case e.Code == api.CodeNotFound && req.Where != "":
 		return actOutcome{skipped: "gone"}
 	}
 	return actOutcome{err: err}

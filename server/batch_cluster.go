@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
 
@@ -54,7 +55,7 @@ func (b *Batches) Runs(op string) bool {
 func (b *Batches) clusterCreate(req BatchRequest) (Batch, bool, error) {
 	switch req.Operation {
 	case BatchOpRetry:
-		return Batch{}, false, errorf(http.StatusNotImplemented, CodeUnsupported,
+		return Batch{}, false, errorf(http.StatusNotImplemented, api.CodeUnsupported,
 			"retry batches are not run on a Temporal cluster (its batch operations cannot retry a run): use wend retry --where FILTER --temporal ADDR, which retries each run from the command")
 	case BatchOpPurge:
 		_, err := b.srv.purger("purge runs")
@@ -68,7 +69,7 @@ func (b *Batches) clusterCreate(req BatchRequest) (Batch, bool, error) {
 	if req.ID != "" {
 		if old, err := b.clusterGet(ctx, req.ID); err == nil {
 			if !b.sameRequest(old, req) {
-				return Batch{}, false, errorf(http.StatusConflict, CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
+				return Batch{}, false, errorf(http.StatusConflict, api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
 			}
 			return old, false, nil
 		}
@@ -123,7 +124,7 @@ func (s *Server) clusterBatchRuns(req BatchRequest) ([]history.Run, Batch, error
 			bt.Total++
 			r, err := s.cluster.Resolve(id)
 			switch {
-			case err != nil && wrap(err).Code == CodeNotFound:
+			case err != nil && wrap(err).Code == api.CodeNotFound:
 				bt.skip("gone")
 			case err != nil:
 				return nil, Batch{}, wrap(err)
@@ -141,7 +142,7 @@ func (s *Server) clusterBatchRuns(req BatchRequest) ([]history.Run, Batch, error
 	}
 	q, err := ParseWhere(req.Where)
 	if err != nil {
-		return nil, Batch{}, errorf(http.StatusBadRequest, CodeBadRequest, "batch: where: "+err.Error())
+		return nil, Batch{}, errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: where: "+err.Error())
 	}
 	matched, err := s.cluster.List(q, 0)
 	if err != nil {
@@ -190,14 +191,14 @@ func (b *Batches) withKnown(bt Batch) Batch {
 func (b *Batches) clusterGet(ctx context.Context, id string) (Batch, error) {
 	bt, err := b.cluster.Batch(ctx, id)
 	if err != nil {
-		if e := wrap(err); e.Code == CodeNotFound {
+		if e := wrap(err); e.Code == api.CodeNotFound {
 			b.mu.Lock()
 			known, ok := b.batches[id]
 			b.mu.Unlock()
 			if ok && known.Status == BatchCompleted && known.Total == known.Skipped {
 				return known.clone(), nil
 			}
-			return Batch{}, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no batch %q", id))
+			return Batch{}, errorf(http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 		}
 		return Batch{}, wrap(err)
 	}

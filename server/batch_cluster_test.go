@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
 
@@ -25,7 +26,7 @@ func newBatchCluster(runs ...history.Run) *batchCluster {
 	return &batchCluster{runs: runs, started: map[string][]string{}, batches: map[string]Batch{}}
 }
 
-func (c *batchCluster) List(q ListQuery, limit int) ([]history.Run, error) {
+func (c *batchCluster) List(q api.ListQuery, limit int) ([]history.Run, error) {
 	var out []history.Run
 	for _, r := range c.runs {
 		if q.Match(r) {
@@ -46,7 +47,7 @@ func (c *batchCluster) Resolve(id string) (history.Run, error) {
 
 func (c *batchCluster) StartBatch(_ context.Context, bt Batch, runs []history.Run) (Batch, error) {
 	if _, ok := c.batches[bt.ID]; ok {
-		return Batch{}, NewError(CodeIDTaken, "batch exists")
+		return Batch{}, api.NewError(api.CodeIDTaken, "batch exists")
 	}
 	for _, r := range runs {
 		c.started[bt.ID] = append(c.started[bt.ID], r.RunID)
@@ -60,7 +61,7 @@ func (c *batchCluster) StartBatch(_ context.Context, bt Batch, runs []history.Ru
 func (c *batchCluster) Batch(_ context.Context, id string) (Batch, error) {
 	bt, ok := c.batches[id]
 	if !ok {
-		return Batch{}, NewError(CodeNotFound, "no batch")
+		return Batch{}, api.NewError(api.CodeNotFound, "no batch")
 	}
 	return bt, nil
 }
@@ -214,9 +215,9 @@ func TestClusterBatchRefusals(t *testing.T) {
 		status     int
 		code, msg  string
 	}{
-		{"retry", `{"operation":"retry","where":"status = failed"}`, http.StatusNotImplemented, CodeUnsupported, "use wend retry --where FILTER --temporal ADDR"},
-		{"purge", `{"operation":"purge","where":"status = completed"}`, http.StatusNotImplemented, CodeUnsupported, "retention deletes closed runs"},
-		{"bad filter", `{"operation":"cancel","where":"started < someday"}`, http.StatusBadRequest, CodeBadRequest, "where"},
+		{"retry", `{"operation":"retry","where":"status = failed"}`, http.StatusNotImplemented, api.CodeUnsupported, "use wend retry --where FILTER --temporal ADDR"},
+		{"purge", `{"operation":"purge","where":"status = completed"}`, http.StatusNotImplemented, api.CodeUnsupported, "retention deletes closed runs"},
+		{"bad filter", `{"operation":"cancel","where":"started < someday"}`, http.StatusBadRequest, api.CodeBadRequest, "where"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, b := f.do("POST", "/v1/batches", tt.body, nil)
@@ -232,12 +233,12 @@ func TestClusterBatchRefusals(t *testing.T) {
 		t.Fatalf("resend answered %+v, started %v", again, c.started)
 	}
 	code, b := f.do("POST", "/v1/batches", `{"id":"x","operation":"terminate","run_ids":["a1"]}`, nil)
-	wantError(t, code, b, http.StatusConflict, CodeIDTaken, "exists with another request")
+	wantError(t, code, b, http.StatusConflict, api.CodeIDTaken, "exists with another request")
 	// A serve started again knows only what the cluster keeps: the operation and the reason.
 	g := overBatchCluster(t, c)
 	g.postBatch(`{"id":"x","operation":"cancel","where":"status = running"}`, http.StatusOK)
 	code, b = g.do("POST", "/v1/batches", `{"id":"x","operation":"terminate","run_ids":["a1"]}`, nil)
-	wantError(t, code, b, http.StatusConflict, CodeIDTaken, "exists with another request")
+	wantError(t, code, b, http.StatusConflict, api.CodeIDTaken, "exists with another request")
 	none := f.postBatch(`{"id":"n","operation":"cancel","where":"id ^= zz"}`, http.StatusCreated)
 	if none.Status != BatchCompleted || none.Total != 0 || len(c.started) != 1 {
 		t.Fatalf("an empty batch: %+v, started %v", none, c.started)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+
+	"github.com/wendflow/wend/api"
 )
 
 // FuzzBatchRequest: any body POST /v1/batches decodes is checked without a panic, and refused,
@@ -29,7 +31,7 @@ func FuzzBatchRequest(f *testing.F) {
 		if err == nil {
 			return
 		}
-		var e *Error
+		var e *api.Error
 		if !errors.As(err, &e) || e.Status < 400 || e.Status >= 500 || e.Message == "" {
 			t.Fatalf("check(%s) = %v (%T), want a client error with a message", body, err, err)
 		}

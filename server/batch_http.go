@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"sync/atomic"
+
+	"github.com/wendflow/wend/api"
 )
 
 // The batches API (docs/api.md, Batches): /v1/batches over the Batches wend serve gives with
@@ -30,9 +32,9 @@ func (s *Server) batchRunner(w http.ResponseWriter) *Batches {
 	bs := s.batches.p.Load()
 	if bs == nil {
 		if s.cluster != nil {
-			writeError(w, errorf(http.StatusNotImplemented, CodeUnsupported, "this Temporal backend runs no batches: use wend cancel|terminate|signal|retry --where, which acts on each run from the command"))
+			writeError(w, errorf(http.StatusNotImplemented, api.CodeUnsupported, "this Temporal backend runs no batches: use wend cancel|terminate|signal|retry --where, which acts on each run from the command"))
 		} else {
-			writeError(w, errorf(http.StatusNotImplemented, CodeUnsupported, "this process runs no batches: they are run by wend serve"))
+			writeError(w, errorf(http.StatusNotImplemented, api.CodeUnsupported, "this process runs no batches: they are run by wend serve"))
 		}
 	}
 	return bs

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server/internal/servertest"
 )
@@ -162,9 +163,9 @@ func TestBatchSignalsOnceAndIsIdempotentByID(t *testing.T) {
 		t.Fatalf("resend answered %+v, want the first batch", again)
 	}
 	code, b := f.do("POST", "/v1/batches", `{"id":"sig","operation":"cancel","run_ids":["s1"]}`, nil)
-	wantError(t, code, b, http.StatusConflict, CodeIDTaken, "another request")
+	wantError(t, code, b, http.StatusConflict, api.CodeIDTaken, "another request")
 	code, b = f.do("POST", "/v1/batches", strings.Replace(body, `"nope"`, `"other"`, 1), nil)
-	wantError(t, code, b, http.StatusConflict, CodeIDTaken, "another request")
+	wantError(t, code, b, http.StatusConflict, api.CodeIDTaken, "another request")
 	bt = f.batchClosed("sig")
 	if bt.Status != BatchCompleted || bt.Done != 1 || bt.Failed != 1 || len(bt.Failures) != 1 || bt.Failures[0].RunID != "nope" {
 		t.Fatalf("closed as %+v, want 1 done, 1 failed (nope)", bt)
@@ -203,7 +204,7 @@ func TestBatchCancelStopsIt(t *testing.T) {
 func TestBatchBadRequests(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	code, b := f.do("GET", "/v1/batches", "", nil)
-	wantError(t, code, b, http.StatusNotImplemented, CodeUnsupported, "wend serve")
+	wantError(t, code, b, http.StatusNotImplemented, api.CodeUnsupported, "wend serve")
 	f.withBatches(&servertest.BatchStore{})
 	many := `["` + strings.Repeat(`x","`, MaxBatchIDs) + `x"]`
 	for _, c := range []struct{ name, body, fragment string }{
@@ -221,11 +222,11 @@ func TestBatchBadRequests(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, b := f.do("POST", "/v1/batches", c.body, nil)
-			wantError(t, code, b, http.StatusBadRequest, CodeBadRequest, c.fragment)
+			wantError(t, code, b, http.StatusBadRequest, api.CodeBadRequest, c.fragment)
 		})
 	}
 	code, b = f.do("GET", "/v1/batches/nope", "", nil)
-	wantError(t, code, b, http.StatusNotFound, CodeNotFound, `no batch "nope"`)
+	wantError(t, code, b, http.StatusNotFound, api.CodeNotFound, `no batch "nope"`)
 }
 
 // TestBatchesOnACluster: a server over a cluster whose backend runs no batches (no
@@ -239,7 +240,7 @@ func TestBatchesOnACluster(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	wantError(t, resp.StatusCode, string(b), http.StatusNotImplemented, CodeUnsupported, "--where, which acts on each run from the command")
+	wantError(t, resp.StatusCode, string(b), http.StatusNotImplemented, api.CodeUnsupported, "--where, which acts on each run from the command")
 }
 
 // TestBatchRetriesOnceAcrossACrash: a retry batch stored as a crash leaves it (the first of its

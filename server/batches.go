@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/wendflow/wend/api"
 )
 
 // BatchStore keeps batches durably (boltstore.Store does): a record per batch, rewritten as it
@@ -103,7 +105,7 @@ func (b *Batches) Get(id string) (Batch, error) {
 	defer b.mu.Unlock()
 	bt, ok := b.batches[id]
 	if !ok {
-		return Batch{}, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no batch %q", id))
+		return Batch{}, errorf(http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 	}
 	return bt.clone(), nil
 }
@@ -160,7 +162,7 @@ func (b *Batches) Cancel(id string) (Batch, error) {
 	bt, ok := b.batches[id]
 	if !ok {
 		b.mu.Unlock()
-		return Batch{}, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no batch %q", id))
+		return Batch{}, errorf(http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 	}
 	g, running := b.running[id]
 	b.mu.Unlock()
@@ -203,7 +205,7 @@ func (b *Batches) Create(req BatchRequest) (Batch, bool, error) {
 	if req.ID != "" {
 		if old, err := b.Get(req.ID); err == nil {
 			if !old.Request.same(withoutRuns(req)) {
-				return Batch{}, false, errorf(http.StatusConflict, CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
+				return Batch{}, false, errorf(http.StatusConflict, api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
 			}
 			return old, false, nil
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -22,7 +23,7 @@ func (f *fakeCluster) note(m string) { f.calls = append(f.calls, m) }
 
 var clusterRun = history.Run{RunID: "r1", WorkflowID: "w1", Name: "flow", Status: history.StatusRunning}
 
-func (f *fakeCluster) List(q ListQuery, limit int) ([]history.Run, error) {
+func (f *fakeCluster) List(q api.ListQuery, limit int) ([]history.Run, error) {
 	f.note("List")
 	return []history.Run{clusterRun}, nil
 }
@@ -33,18 +34,21 @@ func (f *fakeCluster) Resolve(id string) (history.Run, error) {
 	}
 	return clusterRun, nil
 }
-func (f *fakeCluster) Events(id string, after uint64) (EventPage, error) {
+func (f *fakeCluster) Events(id string, after uint64) (api.EventPage, error) {
 	f.note("Events")
-	return EventPage{Run: clusterRun, Events: []history.Event{}}, nil
+	return api.EventPage{Run: clusterRun, Events: []history.Event{}}, nil
 }
-func (f *fakeCluster) Show(id string) (RunDetail, error) { f.note("Show"); return RunDetail{}, nil }
-func (f *fakeCluster) Start(ctx context.Context, req engine.StartRequest) (Started, error) {
+func (f *fakeCluster) Show(id string) (api.RunDetail, error) {
+	f.note("Show")
+	return api.RunDetail{}, nil
+}
+func (f *fakeCluster) Start(ctx context.Context, req engine.StartRequest) (api.Started, error) {
 	f.note("Start")
-	return Started{Run: clusterRun, Started: true}, nil
+	return api.Started{Run: clusterRun, Started: true}, nil
 }
-func (f *fakeCluster) SendSignal(ctx context.Context, id string, req SignalRequest) (SignalSent, error) {
+func (f *fakeCluster) SendSignal(ctx context.Context, id string, req api.SignalRequest) (api.SignalSent, error) {
 	f.note("SendSignal")
-	return SignalSent{Run: clusterRun}, nil
+	return api.SignalSent{Run: clusterRun}, nil
 }
 func (f *fakeCluster) Cancel(ctx context.Context, id, reason string) (history.Run, error) {
 	f.note("Cancel")
@@ -54,27 +58,30 @@ func (f *fakeCluster) Terminate(ctx context.Context, id, reason string) (history
 	f.note("Terminate")
 	return clusterRun, nil
 }
-func (f *fakeCluster) Retry(ctx context.Context, id string) (Retried, error) {
+func (f *fakeCluster) Retry(ctx context.Context, id string) (api.Retried, error) {
 	f.note("Retry")
-	return Retried{}, nil
+	return api.Retried{}, nil
 }
-func (f *fakeCluster) Repair(ctx context.Context, id string) (RepairReport, error) {
+func (f *fakeCluster) Repair(ctx context.Context, id string) (api.RepairReport, error) {
 	f.note("Repair")
-	return RepairReport{Rebuilt: []string{}}, nil
+	return api.RepairReport{Rebuilt: []string{}}, nil
 }
-func (f *fakeCluster) Wait(ctx context.Context, id string, timeout time.Duration) (Outcome, error) {
+func (f *fakeCluster) Wait(ctx context.Context, id string, timeout time.Duration) (api.Outcome, error) {
 	f.note("Wait")
-	return Outcome{Run: clusterRun}, nil
+	return api.Outcome{Run: clusterRun}, nil
 }
 func (f *fakeCluster) Export(id string) (*export.Document, error) {
 	f.note("Export")
 	return &export.Document{}, nil
 }
-func (f *fakeCluster) Query(id, expr string) (QueryResult, error) {
+func (f *fakeCluster) Query(id, expr string) (api.QueryResult, error) {
 	f.note("Query")
-	return QueryResult{}, nil
+	return api.QueryResult{}, nil
 }
-func (f *fakeCluster) Check() (CheckReport, error) { f.note("Check"); return CheckReport{}, nil }
+func (f *fakeCluster) Check() (api.CheckReport, error) {
+	f.note("Check")
+	return api.CheckReport{}, nil
+}
 
 // TestOverHandsRequestsToTheCluster: every route of a Server made by Over reaches the
 // cluster's method of the same meaning, and the edge's checks still refuse bad input before
@@ -129,8 +136,8 @@ func TestOverResolvesThroughTheCluster(t *testing.T) {
 	if r, err := s.Resolve("w1"); err != nil || r.RunID != "r1" {
 		t.Fatalf("Resolve(w1) = %+v, %v", r, err)
 	}
-	var e *Error
-	if _, err := s.Resolve("nope"); !errors.As(err, &e) || e.Code != CodeNotFound {
+	var e *api.Error
+	if _, err := s.Resolve("nope"); !errors.As(err, &e) || e.Code != api.CodeNotFound {
 		t.Fatalf("Resolve(nope) = %v; want not_found", err)
 	}
 	if runs, err := s.List(history.RunFilter{}); err != nil || len(runs) != 1 {

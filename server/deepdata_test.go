@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/spec"
@@ -37,12 +38,12 @@ func deepList(n int, leaf string) string {
 func TestDeepDataRefusedWhereItEnters(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	code, b := f.do("POST", "/v1/runs", f.startBody("deep", deepList(9990, "1")), nil)
-	wantError(t, code, b, http.StatusRequestEntityTooLarge, CodeTooLarge,
+	wantError(t, code, b, http.StatusRequestEntityTooLarge, api.CodeTooLarge,
 		"start: the input nests arrays and objects deeper than 64 levels (at byte 64)")
 	f.start("order-1", `{"who":"ann"}`)
 	f.waitFor("order-1", waitingForSignal)
 	code, b = f.do("POST", "/v1/runs/order-1/signals", `{"name":"approve","data":`+deepList(65, "1")+`}`, nil)
-	wantError(t, code, b, http.StatusRequestEntityTooLarge, CodeTooLarge,
+	wantError(t, code, b, http.StatusRequestEntityTooLarge, api.CodeTooLarge,
 		"signal approve: the signal data nests arrays and objects deeper than 64 levels (at byte 64)")
 	if _, err := f.srv.Show("deep"); err == nil {
 		t.Fatal("the refused start was recorded")

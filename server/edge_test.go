@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -29,7 +30,7 @@ func TestLongIDThenNormalStart(t *testing.T) {
 		{"a\nb", `(U+000A at byte 1)`},
 	} {
 		code, b := f.do("POST", "/v1/runs", f.startBody(tc.id, `{"who":"ann"}`), nil)
-		wantError(t, code, b, http.StatusBadRequest, CodeBadID, tc.want)
+		wantError(t, code, b, http.StatusBadRequest, api.CodeBadID, tc.want)
 	}
 	st := f.start("order-1", `{"who":"ann"}`)
 	if !st.Started || f.eng.Err() != nil {
@@ -42,7 +43,7 @@ func TestLongIDThenNormalStart(t *testing.T) {
 		{`{"name":"approve","id":"` + strings.Repeat("i", 300) + `"}`, "signal approve: the signal id is 300 bytes, over the limit of 255"},
 	} {
 		code, b := f.do("POST", "/v1/runs/order-1/signals", tc.body, nil)
-		wantError(t, code, b, http.StatusBadRequest, CodeBadID, tc.want)
+		wantError(t, code, b, http.StatusBadRequest, api.CodeBadID, tc.want)
 	}
 	if code, b := f.do("POST", "/v1/runs/order-1/signals", `{"name":"approve","data":{"by":"bo"}}`, nil); code != 200 {
 		t.Fatalf("signal: %d %s", code, b)
@@ -57,11 +58,11 @@ func TestPayloadLimit(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	big := `"` + strings.Repeat("x", 3<<20) + `"`
 	code, b := f.do("POST", "/v1/runs", f.startBody("big", big), nil)
-	wantError(t, code, b, http.StatusRequestEntityTooLarge, CodeTooLarge, "start: the input is 3145730 bytes, over the limit of 2097152 (2 MiB)")
+	wantError(t, code, b, http.StatusRequestEntityTooLarge, api.CodeTooLarge, "start: the input is 3145730 bytes, over the limit of 2097152 (2 MiB)")
 	st := f.start("order-1", `{"who":"ann"}`)
 	f.waitFor("order-1", waitingForSignal)
 	code, b = f.do("POST", "/v1/runs/order-1/signals", `{"name":"approve","data":`+big+`}`, nil)
-	wantError(t, code, b, http.StatusRequestEntityTooLarge, CodeTooLarge, "signal approve: the signal data is 3145730 bytes, over the limit of 2097152 (2 MiB)")
+	wantError(t, code, b, http.StatusRequestEntityTooLarge, api.CodeTooLarge, "signal approve: the signal data is 3145730 bytes, over the limit of 2097152 (2 MiB)")
 	d, err := f.srv.Show("order-1")
 	if err != nil || d.Run.RunID != st.Run.RunID || d.Run.Status != history.StatusRunning {
 		t.Fatalf("after the refusal: %+v %v", d.Run, err)
@@ -86,7 +87,7 @@ func TestSignalLimit(t *testing.T) {
 		}
 	}
 	code, b := f.do("POST", "/v1/runs/order-1/signals", `{"name":"extra-0"}`, nil)
-	wantError(t, code, b, http.StatusTooManyRequests, CodeLimit,
+	wantError(t, code, b, http.StatusTooManyRequests, api.CodeLimit,
 		`signal "extra-0" to run `+st.Run.RunID+": the run holds 5000 signals no step has taken yet, the limit; this one was not recorded and the run goes on")
 	if code, b := f.do("POST", "/v1/runs/order-1/signals", `{"name":"approve","data":{"by":"bo"}}`, nil); code != 200 {
 		t.Fatalf("the awaited signal: %d %s", code, b)
@@ -112,7 +113,7 @@ func TestSignalResendAfterFinish(t *testing.T) {
 		t.Fatalf("resend after the run finished: %d %s", code, b)
 	}
 	code, b := f.do("POST", "/v1/runs/order-1/signals", `{"name":"approve","id":"s-2"}`, nil)
-	wantError(t, code, b, http.StatusConflict, CodeRunClosed, "is completed: signals to a finished run are rejected")
+	wantError(t, code, b, http.StatusConflict, api.CodeRunClosed, "is completed: signals to a finished run are rejected")
 }
 
 // A start with a taken id and other input is a 409 naming the run; the same input is a 200.
@@ -120,9 +121,9 @@ func TestStartTakenIDOtherInput(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	st := f.start("order-1", `{"who":"ann"}`)
 	code, b := f.do("POST", "/v1/runs", f.startBody("order-1", `{"who":"bob"}`), nil)
-	wantError(t, code, b, http.StatusConflict, CodeIDTaken,
+	wantError(t, code, b, http.StatusConflict, api.CodeIDTaken,
 		`start: workflow id "order-1" is taken by run `+st.Run.RunID+" (running), which started with other input; wait for that run with 'wend wait order-1', or start with another id")
-	var again Started
+	var again api.Started
 	if code, b := f.do("POST", "/v1/runs", f.startBody("order-1", `{"who":"ann"}`), &again); code != 200 || again.Run.RunID != st.Run.RunID {
 		t.Fatalf("same input: %d %s", code, b)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 )
@@ -23,7 +24,7 @@ func (s *Server) Export(id string) (*export.Document, error) {
 		return nil, err
 	}
 	if p.Run.NeverStarted() {
-		return nil, errorf(http.StatusConflict, CodeQueued, fmt.Sprintf("run %s of %s has no history to export: %s (wend show %s says more)",
+		return nil, errorf(http.StatusConflict, api.CodeQueued, fmt.Sprintf("run %s of %s has no history to export: %s (wend show %s says more)",
 			p.Run.RunID, p.Run.WorkflowID, unstartedWhy(p.Run), p.Run.WorkflowID))
 	}
 	doc, err := export.Build(p.Run, p.Events)

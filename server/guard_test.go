@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server/internal/servertest"
@@ -105,12 +106,12 @@ func (f *webFixture) start(id, src string) history.Run {
 }
 
 // settle waits until the run of id satisfies cond.
-func (f *webFixture) settle(id string, cond func(RunDetail) bool) RunDetail {
+func (f *webFixture) settle(id string, cond func(api.RunDetail) bool) api.RunDetail {
 	f.t.Helper()
-	return servertest.Settle(f.t, func() (RunDetail, error) { return f.srv.Show(id) }, cond)
+	return servertest.Settle(f.t, func() (api.RunDetail, error) { return f.srv.Show(id) }, cond)
 }
 
-func closed(d RunDetail) bool { return !d.Run.Open() }
+func closed(d api.RunDetail) bool { return !d.Run.Open() }
 
 type req = servertest.Req
 
@@ -158,31 +159,31 @@ func TestGuard(t *testing.T) {
 		code     string // error code, when the answer is a JSON error
 		contains string
 	}{
-		{"read without token on loopback", req{Method: "GET", Path: "/v1/runs"}, 401, CodeUnauthorized, ""},
+		{"read without token on loopback", req{Method: "GET", Path: "/v1/runs"}, 401, api.CodeUnauthorized, ""},
 		{"read with the token", req{Method: "GET", Path: "/v1/runs", Header: bearer()}, 200, "", `"w1"`},
-		{"read with a wrong token", req{Method: "GET", Path: "/v1/health", Header: map[string]string{"Authorization": "Bearer wrong"}}, 401, CodeUnauthorized, "not this server's"},
+		{"read with a wrong token", req{Method: "GET", Path: "/v1/health", Header: map[string]string{"Authorization": "Bearer wrong"}}, 401, api.CodeUnauthorized, "not this server's"},
 		{"health open on loopback", req{Method: "GET", Path: "/v1/health"}, 200, "", `"ok"`},
 		{"metrics open on loopback", req{Method: "GET", Path: "/metrics"}, 200, "", "stand-in metrics"},
 		{"ui without session on loopback", req{Method: "GET", Path: "/ui/runs"}, 401, "", "Log in"},
 		{"ui with session", req{Method: "GET", Path: "/ui/runs", Session: true}, 200, "", "w1"},
-		{"start without token", req{Method: "POST", Path: "/v1/runs", Body: string(start)}, 401, CodeUnauthorized, ""},
-		{"start with a wrong token", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: map[string]string{"Authorization": "Bearer wrong"}}, 401, CodeUnauthorized, ""},
-		{"start with the token in another scheme", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: map[string]string{"Authorization": "Basic " + webToken}}, 401, CodeUnauthorized, ""},
+		{"start without token", req{Method: "POST", Path: "/v1/runs", Body: string(start)}, 401, api.CodeUnauthorized, ""},
+		{"start with a wrong token", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: map[string]string{"Authorization": "Bearer wrong"}}, 401, api.CodeUnauthorized, ""},
+		{"start with the token in another scheme", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: map[string]string{"Authorization": "Basic " + webToken}}, 401, api.CodeUnauthorized, ""},
 		{"start with the token", req{Method: "POST", Path: "/v1/runs", Body: string(start), Header: bearer()}, 201, "", `"started":true`},
-		{"cancel without token", req{Method: "POST", Path: "/v1/runs/w1/cancel", Body: `{}`}, 401, CodeUnauthorized, ""},
+		{"cancel without token", req{Method: "POST", Path: "/v1/runs/w1/cancel", Body: `{}`}, 401, api.CodeUnauthorized, ""},
 		{"ui post without session", req{Method: "POST", Path: sig, Body: okForm, Header: okHdr}, 401, "", "Log in"},
-		{"ui post without csrf", req{Method: "POST", Path: sig, Body: noCSRF, Header: okHdr, Session: true}, 403, CodeForbidden, "CSRF"},
-		{"ui post with a wrong csrf", req{Method: "POST", Path: sig, Body: badCSRF, Header: okHdr, Session: true}, 403, CodeForbidden, "CSRF"},
-		{"ui post from another origin", req{Method: "POST", Path: sig, Body: evilForm, Header: evilHdr, Session: true}, 403, CodeForbidden, "Origin"},
-		{"ui post without origin or referer", req{Method: "POST", Path: sig, Body: okForm, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Session: true}, 403, CodeForbidden, "Origin"},
-		{"ui post cross-site fetch", req{Method: "POST", Path: sig, Body: okForm, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base, "Sec-Fetch-Site": "cross-site"}, Session: true}, 403, CodeForbidden, "cross-site"},
-		{"dns rebinding host", req{Method: "GET", Path: "/v1/health", Header: map[string]string{"Host": "evil.example:80"}}, 421, CodeBadRequest, "loopback"},
-		{"bad json", req{Method: "POST", Path: "/v1/runs", Body: `{"id":`, Header: bearer()}, 400, CodeBadRequest, ""},
-		{"body too large", req{Method: "POST", Path: "/v1/runs", Body: `{"source":"` + strings.Repeat("x", maxBody) + `"}`, Header: bearer()}, 400, CodeBadRequest, "too large"},
-		{"unknown route without token", req{Method: "GET", Path: "/v1/nope"}, 401, CodeUnauthorized, ""},
-		{"unknown route", req{Method: "GET", Path: "/v1/nope", Header: bearer()}, 404, CodeNotFound, ""},
+		{"ui post without csrf", req{Method: "POST", Path: sig, Body: noCSRF, Header: okHdr, Session: true}, 403, api.CodeForbidden, "CSRF"},
+		{"ui post with a wrong csrf", req{Method: "POST", Path: sig, Body: badCSRF, Header: okHdr, Session: true}, 403, api.CodeForbidden, "CSRF"},
+		{"ui post from another origin", req{Method: "POST", Path: sig, Body: evilForm, Header: evilHdr, Session: true}, 403, api.CodeForbidden, "Origin"},
+		{"ui post without origin or referer", req{Method: "POST", Path: sig, Body: okForm, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Session: true}, 403, api.CodeForbidden, "Origin"},
+		{"ui post cross-site fetch", req{Method: "POST", Path: sig, Body: okForm, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base, "Sec-Fetch-Site": "cross-site"}, Session: true}, 403, api.CodeForbidden, "cross-site"},
+		{"dns rebinding host", req{Method: "GET", Path: "/v1/health", Header: map[string]string{"Host": "evil.example:80"}}, 421, api.CodeBadRequest, "loopback"},
+		{"bad json", req{Method: "POST", Path: "/v1/runs", Body: `{"id":`, Header: bearer()}, 400, api.CodeBadRequest, ""},
+		{"body too large", req{Method: "POST", Path: "/v1/runs", Body: `{"source":"` + strings.Repeat("x", maxBody) + `"}`, Header: bearer()}, 400, api.CodeBadRequest, "too large"},
+		{"unknown route without token", req{Method: "GET", Path: "/v1/nope"}, 401, api.CodeUnauthorized, ""},
+		{"unknown route", req{Method: "GET", Path: "/v1/nope", Header: bearer()}, 404, api.CodeNotFound, ""},
 		{"wrong login", req{Method: "GET", Path: "/ui/login?token=wrong"}, 401, "", "wrong token"},
-		{"login form from another origin", req{Method: "POST", Path: "/ui/login", Body: "token=" + webToken, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}}, 403, CodeForbidden, ""},
+		{"login form from another origin", req{Method: "POST", Path: "/ui/login", Body: "token=" + webToken, Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://evil.example"}}, 403, api.CodeForbidden, ""},
 		{"ui signal with session", req{Method: "POST", Path: sig, Body: okForm, Header: okHdr, Session: true}, 303, "", ""},
 	}
 	for _, tt := range tests {
@@ -244,7 +245,7 @@ func TestGuardRemote(t *testing.T) {
 		status     int
 		contains   string
 	}{
-		{"/v1/runs", "", 401, CodeUnauthorized},
+		{"/v1/runs", "", 401, api.CodeUnauthorized},
 		{"/ui/runs", "", 401, "Log in"},
 		{"/v1/runs", "Bearer " + webToken, 200, `"runs"`},
 		{"/ui/runs", "Bearer " + webToken, 200, "Runs"},
@@ -311,9 +312,9 @@ func TestGuardReadToken(t *testing.T) {
 	}{
 		{"read by bearer", req{Method: "GET", Path: "/v1/runs/w1/export", Header: rb}, 200, "", `"bo"`},
 		{"read by session", req{Method: "GET", Path: "/ui/runs", ReadSession: true}, 200, "", "w1"},
-		{"signal by bearer", req{Method: "POST", Path: "/v1/runs/w1/signals", Body: `{"name":"approve"}`, Header: rb}, 403, CodeForbidden, "needs the act token"},
-		{"backup by bearer", req{Method: "GET", Path: "/v1/backup", Header: rb}, 403, CodeForbidden, ""},
-		{"signal by session form", req{Method: "POST", Path: sig, Body: "name=approve", Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base}, ReadSession: true}, 403, CodeForbidden, "needs the act token"},
+		{"signal by bearer", req{Method: "POST", Path: "/v1/runs/w1/signals", Body: `{"name":"approve"}`, Header: rb}, 403, api.CodeForbidden, "needs the act token"},
+		{"backup by bearer", req{Method: "GET", Path: "/v1/backup", Header: rb}, 403, api.CodeForbidden, ""},
+		{"signal by session form", req{Method: "POST", Path: sig, Body: "name=approve", Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": f.base}, ReadSession: true}, 403, api.CodeForbidden, "needs the act token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

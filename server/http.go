@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 )
@@ -44,7 +45,7 @@ func (s *Server) routes() *Router {
 	s.addPluginRoutes(m)   // POST /v1/plugins/roll (plugins.go)
 	s.addBatchRoutes(m)    // /v1/batches (batch_http.go)
 	m.HandleFunc("/", AccessRead, func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
+		writeError(w, errorf(http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)))
 	})
 	return m
 }
@@ -90,7 +91,7 @@ func CheckStatus(status string) error {
 	if status == "" || slices.Contains(RunStatuses, status) {
 		return nil
 	}
-	return errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("unknown status %q (want running, completed, failed, cancelled, continued or queued)", status))
+	return errorf(http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("unknown status %q (want running, completed, failed, cancelled, continued or queued)", status))
 }
 
 func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +108,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	if a := r.URL.Query().Get("after"); a != "" {
 		n, err := strconv.ParseUint(a, 10, 64)
 		if err != nil {
-			writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("events: after=%q is not a sequence number", a)))
+			writeError(w, errorf(http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("events: after=%q is not a sequence number", a)))
 			return
 		}
 		after = n
@@ -138,17 +139,8 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, st)
 }
 
-// SignalRequest is the body of POST /v1/runs/{id}/signals.
-type SignalRequest struct {
-	Name string          `json:"name"`
-	Data json.RawMessage `json:"data,omitempty"`
-	// ID makes the send idempotent: a client that lost the answer sends again with the same
-	// ID, and the run gets the signal once.
-	ID string `json:"id,omitempty"`
-}
-
 func (s *Server) signalRun(w http.ResponseWriter, r *http.Request) {
-	var req SignalRequest
+	var req api.SignalRequest
 	if !readJSON(w, r, &req) {
 		return
 	}
@@ -174,7 +166,7 @@ func (s *Server) stopRun(terminate bool) http.HandlerFunc {
 			return
 		}
 		if req.WorkflowID != "" || req.Terminate {
-			writeError(w, errorf(http.StatusBadRequest, CodeBadRequest,
+			writeError(w, errorf(http.StatusBadRequest, api.CodeBadRequest,
 				"bad request body: only reason may be given (the path names the run; POST /v1/runs/{id}/terminate terminates)"))
 			return
 		}
@@ -192,7 +184,7 @@ func (s *Server) waitRun(w http.ResponseWriter, r *http.Request) {
 	if t := r.URL.Query().Get("timeout"); t != "" {
 		d, err := time.ParseDuration(t)
 		if err != nil || d <= 0 || d > MaxWait {
-			writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("wait: timeout=%q must be a duration like 30s, at most %s", t, MaxWait)))
+			writeError(w, errorf(http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("wait: timeout=%q must be a duration like 30s, at most %s", t, MaxWait)))
 			return
 		}
 		timeout = d
@@ -227,20 +219,15 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		err = errors.New("empty body")
 	}
 	if err != nil {
-		writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, "bad request body: "+err.Error()))
+		writeError(w, errorf(http.StatusBadRequest, api.CodeBadRequest, "bad request body: "+err.Error()))
 		return false
 	}
 	return true
 }
 
-// errorBody is the wire form of an error (a stable format clients may parse).
-type errorBody struct {
-	Error *Error `json:"error"`
-}
-
 func writeError(w http.ResponseWriter, err error) {
 	e := wrap(err)
-	writeJSON(w, e.Status, errorBody{e})
+	writeJSON(w, e.Status, api.ErrorBody{Error: e})
 }
 
 // WriteError answers err as the API does: its status, and {"error": {"code", "message"}}.
@@ -248,7 +235,7 @@ func WriteError(w http.ResponseWriter, err error) { writeError(w, err) }
 
 // ErrorOf gives err as the API would answer it: an *Error as it is, an engine or store
 // sentinel as its code, anything else as CodeInternal; nil for nil.
-func ErrorOf(err error) *Error { return wrap(err) }
+func ErrorOf(err error) *api.Error { return wrap(err) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -256,15 +243,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	_ = enc.Encode(v) // the client went away; nothing to tell it
-}
-
-// DecodeError reads an error response; it falls back to the status text for a body that is
-// not ours (a proxy, a crash mid-answer).
-func DecodeError(status int, body []byte) *Error {
-	var b errorBody
-	if json.Unmarshal(body, &b) == nil && b.Error != nil && b.Error.Code != "" {
-		b.Error.Status = status
-		return b.Error
-	}
-	return &Error{Status: status, Code: CodeInternal, Message: fmt.Sprintf("server answered %d %s", status, http.StatusText(status))}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/storetest"
 )
@@ -49,7 +50,7 @@ func (f *listFixture) put(workflowID, runID, name, status string, at time.Time) 
 }
 
 // get sends GET /v1/runs?query and returns the status, the raw body and the page (on 200).
-func (f *listFixture) get(query string) (int, string, RunPage) {
+func (f *listFixture) get(query string) (int, string, api.RunPage) {
 	f.t.Helper()
 	resp, err := http.Get(f.hs.URL + "/v1/runs?" + query)
 	if err != nil {
@@ -57,7 +58,7 @@ func (f *listFixture) get(query string) (int, string, RunPage) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	var p RunPage
+	var p api.RunPage
 	if resp.StatusCode == http.StatusOK {
 		if err := json.Unmarshal(b, &p); err != nil {
 			f.t.Fatalf("decode %s: %v", b, err)
@@ -67,7 +68,7 @@ func (f *listFixture) get(query string) (int, string, RunPage) {
 }
 
 // page gets a page and fails the test unless it is a 200.
-func (f *listFixture) page(query string) RunPage {
+func (f *listFixture) page(query string) api.RunPage {
 	f.t.Helper()
 	code, body, p := f.get(query)
 	if code != http.StatusOK {
@@ -179,11 +180,11 @@ func TestListLimits(t *testing.T) {
 		f.put(fmt.Sprintf("wf-%04d", i), fmt.Sprintf("run-%04d", i), "w", history.StatusRunning, listT0.Add(time.Duration(i)*time.Second))
 	}
 	p := f.page("")
-	if len(p.Runs) != DefaultListLimit || p.Runs[0].RunID != "run-1004" || p.NextCursor == "" {
+	if len(p.Runs) != api.DefaultListLimit || p.Runs[0].RunID != "run-1004" || p.NextCursor == "" {
 		t.Fatalf("default page: %d runs from %s, next %q", len(p.Runs), p.Runs[0].RunID, p.NextCursor)
 	}
 	p = f.page("limit=1000")
-	if len(p.Runs) != MaxListLimit || p.NextCursor == "" {
+	if len(p.Runs) != api.MaxListLimit || p.NextCursor == "" {
 		t.Fatalf("limit=1000: %d runs, next %q", len(p.Runs), p.NextCursor)
 	}
 	p = f.page("limit=1000&cursor=" + p.NextCursor)
@@ -313,7 +314,7 @@ func TestListBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, body, _ := f.get(tt.query)
-			wantError(t, code, body, http.StatusBadRequest, CodeBadRequest, tt.fragment)
+			wantError(t, code, body, http.StatusBadRequest, api.CodeBadRequest, tt.fragment)
 			if !strings.HasPrefix(body, `{"error":{"code":"bad_request","message":"list runs: `) {
 				t.Fatalf("not the stable error format: %s", body)
 			}
@@ -322,7 +323,7 @@ func TestListBadInput(t *testing.T) {
 }
 
 func TestListQueryValuesRoundTrip(t *testing.T) {
-	q := ListQuery{Status: "running", WorkflowID: "w/1", Name: "n", Q: "a b", Limit: 7,
+	q := api.ListQuery{Status: "running", WorkflowID: "w/1", Name: "n", Q: "a b", Limit: 7,
 		StartedAfter: listT0, StartedBefore: listT0.Add(90 * time.Second), Cursor: encodeCursor(listT0, "r1")}
 	back, err := ParseListQuery(q.Values())
 	if err != nil {
@@ -332,7 +333,7 @@ func TestListQueryValuesRoundTrip(t *testing.T) {
 		back.Limit != q.Limit || !back.StartedAfter.Equal(q.StartedAfter) || !back.StartedBefore.Equal(q.StartedBefore) || back.Cursor != q.Cursor {
 		t.Fatalf("round trip: %+v\nwant %+v", back, q)
 	}
-	if v := (ListQuery{}).Values(); len(v) != 0 {
+	if v := (api.ListQuery{}).Values(); len(v) != 0 {
 		t.Fatalf("zero query has values: %v", v)
 	}
 }

@@ -2,9 +2,9 @@ package server
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
 
@@ -13,7 +13,7 @@ import (
 // short read that lets commits in between, and at most listScanMax runs per page: a filter
 // that few runs pass answers a shorter page (even an empty one) with a cursor to go on from,
 // rather than reading the whole store for one page. Clients follow next_cursor until there is
-// none (apiclient.List does).
+// none (client.Client.List does).
 const (
 	listSlice   = 256
 	listScanMax = 16 * listSlice
@@ -27,17 +27,16 @@ type newestReader interface {
 
 // listNewest reads one page of q's runs after (afterT, afterID) (afterID "": from the newest)
 // through nr; ok is false when the store has no such index, and the caller lists otherwise.
-func listNewest(nr newestReader, q ListQuery, limit int, afterT time.Time, afterID string) (page RunPage, ok bool, err error) {
-	lowerQ := strings.ToLower(q.Q)
-	keep := func(r history.Run) bool { return q.match(r, lowerQ) }
-	page = RunPage{Runs: []history.Run{}}
+func listNewest(nr newestReader, q api.ListQuery, limit int, afterT time.Time, afterID string) (page api.RunPage, ok bool, err error) {
+	keep := q.Matcher()
+	page = api.RunPage{Runs: []history.Run{}}
 	for scanned := 0; scanned < listScanMax; scanned += listSlice {
 		runs, t, id, end, indexed, err := nr.RunsNewest(afterT, afterID, listSlice, limit+1-len(page.Runs), keep)
 		if err != nil {
-			return RunPage{}, true, wrap(fmt.Errorf("list runs: %w", err))
+			return api.RunPage{}, true, wrap(fmt.Errorf("list runs: %w", err))
 		}
 		if !indexed {
-			return RunPage{}, false, nil
+			return api.RunPage{}, false, nil
 		}
 		page.Runs = append(page.Runs, runs...)
 		if len(page.Runs) > limit {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/storetest"
@@ -42,7 +43,7 @@ func TestListPagesThroughTheStartedIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	follow := func(t *testing.T, s history.Store, query string) (ids []string, pages []RunPage) {
+	follow := func(t *testing.T, s history.Store, query string) (ids []string, pages []api.RunPage) {
 		hs := httptest.NewServer(New(nil, s))
 		defer hs.Close()
 		f := &listFixture{t: t, hs: hs}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -44,7 +45,7 @@ func newFlakyFixture(t *testing.T) (*fixture, *flakyActs, history.Store) {
 func (f *fixture) startSpec(id, src string) history.Run {
 	f.t.Helper()
 	body, _ := json.Marshal(engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"), Source: src})
-	var st Started
+	var st api.Started
 	if code, b := f.do("POST", "/v1/runs", string(body), &st); code != http.StatusCreated {
 		f.t.Fatalf("start %s: %d %s", id, code, b)
 	}
@@ -54,7 +55,7 @@ func (f *fixture) startSpec(id, src string) history.Run {
 // closed waits until the workflow's newest run has closed.
 func (f *fixture) closed(id string) history.Run {
 	f.t.Helper()
-	var o Outcome
+	var o api.Outcome
 	if code, b := f.do("GET", "/v1/runs/"+id+"/wait?timeout=5s", "", &o); code != 200 || !o.Closed {
 		f.t.Fatalf("wait %s: %d %s", id, code, b)
 	}
@@ -92,7 +93,7 @@ func TestTerminateRoute(t *testing.T) {
 		}
 	}
 	code, b := f.do("POST", "/v1/runs/t/terminate", `{}`, nil)
-	wantError(t, code, b, http.StatusConflict, CodeRunClosed, "is cancelled: a finished run cannot be terminated")
+	wantError(t, code, b, http.StatusConflict, api.CodeRunClosed, "is cancelled: a finished run cannot be terminated")
 }
 
 func TestRetryRoute(t *testing.T) {
@@ -103,7 +104,7 @@ func TestRetryRoute(t *testing.T) {
 		t.Fatalf("first run %s", failed.Status)
 	}
 	acts.down.Store(false)
-	var rt Retried
+	var rt api.Retried
 	if code, b := f.do("POST", "/v1/runs/pay/retry", "", &rt); code != http.StatusCreated || rt.RetryOf != failed.RunID ||
 		rt.Run.RunID == failed.RunID || rt.Run.WorkflowID != "pay" {
 		t.Fatalf("retry: %d %s", code, b)
@@ -115,9 +116,9 @@ func TestRetryRoute(t *testing.T) {
 
 	// The failed run is no longer the newest; the completed one cannot be retried.
 	code, b := f.do("POST", "/v1/runs/"+failed.RunID+"/retry", `{}`, nil)
-	wantError(t, code, b, http.StatusConflict, CodeNotRetryable, "is not the newest run of pay (that is "+done.RunID)
+	wantError(t, code, b, http.StatusConflict, api.CodeNotRetryable, "is not the newest run of pay (that is "+done.RunID)
 	code, b = f.do("POST", "/v1/runs/pay/retry", `{}`, nil)
-	wantError(t, code, b, http.StatusConflict, CodeNotRetryable, "is completed (completed); only failed runs can be retried")
+	wantError(t, code, b, http.StatusConflict, api.CodeNotRetryable, "is completed (completed); only failed runs can be retried")
 	if _, err := f.srv.Retry(context.Background(), "pay"); !errors.Is(err, engine.ErrNotRetryable) {
 		t.Fatalf("Retry of a completed run: %v", err)
 	}
@@ -135,13 +136,13 @@ steps:
 `)
 	f.closed("saga")
 	code, b := f.do("POST", "/v1/runs/saga/retry", "", nil)
-	wantError(t, code, b, http.StatusConflict, CodeNotRetryable, "was compensated after it failed")
+	wantError(t, code, b, http.StatusConflict, api.CodeNotRetryable, "was compensated after it failed")
 }
 
 func TestRepairRoute(t *testing.T) {
 	f, _, store := newFlakyFixture(t)
 	f.startSpec("r", "wend: v1\nname: r\nsteps: [{delay: 1h}]\n")
-	var rep RepairReport
+	var rep api.RepairReport
 	if code, b := f.do("POST", "/v1/runs/r/repair", "", &rep); code != 200 || rep.Runs != 1 || len(rep.Rebuilt) != 0 {
 		t.Fatalf("repair of a healthy run: %d %s", code, b)
 	}
@@ -188,7 +189,7 @@ func TestSignalIDIsIdempotent(t *testing.T) {
 			t.Fatalf("signal: %d %s", code, b)
 		}
 	}
-	d := f.waitFor("s", func(d RunDetail) bool { return waitingForSignal(d) && d.Waits[0].Step == "steps[1]" })
+	d := f.waitFor("s", func(d api.RunDetail) bool { return waitingForSignal(d) && d.Waits[0].Step == "steps[1]" })
 	if !d.Run.Open() || len(d.Signals) != 0 {
 		t.Fatalf("after a resend: open %v, pending signals %+v", d.Run.Open(), d.Signals)
 	}
@@ -208,19 +209,19 @@ func TestOperateBadInput(t *testing.T) {
 		status                   int
 		code, fragment           string
 	}{
-		{"terminate unknown", "POST", "/v1/runs/nope/terminate", `{}`, 404, CodeNotFound, `no workflow or run "nope"`},
-		{"terminate empty body", "POST", "/v1/runs/w/terminate", ``, 400, CodeBadRequest, "empty body"},
-		{"terminate unknown field", "POST", "/v1/runs/w/terminate", `{"why":"x"}`, 400, CodeBadRequest, `unknown field "why"`},
-		{"retry unknown", "POST", "/v1/runs/nope/retry", ``, 404, CodeNotFound, `no workflow or run "nope"`},
-		{"retry a running run", "POST", "/v1/runs/w/retry", ``, 409, CodeNotRetryable, "is running (); only failed runs can be retried"},
-		{"retry with a body", "POST", "/v1/runs/w/retry", `{"from":"steps[0]"}`, 400, CodeBadRequest, `unknown field "from"`},
-		{"retry not JSON", "POST", "/v1/runs/w/retry", `retry`, 400, CodeBadRequest, "bad request body"},
-		{"repair unknown", "POST", "/v1/runs/nope/repair", ``, 404, CodeNotFound, `no workflow or run "nope"`},
-		{"repair with a body", "POST", "/v1/repair", `{"id":"w"}`, 400, CodeBadRequest, `unknown field "id"`},
-		{"repair wrong method", "GET", "/v1/repair", ``, 404, CodeNotFound, "no route GET /v1/repair"},
-		{"export unknown", "GET", "/v1/runs/nope/export", ``, 404, CodeNotFound, `no workflow or run "nope"`},
-		{"export wrong method", "POST", "/v1/runs/w/export", `{}`, 404, CodeNotFound, "no route POST"},
-		{"signal id not a string", "POST", "/v1/runs/w/signals", `{"name":"a","id":7}`, 400, CodeBadRequest, "bad request body"},
+		{"terminate unknown", "POST", "/v1/runs/nope/terminate", `{}`, 404, api.CodeNotFound, `no workflow or run "nope"`},
+		{"terminate empty body", "POST", "/v1/runs/w/terminate", ``, 400, api.CodeBadRequest, "empty body"},
+		{"terminate unknown field", "POST", "/v1/runs/w/terminate", `{"why":"x"}`, 400, api.CodeBadRequest, `unknown field "why"`},
+		{"retry unknown", "POST", "/v1/runs/nope/retry", ``, 404, api.CodeNotFound, `no workflow or run "nope"`},
+		{"retry a running run", "POST", "/v1/runs/w/retry", ``, 409, api.CodeNotRetryable, "is running (); only failed runs can be retried"},
+		{"retry with a body", "POST", "/v1/runs/w/retry", `{"from":"steps[0]"}`, 400, api.CodeBadRequest, `unknown field "from"`},
+		{"retry not JSON", "POST", "/v1/runs/w/retry", `retry`, 400, api.CodeBadRequest, "bad request body"},
+		{"repair unknown", "POST", "/v1/runs/nope/repair", ``, 404, api.CodeNotFound, `no workflow or run "nope"`},
+		{"repair with a body", "POST", "/v1/repair", `{"id":"w"}`, 400, api.CodeBadRequest, `unknown field "id"`},
+		{"repair wrong method", "GET", "/v1/repair", ``, 404, api.CodeNotFound, "no route GET /v1/repair"},
+		{"export unknown", "GET", "/v1/runs/nope/export", ``, 404, api.CodeNotFound, `no workflow or run "nope"`},
+		{"export wrong method", "POST", "/v1/runs/w/export", `{}`, 404, api.CodeNotFound, "no route POST"},
+		{"signal id not a string", "POST", "/v1/runs/w/signals", `{"name":"a","id":7}`, 400, api.CodeBadRequest, "bad request body"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,11 +249,11 @@ func TestOperateReadOnly(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	f.start("w", `{"who":"x"}`)
 	ro := New(nil, f.srv.store)
-	var se *Error
-	if _, err := ro.Repair(ctx, "w"); !errors.As(err, &se) || se.Code != CodeUnsupported {
+	var se *api.Error
+	if _, err := ro.Repair(ctx, "w"); !errors.As(err, &se) || se.Code != api.CodeUnsupported {
 		t.Fatalf("repair of an open run, read only: %v", err)
 	}
-	if _, err := ro.Retry(ctx, "w"); !errors.As(err, &se) || se.Code != CodeUnsupported {
+	if _, err := ro.Retry(ctx, "w"); !errors.As(err, &se) || se.Code != api.CodeUnsupported {
 		t.Fatalf("retry, read only: %v", err)
 	}
 	if strings.TrimSpace(se.Message) == "" {

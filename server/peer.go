@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/wendflow/wend/api"
 )
 
 // The control socket acts for whoever connects, with no token: the check is who connects.
@@ -53,7 +55,7 @@ func refusePeer(c net.Conn, uid int, err error) {
 	if err != nil {
 		msg = "cannot tell who connected: " + err.Error()
 	}
-	body := fmt.Sprintf(`{"error":{"code":%q,"message":%q}}`+"\n", CodeForbidden, msg)
+	body := fmt.Sprintf(`{"error":{"code":%q,"message":%q}}`+"\n", api.CodeForbidden, msg)
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 }

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/api/client"
 	"github.com/wendflow/wend/history"
 )
 
@@ -60,7 +62,7 @@ func TestControlSocketRefusesAPeerNotAllowed(t *testing.T) {
 	mu.Unlock()
 	code, body := get()
 	want := fmt.Sprintf("this socket serves only the user running wend (uid %d); yours is %d", os.Getuid(), os.Getuid())
-	if code != http.StatusForbidden || errorCode(body) != CodeForbidden || !strings.Contains(body, want) {
+	if code != http.StatusForbidden || errorCode(body) != api.CodeForbidden || !strings.Contains(body, want) {
 		t.Fatalf("refused peer: %d %s, want 403 with %q", code, body, want)
 	}
 	mu.Lock()
@@ -133,7 +135,7 @@ func TestControlSocketRefusesAnotherUser(t *testing.T) {
 
 // dialAsClient is the other user's side: one GET, its outcome on stdout.
 func dialAsClient(sock string) {
-	c, err := DialUnix(context.Background(), sock)
+	c, err := client.DialUnix(context.Background(), sock)
 	if err != nil {
 		fmt.Println("dial:", err)
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
 
@@ -16,28 +17,13 @@ type Purger interface {
 	PurgeRuns(ctx context.Context, ids []string, done func(n int)) ([]history.Run, error)
 }
 
-// MaxPurgeIDs caps the run ids of one POST /v1/purge: a client purges many runs in requests of
-// this many, so each answers within a few seconds and the client can report progress.
-const MaxPurgeIDs = 1000
-
-// PurgeRequest is the body of POST /v1/purge.
-type PurgeRequest struct {
-	RunIDs []string `json:"run_ids"`
-}
-
-// Purged is the answer of POST /v1/purge/select (the runs a purge would delete) and of
-// POST /v1/purge (the runs it deleted).
-type Purged struct {
-	Runs []history.Run `json:"runs"`
-}
-
 func (s *Server) purger(what string) (Purger, error) {
 	if s.cluster != nil {
-		return nil, errorf(http.StatusNotImplemented, CodeUnsupported, "cannot "+what+" on a Temporal cluster: its namespace's retention deletes closed runs")
+		return nil, errorf(http.StatusNotImplemented, api.CodeUnsupported, "cannot "+what+" on a Temporal cluster: its namespace's retention deletes closed runs")
 	}
 	p, ok := s.store.(Purger)
 	if !ok {
-		return nil, errorf(http.StatusNotImplemented, CodeUnsupported, "cannot "+what+": this store cannot delete runs")
+		return nil, errorf(http.StatusNotImplemented, api.CodeUnsupported, "cannot "+what+": this store cannot delete runs")
 	}
 	return p, nil
 }
@@ -50,7 +36,7 @@ func (s *Server) PurgeSelect(f history.PurgeFilter) ([]history.Run, error) {
 		return nil, err
 	}
 	if f.Status == history.StatusRunning {
-		return nil, errorf(http.StatusBadRequest, CodeBadRequest, "an open run is never purged: give a closed status (completed, failed, cancelled, continued)")
+		return nil, errorf(http.StatusBadRequest, api.CodeBadRequest, "an open run is never purged: give a closed status (completed, failed, cancelled, continued)")
 	}
 	if err := CheckStatus(f.Status); err != nil {
 		return nil, err
@@ -72,8 +58,8 @@ func (s *Server) Purge(ctx context.Context, ids []string) ([]history.Run, error)
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) > MaxPurgeIDs {
-		return nil, errorf(http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("%d run ids in one purge request, at most %d", len(ids), MaxPurgeIDs))
+	if len(ids) > api.MaxPurgeIDs {
+		return nil, errorf(http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf("%d run ids in one purge request, at most %d", len(ids), api.MaxPurgeIDs))
 	}
 	runs, err := p.PurgeRuns(ctx, ids, nil)
 	if err != nil {
@@ -95,11 +81,11 @@ func (s *Server) purgeSelect(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Purged{Runs: runs})
+	writeJSON(w, http.StatusOK, api.Purged{Runs: runs})
 }
 
 func (s *Server) purgeRuns(w http.ResponseWriter, r *http.Request) {
-	var req PurgeRequest
+	var req api.PurgeRequest
 	if !readJSON(w, r, &req) {
 		return
 	}
@@ -108,5 +94,5 @@ func (s *Server) purgeRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Purged{Runs: runs})
+	writeJSON(w, http.StatusOK, api.Purged{Runs: runs})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
 
@@ -49,7 +50,7 @@ func TestPurgeAPI(t *testing.T) {
 		{RunID: "b", Name: "nightly", Status: history.StatusFailed, ClosedAt: t0.Add(48 * time.Hour)},
 		{RunID: "c", Name: "nightly", Status: history.StatusRunning},
 	}}
-	many := `{"run_ids":["x"` + strings.Repeat(`,"x"`, MaxPurgeIDs) + `]}`
+	many := `{"run_ids":["x"` + strings.Repeat(`,"x"`, api.MaxPurgeIDs) + `]}`
 	for _, c := range []struct {
 		name, path, body string
 		store            history.Store

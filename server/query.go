@@ -6,37 +6,25 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
 )
 
-// Codes of GET /v1/runs/{id}/query, beside the route they belong to.
-const (
-	CodeBadQuery    = "invalid_query" // the expression is over a limit or does not compile
-	CodeQueryFailed = "query_failed"  // it compiled but cannot be answered from this run
-)
-
-// QueryResult is the answer of GET /v1/runs/{id}/query: the run asked and the expression's
-// value as JSON.
-type QueryResult struct {
-	Run   history.Run     `json:"run"`
-	Value json.RawMessage `json:"value"`
-}
-
 // Query evaluates a read-only expression over the newest run of workflow id id (or run id
 // id), open or closed: the names of the workflow's top-level expressions (input, state,
 // steps.ID.output, run) as they are now. Nothing is recorded.
-func (s *Server) Query(id, expr string) (QueryResult, error) {
+func (s *Server) Query(id, expr string) (api.QueryResult, error) {
 	if err := CheckQuery(expr); err != nil {
-		return QueryResult{}, err
+		return api.QueryResult{}, err
 	}
 	if s.cluster != nil {
 		return s.cluster.Query(id, expr)
 	}
 	p, err := s.Events(id, 0)
 	if err != nil {
-		return QueryResult{}, err
+		return api.QueryResult{}, err
 	}
 	return RunQuery(p.Run, p.Events, expr)
 }
@@ -46,33 +34,33 @@ func (s *Server) Query(id, expr string) (QueryResult, error) {
 func CheckQuery(expr string) error {
 	switch {
 	case expr == "":
-		return errorf(http.StatusBadRequest, CodeBadQuery, "query: no expression given (expr=...)")
+		return errorf(http.StatusBadRequest, api.CodeBadQuery, "query: no expression given (expr=...)")
 	case len(expr) > spec.MaxExpressionBytes:
-		return errorf(http.StatusBadRequest, CodeBadQuery, fmt.Sprintf("query: the expression is %d bytes, over the %d-byte limit", len(expr), spec.MaxExpressionBytes))
+		return errorf(http.StatusBadRequest, api.CodeBadQuery, fmt.Sprintf("query: the expression is %d bytes, over the %d-byte limit", len(expr), spec.MaxExpressionBytes))
 	}
 	if _, err := spec.CompileQuery(expr); err != nil {
-		return errorf(http.StatusBadRequest, CodeBadQuery, "query: "+err.Error())
+		return errorf(http.StatusBadRequest, api.CodeBadQuery, "query: "+err.Error())
 	}
 	return nil
 }
 
 // RunQuery answers a query from a run's record and whole history, wherever they were read
 // (the local store, a Temporal cluster).
-func RunQuery(r history.Run, evs []history.Event, expr string) (QueryResult, error) {
+func RunQuery(r history.Run, evs []history.Event, expr string) (api.QueryResult, error) {
 	v, err := interpreter.Query(evs, expr)
 	switch {
 	case errors.Is(err, spec.ErrQuery):
-		return QueryResult{}, errorf(http.StatusBadRequest, CodeBadQuery, "query: "+err.Error())
+		return api.QueryResult{}, errorf(http.StatusBadRequest, api.CodeBadQuery, "query: "+err.Error())
 	case errors.Is(err, interpreter.ErrQueryFailed):
-		return QueryResult{}, errorf(http.StatusUnprocessableEntity, CodeQueryFailed, fmt.Sprintf("query run %s of %s: %v", r.RunID, r.WorkflowID, err))
+		return api.QueryResult{}, errorf(http.StatusUnprocessableEntity, api.CodeQueryFailed, fmt.Sprintf("query run %s of %s: %v", r.RunID, r.WorkflowID, err))
 	case err != nil:
-		return QueryResult{}, errorf(http.StatusInternalServerError, CodeInternal, fmt.Sprintf("query run %s of %s: %v", r.RunID, r.WorkflowID, err))
+		return api.QueryResult{}, errorf(http.StatusInternalServerError, api.CodeInternal, fmt.Sprintf("query run %s of %s: %v", r.RunID, r.WorkflowID, err))
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return QueryResult{}, errorf(http.StatusUnprocessableEntity, CodeQueryFailed, fmt.Sprintf("query run %s of %s: the value is not JSON: %v", r.RunID, r.WorkflowID, err))
+		return api.QueryResult{}, errorf(http.StatusUnprocessableEntity, api.CodeQueryFailed, fmt.Sprintf("query run %s of %s: the value is not JSON: %v", r.RunID, r.WorkflowID, err))
 	}
-	return QueryResult{Run: r, Value: b}, nil
+	return api.QueryResult{Run: r, Value: b}, nil
 }
 
 func (s *Server) queryRun(w http.ResponseWriter, r *http.Request) {

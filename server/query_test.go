@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
 
@@ -18,7 +19,7 @@ func TestQueryRoute(t *testing.T) {
 	before, _ := store.Events(st.Run.RunID, 0)
 	q := func(expr string) string { return "/v1/runs/order-1/query?expr=" + url.QueryEscape(expr) }
 
-	var res QueryResult
+	var res api.QueryResult
 	if code, b := f.do("GET", q(`{"who": input.who, "hi": steps.greet.output.hi}`), "", &res); code != 200 ||
 		string(res.Value) != `{"hi":"ann","who":"ann"}` || res.Run.RunID != st.Run.RunID {
 		t.Fatalf("query: %d %s", code, b)
@@ -29,13 +30,13 @@ func TestQueryRoute(t *testing.T) {
 		code   string
 		frag   string
 	}{
-		{"/v1/runs/order-1/query", 400, CodeBadQuery, "no expression given"},
-		{q(strings.Repeat("x", 4097)), 400, CodeBadQuery, "the expression is 4097 bytes, over the 4096-byte limit"},
-		{q("input.who +"), 400, CodeBadQuery, "query: invalid query: unexpected token"},
-		{q("now()"), 400, CodeBadQuery, "now() reads the clock"},
-		{q("steps.approve.output.by"), 422, CodeQueryFailed, `steps.approve: step "approve" has no output in run ` + st.Run.RunID},
-		{"/v1/runs/nope/query?expr=1", 404, CodeNotFound, `no workflow or run "nope"`},
-		{q("groupBy([1, 2, 3], # % 2)"), 422, CodeQueryFailed, "the value is not JSON"},
+		{"/v1/runs/order-1/query", 400, api.CodeBadQuery, "no expression given"},
+		{q(strings.Repeat("x", 4097)), 400, api.CodeBadQuery, "the expression is 4097 bytes, over the 4096-byte limit"},
+		{q("input.who +"), 400, api.CodeBadQuery, "query: invalid query: unexpected token"},
+		{q("now()"), 400, api.CodeBadQuery, "now() reads the clock"},
+		{q("steps.approve.output.by"), 422, api.CodeQueryFailed, `steps.approve: step "approve" has no output in run ` + st.Run.RunID},
+		{"/v1/runs/nope/query?expr=1", 404, api.CodeNotFound, `no workflow or run "nope"`},
+		{q("groupBy([1, 2, 3], # % 2)"), 422, api.CodeQueryFailed, "the value is not JSON"},
 	} {
 		code, b := f.do("GET", c.path, "", nil)
 		wantError(t, code, b, c.status, c.code, c.frag)

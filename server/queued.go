@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
@@ -10,11 +11,11 @@ import (
 
 // unstarted is the detail of a run with no history: queued under its workflow's concurrency
 // key, or cancelled there before it started.
-func (s *Server) unstarted(r history.Run) (RunDetail, error) {
-	d := RunDetail{Run: r, Events: []history.Event{}, Waits: []runview.Wait{}, Signals: []history.Signal{}, Failures: []runview.FailureAt{}}
+func (s *Server) unstarted(r history.Run) (api.RunDetail, error) {
+	d := api.RunDetail{Run: r, Events: []history.Event{}, Waits: []runview.Wait{}, Signals: []history.Signal{}, Failures: []runview.FailureAt{}}
 	q, ok, err := s.Queue(r)
 	if err != nil {
-		return RunDetail{}, err
+		return api.RunDetail{}, err
 	}
 	if ok {
 		d.Queue = &q

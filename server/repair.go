@@ -5,24 +5,14 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
-
-// RepairReport says what Repair rebuilt.
-type RepairReport struct {
-	// Runs is how many open runs were examined.
-	Runs int `json:"runs"`
-	// Rebuilt lists every task recreated, as "run-id: task-id"; empty for healthy runs.
-	Rebuilt []string `json:"rebuilt"`
-	// Indexes lists what a repair of every run changed in the store's indexes, a line per
-	// entry put, deleted or recounted; none when they matched the run records.
-	Indexes []string `json:"indexes,omitempty"`
-}
 
 // Repair recreates the tasks that the history of the open run of the workflow (or run) id
 // names says must exist but the store lacks; id "" repairs every open run. It never
 // restarts a running activity (engine.Repair touches only missing tasks).
-func (s *Server) Repair(ctx context.Context, id string) (RepairReport, error) {
+func (s *Server) Repair(ctx context.Context, id string) (api.RepairReport, error) {
 	if s.cluster != nil {
 		return s.cluster.Repair(ctx, id)
 	}
@@ -30,7 +20,7 @@ func (s *Server) Repair(ctx context.Context, id string) (RepairReport, error) {
 	if id != "" {
 		r, err := s.resolve(id)
 		if err != nil {
-			return RepairReport{}, err
+			return api.RepairReport{}, err
 		}
 		workflowID = r.WorkflowID
 	}
@@ -38,18 +28,18 @@ func (s *Server) Repair(ctx context.Context, id string) (RepairReport, error) {
 		// Without an engine nothing can be rebuilt; that is only a problem if a run is open.
 		open, err := s.store.Runs(history.RunFilter{WorkflowID: workflowID, Status: history.StatusRunning})
 		if err != nil {
-			return RepairReport{}, wrap(fmt.Errorf("repair: %w", err))
+			return api.RepairReport{}, wrap(fmt.Errorf("repair: %w", err))
 		}
 		if len(open) > 0 {
-			return RepairReport{}, unsupported("repair runs")
+			return api.RepairReport{}, unsupported("repair runs")
 		}
-		return RepairReport{Rebuilt: []string{}}, nil
+		return api.RepairReport{Rebuilt: []string{}}, nil
 	}
 	rep, err := s.eng.Repair(ctx, workflowID)
 	if err != nil {
-		return RepairReport{}, wrap(fmt.Errorf("repair: %w", err))
+		return api.RepairReport{}, wrap(fmt.Errorf("repair: %w", err))
 	}
-	out := RepairReport{Runs: rep.Runs, Rebuilt: rep.Rebuilt, Indexes: rep.Indexes}
+	out := api.RepairReport{Runs: rep.Runs, Rebuilt: rep.Rebuilt, Indexes: rep.Indexes}
 	if out.Rebuilt == nil {
 		out.Rebuilt = []string{}
 	}
@@ -61,7 +51,7 @@ func (s *Server) repairRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if id == "" {
 		// Repair("") means every run; an id lost on the way must not widen the request.
-		writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, "repair: no workflow id given"))
+		writeError(w, errorf(http.StatusBadRequest, api.CodeBadRequest, "repair: no workflow id given"))
 		return
 	}
 	s.serveRepair(w, r, id)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 )
@@ -72,7 +73,7 @@ func TestOneCancelRequest(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d", c.route, c.body, code, body, c.status)
 		}
 	}
-	r := f.waitFor("order-1", func(d RunDetail) bool { return !d.Run.Open() })
+	r := f.waitFor("order-1", func(d api.RunDetail) bool { return !d.Run.Open() })
 	evs, err := f.srv.Events("order-1", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -5,42 +5,36 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/api"
 )
-
-// Retried is Retry's answer: the new run, and the failed run it resumes.
-type Retried struct {
-	Run     history.Run `json:"run"`
-	RetryOf string      `json:"retry_of"`
-}
 
 // Retry resumes the failed newest run of the workflow (or run) id names from its failed
 // activity, as a new run under the same workflow id that this server's engine drives. A run
 // the engine cannot resume (not failed, timed out, compensated, or failed other than in an
 // activity) is refused with CodeNotRetryable and the engine's reason.
-func (s *Server) Retry(ctx context.Context, id string) (Retried, error) {
+func (s *Server) Retry(ctx context.Context, id string) (api.Retried, error) {
 	if s.cluster != nil {
 		return s.cluster.Retry(ctx, id)
 	}
 	r, err := s.resolve(id)
 	if err != nil {
-		return Retried{}, err
+		return api.Retried{}, err
 	}
 	if newest, err := s.resolve(r.WorkflowID); err == nil && newest.RunID != r.RunID {
 		// The engine retries only a workflow's newest run; resuming an older one here would
 		// silently retry another run than the one named.
-		return Retried{}, errorf(http.StatusConflict, CodeNotRetryable, fmt.Sprintf(
+		return api.Retried{}, errorf(http.StatusConflict, api.CodeNotRetryable, fmt.Sprintf(
 			"retry %s: run %s is not the newest run of %s (that is %s, %s); retry %s instead",
 			id, r.RunID, r.WorkflowID, newest.RunID, newest.Status, r.WorkflowID))
 	}
 	if s.eng == nil {
-		return Retried{}, unsupported("retry a run")
+		return api.Retried{}, unsupported("retry a run")
 	}
 	rec, err := s.eng.Retry(ctx, r.WorkflowID)
 	if err != nil {
-		return Retried{}, wrap(err)
+		return api.Retried{}, wrap(err)
 	}
-	return Retried{Run: rec, RetryOf: r.RunID}, nil
+	return api.Retried{Run: rec, RetryOf: r.RunID}, nil
 }
 
 func (s *Server) retryRun(w http.ResponseWriter, r *http.Request) {

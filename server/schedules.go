@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/schedule/runner"
 )
@@ -55,7 +56,7 @@ type BackfillRequest struct {
 func (s *Server) scheduleRunner(w http.ResponseWriter) *runner.Runner {
 	rn := s.schedules.p.Load()
 	if rn == nil {
-		writeError(w, errorf(http.StatusNotImplemented, CodeUnsupported, "this process runs no schedules: they are run by wend serve"))
+		writeError(w, errorf(http.StatusNotImplemented, api.CodeUnsupported, "this process runs no schedules: they are run by wend serve"))
 	}
 	return rn
 }
@@ -63,9 +64,9 @@ func (s *Server) scheduleRunner(w http.ResponseWriter) *runner.Runner {
 func scheduleError(err error) error {
 	switch {
 	case errors.Is(err, runner.ErrNotFound):
-		return errorf(http.StatusNotFound, CodeNotFound, err.Error())
+		return errorf(http.StatusNotFound, api.CodeNotFound, err.Error())
 	case errors.Is(err, schedule.ErrBadRequest):
-		return errorf(http.StatusBadRequest, CodeBadRequest, err.Error())
+		return errorf(http.StatusBadRequest, api.CodeBadRequest, err.Error())
 	}
 	return err
 }
@@ -119,7 +120,7 @@ func overlapOf(s string) (schedule.Overlap, error) {
 	}
 	o, err := schedule.ParseOverlap(s)
 	if err != nil {
-		return "", errorf(http.StatusBadRequest, CodeBadRequest, err.Error())
+		return "", errorf(http.StatusBadRequest, api.CodeBadRequest, err.Error())
 	}
 	return o, nil
 }
@@ -154,7 +155,7 @@ func (s *Server) backfillSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.From.IsZero() || req.To.IsZero() {
-		writeError(w, errorf(http.StatusBadRequest, CodeBadRequest, "backfill needs from and to (RFC 3339 times)"))
+		writeError(w, errorf(http.StatusBadRequest, api.CodeBadRequest, "backfill needs from and to (RFC 3339 times)"))
 		return
 	}
 	o, err := overlapOf(req.Overlap)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/server/internal/servertest"
@@ -16,7 +17,7 @@ func TestSchedulesAPI(t *testing.T) {
 	store := history.NewMemStore()
 	f := newFixture(t, store)
 	code, body := f.do("GET", "/v1/schedules", "", nil)
-	wantError(t, code, body, http.StatusNotImplemented, CodeUnsupported, "run by wend serve")
+	wantError(t, code, body, http.StatusNotImplemented, api.CodeUnsupported, "run by wend serve")
 
 	rn := servertest.NightlyRunner(t, store, f.eng, time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC))
 	f.srv.SetSchedules(rn)
@@ -29,13 +30,13 @@ func TestSchedulesAPI(t *testing.T) {
 		t.Fatalf("listed %+v; want nightly next firing at 3:00 EDT on March 9th", v)
 	}
 	code, body = f.do("GET", "/v1/schedules/weekly", "", nil)
-	wantError(t, code, body, http.StatusNotFound, CodeNotFound, `schedule "weekly"`)
+	wantError(t, code, body, http.StatusNotFound, api.CodeNotFound, `schedule "weekly"`)
 	code, body = f.do("POST", "/v1/schedules/nightly/trigger", `{"overlap":"queue"}`, nil)
-	wantError(t, code, body, http.StatusBadRequest, CodeBadRequest, `unknown overlap "queue"`)
+	wantError(t, code, body, http.StatusBadRequest, api.CodeBadRequest, `unknown overlap "queue"`)
 	code, body = f.do("POST", "/v1/schedules/nightly/backfill", `{"from":"2026-03-02T00:00:00Z","to":"2026-03-01T00:00:00Z"}`, nil)
-	wantError(t, code, body, http.StatusBadRequest, CodeBadRequest, "FROM must be before TO")
+	wantError(t, code, body, http.StatusBadRequest, api.CodeBadRequest, "FROM must be before TO")
 	code, body = f.do("POST", "/v1/schedules/nightly/backfill", `{}`, nil)
-	wantError(t, code, body, http.StatusBadRequest, CodeBadRequest, "needs from and to")
+	wantError(t, code, body, http.StatusBadRequest, api.CodeBadRequest, "needs from and to")
 
 	var paused struct{ Schedule runner.View }
 	if code, body := f.do("POST", "/v1/schedules/nightly/pause", `{"note":"audit"}`, &paused); code != 200 || !paused.Schedule.Paused || paused.Schedule.State.Note != "audit" {
@@ -66,5 +67,5 @@ func TestSchedulesAPI(t *testing.T) {
 		t.Fatalf("delete: %d %s", code, body)
 	}
 	code, body = f.do("GET", "/v1/schedules/nightly", "", nil)
-	wantError(t, code, body, http.StatusNotFound, CodeNotFound, "no such schedule")
+	wantError(t, code, body, http.StatusNotFound, api.CodeNotFound, "no such schedule")
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
@@ -24,7 +25,7 @@ type Server struct {
 	cluster Cluster
 	mux     *Router
 	// workflows are the registered workflows POST /v1/runs may start by name (workflows.go).
-	workflows atomic.Pointer[[]Workflow]
+	workflows atomic.Pointer[[]api.Workflow]
 	roller    atomic.Pointer[PluginRoller] // plugins.go
 	schedules scheduleHolder               // /v1/schedules (schedules.go)
 	specs     specMemo                     // texts Start found valid (specmemo.go)
@@ -43,7 +44,7 @@ func New(eng *engine.Engine, store history.Store) *Server {
 // refused (a CodeBadRequest error naming the fields there are; wherefields.go).
 func (s *Server) List(f history.RunFilter) ([]history.Run, error) {
 	if s.cluster != nil {
-		return s.cluster.List(ListQuery{Status: f.Status, WorkflowID: f.WorkflowID}, 0)
+		return s.cluster.List(api.ListQuery{Status: f.Status, WorkflowID: f.WorkflowID}, 0)
 	}
 	runs, err := s.store.Runs(f)
 	if err != nil {
@@ -64,7 +65,7 @@ func (s *Server) Resolve(id string) (history.Run, error) { return s.resolve(id) 
 // resolve finds the run an id names: the newest run of a workflow id, else a run id.
 func (s *Server) resolve(id string) (history.Run, error) {
 	if id == "" {
-		return history.Run{}, errorf(http.StatusBadRequest, CodeBadRequest, "no workflow id given")
+		return history.Run{}, errorf(http.StatusBadRequest, api.CodeBadRequest, "no workflow id given")
 	}
 	if s.cluster != nil {
 		return s.cluster.Resolve(id)
@@ -88,28 +89,22 @@ func (s *Server) resolve(id string) (history.Run, error) {
 
 // UnknownRun is the error for an id that names no workflow and no run, worded alike by every
 // backend.
-func UnknownRun(id string) *Error {
-	return errorf(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no workflow or run %q", id))
-}
-
-// EventPage is a run's record and its events after a seq.
-type EventPage struct {
-	Run    history.Run     `json:"run"`
-	Events []history.Event `json:"events"`
+func UnknownRun(id string) *api.Error {
+	return errorf(http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no workflow or run %q", id))
 }
 
 // Events returns the events with seq > after of the run id names (see Show).
-func (s *Server) Events(id string, after uint64) (EventPage, error) {
+func (s *Server) Events(id string, after uint64) (api.EventPage, error) {
 	if s.cluster != nil {
 		return s.cluster.Events(id, after)
 	}
 	r, err := s.resolve(id)
 	if err != nil {
-		return EventPage{}, err
+		return api.EventPage{}, err
 	}
 	evs, err := s.store.Events(r.RunID, after)
 	if err != nil {
-		return EventPage{}, wrap(fmt.Errorf("read run %s: %w", r.RunID, err))
+		return api.EventPage{}, wrap(fmt.Errorf("read run %s: %w", r.RunID, err))
 	}
 	if n := len(evs); n > 0 && evs[n-1].Seq > r.LastSeq {
 		// A commit landed between the two reads: the record is behind its events. Read it
@@ -121,21 +116,18 @@ func (s *Server) Events(id string, after uint64) (EventPage, error) {
 	if evs == nil {
 		evs = []history.Event{}
 	}
-	return EventPage{Run: r, Events: evs}, nil
+	return api.EventPage{Run: r, Events: evs}, nil
 }
-
-// RunDetail is GET /v1/runs/{id}'s body: the run's view as runview.Detail lays it out.
-type RunDetail = runview.Detail
 
 // Show returns the newest run of workflow id id (or run id id) with its history and what it
 // waits for.
-func (s *Server) Show(id string) (RunDetail, error) {
+func (s *Server) Show(id string) (api.RunDetail, error) {
 	if s.cluster != nil {
 		return s.cluster.Show(id)
 	}
 	p, err := s.Events(id, 0)
 	if err != nil {
-		return RunDetail{}, err
+		return api.RunDetail{}, err
 	}
 	if p.Run.NeverStarted() {
 		return s.unstarted(p.Run)
@@ -143,44 +135,37 @@ func (s *Server) Show(id string) (RunDetail, error) {
 	return runview.DetailOf(p.Run, p.Events), nil
 }
 
-// Started is Start's answer; Started is false when the id named an existing run
-// (docs/reliability.md G8).
-type Started struct {
-	Run     history.Run `json:"run"`
-	Started bool        `json:"started"`
-}
-
 // Start begins a run, or returns the existing run of req.WorkflowID. req.SpecFile is the
 // spec's path (for messages and relative paths, so give it absolute when the server runs
 // elsewhere) and req.Source its exact text; or req.Workflow names a registered workflow
 // (SetWorkflows), whose file the server reads now.
-func (s *Server) Start(ctx context.Context, req engine.StartRequest) (Started, error) {
+func (s *Server) Start(ctx context.Context, req api.StartRequest) (api.Started, error) {
 	if s.eng == nil && s.cluster == nil {
-		return Started{}, unsupported("start a run")
+		return api.Started{}, unsupported("start a run")
 	}
 	if req.Workflow != "" {
 		var err error
 		if req, err = s.fromRegistered(req); err != nil {
-			return Started{}, err
+			return api.Started{}, err
 		}
 	}
 	if req.SpecFile == "" || req.Source == "" {
-		return Started{}, errorf(http.StatusBadRequest, CodeBadRequest, "start: spec_file and source are required (or workflow, a registered name)")
+		return api.Started{}, errorf(http.StatusBadRequest, api.CodeBadRequest, "start: spec_file and source are required (or workflow, a registered name)")
 	}
 	// The edge's limits first, before the spec is loaded: a refused id costs nothing.
 	if err := engine.CheckID("workflow id", req.WorkflowID); err != nil {
-		return Started{}, wrap(fmt.Errorf("start: %w", err))
+		return api.Started{}, wrap(fmt.Errorf("start: %w", err))
 	}
 	if err := engine.CheckPayload("input", req.Input); err != nil {
-		return Started{}, wrap(fmt.Errorf("start: %w", err))
+		return api.Started{}, wrap(fmt.Errorf("start: %w", err))
 	}
 	if len(req.Input) > 0 && !json.Valid(req.Input) {
-		return Started{}, errorf(http.StatusBadRequest, CodeInvalid, "start: input is not JSON")
+		return api.Started{}, errorf(http.StatusBadRequest, api.CodeInvalid, "start: input is not JSON")
 	}
 	// Load once here too: the engine reports an invalid workflow as a plain error, and the
 	// caller must get a 400 for it, not a 500.
 	if ds := s.specs.check(req.SpecFile, req.Source); ds.HasErrors() {
-		return Started{}, errorf(http.StatusBadRequest, CodeBadWorkflow,
+		return api.Started{}, errorf(http.StatusBadRequest, api.CodeBadWorkflow,
 			fmt.Sprintf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error()))
 	}
 	if s.cluster != nil {
@@ -188,35 +173,35 @@ func (s *Server) Start(ctx context.Context, req engine.StartRequest) (Started, e
 	}
 	rec, isNew, err := s.eng.Start(ctx, req)
 	if err != nil {
-		return Started{}, wrap(err)
+		return api.Started{}, wrap(err)
 	}
-	return Started{Run: rec, Started: isNew}, nil
+	return api.Started{Run: rec, Started: isNew}, nil
 }
 
 // Signal sends a signal to the open run of the workflow (or run) id names.
 func (s *Server) Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error) {
-	sent, err := s.SendSignal(ctx, id, SignalRequest{Name: name, Data: data})
+	sent, err := s.SendSignal(ctx, id, api.SignalRequest{Name: name, Data: data})
 	return sent.Run, err
 }
 
 // SendSignal is Signal with an optional idempotency id (req.ID): a resend with the same id
 // reaches the run once, and its answer says Duplicate.
-func (s *Server) SendSignal(ctx context.Context, id string, req SignalRequest) (SignalSent, error) {
+func (s *Server) SendSignal(ctx context.Context, id string, req api.SignalRequest) (api.SignalSent, error) {
 	name, data := req.Name, req.Data
 	if name == "" {
-		return SignalSent{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: no signal name given")
+		return api.SignalSent{}, errorf(http.StatusBadRequest, api.CodeBadRequest, "signal: no signal name given")
 	}
 	if err := engine.CheckID("signal name", name); err != nil {
-		return SignalSent{}, wrap(fmt.Errorf("signal: %w", err))
+		return api.SignalSent{}, wrap(fmt.Errorf("signal: %w", err))
 	}
 	if err := engine.CheckID("signal id", req.ID); err != nil {
-		return SignalSent{}, wrap(fmt.Errorf("signal %s: %w", name, err))
+		return api.SignalSent{}, wrap(fmt.Errorf("signal %s: %w", name, err))
 	}
 	if err := engine.CheckPayload("signal data", data); err != nil {
-		return SignalSent{}, wrap(fmt.Errorf("signal %s: %w", name, err))
+		return api.SignalSent{}, wrap(fmt.Errorf("signal %s: %w", name, err))
 	}
 	if len(data) > 0 && !json.Valid(data) {
-		return SignalSent{}, errorf(http.StatusBadRequest, CodeBadRequest, "signal: data is not JSON")
+		return api.SignalSent{}, errorf(http.StatusBadRequest, api.CodeBadRequest, "signal: data is not JSON")
 	}
 	if s.cluster != nil {
 		return s.cluster.SendSignal(ctx, id, req)
@@ -230,10 +215,10 @@ func (s *Server) SendSignal(ctx context.Context, id string, req SignalRequest) (
 		// A resend of a signal the run took before it finished is the duplicate it is, not
 		// a new signal to refuse: acknowledged, whatever the run's state now.
 		if seen, serr := engine.SignalRecorded(s.store, r.WorkflowID, req.ID); serr == nil && seen {
-			return SignalSent{Run: r, Duplicate: true}, nil
+			return api.SignalSent{Run: r, Duplicate: true}, nil
 		}
 	}
-	return SignalSent{Run: r, Duplicate: dup && err == nil}, err
+	return api.SignalSent{Run: r, Duplicate: dup && err == nil}, err
 }
 
 // Cancel cancels the open run of the workflow (or run) id names.
@@ -270,19 +255,11 @@ func (s *Server) control(id, closedWhy string, send func(workflowID string) erro
 			r = now // it closed meanwhile: name how
 		}
 		if r.Open() { // its last events are being written: say so, not that it has finished
-			return r, errorf(http.StatusConflict, CodeRunClosed, fmt.Sprintf("run %s of %s is finishing (its end is being recorded): %s",
+			return r, errorf(http.StatusConflict, api.CodeRunClosed, fmt.Sprintf("run %s of %s is finishing (its end is being recorded): %s",
 				r.RunID, r.WorkflowID, strings.Replace(closedWhy, "a finished run", "a finishing run", 1)))
 		}
 	}
-	return r, errorf(http.StatusConflict, CodeRunClosed, fmt.Sprintf("run %s of %s is %s: %s", r.RunID, r.WorkflowID, r.Status, closedWhy))
-}
-
-// Outcome is how a workflow ended; Closed is false when Wait's timeout came first.
-type Outcome struct {
-	Run     history.Run      `json:"run"`
-	Closed  bool             `json:"closed"`
-	Output  json.RawMessage  `json:"output,omitempty"`
-	Failure *history.Failure `json:"failure,omitempty"`
+	return r, errorf(http.StatusConflict, api.CodeRunClosed, fmt.Sprintf("run %s of %s is %s: %s", r.RunID, r.WorkflowID, r.Status, closedWhy))
 }
 
 // MaxWait caps Wait's timeout, so a long poll never outlives a proxy or a client's patience.
@@ -290,17 +267,17 @@ const MaxWait = 5 * time.Minute
 
 // Wait blocks until the workflow id names has closed (following continue-as-new) or timeout
 // passed, and returns its record with its output or failure.
-func (s *Server) Wait(ctx context.Context, id string, timeout time.Duration) (Outcome, error) {
+func (s *Server) Wait(ctx context.Context, id string, timeout time.Duration) (api.Outcome, error) {
 	if s.cluster != nil {
 		return s.cluster.Wait(ctx, id, timeout)
 	}
 	r, err := s.resolve(id)
 	if err != nil {
-		return Outcome{}, err
+		return api.Outcome{}, err
 	}
 	if r.Open() {
 		if s.eng == nil {
-			return Outcome{}, unsupported("wait for a run")
+			return api.Outcome{}, unsupported("wait for a run")
 		}
 		if timeout <= 0 || timeout > MaxWait {
 			timeout = MaxWait
@@ -311,16 +288,16 @@ func (s *Server) Wait(ctx context.Context, id string, timeout time.Duration) (Ou
 		if err != nil {
 			if wctx.Err() != nil && ctx.Err() == nil {
 				now, rerr := s.resolve(id)
-				return Outcome{Run: now, Closed: false}, rerr
+				return api.Outcome{Run: now, Closed: false}, rerr
 			}
-			return Outcome{}, wrap(err)
+			return api.Outcome{}, wrap(err)
 		}
 	}
 	return s.outcome(r)
 }
 
-func (s *Server) outcome(r history.Run) (Outcome, error) {
-	o := Outcome{Run: r, Closed: !r.Open()}
+func (s *Server) outcome(r history.Run) (api.Outcome, error) {
+	o := api.Outcome{Run: r, Closed: !r.Open()}
 	if !o.Closed || r.LastSeq == 0 {
 		return o, nil
 	}
@@ -336,15 +313,6 @@ func (s *Server) outcome(r history.Run) (Outcome, error) {
 	return o, nil
 }
 
-// CheckReport is the result of an integrity check of the whole store.
-type CheckReport struct {
-	Runs     int      `json:"runs"`
-	Events   uint64   `json:"events"`
-	Problems []string `json:"problems"`
-	// Notes are what the operator should know and is no problem (an acknowledged log loss).
-	Notes []string `json:"notes,omitempty"`
-}
-
 // CheckNoter is a store whose check has notes besides problems (boltstore.Store).
 type CheckNoter interface {
 	CheckNotes() ([]string, error)
@@ -356,17 +324,17 @@ type Checker interface {
 }
 
 // Check verifies the store; Problems is empty when it is sound.
-func (s *Server) Check() (CheckReport, error) {
+func (s *Server) Check() (api.CheckReport, error) {
 	if s.cluster != nil {
 		return s.cluster.Check()
 	}
 	c, ok := s.store.(Checker)
 	if !ok {
-		return CheckReport{}, unsupported("check this store")
+		return api.CheckReport{}, unsupported("check this store")
 	}
 	problems, err := c.Check()
 	if err != nil {
-		return CheckReport{}, wrap(fmt.Errorf("check: %w", err))
+		return api.CheckReport{}, wrap(fmt.Errorf("check: %w", err))
 	}
 	// The tasks against what the open runs' histories need: the store cannot tell, the
 	// interpreter can.
@@ -375,7 +343,7 @@ func (s *Server) Check() (CheckReport, error) {
 		problems = append(problems, fmt.Sprintf("check tasks: %v", err))
 	}
 	problems = append(problems, tasks...)
-	rep := CheckReport{Problems: problems}
+	rep := api.CheckReport{Problems: problems}
 	if rep.Problems == nil {
 		rep.Problems = []string{}
 	}
@@ -398,6 +366,6 @@ func (s *Server) Check() (CheckReport, error) {
 	return rep, nil
 }
 
-func unsupported(what string) *Error {
-	return errorf(http.StatusNotImplemented, CodeUnsupported, "cannot "+what+": no engine drives this database here")
+func unsupported(what string) *api.Error {
+	return errorf(http.StatusNotImplemented, api.CodeUnsupported, "cannot "+what+": no engine drives this database here")
 }

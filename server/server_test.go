@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
@@ -82,11 +83,11 @@ func (f *fixture) do(method, path, body string, out any) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func (f *fixture) start(id, input string) Started {
+func (f *fixture) start(id, input string) api.Started {
 	f.t.Helper()
 	body, _ := json.Marshal(engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, "approval.wend.yaml"),
 		Source: waitSpec, Input: json.RawMessage(input)})
-	var st Started
+	var st api.Started
 	if code, b := f.do("POST", "/v1/runs", string(body), &st); code != http.StatusCreated {
 		f.t.Fatalf("start: %d %s", code, b)
 	}
@@ -94,12 +95,12 @@ func (f *fixture) start(id, input string) Started {
 }
 
 // waitFor polls show until cond holds.
-func (f *fixture) waitFor(id string, cond func(RunDetail) bool) RunDetail {
+func (f *fixture) waitFor(id string, cond func(api.RunDetail) bool) api.RunDetail {
 	f.t.Helper()
-	return servertest.Settle(f.t, func() (RunDetail, error) { return f.srv.Show(id) }, cond)
+	return servertest.Settle(f.t, func() (api.RunDetail, error) { return f.srv.Show(id) }, cond)
 }
 
-func waitingForSignal(d RunDetail) bool {
+func waitingForSignal(d api.RunDetail) bool {
 	for _, w := range d.Waits {
 		if w.Kind == runview.WaitSignal {
 			return true
@@ -114,7 +115,7 @@ func wantError(t *testing.T, code int, body string, wantCode int, wantErr, fragm
 	if code != wantCode {
 		t.Fatalf("status %d, want %d: %s", code, wantCode, body)
 	}
-	e := DecodeError(code, []byte(body))
+	e := api.DecodeError(code, []byte(body))
 	if e.Code != wantErr || !strings.Contains(e.Message, fragment) {
 		t.Fatalf("error %+v, want code %s with %q", e, wantErr, fragment)
 	}
@@ -130,7 +131,7 @@ func TestStartSignalWaitRoundTrip(t *testing.T) {
 	// docs/reliability.md G8: the same id with the same input returns the existing run, 200 not
 	// 201.
 	body, _ := json.Marshal(engine.StartRequest{WorkflowID: "order-1", SpecFile: "x.wend.yaml", Source: waitSpec, Input: json.RawMessage(`{ "who": "ann" }`)})
-	var again Started
+	var again api.Started
 	if code, b := f.do("POST", "/v1/runs", string(body), &again); code != http.StatusOK || again.Started || again.Run.RunID != st.Run.RunID {
 		t.Fatalf("second start: %d %s", code, b)
 	}
@@ -141,7 +142,7 @@ func TestStartSignalWaitRoundTrip(t *testing.T) {
 	}
 
 	// A wait that times out says closed=false with the current record.
-	var o Outcome
+	var o api.Outcome
 	if code, b := f.do("GET", "/v1/runs/order-1/wait?timeout=20ms", "", &o); code != 200 || o.Closed || o.Run.RunID != st.Run.RunID {
 		t.Fatalf("wait before the signal: %d %s", code, b)
 	}
@@ -159,10 +160,10 @@ func TestStartSignalWaitRoundTrip(t *testing.T) {
 
 	// Signals and cancels to the finished run are refused with a message naming it.
 	code, b := f.do("POST", "/v1/runs/order-1/signals", `{"name":"approve"}`, nil)
-	wantError(t, code, b, http.StatusConflict, CodeRunClosed,
+	wantError(t, code, b, http.StatusConflict, api.CodeRunClosed,
 		"run "+st.Run.RunID+" of order-1 is completed: signals to a finished run are rejected")
 	code, b = f.do("POST", "/v1/runs/order-1/cancel", `{}`, nil)
-	wantError(t, code, b, http.StatusConflict, CodeRunClosed, "is completed: a finished run cannot be cancelled")
+	wantError(t, code, b, http.StatusConflict, api.CodeRunClosed, "is completed: a finished run cannot be cancelled")
 
 	// The same errors through the Go API match the engine's sentinels.
 	if _, err := f.srv.Signal(context.Background(), "order-1", "approve", nil); !errors.Is(err, engine.ErrRunClosed) {
@@ -190,18 +191,18 @@ func TestListShowEvents(t *testing.T) {
 
 	// By workflow id, by run id, and a workflow id with a slash (escaped in the path).
 	for _, id := range []string{"a", a.Run.RunID} {
-		var d RunDetail
+		var d api.RunDetail
 		if code, body := f.do("GET", "/v1/runs/"+url.PathEscape(id), "", &d); code != 200 || d.Run.RunID != a.Run.RunID ||
 			d.Events[0].Type != history.WorkflowStarted || string(d.Input) != `{"who":"x"}` {
 			t.Fatalf("show %s: %d %s", id, code, body)
 		}
 	}
-	var d RunDetail
+	var d api.RunDetail
 	if code, body := f.do("GET", "/v1/runs/"+url.PathEscape("parent/steps[0]"), "", &d); code != 200 || d.Run.RunID != b.Run.RunID {
 		t.Fatalf("show slash id: %d %s", code, body)
 	}
 
-	var p EventPage
+	var p api.EventPage
 	if code, body := f.do("GET", "/v1/runs/a/events?after=1", "", &p); code != 200 || len(p.Events) == 0 || p.Events[0].Seq != 2 {
 		t.Fatalf("events: %d %s", code, body)
 	}
@@ -217,28 +218,28 @@ func TestBadInput(t *testing.T) {
 		status                   int
 		code, fragment           string
 	}{
-		{"unknown workflow", "GET", "/v1/runs/nope", "", 404, CodeNotFound, `no workflow or run "nope"`},
-		{"unknown workflow events", "GET", "/v1/runs/nope/events", "", 404, CodeNotFound, "nope"},
-		{"unknown workflow wait", "GET", "/v1/runs/nope/wait", "", 404, CodeNotFound, "nope"},
-		{"signal unknown", "POST", "/v1/runs/nope/signals", `{"name":"x"}`, 404, CodeNotFound, "nope"},
-		{"cancel unknown", "POST", "/v1/runs/nope/cancel", `{}`, 404, CodeNotFound, "nope"},
-		{"bad status", "GET", "/v1/runs?status=done", "", 400, CodeBadRequest, `unknown status "done"`},
-		{"unknown parameter", "GET", "/v1/runs?state=x", "", 400, CodeBadRequest, `unknown parameter "state"`},
-		{"bad after", "GET", "/v1/runs/w/events?after=-1", "", 400, CodeBadRequest, "not a sequence number"},
-		{"bad timeout", "GET", "/v1/runs/w/wait?timeout=soon", "", 400, CodeBadRequest, "must be a duration"},
-		{"timeout too long", "GET", "/v1/runs/w/wait?timeout=1h", "", 400, CodeBadRequest, "at most 5m0s"},
-		{"start not JSON", "POST", "/v1/runs", `{"spec_file":`, 400, CodeBadRequest, "bad request body"},
-		{"start empty", "POST", "/v1/runs", ``, 400, CodeBadRequest, "empty body"},
-		{"start unknown field", "POST", "/v1/runs", `{"file":"x"}`, 400, CodeBadRequest, `unknown field "file"`},
-		{"start two values", "POST", "/v1/runs", `{} {}`, 400, CodeBadRequest, "more than one JSON value"},
-		{"start no source", "POST", "/v1/runs", `{"spec_file":"x"}`, 400, CodeBadRequest, "spec_file and source are required"},
-		{"start invalid workflow", "POST", "/v1/runs", string(invalidSpec), 400, CodeBadWorkflow, "duration must be positive"},
-		{"start input against schema", "POST", "/v1/runs", string(valid), 400, CodeInvalid, "invalid input"},
-		{"signal no name", "POST", "/v1/runs/w/signals", `{"data":1}`, 400, CodeBadRequest, "no signal name"},
-		{"signal data not JSON", "POST", "/v1/runs/w/signals", `{"name":"a","data":nope}`, 400, CodeBadRequest, "bad request body"},
-		{"unknown route", "GET", "/v1/nothing", "", 404, CodeNotFound, "no route GET /v1/nothing"},
-		{"wrong method", "DELETE", "/v1/runs/w", "", 404, CodeNotFound, "no route DELETE"},
-		{"check unsupported", "GET", "/v1/check", "", 501, CodeUnsupported, "cannot check this store"},
+		{"unknown workflow", "GET", "/v1/runs/nope", "", 404, api.CodeNotFound, `no workflow or run "nope"`},
+		{"unknown workflow events", "GET", "/v1/runs/nope/events", "", 404, api.CodeNotFound, "nope"},
+		{"unknown workflow wait", "GET", "/v1/runs/nope/wait", "", 404, api.CodeNotFound, "nope"},
+		{"signal unknown", "POST", "/v1/runs/nope/signals", `{"name":"x"}`, 404, api.CodeNotFound, "nope"},
+		{"cancel unknown", "POST", "/v1/runs/nope/cancel", `{}`, 404, api.CodeNotFound, "nope"},
+		{"bad status", "GET", "/v1/runs?status=done", "", 400, api.CodeBadRequest, `unknown status "done"`},
+		{"unknown parameter", "GET", "/v1/runs?state=x", "", 400, api.CodeBadRequest, `unknown parameter "state"`},
+		{"bad after", "GET", "/v1/runs/w/events?after=-1", "", 400, api.CodeBadRequest, "not a sequence number"},
+		{"bad timeout", "GET", "/v1/runs/w/wait?timeout=soon", "", 400, api.CodeBadRequest, "must be a duration"},
+		{"timeout too long", "GET", "/v1/runs/w/wait?timeout=1h", "", 400, api.CodeBadRequest, "at most 5m0s"},
+		{"start not JSON", "POST", "/v1/runs", `{"spec_file":`, 400, api.CodeBadRequest, "bad request body"},
+		{"start empty", "POST", "/v1/runs", ``, 400, api.CodeBadRequest, "empty body"},
+		{"start unknown field", "POST", "/v1/runs", `{"file":"x"}`, 400, api.CodeBadRequest, `unknown field "file"`},
+		{"start two values", "POST", "/v1/runs", `{} {}`, 400, api.CodeBadRequest, "more than one JSON value"},
+		{"start no source", "POST", "/v1/runs", `{"spec_file":"x"}`, 400, api.CodeBadRequest, "spec_file and source are required"},
+		{"start invalid workflow", "POST", "/v1/runs", string(invalidSpec), 400, api.CodeBadWorkflow, "duration must be positive"},
+		{"start input against schema", "POST", "/v1/runs", string(valid), 400, api.CodeInvalid, "invalid input"},
+		{"signal no name", "POST", "/v1/runs/w/signals", `{"data":1}`, 400, api.CodeBadRequest, "no signal name"},
+		{"signal data not JSON", "POST", "/v1/runs/w/signals", `{"name":"a","data":nope}`, 400, api.CodeBadRequest, "bad request body"},
+		{"unknown route", "GET", "/v1/nothing", "", 404, api.CodeNotFound, "no route GET /v1/nothing"},
+		{"wrong method", "DELETE", "/v1/runs/w", "", 404, api.CodeNotFound, "no route DELETE"},
+		{"check unsupported", "GET", "/v1/check", "", 501, api.CodeUnsupported, "cannot check this store"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,7 +265,7 @@ func TestCancelAndHealth(t *testing.T) {
 	if err != nil || d.Failure == nil || d.Failure.Category != history.CategoryCancelled || len(d.Waits) != 0 {
 		t.Fatalf("show after cancel: %+v %v", d, err)
 	}
-	var o Outcome
+	var o api.Outcome
 	if code, body := f.do("GET", "/v1/runs/c/wait", "", &o); code != 200 || !o.Closed || o.Failure == nil {
 		t.Fatalf("wait on a cancelled run: %d %s", code, body)
 	}
@@ -274,7 +275,7 @@ func TestCheck(t *testing.T) {
 	store := checkStore{MemStore: history.NewMemStore()}
 	f := newFixture(t, store)
 	f.start("k", `{"who":"x"}`)
-	var rep CheckReport
+	var rep api.CheckReport
 	if code, body := f.do("GET", "/v1/check", "", &rep); code != 200 || rep.Runs != 1 || rep.Events == 0 || len(rep.Problems) != 0 {
 		t.Fatalf("check: %d %s", code, body)
 	}
@@ -297,7 +298,7 @@ func TestReadOnly(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		wantError(t, resp.StatusCode, string(b), 501, CodeUnsupported, "no engine drives this database here")
+		wantError(t, resp.StatusCode, string(b), 501, api.CodeUnsupported, "no engine drives this database here")
 	}
 	// Without an engine, an unknown id is still a 404 and an open run a 501.
 	if _, err := s.Signal(context.Background(), "x", "a", nil); !errors.Is(err, history.ErrNotFound) {
@@ -306,13 +307,13 @@ func TestReadOnly(t *testing.T) {
 }
 
 func TestErrorIs(t *testing.T) {
-	for code, target := range map[string]error{CodeNotFound: history.ErrNotFound, CodeRunClosed: engine.ErrRunClosed,
-		CodeBlocked: engine.ErrBlocked, CodeInvalid: engine.ErrInvalidInput, CodeStopped: engine.ErrStopped} {
-		if e := NewError(code, "m"); !errors.Is(e, target) || e.Status == http.StatusInternalServerError {
+	for code, target := range map[string]error{api.CodeNotFound: history.ErrNotFound, api.CodeRunClosed: engine.ErrRunClosed,
+		api.CodeBlocked: engine.ErrBlocked, api.CodeInvalid: engine.ErrInvalidInput, api.CodeStopped: engine.ErrStopped} {
+		if e := api.NewError(code, "m"); !errors.Is(e, target) || e.Status == http.StatusInternalServerError {
 			t.Errorf("NewError(%s): Is %v false or status %d", code, target, e.Status)
 		}
 	}
-	if e := DecodeError(502, []byte("<html>")); e.Code != CodeInternal || !strings.Contains(e.Message, "502 Bad Gateway") {
+	if e := api.DecodeError(502, []byte("<html>")); e.Code != api.CodeInternal || !strings.Contains(e.Message, "502 Bad Gateway") {
 		t.Errorf("DecodeError of a foreign body: %+v", e)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/spec"
@@ -31,7 +32,7 @@ func TestSignalContractRefusals(t *testing.T) {
 	store := history.NewMemStore()
 	f := newFixture(t, store)
 	body, _ := json.Marshal(engine.StartRequest{WorkflowID: "c", SpecFile: filepath.Join(f.dir, "c.wend.yaml"), Source: contractSpec})
-	var st Started
+	var st api.Started
 	if code, b := f.do("POST", "/v1/runs", string(body), &st); code != http.StatusCreated {
 		t.Fatalf("start: %d %s", code, b)
 	}
@@ -45,10 +46,10 @@ func TestSignalContractRefusals(t *testing.T) {
 		status     int
 		code, frag string
 	}{
-		{"undeclared", `{"name":"aprove","data":{"by":"ann"}}`, 404, CodeUnknownSignal, `signal "aprove" is not declared by workflow contract (did you mean "approve"?)`},
-		{"missing field", `{"name":"approve","data":{}}`, 400, CodeBadSignal, `data.by: missing required property`},
-		{"wrong type", `{"name":"approve","data":{"by":7},"id":"s-1"}`, 400, CodeBadSignal, `data.by: `},
-		{"no data", `{"name":"approve"}`, 400, CodeBadSignal, `data: expected object, got null`},
+		{"undeclared", `{"name":"aprove","data":{"by":"ann"}}`, 404, api.CodeUnknownSignal, `signal "aprove" is not declared by workflow contract (did you mean "approve"?)`},
+		{"missing field", `{"name":"approve","data":{}}`, 400, api.CodeBadSignal, `data.by: missing required property`},
+		{"wrong type", `{"name":"approve","data":{"by":7},"id":"s-1"}`, 400, api.CodeBadSignal, `data.by: `},
+		{"no data", `{"name":"approve"}`, 400, api.CodeBadSignal, `data: expected object, got null`},
 	} {
 		code, b := f.do("POST", "/v1/runs/c/signals", c.body, nil)
 		wantError(t, code, b, c.status, c.code, c.frag)
@@ -64,7 +65,7 @@ func TestSignalContractRefusals(t *testing.T) {
 	if _, err := f.srv.Signal(t.Context(), "c", "nope", nil); !errors.Is(err, spec.ErrUndeclaredSignal) {
 		t.Fatalf("Signal undeclared: %v", err)
 	}
-	var sent SignalSent
+	var sent api.SignalSent
 	if code, b := f.do("POST", "/v1/runs/c/signals", `{"name":"approve","data":{"by":"ann"},"id":"s-1"}`, &sent); code != 200 || sent.Duplicate {
 		t.Fatalf("good signal: %d %s", code, b)
 	}
@@ -73,7 +74,7 @@ func TestSignalContractRefusals(t *testing.T) {
 	if code, b := f.do("POST", "/v1/runs/c/signals", `{"name":"approve","data":{"by":"ann"},"id":"s-1"}`, &sent); code != 200 || !sent.Duplicate {
 		t.Fatalf("resend: %d %s", code, b)
 	}
-	var o Outcome
+	var o api.Outcome
 	if code, b := f.do("GET", "/v1/runs/c/wait?timeout=5s", "", &o); code != 200 || !o.Closed || string(o.Output) != `"ann"` {
 		t.Fatalf("wait: %d %s", code, b)
 	}

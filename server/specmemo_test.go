@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 )
@@ -31,7 +32,7 @@ func TestStartRemembersValidSpec(t *testing.T) {
 	}
 	// The same file name with another, invalid text is refused.
 	code, b := post("c", filepath.Join(f.dir, "approval.wend.yaml"), "wend: v1\nname: x\nsteps: [{nope: 1}]\n")
-	wantError(t, code, b, http.StatusBadRequest, CodeBadWorkflow, "the workflow is invalid")
+	wantError(t, code, b, http.StatusBadRequest, api.CodeBadWorkflow, "the workflow is invalid")
 
 	// A parent whose child is valid starts; once the child's file turns invalid, the same
 	// parent text is refused: it was not remembered.
@@ -48,5 +49,5 @@ func TestStartRemembersValidSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, b = post("p2", parent, parentSrc)
-	wantError(t, code, b, http.StatusBadRequest, CodeBadWorkflow, "the workflow is invalid")
+	wantError(t, code, b, http.StatusBadRequest, api.CodeBadWorkflow, "the workflow is invalid")
 }

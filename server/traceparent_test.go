@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 )
@@ -46,7 +47,7 @@ func TestStartTakesTheTraceparentHeader(t *testing.T) {
 				}
 				return
 			}
-			var st Started
+			var st api.Started
 			if err := json.Unmarshal(b, &st); err != nil {
 				t.Fatal(err)
 			}

@@ -7,8 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/wendflow/wend/api/client"
 )
 
 // Errors of the unix socket.
@@ -16,10 +17,6 @@ var (
 	// ErrSocketBusy is returned by ListenUnix when a live process already answers on the path.
 	ErrSocketBusy = errors.New("another process serves this socket")
 )
-
-// maxSunPath is the room for a socket path in sockaddr_un (108 on Linux, 104 on BSDs),
-// less the terminating NUL.
-const maxSunPath = 103
 
 // UnixServer serves a handler on a unix socket until Close.
 type UnixServer struct {
@@ -40,7 +37,7 @@ func ListenUnix(path string, h http.Handler) (*UnixServer, error) {
 	if err := removeStale(path); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
-	ln, err := net.Listen("unix", addr(path))
+	ln, err := net.Listen("unix", client.SocketAddr(path))
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
@@ -105,7 +102,7 @@ func removeStale(path string) error {
 	if fi.Mode()&os.ModeSocket == 0 {
 		return fmt.Errorf("%s exists and is not a socket; remove it if it is not needed", path)
 	}
-	c, err := net.DialTimeout("unix", addr(path), time.Second)
+	c, err := net.DialTimeout("unix", client.SocketAddr(path), time.Second)
 	if err == nil {
 		c.Close()
 		return ErrSocketBusy
@@ -117,30 +114,4 @@ func removeStale(path string) error {
 		return fmt.Errorf("remove stale socket: %w", err)
 	}
 	return nil
-}
-
-// DialUnix connects to a socket made by ListenUnix.
-func DialUnix(ctx context.Context, path string) (net.Conn, error) {
-	var d net.Dialer
-	return d.DialContext(ctx, "unix", addr(path))
-}
-
-// addr shortens a socket path too long for sockaddr_un to one relative to the working
-// directory when that fits; the kernel resolves a relative socket path from there.
-func addr(path string) string {
-	if len(path) <= maxSunPath {
-		return path
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return path
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return path
-	}
-	if rel, err := filepath.Rel(wd, abs); err == nil && len(rel) < len(path) {
-		return rel
-	}
-	return path
 }

@@ -11,12 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api/client"
 	"github.com/wendflow/wend/history"
 )
 
 func unixClient(path string) *http.Client {
 	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return DialUnix(ctx, path)
+		return client.DialUnix(ctx, path)
 	}}}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/spec"
 )
@@ -32,8 +33,8 @@ var searchFieldName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 // run id starts with; ~: contains, in any case), started (>= and <), and any search field the
 // workflows declare (=, !=, <, <=, >, >=: history.SearchCond). Values are bare words or
 // "double-quoted" strings. Errors name the clause and what to write.
-func ParseWhere(s string) (ListQuery, error) {
-	var q ListQuery
+func ParseWhere(s string) (api.ListQuery, error) {
+	var q api.ListQuery
 	if len(s) > MaxWhere {
 		return q, fmt.Errorf("%d bytes long, more than %d", len(s), MaxWhere)
 	}
@@ -57,9 +58,9 @@ func ParseWhere(s string) (ListQuery, error) {
 			return q, fmt.Errorf("a clause must follow the last 'and'")
 		}
 		if op == "==" {
-			return q, fmt.Errorf("%s == %s: write = (one equals sign): %s = %s", key, whereQuote(val), key, whereQuote(val))
+			return q, fmt.Errorf("%s == %s: write = (one equals sign): %s = %s", key, api.QuoteWhere(val), key, api.QuoteWhere(val))
 		}
-		if err := q.addClause(key, op, val, seen); err != nil {
+		if err := addClause(&q, key, op, val, seen); err != nil {
 			return q, err
 		}
 	}
@@ -69,10 +70,10 @@ func ParseWhere(s string) (ListQuery, error) {
 	return q, nil
 }
 
-func (q *ListQuery) addClause(key, op, val string, seen map[string]bool) error {
+func addClause(q *api.ListQuery, key, op, val string, seen map[string]bool) error {
 	ops, builtin := whereOps[key]
 	if !builtin {
-		return q.addSearch(key, op, val, seen)
+		return addSearch(q, key, op, val, seen)
 	}
 	if !slices.Contains(ops, op) {
 		return fmt.Errorf("%s takes %s, not %q", key, strings.Join(ops, " or "), op)
@@ -95,8 +96,8 @@ func (q *ListQuery) addClause(key, op, val string, seen map[string]bool) error {
 	case "id^=":
 		q.IDPrefix = val
 	case "id~":
-		if len(val) > MaxListQuery {
-			return fmt.Errorf("id ~: %d bytes long, more than %d", len(val), MaxListQuery)
+		if len(val) > api.MaxListQuery {
+			return fmt.Errorf("id ~: %d bytes long, more than %d", len(val), api.MaxListQuery)
 		}
 		q.Q = val
 	case "started>=":
@@ -109,7 +110,7 @@ func (q *ListQuery) addClause(key, op, val string, seen map[string]bool) error {
 
 // addSearch adds a clause on a search field. A key that is a likely typo of a built-in one is
 // refused (spec refuses search fields so named, so none is lost by this).
-func (q *ListQuery) addSearch(key, op, val string, seen map[string]bool) error {
+func addSearch(q *api.ListQuery, key, op, val string, seen map[string]bool) error {
 	if s := spec.Closest(key, whereKeys); s != "" || !searchFieldName.MatchString(key) {
 		if s != "" {
 			return fmt.Errorf("unknown key %q (did you mean %q?)", key, s)
@@ -173,22 +174,4 @@ func whereTokens(s string) ([]string, error) {
 		}
 	}
 	return toks, nil
-}
-
-// whereText is the part of q only a filter can say (the id prefix and the search clauses), as
-// filter text ParseWhere reads back; "" when q has neither.
-func (q ListQuery) whereText() string {
-	var cl []string
-	if q.IDPrefix != "" {
-		cl = append(cl, "id ^= "+whereQuote(q.IDPrefix))
-	}
-	for _, c := range q.Search {
-		cl = append(cl, c.Field+" "+c.Op+" "+whereQuote(c.Value))
-	}
-	return strings.Join(cl, " and ")
-}
-
-// whereQuote quotes s as whereTokens reads a quoted string back: \ before " and \.
-func whereQuote(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }

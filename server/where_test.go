@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
 
@@ -14,17 +15,17 @@ func TestParseWhere(t *testing.T) {
 	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		in   string
-		want ListQuery
+		want api.ListQuery
 		err  string
 	}{
-		{in: "status = running", want: ListQuery{Status: "running"}},
-		{in: `name = order AND workflow = "a b" and id ~ x`, want: ListQuery{Name: "order", WorkflowID: "a b", Q: "x"}},
+		{in: "status = running", want: api.ListQuery{Status: "running"}},
+		{in: `name = order AND workflow = "a b" and id ~ x`, want: api.ListQuery{Name: "order", WorkflowID: "a b", Q: "x"}},
 		{in: "id ^= ord- and started >= 2025-12-01 and started < 2026-01-01",
-			want: ListQuery{IDPrefix: "ord-", StartedAfter: day.AddDate(0, -1, 0), StartedBefore: day}},
-		{in: `workflow = "q\"t"`, want: ListQuery{WorkflowID: `q"t`}},
-		{in: `customer = "ann" and status = failed`, want: ListQuery{Status: "failed", Search: []history.SearchCond{{Field: "customer", Op: "=", Value: "ann"}}}},
+			want: api.ListQuery{IDPrefix: "ord-", StartedAfter: day.AddDate(0, -1, 0), StartedBefore: day}},
+		{in: `workflow = "q\"t"`, want: api.ListQuery{WorkflowID: `q"t`}},
+		{in: `customer = "ann" and status = failed`, want: api.ListQuery{Status: "failed", Search: []history.SearchCond{{Field: "customer", Op: "=", Value: "ann"}}}},
 		{in: "amount>=100 and amount<200 and vip != false and paid_at <= 2026-05-01T10:00:00+02:00 and n > -1.5",
-			want: ListQuery{Search: []history.SearchCond{cond("amount", ">=", "100"), cond("amount", "<", "200"), cond("vip", "!=", "false"),
+			want: api.ListQuery{Search: []history.SearchCond{cond("amount", ">=", "100"), cond("amount", "<", "200"), cond("vip", "!=", "false"),
 				cond("paid_at", "<=", "2026-05-01T10:00:00+02:00"), cond("n", ">", "-1.5")}}},
 		{in: "", err: "empty filter"},
 		{in: "status running", err: `"status running" is not a clause`},

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/storetest"
 )
@@ -102,12 +103,12 @@ func TestListRefusesASearchFieldNoRunHas(t *testing.T) {
 			}
 			continue
 		}
-		var se *Error
-		if !errors.As(err, &se) || se.Code != CodeBadRequest || !strings.Contains(se.Message, tc.err) {
+		var se *api.Error
+		if !errors.As(err, &se) || se.Code != api.CodeBadRequest || !strings.Contains(se.Message, tc.err) {
 			t.Errorf("%s: %v, want a bad request saying %q", tc.where, err, tc.err)
 		}
 		page, err := tc.srv.ListPage(q)
-		if !errors.As(err, &se) || se.Code != CodeBadRequest {
+		if !errors.As(err, &se) || se.Code != api.CodeBadRequest {
 			t.Errorf("%s: ListPage %+v, %v; want the same refusal", tc.where, page, err)
 		}
 	}

@@ -9,21 +9,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/spec"
 )
-
-// Workflow is a registered workflow: POST /v1/runs may start it by Name; File (absolute) is
-// read again at each start, so a run records the exact text it started with.
-type Workflow struct {
-	Name string `json:"name"`
-	File string `json:"file"`
-}
-
-// WorkflowList is the body of GET /v1/workflows, sorted by name.
-type WorkflowList struct {
-	Workflows []Workflow `json:"workflows"`
-}
 
 // IsWorkflowFile says whether a file name is a workflow's: *.wend.yaml or *.wend.yml.
 func IsWorkflowFile(name string) bool {
@@ -33,7 +22,7 @@ func IsWorkflowFile(name string) bool {
 // LoadWorkflows registers every workflow file below each of dirs by its name, sorted by
 // name. Every file must load without errors (spec.Loader) and every name must be unique;
 // the error lists every problem, naming the files (both, for a name given twice).
-func LoadWorkflows(dirs ...string) ([]Workflow, error) {
+func LoadWorkflows(dirs ...string) ([]api.Workflow, error) {
 	var problems []string
 	byName := map[string]string{}
 	seen := map[string]bool{} // a folder given twice, or nested in another, counts once
@@ -73,9 +62,9 @@ func LoadWorkflows(dirs ...string) ([]Workflow, error) {
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "\n"))
 	}
-	ws := make([]Workflow, 0, len(byName))
+	ws := make([]api.Workflow, 0, len(byName))
 	for name, file := range byName {
-		ws = append(ws, Workflow{Name: name, File: file})
+		ws = append(ws, api.Workflow{Name: name, File: file})
 	}
 	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
 	return ws, nil
@@ -83,24 +72,24 @@ func LoadWorkflows(dirs ...string) ([]Workflow, error) {
 
 // SetWorkflows replaces the registered workflows (see LoadWorkflows). Safe to call while
 // serving; the list is not watched for changes.
-func (s *Server) SetWorkflows(ws []Workflow) {
-	ws = append([]Workflow(nil), ws...)
+func (s *Server) SetWorkflows(ws []api.Workflow) {
+	ws = append([]api.Workflow(nil), ws...)
 	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
 	s.workflows.Store(&ws)
 }
 
 // Workflows returns the registered workflows, sorted by name; never nil.
-func (s *Server) Workflows() []Workflow {
+func (s *Server) Workflows() []api.Workflow {
 	if p := s.workflows.Load(); p != nil {
-		return append([]Workflow{}, (*p)...)
+		return append([]api.Workflow{}, (*p)...)
 	}
-	return []Workflow{}
+	return []api.Workflow{}
 }
 
 // registered finds a registered workflow's file; unknown names are a 404 listing the
 // registered ones.
 func (s *Server) registered(name string) (string, error) {
-	var ws []Workflow
+	var ws []api.Workflow
 	if p := s.workflows.Load(); p != nil {
 		ws = *p // replaced whole, never changed in place
 	}
@@ -114,10 +103,10 @@ func (s *Server) registered(name string) (string, error) {
 		names[i] = w.Name
 	}
 	if len(names) == 0 {
-		return "", errorf(http.StatusNotFound, CodeNotFound,
+		return "", errorf(http.StatusNotFound, api.CodeNotFound,
 			fmt.Sprintf("start: no registered workflow %q: none are registered (wend serve --workflows DIR)", name))
 	}
-	return "", errorf(http.StatusNotFound, CodeNotFound,
+	return "", errorf(http.StatusNotFound, api.CodeNotFound,
 		fmt.Sprintf("start: no registered workflow %q; registered: %s", name, strings.Join(names, ", ")))
 }
 
@@ -125,7 +114,7 @@ func (s *Server) registered(name string) (string, error) {
 // text, read now: the run records the text it started with even if the file changes later.
 func (s *Server) fromRegistered(req engine.StartRequest) (engine.StartRequest, error) {
 	if req.SpecFile != "" || req.Source != "" {
-		return req, errorf(http.StatusBadRequest, CodeBadRequest,
+		return req, errorf(http.StatusBadRequest, api.CodeBadRequest,
 			"start: give either workflow (a registered name) or spec_file and source, not both")
 	}
 	file, err := s.registered(req.Workflow)
@@ -142,5 +131,5 @@ func (s *Server) fromRegistered(req engine.StartRequest) (engine.StartRequest, e
 
 // listWorkflows is GET /v1/workflows.
 func (s *Server) listWorkflows(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, WorkflowList{Workflows: s.Workflows()})
+	writeJSON(w, http.StatusOK, api.WorkflowList{Workflows: s.Workflows()})
 }

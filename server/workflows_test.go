@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 )
 
@@ -30,7 +31,7 @@ func TestLoadWorkflows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Workflow{{"approval", filepath.Join(dir, "a", "approval.wend.yaml")}, {"later", filepath.Join(dir, "b", "deep", "later.wend.yml")}}
+	want := []api.Workflow{{Name: "approval", File: filepath.Join(dir, "a", "approval.wend.yaml")}, {Name: "later", File: filepath.Join(dir, "b", "deep", "later.wend.yml")}}
 	if len(ws) != 2 || ws[0] != want[0] || ws[1] != want[1] {
 		t.Fatalf("workflows %+v, want %+v", ws, want)
 	}
@@ -57,12 +58,12 @@ func TestLoadWorkflows(t *testing.T) {
 
 func TestStartRegistered(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
-	var empty WorkflowList
+	var empty api.WorkflowList
 	if code, b := f.do("GET", "/v1/workflows", "", &empty); code != 200 || empty.Workflows == nil || len(empty.Workflows) != 0 {
 		t.Fatalf("no workflows: %d %s", code, b)
 	}
 	code, b := f.do("POST", "/v1/runs", `{"workflow":"approval"}`, nil)
-	wantError(t, code, b, 404, CodeNotFound, `no registered workflow "approval": none are registered`)
+	wantError(t, code, b, 404, api.CodeNotFound, `no registered workflow "approval": none are registered`)
 
 	file := filepath.Join(f.dir, "approval.wend.yaml")
 	writeFile(t, file, waitSpec)
@@ -72,14 +73,14 @@ func TestStartRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.srv.SetWorkflows(ws)
-	var list WorkflowList
+	var list api.WorkflowList
 	if code, b := f.do("GET", "/v1/workflows", "", &list); code != 200 || len(list.Workflows) != 2 ||
-		list.Workflows[0] != (Workflow{"approval", file}) || list.Workflows[1].Name != "later" {
+		list.Workflows[0] != (api.Workflow{Name: "approval", File: file}) || list.Workflows[1].Name != "later" {
 		t.Fatalf("workflows: %d %s", code, b)
 	}
 
 	// Started by name: the file's text at the start is what the run records, not a later edit.
-	var st Started
+	var st api.Started
 	if code, b := f.do("POST", "/v1/runs", `{"workflow":"approval","id":"w1","input":{"who":"ann"}}`, &st); code != 201 ||
 		!st.Started || st.Run.WorkflowID != "w1" || st.Run.Name != "approval" {
 		t.Fatalf("start by name: %d %s", code, b)
@@ -92,24 +93,24 @@ func TestStartRegistered(t *testing.T) {
 
 	// A duplicate id with the same input returns the existing run; with other input it is
 	// refused.
-	var again Started
+	var again api.Started
 	if code, b := f.do("POST", "/v1/runs", `{"workflow":"approval","id":"w1","input":{"who":"ann"}}`, &again); code != 200 || again.Started || again.Run.RunID != st.Run.RunID {
 		t.Fatalf("duplicate id: %d %s", code, b)
 	}
 	code, b = f.do("POST", "/v1/runs", `{"workflow":"later","id":"w1"}`, nil)
-	wantError(t, code, b, 409, CodeIDTaken, `workflow id "w1" is taken by run `+st.Run.RunID+" (running), which started with other input")
+	wantError(t, code, b, 409, api.CodeIDTaken, `workflow id "w1" is taken by run `+st.Run.RunID+" (running), which started with other input")
 
 	code, b = f.do("POST", "/v1/runs", `{"workflow":"nope"}`, nil)
-	wantError(t, code, b, 404, CodeNotFound, `no registered workflow "nope"; registered: approval, later`)
+	wantError(t, code, b, 404, api.CodeNotFound, `no registered workflow "nope"; registered: approval, later`)
 	code, b = f.do("POST", "/v1/runs", `{"workflow":"later","spec_file":"x.wend.yaml","source":"x"}`, nil)
-	wantError(t, code, b, 400, CodeBadRequest, "not both")
+	wantError(t, code, b, 400, api.CodeBadRequest, "not both")
 	code, b = f.do("POST", "/v1/runs", `{"workflow":"later","input":{`, nil)
-	wantError(t, code, b, 400, CodeBadRequest, "bad request body")
+	wantError(t, code, b, 400, api.CodeBadRequest, "bad request body")
 
 	// The file went away after registration.
 	if err := os.Remove(filepath.Join(f.dir, "later.wend.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	code, b = f.do("POST", "/v1/runs", `{"workflow":"later"}`, nil)
-	wantError(t, code, b, 500, CodeInternal, "read the registered file")
+	wantError(t, code, b, 500, api.CodeInternal, "read the registered file")
 }

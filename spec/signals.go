@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/wendflow/wend/api"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -57,9 +58,9 @@ func (d *decoder) signals(w *Workflow, n *yaml.Node) {
 // Refusals of CheckSignal, for errors.Is.
 var (
 	// ErrUndeclaredSignal: the workflow declares its signals and not this one.
-	ErrUndeclaredSignal = errors.New("signal not declared by the workflow")
+	ErrUndeclaredSignal = api.ErrUndeclaredSignal
 	// ErrSignalData: the signal's data fails the schema its declaration gives.
-	ErrSignalData = errors.New("signal data does not match its schema")
+	ErrSignalData = api.ErrSignalData
 )
 
 // SignalError is CheckSignal's refusal: Err is ErrUndeclaredSignal or ErrSignalData.

@@ -1,6 +1,6 @@
 // Package harness starts and drives a real `wend serve` process for measurements: the
 // benchmarks (go run ./bench) and the Temporal yardstick (temporal/e2e/cmd/yardstick) time
-// wend through it, over its control socket (server/apiclient). It is measurement tooling, not
+// wend through it, over its control socket (api/client). It is measurement tooling, not
 // product: no package wend ships imports it, and it is public only because the yardstick
 // lives in the temporal/e2e module, which cannot import the main module's internal/ packages.
 //

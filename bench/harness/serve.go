@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wendflow/wend/server/apiclient"
+	"github.com/wendflow/wend/api/client"
 )
 
 // Options say which `wend serve` to start and when it is ready.
@@ -38,7 +38,7 @@ type Options struct {
 
 // Serve is a running `wend serve` and a client of its control socket.
 type Serve struct {
-	API *apiclient.Client
+	API *client.Client
 	// Started is when the process was started; Ready is how long it took from then until
 	// the socket answered as Options asked.
 	Started time.Time
@@ -62,7 +62,7 @@ func Start(o Options) (*Serve, error) {
 		return nil, err
 	}
 	defer logf.Close() // the child has its own descriptor
-	s := &Serve{API: apiclient.Unix(o.DB + ".sock"), log: o.Log, done: make(chan struct{})}
+	s := &Serve{API: client.Unix(o.DB + ".sock"), log: o.Log, done: make(chan struct{})}
 	s.cmd = exec.Command(o.Bin, append([]string{"serve", "--db", o.DB, "--http", "off"}, o.Flags...)...)
 	s.cmd.Env, s.cmd.Stdin = o.Env, o.Stdin
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
@@ -118,7 +118,7 @@ func (s *Serve) State() *os.ProcessState {
 }
 
 // Run starts a run of the registered workflow under id and waits until it has closed; an
-// error unless it completed (apiclient.Client.RunToEnd).
+// error unless it completed (client.Client.RunToEnd).
 func (s *Serve) Run(ctx context.Context, id, workflow string, input json.RawMessage) error {
 	return s.API.RunToEnd(ctx, id, workflow, input)
 }

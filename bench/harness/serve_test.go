@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 )
 
 // The test binary stands in for wend when fakeEnv is set: `serve --db DB ...` answers the
@@ -46,14 +46,14 @@ func fakeServe(mode string, args []string) int {
 		json.NewEncoder(w).Encode(map[string]any{"status": "ok", "engine": true})
 	})
 	mux.HandleFunc("GET /v1/workflows", func(w http.ResponseWriter, _ *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"workflows": make([]server.Workflow, workflows)})
+		json.NewEncoder(w).Encode(map[string]any{"workflows": make([]api.Workflow, workflows)})
 	})
 	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(server.Started{Started: true})
+		json.NewEncoder(w).Encode(api.Started{Started: true})
 	})
 	mux.HandleFunc("GET /v1/runs/{id}/wait", func(w http.ResponseWriter, _ *http.Request) {
-		json.NewEncoder(w).Encode(server.Outcome{Run: history.Run{Status: history.StatusCompleted}, Closed: true})
+		json.NewEncoder(w).Encode(api.Outcome{Run: history.Run{Status: history.StatusCompleted}, Closed: true})
 	})
 	go http.Serve(l, mux)
 	sigs := make(chan os.Signal, 1)

@@ -38,17 +38,19 @@ const (
 // engine, the server over the engine, the CLI on top.
 var allowed = map[string][]string{
 	"history":           {},
+	"api":               {"history"},        // the control API's wire types: standard library and history only
+	"api/client":        {"api", "history"}, // the control API's Go client: light enough for any program
 	"history/export":    {"history", "internal/termtext", "runview"},
 	"history/storetest": {"history"},
 	"schemas":           {},
-	"spec":              {"schemas", "schedule", "internal/inputfile", yaml, expr, jsonschema},
+	"spec":              {"api", "schemas", "schedule", "internal/inputfile", yaml, expr, jsonschema},
 	"spec/graph":        {"spec"}, // draws a workflow file: a model and its Mermaid, dot and SVG renderers
 	"schedule":          {cron},   // pure: fire times and overlap decisions, no clock or store
 	"schedule/runner":   {"history", "interpreter/engine", "failpoint", "schedule", "spec"},
 	"interpreter":       {"history", "spec"},
-	"runview":           {"history", "interpreter", "spec"}, // the read side: folds, never stores
-	"interpreter/sim":   {"history", "interpreter", "spec"}, // the in-memory host: no store, plugin or wall clock
-	"interpreter/engine": {"history", "interpreter", "spec",
+	"runview":           {"api", "history", "interpreter", "spec"}, // the read side: folds, never stores
+	"interpreter/sim":   {"history", "interpreter", "spec"},        // the in-memory host: no store, plugin or wall clock
+	"interpreter/engine": {"api", "history", "interpreter", "spec",
 		"failpoint",              // no-ops unless built with the faults tag
 		"internal/tracecontext"}, // the trace context a try's plugin gets
 	"boltstore":                   {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
@@ -56,21 +58,20 @@ var allowed = map[string][]string{
 	"plugins/cmdgroup":            {xsys},                                    // the exec builtin's command groups: recorded by the plugin, reaped by both
 	"plugins/builtin":             {"plugins/sdk", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
 	"plugins/internal/testplugin": {"plugins/sdk", "testkit/secretforms", goplugin, hclog, grpc},
-	"server":                      {"history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec", xsys}, // x/sys: a socket peer's uid on macOS and FreeBSD
+	"server":                      {"api", "api/client", "history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec", xsys}, // x/sys: a socket peer's uid on macOS and FreeBSD
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
-	"server/web":                  {"history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
+	"server/web":                  {"api", "history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
 	"testsuite":                   {"history", "interpreter", "internal/inputfile", "internal/termtext", "spec", yaml, expr},
-	"internal/cli": {"boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
+	"internal/cli": {"api", "api/client", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "spec/graph", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
 	"cmd/wend":              {"internal/cli"},
 	"examples/plugins/go":   {"plugins/sdk"},
 	"bench":                 {"boltstore", "history", "interpreter/engine", "bench/harness", "plugins", "server", bbolt}, // measures the engine over its store, against a plain bbolt file
-	"bench/harness":         {"server/apiclient"},                                                                        // starts and drives a wend serve for the benchmarks and the Temporal yardstick
+	"bench/harness":         {"api", "api/client"},                                                                       // starts and drives a wend serve for the benchmarks and the Temporal yardstick
 	"bench/heapserve":       {"internal/cli"},                                                                            // wend's command line that writes a heap profile when the bench asks
-	"server/apiclient":      {"history", "history/export", "interpreter/engine", "server"},                               // the control API's Go client: server's types over HTTP
 	"internal/tracecontext": {},                                                                                          // W3C traceparent and the span ids derived from a run: standard library only
 	"internal/termtext":     {},                                                                                          // escapes stored text for a terminal: standard library only
 	"internal/inputfile":    {},                                                                                          // reads the files wend is given: regular files only, through a limit

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -109,9 +110,9 @@ type local struct {
 
 func (l local) Close() error { return l.close() }
 
-// List keeps the runs GET /v1/runs would (server.ListQuery.Match), so a database held by
+// List keeps the runs GET /v1/runs would (api.ListQuery.Match), so a database held by
 // another process, listed through it, gives the same answer.
-func (l local) List(q server.ListQuery, limit int) ([]history.Run, error) {
+func (l local) List(q api.ListQuery, limit int) ([]history.Run, error) {
 	runs, err := l.Server.List(q.StoreFilter())
 	if err != nil {
 		return nil, err
@@ -181,7 +182,7 @@ func (parked) Execute(ctx context.Context, _ history.ActivityCall, _ func(histor
 // serveControl serves the control API for an engine this process drives. Without a socket
 // the process still works, but other commands cannot reach it, so it says so. configure runs
 // on the server before it listens (the plugin roller of a process that runs plugins).
-func serveControl(e *env, dbPath string, eng *engine.Engine, st history.Store, workflows []server.Workflow, configure ...func(*server.Server)) *server.UnixServer {
+func serveControl(e *env, dbPath string, eng *engine.Engine, st history.Store, workflows []api.Workflow, configure ...func(*server.Server)) *server.UnixServer {
 	s := server.New(eng, st)
 	if len(workflows) > 0 {
 		s.SetWorkflows(workflows) // before listening: a client must never see an empty registry
@@ -198,7 +199,7 @@ func serveControl(e *env, dbPath string, eng *engine.Engine, st history.Store, w
 }
 
 // outcomeExit prints a closed run's output and maps its end to `wend run`'s exit code.
-func outcomeExit(e *env, o server.Outcome) int {
+func outcomeExit(e *env, o api.Outcome) int {
 	switch o.Run.Status {
 	case history.StatusCompleted:
 		out := o.Output
@@ -220,8 +221,8 @@ func outcomeExit(e *env, o server.Outcome) int {
 // subject is wrong (unknown id, finished or blocked run, invalid input), 2 for I/O trouble.
 func commandError(e *env, cmd string, err error) int {
 	fmt.Fprintf(e.stderr, "wend %s: %v\n", cmd, err)
-	var se *server.Error
-	if errors.As(err, &se) && se.Code != server.CodeInternal && se.Code != server.CodeStopped {
+	var se *api.Error
+	if errors.As(err, &se) && se.Code != api.CodeInternal && se.Code != api.CodeStopped {
 		return exitFailed
 	}
 	return exitUsage

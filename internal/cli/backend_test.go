@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -111,8 +112,8 @@ func TestBackendsAgree(t *testing.T) {
 			t.Fatalf("%T show: %+v %v", b, det.Waits, err)
 		}
 		_, err = b.Show("nope")
-		var se *server.Error
-		if !errors.As(err, &se) || se.Code != server.CodeNotFound || se.Message != `no workflow or run "nope"` {
+		var se *api.Error
+		if !errors.As(err, &se) || se.Code != api.CodeNotFound || se.Message != `no workflow or run "nope"` {
 			t.Fatalf("%T show nope: %#v", b, err)
 		}
 	}

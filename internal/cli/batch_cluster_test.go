@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 )
@@ -19,13 +20,13 @@ type batchBackend struct {
 }
 
 func (b *batchBackend) StartBatch(context.Context, server.Batch, []history.Run) (server.Batch, error) {
-	return server.Batch{}, server.NewError(server.CodeUnsupported, "not here")
+	return server.Batch{}, api.NewError(api.CodeUnsupported, "not here")
 }
 
 func (b *batchBackend) Batch(_ context.Context, id string) (server.Batch, error) {
 	bt, ok := b.batches[id]
 	if !ok {
-		return server.Batch{}, server.NewError(server.CodeNotFound, `no batch "`+id+`"`)
+		return server.Batch{}, api.NewError(api.CodeNotFound, `no batch "`+id+`"`)
 	}
 	return bt, nil
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/server"
 )
 
@@ -45,8 +46,8 @@ func bulkThroughBatch(e *env, c *client, w where, op bulkOp) (code int, ok bool)
 	req := op.batch
 	req.Where, req.RPS = w.text, w.rps
 	bt, err := c.CreateBatch(context.Background(), req)
-	var se *server.Error
-	if errors.As(err, &se) && se.Code == server.CodeUnsupported {
+	var se *api.Error
+	if errors.As(err, &se) && se.Code == api.CodeUnsupported {
 		return 0, false
 	}
 	if err != nil {

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/wendflow/wend/server/apiclient"
+	apiclient "github.com/wendflow/wend/api/client"
+	"github.com/wendflow/wend/history/export"
 )
 
 // client is the remote backend: the control API of the wend process that holds the
@@ -36,7 +39,20 @@ func newClient(sock string, pid int) *client {
 	return c
 }
 
-// call sends one request; a JSON error answer comes back as *server.Error, a broken
+// Export is the client's export decoded into the Document the in-process backend returns.
+func (c *client) Export(id string) (*export.Document, error) {
+	raw, err := c.Client.Export(id)
+	if err != nil {
+		return nil, err
+	}
+	var doc export.Document
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("decode the export of %s: %w", id, err)
+	}
+	return &doc, nil
+}
+
+// call sends one request; a JSON error answer comes back as *api.Error, a broken
 // connection as an error naming the holder.
 func (c *client) call(ctx context.Context, method, path string, in, out any) error {
 	return c.Do(ctx, method, path, in, out)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/storetest"
 	"github.com/wendflow/wend/server"
@@ -51,7 +52,7 @@ func listIDs(runs []history.Run) []string {
 }
 
 // Both backends list the same runs for the same filters and limit: the local one applies
-// server.ListQuery.Match itself, the remote one asks GET /v1/runs.
+// api.ListQuery.Match itself, the remote one asks GET /v1/runs.
 func TestListBackendsAgree(t *testing.T) {
 	store := history.NewMemStore()
 	loc, c := listBackends(t, store)
@@ -70,24 +71,24 @@ func TestListBackendsAgree(t *testing.T) {
 	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
 	tests := []struct {
 		name  string
-		q     server.ListQuery
+		q     api.ListQuery
 		limit int
 		want  []string
 	}{
-		{"all", server.ListQuery{}, 0, []string{"r5", "r4", "r3", "r2", "r1", "r0"}},
-		{"status", server.ListQuery{Status: history.StatusRunning}, 0, []string{"r5", "r3", "r1"}},
-		{"workflow id", server.ListQuery{WorkflowID: "ship-2"}, 0, []string{"r3"}},
-		{"name", server.ListQuery{Name: "billing"}, 0, []string{"r4", "r1", "r0"}},
-		{"name is exact", server.ListQuery{Name: "bill"}, 0, []string{}},
-		{"q any case", server.ListQuery{Q: "ORDER"}, 0, []string{"r5", "r1", "r0"}},
-		{"q in the run id", server.ListQuery{Q: "R4"}, 0, []string{"r4"}},
-		{"started after is inclusive", server.ListQuery{StartedAfter: at(3)}, 0, []string{"r5", "r4", "r3"}},
-		{"started before is exclusive", server.ListQuery{StartedBefore: at(2)}, 0, []string{"r1", "r0"}},
-		{"a range in another zone", server.ListQuery{StartedAfter: at(1).In(time.FixedZone("", 2*3600)), StartedBefore: at(4).Add(-time.Nanosecond)}, 0, []string{"r3", "r2", "r1"}},
-		{"limit keeps the newest", server.ListQuery{}, 2, []string{"r5", "r4"}},
-		{"limit after filters", server.ListQuery{Name: "shipping", Q: "s"}, 1, []string{"r3"}},
-		{"limit above the matches", server.ListQuery{Status: history.StatusRunning}, 10, []string{"r5", "r3", "r1"}},
-		{"everything at once", server.ListQuery{Status: history.StatusRunning, Name: "shipping", Q: "b", StartedAfter: at(0), StartedBefore: at(6)}, 1, []string{"r5"}},
+		{"all", api.ListQuery{}, 0, []string{"r5", "r4", "r3", "r2", "r1", "r0"}},
+		{"status", api.ListQuery{Status: history.StatusRunning}, 0, []string{"r5", "r3", "r1"}},
+		{"workflow id", api.ListQuery{WorkflowID: "ship-2"}, 0, []string{"r3"}},
+		{"name", api.ListQuery{Name: "billing"}, 0, []string{"r4", "r1", "r0"}},
+		{"name is exact", api.ListQuery{Name: "bill"}, 0, []string{}},
+		{"q any case", api.ListQuery{Q: "ORDER"}, 0, []string{"r5", "r1", "r0"}},
+		{"q in the run id", api.ListQuery{Q: "R4"}, 0, []string{"r4"}},
+		{"started after is inclusive", api.ListQuery{StartedAfter: at(3)}, 0, []string{"r5", "r4", "r3"}},
+		{"started before is exclusive", api.ListQuery{StartedBefore: at(2)}, 0, []string{"r1", "r0"}},
+		{"a range in another zone", api.ListQuery{StartedAfter: at(1).In(time.FixedZone("", 2*3600)), StartedBefore: at(4).Add(-time.Nanosecond)}, 0, []string{"r3", "r2", "r1"}},
+		{"limit keeps the newest", api.ListQuery{}, 2, []string{"r5", "r4"}},
+		{"limit after filters", api.ListQuery{Name: "shipping", Q: "s"}, 1, []string{"r3"}},
+		{"limit above the matches", api.ListQuery{Status: history.StatusRunning}, 10, []string{"r5", "r3", "r1"}},
+		{"everything at once", api.ListQuery{Status: history.StatusRunning, Name: "shipping", Q: "b", StartedAfter: at(0), StartedBefore: at(6)}, 1, []string{"r5"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

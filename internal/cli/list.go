@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 )
@@ -116,7 +117,7 @@ func runList(e *env, args []string) int {
 // listFlags are `wend list`'s filter flags as given: the string filters straight in q, the
 // times and the limit still to check.
 type listFlags struct {
-	q                    server.ListQuery
+	q                    api.ListQuery
 	after, before, limit string
 	where                string
 }
@@ -124,13 +125,13 @@ type listFlags struct {
 // query checks the flags as GET /v1/runs checks its parameters (server.ParseListQuery), with
 // the flags' names in the messages, and returns the filters and the most runs to list (0:
 // all). Checking here keeps a held database from refusing what a local list would take.
-func (f listFlags) query() (server.ListQuery, int, error) {
+func (f listFlags) query() (api.ListQuery, int, error) {
 	q := f.q
 	if err := server.CheckStatus(q.Status); err != nil {
 		return q, 0, fmt.Errorf("--status: %w", err)
 	}
-	if len(q.Q) > server.MaxListQuery {
-		return q, 0, fmt.Errorf("--q: %d bytes long, more than %d", len(q.Q), server.MaxListQuery)
+	if len(q.Q) > api.MaxListQuery {
+		return q, 0, fmt.Errorf("--q: %d bytes long, more than %d", len(q.Q), api.MaxListQuery)
 	}
 	var err error
 	if q.StartedAfter, err = listTime("--started-after", f.after); err != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/server"
 )
 
@@ -76,10 +77,10 @@ func short(sha string) string {
 
 // serveRoll lets the control API roll this process's plugins.
 func (d *driver) serveRoll(s *server.Server) {
-	s.SetPluginRoller(func(plugin string) []server.PluginRoll {
-		var out []server.PluginRoll
+	s.SetPluginRoller(func(plugin string) []api.PluginRoll {
+		var out []api.PluginRoll
 		for _, r := range d.plug.Roll(plugin) {
-			pr := server.PluginRoll{Plugin: r.Plugin, OldPID: r.OldPID, OldSHA256: r.OldSHA256, NewPID: r.NewPID, NewSHA256: r.NewSHA256}
+			pr := api.PluginRoll{Plugin: r.Plugin, OldPID: r.OldPID, OldSHA256: r.OldSHA256, NewPID: r.NewPID, NewSHA256: r.NewSHA256}
 			if r.Err != nil {
 				pr.Error = r.Err.Error()
 			}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/server"
 )
 
@@ -58,8 +59,8 @@ func runQuery(e *env, args []string) int {
 	defer b.Close()
 	res, err := b.Query(pos[0], pos[1])
 	if err != nil {
-		var se *server.Error
-		if errors.As(err, &se) && se.Code == server.CodeBadQuery {
+		var se *api.Error
+		if errors.As(err, &se) && se.Code == api.CodeBadQuery {
 			fmt.Fprintf(e.stderr, "wend query: %v\n", err)
 			return exitUsage
 		}

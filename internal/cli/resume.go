@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/runview"
@@ -116,7 +117,7 @@ func runResume(e *env, args []string) int {
 // settled checks every open run (but those in skip) against the settled condition of
 // resume's help, returning the open runs and whether any is still busy.
 func settled(b backend, skip map[string]bool) (open []history.Run, busy bool, err error) {
-	runs, err := b.List(server.ListQuery{Status: history.StatusRunning}, 0)
+	runs, err := b.List(api.ListQuery{Status: history.StatusRunning}, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -146,7 +147,7 @@ func settled(b backend, skip map[string]bool) (open []history.Run, busy bool, er
 			if w.Kind != runview.WaitChild && w.Kind != runview.WaitWorkflow {
 				continue
 			}
-			others, err := b.List(server.ListQuery{WorkflowID: w.WorkflowID}, 0)
+			others, err := b.List(api.ListQuery{WorkflowID: w.WorkflowID}, 0)
 			if err != nil {
 				return nil, false, err
 			}
@@ -167,7 +168,7 @@ func reportSettled(e *env, b backend, open []history.Run, blocked int) int {
 		var waits []string
 		if d, err := b.Show(r.RunID); err == nil {
 			for _, w := range d.Waits {
-				waits = append(waits, runview.WaitText(w, d.Name))
+				waits = append(waits, runview.WaitText(w, runview.StepNamer(d)))
 			}
 		}
 		if len(waits) == 0 {
@@ -186,7 +187,7 @@ func reportSettled(e *env, b backend, open []history.Run, blocked int) int {
 // announce says, as resume starts, what each open run waits for and when its timers fire, and
 // that Ctrl-C is safe: a run waiting hours for its next event must not look hung.
 func announce(e *env, b backend, skip map[string]bool, now time.Time) {
-	runs, err := b.List(server.ListQuery{Status: history.StatusRunning}, 0)
+	runs, err := b.List(api.ListQuery{Status: history.StatusRunning}, 0)
 	if err != nil {
 		return // the settle loop reports it
 	}
@@ -217,9 +218,9 @@ func runWaits(b backend, runID string, now time.Time) (string, error) {
 	var waits, timers []string
 	for _, w := range d.Waits {
 		if w.Kind == runview.WaitTimer {
-			timers = append(timers, waitsFor(w, now, d.Name))
+			timers = append(timers, waitsFor(w, now, runview.StepNamer(d)))
 		} else {
-			waits = append(waits, waitsFor(w, now, d.Name))
+			waits = append(waits, waitsFor(w, now, runview.StepNamer(d)))
 		}
 	}
 	waits = append(waits, timers...)

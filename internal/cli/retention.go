@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
@@ -25,7 +26,7 @@ type retention struct {
 }
 
 // retentionOf reads the retention: of each registered workflow file.
-func retentionOf(workflows []server.Workflow, def time.Duration) (retention, error) {
+func retentionOf(workflows []api.Workflow, def time.Duration) (retention, error) {
 	r := retention{byName: map[string]time.Duration{}, def: def, bySpec: map[string]time.Duration{}}
 	for _, w := range workflows {
 		src, err := spec.ReadWorkflowFile(w.File)
@@ -160,7 +161,7 @@ func purgeExpired(ctx context.Context, e *env, p server.Purger, r retention) {
 }
 
 // startRetention starts wend serve's periodic purge; stop ends it.
-func (d *driver) startRetention(workflows []server.Workflow, def time.Duration) (stop func(), err error) {
+func (d *driver) startRetention(workflows []api.Workflow, def time.Duration) (stop func(), err error) {
 	r, err := retentionOf(workflows, def)
 	if err != nil {
 		return nil, err

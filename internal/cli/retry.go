@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/wendflow/wend/internal/termtext"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 )
@@ -151,7 +152,7 @@ func retryRemote(e *env, c *client, id string) int {
 
 // retriedOnTemporal reports a retry the cluster's workers drive, and with --follow follows
 // the new run as `wend run --temporal` does.
-func retriedOnTemporal(e *env, b backend, rt server.Retried, follow, asJSON bool) int {
+func retriedOnTemporal(e *env, b backend, rt api.Retried, follow, asJSON bool) int {
 	fmt.Fprintf(e.stderr, "wend retry: run %s of %s resumes failed run %s on Temporal %s (namespace %s)\n",
 		rt.Run.RunID, rt.Run.WorkflowID, rt.RetryOf, e.temporal.Address, e.temporal.Namespace)
 	switch {
@@ -188,7 +189,7 @@ func retryWhere(e *env, pos []string, filter string, dryRun, yes bool, rps float
 			if r.Status != history.StatusFailed {
 				return false
 			}
-			runs, err := b.List(server.ListQuery{WorkflowID: r.WorkflowID}, 1)
+			runs, err := b.List(api.ListQuery{WorkflowID: r.WorkflowID}, 1)
 			return err == nil && len(runs) == 1 && runs[0].RunID == r.RunID
 		},
 		act: func(r history.Run) (string, error) {

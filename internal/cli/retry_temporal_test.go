@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 )
@@ -15,11 +16,11 @@ import (
 // retriedBackend is a cluster's backend whose Retry answers rt; the rest reads st.
 type retriedBackend struct {
 	Backend
-	rt  server.Retried
+	rt  api.Retried
 	ids []string
 }
 
-func (b *retriedBackend) Retry(_ context.Context, id string) (server.Retried, error) {
+func (b *retriedBackend) Retry(_ context.Context, id string) (api.Retried, error) {
 	b.ids = append(b.ids, id)
 	return b.rt, nil
 }
@@ -38,7 +39,7 @@ func TestRetryOnTemporalSaysWhereItRuns(t *testing.T) {
 	if err := st.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{{Run: rec, Events: evs}}}); err != nil {
 		t.Fatal(err)
 	}
-	b := &retriedBackend{Backend: local{server.New(nil, st), func() error { return nil }}, rt: server.Retried{Run: rec, RetryOf: "r1"}}
+	b := &retriedBackend{Backend: local{server.New(nil, st), func() error { return nil }}, rt: api.Retried{Run: rec, RetryOf: "r1"}}
 	x := &Extensions{OpenTemporal: func(Temporal) (Backend, error) { return b, nil }}
 	do := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/inputfile"
 	"github.com/wendflow/wend/internal/tracecontext"
@@ -258,7 +259,7 @@ type driver struct {
 	batches *server.Batches
 }
 
-func startDriver(e *env, path string, workflows ...server.Workflow) (*driver, error) {
+func startDriver(e *env, path string, workflows ...api.Workflow) (*driver, error) {
 	return startDriverWith(e, path, driverOptions{}, workflows...)
 }
 
@@ -276,7 +277,7 @@ type driverOptions struct {
 	repairAfterReady bool
 }
 
-func startDriverWith(e *env, path string, o driverOptions, workflows ...server.Workflow) (*driver, error) {
+func startDriverWith(e *env, path string, o driverOptions, workflows ...api.Workflow) (*driver, error) {
 	traces, err := tracing.FromEnv(context.Background(), e.getenv, e.stderr)
 	if err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
@@ -408,7 +409,7 @@ func (d *driver) report(rec history.Run) int {
 		fmt.Fprintf(d.e.stderr, "wend run: %v\n", err)
 		return exitFailed
 	}
-	return outcomeExit(d.e, server.Outcome{Run: rec, Closed: true, Output: c.Output, Failure: c.Failure})
+	return outcomeExit(d.e, api.Outcome{Run: rec, Closed: true, Output: c.Output, Failure: c.Failure})
 }
 
 // closing reads the terminal event's payload of a run.

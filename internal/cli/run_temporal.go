@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -33,8 +33,8 @@ func runOnTemporal(e *env, file string, req engine.StartRequest, detach bool) in
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend run: %v\n", err)
 		noInputHint(e, err, req.Input)
-		var se *server.Error
-		if errors.Is(err, engine.ErrInvalidInput) || (errors.As(err, &se) && (se.Code == server.CodeInternal || se.Code == server.CodeStopped)) {
+		var se *api.Error
+		if errors.Is(err, engine.ErrInvalidInput) || (errors.As(err, &se) && (se.Code == api.CodeInternal || se.Code == api.CodeStopped)) {
 			return exitUsage
 		}
 		return exitFailed

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
@@ -19,9 +20,9 @@ type startRecorder struct {
 	got []engine.StartRequest
 }
 
-func (s *startRecorder) Start(ctx context.Context, req engine.StartRequest) (server.Started, error) {
+func (s *startRecorder) Start(ctx context.Context, req engine.StartRequest) (api.Started, error) {
 	s.got = append(s.got, req)
-	return server.Started{Run: history.Run{WorkflowID: "w", RunID: "r1"}, Started: true}, nil
+	return api.Started{Run: history.Run{WorkflowID: "w", RunID: "r1"}, Started: true}, nil
 }
 
 // TestRunOnTemporalPassesTraceParent: `wend run --temporal --traceparent` hands the

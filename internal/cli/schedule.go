@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/schedule/runner"
-	"github.com/wendflow/wend/server"
 )
 
 var scheduleCmd = &command{
@@ -197,8 +197,8 @@ func scheduleError(e *env, err error) int {
 		fmt.Fprintf(e.stderr, "wend schedule: %v\n", err)
 		return exitFailed
 	}
-	var se *server.Error
-	if errors.As(err, &se) && se.Code == server.CodeUnsupported {
+	var se *api.Error
+	if errors.As(err, &se) && se.Code == api.CodeUnsupported {
 		fmt.Fprintf(e.stderr, "wend schedule: %v\n", err)
 		return exitUsage
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
@@ -151,7 +152,7 @@ func runServe(e *env, args []string) int {
 		se.stderr = sl
 		e = &se
 	}
-	var workflows []server.Workflow
+	var workflows []api.Workflow
 	if len(wfDirs) > 0 {
 		// Before the database: a bad registry must not start (and resume) anything.
 		if workflows, err = server.LoadWorkflows(wfDirs...); err != nil {
@@ -222,7 +223,7 @@ func (l *dirList) Set(dir string) error {
 
 // reportWorkflows says which workflows are registered; both servers got them before they
 // listened, so no client ever sees an empty registry.
-func reportWorkflows(e *env, ws []server.Workflow) {
+func reportWorkflows(e *env, ws []api.Workflow) {
 	names := make([]string, len(ws))
 	for i, w := range ws {
 		names[i] = w.Name

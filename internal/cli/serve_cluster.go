@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/metrics"
@@ -14,7 +15,7 @@ import (
 // a cluster, answered by its backend (the same one wend list, show and signal use there). No
 // engine runs here, so there is no control socket and no database: the cluster's workers
 // drive the runs.
-func serveCluster(e *env, f httpFlags, workflows []server.Workflow) int {
+func serveCluster(e *env, f httpFlags, workflows []api.Workflow) int {
 	if *f.listen == "off" || *f.listen == "" {
 		return usageError(e, "serve", "--http off leaves nothing to serve with --temporal: give an address")
 	}

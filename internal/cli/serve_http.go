@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/internal/inputfile"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/web"
@@ -136,7 +137,7 @@ func readToken(path string) (string, error) {
 }
 
 // serveHTTP starts the TCP listener (API, web UI, /metrics) unless --listen is off.
-func (d *driver) serveHTTP(f httpFlags, workflows []server.Workflow) (*server.TCPServer, error) {
+func (d *driver) serveHTTP(f httpFlags, workflows []api.Workflow) (*server.TCPServer, error) {
 	if *f.listen == "off" || *f.listen == "" {
 		return nil, nil
 	}

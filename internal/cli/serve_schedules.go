@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/server"
@@ -14,7 +15,7 @@ import (
 // scheduleEntries reads the schedules declared in the registered workflow files. The files
 // passed validation in LoadWorkflows; each is read once here, and every fire's run records
 // that text (restart serve to change a schedule or its workflow).
-func scheduleEntries(workflows []server.Workflow) ([]runner.Entry, error) {
+func scheduleEntries(workflows []api.Workflow) ([]runner.Entry, error) {
 	var out []runner.Entry
 	for _, w := range workflows {
 		src, err := spec.ReadWorkflowFile(w.File)
@@ -34,7 +35,7 @@ func scheduleEntries(workflows []server.Workflow) ([]runner.Entry, error) {
 
 // startSchedules makes the schedule runner of wend serve, gives it to both servers (socket
 // and TCP) and starts it; d.close stops it before the engine.
-func (d *driver) startSchedules(workflows []server.Workflow) error {
+func (d *driver) startSchedules(workflows []api.Workflow) error {
 	entries, err := scheduleEntries(workflows)
 	if err != nil {
 		return err

@@ -137,7 +137,7 @@ func printWaits(w io.Writer, d runview.Detail) {
 		fmt.Fprintln(w, "  nothing the history shows (an engine has to drive the run: wend resume)")
 	}
 	for _, wt := range d.Waits {
-		fmt.Fprintf(w, "  %s\n", runview.WaitText(wt, d.Name))
+		fmt.Fprintf(w, "  %s\n", runview.WaitText(wt, runview.StepNamer(d)))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/wendflow/wend/internal/termtext"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
@@ -119,7 +120,7 @@ func runSignal(e *env, args []string) int {
 		return exitUsage
 	}
 	defer b.Close()
-	req := server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID}
+	req := api.SignalRequest{Name: pos[1], Data: raw, ID: *signalID}
 	if bulkMode {
 		return bulk(e, b, w, *dryRun, *yes, bulkOp{name: "signal", eligible: history.Run.Open, skipped: "finished",
 			batch: server.BatchRequest{Operation: server.BatchOpSignal, Signal: &server.BatchSignal{Name: req.Name, Data: req.Data, ID: req.ID}},
@@ -134,7 +135,7 @@ func runSignal(e *env, args []string) int {
 				return fmt.Sprintf("signal %q sent to run %s of %s", req.Name, r.RunID, termtext.Escape(r.WorkflowID, "")), nil
 			}})
 	}
-	sent, err := b.SendSignal(context.Background(), pos[0], server.SignalRequest{Name: pos[1], Data: raw, ID: *signalID})
+	sent, err := b.SendSignal(context.Background(), pos[0], api.SignalRequest{Name: pos[1], Data: raw, ID: *signalID})
 	if err != nil {
 		return commandError(e, "signal", err)
 	}

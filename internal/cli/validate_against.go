@@ -11,12 +11,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/internal/inputfile"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
 )
 
@@ -134,7 +134,7 @@ func dbHistories(e *env, path string, names map[string]bool) ([]openHistory, err
 	defer b.Close()
 	var out []openHistory
 	for name := range names {
-		runs, err := b.List(server.ListQuery{Name: name}, 0)
+		runs, err := b.List(api.ListQuery{Name: name}, 0)
 		if err != nil {
 			return nil, fmt.Errorf("--against %s: list the runs of %s: %w", path, name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/server"
 )
 
@@ -12,7 +13,7 @@ import (
 //
 //	status = running and name = order and id ^= ord- and customer = "ann"
 type where struct {
-	q    server.ListQuery
+	q    api.ListQuery
 	text string  // as given: a batch sends it to serve
 	rps  float64 // --rps: runs a second; 0 for the default (a batch's, else no pause)
 }
@@ -41,8 +42,8 @@ stdout, its progress, failures and counts to stderr.
 // filterError reports a listing's failure: a filter the server refused (a search field no run
 // has) is a usage error, exit 2, as a filter refused before the database is opened is.
 func filterError(e *env, cmd string, err error) int {
-	var se *server.Error
-	if errors.As(err, &se) && se.Code == server.CodeBadRequest {
+	var se *api.Error
+	if errors.As(err, &se) && se.Code == api.CodeBadRequest {
 		fmt.Fprintf(e.stderr, "wend %s: %v\n", cmd, err)
 		return exitUsage
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
@@ -27,14 +28,14 @@ const (
 var (
 	// ErrBadID is returned for an id or name that is empty where one is needed, too long,
 	// not UTF-8, or holds a control character.
-	ErrBadID = errors.New("bad id")
+	ErrBadID = api.ErrBadID
 	// ErrTooLarge is returned for an input or signal data over MaxPayloadBytes.
-	ErrTooLarge = errors.New("payload too large")
+	ErrTooLarge = api.ErrTooLarge
 	// ErrSignalLimit is returned for a signal a run cannot hold: it already holds
 	// interpreter.MaxSignals that nobody consumed. The run goes on without it.
-	ErrSignalLimit = errors.New("too many unconsumed signals")
+	ErrSignalLimit = api.ErrSignalLimit
 	// ErrIDTaken is returned by Start for a workflow id whose run started with other input.
-	ErrIDTaken = errors.New("workflow id taken")
+	ErrIDTaken = api.ErrIDTaken
 )
 
 // CheckID refuses an id or name a client may not use: more than MaxIDBytes bytes, invalid

@@ -5,12 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
@@ -33,17 +33,17 @@ type BuildActivities interface {
 // Errors of the engine.
 var (
 	// ErrRunClosed is returned for a signal or cancel sent to a run that has finished.
-	ErrRunClosed = errors.New("run has finished")
+	ErrRunClosed = api.ErrRunClosed
 	// ErrBlocked is returned for input to a run the engine stopped driving (replay mismatch
 	// or a history it cannot apply); the run keeps its history untouched.
-	ErrBlocked = errors.New("run is blocked")
+	ErrBlocked = api.ErrBlocked
 	// ErrStopped is returned after Close or a fatal store error.
-	ErrStopped = errors.New("engine stopped")
+	ErrStopped = api.ErrStopped
 	// ErrInvalidInput is returned by Start when the input does not match the input schema.
-	ErrInvalidInput = errors.New("invalid input")
+	ErrInvalidInput = api.ErrInvalidInput
 	// ErrNotRetryable is returned by Retry for a run it cannot resume: one that did not fail,
 	// timed out, failed other than in an activity, or was compensated.
-	ErrNotRetryable = errors.New("run cannot be retried")
+	ErrNotRetryable = api.ErrNotRetryable
 )
 
 // Options configure an Engine.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/spec"
 )
@@ -31,7 +32,7 @@ import (
 
 // ErrQueued is returned for input to a run queued in a queue this engine does not hold (a
 // signal to a run another process queued): the process that holds it takes the input.
-var ErrQueued = errors.New("run is queued")
+var ErrQueued = api.ErrQueued
 
 // queuedStart is the payload of a queued run's task.
 type queuedStart struct {

@@ -10,27 +10,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
 )
-
-// StartRequest describes a new run. It is also the body of the control API's POST /v1/runs
-// (docs/api.md), so its JSON names are a contract.
-type StartRequest struct {
-	WorkflowID string `json:"id,omitempty"` // "" picks NAME-<random>
-	// Workflow names a workflow registered with the control API instead of SpecFile and
-	// Source; the API reads its file into those before the engine sees the request, and the
-	// engine refuses a request that still names one.
-	Workflow string          `json:"workflow,omitempty"`
-	SpecFile string          `json:"spec_file,omitempty"` // path, for messages and run_workflow paths
-	Source   string          `json:"source,omitempty"`    // exact spec text
-	Input    json.RawMessage `json:"input,omitempty"`     // JSON; empty means null
-	// TraceParent is a W3C trace context to run under: the run's spans and its plugin calls
-	// join that trace. Recorded in WorkflowStarted, so it survives restarts; "" for none.
-	TraceParent string `json:"traceparent,omitempty"`
-}
 
 // ErrUnresolvedWorkflow refuses a StartRequest that names a registered workflow: only the
 // control API knows the registered files.
@@ -437,3 +422,7 @@ func sameJSON(a, b json.RawMessage) bool {
 	y, oky := norm(b)
 	return okx && oky && x == y
 }
+
+// StartRequest describes a new run: the body of the control API's POST /v1/runs
+// (api.StartRequest), which the engine takes as it is.
+type StartRequest = api.StartRequest

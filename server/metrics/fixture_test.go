@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
@@ -57,15 +58,15 @@ func (f *fixture) start(id, src string) history.Run {
 }
 
 // settle waits until the run of id satisfies cond.
-func (f *fixture) settle(id string, cond func(server.RunDetail) bool) {
+func (f *fixture) settle(id string, cond func(api.RunDetail) bool) {
 	f.t.Helper()
-	servertest.Settle(f.t, func() (server.RunDetail, error) { return f.srv.Show(id) }, cond)
+	servertest.Settle(f.t, func() (api.RunDetail, error) { return f.srv.Show(id) }, cond)
 }
 
-func closed(d server.RunDetail) bool { return !d.Run.Open() }
+func closed(d api.RunDetail) bool { return !d.Run.Open() }
 
-func waitingFor(kind string, attempt int) func(server.RunDetail) bool {
-	return func(d server.RunDetail) bool {
+func waitingFor(kind string, attempt int) func(api.RunDetail) bool {
+	return func(d api.RunDetail) bool {
 		for _, w := range d.Waits {
 			if w.Kind == kind && w.Attempt >= attempt {
 				return true

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/server"
 )
 
@@ -18,7 +19,7 @@ import (
 func (u *UI) action(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, server.MaxFormBody)
 	if err := r.ParseForm(); err != nil {
-		u.actionFailed(w, r, server.NewError(server.CodeBadRequest, "unreadable form: "+err.Error()))
+		u.actionFailed(w, r, api.NewError(api.CodeBadRequest, "unreadable form: "+err.Error()))
 		return
 	}
 	id, act := r.PathValue("id"), r.PathValue("action")
@@ -38,7 +39,7 @@ func (u *UI) action(w http.ResponseWriter, r *http.Request) {
 	case "terminate":
 		_, err = u.s.Terminate(ctx, id, reason)
 	case "retry":
-		var rt server.Retried
+		var rt api.Retried
 		if rt, err = u.s.Retry(ctx, id); err == nil {
 			target = rt.Run.RunID
 		}
@@ -46,7 +47,7 @@ func (u *UI) action(w http.ResponseWriter, r *http.Request) {
 	case "repair":
 		err = u.repair(ctx, id)
 	default:
-		err = server.NewError(server.CodeNotFound, fmt.Sprintf("no action %q (want signal, cancel, terminate, retry or repair)", act))
+		err = api.NewError(api.CodeNotFound, fmt.Sprintf("no action %q (want signal, cancel, terminate, retry or repair)", act))
 	}
 	if err != nil {
 		u.actionFailed(w, r, err)
@@ -63,7 +64,7 @@ func (u *UI) repair(ctx context.Context, id string) error {
 		return err
 	}
 	if !run.Open() {
-		return server.NewError(server.CodeRunClosed, fmt.Sprintf("run %s of %s is %s: only open runs are repaired", run.RunID, run.WorkflowID, run.Status))
+		return api.NewError(api.CodeRunClosed, fmt.Sprintf("run %s of %s is %s: only open runs are repaired", run.RunID, run.WorkflowID, run.Status))
 	}
 	_, err = u.s.Repair(ctx, run.WorkflowID)
 	return err
@@ -76,8 +77,8 @@ func refused(err error) error {
 		return nil
 	}
 	e := server.ErrorOf(err)
-	if e.Code == server.CodeInternal {
-		return server.NewError(server.CodeRunClosed, e.Message)
+	if e.Code == api.CodeInternal {
+		return api.NewError(api.CodeRunClosed, e.Message)
 	}
 	return e
 }

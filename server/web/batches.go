@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/server"
 )
 
@@ -38,7 +39,7 @@ type batchesView struct {
 func (u *UI) batches(w http.ResponseWriter, r *http.Request) {
 	bs := u.s.Batches()
 	if bs == nil {
-		renderError(w, r, server.NewError(server.CodeUnsupported, "this process runs no batches: they are run by wend serve"))
+		renderError(w, r, api.NewError(api.CodeUnsupported, "this process runs no batches: they are run by wend serve"))
 		return
 	}
 	renderPage(w, http.StatusOK, "batches", "", batchesView{uiPage: newUIPage(r, "Batches"), Batches: bs.List()})
@@ -57,17 +58,17 @@ type batchView struct {
 func (u *UI) createBatch(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, server.MaxFormBody)
 	if err := r.ParseForm(); err != nil {
-		renderError(w, r, server.NewError(server.CodeBadRequest, "unreadable form: "+err.Error()))
+		renderError(w, r, api.NewError(api.CodeBadRequest, "unreadable form: "+err.Error()))
 		return
 	}
 	bs := u.s.Batches()
 	if bs == nil {
-		renderError(w, r, server.NewError(server.CodeUnsupported, "this process runs no batches: they are run by wend serve"))
+		renderError(w, r, api.NewError(api.CodeUnsupported, "this process runs no batches: they are run by wend serve"))
 		return
 	}
 	runs := r.PostForm["run"]
 	if len(runs) == 0 {
-		renderError(w, r, server.NewError(server.CodeBadRequest, "no run ticked: tick the runs to act on in the list"))
+		renderError(w, r, api.NewError(api.CodeBadRequest, "no run ticked: tick the runs to act on in the list"))
 		return
 	}
 	act := r.PostForm.Get("action")
@@ -75,7 +76,7 @@ func (u *UI) createBatch(w http.ResponseWriter, r *http.Request) {
 	if act == server.BatchOpRetry {
 		req.Reason = "" // a retry records no reason
 	} else if act != server.BatchOpCancel && act != server.BatchOpTerminate {
-		renderError(w, r, server.NewError(server.CodeBadRequest, fmt.Sprintf("no batch action %q (want cancel, terminate or retry)", act)))
+		renderError(w, r, api.NewError(api.CodeBadRequest, fmt.Sprintf("no batch action %q (want cancel, terminate or retry)", act)))
 		return
 	}
 	bt, _, err := bs.Create(req)
@@ -90,7 +91,7 @@ func (u *UI) createBatch(w http.ResponseWriter, r *http.Request) {
 func (u *UI) batch(w http.ResponseWriter, r *http.Request) {
 	bs := u.s.Batches()
 	if bs == nil {
-		renderError(w, r, server.NewError(server.CodeUnsupported, "this process runs no batches: they are run by wend serve"))
+		renderError(w, r, api.NewError(api.CodeUnsupported, "this process runs no batches: they are run by wend serve"))
 		return
 	}
 	id := r.PathValue("id")

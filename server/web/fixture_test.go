@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
@@ -71,14 +72,14 @@ func (f *webFixture) start(id, src string) history.Run {
 }
 
 // settle waits until the run of id satisfies cond.
-func (f *webFixture) settle(id string, cond func(server.RunDetail) bool) server.RunDetail {
+func (f *webFixture) settle(id string, cond func(api.RunDetail) bool) api.RunDetail {
 	f.t.Helper()
-	return servertest.Settle(f.t, func() (server.RunDetail, error) { return f.srv.Show(id) }, cond)
+	return servertest.Settle(f.t, func() (api.RunDetail, error) { return f.srv.Show(id) }, cond)
 }
 
-func closed(d server.RunDetail) bool { return !d.Run.Open() }
+func closed(d api.RunDetail) bool { return !d.Run.Open() }
 
-func waitingForSignal(d server.RunDetail) bool {
+func waitingForSignal(d api.RunDetail) bool {
 	for _, w := range d.Waits {
 		if w.Kind == runview.WaitSignal {
 			return true

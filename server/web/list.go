@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
@@ -37,7 +38,7 @@ type listView struct {
 	Workflows   []string // workflow names present, for the filter
 	Statuses    []string
 	Runs        []history.Run
-	// Cursor is where this page starts (server.ListQuery's cursor; "": the newest runs).
+	// Cursor is where this page starts (api.ListQuery's cursor; "": the newest runs).
 	// Page only numbers it for the reader: paging is by cursor, never by offset.
 	Cursor    string
 	Page      int
@@ -46,7 +47,7 @@ type listView struct {
 	LiveURL   string
 	Version   string // changes whenever a run changes; the script compares it
 	// Registered are the workflows the start form offers (wend serve --workflows).
-	Registered []server.Workflow
+	Registered []api.Workflow
 	StartName  string // the start form's values, kept when a start failed
 	StartInput string
 	StartID    string
@@ -108,15 +109,15 @@ func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 func (u *UI) start(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, server.MaxFormBody)
 	if err := r.ParseForm(); err != nil {
-		renderError(w, r, server.NewError(server.CodeBadRequest, "unreadable form: "+err.Error()))
+		renderError(w, r, api.NewError(api.CodeBadRequest, "unreadable form: "+err.Error()))
 		return
 	}
 	name, input := strings.TrimSpace(r.PostForm.Get("workflow")), strings.TrimSpace(r.PostForm.Get("input"))
 	id := strings.TrimSpace(r.PostForm.Get("id"))
 	var err error
-	var st server.Started
+	var st api.Started
 	if name == "" {
-		err = server.NewError(server.CodeBadRequest, "start: choose a workflow")
+		err = api.NewError(api.CodeBadRequest, "start: choose a workflow")
 	} else {
 		req := engine.StartRequest{Workflow: name, WorkflowID: id}
 		if input != "" {
@@ -213,8 +214,8 @@ func (v *listView) load(u *UI) error {
 }
 
 // filter is the list's filters as the API's query: the selects, the id box and the filter box.
-func (v *listView) filter() server.ListQuery {
-	q := server.ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q}
+func (v *listView) filter() api.ListQuery {
+	q := api.ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q}
 	if v.Where == "" {
 		return q
 	}
@@ -224,7 +225,7 @@ func (v *listView) filter() server.ListQuery {
 	}
 	if err != nil {
 		v.Error = "filter: " + err.Error()
-		return server.ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q}
+		return api.ListQuery{Status: v.Status, Name: v.Workflow, Q: v.Q}
 	}
 	return q
 }

@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/schedule/runner"
-	"github.com/wendflow/wend/server"
 )
 
 // The schedules page, read only: each schedule with its next fire and its recent fires,
@@ -24,7 +24,7 @@ type schedulesView struct {
 func (u *UI) schedules(w http.ResponseWriter, r *http.Request) {
 	rn := u.s.Schedules()
 	if rn == nil {
-		renderError(w, r, server.NewError(server.CodeUnsupported, "this process runs no schedules: they are run by wend serve"))
+		renderError(w, r, api.NewError(api.CodeUnsupported, "this process runs no schedules: they are run by wend serve"))
 		return
 	}
 	renderPage(w, http.StatusOK, "schedules", "", schedulesView{uiPage: newUIPage(r, "Schedules"), Schedules: rn.List()})

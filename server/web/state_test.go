@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/api"
 )
 
 const stateSpec = `wend: v1
@@ -29,10 +29,10 @@ func TestRunState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.settle("s1", func(d server.RunDetail) bool { return len(d.Waits) == 1 && d.Waits[0].Signal == "shipped" })
+	f.settle("s1", func(d api.RunDetail) bool { return len(d.Waits) == 1 && d.Waits[0].Signal == "shipped" })
 
 	code, _, body := f.send(req{Method: "GET", Path: "/v1/runs/s1", Header: bearer()})
-	var d server.RunDetail
+	var d api.RunDetail
 	if err := json.Unmarshal([]byte(body), &d); code != 200 || err != nil {
 		t.Fatalf("GET /v1/runs/s1: %d %v %.300s", code, err, body)
 	}

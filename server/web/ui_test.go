@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/api/client"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/server"
@@ -26,7 +28,7 @@ func TestUIPages(t *testing.T) {
 	fl := f.start("f1", webFailSpec)
 	f.settle("f1", closed)
 	f.start("s1", "wend: v1\nname: searched\nsearch:\n  who: {type: string, value: \"${{ input.who }}\"}\nsteps: [{wait_for_signal: go}]\n")
-	f.settle("s1", func(d server.RunDetail) bool { return d.Run.Search["who"] == "bo" })
+	f.settle("s1", func(d api.RunDetail) bool { return d.Run.Search["who"] == "bo" })
 	tests := []struct {
 		name     string
 		path     string
@@ -197,7 +199,7 @@ func TestUIOverUnixSocketNeedsNoLogin(t *testing.T) {
 	}
 	defer u.Close()
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return server.DialUnix(ctx, sock)
+		return client.DialUnix(ctx, sock)
 	}}}
 	resp, err := hc.Get("http://wend/ui/runs/w1")
 	if err != nil {

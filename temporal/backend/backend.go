@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
@@ -87,16 +88,16 @@ func clusterError(id string, err error) error {
 	if errors.As(err, &nf) {
 		return notFound(id)
 	}
-	var se *server.Error
+	var se *api.Error
 	if errors.As(err, &se) {
 		return se
 	}
-	return server.NewError(server.CodeInternal, err.Error())
+	return api.NewError(api.CodeInternal, err.Error())
 }
 
 // closedError is the local refusal to steer a finished run.
 func closedError(r history.Run, why string) error {
-	return server.NewError(server.CodeRunClosed, fmt.Sprintf("run %s of %s is %s: %s", r.RunID, r.WorkflowID, r.Status, why))
+	return api.NewError(api.CodeRunClosed, fmt.Sprintf("run %s of %s is %s: %s", r.RunID, r.WorkflowID, r.Status, why))
 }
 
 // quiet drops the SDK's log lines: a CLI command prints its own messages.

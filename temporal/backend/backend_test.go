@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/schemas"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -227,10 +227,10 @@ func TestBundleClosure(t *testing.T) {
 // TestListFilters: the cluster gets what it filters exactly; the rest is filtered and
 // ordered here as the control API does.
 func TestListFilters(t *testing.T) {
-	if got := listQuery(server.ListQuery{WorkflowID: "order-1", Status: history.StatusRunning}); got != "WorkflowType = 'wend.v1' AND WorkflowId = 'order-1' AND ExecutionStatus = 'Running'" {
+	if got := listQuery(api.ListQuery{WorkflowID: "order-1", Status: history.StatusRunning}); got != "WorkflowType = 'wend.v1' AND WorkflowId = 'order-1' AND ExecutionStatus = 'Running'" {
 		t.Fatalf("query %q", got)
 	}
-	if got := listQuery(server.ListQuery{WorkflowID: "it's", Status: history.StatusFailed}); got != "WorkflowType = 'wend.v1'" {
+	if got := listQuery(api.ListQuery{WorkflowID: "it's", Status: history.StatusFailed}); got != "WorkflowType = 'wend.v1'" {
 		t.Fatalf("unquotable id and a client-side status: query %q", got)
 	}
 	runs := []history.Run{
@@ -238,14 +238,14 @@ func TestListFilters(t *testing.T) {
 		{WorkflowID: "b", RunID: "2", Status: history.StatusCompleted, StartedAt: t1},
 		{WorkflowID: "c", RunID: "3", Status: history.StatusFailed, StartedAt: t1},
 	}
-	got := filterRuns(runs, server.ListQuery{Status: history.StatusFailed}, 0)
+	got := filterRuns(runs, api.ListQuery{Status: history.StatusFailed}, 0)
 	if len(got) != 2 || got[0].RunID != "3" || got[1].RunID != "1" {
 		t.Fatalf("failed runs newest first: %+v", got)
 	}
-	if got := filterRuns(runs, server.ListQuery{}, 1); len(got) != 1 || got[0].RunID != "3" {
+	if got := filterRuns(runs, api.ListQuery{}, 1); len(got) != 1 || got[0].RunID != "3" {
 		t.Fatalf("limit 1: %+v", got)
 	}
-	if got := filterRuns(nil, server.ListQuery{}, 0); got == nil {
+	if got := filterRuns(nil, api.ListQuery{}, 0); got == nil {
 		t.Fatal("no runs must list as [], not null")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
@@ -61,7 +62,7 @@ func (b *Backend) StartBatch(ctx context.Context, bt server.Batch, runs []histor
 		}
 		req.Operation = op
 	default:
-		return server.Batch{}, server.NewError(server.CodeUnsupported, fmt.Sprintf("batch: Temporal runs no %s batch", bt.Request.Operation))
+		return server.Batch{}, api.NewError(api.CodeUnsupported, fmt.Sprintf("batch: Temporal runs no %s batch", bt.Request.Operation))
 	}
 	if _, err := b.c.WorkflowService().StartBatchOperation(ctx, req); err != nil {
 		return server.Batch{}, batchError(bt.ID, b.ns, err)
@@ -74,7 +75,7 @@ func (b *Backend) StartBatch(ctx context.Context, bt server.Batch, runs []histor
 // signal none of them declares is refused before anything is sent.
 func (b *Backend) batchSignal(ctx context.Context, bt server.Batch, runs []history.Run) (*workflowservice.StartBatchOperationRequest_SignalOperation, error) {
 	sig := bt.Request.Signal
-	sr := server.SignalRequest{Name: sig.Name, Data: sig.Data, ID: cmp.Or(sig.ID, "batch:"+bt.ID)}
+	sr := api.SignalRequest{Name: sig.Name, Data: sig.Data, ID: cmp.Or(sig.ID, "batch:"+bt.ID)}
 	checked := map[string]bool{}
 	for _, r := range runs {
 		if checked[r.Name] {
@@ -91,7 +92,7 @@ func (b *Backend) batchSignal(ctx context.Context, bt server.Batch, runs []histo
 	}
 	in, err := converter.GetDefaultDataConverter().ToPayloads(wire.Signal{Name: sr.Name, Data: sr.Data, SignalID: sr.ID})
 	if err != nil {
-		return nil, server.NewError(server.CodeInternal, "batch: encode the signal: "+err.Error())
+		return nil, api.NewError(api.CodeInternal, "batch: encode the signal: "+err.Error())
 	}
 	return &workflowservice.StartBatchOperationRequest_SignalOperation{SignalOperation: &batchpb.BatchOperationSignal{
 		Signal: wire.SignalName, Input: in, Identity: batchIdentity}}, nil
@@ -174,8 +175,8 @@ func (b *Backend) Batches(ctx context.Context) ([]server.Batch, error) {
 	for _, i := range infos[:min(len(infos), maxListedBatches)] {
 		bt, err := b.Batch(ctx, i.GetJobId())
 		if err != nil {
-			var se *server.Error
-			if errors.As(err, &se) && se.Code == server.CodeNotFound {
+			var se *api.Error
+			if errors.As(err, &se) && se.Code == api.CodeNotFound {
 				continue // gone since listed (retention)
 			}
 			return nil, err
@@ -207,11 +208,11 @@ func batchError(id, ns string, err error) error {
 	)
 	switch {
 	case errors.As(err, &nf):
-		return server.NewError(server.CodeNotFound, fmt.Sprintf("no batch %q", id))
+		return api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 	case errors.As(err, &as):
-		return server.NewError(server.CodeIDTaken, fmt.Sprintf("batch %s exists on the cluster", id))
+		return api.NewError(api.CodeIDTaken, fmt.Sprintf("batch %s exists on the cluster", id))
 	case errors.As(err, &re) && re.Cause == enumspb.RESOURCE_EXHAUSTED_CAUSE_CONCURRENT_LIMIT:
-		return server.NewError(server.CodeLimit, fmt.Sprintf(
+		return api.NewError(api.CodeLimit, fmt.Sprintf(
 			"batch: namespace %s runs as many batches as its cluster allows at once (frontend.MaxConcurrentBatchOperationPerNamespace): wait for one to close, or stop it with wend batch cancel ID", ns))
 	}
 	return clusterError(id, err)

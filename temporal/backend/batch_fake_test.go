@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
@@ -151,7 +152,7 @@ func TestBatchSignalContract(t *testing.T) {
 	b, _, svc := newBatchFake(t)
 	_, err := b.StartBatch(context.Background(), server.Batch{ID: "b1", Request: server.BatchRequest{ID: "b1", Operation: server.BatchOpSignal,
 		Signal: &server.BatchSignal{Name: "nope"}}}, []history.Run{batchRun})
-	if code(err) != server.CodeUnknownSignal || len(svc.started) != 0 {
+	if code(err) != api.CodeUnknownSignal || len(svc.started) != 0 {
 		t.Fatalf("err %v, started %d", err, len(svc.started))
 	}
 }
@@ -194,7 +195,7 @@ func TestBatchProgressAndStates(t *testing.T) {
 	if want := []string{"broke:failed", "stopped:cancelled", "done:completed"}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Fatalf("list %v, want newest first %v", got, want)
 	}
-	if _, err := b.Batch(context.Background(), "nope"); code(err) != server.CodeNotFound {
+	if _, err := b.Batch(context.Background(), "nope"); code(err) != api.CodeNotFound {
 		t.Fatalf("unknown batch: %v", err)
 	}
 }
@@ -225,9 +226,9 @@ func TestBatchStartRefusals(t *testing.T) {
 		err  error
 		code string
 	}{
-		{"busy", &serviceerror.ResourceExhausted{Cause: enumspb.RESOURCE_EXHAUSTED_CAUSE_CONCURRENT_LIMIT, Message: "Max concurrent batch operations is reached"}, server.CodeLimit},
-		{"taken", serviceerror.NewWorkflowExecutionAlreadyStarted("started", "", ""), server.CodeIDTaken},
-		{"other", serviceerror.NewUnavailable("down"), server.CodeInternal},
+		{"busy", &serviceerror.ResourceExhausted{Cause: enumspb.RESOURCE_EXHAUSTED_CAUSE_CONCURRENT_LIMIT, Message: "Max concurrent batch operations is reached"}, api.CodeLimit},
+		{"taken", serviceerror.NewWorkflowExecutionAlreadyStarted("started", "", ""), api.CodeIDTaken},
+		{"other", serviceerror.NewUnavailable("down"), api.CodeInternal},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, _, svc := newBatchFake(t)

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -111,11 +111,11 @@ func newFake(runs ...*workflowpb.WorkflowExecutionInfo) (*Backend, *fakeClient) 
 func TestSteerClosedRunRefused(t *testing.T) {
 	b, f := newFake(info(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, nil))
 	_, err := b.Signal(context.Background(), "order-1", "go", nil)
-	var se *server.Error
-	if !errors.As(err, &se) || se.Code != server.CodeRunClosed || se.Message != "run run-1 of order-1 is completed: signals to a finished run are rejected" {
+	var se *api.Error
+	if !errors.As(err, &se) || se.Code != api.CodeRunClosed || se.Message != "run run-1 of order-1 is completed: signals to a finished run are rejected" {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := b.Cancel(context.Background(), "order-1", "why"); code(err) != server.CodeRunClosed {
+	if _, err := b.Cancel(context.Background(), "order-1", "why"); code(err) != api.CodeRunClosed {
 		t.Fatalf("cancel: %v", err)
 	}
 	if len(f.calls) != 0 {
@@ -125,7 +125,7 @@ func TestSteerClosedRunRefused(t *testing.T) {
 
 // code is a backend error's server code, "" for none.
 func code(err error) string {
-	var se *server.Error
+	var se *api.Error
 	if errors.As(err, &se) {
 		return se.Code
 	}
@@ -156,7 +156,7 @@ func TestStartIsIdempotentAndBundles(t *testing.T) {
 	existing := info(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil)
 	b, f := newFake(existing)
 	src := "wend: v1\nname: order\ninput: {type: object, required: [n]}\nsteps: [{delay: 1s}]\n"
-	if _, err := b.Start(context.Background(), engine.StartRequest{SpecFile: "/w/o.wend.yaml", Source: src, Input: json.RawMessage(`{}`)}); code(err) != server.CodeInvalid {
+	if _, err := b.Start(context.Background(), engine.StartRequest{SpecFile: "/w/o.wend.yaml", Source: src, Input: json.RawMessage(`{}`)}); code(err) != api.CodeInvalid {
 		t.Fatalf("bad input: %v", err)
 	}
 	st, err := b.Start(context.Background(), engine.StartRequest{WorkflowID: "order-1", SpecFile: "/w/o.wend.yaml", Source: src, Input: json.RawMessage(`{"n":1}`)})

@@ -4,18 +4,18 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	"go.temporal.io/api/workflowservice/v1"
 )
 
-// List returns the wend runs passing q (server.ListQuery.Match), newest first, at most
+// List returns the wend runs passing q (api.ListQuery.Match), newest first, at most
 // limit (0: all). The workflow type, id and the statuses Temporal names alike are filtered
 // by the cluster, and so are search clauses (searchClauses: the field's custom search
 // attribute); the rest here, as the control API does, which also checks the search values
 // the cluster returned (searchOf).
-func (b *Backend) List(q server.ListQuery, limit int) ([]history.Run, error) {
+func (b *Backend) List(q api.ListQuery, limit int) ([]history.Run, error) {
 	ctx, cancel := b.ctx()
 	defer cancel()
 	query := listQuery(q)
@@ -49,7 +49,7 @@ func (b *Backend) List(q server.ListQuery, limit int) ([]history.Run, error) {
 }
 
 // listQuery is the visibility query for q: what Temporal can filter exactly.
-func listQuery(q server.ListQuery) string {
+func listQuery(q api.ListQuery) string {
 	s := fmt.Sprintf("WorkflowType = '%s'", wire.WorkflowType)
 	if q.WorkflowID != "" && quotable(q.WorkflowID) {
 		s += fmt.Sprintf(" AND WorkflowId = '%s'", q.WorkflowID)
@@ -67,7 +67,7 @@ func listQuery(q server.ListQuery) string {
 
 // filterRuns keeps the runs q matches, newest first (start time, then run id, as locally),
 // at most limit of them; never nil.
-func filterRuns(runs []history.Run, q server.ListQuery, limit int) []history.Run {
+func filterRuns(runs []history.Run, q api.ListQuery, limit int) []history.Run {
 	sort.SliceStable(runs, func(i, j int) bool {
 		if !runs[i].StartedAt.Equal(runs[j].StartedAt) {
 			return runs[i].StartedAt.After(runs[j].StartedAt)

@@ -3,8 +3,8 @@ package backend
 import (
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 	enumspb "go.temporal.io/api/enums/v1"
 )
 
@@ -17,10 +17,10 @@ func TestQueryOnTemporal(t *testing.T) {
 	if err != nil || string(res.Value) != `"order-1 none"` {
 		t.Fatalf("query: %s, %v", res.Value, err)
 	}
-	if _, err := b.Query("order-1", "inptu"); code(err) != server.CodeBadQuery {
+	if _, err := b.Query("order-1", "inptu"); code(err) != api.CodeBadQuery {
 		t.Fatalf("bad expression: %v", err)
 	}
-	if _, err := b.Query("order-1", "steps.wait.output"); code(err) != server.CodeQueryFailed {
+	if _, err := b.Query("order-1", "steps.wait.output"); code(err) != api.CodeQueryFailed {
 		t.Fatalf("no output yet: %v", err)
 	}
 	if len(f.calls) != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/runview"
@@ -23,13 +24,13 @@ func (b *Backend) events(ctx context.Context, info *workflowpb.WorkflowExecution
 	for {
 		v, err := b.c.QueryWorkflow(ctx, wid, rid, wire.QueryEvents, wire.EventsQuery{After: after, MaxBytes: pageBytes})
 		if err != nil {
-			return nil, 0, server.NewError(server.CodeInternal, fmt.Sprintf(
+			return nil, 0, api.NewError(api.CodeInternal, fmt.Sprintf(
 				"read the history of run %s of %s: %v (a worker of task queue %s answers this query: is one running? wend worker --temporal ADDR)",
 				rid, wid, err, info.GetTaskQueue()))
 		}
 		var p wire.EventsPage
 		if err := v.Get(&p); err != nil {
-			return nil, 0, server.NewError(server.CodeInternal, fmt.Sprintf("read the history of run %s: %v", rid, err))
+			return nil, 0, api.NewError(api.CodeInternal, fmt.Sprintf("read the history of run %s: %v", rid, err))
 		}
 		out = append(out, p.Events...)
 		if len(p.Events) > 0 {
@@ -56,25 +57,25 @@ func (b *Backend) read(ctx context.Context, id string) (history.Run, []history.E
 }
 
 // Events returns the events after seq after of the run id names, with its record.
-func (b *Backend) Events(id string, after uint64) (server.EventPage, error) {
+func (b *Backend) Events(id string, after uint64) (api.EventPage, error) {
 	ctx, cancel := b.ctx()
 	defer cancel()
 	info, err := b.resolve(ctx, id)
 	if err != nil {
-		return server.EventPage{}, err
+		return api.EventPage{}, err
 	}
 	if r := runOf(info); r.Open() {
 		// Only the new events: a followed run is asked every second.
 		evs, total, err := b.events(ctx, info, after)
 		if err != nil {
-			return server.EventPage{}, err
+			return api.EventPage{}, err
 		}
 		r.LastSeq = total
-		return server.EventPage{Run: r, Events: evs}, nil
+		return api.EventPage{Run: r, Events: evs}, nil
 	}
 	r, evs, _, err := b.read(ctx, id)
 	if err != nil {
-		return server.EventPage{}, err
+		return api.EventPage{}, err
 	}
 	tail := []history.Event{}
 	for _, ev := range evs {
@@ -82,16 +83,16 @@ func (b *Backend) Events(id string, after uint64) (server.EventPage, error) {
 			tail = append(tail, ev)
 		}
 	}
-	return server.EventPage{Run: r, Events: tail}, nil
+	return api.EventPage{Run: r, Events: tail}, nil
 }
 
 // Show returns the run detail, as locally (runview.DetailOf over the same record and events).
-func (b *Backend) Show(id string) (server.RunDetail, error) {
+func (b *Backend) Show(id string) (api.RunDetail, error) {
 	ctx, cancel := b.ctx()
 	defer cancel()
 	r, evs, _, err := b.read(ctx, id)
 	if err != nil {
-		return server.RunDetail{}, err
+		return api.RunDetail{}, err
 	}
 	return runview.DetailOf(r, evs), nil
 }
@@ -111,7 +112,7 @@ func (b *Backend) Export(id string) (*export.Document, error) {
 func exportOf(r history.Run, evs []history.Event, namespace, taskQueue string) (*export.Document, error) {
 	doc, err := export.Build(r, evs)
 	if err != nil {
-		return nil, server.NewError(server.CodeInternal, fmt.Sprintf("export run %s: %v", r.RunID, err))
+		return nil, api.NewError(api.CodeInternal, fmt.Sprintf("export run %s: %v", r.RunID, err))
 	}
 	doc.Workflow.Engine = &export.Engine{Kind: "temporal", Namespace: namespace, TaskQueue: taskQueue}
 	return doc, nil
@@ -119,15 +120,15 @@ func exportOf(r history.Run, evs []history.Event, namespace, taskQueue string) (
 
 // Query evaluates a read-only expression over the run's wend history, as locally
 // (server.RunQuery over the same record and events).
-func (b *Backend) Query(id, expr string) (server.QueryResult, error) {
+func (b *Backend) Query(id, expr string) (api.QueryResult, error) {
 	if err := server.CheckQuery(expr); err != nil {
-		return server.QueryResult{}, err
+		return api.QueryResult{}, err
 	}
 	ctx, cancel := b.ctx()
 	defer cancel()
 	r, evs, _, err := b.read(ctx, id)
 	if err != nil {
-		return server.QueryResult{}, err
+		return api.QueryResult{}, err
 	}
 	return server.RunQuery(r, evs, expr)
 }

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/interpreter/sim"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -132,18 +132,18 @@ steps:
 		code   string
 		msg    string
 	}{
-		{"running", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "", failedEvs, nil, server.CodeNotRetryable,
+		{"running", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "", failedEvs, nil, api.CodeNotRetryable,
 			"retry order-1: run run-1 is running (); only failed runs can be retried"},
-		{"completed", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "", failedEvs, nil, server.CodeNotRetryable,
+		{"completed", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "", failedEvs, nil, api.CodeNotRetryable,
 			"retry order-1: run run-1 is completed (completed); only failed runs can be retried"},
-		{"timed out", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, history.ClosedTimedOut, failedEvs, nil, server.CodeNotRetryable,
+		{"timed out", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, history.ClosedTimedOut, failedEvs, nil, api.CodeNotRetryable,
 			"retry order-1: run run-1 is failed (timed_out); only failed runs can be retried"},
-		{"compensated", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "", compensated, nil, server.CodeNotRetryable,
+		{"compensated", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "", compensated, nil, api.CodeNotRetryable,
 			"retry order-1: run run-1 was compensated after it failed; its completed steps were undone, so it cannot resume"},
 		{"not an activity", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "", failedRun(t, sim.Head+"steps:\n  - fail: {message: no}\n", sim.Echo), nil,
-			server.CodeNotRetryable, "retry order-1: run run-1 did not fail in an activity (see wend show order-1); retry resumes only from a failed activity"},
+			api.CodeNotRetryable, "retry order-1: run run-1 did not fail in an activity (see wend show order-1); retry resumes only from a failed activity"},
 		{"too large", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, "", failedEvs, map[string]string{"/w/big.wend.yaml": strings.Repeat("x", wire.MaxPayloadBytes)},
-			server.CodeTooLarge, "over the 2080768-byte limit of one Temporal payload"},
+			api.CodeTooLarge, "over the 2080768-byte limit of one Temporal payload"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			memo := map[string]string{}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/schedule/runner"
@@ -79,7 +80,7 @@ func (s *Schedules) Sync(entries []runner.Entry, prune bool) (server.ScheduleSyn
 		}
 		old := memoString(d.Memo, memoSchedule)
 		if old == "" {
-			return rep, server.NewError(server.CodeIDTaken, fmt.Sprintf(
+			return rep, api.NewError(api.CodeIDTaken, fmt.Sprintf(
 				"schedule %s (%s): a Temporal Schedule of that id exists that wend did not make; rename the schedule or delete that one", e.Schedule.ID, e.File))
 		}
 		if old == opts.Memo[memoSchedule] {
@@ -123,7 +124,7 @@ func (s *Schedules) options(ctx context.Context, e runner.Entry) (client.Schedul
 	sc := e.Schedule
 	w, ds := spec.Load(e.File, e.Source)
 	if ds.HasErrors() {
-		return client.ScheduleOptions{}, server.NewError(server.CodeBadWorkflow, fmt.Sprintf("%s is invalid:\n%s", e.File, ds.Error()))
+		return client.ScheduleOptions{}, api.NewError(api.CodeBadWorkflow, fmt.Sprintf("%s is invalid:\n%s", e.File, ds.Error()))
 	}
 	input, err := checkInput(w, sc.Input)
 	if err != nil {
@@ -131,7 +132,7 @@ func (s *Schedules) options(ctx context.Context, e runner.Entry) (client.Schedul
 	}
 	specs, err := Bundle(e.File, e.Source, spec.ReadWorkflowFile)
 	if err != nil {
-		return client.ScheduleOptions{}, server.NewError(server.CodeBadWorkflow, fmt.Sprintf("schedule %s: %v", sc.ID, err))
+		return client.ScheduleOptions{}, api.NewError(api.CodeBadWorkflow, fmt.Sprintf("schedule %s: %v", sc.ID, err))
 	}
 	sum := sha256.Sum256(e.Source)
 	sha := hex.EncodeToString(sum[:])

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
 )
@@ -34,13 +34,13 @@ func TestSignalResendIsDuplicate(t *testing.T) {
 		{"open, new id", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "s-2", false, true, ""},
 		{"open, no id", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "", false, true, ""},
 		{"closed, known id", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "s-1", true, false, ""},
-		{"closed, new id", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "s-2", false, false, server.CodeRunClosed},
+		{"closed, new id", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "s-2", false, false, api.CodeRunClosed},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, f := newFake(info(c.status, nil))
 			f.events = map[string][]history.Event{"run-1": withSignal(t, "s-1")}
 			f.inputs = startedWith(orderSpec)
-			sent, err := b.SendSignal(context.Background(), "order-1", server.SignalRequest{Name: "go", ID: c.id})
+			sent, err := b.SendSignal(context.Background(), "order-1", api.SignalRequest{Name: "go", ID: c.id})
 			if code(err) != c.wantCode || (c.wantCode == "" && err != nil) {
 				t.Fatalf("err = %v, want code %q", err, c.wantCode)
 			}
@@ -80,14 +80,14 @@ func TestSignalContractOnTemporal(t *testing.T) {
 		name, signal, data string
 		code, frag         string
 	}{
-		{"undeclared", "aprove", `{"by":"ann"}`, server.CodeUnknownSignal, `run run-1 of order-1: signal "aprove" is not declared by workflow order (did you mean "approve"?)`},
-		{"bad data", "approve", `{"by":1}`, server.CodeBadSignal, `run run-1 of order-1: signal "approve": its data does not match the schema under signals.approve: data.by: `},
+		{"undeclared", "aprove", `{"by":"ann"}`, api.CodeUnknownSignal, `run run-1 of order-1: signal "aprove" is not declared by workflow order (did you mean "approve"?)`},
+		{"bad data", "approve", `{"by":1}`, api.CodeBadSignal, `run run-1 of order-1: signal "approve": its data does not match the schema under signals.approve: data.by: `},
 		{"good", "approve", `{"by":"ann"}`, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, f := newFake(info(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil))
 			f.inputs = startedWith(contractSpec)
-			_, err := b.SendSignal(context.Background(), "order-1", server.SignalRequest{Name: c.signal, Data: []byte(c.data)})
+			_, err := b.SendSignal(context.Background(), "order-1", api.SignalRequest{Name: c.signal, Data: []byte(c.data)})
 			if code(err) != c.code || (err != nil && !strings.Contains(err.Error(), c.frag)) {
 				t.Fatalf("err = %v, want code %q with %q", err, c.code, c.frag)
 			}

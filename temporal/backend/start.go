@@ -9,9 +9,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
 	"github.com/wendflow/wend/temporal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -24,33 +23,33 @@ import (
 // every run_workflow file it reaches, and starts the run on the task queue. A given id is
 // idempotent as locally: when the id has a run (open or closed), that run is returned and
 // nothing starts.
-func (b *Backend) Start(ctx context.Context, req engine.StartRequest) (server.Started, error) {
+func (b *Backend) Start(ctx context.Context, req api.StartRequest) (api.Started, error) {
 	if req.Workflow != "" {
-		return server.Started{}, server.NewError(server.CodeUnsupported, "start a registered workflow by name: not available on Temporal; give the file")
+		return api.Started{}, api.NewError(api.CodeUnsupported, "start a registered workflow by name: not available on Temporal; give the file")
 	}
 	if req.SpecFile == "" || req.Source == "" {
-		return server.Started{}, server.NewError(server.CodeBadRequest, "start: spec_file and source are required")
+		return api.Started{}, api.NewError(api.CodeBadRequest, "start: spec_file and source are required")
 	}
 	w, ds := spec.Load(req.SpecFile, []byte(req.Source))
 	if ds.HasErrors() {
-		return server.Started{}, server.NewError(server.CodeBadWorkflow, fmt.Sprintf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error()))
+		return api.Started{}, api.NewError(api.CodeBadWorkflow, fmt.Sprintf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error()))
 	}
 	input, err := checkInput(w, req.Input)
 	if err != nil {
-		return server.Started{}, err
+		return api.Started{}, err
 	}
 	if err := checkTraceParent(req.TraceParent); err != nil {
-		return server.Started{}, err
+		return api.Started{}, err
 	}
 	specs, err := Bundle(req.SpecFile, []byte(req.Source), spec.ReadWorkflowFile)
 	if err != nil {
-		return server.Started{}, server.NewError(server.CodeBadWorkflow, fmt.Sprintf("start %s: %v", req.SpecFile, err))
+		return api.Started{}, api.NewError(api.CodeBadWorkflow, fmt.Sprintf("start %s: %v", req.SpecFile, err))
 	}
 	if req.WorkflowID != "" {
 		if info, err := b.resolveWorkflow(ctx, req.WorkflowID); err == nil {
-			return server.Started{Run: runOf(info)}, nil
+			return api.Started{Run: runOf(info)}, nil
 		} else if !errors.Is(err, history.ErrNotFound) {
-			return server.Started{}, err
+			return api.Started{}, err
 		}
 	} else {
 		req.WorkflowID = w.Name + "-" + randomHex(4)
@@ -71,18 +70,18 @@ func (b *Backend) Start(ctx context.Context, req engine.StartRequest) (server.St
 	if errors.As(err, &started) {
 		info, rerr := b.resolveWorkflow(ctx, req.WorkflowID)
 		if rerr != nil {
-			return server.Started{}, rerr
+			return api.Started{}, rerr
 		}
-		return server.Started{Run: runOf(info)}, nil
+		return api.Started{Run: runOf(info)}, nil
 	}
 	if err != nil {
-		return server.Started{}, clusterError(req.WorkflowID, err)
+		return api.Started{}, clusterError(req.WorkflowID, err)
 	}
 	d, err := b.c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
 	if err != nil {
-		return server.Started{}, clusterError(req.WorkflowID, err)
+		return api.Started{}, clusterError(req.WorkflowID, err)
 	}
-	return server.Started{Run: runOf(d.GetWorkflowExecutionInfo()), Started: true}, nil
+	return api.Started{Run: runOf(d.GetWorkflowExecutionInfo()), Started: true}, nil
 }
 
 // resolveWorkflow finds the newest run of a workflow id only (never a run id).
@@ -102,11 +101,11 @@ func checkInput(w *spec.Workflow, raw json.RawMessage) (json.RawMessage, error) 
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, server.NewError(server.CodeInvalid, fmt.Sprintf("invalid input: not JSON: %v", err))
+		return nil, api.NewError(api.CodeInvalid, fmt.Sprintf("invalid input: not JSON: %v", err))
 	}
 	if w.InputSchema != nil {
 		if err := spec.ValidateInput(w.InputSchema, v); err != nil {
-			return nil, server.NewError(server.CodeInvalid, fmt.Sprintf("invalid input: %v", err))
+			return nil, api.NewError(api.CodeInvalid, fmt.Sprintf("invalid input: %v", err))
 		}
 	}
 	return raw, nil

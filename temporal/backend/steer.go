@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
@@ -20,7 +21,7 @@ import (
 
 // Signal sends a wend signal to the open run id names.
 func (b *Backend) Signal(ctx context.Context, id, name string, data json.RawMessage) (history.Run, error) {
-	sent, err := b.SendSignal(ctx, id, server.SignalRequest{Name: name, Data: data})
+	sent, err := b.SendSignal(ctx, id, api.SignalRequest{Name: name, Data: data})
 	return sent.Run, err
 }
 
@@ -29,16 +30,16 @@ func (b *Backend) Signal(ctx context.Context, id, name string, data json.RawMess
 // first (the wend.events query): an id it recorded is answered Duplicate, open run or closed,
 // and not sent again, as locally. Two sends racing with one new id both
 // reach the workflow, which records the first, and both answer not Duplicate.
-func (b *Backend) SendSignal(ctx context.Context, id string, req server.SignalRequest) (server.SignalSent, error) {
+func (b *Backend) SendSignal(ctx context.Context, id string, req api.SignalRequest) (api.SignalSent, error) {
 	if req.Name == "" {
-		return server.SignalSent{}, server.NewError(server.CodeBadRequest, "signal: no signal name given")
+		return api.SignalSent{}, api.NewError(api.CodeBadRequest, "signal: no signal name given")
 	}
 	if len(req.Data) > 0 && !json.Valid(req.Data) {
-		return server.SignalSent{}, server.NewError(server.CodeBadRequest, "signal: data is not JSON")
+		return api.SignalSent{}, api.NewError(api.CodeBadRequest, "signal: data is not JSON")
 	}
 	if req.ID != "" {
 		if r, seen := b.signalSeen(ctx, id, req.ID); seen {
-			return server.SignalSent{Run: r, Duplicate: true}, nil
+			return api.SignalSent{Run: r, Duplicate: true}, nil
 		}
 	}
 	r, err := b.control(ctx, id, "signals to a finished run are rejected", func(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) error {
@@ -48,14 +49,14 @@ func (b *Backend) SendSignal(ctx context.Context, id string, req server.SignalRe
 		e := info.GetExecution()
 		return b.c.SignalWorkflow(ctx, e.GetWorkflowId(), e.GetRunId(), wire.SignalName, wire.Signal{Name: req.Name, Data: req.Data, SignalID: req.ID})
 	})
-	return server.SignalSent{Run: r}, err
+	return api.SignalSent{Run: r}, err
 }
 
 // checkContract refuses, before anything is sent, a signal the run's workflow does not
 // declare or whose data fails its declared schema (spec `signals:`), as the local engine
 // does: the run's start input carries its spec text. A start input that cannot be read is an
 // error, not a pass: the workflow would record whatever it was sent.
-func (b *Backend) checkContract(ctx context.Context, info *workflowpb.WorkflowExecutionInfo, req server.SignalRequest) error {
+func (b *Backend) checkContract(ctx context.Context, info *workflowpb.WorkflowExecutionInfo, req api.SignalRequest) error {
 	in, err := b.startInput(ctx, info)
 	if err != nil {
 		return err
@@ -63,19 +64,19 @@ func (b *Backend) checkContract(ctx context.Context, info *workflowpb.WorkflowEx
 	st := in.Started
 	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
 	if w == nil || ds.HasErrors() {
-		return server.NewError(server.CodeInternal, fmt.Sprintf("signal run %s: its recorded workflow %s does not load: %v",
+		return api.NewError(api.CodeInternal, fmt.Sprintf("signal run %s: its recorded workflow %s does not load: %v",
 			info.GetExecution().GetRunId(), st.SpecFile, ds.Error()))
 	}
 	err = w.CheckSignal(req.Name, req.Data)
 	if err == nil {
 		return nil
 	}
-	code := server.CodeBadSignal
+	code := api.CodeBadSignal
 	if errors.Is(err, spec.ErrUndeclaredSignal) {
-		code = server.CodeUnknownSignal
+		code = api.CodeUnknownSignal
 	}
 	e := info.GetExecution()
-	return server.NewError(code, fmt.Sprintf("run %s of %s: %v", e.GetRunId(), e.GetWorkflowId(), err))
+	return api.NewError(code, fmt.Sprintf("run %s of %s: %v", e.GetRunId(), e.GetWorkflowId(), err))
 }
 
 // signalSeen says whether the run id names recorded a signal with client id signalID, with
@@ -157,19 +158,19 @@ func (b *Backend) control(ctx context.Context, id, closedWhy string, send func(c
 }
 
 // Repair does not apply: the cluster's history is the record, there is no local index to rebuild.
-func (b *Backend) Repair(context.Context, string) (server.RepairReport, error) {
-	return server.RepairReport{}, server.NewError(server.CodeUnsupported,
+func (b *Backend) Repair(context.Context, string) (api.RepairReport, error) {
+	return api.RepairReport{}, api.NewError(api.CodeUnsupported,
 		"wend repair rebuilds a local database's records; on Temporal the cluster's history is the record and there is nothing to repair")
 }
 
 // Wait blocks until the workflow id names has closed for good (following continue-as-new)
 // or timeout passed, and returns the last run's record with its output or failure.
-func (b *Backend) Wait(ctx context.Context, id string, timeout time.Duration) (server.Outcome, error) {
+func (b *Backend) Wait(ctx context.Context, id string, timeout time.Duration) (api.Outcome, error) {
 	rctx, cancel := context.WithTimeout(ctx, b.timeout)
 	info, err := b.resolve(rctx, id)
 	cancel()
 	if err != nil {
-		return server.Outcome{}, err
+		return api.Outcome{}, err
 	}
 	if timeout <= 0 || timeout > server.MaxWait {
 		timeout = server.MaxWait
@@ -184,17 +185,17 @@ func (b *Backend) Wait(ctx context.Context, id string, timeout time.Duration) (s
 	defer cancel2()
 	now, err := b.resolveWorkflow(rctx, wid)
 	if err != nil {
-		return server.Outcome{}, err
+		return api.Outcome{}, err
 	}
 	r := runOf(now)
 	if !closed {
 		if ctx.Err() == nil && (wctx.Err() != nil || pollExpired(gerr)) {
-			return server.Outcome{Run: r}, nil // the timeout came first
+			return api.Outcome{Run: r}, nil // the timeout came first
 		}
-		return server.Outcome{}, clusterError(id, gerr)
+		return api.Outcome{}, clusterError(id, gerr)
 	}
 	r.Status, r.ClosedReason = status, reason
-	return server.Outcome{Run: r, Closed: true, Output: c.Output, Failure: c.Failure}, nil
+	return api.Outcome{Run: r, Closed: true, Output: c.Output, Failure: c.Failure}, nil
 }
 
 // pollExpired tells a long poll that ended on its deadline: the server may answer
@@ -206,10 +207,10 @@ func pollExpired(err error) bool {
 }
 
 // Check reports whether workers poll the task queue: without one, nothing runs.
-func (b *Backend) Check() (server.CheckReport, error) {
+func (b *Backend) Check() (api.CheckReport, error) {
 	ctx, cancel := b.ctx()
 	defer cancel()
-	rep := server.CheckReport{Problems: []string{}}
+	rep := api.CheckReport{Problems: []string{}}
 	for _, k := range []struct {
 		t    enumspb.TaskQueueType
 		what string

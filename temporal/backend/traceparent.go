@@ -3,7 +3,7 @@ package backend
 import (
 	"fmt"
 
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/tracing"
 )
 
@@ -15,7 +15,7 @@ func checkTraceParent(tp string) error {
 		return nil
 	}
 	if err := tracing.ValidTraceParent(tp); err != nil {
-		return server.NewError(server.CodeInvalid, fmt.Sprintf("start: invalid input: %v", err))
+		return api.NewError(api.CodeInvalid, fmt.Sprintf("start: invalid input: %v", err))
 	}
 	return nil
 }

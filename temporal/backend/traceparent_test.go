@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
 )
 
 // TestStartKeepsTraceParent: a start's traceparent reaches the run's start input, where the
@@ -21,8 +21,8 @@ func TestStartKeepsTraceParent(t *testing.T) {
 	}{
 		{"kept", tp, ""},
 		{"none", "", ""},
-		{"malformed", "00-xyz", server.CodeInvalid},
-		{"zero trace id", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", server.CodeInvalid},
+		{"malformed", "00-xyz", api.CodeInvalid},
+		{"zero trace id", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", api.CodeInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, f := newFake()

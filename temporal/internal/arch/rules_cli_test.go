@@ -7,7 +7,7 @@ func init() {
 	allowed["internal/closing"] = []string{wend + "/history", "go.temporal.io/sdk/temporal"}
 	// The worker's failpoints are empty functions outside `-tags faults` builds.
 	allowed["worker"] = append([]string{wend + "/history", wend + "/plugins", wend + "/failpoint", module + "/wire", module + "/internal/closing", "golang.org/x/sys/unix"}, sdk...)
-	allowed["backend"] = append([]string{wend + "/history", wend + "/interpreter", wend + "/interpreter/engine", wend + "/history/export", wend + "/runview", wend + "/spec", wend + "/server",
+	allowed["backend"] = append([]string{wend + "/api", wend + "/history", wend + "/interpreter", wend + "/interpreter/engine", wend + "/history/export", wend + "/runview", wend + "/spec", wend + "/server",
 		wend + "/schedule", wend + "/schedule/runner", module + "/wire", module + "/internal/closing"}, sdk...)
 	allowed["cmd/wend-temporal"] = []string{wend + "/cli", wend + "/server", module + "/backend", module + "/worker", module + "/driver", "go.temporal.io/sdk/client", "go.temporal.io/sdk/log"}
 	// The backend syncs schedules as Temporal Schedules: it reads their declarations with

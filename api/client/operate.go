@@ -1,33 +1,33 @@
-package apiclient
+package client
 
 import (
 	"context"
 	"fmt"
 	"io"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 )
 
 // RollPlugins is POST /v1/plugins/roll: the server rolls its running plugins (all when
 // plugin is "").
-func (c *Client) RollPlugins(ctx context.Context, plugin string) (server.Rolled, error) {
-	var out server.Rolled
-	err := c.Do(ctx, "POST", "/v1/plugins/roll", server.RollRequest{Plugin: plugin}, &out)
+func (c *Client) RollPlugins(ctx context.Context, plugin string) (api.Rolled, error) {
+	var out api.Rolled
+	err := c.Do(ctx, "POST", "/v1/plugins/roll", api.RollRequest{Plugin: plugin}, &out)
 	return out, err
 }
 
 // PurgeSelect is POST /v1/purge/select: the runs a purge by f would delete.
 func (c *Client) PurgeSelect(f history.PurgeFilter) ([]history.Run, error) {
-	var out server.Purged
+	var out api.Purged
 	err := c.Do(context.Background(), "POST", "/v1/purge/select", f, &out)
 	return out.Runs, err
 }
 
 // Purge is POST /v1/purge: the server deletes the runs ids names.
 func (c *Client) Purge(ctx context.Context, ids []string) ([]history.Run, error) {
-	var out server.Purged
-	err := c.Do(ctx, "POST", "/v1/purge", server.PurgeRequest{RunIDs: ids}, &out)
+	var out api.Purged
+	err := c.Do(ctx, "POST", "/v1/purge", api.PurgeRequest{RunIDs: ids}, &out)
 	return out.Runs, err
 }
 
@@ -41,7 +41,7 @@ func (c *Client) Backup(w io.Writer) (int64, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
 		b, _ := io.ReadAll(resp.Body)
-		return 0, server.DecodeError(resp.StatusCode, b)
+		return 0, api.DecodeError(resp.StatusCode, b)
 	}
 	n, err := io.Copy(w, resp.Body)
 	if err != nil {

@@ -1,4 +1,4 @@
-package apiclient
+package client_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/api/client"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/storetest"
 	"github.com/wendflow/wend/server"
@@ -19,7 +21,7 @@ import (
 
 // overSocket serves store on a unix socket, as a wend process holding a database does, and
 // returns a client of it.
-func overSocket(t *testing.T, store history.Store) *Client {
+func overSocket(t *testing.T, store history.Store) *client.Client {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "wend.db.sock")
 	u, err := server.ListenUnix(sock, server.New(nil, store))
@@ -27,7 +29,7 @@ func overSocket(t *testing.T, store history.Store) *Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { u.Close() })
-	c := Unix(sock)
+	c := client.Unix(sock)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -45,10 +47,10 @@ func ids(runs []history.Run) []string {
 func TestListFollowsPages(t *testing.T) {
 	store := history.NewMemStore()
 	c := overSocket(t, store)
-	if runs, err := c.List(server.ListQuery{}, 0); err != nil || runs == nil || len(runs) != 0 {
+	if runs, err := c.List(api.ListQuery{}, 0); err != nil || runs == nil || len(runs) != 0 {
 		t.Fatalf("empty store: %v (nil %v) %v", runs, runs == nil, err)
 	}
-	const n = 2*server.MaxListLimit + 3
+	const n = 2*api.MaxListLimit + 3
 	t0 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
 		up := storetest.Started(fmt.Sprintf("wf-%04d", i%7), fmt.Sprintf("run-%04d", i), t0.Add(time.Duration(i)*time.Second))
@@ -60,7 +62,7 @@ func TestListFollowsPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runs, err := c.List(server.ListQuery{}, 0)
+	runs, err := c.List(api.ListQuery{}, 0)
 	if err != nil || len(runs) != n {
 		t.Fatalf("list: %d runs, want %d: %v", len(runs), n, err)
 	}
@@ -69,7 +71,7 @@ func TestListFollowsPages(t *testing.T) {
 			t.Fatalf("run %d is %s, want %s", i, r.RunID, want)
 		}
 	}
-	done, err := c.List(server.ListQuery{Status: history.StatusCompleted, WorkflowID: "wf-0000"}, 0)
+	done, err := c.List(api.ListQuery{Status: history.StatusCompleted, WorkflowID: "wf-0000"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +84,8 @@ func TestListFollowsPages(t *testing.T) {
 	if len(done) != want {
 		t.Fatalf("filtered list: %d runs, want %d", len(done), want)
 	}
-	for _, limit := range []int{1, server.MaxListLimit, server.MaxListLimit + 1, n - 1, n, n + 5} {
-		rem, err := c.List(server.ListQuery{}, limit)
+	for _, limit := range []int{1, api.MaxListLimit, api.MaxListLimit + 1, n - 1, n, n + 5} {
+		rem, err := c.List(api.ListQuery{}, limit)
 		if err != nil || len(rem) != min(limit, n) || !slices.Equal(ids(rem), ids(runs[:len(rem)])) {
 			t.Fatalf("limit %d: %d runs, want the newest %d: %v", limit, len(rem), min(limit, n), err)
 		}
@@ -110,7 +112,7 @@ func TestRunMethodsOverTheSocket(t *testing.T) {
 		t.Fatalf("events: %v", err)
 	}
 	// A server without an engine cannot check: its refusal comes back as the server's error.
-	var se *server.Error
+	var se *api.Error
 	if _, err := c.Check(); !errors.As(err, &se) || !strings.Contains(se.Message, "no engine drives this database") {
 		t.Fatalf("check without an engine: %#v", err)
 	}
@@ -120,7 +122,7 @@ func TestRunMethodsOverTheSocket(t *testing.T) {
 // its Content-Length is a failed backup, not a short copy.
 func TestConnectionErrorsNameThePeer(t *testing.T) {
 	dir := t.TempDir()
-	c := Unix(filepath.Join(dir, "none.sock"))
+	c := client.Unix(filepath.Join(dir, "none.sock"))
 	c.Peer = "the wend process holding the database (pid 41)"
 	_, err := c.Show("r1")
 	if err == nil || !strings.HasPrefix(err.Error(), "talk to the wend process holding the database (pid 41) over "+filepath.Join(dir, "none.sock")+": ") {
@@ -138,7 +140,7 @@ func TestConnectionErrorsNameThePeer(t *testing.T) {
 	}
 	defer u.Close()
 	var buf bytes.Buffer
-	if _, err := Unix(sock).Backup(&buf); err == nil || !strings.Contains(err.Error(), "receive the copy from wend") {
+	if _, err := client.Unix(sock).Backup(&buf); err == nil || !strings.Contains(err.Error(), "receive the copy from wend") {
 		t.Fatalf("a copy cut short: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package apiclient
+package client
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 )
 
 // fakeServe answers POST /v1/runs and the wait route as wend serve does: the first wait is a
@@ -27,11 +27,11 @@ func fakeServe(t *testing.T, status string, started bool) *Client {
 			return
 		}
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(server.Started{Run: history.Run{RunID: "x", Status: history.StatusRunning}, Started: started})
+		json.NewEncoder(w).Encode(api.Started{Run: history.Run{RunID: "x", Status: history.StatusRunning}, Started: started})
 	})
 	mux.HandleFunc("GET /v1/runs/r1/wait", func(w http.ResponseWriter, r *http.Request) {
 		waits++
-		json.NewEncoder(w).Encode(server.Outcome{Run: history.Run{RunID: "x", Status: status}, Closed: waits > 1})
+		json.NewEncoder(w).Encode(api.Outcome{Run: history.Run{RunID: "x", Status: status}, Closed: waits > 1})
 	})
 	return overTest(t, mux)
 }
@@ -74,7 +74,7 @@ func TestRunToEnd(t *testing.T) {
 	}
 }
 
-// An answer that is not the API's JSON error still comes back as a *server.Error with its
+// An answer that is not the API's JSON error still comes back as a *api.Error with its
 // status; one that is keeps its code and message.
 func TestDoReturnsTheServersError(t *testing.T) {
 	mux := http.NewServeMux()
@@ -88,11 +88,11 @@ func TestDoReturnsTheServersError(t *testing.T) {
 		status          int
 	}{
 		{"/v1/runs/gone", "not_found", "no run gone", http.StatusNotFound},
-		{"/v1/nosuch", server.CodeInternal, "server answered 404 Not Found", http.StatusNotFound},
+		{"/v1/nosuch", api.CodeInternal, "server answered 404 Not Found", http.StatusNotFound},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			err := c.Do(context.Background(), "GET", tc.path, nil, nil)
-			var se *server.Error
+			var se *api.Error
 			if !errors.As(err, &se) || se.Code != tc.code || se.Message != tc.msg || se.Status != tc.status {
 				t.Fatalf("err %#v, want %s %q (%d)", err, tc.code, tc.msg, tc.status)
 			}
@@ -107,7 +107,7 @@ func TestReady(t *testing.T) {
 		json.NewEncoder(w).Encode(map[string]any{"status": "ok", "engine": engine, "pid": 7})
 	})
 	mux.HandleFunc("GET /v1/workflows", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"workflows": make([]server.Workflow, registered)})
+		json.NewEncoder(w).Encode(map[string]any{"workflows": make([]api.Workflow, registered)})
 	})
 	c := overTest(t, mux)
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package apiclient
+package client
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/api"
 )
 
 // Client talks to one wend process's control API. It is safe for concurrent use.
@@ -22,7 +22,7 @@ type Client struct {
 // Unix is a client of the control API on the unix socket at sock (server.ListenUnix's). It
 // keeps up to 256 idle connections, so requests sent together reuse theirs.
 func Unix(sock string) *Client {
-	t := server.UnixTransport(sock)
+	t := UnixTransport(sock)
 	t.MaxIdleConnsPerHost = 256
 	return &Client{hc: &http.Client{Transport: t}, sock: sock}
 }
@@ -39,7 +39,7 @@ func (c *Client) Close() error {
 
 // Do sends one request: method on path, with in as its JSON body (none when nil), and decodes
 // a successful answer into out (unless out is nil). An answer of status 300 or more is the
-// server's *server.Error.
+// server's *api.Error.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
 	resp, err := c.send(ctx, method, path, in)
 	if err != nil {
@@ -51,7 +51,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("read answer of %s: %w", c.peer(), err)
 	}
 	if resp.StatusCode >= 300 {
-		return server.DecodeError(resp.StatusCode, b)
+		return api.DecodeError(resp.StatusCode, b)
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -63,7 +63,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 
 // send makes the request and returns the answer, whatever its status.
 func (c *Client) send(ctx context.Context, method, path string, in any) (*http.Response, error) {
-	req, err := server.NewRequest(ctx, method, path, in)
+	req, err := NewRequest(ctx, method, path, in)
 	if err != nil {
 		return nil, err
 	}

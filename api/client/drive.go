@@ -1,4 +1,4 @@
-package apiclient
+package client
 
 import (
 	"context"
@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
 )
 
 // Health is GET /v1/health: "ok" or why the engine stopped, the server's pid, and whether it
@@ -41,7 +40,7 @@ func (c *Client) Ready(ctx context.Context, workflows int) error {
 		return nil
 	}
 	var w struct {
-		Workflows []server.Workflow `json:"workflows"`
+		Workflows []api.Workflow `json:"workflows"`
 	}
 	if err := c.Do(ctx, "GET", "/v1/workflows", nil, &w); err != nil {
 		return err
@@ -56,7 +55,7 @@ func (c *Client) Ready(ctx context.Context, workflows int) error {
 // client of `wend serve` does: POST /v1/runs, then GET /v1/runs/{id}/wait until it answers
 // closed. It is an error unless the run started and completed.
 func (c *Client) RunToEnd(ctx context.Context, id, workflow string, input json.RawMessage) error {
-	st, err := c.Start(ctx, engine.StartRequest{WorkflowID: id, Workflow: workflow, Input: input})
+	st, err := c.Start(ctx, api.StartRequest{WorkflowID: id, Workflow: workflow, Input: input})
 	if err != nil {
 		return fmt.Errorf("start %s: %w", id, err)
 	}
