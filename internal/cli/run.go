@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/inputfile"
 	"github.com/wendflow/wend/internal/tracecontext"
@@ -256,7 +257,7 @@ type driver struct {
 	stopSchedules func()
 	stopProgress  func() // set when the step lines print in the background
 	// wend serve's batches (serve_batches.go); nil elsewhere.
-	batches *server.Batches
+	batches *batch.Runner
 }
 
 func startDriver(e *env, path string, workflows ...api.Workflow) (*driver, error) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/metrics"
 )
@@ -11,11 +12,11 @@ import (
 // running, and gives them to both servers (socket and TCP) through serveBatches; d.close
 // stops them before the engine.
 func (d *driver) startBatches() error {
-	st, ok := d.store.(server.BatchStore)
+	st, ok := d.store.(batch.Store)
 	if !ok {
 		return fmt.Errorf("batches need the database store")
 	}
-	bs, err := server.NewBatches(server.New(d.eng, d.store), st,
+	bs, err := batch.New(server.New(d.eng, d.store), st,
 		func(format string, args ...any) { fmt.Fprintf(d.e.stderr, format+"\n", args...) })
 	if err != nil {
 		return err

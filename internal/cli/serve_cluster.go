@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/metrics"
@@ -42,7 +43,7 @@ func serveCluster(e *env, f httpFlags, workflows []api.Workflow) int {
 	}
 	if cb, ok := c.(server.ClusterBatches); ok {
 		// Temporal's batch operations run the batches: durable on the cluster.
-		s.SetBatches(server.NewClusterBatches(s, cb, func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }))
+		s.SetBatches(batch.NewCluster(s, cb, func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }))
 	}
 	list := func() ([]history.Run, error) { return s.List(history.RunFilter{}) }
 	t, err := server.ListenTCP(s, tokens.options(f, metrics.New(version).ClusterHandler(list), web.New(s)))

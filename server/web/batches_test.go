@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
-	"github.com/wendflow/wend/server/internal/servertest"
 )
 
 // TestUIBatchPages: the batches page lists each batch linked to its page, which shows its
@@ -35,7 +35,7 @@ func TestUIBatchPages(t *testing.T) {
 	if code, _ := get("/ui/batches"); code != http.StatusNotImplemented {
 		t.Fatalf("without batches: %d, want 501", code)
 	}
-	bs, err := server.NewBatches(srv, &servertest.BatchStore{}, t.Logf)
+	bs, err := batch.New(srv, &batch.MemStore{}, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,14 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wendflow/wend/server"
-	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/testkit/browsertest"
 )
 
 // withBatches gives the fixture's server batches over a memory store, as wend serve does.
 func (f *webFixture) withBatches() {
 	f.t.Helper()
-	bs, err := server.NewBatches(f.srv, &servertest.BatchStore{}, f.t.Logf)
+	bs, err := batch.New(f.srv, &batch.MemStore{}, f.t.Logf)
 	if err != nil {
 		f.t.Fatal(err)
 	}
