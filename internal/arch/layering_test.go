@@ -35,7 +35,8 @@ const (
 // package's own sub-packages are not allowed unless listed), and third-party packages by
 // the prefixes above. The direction: spec and history at the bottom,
 // the interpreter on them, the engine on the interpreter, stores and plugin hosts beside the
-// engine, the server over the engine, the CLI on top.
+// engine, the server over the engine, the batch runner over the server, the application
+// (app) assembling them, the CLI on top.
 var allowed = map[string][]string{
 	"history":           {},
 	"api":               {"history"},        // the control API's wire types: standard library and history only
@@ -64,7 +65,10 @@ var allowed = map[string][]string{
 	"server/web":                  {"api", "history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
 	"testsuite":                   {"history", "interpreter", "internal/inputfile", "internal/termtext", "spec", yaml, expr},
-	"internal/cli": {"api", "api/client", "batch", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
+	// The application over one database: store, plugins, engine, and serve's schedules, batches
+	// and retention, assembled once for the commands and the tests.
+	"app": {"api", "batch", "boltstore", "history", "interpreter/engine", "plugins", "schedule/runner", "server", "server/metrics", "spec", "tracing"},
+	"internal/cli": {"api", "api/client", "app", "batch", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "spec/graph", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry

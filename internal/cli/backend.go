@@ -182,14 +182,7 @@ func (parked) Execute(ctx context.Context, _ history.ActivityCall, _ func(histor
 // serveControl serves the control API for an engine this process drives. Without a socket
 // the process still works, but other commands cannot reach it, so it says so. configure runs
 // on the server before it listens (the plugin roller of a process that runs plugins).
-func serveControl(e *env, dbPath string, eng *engine.Engine, st history.Store, workflows []api.Workflow, configure ...func(*server.Server)) *server.UnixServer {
-	s := server.New(eng, st)
-	if len(workflows) > 0 {
-		s.SetWorkflows(workflows) // before listening: a client must never see an empty registry
-	}
-	for _, f := range configure {
-		f(s)
-	}
+func serveControl(e *env, dbPath string, s *server.Server) *server.UnixServer {
 	u, err := server.ListenUnix(socketPath(dbPath), web.New(s)) // the API, and the UI for local browsers and tools
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend: no control socket (%v); other wend commands cannot reach this process\n", err)

@@ -54,7 +54,7 @@ func newHolder(t *testing.T) *holder {
 	}
 	h.st = st
 	h.eng = engine.New(engine.Options{Store: st, Activities: h.acts, Logf: t.Logf})
-	u := serveControl(&env{stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}, h.path, h.eng, st, nil)
+	u := serveControl(&env{stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}, h.path, server.New(h.eng, st))
 	if u == nil {
 		t.Fatal("no control socket")
 	}
