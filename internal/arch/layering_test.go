@@ -68,7 +68,7 @@ var allowed = map[string][]string{
 	// The application over one database: store, plugins, engine, and serve's schedules, batches
 	// and retention, assembled once for the commands and the tests.
 	"app": {"api", "batch", "boltstore", "history", "interpreter/engine", "plugins", "schedule/runner", "server", "server/metrics", "spec", "tracing"},
-	"internal/cli": {"api", "api/client", "app", "batch", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
+	"internal/cli": {"api", "api/client", "app", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "spec/graph", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
