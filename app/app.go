@@ -54,9 +54,10 @@ type Options struct {
 	// Logf prints the App's own lines ("wend: ..."): a batch paused, a retention purge, a span
 	// export that failed.
 	Logf func(format string, args ...any)
-	// IdleAfter and MaxActivities are engine.Options'.
+	// IdleAfter, MaxActivities and Clock are engine.Options' (a test's fake clock).
 	IdleAfter     time.Duration
 	MaxActivities int
+	Clock         engine.Clock
 	// RepairAfterReady starts with engine.Resume: ready without replaying the waiting runs,
 	// the repair at start in the background (wend serve); else engine.Recover.
 	RepairAfterReady bool
@@ -131,7 +132,7 @@ func Open(o Options) (*App, error) {
 		acts = o.Activities
 	}
 	a.Engine = engine.New(engine.Options{Store: a.Meter.TimeCommits(st), Activities: acts, Observe: a.observe(lines),
-		Logf: logf, IdleAfter: o.IdleAfter, MaxActivities: o.MaxActivities, TraceContext: o.Traces != nil})
+		Logf: logf, IdleAfter: o.IdleAfter, MaxActivities: o.MaxActivities, Clock: o.Clock, TraceContext: o.Traces != nil})
 	resume := a.Engine.Recover
 	if o.RepairAfterReady {
 		resume = a.Engine.Resume

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -76,9 +77,8 @@ func newFixtureActs(t *testing.T, store history.Store) (*fixture, *flakyActs) {
 	t.Helper()
 	acts := &flakyActs{}
 	acts.down.Store(true)
-	eng := engine.New(engine.Options{Store: store, Activities: acts, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
-	return serve(t, server.New(eng, store)), acts
+	_, srv := apptest.Over(t, store, acts)
+	return serve(t, srv), acts
 }
 
 func serve(t *testing.T, srv *server.Server) *fixture {
@@ -91,14 +91,7 @@ func serve(t *testing.T, srv *server.Server) *fixture {
 // withBatches gives f's server batches over st; they stop with the test.
 func (f *fixture) withBatches(st *batch.MemStore) *batch.Runner {
 	f.t.Helper()
-	bs, err := batch.New(f.srv, st, f.t.Logf)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.srv.SetBatches(bs)
-	bs.Start()
-	f.t.Cleanup(bs.Close)
-	return bs
+	return apptest.Batches(f.t, f.srv, st)
 }
 
 // do sends a request and decodes the answer into out (when not nil); it returns the status

@@ -67,7 +67,8 @@ var allowed = map[string][]string{
 	"testsuite":                   {"history", "interpreter", "internal/inputfile", "internal/termtext", "spec", yaml, expr},
 	// The application over one database: store, plugins, engine, and serve's schedules, batches
 	// and retention, assembled once for the commands and the tests.
-	"app": {"api", "batch", "boltstore", "history", "interpreter/engine", "plugins", "schedule/runner", "server", "server/metrics", "spec", "tracing"},
+	"app":         {"api", "batch", "boltstore", "history", "interpreter/engine", "plugins", "schedule/runner", "server", "server/metrics", "spec", "tracing"},
+	"app/apptest": {"app", "batch", "history", "interpreter/engine", "server"}, // the tests' one setup: an App, or an engine and Server over a store
 	"internal/cli": {"api", "api/client", "app", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "spec/graph", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
@@ -116,7 +117,7 @@ func init() {
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
 var testOnly = []string{"history/storetest", "plugins/sdk/lanetest",
-	"server/internal/servertest"}
+	"server/internal/servertest", "app/apptest"}
 
 type pkg struct {
 	ImportPath string
