@@ -100,6 +100,12 @@ func OpenStore(path string) (*boltstore.Store, error) {
 	return boltstore.Open(path, boltstore.Options{})
 }
 
+// OpenReadOnly opens the database at path for reading only: it writes nothing, so reading
+// works on a full disk (list, show, check).
+func OpenReadOnly(path string) (*boltstore.Store, error) {
+	return boltstore.Open(path, boltstore.Options{ReadOnly: true})
+}
+
 // Open opens the database at o.Path, reaps the plugin processes a dead wend left (now, while
 // it holds the database: no other wend uses it), starts the engine over the plugins and
 // resumes the open runs. The error of a database another process holds is

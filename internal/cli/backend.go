@@ -141,7 +141,7 @@ func openLocal(path string, a access) (backend, error) {
 	}
 	if a == readRuns || a == checkDB {
 		// Writing nothing, so that reading works on a full disk.
-		st, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
+		st, err := app.OpenReadOnly(path)
 		if err != nil {
 			return nil, err
 		}
