@@ -2,18 +2,13 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"time"
-
-	"github.com/wendflow/wend/api"
-	"github.com/wendflow/wend/interpreter/engine"
 )
 
 // A batch is one operation (cancel, terminate, signal, retry or purge) over a set of runs
 // fixed when it is accepted (a --where filter's matches, or ids given), acted on one run at a
 // time at a paced rate, its progress kept in the store so a restarted serve resumes it
-// (batches.go runs them; docs/api.md, Batches).
+// (package batch runs them; docs/api.md, Batches). These are its wire types.
 
 // Batch operations.
 const (
@@ -43,10 +38,6 @@ const (
 	DefaultBatchRPS = 50
 	// MaxBatchRPS caps a request's rps: each act is a commit, and serve must keep answering.
 	MaxBatchRPS = 1000
-	// maxBatchReason caps a batch's reason, recorded in each run it cancels or terminates.
-	maxBatchReason = 4096
-	// maxBatchFailures caps the failures a batch keeps with their reasons; the count goes on.
-	maxBatchFailures = 100
 )
 
 // BatchRequest is the body of POST /v1/batches.
@@ -92,7 +83,7 @@ type Batch struct {
 	Failed    int            `json:"failed"`
 	Skipped   int            `json:"skipped"`              // finished (or gone) before the batch came to them
 	SkippedBy map[string]int `json:"skipped_by,omitempty"` // why, counted
-	Failures  []BatchFailure `json:"failures,omitempty"`   // the first maxBatchFailures
+	Failures  []BatchFailure `json:"failures,omitempty"`   // the first 100 (package batch)
 	CreatedAt time.Time      `json:"created_at"`
 	UpdatedAt time.Time      `json:"updated_at"`
 	ClosedAt  time.Time      `json:"closed_at,omitzero"`
@@ -109,98 +100,3 @@ type BatchFailure struct {
 
 // Open reports whether the batch still acts.
 func (b Batch) Open() bool { return b.Status == BatchRunning }
-
-// check refuses a request the batch could not carry out, naming the field and what to write.
-func (r *BatchRequest) check() error {
-	bad := func(format string, args ...any) error {
-		return errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: "+fmt.Sprintf(format, args...))
-	}
-	switch r.Operation {
-	case BatchOpCancel, BatchOpTerminate, BatchOpSignal, BatchOpRetry, BatchOpPurge:
-	case "":
-		return bad("no operation given (want cancel, terminate, signal, retry or purge)")
-	default:
-		return bad("unknown operation %q (want cancel, terminate, signal, retry or purge)", r.Operation)
-	}
-	if err := engine.CheckID("batch id", r.ID); err != nil {
-		return wrap(fmt.Errorf("batch: %w", err))
-	}
-	switch {
-	case r.Where == "" && len(r.RunIDs) == 0:
-		return bad("give where (a filter) or run_ids")
-	case r.Where != "" && len(r.RunIDs) > 0:
-		return bad("give where or run_ids, not both")
-	case len(r.RunIDs) > MaxBatchIDs:
-		return bad("%d run ids, at most %d in one batch: use where, or several batches", len(r.RunIDs), MaxBatchIDs)
-	}
-	for i, id := range r.RunIDs {
-		if id == "" {
-			return bad("run_ids[%d] is empty", i)
-		}
-		if err := engine.CheckID("run id", id); err != nil {
-			return wrap(fmt.Errorf("batch: run_ids[%d]: %w", i, err))
-		}
-	}
-	if r.Where != "" {
-		if _, err := ParseWhere(r.Where); err != nil {
-			return bad("where: %v", err)
-		}
-	}
-	if len(r.Reason) > maxBatchReason {
-		return bad("the reason is %d bytes, at most %d", len(r.Reason), maxBatchReason)
-	}
-	if r.RPS < 0 || r.RPS > MaxBatchRPS {
-		return bad("rps %g is out of range (0 < rps <= %d; leave it out for %d)", r.RPS, MaxBatchRPS, DefaultBatchRPS)
-	}
-	return r.checkSignal()
-}
-
-func (r *BatchRequest) checkSignal() error {
-	if r.Operation != BatchOpSignal {
-		if r.Signal != nil {
-			return errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: signal goes with operation signal only")
-		}
-		return nil
-	}
-	if r.Signal == nil || r.Signal.Name == "" {
-		return errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: operation signal needs signal.name")
-	}
-	if err := engine.CheckID("signal name", r.Signal.Name); err != nil {
-		return wrap(fmt.Errorf("batch: %w", err))
-	}
-	if err := engine.CheckID("signal id", r.Signal.ID); err != nil {
-		return wrap(fmt.Errorf("batch: %w", err))
-	}
-	if err := engine.CheckPayload("signal data", r.Signal.Data); err != nil {
-		return wrap(fmt.Errorf("batch: %w", err))
-	}
-	if len(r.Signal.Data) > 0 && !json.Valid(r.Signal.Data) {
-		return errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: signal.data is not JSON")
-	}
-	return nil
-}
-
-// same reports whether a resent request asks for what r did (its id aside).
-func (r BatchRequest) same(o BatchRequest) bool {
-	a, _ := json.Marshal(r)
-	b, _ := json.Marshal(o)
-	return string(a) == string(b)
-}
-
-// checkBatchSize refuses a batch of n runs over MaxBatchRuns, saying how to split it.
-func checkBatchSize(n int, op string) error {
-	if n <= MaxBatchRuns {
-		return nil
-	}
-	return errorf(http.StatusBadRequest, api.CodeBadRequest, fmt.Sprintf(
-		"batch: %d runs to %s, at most %d in one batch: narrow the filter (say, by started < TIME) and send several", n, op, MaxBatchRuns))
-}
-
-// skip counts a run the batch left alone, and why (finished, gone).
-func (bt *Batch) skip(why string) {
-	bt.Skipped++
-	if bt.SkippedBy == nil {
-		bt.SkippedBy = map[string]int{}
-	}
-	bt.SkippedBy[why]++
-}

@@ -7,19 +7,24 @@ import (
 	"github.com/wendflow/wend/api"
 )
 
-// The batches API (docs/api.md, Batches): /v1/batches over the Batches wend serve gives with
-// SetBatches (NewBatches locally, NewClusterBatches on a Temporal cluster); a server without
-// them answers unsupported.
+// The batches API (docs/api.md, Batches): /v1/batches over the BatchRunner wend serve gives
+// with SetBatches (package batch: batch.New locally, batch.NewCluster on a Temporal cluster);
+// a server without one answers unsupported.
 
 type batchHolder struct {
-	p atomic.Pointer[Batches]
+	p atomic.Pointer[BatchRunner]
 }
 
 // SetBatches makes the server answer /v1/batches over bs. Call it before listening.
-func (s *Server) SetBatches(bs *Batches) { s.batches.p.Store(bs) }
+func (s *Server) SetBatches(bs BatchRunner) { s.batches.p.Store(&bs) }
 
 // Batches is what SetBatches gave, or nil (the web UI reads it).
-func (s *Server) Batches() *Batches { return s.batches.p.Load() }
+func (s *Server) Batches() BatchRunner {
+	if p := s.batches.p.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 func (s *Server) addBatchRoutes(m *Router) {
 	m.HandleFunc("POST /v1/batches", AccessAct, s.createBatch)
@@ -28,8 +33,8 @@ func (s *Server) addBatchRoutes(m *Router) {
 	m.HandleFunc("POST /v1/batches/{id}/cancel", AccessAct, s.cancelBatch)
 }
 
-func (s *Server) batchRunner(w http.ResponseWriter) *Batches {
-	bs := s.batches.p.Load()
+func (s *Server) batchRunner(w http.ResponseWriter) BatchRunner {
+	bs := s.Batches()
 	if bs == nil {
 		if s.cluster != nil {
 			writeError(w, errorf(http.StatusNotImplemented, api.CodeUnsupported, "this Temporal backend runs no batches: use wend cancel|terminate|signal|retry --where, which acts on each run from the command"))

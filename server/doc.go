@@ -16,11 +16,8 @@
 // (schedules.go), plugin rolls (plugins.go), batches (batch_http.go) and /metrics (tcp.go, TCP
 // only) register themselves beside them.
 //
-// Batches (batch.go, batches.go, batch_act.go) act on many runs for wend serve: a set of runs
-// fixed when accepted, acted on one at a time at a paced rate through the methods above, the
-// progress kept in a BatchStore (boltstore) so a restart resumes it. Invariant: a run is acted
-// on at most once per batch; the runs a crash may have left acted on but not marked (those
-// between the record's next and claimed) are looked for in their history before any act.
+// Batches act on many runs for wend serve through the methods above: package batch runs them,
+// and batch_http.go answers /v1/batches over its BatchRunner (batch_runner.go).
 //
 // The edge is where requests enter and are checked, before any run is read or anything is
 // recorded: ids, payload sizes, JSON, query expressions, a workflow's validity, registered

@@ -35,7 +35,8 @@ const (
 // package's own sub-packages are not allowed unless listed), and third-party packages by
 // the prefixes above. The direction: spec and history at the bottom,
 // the interpreter on them, the engine on the interpreter, stores and plugin hosts beside the
-// engine, the server over the engine, the CLI on top.
+// engine, the server over the engine, the batch runner over the server, the application
+// (app) assembling them, the CLI on top.
 var allowed = map[string][]string{
 	"history":           {},
 	"api":               {"history"},        // the control API's wire types: standard library and history only
@@ -59,11 +60,16 @@ var allowed = map[string][]string{
 	"plugins/builtin":             {"plugins/sdk", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
 	"plugins/internal/testplugin": {"plugins/sdk", "testkit/secretforms", goplugin, hclog, grpc},
 	"server":                      {"api", "api/client", "history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec", xsys}, // x/sys: a socket peer's uid on macOS and FreeBSD
+	"batch":                       {"api", "history", "interpreter/engine", "server"},                                                                           // wend serve's batches: acts on runs through the server's methods
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
 	"server/web":                  {"api", "history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
 	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
 	"testsuite":                   {"history", "interpreter", "internal/inputfile", "internal/termtext", "spec", yaml, expr},
-	"internal/cli": {"api", "api/client", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
+	// The application over one database: store, plugins, engine, and serve's schedules, batches
+	// and retention, assembled once for the commands and the tests.
+	"app":         {"api", "batch", "boltstore", "history", "interpreter/engine", "plugins", "schedule/runner", "server", "server/metrics", "spec", "tracing"},
+	"app/apptest": {"app", "batch", "history", "interpreter/engine", "server"}, // the tests' one setup: an App, or an engine and Server over a store
+	"internal/cli": {"api", "api/client", "app", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "spec/graph", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
@@ -111,7 +117,7 @@ func init() {
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
 var testOnly = []string{"history/storetest", "plugins/sdk/lanetest",
-	"server/internal/servertest"}
+	"server/internal/servertest", "app/apptest"}
 
 type pkg struct {
 	ImportPath string

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/app"
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -140,56 +141,31 @@ func openLocal(path string, a access) (backend, error) {
 	}
 	if a == readRuns || a == checkDB {
 		// Writing nothing, so that reading works on a full disk.
-		st, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
+		st, err := app.OpenReadOnly(path)
 		if err != nil {
 			return nil, err
 		}
 		return local{server.New(nil, st), st.Close}, nil
 	}
+	if a == steerRuns {
+		// A signal or cancel goes through an engine that drives none of the runs it replays.
+		s, closeFn, err := app.OpenSteer(path)
+		if err != nil {
+			return nil, err
+		}
+		return local{s, closeFn}, nil
+	}
 	st, err := openStore(path)
 	if err != nil {
 		return nil, err
 	}
-	if a != steerRuns {
-		return local{server.New(nil, st), st.Close}, nil
-	}
-	// A signal or cancel goes through an engine, the only writer of histories. It must not
-	// drive the runs it replays: parked holds every activity call until Close, so their
-	// tasks stay in the store for whichever process drives the runs next.
-	eng := engine.New(engine.Options{Store: st, Activities: parked{}, Parked: true})
-	// Resume, not Recover: a signal or cancel needs its own run, rebuilt from its history when
-	// it arrives, not a replay of every open run first. The start's repair runs behind it and
-	// stops at Close; the next process that drives the runs repairs them all at its start.
-	if _, err := eng.Resume(context.Background()); err != nil {
-		eng.Close()
-		st.Close()
-		return nil, fmt.Errorf("replay unfinished runs: %w", err)
-	}
-	return local{server.New(eng, st), func() error {
-		eng.Close()
-		return st.Close()
-	}}, nil
-}
-
-// parked is the Activities of an engine that only takes signals and cancels.
-type parked struct{}
-
-func (parked) Execute(ctx context.Context, _ history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
-	<-ctx.Done()
-	return nil, ctx.Err()
+	return local{server.New(nil, st), st.Close}, nil
 }
 
 // serveControl serves the control API for an engine this process drives. Without a socket
 // the process still works, but other commands cannot reach it, so it says so. configure runs
 // on the server before it listens (the plugin roller of a process that runs plugins).
-func serveControl(e *env, dbPath string, eng *engine.Engine, st history.Store, workflows []api.Workflow, configure ...func(*server.Server)) *server.UnixServer {
-	s := server.New(eng, st)
-	if len(workflows) > 0 {
-		s.SetWorkflows(workflows) // before listening: a client must never see an empty registry
-	}
-	for _, f := range configure {
-		f(s)
-	}
+func serveControl(e *env, dbPath string, s *server.Server) *server.UnixServer {
 	u, err := server.ListenUnix(socketPath(dbPath), web.New(s)) // the API, and the UI for local browsers and tools
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend: no control socket (%v); other wend commands cannot reach this process\n", err)

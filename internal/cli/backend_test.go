@@ -95,7 +95,7 @@ func TestBackendsAgree(t *testing.T) {
 	if d.ctl == nil {
 		t.Fatal("no control socket")
 	}
-	loc := local{server.New(d.eng, d.store), func() error { return nil }}
+	loc := local{server.New(d.Engine, d.Store), func() error { return nil }}
 	rem, err := dialControl(path, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -3,8 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/wendflow/wend/internal/termtext"
 	"time"
+
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"

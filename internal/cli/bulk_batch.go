@@ -5,13 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/wendflow/wend/internal/termtext"
 	"maps"
 	"os"
 	"os/signal"
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/server"

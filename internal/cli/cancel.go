@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+
 	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"path/filepath"
 
+	"github.com/wendflow/wend/app"
 	"github.com/wendflow/wend/boltstore"
 )
 
@@ -29,6 +30,4 @@ func dbPath(e *env, flagVal string) string {
 	return p
 }
 
-func openStore(path string) (*boltstore.Store, error) {
-	return boltstore.Open(path, boltstore.Options{})
-}
+func openStore(path string) (*boltstore.Store, error) { return app.OpenStore(path) }

@@ -45,7 +45,7 @@ func TestLongIDOverControlSocket(t *testing.T) {
 	if err != nil || !st.Started {
 		t.Fatalf("start after the refusal: %+v %v", st, err)
 	}
-	if err := d.eng.Err(); err != nil {
+	if err := d.Engine.Err(); err != nil {
 		t.Fatalf("engine stopped: %v", err)
 	}
 }

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/plugins"
-	"github.com/wendflow/wend/server"
 )
 
 const ratedSpec = `wend: v1
@@ -40,19 +39,8 @@ func TestRateHoldsAtAPluginJustStarted(t *testing.T) {
 	if err := os.WriteFile(file, []byte(ratedSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore(filepath.Join(dir, "wend.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	router := plugins.NewRouter(plugins.Options{StartTimeout: time.Minute,
-		Log: func(p, line string) { t.Logf("plugin %s: %s", p, line) }})
-	eng := engine.New(engine.Options{Store: st, Activities: router, Logf: t.Logf})
-	t.Cleanup(func() {
-		eng.Close()
-		router.Close()
-		st.Close()
-	})
-	srv := server.New(eng, st)
+	a := apptest.Open(t, apptest.Options{Dir: dir, PluginStartTimeout: time.Minute})
+	eng, srv := a.Engine, a.Server(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for i := range 10 {

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/wendflow/wend/internal/termtext"
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"

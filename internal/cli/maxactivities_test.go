@@ -17,7 +17,7 @@ func TestDriverMaxActivities(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := d.eng.CallStats().Max
+		got := d.Engine.CallStats().Max
 		d.close()
 		if got != tc.want {
 			t.Errorf("maxActivities %d: engine makes %d calls at once, want %d", tc.flag, got, tc.want)

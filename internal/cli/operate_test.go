@@ -15,6 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/schemas"
@@ -48,21 +49,13 @@ func newHolder(t *testing.T) *holder {
 	t.Helper()
 	dir := t.TempDir()
 	h := &holder{t: t, dir: dir, path: filepath.Join(dir, "wend.db"), acts: &flaky{}}
-	st, err := openStore(h.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.st = st
-	h.eng = engine.New(engine.Options{Store: st, Activities: h.acts, Logf: t.Logf})
-	u := serveControl(&env{stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}, h.path, h.eng, st, nil)
+	a := apptest.Open(t, apptest.Options{Dir: dir, Activities: h.acts})
+	h.st, h.eng = a.Store, a.Engine
+	u := serveControl(&env{stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}, h.path, server.New(h.eng, h.st))
 	if u == nil {
 		t.Fatal("no control socket")
 	}
-	t.Cleanup(func() {
-		u.Close()
-		h.eng.Close()
-		st.Close()
-	})
+	t.Cleanup(func() { u.Close() }) // before the app closes: no request may reach a closing engine
 	return h
 }
 

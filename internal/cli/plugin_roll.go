@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-
-	"github.com/wendflow/wend/api"
-	"github.com/wendflow/wend/server"
 )
 
 // runPluginRoll is `wend plugin roll [NAME]`: the process that holds the database rolls its
@@ -73,19 +70,4 @@ func short(sha string) string {
 		return "unknown"
 	}
 	return sha[:min(12, len(sha))]
-}
-
-// serveRoll lets the control API roll this process's plugins.
-func (d *driver) serveRoll(s *server.Server) {
-	s.SetPluginRoller(func(plugin string) []api.PluginRoll {
-		var out []api.PluginRoll
-		for _, r := range d.plug.Roll(plugin) {
-			pr := api.PluginRoll{Plugin: r.Plugin, OldPID: r.OldPID, OldSHA256: r.OldSHA256, NewPID: r.NewPID, NewSHA256: r.NewSHA256}
-			if r.Err != nil {
-				pr.Error = r.Err.Error()
-			}
-			out = append(out, pr)
-		}
-		return out
-	})
 }

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/plugins"
 )
 
 // A plugin whose first start hangs past the start_timeout its declaration gives is started
@@ -24,17 +24,8 @@ func TestSlowFirstStartDoesNotUseATry(t *testing.T) {
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore(filepath.Join(dir, "wend.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	router := plugins.NewRouter(plugins.Options{Log: func(p, line string) { t.Logf("plugin %s: %s", p, line) }})
-	eng := engine.New(engine.Options{Store: st, Activities: router, Logf: t.Logf})
-	t.Cleanup(func() {
-		eng.Close()
-		router.Close()
-		st.Close()
-	})
+	a := apptest.Open(t, apptest.Options{Dir: dir})
+	st, eng := a.Store, a.Engine
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, _, err := eng.Start(ctx, engine.StartRequest{WorkflowID: "slow", SpecFile: file, Source: src}); err != nil {

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/wendflow/wend/internal/termtext"
 	"io"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/tracecontext"

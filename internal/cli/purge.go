@@ -6,13 +6,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/wendflow/wend/internal/termtext"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/spec"

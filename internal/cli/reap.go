@@ -9,14 +9,10 @@ import (
 	"github.com/wendflow/wend/plugins"
 )
 
-// pluginRegistry is where the plugin processes started for database db are recorded, so the
-// next wend to open db can kill those a killed wend left running (docs/reliability.md P8).
-func pluginRegistry(db string) string { return db + ".plugins" }
-
-// reapPlugins kills the leftover plugin processes of a dead wend recorded in registry and
-// says so. Problems with the registry are warnings: they must not stop runs from resuming.
-func reapPlugins(e *env, registry string) {
-	rep, err := plugins.Reap(registry)
+// reportReap says what app.Open found of a dead wend's plugin processes recorded in registry
+// (app.PluginRegistry; docs/reliability.md P8) and killed. Problems with the registry are
+// warnings: they must not stop runs from resuming.
+func reportReap(e *env, registry string, rep plugins.ReapReport, err error) {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend: warning: %v\n", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wendflow/wend/app"
 )
 
 // A corrupt plugin registry beside the database is a warning: the driver starts, and the
@@ -14,7 +16,7 @@ import (
 // crashtest).
 func TestCorruptPluginRegistry(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
-	if err := os.WriteFile(pluginRegistry(path), []byte("not json\n"), 0o600); err != nil {
+	if err := os.WriteFile(app.PluginRegistry(path), []byte("not json\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
@@ -24,11 +26,11 @@ func TestCorruptPluginRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.close()
-	want := "wend: warning: dropped 1 unreadable line(s) of plugin registry " + pluginRegistry(path)
+	want := "wend: warning: dropped 1 unreadable line(s) of plugin registry " + app.PluginRegistry(path)
 	if !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr:\n%s\nwant %q", stderr.String(), want)
 	}
-	if _, err := os.Stat(pluginRegistry(path)); !os.IsNotExist(err) {
+	if _, err := os.Stat(app.PluginRegistry(path)); !os.IsNotExist(err) {
 		t.Errorf("corrupt registry still there: %v", err)
 	}
 }

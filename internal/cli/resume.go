@@ -81,12 +81,12 @@ func runResume(e *env, args []string) int {
 		return exitUsage
 	default:
 		defer d.close()
-		b = local{server.New(d.eng, d.store), func() error { return nil }}
+		b = local{server.New(d.Engine, d.Store), func() error { return nil }}
 		for _, bl := range d.blocked {
 			id, _, _ := strings.Cut(bl, " ")
 			skip[id] = true
 		}
-		engineErr = d.eng.Err
+		engineErr = d.Engine.Err
 	}
 	defer b.Close()
 	announce(e, b, skip, time.Now())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+
 	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/api"
@@ -129,7 +130,7 @@ func retryFollow(e *env, path, id string) int {
 	return driveOrFollow(e, "retry", path, server.UnknownRun(id),
 		func(c *client) int { return retryRemote(e, c, id) },
 		func(d *driver) int {
-			rt, err := server.New(d.eng, d.store).Retry(context.Background(), id)
+			rt, err := server.New(d.Engine, d.Store).Retry(context.Background(), id)
 			if err != nil {
 				return commandError(e, "retry", err)
 			}

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/testkit/proctest"
@@ -67,18 +67,9 @@ func TestRollDuringBackoffThenRetry(t *testing.T) {
 	plug := filepath.Join(dir, "plug")
 	oldSum := deploy(t, oldBin, plug)
 
-	st, err := openStore(filepath.Join(dir, "wend.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	router := plugins.NewRouter(plugins.Options{Log: func(p, line string) { t.Logf("plugin %s: %s", p, line) }})
 	clock := engine.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	eng := engine.New(engine.Options{Store: st, Activities: router, Clock: clock, Logf: t.Logf})
-	t.Cleanup(func() {
-		eng.Close()
-		router.Close()
-		st.Close()
-	})
+	a := apptest.Open(t, apptest.Options{Dir: dir, Clock: clock})
+	st, router, eng := a.Store, a.Plugins, a.Engine
 	srv := server.New(eng, st)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

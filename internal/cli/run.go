@@ -13,15 +13,13 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/app"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/inputfile"
 	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/plugins"
 	"github.com/wendflow/wend/runview"
-	"github.com/wendflow/wend/schedule/runner"
 	"github.com/wendflow/wend/server"
-	"github.com/wendflow/wend/server/metrics"
 	"github.com/wendflow/wend/spec"
 	"github.com/wendflow/wend/tracing"
 )
@@ -138,14 +136,14 @@ func runRun(e *env, args []string) int {
 	return driveOrFollowWith(e, "run", dbPath(e, *db), driverOptions{maxActivities: *maxActs}, nil,
 		func(c *client) int { return runRemote(e, c, req, *detach) },
 		func(d *driver) int {
-			rec, created, err := d.eng.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw, TraceParent: *traceparent})
+			rec, created, err := d.Engine.Start(context.Background(), engine.StartRequest{WorkflowID: *id, SpecFile: pos[0], Source: string(src), Input: raw, TraceParent: *traceparent})
 			if err != nil {
 				return startRefused(e, err, raw)
 			}
 			if !created && rec.Status == history.StatusRunning {
 				d.announceFollow(rec)
 			}
-			sayQueued(e, d.eng, rec)
+			sayQueued(e, d.Engine, rec)
 			if *detach {
 				fmt.Fprintf(e.stdout, "%s %s\n", rec.WorkflowID, rec.RunID)
 				return exitOK
@@ -237,26 +235,17 @@ func readAllStdin() ([]byte, error) {
 }
 
 // driver is an engine over the database with plugins, for commands that drive runs.
+// driver is a command's hold on the application (package app) it opened over the database:
+// the socket other commands reach it by, and the step lines it prints.
 type driver struct {
-	e     *env
-	path  string
-	store history.Store
-	eng   *engine.Engine
-	ctl   *server.UnixServer // the control socket; nil when it could not be made
-	plug  *plugins.Router
-	prog  *progress
-	// traces exports the runs' spans (traces.go); nil unless OTEL_TRACES_EXPORTER names one.
-	traces *tracing.Provider
+	*app.App
+	e    *env
+	path string
+	ctl  *server.UnixServer // the control socket; nil when it could not be made
+	prog *progress
 	// blocked lists the runs Recover could not resume ("RUNID (WORKFLOW ID): why").
-	blocked []string
-	meter   *metrics.Metrics // times the engine's commits; wend serve publishes it at /metrics
-	// wend serve's schedules (serve_schedules.go); nil elsewhere.
-	sched         *runner.Runner
-	schedMetrics  *metrics.ScheduleMetrics
-	stopSchedules func()
-	stopProgress  func() // set when the step lines print in the background
-	// wend serve's batches (serve_batches.go); nil elsewhere.
-	batches *server.Batches
+	blocked      []string
+	stopProgress func() // set when the step lines print in the background
 }
 
 func startDriver(e *env, path string, workflows ...api.Workflow) (*driver, error) {
@@ -267,8 +256,8 @@ func startDriver(e *env, path string, workflows ...api.Workflow) (*driver, error
 type driverOptions struct {
 	idleAfter     time.Duration // engine.Options.IdleAfter
 	maxActivities int           // engine.Options.MaxActivities; 0: the default
-	schedules     bool          // run the schedules the workflows declare (serve_schedules.go)
-	batches       bool          // run batches, resuming those a stop left running (serve_batches.go)
+	schedules     bool          // run the schedules the workflows declare (app.StartSchedules)
+	batches       bool          // run batches, resuming those a stop left running (app.StartBatches)
 	// background prints the step lines on a goroutine of their own (progress.background),
 	// off the engine's commit path; wend run prints them in line, before its result.
 	background bool
@@ -283,42 +272,41 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...api.Work
 		return nil, fmt.Errorf("traces: %w", err)
 	}
 	traces.NameSteps(runview.StartedStepIDs) // spans named by the steps' ids
-	st, err := openStore(path)
-	if err != nil {
-		_ = traces.Shutdown(context.Background())
-		return nil, err
+	logf := func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }
+	d := &driver{path: path, e: e, prog: newProgress(e.stderr)}
+	d.prog.traces = traces != nil
+	observe := func(st history.Store) func(history.Run, history.Event) {
+		d.prog.started = func(runID string) (history.Started, bool) { return startedOf(st, runID) }
+		return d.prog.observe
 	}
-	reapPlugins(e, pluginRegistry(path)) // now, while we hold the database: no other wend uses it
-	d := &driver{path: path, e: e, store: st, plug: newRouter(e, pluginRegistry(path)), prog: newProgress(e.stderr), meter: metrics.New(version)}
-	d.meter.SetPluginStats(pluginStats(d.plug))
-	d.prog.started = func(runID string) (history.Started, bool) { return startedOf(st, runID) }
+	ao := app.Options{Path: path, Version: version, Observe: observe, Traces: traces, Logf: logf,
+		PluginStartTimeout: pluginStartTimeout(e),
+		PluginLog:          func(plugin, line string) { fmt.Fprintf(e.stderr, "plugin %s: %s\n", plugin, line) },
+		IdleAfter:          o.idleAfter, MaxActivities: o.maxActivities, RepairAfterReady: o.repairAfterReady}
+	if e.ext != nil && e.ext.Activities != nil {
+		ao.Activities = e.ext.Activities
+	}
 	if o.background {
+		// Before the engine: the runs it resumes print their lines from the start.
 		d.stopProgress = d.prog.background()
 	}
-	var acts engine.Activities = d.plug
-	if e.ext != nil && e.ext.Activities != nil {
-		acts = e.ext.Activities
-	}
-	logf := func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }
-	observe := d.withTraces(traces, logf)
-	d.eng = engine.New(engine.Options{Store: d.meter.TimeCommits(st), Activities: acts, Observe: observe,
-		Logf: logf, IdleAfter: o.idleAfter, MaxActivities: o.maxActivities, TraceContext: traces != nil})
-	resume := d.eng.Recover
-	if o.repairAfterReady {
-		resume = d.eng.Resume
-	}
-	rep, err := resume(context.Background())
+	a, err := app.Open(ao)
 	if err != nil {
-		d.close()
-		return nil, fmt.Errorf("resume unfinished runs: %w", err)
+		if d.stopProgress != nil {
+			d.stopProgress()
+		}
+		return nil, err
 	}
+	d.App = a
+	reportReap(e, app.PluginRegistry(path), a.Reaped, a.ReapErr)
+	rep := a.Recovered
 	for _, b := range rep.Blocked {
 		fmt.Fprintf(e.stderr, "wend: not resuming run %s\n", b)
 	}
 	if rep.Resumed > 0 {
 		fmt.Fprintf(e.stderr, "wend: resumed %s, %s\n", plural(rep.Resumed, "unfinished run"), plural(rep.Tasks, "task"))
 	}
-	if n := d.eng.QueuedRuns(); n > 0 {
+	if n := d.Engine.QueuedRuns(); n > 0 {
 		fmt.Fprintf(e.stderr, "wend: %d run(s) wait queued under their workflow's concurrency key\n", n)
 	}
 	if rep.Interrupted > 0 {
@@ -327,38 +315,35 @@ func startDriverWith(e *env, path string, o driverOptions, workflows ...api.Work
 	}
 	d.blocked = rep.Blocked
 	if o.schedules {
-		if err := d.startSchedules(workflows); err != nil {
+		n, err := d.StartSchedules(workflows)
+		if err != nil {
 			d.close()
 			return nil, fmt.Errorf("schedules: %w", err)
 		}
+		if n > 0 {
+			fmt.Fprintf(e.stderr, "wend: %s running\n", plural(n, "schedule"))
+		}
 	}
 	if o.batches {
-		if err := d.startBatches(); err != nil {
+		if err := d.StartBatches(); err != nil {
 			d.close()
 			return nil, fmt.Errorf("batches: %w", err)
 		}
 	}
-	d.ctl = serveControl(e, path, d.eng, st, workflows, d.serveRoll, d.serveSchedules, d.serveBatches)
+	d.ctl = serveControl(e, path, d.Server(workflows))
 	return d, nil
 }
 
 func (d *driver) close() {
-	if d.stopSchedules != nil {
-		d.stopSchedules() // no fire may reach a closing engine
-	}
-	if d.batches != nil {
-		d.batches.Close() // between two runs; they resume at the next start
-	}
+	d.Stop() // retention, schedules, batches: nothing may reach a closing engine
 	if d.ctl != nil {
-		d.ctl.Close() // first: no request may reach an engine that is closing
+		d.ctl.Close() // then the socket: no request may reach an engine that is closing
 	}
-	d.eng.Close()
+	d.CloseEngine()
 	if d.stopProgress != nil {
 		d.stopProgress() // after the engine: no event may be observed past it
 	}
-	d.flushTraces() // before the store: the span builder may read a run's history
-	d.plug.Close()
-	d.store.Close()
+	d.Close() // spans, plugins, store
 }
 
 // follow waits for the workflow to end, printing its output, and maps the outcome to the exit
@@ -379,7 +364,7 @@ func (d *driver) follow(workflowID string) int {
 			os.Exit(exitInterrupted)
 		}
 	}()
-	rec, err := d.eng.WaitClosed(ctx, workflowID)
+	rec, err := d.Engine.WaitClosed(ctx, workflowID)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(d.e.stderr, "wend: run of %s stopped; it resumes with: wend run --id %s FILE (or wend resume)\n", workflowID, workflowID)
@@ -395,7 +380,7 @@ func (d *driver) follow(workflowID string) int {
 // Ctrl-C), that it follows that run and what the run waits for: a retry due in minutes must
 // not look like a hung command.
 func (d *driver) announceFollow(rec history.Run) {
-	waits, err := runWaits(local{server.New(d.eng, d.store), func() error { return nil }}, rec.RunID, time.Now())
+	waits, err := runWaits(local{server.New(d.Engine, d.Store), func() error { return nil }}, rec.RunID, time.Now())
 	if err != nil {
 		return
 	}
@@ -404,7 +389,7 @@ func (d *driver) announceFollow(rec history.Run) {
 
 // report prints a closed run's output (or failure) and returns its exit code.
 func (d *driver) report(rec history.Run) int {
-	c, err := closing(d.eng, rec)
+	c, err := closing(d.Engine, rec)
 	if err != nil {
 		fmt.Fprintf(d.e.stderr, "wend run: %v\n", err)
 		return exitFailed

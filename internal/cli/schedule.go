@@ -5,10 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/wendflow/wend/internal/termtext"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/schedule"

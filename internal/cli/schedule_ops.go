@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wendflow/wend/app"
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/schedule/runner"
@@ -152,7 +153,7 @@ func syncSchedules(e *env, ops scheduleOps, dirs []string, prune bool) int {
 		fmt.Fprintf(e.stderr, "wend schedule: sync: %v\n", err)
 		return exitUsage
 	}
-	entries, err := scheduleEntries(workflows)
+	entries, err := app.ScheduleEntries(workflows)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "wend schedule: sync: %v\n", err)
 		return exitUsage

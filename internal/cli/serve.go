@@ -189,12 +189,10 @@ func runServe(e *env, args []string) int {
 		return exitUsage // serving is this command's point; serveControl said why
 	}
 	// A task lost to a bug or a hand-edited database must not leave a served run stuck.
-	d.eng.Watchdog(time.Minute)
-	if stop, err := d.startRetention(workflows, keepFor); err != nil {
+	d.Engine.Watchdog(time.Minute)
+	if err := d.StartRetention(workflows, keepFor); err != nil { // d.close stops it first
 		fmt.Fprintf(e.stderr, "wend serve: retention: %v\n", err)
 		return exitUsage
-	} else if stop != nil {
-		defer stop() // before d.close: the purge's last batch ends first
 	}
 	web, err := d.serveHTTP(hf, workflows)
 	if err != nil {
@@ -274,7 +272,7 @@ func (d *driver) serveUntilStopped(sigs chan os.Signal) int {
 			}()
 			return exitOK
 		case <-tick.C:
-			if err := d.eng.Err(); err != nil {
+			if err := d.Engine.Err(); err != nil {
 				fmt.Fprintf(d.e.stderr, "wend serve: %v\n", err)
 				return exitFailed
 			}

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/app"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/metrics"
@@ -36,14 +37,7 @@ func serveCluster(e *env, f httpFlags, workflows []api.Workflow) int {
 		return exitUsage
 	}
 	sigs := notifyStop() // before it listens: a SIGTERM from then on is the clean stop
-	s := server.Over(c)
-	if len(workflows) > 0 {
-		s.SetWorkflows(workflows)
-	}
-	if cb, ok := c.(server.ClusterBatches); ok {
-		// Temporal's batch operations run the batches: durable on the cluster.
-		s.SetBatches(server.NewClusterBatches(s, cb, func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) }))
-	}
+	s := app.OverCluster(c, workflows, func(format string, args ...any) { fmt.Fprintf(e.stderr, format+"\n", args...) })
 	list := func() ([]history.Run, error) { return s.List(history.RunFilter{}) }
 	t, err := server.ListenTCP(s, tokens.options(f, metrics.New(version).ClusterHandler(list), web.New(s)))
 	if err != nil {

@@ -145,14 +145,8 @@ func (d *driver) serveHTTP(f httpFlags, workflows []api.Workflow) (*server.TCPSe
 	if err != nil {
 		return nil, err
 	}
-	s := server.New(d.eng, d.store)
-	d.serveSchedules(s)
-	d.serveBatches(s)
-	if len(workflows) > 0 {
-		s.SetWorkflows(workflows) // before listening, as for the socket
-	}
-	d.serveRoll(s)
-	t, err := server.ListenTCP(s, tokens.options(f, d.meter.Handler(d.store, d.eng), web.New(s)))
+	s := d.Server(workflows) // the workflows registered before listening, as for the socket
+	t, err := server.ListenTCP(s, tokens.options(f, d.Meter.Handler(d.Store, d.Engine), web.New(s)))
 	if err != nil {
 		return nil, err
 	}

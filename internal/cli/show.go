@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/wendflow/wend/internal/termtext"
 	"io"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"

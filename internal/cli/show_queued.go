@@ -2,9 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"github.com/wendflow/wend/internal/termtext"
 	"strings"
 	"time"
+
+	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"

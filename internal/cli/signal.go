@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+
 	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/api"

@@ -53,7 +53,7 @@ func runWait(e *env, args []string) int {
 	return driveOrFollow(e, "wait", path, server.UnknownRun(id),
 		func(c *client) int { return waitRemote(e, c, id) },
 		func(d *driver) int {
-			r, err := server.New(d.eng, d.store).Show(id)
+			r, err := server.New(d.Engine, d.Store).Show(id)
 			if err != nil {
 				return commandError(e, "wait", err)
 			}

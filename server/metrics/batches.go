@@ -12,7 +12,7 @@ type BatchCounts struct {
 // batchStatuses are the statuses wend_batches always has, at zero if need be.
 var batchStatuses = []string{"running", "completed", "failed", "cancelled"}
 
-// batchCollector publishes wend serve's batches (server.Batches).
+// batchCollector publishes wend serve's batches (package batch).
 type batchCollector struct {
 	source  func() BatchCounts
 	batches *prometheus.Desc

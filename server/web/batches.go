@@ -11,7 +11,7 @@ import (
 )
 
 // Batches from the runs list: the runs ticked there, cancelled, terminated or retried by a
-// batch of wend serve's (server.Batches), whose page shows its progress. Over TCP the guard
+// batch of wend serve's (package batch), whose page shows its progress. Over TCP the guard
 // has checked the session and its CSRF value, as for the run buttons.
 
 const uiBatchesPath = "/ui/batches"

@@ -8,19 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/server"
-	"github.com/wendflow/wend/server/internal/servertest"
 )
 
 // TestUIBatchPages: the batches page lists each batch linked to its page, which shows its
 // counts; both escape what the request carried; without batches they answer 501.
 func TestUIBatchPages(t *testing.T) {
-	store := history.NewMemStore()
-	eng := engine.New(engine.Options{Store: store})
-	t.Cleanup(func() { eng.Close() })
-	srv := server.New(eng, store)
+	_, srv := apptest.Over(t, nil, nil)
 	hs := httptest.NewServer(New(srv))
 	t.Cleanup(hs.Close)
 	get := func(path string) (int, string) {
@@ -35,13 +30,7 @@ func TestUIBatchPages(t *testing.T) {
 	if code, _ := get("/ui/batches"); code != http.StatusNotImplemented {
 		t.Fatalf("without batches: %d, want 501", code)
 	}
-	bs, err := server.NewBatches(srv, &servertest.BatchStore{}, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.SetBatches(bs)
-	bs.Start()
-	t.Cleanup(bs.Close)
+	bs := apptest.Batches(t, srv, nil)
 	bt, _, err := bs.Create(server.BatchRequest{ID: "b1", Operation: server.BatchOpCancel, Where: `id ~ "<i>"`, Reason: "<b>why</b>"})
 	if err != nil {
 		t.Fatal(err)

@@ -4,21 +4,14 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wendflow/wend/server"
-	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/testkit/browsertest"
 )
 
 // withBatches gives the fixture's server batches over a memory store, as wend serve does.
 func (f *webFixture) withBatches() {
 	f.t.Helper()
-	bs, err := server.NewBatches(f.srv, &servertest.BatchStore{}, f.t.Logf)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.srv.SetBatches(bs)
-	bs.Start()
-	f.t.Cleanup(bs.Close)
+	apptest.Batches(f.t, f.srv, nil)
 }
 
 // TestBrowserBatchFromTheList: runs ticked in the list stay ticked while the list refreshes;

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
@@ -43,9 +44,8 @@ func newWebFixture(t *testing.T) *webFixture {
 // newWebFixtureOver is newWebFixture over store.
 func newWebFixtureOver(t *testing.T, store history.Store) *webFixture {
 	t.Helper()
-	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
-	f := &webFixture{t: t, srv: server.New(eng, store), dir: t.TempDir()}
+	_, srv := apptest.Over(t, store, servertest.Acts{})
+	f := &webFixture{t: t, srv: srv, dir: t.TempDir()}
 	tcp, err := server.ListenTCP(f.srv, server.TCPOptions{Addr: "127.0.0.1:0", Token: webToken, ReadToken: servertest.ReadToken, UI: New(f.srv), Metrics: standInMetrics})
 	if err != nil {
 		t.Fatal(err)

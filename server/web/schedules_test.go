@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/internal/servertest"
 )
 
@@ -18,9 +17,7 @@ import (
 // and its recent fires linked to their runs, escaped like every page.
 func TestUISchedulesPage(t *testing.T) {
 	store := history.NewMemStore()
-	eng := engine.New(engine.Options{Store: store})
-	t.Cleanup(func() { eng.Close() })
-	srv := server.New(eng, store)
+	eng, srv := apptest.Over(t, store, nil)
 	hs := httptest.NewServer(New(srv))
 	t.Cleanup(hs.Close)
 	get := func() (int, string) {

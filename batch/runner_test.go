@@ -1,37 +1,23 @@
-package server
+package batch_test
 
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/server"
 )
 
-// withBatches gives f's server batches over a memory store; they stop with the test.
-func (f *fixture) withBatches(st *servertest.BatchStore) *Batches {
-	f.t.Helper()
-	bs, err := NewBatches(f.srv, st, f.t.Logf)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.srv.SetBatches(bs)
-	bs.Start()
-	f.t.Cleanup(bs.Close)
-	return bs
-}
-
 // postBatch posts a batch request and wants it accepted with status code want.
-func (f *fixture) postBatch(body string, want int) Batch {
+func (f *fixture) postBatch(body string, want int) server.Batch {
 	f.t.Helper()
-	var bt Batch
+	var bt server.Batch
 	if code, b := f.do("POST", "/v1/batches", body, &bt); code != want {
 		f.t.Fatalf("post batch %s: %d %s, want %d", body, code, b, want)
 	}
@@ -39,11 +25,11 @@ func (f *fixture) postBatch(body string, want int) Batch {
 }
 
 // batchClosed polls GET /v1/batches/{id} until the batch has closed.
-func (f *fixture) batchClosed(id string) Batch {
+func (f *fixture) batchClosed(id string) server.Batch {
 	f.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		var bt Batch
+		var bt server.Batch
 		if code, b := f.do("GET", "/v1/batches/"+id, "", &bt); code != 200 {
 			f.t.Fatalf("get batch: %d %s", code, b)
 		}
@@ -78,19 +64,19 @@ func (f *fixture) countEvents(id string, typ history.EventType) int {
 // p, which no hex run id does, so the id prefix matches them alone.)
 func TestBatchCancelsWhatTheFilterMatches(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
-	bs := f.withBatches(&servertest.BatchStore{})
+	bs := f.withBatches(&batch.MemStore{})
 	for _, id := range []string{"p1", "p2", "p3", "b1"} {
 		f.start(id, `{}`)
-		f.waitFor(id, waitingForSignal)
+		f.waitingForSignal(id)
 	}
 	f.do("POST", "/v1/runs/p3/cancel", `{}`, nil)
 	f.closed("p3")
 	bt := f.postBatch(`{"operation":"cancel","where":"id ^= p","reason":"bulk","rps":1000}`, http.StatusCreated)
-	if bt.Matched != 3 || bt.Total != 2 || bt.Status != BatchRunning {
+	if bt.Matched != 3 || bt.Total != 2 || bt.Status != server.BatchRunning {
 		t.Fatalf("accepted %+v, want 3 matched, 2 to act on, running", bt)
 	}
 	bt = f.batchClosed(bt.ID)
-	if bt.Status != BatchCompleted || bt.Done != 2 || bt.Failed != 0 || bt.Skipped != 0 || bt.Next != 2 {
+	if bt.Status != server.BatchCompleted || bt.Done != 2 || bt.Failed != 0 || bt.Skipped != 0 || bt.Next != 2 {
 		t.Fatalf("closed as %+v, want completed with 2 done", bt)
 	}
 	for _, id := range []string{"p1", "p2"} {
@@ -98,13 +84,13 @@ func TestBatchCancelsWhatTheFilterMatches(t *testing.T) {
 			t.Errorf("%s: %s with %d cancel requests, want cancelled once", id, r.Status, f.countEvents(id, history.CancelRequested))
 		}
 	}
-	if by, pending := bs.Counts(); by[BatchCompleted] != 1 || len(by) != 1 || pending != 0 {
+	if by, pending := bs.Counts(); by[server.BatchCompleted] != 1 || len(by) != 1 || pending != 0 {
 		t.Errorf("counts %v, %d pending; want 1 completed, none pending", by, pending)
 	}
 	if d, _ := f.srv.Show("b1"); d.Run.Status != history.StatusRunning {
 		t.Errorf("b1, not matched, is %s", d.Run.Status)
 	}
-	var list struct{ Batches []Batch }
+	var list struct{ Batches []server.Batch }
 	if code, b := f.do("GET", "/v1/batches", "", &list); code != 200 || len(list.Batches) != 1 || list.Batches[0].ID != bt.ID {
 		t.Fatalf("list: %d %s", code, b)
 	}
@@ -118,7 +104,7 @@ func TestBatchResumesActingOnceAfterACrash(t *testing.T) {
 	ids := []string{"c1", "c2", "c3"}
 	for _, id := range ids {
 		f.start(id, `{}`)
-		f.waitFor(id, waitingForSignal)
+		f.waitingForSignal(id)
 	}
 	if _, err := f.srv.Cancel(t.Context(), "c1", "bulk"); err != nil {
 		t.Fatal(err)
@@ -128,16 +114,16 @@ func TestBatchResumesActingOnceAfterACrash(t *testing.T) {
 		d, _ := f.srv.Show(id)
 		runIDs = append(runIDs, d.Run.RunID)
 	}
-	st := &servertest.BatchStore{}
-	rec, _ := json.Marshal(Batch{ID: "b", Request: BatchRequest{ID: "b", Operation: BatchOpCancel, Where: "id ^= c", Reason: "bulk", RPS: 1000},
-		Status: BatchRunning, Matched: 3, Total: 3, Claimed: 2, CreatedAt: time.Now()})
+	st := &batch.MemStore{}
+	rec, _ := json.Marshal(server.Batch{ID: "b", Request: server.BatchRequest{ID: "b", Operation: server.BatchOpCancel, Where: "id ^= c", Reason: "bulk", RPS: 1000},
+		Status: server.BatchRunning, Matched: 3, Total: 3, Claimed: 2, CreatedAt: time.Now()})
 	list, _ := json.Marshal(runIDs)
 	if err := st.CreateBatch("b", rec, list); err != nil {
 		t.Fatal(err)
 	}
 	f.withBatches(st)
 	bt := f.batchClosed("b")
-	if bt.Status != BatchCompleted || bt.Done != 3 || bt.Skipped != 0 || bt.Failed != 0 {
+	if bt.Status != server.BatchCompleted || bt.Done != 3 || bt.Skipped != 0 || bt.Failed != 0 {
 		t.Fatalf("resumed batch closed as %+v, want completed with 3 done", bt)
 	}
 	for _, id := range ids {
@@ -153,9 +139,9 @@ func TestBatchResumesActingOnceAfterACrash(t *testing.T) {
 // that id is refused; an unknown run fails with its reason, and the batch completes.
 func TestBatchSignalsOnceAndIsIdempotentByID(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
-	f.withBatches(&servertest.BatchStore{})
+	f.withBatches(&batch.MemStore{})
 	f.start("s1", `{}`)
-	f.waitFor("s1", waitingForSignal)
+	f.waitingForSignal("s1")
 	body := `{"id":"sig","operation":"signal","run_ids":["s1","nope"],"signal":{"name":"approve","data":{"ok":true}}}`
 	bt := f.postBatch(body, http.StatusCreated)
 	again := f.postBatch(body, http.StatusOK)
@@ -167,7 +153,7 @@ func TestBatchSignalsOnceAndIsIdempotentByID(t *testing.T) {
 	code, b = f.do("POST", "/v1/batches", strings.Replace(body, `"nope"`, `"other"`, 1), nil)
 	wantError(t, code, b, http.StatusConflict, api.CodeIDTaken, "another request")
 	bt = f.batchClosed("sig")
-	if bt.Status != BatchCompleted || bt.Done != 1 || bt.Failed != 1 || len(bt.Failures) != 1 || bt.Failures[0].RunID != "nope" {
+	if bt.Status != server.BatchCompleted || bt.Done != 1 || bt.Failed != 1 || len(bt.Failures) != 1 || bt.Failures[0].RunID != "nope" {
 		t.Fatalf("closed as %+v, want 1 done, 1 failed (nope)", bt)
 	}
 	if n := f.countEvents("s1", history.SignalReceived); n != 1 {
@@ -179,22 +165,22 @@ func TestBatchSignalsOnceAndIsIdempotentByID(t *testing.T) {
 // and leaves the rest alone.
 func TestBatchCancelStopsIt(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
-	f.withBatches(&servertest.BatchStore{})
+	f.withBatches(&batch.MemStore{})
 	for i := range 3 {
 		id := fmt.Sprintf("k%d", i)
 		f.start(id, `{}`)
-		f.waitFor(id, waitingForSignal)
+		f.waitingForSignal(id)
 	}
 	bt := f.postBatch(`{"operation":"terminate","where":"id ^= k","rps":0.5}`, http.StatusCreated)
-	var got Batch
-	if code, b := f.do("POST", "/v1/batches/"+bt.ID+"/cancel", "", &got); code != 200 || got.Status != BatchCancelled {
+	var got server.Batch
+	if code, b := f.do("POST", "/v1/batches/"+bt.ID+"/cancel", "", &got); code != 200 || got.Status != server.BatchCancelled {
 		t.Fatalf("cancel: %d %s", code, b)
 	}
 	if got.Done+got.Skipped+got.Failed >= 3 {
 		t.Fatalf("cancelled batch acted on every run: %+v", got)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if again := f.batchClosed(bt.ID); again.Status != BatchCancelled || again.Done != got.Done {
+	if again := f.batchClosed(bt.ID); again.Status != server.BatchCancelled || again.Done != got.Done {
 		t.Fatalf("after cancel: %+v, was %+v", again, got)
 	}
 }
@@ -205,8 +191,8 @@ func TestBatchBadRequests(t *testing.T) {
 	f := newFixture(t, history.NewMemStore())
 	code, b := f.do("GET", "/v1/batches", "", nil)
 	wantError(t, code, b, http.StatusNotImplemented, api.CodeUnsupported, "wend serve")
-	f.withBatches(&servertest.BatchStore{})
-	many := `["` + strings.Repeat(`x","`, MaxBatchIDs) + `x"]`
+	f.withBatches(&batch.MemStore{})
+	many := `["` + strings.Repeat(`x","`, server.MaxBatchIDs) + `x"]`
 	for _, c := range []struct{ name, body, fragment string }{
 		{"no operation", `{"where":"status = running"}`, "no operation"},
 		{"unknown operation", `{"operation":"reset","where":"status = running"}`, `unknown operation "reset"`},
@@ -229,25 +215,11 @@ func TestBatchBadRequests(t *testing.T) {
 	wantError(t, code, b, http.StatusNotFound, api.CodeNotFound, `no batch "nope"`)
 }
 
-// TestBatchesOnACluster: a server over a cluster whose backend runs no batches (no
-// ClusterBatches given) says how to act on many runs there instead.
-func TestBatchesOnACluster(t *testing.T) {
-	hs := httptest.NewServer(Over(&fakeCluster{}))
-	defer hs.Close()
-	resp, err := http.Post(hs.URL+"/v1/batches", "application/json", strings.NewReader(`{"operation":"cancel","where":"status = running"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	wantError(t, resp.StatusCode, string(b), http.StatusNotImplemented, api.CodeUnsupported, "--where, which acts on each run from the command")
-}
-
 // TestBatchRetriesOnceAcrossACrash: a retry batch stored as a crash leaves it (the first of its
 // failed runs already retried, its progress not written) resumes without retrying that run
 // again, retries the other, and skips a run that is no longer retryable.
 func TestBatchRetriesOnceAcrossACrash(t *testing.T) {
-	f, acts, _ := newFlakyFixture(t)
+	f, acts := newFlakyFixture(t)
 	var failed []string
 	for _, id := range []string{"p1", "p2"} {
 		f.startSpec(id, chargeSpec)
@@ -258,16 +230,16 @@ func TestBatchRetriesOnceAcrossACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.closed("p1")
-	st := &servertest.BatchStore{}
-	rec, _ := json.Marshal(Batch{ID: "r", Request: BatchRequest{ID: "r", Operation: BatchOpRetry, Where: "status = failed", RPS: 1000},
-		Status: BatchRunning, Matched: 2, Total: 2, Claimed: 1, CreatedAt: time.Now()})
+	st := &batch.MemStore{}
+	rec, _ := json.Marshal(server.Batch{ID: "r", Request: server.BatchRequest{ID: "r", Operation: server.BatchOpRetry, Where: "status = failed", RPS: 1000},
+		Status: server.BatchRunning, Matched: 2, Total: 2, Claimed: 1, CreatedAt: time.Now()})
 	list, _ := json.Marshal(failed)
 	if err := st.CreateBatch("r", rec, list); err != nil {
 		t.Fatal(err)
 	}
 	f.withBatches(st)
 	bt := f.batchClosed("r")
-	if bt.Status != BatchCompleted || bt.Done != 2 || bt.Skipped != 0 || bt.Failed != 0 {
+	if bt.Status != server.BatchCompleted || bt.Done != 2 || bt.Skipped != 0 || bt.Failed != 0 {
 		t.Fatalf("resumed retry batch closed as %+v, want 2 done", bt)
 	}
 	for _, id := range []string{"p1", "p2"} {
@@ -293,7 +265,7 @@ func TestBatchPurges(t *testing.T) {
 		{RunID: "b", Name: "nightly", Status: history.StatusFailed},
 	}}
 	f := newFixture(t, st)
-	f.withBatches(&servertest.BatchStore{})
+	f.withBatches(&batch.MemStore{})
 	bt := f.batchClosed(f.postBatch(`{"operation":"purge","where":"status = completed","rps":1000}`, http.StatusCreated).ID)
 	if bt.Total != 1 || bt.Done != 1 {
 		t.Fatalf("purge by filter: %+v, want a purged", bt)

@@ -1,4 +1,4 @@
-package server
+package batch
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/server"
 )
 
 // FuzzBatchRequest: any body POST /v1/batches decodes is checked without a panic, and refused,
@@ -23,11 +24,11 @@ func FuzzBatchRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req BatchRequest
+		var req server.BatchRequest
 		if json.Unmarshal(body, &req) != nil {
 			return
 		}
-		err := req.check()
+		err := checkRequest(&req)
 		if err == nil {
 			return
 		}

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -117,13 +117,13 @@ func (r retention) every() time.Duration {
 
 // runRetention purges the expired runs of p periodically, in the background, and returns the
 // function that stops it (waiting for a purge in progress to end between two of its batches).
-func runRetention(e *env, p server.Purger, r retention) (stop func()) {
+func runRetention(logf func(string, ...any), p server.Purger, r retention) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
-			purgeExpired(ctx, e, p, r)
+			purgeExpired(ctx, logf, p, r)
 			select {
 			case <-ctx.Done():
 				return
@@ -137,11 +137,11 @@ func runRetention(e *env, p server.Purger, r retention) (stop func()) {
 	}
 }
 
-// purgeExpired is one pass of retention; it says on stderr what it purged or what failed.
-func purgeExpired(ctx context.Context, e *env, p server.Purger, r retention) {
+// purgeExpired is one pass of retention; it says with logf what it purged or what failed.
+func purgeExpired(ctx context.Context, logf func(string, ...any), p server.Purger, r retention) {
 	runs, err := p.PurgeCandidates(r.expired(time.Now()))
 	if err != nil {
-		fmt.Fprintf(e.stderr, "wend: retention: %v\n", err)
+		logf("wend: retention: %v", err)
 		return
 	}
 	if len(runs) == 0 {
@@ -153,23 +153,22 @@ func purgeExpired(ctx context.Context, e *env, p server.Purger, r retention) {
 	}
 	purged, err := p.PurgeRuns(ctx, ids, nil)
 	if len(purged) > 0 {
-		fmt.Fprintf(e.stderr, "wend: retention: purged %d closed run(s)\n", len(purged))
+		logf("wend: retention: purged %d closed run(s)", len(purged))
 	}
 	if err != nil && ctx.Err() == nil {
-		fmt.Fprintf(e.stderr, "wend: retention: %v\n", err)
+		logf("wend: retention: %v", err)
 	}
 }
 
-// startRetention starts wend serve's periodic purge; stop ends it.
-func (d *driver) startRetention(workflows []api.Workflow, def time.Duration) (stop func(), err error) {
+// StartRetention starts wend serve's periodic purge of the closed runs past their retention
+// (def for runs whose workflow declares none; 0 keeps them); Stop ends it first, between two
+// of its batches.
+func (a *App) StartRetention(workflows []api.Workflow, def time.Duration) error {
 	r, err := retentionOf(workflows, def)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p, ok := d.store.(server.Purger)
-	if !ok {
-		return nil, fmt.Errorf("this store cannot delete runs")
-	}
-	r.read = func(runID string) (time.Duration, error) { return specRetention(d.store, runID) }
-	return runRetention(d.e, p, r), nil
+	r.read = func(runID string) (time.Duration, error) { return specRetention(a.Store, runID) }
+	a.stopRetention = runRetention(a.logf, a.Store, r)
+	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package batch
 
 import (
 	"cmp"
@@ -8,18 +8,18 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/server"
 )
 
-// BatchStore keeps batches durably (boltstore.Store does): a record per batch, rewritten as it
-// goes, and the run ids it acts on, written once. Bodies are opaque to the store.
-type BatchStore interface {
+// Store keeps batches durably (boltstore.Store does; MemStore in memory): a record per batch,
+// rewritten as it goes, and the run ids it acts on, written once. Bodies are opaque to the
+// store.
+type Store interface {
 	BatchRecords() (map[string][]byte, error)
 	BatchRuns(id string) ([]byte, error)
 	CreateBatch(id string, record, runs []byte) error
@@ -33,38 +33,41 @@ const keepClosedBatches = 1000
 
 // batchFlushEvery is how often a batch writes its progress, at most: each write is a
 // transaction of its own, and after a crash the runs acted on since the last one are
-// checked before being acted on again (Batch.Claimed).
+// checked before being acted on again (server.Batch.Claimed).
 const batchFlushEvery = 200 * time.Millisecond
 
-// Batches runs the batches of one serve: it accepts them, runs each in a goroutine of its own
+// Runner runs the batches of one serve: it accepts them, runs each in a goroutine of its own
 // at its pace, and, made again after a restart, resumes those that were running. A run is
 // acted on once: the act and its mark are not one transaction (the act is the engine's
-// commit), so every act is idempotent per run where a crash can repeat it (see recheck).
-type Batches struct {
-	srv     *Server
-	store   BatchStore
-	cluster ClusterBatches // set: the cluster runs the batches (batch_cluster.go)
+// commit), so every act is idempotent per run where a crash can repeat it (act.go). It is
+// the server's BatchRunner.
+type Runner struct {
+	srv     *server.Server
+	store   Store
+	cluster server.ClusterBatches // set: the cluster runs the batches (cluster.go)
 	logf    func(format string, args ...any)
 
 	createMu sync.Mutex // one Create at a time, so two requests with one id make one batch
 	mu       sync.Mutex
-	batches  map[string]*Batch         // the latest state of each, copied out under mu
+	batches  map[string]*server.Batch  // the latest state of each, copied out under mu
 	running  map[string]batchGoroutine // the batches being acted on, by id
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 }
 
-// NewBatches reads the stored batches; Start resumes the running ones. srv acts on the runs.
-func NewBatches(srv *Server, st BatchStore, logf func(format string, args ...any)) (*Batches, error) {
+var _ server.BatchRunner = (*Runner)(nil)
+
+// New reads the stored batches; Start resumes the running ones. srv acts on the runs.
+func New(srv *server.Server, st Store, logf func(format string, args ...any)) (*Runner, error) {
 	recs, err := st.BatchRecords()
 	if err != nil {
 		return nil, fmt.Errorf("read batches: %w", err)
 	}
-	b := &Batches{srv: srv, store: st, logf: logf, batches: map[string]*Batch{}, running: map[string]batchGoroutine{}}
+	b := &Runner{srv: srv, store: st, logf: logf, batches: map[string]*server.Batch{}, running: map[string]batchGoroutine{}}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	for id, raw := range recs {
-		var bt Batch
+		var bt server.Batch
 		if err := json.Unmarshal(raw, &bt); err != nil {
 			return nil, fmt.Errorf("read batch %s: %w", id, err)
 		}
@@ -74,7 +77,7 @@ func NewBatches(srv *Server, st BatchStore, logf func(format string, args ...any
 }
 
 // Start resumes the batches that were running when the process stopped.
-func (b *Batches) Start() {
+func (b *Runner) Start() {
 	if b.cluster != nil {
 		return // the cluster runs them
 	}
@@ -89,13 +92,13 @@ func (b *Batches) Start() {
 }
 
 // Close stops every batch between two runs and waits; running ones resume at the next Start.
-func (b *Batches) Close() {
+func (b *Runner) Close() {
 	b.cancel()
 	b.wg.Wait()
 }
 
 // Get returns batch id.
-func (b *Batches) Get(id string) (Batch, error) {
+func (b *Runner) Get(id string) (server.Batch, error) {
 	if b.cluster != nil {
 		ctx, cancel := context.WithTimeout(b.ctx, clusterBatchTimeout)
 		defer cancel()
@@ -105,23 +108,23 @@ func (b *Batches) Get(id string) (Batch, error) {
 	defer b.mu.Unlock()
 	bt, ok := b.batches[id]
 	if !ok {
-		return Batch{}, errorf(http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no batch %q", id))
+		return server.Batch{}, api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 	}
-	return bt.clone(), nil
+	return clone(*bt), nil
 }
 
 // List returns every batch kept, newest first.
-func (b *Batches) List() []Batch {
+func (b *Runner) List() []server.Batch {
 	if b.cluster != nil {
 		return b.clusterList()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]Batch, 0, len(b.batches))
+	out := make([]server.Batch, 0, len(b.batches))
 	for _, bt := range b.batches {
-		out = append(out, bt.clone())
+		out = append(out, clone(*bt))
 	}
-	slices.SortFunc(out, func(x, y Batch) int {
+	slices.SortFunc(out, func(x, y server.Batch) int {
 		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), cmp.Compare(y.ID, x.ID))
 	})
 	return out
@@ -129,7 +132,7 @@ func (b *Batches) List() []Batch {
 
 // Counts returns how many batches are kept by status, and how many runs the running ones
 // have yet to act on (metrics).
-func (b *Batches) Counts() (byStatus map[string]int, pending int) {
+func (b *Runner) Counts() (byStatus map[string]int, pending int) {
 	if b.cluster != nil {
 		byStatus = map[string]int{}
 		for _, bt := range b.clusterList() {
@@ -154,7 +157,7 @@ func (b *Batches) Counts() (byStatus map[string]int, pending int) {
 
 // Cancel stops a running batch after the run it acts on; it is then cancelled. Cancelling a
 // closed batch changes nothing and answers it.
-func (b *Batches) Cancel(id string) (Batch, error) {
+func (b *Runner) Cancel(id string) (server.Batch, error) {
 	if b.cluster != nil {
 		return b.clusterCancel(id)
 	}
@@ -162,7 +165,7 @@ func (b *Batches) Cancel(id string) (Batch, error) {
 	bt, ok := b.batches[id]
 	if !ok {
 		b.mu.Unlock()
-		return Batch{}, errorf(http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no batch %q", id))
+		return server.Batch{}, api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 	}
 	g, running := b.running[id]
 	b.mu.Unlock()
@@ -177,9 +180,9 @@ func (b *Batches) Cancel(id string) (Batch, error) {
 	if err != nil || !up.Open() {
 		return up, err
 	}
-	up.Status, up.ClosedAt, up.Claimed = BatchCancelled, time.Now().UTC(), 0
+	up.Status, up.ClosedAt, up.Claimed = server.BatchCancelled, time.Now().UTC(), 0
 	if err := b.put(&up); err != nil {
-		return Batch{}, wrap(err)
+		return server.Batch{}, server.AsError(err)
 	}
 	return up, nil
 }
@@ -187,47 +190,47 @@ func (b *Batches) Cancel(id string) (Batch, error) {
 // Create accepts a batch: it checks the request, fixes the set of runs, stores both, and
 // starts acting. A request with the id of an earlier batch answers that batch when it asks
 // the same, and is refused when not.
-func (b *Batches) Create(req BatchRequest) (Batch, bool, error) {
-	if err := req.check(); err != nil {
-		return Batch{}, false, err
+func (b *Runner) Create(req server.BatchRequest) (server.Batch, bool, error) {
+	if err := checkRequest(&req); err != nil {
+		return server.Batch{}, false, err
 	}
 	b.createMu.Lock()
 	defer b.createMu.Unlock()
 	if b.cluster != nil {
 		return b.clusterCreate(req)
 	}
-	if b.srv.eng == nil {
-		return Batch{}, false, unsupported("run a batch")
+	if !b.srv.Drives() {
+		return server.Batch{}, false, server.Unsupported("run a batch")
 	}
 	if req.RPS == 0 {
-		req.RPS = DefaultBatchRPS
+		req.RPS = server.DefaultBatchRPS
 	}
 	if req.ID != "" {
 		if old, err := b.Get(req.ID); err == nil {
-			if !old.Request.same(withoutRuns(req)) {
-				return Batch{}, false, errorf(http.StatusConflict, api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
+			if !sameAsk(old.Request, withoutRuns(req)) {
+				return server.Batch{}, false, api.NewError(api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
 			}
 			return old, false, nil
 		}
 	} else {
-		req.ID = newBatchID()
+		req.ID = newID()
 	}
-	ids, matched, err := b.srv.batchRuns(req)
+	ids, matched, err := b.runsOf(req)
 	if err != nil {
-		return Batch{}, false, err
+		return server.Batch{}, false, err
 	}
-	if err := checkBatchSize(len(ids), req.Operation); err != nil {
-		return Batch{}, false, err
+	if err := checkSize(len(ids), req.Operation); err != nil {
+		return server.Batch{}, false, err
 	}
 	now := time.Now().UTC()
-	bt := Batch{ID: req.ID, Request: withoutRuns(req), Status: BatchRunning, Matched: matched, Total: len(ids), CreatedAt: now, UpdatedAt: now}
+	bt := server.Batch{ID: req.ID, Request: withoutRuns(req), Status: server.BatchRunning, Matched: matched, Total: len(ids), CreatedAt: now, UpdatedAt: now}
 	if len(ids) == 0 {
-		bt.Status, bt.ClosedAt = BatchCompleted, now
+		bt.Status, bt.ClosedAt = server.BatchCompleted, now
 	}
 	rec, _ := json.Marshal(bt)
 	list, _ := json.Marshal(ids)
 	if err := b.store.CreateBatch(bt.ID, rec, list); err != nil {
-		return Batch{}, false, wrap(fmt.Errorf("store batch: %w", err))
+		return server.Batch{}, false, server.AsError(fmt.Errorf("store batch: %w", err))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -236,11 +239,11 @@ func (b *Batches) Create(req BatchRequest) (Batch, bool, error) {
 	if bt.Open() {
 		b.launch(bt.ID)
 	}
-	return bt.clone(), true, nil
+	return clone(bt), true, nil
 }
 
 // withoutRuns is r as a batch keeps it: its run ids replaced by their digest.
-func withoutRuns(r BatchRequest) BatchRequest {
+func withoutRuns(r server.BatchRequest) server.BatchRequest {
 	r.RunsDigest = ""
 	if len(r.RunIDs) > 0 {
 		h := sha256.New()
@@ -254,8 +257,8 @@ func withoutRuns(r BatchRequest) BatchRequest {
 }
 
 // forgetOld deletes the oldest closed batches over keepClosedBatches. Called with mu held.
-func (b *Batches) forgetOld() {
-	var closed []*Batch
+func (b *Runner) forgetOld() {
+	var closed []*server.Batch
 	for _, bt := range b.batches {
 		if !bt.Open() {
 			closed = append(closed, bt)
@@ -264,7 +267,7 @@ func (b *Batches) forgetOld() {
 	if len(closed) <= keepClosedBatches {
 		return
 	}
-	slices.SortFunc(closed, func(x, y *Batch) int { return x.CreatedAt.Compare(y.CreatedAt) })
+	slices.SortFunc(closed, func(x, y *server.Batch) int { return x.CreatedAt.Compare(y.CreatedAt) })
 	var del []string
 	for _, bt := range closed[:len(closed)-keepClosedBatches] {
 		del = append(del, bt.ID)
@@ -278,7 +281,7 @@ func (b *Batches) forgetOld() {
 	}
 }
 
-func newBatchID() string {
+func newID() string {
 	var r [4]byte
 	_, _ = rand.Read(r[:])
 	return "batch-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(r[:])
@@ -292,11 +295,11 @@ type batchGoroutine struct {
 }
 
 // launch starts batch id's goroutine. Called with mu held.
-func (b *Batches) launch(id string) {
+func (b *Runner) launch(id string) {
 	ctx, stop := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	b.running[id] = batchGoroutine{stop: stop, done: done}
-	bt := b.batches[id].clone()
+	bt := clone(*b.batches[id])
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -309,7 +312,7 @@ func (b *Batches) launch(id string) {
 		}()
 		if err := b.run(ctx, &bt); err != nil && ctx.Err() == nil {
 			b.logf("wend: batch %s failed: %v", id, err)
-			bt.Status, bt.Error, bt.ClosedAt = BatchFailed, err.Error(), time.Now().UTC()
+			bt.Status, bt.Error, bt.ClosedAt = server.BatchFailed, err.Error(), time.Now().UTC()
 			if perr := b.put(&bt); perr != nil {
 				b.logf("wend: batch %s: %v", id, perr)
 			}
@@ -318,7 +321,7 @@ func (b *Batches) launch(id string) {
 }
 
 // put stores bt and publishes it.
-func (b *Batches) put(bt *Batch) error {
+func (b *Runner) put(bt *server.Batch) error {
 	bt.UpdatedAt = time.Now().UTC()
 	rec, _ := json.Marshal(bt)
 	if err := b.store.PutBatchRecord(bt.ID, rec); err != nil {
@@ -328,17 +331,11 @@ func (b *Batches) put(bt *Batch) error {
 	return nil
 }
 
-func (b *Batches) publish(bt *Batch) {
-	c := bt.clone()
+func (b *Runner) publish(bt *server.Batch) {
+	c := clone(*bt)
 	b.mu.Lock()
 	b.batches[bt.ID] = &c
 	b.mu.Unlock()
-}
-
-func (bt Batch) clone() Batch {
-	bt.SkippedBy = maps.Clone(bt.SkippedBy)
-	bt.Failures = slices.Clone(bt.Failures)
-	return bt
 }
 
 // run acts on bt's runs from bt.Next, one at a time at its pace, in chunks: before a chunk
@@ -346,7 +343,7 @@ func (bt Batch) clone() Batch {
 // chunk to check (recheck) before acting again. It returns nil when the batch has closed or
 // ctx is done (the process stops or the batch was cancelled: it resumes, or stays
 // cancelled), an error when it cannot go on.
-func (b *Batches) run(ctx context.Context, bt *Batch) error {
+func (b *Runner) run(ctx context.Context, bt *server.Batch) error {
 	raw, err := b.store.BatchRuns(bt.ID)
 	if err != nil {
 		return fmt.Errorf("read runs: %w", err)
@@ -370,7 +367,7 @@ func (b *Batches) run(ctx context.Context, bt *Batch) error {
 				return b.put(bt) // stopping: keep what was done
 			}
 			next = next.Add(interval)
-			out := b.srv.batchAct(ctx, bt.Request, bt.ID, ids[i], i < doubt)
+			out := b.act(ctx, bt.Request, bt.ID, ids[i], i < doubt)
 			if out.stopped {
 				// Not acted on: the engine or the batch stops. The batch resumes at this run
 				// when serve next starts (unless it was cancelled).
@@ -379,14 +376,14 @@ func (b *Batches) run(ctx context.Context, bt *Batch) error {
 				}
 				return b.put(bt)
 			}
-			bt.count(ids[i], out)
+			count(bt, ids[i], out)
 			bt.Next = i + 1
 		}
 		if ctx.Err() != nil {
 			return b.put(bt) // stopping: keep what was done
 		}
 		if bt.Next == bt.Total {
-			bt.Status, bt.ClosedAt, bt.Claimed = BatchCompleted, time.Now().UTC(), 0
+			bt.Status, bt.ClosedAt, bt.Claimed = server.BatchCompleted, time.Now().UTC(), 0
 		}
 		if err := b.put(bt); err != nil {
 			return err
@@ -420,15 +417,15 @@ type actOutcome struct {
 	stopped bool   // the engine or the batch is stopping: not acted on
 }
 
-func (bt *Batch) count(runID string, out actOutcome) {
+func count(bt *server.Batch, runID string, out actOutcome) {
 	switch {
 	case out.err != nil:
 		bt.Failed++
-		if len(bt.Failures) < maxBatchFailures {
-			bt.Failures = append(bt.Failures, BatchFailure{RunID: runID, Error: out.err.Error()})
+		if len(bt.Failures) < maxFailures {
+			bt.Failures = append(bt.Failures, server.BatchFailure{RunID: runID, Error: out.err.Error()})
 		}
 	case out.skipped != "":
-		bt.skip(out.skipped)
+		skip(bt, out.skipped)
 	default:
 		bt.Done++
 	}

@@ -1,21 +1,21 @@
-package server
+package batch
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/server"
 )
 
-// batchRuns fixes the set of runs a batch acts on: the ids given, in their order (once each),
+// runsOf fixes the set of runs a batch acts on: the ids given, in their order (once each),
 // or the runs the filter matches that the operation can act on now, newest first (purge:
 // oldest closed first, as wend purge). matched counts the filter's matches.
-func (s *Server) batchRuns(req BatchRequest) (ids []string, matched int, err error) {
+func (b *Runner) runsOf(req server.BatchRequest) (ids []string, matched int, err error) {
 	if len(req.RunIDs) > 0 {
 		seen := map[string]bool{}
 		for _, id := range req.RunIDs {
@@ -26,30 +26,30 @@ func (s *Server) batchRuns(req BatchRequest) (ids []string, matched int, err err
 		}
 		return ids, len(req.RunIDs), nil
 	}
-	q, err := ParseWhere(req.Where)
+	q, err := server.ParseWhere(req.Where)
 	if err != nil {
-		return nil, 0, errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: where: "+err.Error())
+		return nil, 0, api.NewError(api.CodeBadRequest, "batch: where: "+err.Error())
 	}
-	if req.Operation == BatchOpPurge {
-		p, err := s.purger("purge runs")
+	if req.Operation == server.BatchOpPurge {
+		p, err := b.srv.Purger("purge runs")
 		if err != nil {
 			return nil, 0, err
 		}
 		runs, err := p.PurgeCandidates(q.Match)
 		if err != nil {
-			return nil, 0, wrap(err)
+			return nil, 0, server.AsError(err)
 		}
 		for _, r := range runs {
 			ids = append(ids, r.RunID)
 		}
 		return ids, len(runs), nil
 	}
-	runs, err := s.store.Runs(q.StoreFilter())
+	runs, err := b.srv.Store().Runs(q.StoreFilter())
 	if err != nil {
-		return nil, 0, wrap(fmt.Errorf("batch: list runs: %w", err))
+		return nil, 0, server.AsError(fmt.Errorf("batch: list runs: %w", err))
 	}
 	if len(runs) == 0 {
-		if err := s.checkSearchFields(q.Search); err != nil {
+		if err := b.srv.CheckSearchFields(q.Search); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -58,72 +58,72 @@ func (s *Server) batchRuns(req BatchRequest) (ids []string, matched int, err err
 			continue
 		}
 		matched++
-		if s.batchEligible(req.Operation, r) {
+		if b.eligible(req.Operation, r) {
 			ids = append(ids, r.RunID)
 		}
 	}
 	return ids, matched, nil
 }
 
-// batchEligible says whether op can act on r now: an open run, or for retry a failed run
+// eligible says whether op can act on r now: an open run, or for retry a failed run
 // that is its workflow's newest (an older one was superseded and its retry would be refused).
-func (s *Server) batchEligible(op string, r history.Run) bool {
-	if op != BatchOpRetry {
+func (b *Runner) eligible(op string, r history.Run) bool {
+	if op != server.BatchOpRetry {
 		return r.Open()
 	}
 	if r.Status != history.StatusFailed {
 		return false
 	}
-	newest, err := s.resolve(r.WorkflowID)
+	newest, err := b.srv.Resolve(r.WorkflowID)
 	return err == nil && newest.RunID == r.RunID
 }
 
-// batchSignalID is the idempotency id of the signals a batch sends: a resend after a crash
+// signalID is the idempotency id of the signals a batch sends: a resend after a crash
 // reaches each run once (SendSignal).
-func batchSignalID(batchID string) string { return "batch:" + batchID }
+func signalID(batchID string) string { return "batch:" + batchID }
 
-// batchAct acts on one run. doubt says the run may have been acted on before a crash: then
+// act acts on one run. doubt says the run may have been acted on before a crash: then
 // an act that would be repeated is first looked for in the run's history (a cancel or
 // terminate request, a retry of it, the run purged); signals carry the batch's idempotency
 // id, so their resend is a duplicate the engine drops.
-func (s *Server) batchAct(ctx context.Context, req BatchRequest, batchID, runID string, doubt bool) actOutcome {
+func (b *Runner) act(ctx context.Context, req server.BatchRequest, batchID, runID string, doubt bool) actOutcome {
 	var err error
 	switch req.Operation {
-	case BatchOpCancel, BatchOpTerminate:
+	case server.BatchOpCancel, server.BatchOpTerminate:
 		want := history.CancelRequested
-		if req.Operation == BatchOpTerminate {
+		if req.Operation == server.BatchOpTerminate {
 			want = history.TerminateRequested
 		}
-		if doubt && s.hasEvent(runID, want) {
+		if doubt && b.hasEvent(runID, want) {
 			return actOutcome{}
 		}
-		if req.Operation == BatchOpCancel {
-			_, err = s.Cancel(ctx, runID, req.Reason)
+		if req.Operation == server.BatchOpCancel {
+			_, err = b.srv.Cancel(ctx, runID, req.Reason)
 		} else {
-			_, err = s.Terminate(ctx, runID, req.Reason)
+			_, err = b.srv.Terminate(ctx, runID, req.Reason)
 		}
-	case BatchOpSignal:
-		id := cmp.Or(req.Signal.ID, batchSignalID(batchID))
-		_, err = s.SendSignal(ctx, runID, api.SignalRequest{Name: req.Signal.Name, Data: req.Signal.Data, ID: id})
-	case BatchOpRetry:
-		if doubt && s.retried(runID) {
+	case server.BatchOpSignal:
+		id := cmp.Or(req.Signal.ID, signalID(batchID))
+		_, err = b.srv.SendSignal(ctx, runID, api.SignalRequest{Name: req.Signal.Name, Data: req.Signal.Data, ID: id})
+	case server.BatchOpRetry:
+		if doubt && b.retried(runID) {
 			return actOutcome{}
 		}
-		_, err = s.Retry(ctx, runID)
-	case BatchOpPurge:
-		return s.batchPurge(ctx, runID, doubt)
+		_, err = b.srv.Retry(ctx, runID)
+	case server.BatchOpPurge:
+		return b.purge(ctx, runID, doubt)
 	}
-	return s.actResult(ctx, req, err)
+	return actResult(ctx, req, err)
 }
 
 // actResult sorts an act's error: a run that finished (or is gone, for a filter's batch) is
 // skipped; a stopping engine leaves the run for the batch's resume; the rest failed.
-func (s *Server) actResult(ctx context.Context, req BatchRequest, err error) actOutcome {
+func actResult(ctx context.Context, req server.BatchRequest, err error) actOutcome {
 	if err == nil {
 		return actOutcome{}
 	}
 	var e *api.Error
-	errors.As(wrap(err), &e)
+	errors.As(server.AsError(err), &e)
 	switch {
 	case ctx.Err() != nil || e.Code == api.CodeStopped:
 		return actOutcome{stopped: true, err: err}
@@ -138,22 +138,22 @@ func (s *Server) actResult(ctx context.Context, req BatchRequest, err error) act
 }
 
 // hasEvent says whether the run's history holds an event of type t.
-func (s *Server) hasEvent(runID string, t history.EventType) bool {
-	evs, err := s.store.Events(runID, 0)
+func (b *Runner) hasEvent(runID string, t history.EventType) bool {
+	evs, err := b.srv.Store().Events(runID, 0)
 	return err == nil && slices.ContainsFunc(evs, func(ev history.Event) bool { return ev.Type == t })
 }
 
 // retried says whether the newest run of runID's workflow is a retry of it.
-func (s *Server) retried(runID string) bool {
-	r, err := s.store.Run(runID)
+func (b *Runner) retried(runID string) bool {
+	r, err := b.srv.Store().Run(runID)
 	if err != nil {
 		return false
 	}
-	newest, err := s.resolve(r.WorkflowID)
+	newest, err := b.srv.Resolve(r.WorkflowID)
 	if err != nil || newest.RunID == runID {
 		return false
 	}
-	evs, err := s.store.Events(newest.RunID, 0)
+	evs, err := b.srv.Store().Events(newest.RunID, 0)
 	if err != nil || len(evs) == 0 {
 		return false
 	}
@@ -161,9 +161,9 @@ func (s *Server) retried(runID string) bool {
 	return err == nil && st.RetryOf == runID
 }
 
-// batchPurge purges one run (with its closed descendants, as wend purge does).
-func (s *Server) batchPurge(ctx context.Context, runID string, doubt bool) actOutcome {
-	p, err := s.purger("purge runs")
+// purge purges one run (with its closed descendants, as wend purge does).
+func (b *Runner) purge(ctx context.Context, runID string, doubt bool) actOutcome {
+	p, err := b.srv.Purger("purge runs")
 	if err != nil {
 		return actOutcome{err: err}
 	}
@@ -177,7 +177,7 @@ func (s *Server) batchPurge(ctx context.Context, runID string, doubt bool) actOu
 	if slices.ContainsFunc(gone, func(r history.Run) bool { return r.RunID == runID }) {
 		return actOutcome{}
 	}
-	r, err := s.store.Run(runID)
+	r, err := b.srv.Store().Run(runID)
 	switch {
 	case errors.Is(err, history.ErrNotFound) && doubt:
 		return actOutcome{} // purged before the crash

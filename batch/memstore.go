@@ -1,4 +1,4 @@
-package servertest
+package batch
 
 import (
 	"maps"
@@ -6,8 +6,9 @@ import (
 	"sync"
 )
 
-// BatchStore keeps batches in memory, as boltstore does on disk (server.BatchStore).
-type BatchStore struct {
+// MemStore keeps batches in memory, as boltstore does on disk: the Store of tests and of a
+// runner whose batches need not outlive the process.
+type MemStore struct {
 	mu      sync.Mutex
 	records map[string][]byte
 	runs    map[string][]byte
@@ -16,21 +17,21 @@ type BatchStore struct {
 }
 
 // BatchRecords returns a copy of every record.
-func (s *BatchStore) BatchRecords() (map[string][]byte, error) {
+func (s *MemStore) BatchRecords() (map[string][]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return maps.Clone(s.records), nil
 }
 
 // BatchRuns returns the run list of batch id, nil when there is none.
-func (s *BatchStore) BatchRuns(id string) ([]byte, error) {
+func (s *MemStore) BatchRuns(id string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.runs[id]), nil
 }
 
 // CreateBatch stores a record and a run list.
-func (s *BatchStore) CreateBatch(id string, record, runs []byte) error {
+func (s *MemStore) CreateBatch(id string, record, runs []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.records == nil {
@@ -41,7 +42,7 @@ func (s *BatchStore) CreateBatch(id string, record, runs []byte) error {
 }
 
 // PutBatchRecord rewrites a record.
-func (s *BatchStore) PutBatchRecord(id string, record []byte) error {
+func (s *MemStore) PutBatchRecord(id string, record []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.records == nil {
@@ -53,7 +54,7 @@ func (s *BatchStore) PutBatchRecord(id string, record []byte) error {
 }
 
 // DeleteBatches deletes batches.
-func (s *BatchStore) DeleteBatches(ids []string) error {
+func (s *MemStore) DeleteBatches(ids []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {

@@ -1,29 +1,30 @@
-package server
+package batch_test
 
 import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/server"
 )
 
 // batchCluster is a cluster that runs batches: it keeps each started batch with the runs it
 // was given, and answers its progress from done (runs acted on so far).
 type batchCluster struct {
-	fakeCluster
-	runs    []history.Run
-	started map[string][]string // run ids by batch id
-	batches map[string]Batch
-	stopped []string
+	server.Cluster // the methods a batch does not call: nil, they panic
+	runs           []history.Run
+	started        map[string][]string // run ids by batch id
+	batches        map[string]server.Batch
+	stopped        []string
 }
 
 func newBatchCluster(runs ...history.Run) *batchCluster {
-	return &batchCluster{runs: runs, started: map[string][]string{}, batches: map[string]Batch{}}
+	return &batchCluster{runs: runs, started: map[string][]string{}, batches: map[string]server.Batch{}}
 }
 
 func (c *batchCluster) List(q api.ListQuery, limit int) ([]history.Run, error) {
@@ -42,42 +43,42 @@ func (c *batchCluster) Resolve(id string) (history.Run, error) {
 			return r, nil
 		}
 	}
-	return history.Run{}, UnknownRun(id)
+	return history.Run{}, server.UnknownRun(id)
 }
 
-func (c *batchCluster) StartBatch(_ context.Context, bt Batch, runs []history.Run) (Batch, error) {
+func (c *batchCluster) StartBatch(_ context.Context, bt server.Batch, runs []history.Run) (server.Batch, error) {
 	if _, ok := c.batches[bt.ID]; ok {
-		return Batch{}, api.NewError(api.CodeIDTaken, "batch exists")
+		return server.Batch{}, api.NewError(api.CodeIDTaken, "batch exists")
 	}
 	for _, r := range runs {
 		c.started[bt.ID] = append(c.started[bt.ID], r.RunID)
 	}
 	// The cluster knows the operation and reason, not the filter: as Temporal's batches.
-	c.batches[bt.ID] = Batch{ID: bt.ID, Request: BatchRequest{ID: bt.ID, Operation: bt.Request.Operation, Reason: bt.Request.Reason},
-		Status: BatchRunning, Total: len(runs), Matched: len(runs), CreatedAt: bt.CreatedAt}
+	c.batches[bt.ID] = server.Batch{ID: bt.ID, Request: server.BatchRequest{ID: bt.ID, Operation: bt.Request.Operation, Reason: bt.Request.Reason},
+		Status: server.BatchRunning, Total: len(runs), Matched: len(runs), CreatedAt: bt.CreatedAt}
 	return c.batches[bt.ID], nil
 }
 
-func (c *batchCluster) Batch(_ context.Context, id string) (Batch, error) {
+func (c *batchCluster) Batch(_ context.Context, id string) (server.Batch, error) {
 	bt, ok := c.batches[id]
 	if !ok {
-		return Batch{}, api.NewError(api.CodeNotFound, "no batch")
+		return server.Batch{}, api.NewError(api.CodeNotFound, "no batch")
 	}
 	return bt, nil
 }
 
-func (c *batchCluster) Batches(context.Context) ([]Batch, error) {
-	var out []Batch
+func (c *batchCluster) Batches(context.Context) ([]server.Batch, error) {
+	var out []server.Batch
 	for _, bt := range c.batches {
 		out = append(out, bt)
 	}
 	return out, nil
 }
 
-func (c *batchCluster) StopBatch(_ context.Context, id string) (Batch, error) {
+func (c *batchCluster) StopBatch(_ context.Context, id string) (server.Batch, error) {
 	c.stopped = append(c.stopped, id)
 	bt := c.batches[id]
-	bt.Status = BatchCancelled
+	bt.Status = server.BatchCancelled
 	c.batches[id] = bt
 	return bt, nil
 }
@@ -87,7 +88,7 @@ func (c *batchCluster) progress(id string, n int) {
 	bt := c.batches[id]
 	bt.Done, bt.Next = n, n
 	if n == bt.Total {
-		bt.Status = BatchCompleted
+		bt.Status = server.BatchCompleted
 	}
 	c.batches[id] = bt
 }
@@ -99,11 +100,9 @@ func clusterRunOf(wid, rid, status string) history.Run {
 // overBatchCluster serves c with its batches, as wend serve --temporal does.
 func overBatchCluster(t *testing.T, c *batchCluster) *fixture {
 	t.Helper()
-	s := Over(c)
-	s.SetBatches(NewClusterBatches(s, c, t.Logf))
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
-	return &fixture{t: t, srv: s, hs: hs}
+	s := server.Over(c)
+	s.SetBatches(batch.NewCluster(s, c, t.Logf))
+	return serve(t, s)
 }
 
 // TestClusterBatchesRunWhatTheClusterCan: batches over a cluster carry out cancel, terminate
@@ -111,16 +110,19 @@ func overBatchCluster(t *testing.T, c *batchCluster) *fixture {
 // serve's batches carry out all five.
 func TestClusterBatchesRunWhatTheClusterCan(t *testing.T) {
 	cluster := overBatchCluster(t, newBatchCluster()).srv.Batches()
-	local := &Batches{}
+	local, err := batch.New(server.New(nil, history.NewMemStore()), &batch.MemStore{}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		op             string
 		cluster, local bool
 	}{
-		{BatchOpCancel, true, true},
-		{BatchOpTerminate, true, true},
-		{BatchOpSignal, true, true},
-		{BatchOpRetry, false, true},
-		{BatchOpPurge, false, true},
+		{server.BatchOpCancel, true, true},
+		{server.BatchOpTerminate, true, true},
+		{server.BatchOpSignal, true, true},
+		{server.BatchOpRetry, false, true},
+		{server.BatchOpPurge, false, true},
 	} {
 		if got := cluster.Runs(tt.op); got != tt.cluster {
 			t.Errorf("on a cluster Runs(%s) = %v, want %v", tt.op, got, tt.cluster)
@@ -176,10 +178,10 @@ func TestClusterBatchHandsTheRunsOver(t *testing.T) {
 			}
 			c.progress(bt.ID, tt.actsOn)
 			done := f.batchClosed(bt.ID)
-			if done.Status != BatchCompleted || done.Done != tt.actsOn || done.Next != tt.total || done.Request.Where != bt.Request.Where {
+			if done.Status != server.BatchCompleted || done.Done != tt.actsOn || done.Next != tt.total || done.Request.Where != bt.Request.Where {
 				t.Fatalf("closed as %+v", done)
 			}
-			var list struct{ Batches []Batch }
+			var list struct{ Batches []server.Batch }
 			if code, b := f.do("GET", "/v1/batches", "", &list); code != 200 || len(list.Batches) != 1 || list.Batches[0].ID != bt.ID {
 				t.Fatalf("list: %d %s", code, b)
 			}
@@ -193,11 +195,11 @@ func TestClusterBatchCancelStopsIt(t *testing.T) {
 	c := newBatchCluster(clusterRunOf("a1", "ra1", history.StatusRunning))
 	f := overBatchCluster(t, c)
 	bt := f.postBatch(`{"id":"c","operation":"cancel","where":"status = running"}`, http.StatusCreated)
-	var got Batch
-	if code, b := f.do("POST", "/v1/batches/c/cancel", "", &got); code != 200 || got.Status != BatchCancelled {
+	var got server.Batch
+	if code, b := f.do("POST", "/v1/batches/c/cancel", "", &got); code != 200 || got.Status != server.BatchCancelled {
 		t.Fatalf("cancel: %d %s", code, b)
 	}
-	if code, b := f.do("POST", "/v1/batches/c/cancel", "", &got); code != 200 || got.Status != BatchCancelled {
+	if code, b := f.do("POST", "/v1/batches/c/cancel", "", &got); code != 200 || got.Status != server.BatchCancelled {
 		t.Fatalf("cancel again: %d %s", code, b)
 	}
 	if !slices.Equal(c.stopped, []string{bt.ID}) {
@@ -240,11 +242,11 @@ func TestClusterBatchRefusals(t *testing.T) {
 	code, b = g.do("POST", "/v1/batches", `{"id":"x","operation":"terminate","run_ids":["a1"]}`, nil)
 	wantError(t, code, b, http.StatusConflict, api.CodeIDTaken, "exists with another request")
 	none := f.postBatch(`{"id":"n","operation":"cancel","where":"id ^= zz"}`, http.StatusCreated)
-	if none.Status != BatchCompleted || none.Total != 0 || len(c.started) != 1 {
+	if none.Status != server.BatchCompleted || none.Total != 0 || len(c.started) != 1 {
 		t.Fatalf("an empty batch: %+v, started %v", none, c.started)
 	}
-	var got Batch
-	if code, b := f.do("GET", "/v1/batches/n", "", &got); code != 200 || got.Status != BatchCompleted {
+	var got server.Batch
+	if code, b := f.do("GET", "/v1/batches/n", "", &got); code != 200 || got.Status != server.BatchCompleted {
 		t.Fatalf("get the empty batch: %d %s", code, b)
 	}
 }

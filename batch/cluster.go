@@ -1,96 +1,78 @@
-package server
+package batch
 
 import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"time"
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/server"
 )
-
-// ClusterBatches is a Cluster that runs batches itself (Temporal's batch operations, durable
-// on the cluster, which act on each execution once at the batch's pace). The server checks
-// the request and fixes the set of runs; the cluster acts on them and keeps the progress.
-// Errors are *Error, as Cluster's.
-type ClusterBatches interface {
-	// StartBatch starts acting on runs (all open) for bt, whose ID, Request, Matched, Total
-	// and Skipped are set, and returns bt with the cluster's state. An id already started
-	// answers CodeIDTaken.
-	StartBatch(ctx context.Context, bt Batch, runs []history.Run) (Batch, error)
-	// Batch returns batch id's state: its status, progress and what of its request the
-	// cluster records (the operation and the reason).
-	Batch(ctx context.Context, id string) (Batch, error)
-	// Batches returns the batches the cluster keeps, newest first.
-	Batches(ctx context.Context) ([]Batch, error)
-	// StopBatch stops batch id; the runs not yet acted on are left alone.
-	StopBatch(ctx context.Context, id string) (Batch, error)
-}
 
 // clusterBatchTimeout bounds each call to the cluster's batches, so a request never hangs.
 const clusterBatchTimeout = 30 * time.Second
 
-// NewClusterBatches makes the batches of a serve over a cluster that runs them: the cluster
-// keeps them durably, so there is nothing to store or resume here. What the cluster does not
+// NewCluster makes the batches of a serve over a cluster that runs them: the cluster keeps
+// them durably, so there is nothing to store or resume here. What the cluster does not
 // record of a request (its filter, its signal, its runs skipped when accepted) is kept in
 // this process's memory for the batches it accepted.
-func NewClusterBatches(srv *Server, cb ClusterBatches, logf func(format string, args ...any)) *Batches {
-	b := &Batches{srv: srv, cluster: cb, logf: logf, batches: map[string]*Batch{}, running: map[string]batchGoroutine{}}
+func NewCluster(srv *server.Server, cb server.ClusterBatches, logf func(format string, args ...any)) *Runner {
+	b := &Runner{srv: srv, cluster: cb, logf: logf, batches: map[string]*server.Batch{}, running: map[string]batchGoroutine{}}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	return b
 }
 
 // Runs says whether these batches carry out operation op (a BatchOp*): on a cluster, retry
 // and purge are refused (clusterCreate says why), so the UI does not offer them there.
-func (b *Batches) Runs(op string) bool {
+func (b *Runner) Runs(op string) bool {
 	if b.cluster == nil {
 		return true
 	}
-	return op != BatchOpRetry && op != BatchOpPurge
+	return op != server.BatchOpRetry && op != server.BatchOpPurge
 }
 
 // clusterCreate is Create on a cluster: req has been checked.
-func (b *Batches) clusterCreate(req BatchRequest) (Batch, bool, error) {
+func (b *Runner) clusterCreate(req server.BatchRequest) (server.Batch, bool, error) {
 	switch req.Operation {
-	case BatchOpRetry:
-		return Batch{}, false, errorf(http.StatusNotImplemented, api.CodeUnsupported,
+	case server.BatchOpRetry:
+		return server.Batch{}, false, api.NewError(api.CodeUnsupported,
 			"retry batches are not run on a Temporal cluster (its batch operations cannot retry a run): use wend retry --where FILTER --temporal ADDR, which retries each run from the command")
-	case BatchOpPurge:
-		_, err := b.srv.purger("purge runs")
-		return Batch{}, false, err
+	case server.BatchOpPurge:
+		_, err := b.srv.Purger("purge runs")
+		return server.Batch{}, false, err
 	}
 	if req.RPS == 0 {
-		req.RPS = DefaultBatchRPS
+		req.RPS = server.DefaultBatchRPS
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, clusterBatchTimeout)
 	defer cancel()
 	if req.ID != "" {
 		if old, err := b.clusterGet(ctx, req.ID); err == nil {
 			if !b.sameRequest(old, req) {
-				return Batch{}, false, errorf(http.StatusConflict, api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
+				return server.Batch{}, false, api.NewError(api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
 			}
 			return old, false, nil
 		}
 	} else {
-		req.ID = newBatchID()
+		req.ID = newID()
 	}
-	runs, bt, err := b.srv.clusterBatchRuns(req)
+	runs, bt, err := b.clusterRuns(req)
 	if err != nil {
-		return Batch{}, false, err
+		return server.Batch{}, false, err
 	}
 	now := time.Now().UTC()
-	bt.ID, bt.Request, bt.Status, bt.CreatedAt, bt.UpdatedAt = req.ID, withoutRuns(req), BatchRunning, now, now
+	bt.ID, bt.Request, bt.Status, bt.CreatedAt, bt.UpdatedAt = req.ID, withoutRuns(req), server.BatchRunning, now, now
 	if len(runs) == 0 {
 		// Nothing to act on: no cluster batch is started, so this one lives in memory only.
-		bt.Status, bt.ClosedAt, bt.Next = BatchCompleted, now, bt.Skipped
+		bt.Status, bt.ClosedAt, bt.Next = server.BatchCompleted, now, bt.Skipped
 		b.remember(bt)
-		return bt.clone(), true, nil
+		return clone(bt), true, nil
 	}
 	started, err := b.cluster.StartBatch(ctx, bt, runs)
 	if err != nil {
-		return Batch{}, false, wrap(err)
+		return server.Batch{}, false, server.AsError(err)
 	}
 	b.remember(bt)
 	return b.withKnown(started), true, nil
@@ -99,20 +81,20 @@ func (b *Batches) clusterCreate(req BatchRequest) (Batch, bool, error) {
 // sameRequest says whether req asks for what batch old was accepted for: the whole request
 // when this process accepted it, else what the cluster keeps (the operation and the reason,
 // which the cluster defaults when none was given).
-func (b *Batches) sameRequest(old Batch, req BatchRequest) bool {
+func (b *Runner) sameRequest(old server.Batch, req server.BatchRequest) bool {
 	b.mu.Lock()
 	_, known := b.batches[old.ID]
 	b.mu.Unlock()
 	if known {
-		return old.Request.same(withoutRuns(req))
+		return sameAsk(old.Request, withoutRuns(req))
 	}
 	return old.Request.Operation == req.Operation && (req.Reason == "" || req.Reason == old.Request.Reason)
 }
 
-// clusterBatchRuns fixes a cluster batch's runs: the open runs the filter matches, or the
+// clusterRuns fixes a cluster batch's runs: the open runs the filter matches, or the
 // runs the ids name (each resolved once); those closed or gone are counted as skipped.
-func (s *Server) clusterBatchRuns(req BatchRequest) ([]history.Run, Batch, error) {
-	var bt Batch
+func (b *Runner) clusterRuns(req server.BatchRequest) ([]history.Run, server.Batch, error) {
+	var bt server.Batch
 	if len(req.RunIDs) > 0 {
 		seen, acted := map[string]bool{}, map[string]bool{}
 		var runs []history.Run
@@ -122,14 +104,14 @@ func (s *Server) clusterBatchRuns(req BatchRequest) ([]history.Run, Batch, error
 			}
 			seen[id] = true
 			bt.Total++
-			r, err := s.cluster.Resolve(id)
+			r, err := b.srv.Cluster().Resolve(id)
 			switch {
-			case err != nil && wrap(err).Code == api.CodeNotFound:
-				bt.skip("gone")
+			case err != nil && server.AsError(err).Code == api.CodeNotFound:
+				skip(&bt, "gone")
 			case err != nil:
-				return nil, Batch{}, wrap(err)
+				return nil, server.Batch{}, server.AsError(err)
 			case !r.Open():
-				bt.skip("finished")
+				skip(&bt, "finished")
 			case acted[r.RunID]:
 				bt.Total-- // a workflow id and its run id both given: one run
 			default:
@@ -140,13 +122,13 @@ func (s *Server) clusterBatchRuns(req BatchRequest) ([]history.Run, Batch, error
 		bt.Matched = len(req.RunIDs)
 		return runs, bt, nil
 	}
-	q, err := ParseWhere(req.Where)
+	q, err := server.ParseWhere(req.Where)
 	if err != nil {
-		return nil, Batch{}, errorf(http.StatusBadRequest, api.CodeBadRequest, "batch: where: "+err.Error())
+		return nil, server.Batch{}, api.NewError(api.CodeBadRequest, "batch: where: "+err.Error())
 	}
-	matched, err := s.cluster.List(q, 0)
+	matched, err := b.srv.Cluster().List(q, 0)
 	if err != nil {
-		return nil, Batch{}, wrap(fmt.Errorf("batch: list runs: %w", err))
+		return nil, server.Batch{}, server.AsError(fmt.Errorf("batch: list runs: %w", err))
 	}
 	var runs []history.Run
 	for _, r := range matched {
@@ -154,32 +136,32 @@ func (s *Server) clusterBatchRuns(req BatchRequest) ([]history.Run, Batch, error
 			runs = append(runs, r)
 		}
 	}
-	if err := checkBatchSize(len(runs), req.Operation); err != nil {
-		return nil, Batch{}, err
+	if err := checkSize(len(runs), req.Operation); err != nil {
+		return nil, server.Batch{}, err
 	}
 	bt.Matched, bt.Total = len(matched), len(runs)
 	return runs, bt, nil
 }
 
 // remember keeps what the cluster does not record of bt.
-func (b *Batches) remember(bt Batch) {
+func (b *Runner) remember(bt server.Batch) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := bt.clone()
+	c := clone(bt)
 	b.batches[bt.ID] = &c
 }
 
 // withKnown completes the cluster's state of a batch with what this process remembers of it:
 // its full request, its matches and its runs skipped when accepted (counted as acted on).
-func (b *Batches) withKnown(bt Batch) Batch {
+func (b *Runner) withKnown(bt server.Batch) server.Batch {
 	b.mu.Lock()
 	known, ok := b.batches[bt.ID]
 	b.mu.Unlock()
 	if !ok {
 		return bt
 	}
-	if known.Status == BatchCompleted && known.Total == known.Skipped {
-		return known.clone() // accepted with nothing to act on: never on the cluster
+	if known.Status == server.BatchCompleted && known.Total == known.Skipped {
+		return clone(*known) // accepted with nothing to act on: never on the cluster
 	}
 	bt.Request, bt.Matched, bt.CreatedAt = known.Request, known.Matched, known.CreatedAt
 	bt.Skipped, bt.SkippedBy = known.Skipped, maps.Clone(known.SkippedBy)
@@ -188,39 +170,39 @@ func (b *Batches) withKnown(bt Batch) Batch {
 	return bt
 }
 
-func (b *Batches) clusterGet(ctx context.Context, id string) (Batch, error) {
+func (b *Runner) clusterGet(ctx context.Context, id string) (server.Batch, error) {
 	bt, err := b.cluster.Batch(ctx, id)
 	if err != nil {
-		if e := wrap(err); e.Code == api.CodeNotFound {
+		if e := server.AsError(err); e.Code == api.CodeNotFound {
 			b.mu.Lock()
 			known, ok := b.batches[id]
 			b.mu.Unlock()
-			if ok && known.Status == BatchCompleted && known.Total == known.Skipped {
-				return known.clone(), nil
+			if ok && known.Status == server.BatchCompleted && known.Total == known.Skipped {
+				return clone(*known), nil
 			}
-			return Batch{}, errorf(http.StatusNotFound, api.CodeNotFound, fmt.Sprintf("no batch %q", id))
+			return server.Batch{}, api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 		}
-		return Batch{}, wrap(err)
+		return server.Batch{}, server.AsError(err)
 	}
 	return b.withKnown(bt), nil
 }
 
-func (b *Batches) clusterList() []Batch {
+func (b *Runner) clusterList() []server.Batch {
 	ctx, cancel := context.WithTimeout(b.ctx, clusterBatchTimeout)
 	defer cancel()
 	bts, err := b.cluster.Batches(ctx)
 	if err != nil {
 		b.logf("wend: list the cluster's batches: %v", err)
-		return []Batch{}
+		return []server.Batch{}
 	}
-	out := make([]Batch, 0, len(bts))
+	out := make([]server.Batch, 0, len(bts))
 	for _, bt := range bts {
 		out = append(out, b.withKnown(bt))
 	}
 	return out
 }
 
-func (b *Batches) clusterCancel(id string) (Batch, error) {
+func (b *Runner) clusterCancel(id string) (server.Batch, error) {
 	ctx, cancel := context.WithTimeout(b.ctx, clusterBatchTimeout)
 	defer cancel()
 	bt, err := b.clusterGet(ctx, id)
@@ -229,7 +211,7 @@ func (b *Batches) clusterCancel(id string) (Batch, error) {
 	}
 	stopped, err := b.cluster.StopBatch(ctx, id)
 	if err != nil {
-		return Batch{}, wrap(err)
+		return server.Batch{}, server.AsError(err)
 	}
 	return b.withKnown(stopped), nil
 }

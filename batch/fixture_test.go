@@ -1,0 +1,206 @@
+package batch_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/app/apptest"
+	"github.com/wendflow/wend/batch"
+	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/runview"
+	"github.com/wendflow/wend/server"
+)
+
+// waitSpec greets input.who, then waits for the signal approve.
+const waitSpec = `wend: v1
+name: approval
+plugins: {demo: ./demo}
+steps:
+  - id: greet
+    activity: demo.echo
+    with: {hi: "${{ input.who }}"}
+  - id: approve
+    wait_for_signal: approve
+`
+
+// chargeSpec reserves, then charges (which flakyActs fails while down).
+const chargeSpec = `wend: v1
+name: pay
+plugins: {p: ./p}
+steps:
+  - {id: reserve, activity: p.reserve, with: 1}
+  - {id: charge, activity: p.charge, with: 2}
+output: "${{ [steps.reserve.output, steps.charge.output] }}"
+`
+
+// flakyActs plays a plugin whose "charge" fails (retryably) while down is set and whose
+// other activities echo their input.
+type flakyActs struct{ down atomic.Bool }
+
+func (a *flakyActs) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
+	if c.Activity == "charge" && a.down.Load() {
+		return nil, &history.ActivityError{Type: "Down", Message: "bank down"}
+	}
+	return c.Input, nil
+}
+
+// fixture is a server over an engine and its store, served over HTTP.
+type fixture struct {
+	t   *testing.T
+	srv *server.Server
+	hs  *httptest.Server
+	dir string
+}
+
+func newFixture(t *testing.T, store history.Store) *fixture {
+	f, _ := newFixtureActs(t, store)
+	return f
+}
+
+// newFlakyFixture is a fixture whose charge activity fails until acts.down is cleared.
+func newFlakyFixture(t *testing.T) (*fixture, *flakyActs) {
+	return newFixtureActs(t, history.NewMemStore())
+}
+
+func newFixtureActs(t *testing.T, store history.Store) (*fixture, *flakyActs) {
+	t.Helper()
+	acts := &flakyActs{}
+	acts.down.Store(true)
+	_, srv := apptest.Over(t, store, acts)
+	return serve(t, srv), acts
+}
+
+func serve(t *testing.T, srv *server.Server) *fixture {
+	f := &fixture{t: t, srv: srv, dir: t.TempDir()}
+	f.hs = httptest.NewServer(f.srv)
+	t.Cleanup(f.hs.Close)
+	return f
+}
+
+// withBatches gives f's server batches over st; they stop with the test.
+func (f *fixture) withBatches(st *batch.MemStore) *batch.Runner {
+	f.t.Helper()
+	return apptest.Batches(f.t, f.srv, st)
+}
+
+// do sends a request and decodes the answer into out (when not nil); it returns the status
+// and the raw body.
+func (f *fixture) do(method, path, body string, out any) (int, string) {
+	f.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, f.hs.URL+path, rd)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(b, out); err != nil {
+			f.t.Fatalf("%s %s: decode %s: %v", method, path, b, err)
+		}
+	}
+	return resp.StatusCode, string(b)
+}
+
+// start starts a run of waitSpec under id.
+func (f *fixture) start(id, input string) {
+	f.t.Helper()
+	body, _ := json.Marshal(engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, "approval.wend.yaml"),
+		Source: waitSpec, Input: json.RawMessage(input)})
+	if code, b := f.do("POST", "/v1/runs", string(body), nil); code != http.StatusCreated {
+		f.t.Fatalf("start: %d %s", code, b)
+	}
+}
+
+// startSpec starts a run of src under id.
+func (f *fixture) startSpec(id, src string) {
+	f.t.Helper()
+	body, _ := json.Marshal(engine.StartRequest{WorkflowID: id, SpecFile: filepath.Join(f.dir, id+".wend.yaml"), Source: src})
+	if code, b := f.do("POST", "/v1/runs", string(body), nil); code != http.StatusCreated {
+		f.t.Fatalf("start %s: %d %s", id, code, b)
+	}
+}
+
+// waitingForSignal polls show until the workflow's newest run waits for a signal.
+func (f *fixture) waitingForSignal(id string) {
+	f.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d, err := f.srv.Show(id)
+		if err == nil && slices.ContainsFunc(d.Waits, func(w runview.Wait) bool { return w.Kind == runview.WaitSignal }) {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%s waits for no signal: %+v, %v", id, d, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// closed waits until the workflow's newest run has closed.
+func (f *fixture) closed(id string) history.Run {
+	f.t.Helper()
+	var o api.Outcome
+	if code, b := f.do("GET", "/v1/runs/"+id+"/wait?timeout=5s", "", &o); code != 200 || !o.Closed {
+		f.t.Fatalf("wait %s: %d %s", id, code, b)
+	}
+	return o.Run
+}
+
+// wantError checks an error answer: status, code and a message fragment.
+func wantError(t *testing.T, code int, body string, wantCode int, wantErr, fragment string) {
+	t.Helper()
+	if code != wantCode {
+		t.Fatalf("status %d, want %d: %s", code, wantCode, body)
+	}
+	e := api.DecodeError(code, []byte(body))
+	if e.Code != wantErr || !strings.Contains(e.Message, fragment) {
+		t.Fatalf("error %+v, want code %s with %q", e, wantErr, fragment)
+	}
+}
+
+// purgingStore is a MemStore that can purge, recording what it was asked.
+type purgingStore struct {
+	*history.MemStore
+	runs   []history.Run
+	purged [][]string
+}
+
+func (p *purgingStore) PurgeCandidates(match func(history.Run) bool) ([]history.Run, error) {
+	var out []history.Run
+	for _, r := range p.runs {
+		if match(r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (p *purgingStore) PurgeRuns(_ context.Context, ids []string, _ func(int)) ([]history.Run, error) {
+	p.purged = append(p.purged, ids)
+	var out []history.Run
+	for _, r := range p.runs {
+		if slices.Contains(ids, r.RunID) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
