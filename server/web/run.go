@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -46,6 +47,10 @@ type runView struct {
 	Gantt []ganttRow
 	Span  time.Duration
 	view  *runview.View // nil when DocErr says why
+	// Graph is the workflow drawn with the run's states (runGraph); Detail the step its
+	// ?step= names, with its tries (detailOf).
+	Graph  template.HTML
+	Detail *stepDetail
 
 	// Queue says what a queued run waits for; Unstarted marks a run with no history (queued,
 	// or closed while queued).
@@ -144,6 +149,9 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 		last = p.Events[n-1].Time
 	}
 	v.Gantt, v.Span = gantt(p.Run, v.Steps, v.Doc.Activities, last)
+	v.Graph = v.runGraph(view, p.Events)
+	spage, _ := strconv.Atoi(v.params.Get("spage"))
+	v.Detail = v.detailOf(v.params.Get("step"), spage)
 	return v, nil
 }
 

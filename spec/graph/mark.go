@@ -7,7 +7,7 @@ import "strings"
 // colour alone; whether the run waits there now; and where a click on the box leads.
 type Mark struct {
 	State   string // a word: none, running, waiting, completed, failed, caught, compensated, cancelled
-	Text    string // the state line: "completed", "3 items: 2 completed, 1 failed"
+	Text    string // the state's lines: "completed", "running\n3 items: 2 completed, 1 running"
 	Current bool   // the run waits at this step now
 	Href    string // "" for no link
 }
@@ -20,17 +20,28 @@ type Options struct {
 	// never share one.
 	IDPrefix string
 	Class    string // the svg element's class
+	// Name names a step that has no id, by its path (else the path itself is its label).
+	Name func(path string) string
 }
 
-// marked is g with each marked step's state line added to its label, so the layout sizes
-// the box for it. g itself is not changed.
-func marked(g *Graph, marks map[string]Mark) *Graph {
+// stateLines is how many lines a mark adds under a label.
+func (m Mark) stateLines() int { return strings.Count(m.Text, "\n") + 1 }
+
+// marked is g with each step without an id named by name (when given) and each marked
+// step's state line added to its label, so the layout sizes the box for it. g itself is not
+// changed.
+func marked(g *Graph, marks map[string]Mark, name func(string) string) *Graph {
 	c := &Graph{Name: g.Name, Edges: g.Edges, Nodes: make([]Node, len(g.Nodes))}
 	copy(c.Nodes, g.Nodes)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
+		if name != nil && n.Step != "" && n.Step == n.Path {
+			if nm := name(n.Path); nm != "" {
+				n.Label = strings.Replace(n.Label, n.Path, strings.ReplaceAll(nm, "\n", " "), 1)
+			}
+		}
 		if m, ok := marks[n.Path]; ok && n.Step != "" {
-			n.Label += "\n" + strings.ReplaceAll(m.Text, "\n", " ")
+			n.Label += "\n" + m.Text
 		}
 	}
 	return c

@@ -16,7 +16,7 @@ func TestMarks(t *testing.T) {
 	marks := map[string]Mark{
 		"steps[0]": {State: "failed", Text: "failed <b>", Href: `/ui/runs/x?step=steps[0]"><script>`},
 		"steps[3]": {State: "waiting", Text: "waiting for signal ok", Current: true, Href: "/ui/runs/x?step=steps%5B3%5D"},
-		"steps[2]": {State: `running" onclick="x`, Text: "2 items: 1 completed, 1 running"},
+		"steps[2]": {State: `running" onclick="x`, Text: "running\n2 items: 1 completed, 1 running"},
 	}
 	var b bytes.Buffer
 	if err := SVGWith(&b, g, Options{Marks: marks, IDPrefix: "g-", Class: "graph"}); err != nil {
@@ -82,7 +82,7 @@ func TestMarks(t *testing.T) {
 	want := map[string]node{
 		"steps[0]": {class: "node st-failed", state: "failed", href: `/ui/runs/x?step=steps[0]"><script>`, text: []string{"failed <b>"}},
 		"steps[3]": {class: "node st-waiting current", state: "waiting", href: "/ui/runs/x?step=steps%5B3%5D", text: []string{"waiting for signal ok"}},
-		"steps[2]": {class: "node st-runningonclickx", state: "runningonclickx", text: []string{"2 items: 1 completed, 1 running"}},
+		"steps[2]": {class: "node st-runningonclickx", state: "runningonclickx", text: []string{"running", "2 items: 1 completed, 1 running"}},
 	}
 	for p, w := range want {
 		n := got[p]

@@ -35,8 +35,8 @@ func SVG(w io.Writer, g *Graph) error { return SVGWith(w, g, Options{}) }
 // SVGWith is SVG drawn as Options say: with a run's marks on its steps, for a page that
 // holds the drawing inline.
 func SVGWith(w io.Writer, g *Graph, o Options) error {
-	if len(o.Marks) > 0 {
-		g = marked(g, o.Marks)
+	if len(o.Marks) > 0 || o.Name != nil {
+		g = marked(g, o.Marks, o.Name)
 	}
 	boxes, minX, width, height := layout(g)
 	var b bytes.Buffer
@@ -236,7 +236,7 @@ func nodeSVG(b *bytes.Buffer, n Node, bx *box, prefix string, m Mark, marked boo
 			weight = ` font-weight="bold"`
 		}
 		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle"%s>`, bx.x+bx.w/2, bx.y+padY+(i+1)*lineH-4, weight)
-		if marked && i == len(bx.lines)-1 {
+		if marked && i >= len(bx.lines)-m.stateLines() {
 			b.WriteString(`<tspan class="state">`)
 			xmlText(b, ln)
 			b.WriteString("</tspan></text>")
