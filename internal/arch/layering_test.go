@@ -60,7 +60,7 @@ var allowed = map[string][]string{
 	"plugins/internal/testplugin": {"plugins/sdk", "testkit/secretforms", goplugin, hclog, grpc},
 	"server":                      {"api", "api/client", "history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec", xsys}, // x/sys: a socket peer's uid on macOS and FreeBSD
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
-	"server/web":                  {"api", "history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
+	"server/web":                  {"api", "history", "history/export", "interpreter/engine", "runview", "schedule", "server", "spec", "spec/graph"},
 	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
 	"testsuite":                   {"history", "interpreter", "internal/inputfile", "internal/termtext", "spec", yaml, expr},
 	"internal/cli": {"api", "api/client", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",

@@ -37,6 +37,8 @@ type runView struct {
 	// workflow declares its signals, so the form offers only those.
 	SignalNames []string
 	Declared    bool
+	// SignalForms answer the declared signals the run waits for now (signalForms).
+	SignalForms []signalForm
 	DoneLabel   string
 	// Items are the activities, a for_each's collapsed (groupActivities); EventPage the
 	// events shown (pageEvents).
@@ -142,6 +144,7 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	v.Items = groupActivities(v.Doc.Activities, v.params.Get("expand"), apage)
 	v.EventPage = pageEvents(v.Doc.HistoryEvents, epage, v.params.Get("events") == "compact")
 	v.SignalNames, v.Declared = signalNames(view)
+	v.SignalForms = signalForms(view)
 	v.view, v.Steps, v.Waits, v.RetryOf = view, view.Steps(), view.Waits(), view.RetryOf
 	v.State, v.StateErr = view.Live().State, view.Live().Err
 	var last time.Time

@@ -20,6 +20,7 @@
 //	GET  /ui/runs/{id}/export            the history export as a download
 //	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
 //	GET  /ui/schedules                   the schedules, their next and recent fires (read only)
+//	GET  /ui/workflows[/{name}[/graph.svg]]  the registered workflows: version, graph, start form
 //	GET  /ui/login?token=T, POST /ui/login  trade the read or act token for its session cookie
 //	GET  /ui/static/...                  style.css, app.js
 package web
@@ -105,7 +106,7 @@ var pages = map[string]*template.Template{
 }
 
 func parsePage(name string) *template.Template {
-	return template.Must(template.New(name).Funcs(uiFuncs).ParseFS(uiFiles, "ui/layout.html", "ui/"+name))
+	return template.Must(template.New(name).Funcs(uiFuncs).ParseFS(uiFiles, "ui/layout.html", "ui/form.html", "ui/"+name))
 }
 
 // UI serves the web UI over a Server; it implements server.UI.
@@ -161,6 +162,7 @@ func (u *UI) routes(m *server.Router) {
 	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", server.AccessAct, u.action)
 	m.HandleFunc("GET "+uiSchedulesPath, server.AccessRead, u.schedules) // schedules.go
 	u.batchRoutes(m)                                                     // batches.go
+	u.workflowRoutes(m)                                                  // workflows.go
 }
 
 // page is what every page template reads.

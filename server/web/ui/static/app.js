@@ -17,6 +17,11 @@
           location.reload(); // the run closed: its actions (outside the live part) change too
           return;
         }
+        var actions = document.getElementById("actions");
+        if (next && actions && next.dataset.signals !== undefined && next.dataset.signals !== actions.dataset.signals) {
+          location.reload(); // the run waits for other signals now: their forms are outside the live part
+          return;
+        }
         if (next && next.dataset.version !== live.dataset.version) {
           var fresh = document.importNode(next, true);
           keepTicks(live, fresh);
@@ -38,6 +43,25 @@
   document.addEventListener("change", function (ev) {
     if (ev.target.id !== "pick-all") return;
     document.querySelectorAll("input.pick").forEach(function (b) { b.checked = ev.target.checked; });
+  });
+  // A form built from a schema checks its JSON boxes before it is sent, as the browser checks
+  // its other fields (required, min, max, pattern); the server checks everything again.
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    if (!form.classList || !form.classList.contains("schema-form")) return;
+    var ok = true;
+    form.querySelectorAll("textarea.json-field").forEach(function (box) {
+      var msg = "";
+      if (box.value.trim() !== "") {
+        try { JSON.parse(box.value); } catch (e) { msg = "not JSON: " + e.message; }
+      }
+      box.setCustomValidity(msg);
+      if (msg && ok) { box.reportValidity(); ok = false; }
+    });
+    if (!ok) ev.preventDefault();
+  });
+  document.addEventListener("input", function (ev) {
+    if (ev.target.classList && ev.target.classList.contains("json-field")) ev.target.setCustomValidity("");
   });
   setTimeout(tick, every);
 })();
