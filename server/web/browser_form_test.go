@@ -46,8 +46,14 @@ func TestBrowserSignalForm(t *testing.T) {
 	if d, _ := f.srv.Show("r1"); !d.Run.Open() {
 		t.Fatal("a form the page refused reached the run")
 	}
+	// JSON Schema's pattern holds anywhere in the text, as the page checks it.
+	browsertest.Do(t, ctx, "a zip of two digits", chromedp.SetValue(chromedp.CSS(field("extra", "textarea")), `[{"k": 1}]`),
+		chromedp.SendKeys(chromedp.CSS(field("zip", "input")), "12"))
+	if ok := browsertest.Get(t, ctx, "zip", chromedp.Evaluate[bool](`document.querySelector('`+field("zip", "input")+`').checkValidity()`)); ok {
+		t.Error("the page takes a zip of two digits")
+	}
 	browsertest.Do(t, ctx, "answer",
-		chromedp.SetValue(chromedp.CSS(field("extra", "textarea")), `[{"k": 1}]`),
+		chromedp.SendKeys(chromedp.CSS(field("zip", "input")), "345"),
 		chromedp.SetValue(chromedp.CSS(field("level", "select")), "1"),
 		chromedp.SendKeys(chromedp.CSS(field("amount", "input")), "12.5"),
 		chromedp.SendKeys(chromedp.CSS(field("city", "input")), "Lyon"),
@@ -58,7 +64,7 @@ func TestBrowserSignalForm(t *testing.T) {
 	var out struct{ Decision map[string]any }
 	_ = json.Unmarshal(d.Output, &out)
 	got, _ := json.Marshal(out.Decision)
-	if want := `{"address":{"city":"Lyon"},"amount":12.5,"approved":true,"extra":[{"k":1}],"level":"high","reviewer":"ann"}`; string(got) != want {
+	if want := `{"address":{"city":"Lyon","zip":"12345"},"amount":12.5,"approved":true,"extra":[{"k":1}],"level":"high","reviewer":"ann"}`; string(got) != want {
 		t.Errorf("the run took %s, want %s", got, want)
 	}
 	until(t, ctx, "the drawing shows the step done", `document.querySelector('#graph g.node[data-path="steps[0]"]').dataset.state === 'completed'`)

@@ -53,6 +53,8 @@ type runView struct {
 	// ?step= names, with its tries (detailOf).
 	Graph  template.HTML
 	Detail *stepDetail
+	// WorkflowURL is the page of the registered workflow the run is of ("" when none is).
+	WorkflowURL string
 
 	// Queue says what a queued run waits for; Unstarted marks a run with no history (queued,
 	// or closed while queued).
@@ -122,6 +124,11 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	v.params = r.URL.Query()
 	v.LiveURL = v.liveURL()
 	v.Version = fmt.Sprintf("%d-%s", p.Run.LastSeq, p.Run.Status)
+	for _, w := range u.s.Workflows() {
+		if w.Name == p.Run.Name {
+			v.WorkflowURL = workflowFile{Workflow: w}.URL()
+		}
+	}
 	if p.Run.NeverStarted() {
 		return u.unstartedView(v, p.Run)
 	}

@@ -140,7 +140,10 @@ func (b *formBuilder) field(s any, name, label string, required bool, depth int)
 		f.Kind = fieldString
 		f.MinLen, f.MaxLen = intAttr(m["minLength"]), intAttr(m["maxLength"])
 		if p, ok := m["pattern"].(string); ok && len(p) <= formMaxPattern {
-			f.Pattern = p
+			// JSON Schema's pattern matches anywhere in the text; an HTML pattern must match
+			// all of it. (A pattern the browser cannot compile is ignored there; the server
+			// checks it still.)
+			f.Pattern = ".*(?:" + p + ").*"
 		}
 	case "number", "integer":
 		f.Kind, f.Step = fieldNumber, "any"

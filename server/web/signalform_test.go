@@ -36,6 +36,7 @@ signals:
           type: object
           properties:
             city: {type: string}
+            zip: {type: string, pattern: "^[0-9]{5}$"}
         extra: {type: array, items: {type: object}}
   note: {}
 steps:
@@ -168,6 +169,9 @@ func TestWorkflowPage(t *testing.T) {
 	d := f.settle("t-9", func(api.RunDetail) bool { return true })
 	if string(d.Input) != `{"order_id":"A-7","qty":2}` {
 		t.Errorf("the run's input is %s", d.Input)
+	}
+	if _, _, run := f.send(req{Method: "GET", Path: "/ui/runs/t-9", ReadSession: true}); !strings.Contains(run, `<a id="workflow-link" href="/ui/workflows/typed">`) {
+		t.Error("the run's page does not link to its workflow's page")
 	}
 	code, hdr, svg := f.send(req{Method: "GET", Path: "/ui/workflows/typed/graph.svg", ReadSession: true})
 	if code != 200 || hdr.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(svg, "<svg") {
