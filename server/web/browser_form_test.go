@@ -101,3 +101,29 @@ func TestBrowserWorkflowPage(t *testing.T) {
 		t.Errorf("typed-2: %v %s", err, d.Input)
 	}
 }
+
+// twoAsks waits for one answer, then for another.
+const twoAsks = `wend: v1
+name: asks
+signals:
+  first: {schema: {type: object, properties: {ok: {type: boolean}}}}
+  second: {schema: {type: object, properties: {why: {type: string}}}}
+steps:
+  - {wait_for_signal: first}
+  - {wait_for_signal: second}
+`
+
+// TestBrowserNextSignalForm: when the run goes on to wait for another signal, the page shows
+// that signal's form without a reload by hand.
+func TestBrowserNextSignalForm(t *testing.T) {
+	f := newWebFixture(t)
+	f.start("a1", twoAsks)
+	f.settle("a1", waitingForSignal)
+	ctx := login(t, f)
+	browsertest.Do(t, ctx, "open the run",
+		chromedp.Navigate(f.base+"/ui/runs/a1"), chromedp.WaitVisible(chromedp.CSS(`form[data-signal="first"]`)))
+	if _, err := f.srv.Signal(t.Context(), "a1", "first", []byte(`{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, "the second form", has(`form[data-signal="second"]`)+` && `+`document.querySelector('form[data-signal="first"]') === null`)
+}

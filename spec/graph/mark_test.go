@@ -94,3 +94,35 @@ func TestMarks(t *testing.T) {
 		t.Error("edges do not point at the prefixed arrow")
 	}
 }
+
+// Whatever a mark says, the drawing parses and holds only the elements the renderer writes.
+func FuzzMarks(f *testing.F) {
+	f.Add("failed", "failed <b>\nline", `"><script>x</script>`, true)
+	f.Add(`a" b`, "\x00\x01", "javascript:alert(1)", false)
+	f.Fuzz(func(t *testing.T, state, text, href string, current bool) {
+		g := &Graph{Name: "m", Nodes: []Node{{ID: "n0", Kind: NodeStart, Label: "start"},
+			{ID: "n1", Kind: "activity", Label: "a", Step: "a", Path: "steps[0]"}, {ID: "n2", Kind: NodeEnd, Label: "end"}},
+			Edges: []Edge{{"n0", "n1", EdgeNext}, {"n1", "n2", EdgeNext}}}
+		var b bytes.Buffer
+		if err := SVGWith(&b, g, Options{Marks: map[string]Mark{"steps[0]": {State: state, Text: text, Href: href, Current: current}}, IDPrefix: "g-"}); err != nil {
+			t.Fatal(err)
+		}
+		dec := xml.NewDecoder(&b)
+		for {
+			tok, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("svg does not parse: %v", err)
+			}
+			if se, ok := tok.(xml.StartElement); ok {
+				switch se.Name.Local {
+				case "svg", "title", "defs", "marker", "path", "g", "rect", "text", "a", "tspan":
+				default:
+					t.Fatalf("svg holds a <%s>", se.Name.Local)
+				}
+			}
+		}
+	})
+}

@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   var every = 1500;
+  var typing = false; // a form of the actions has been typed in: a reload would lose it
   function tick() {
     var live = document.querySelector("[data-live]");
     if (!live) return;
@@ -18,7 +19,7 @@
           return;
         }
         var actions = document.getElementById("actions");
-        if (next && actions && next.dataset.signals !== undefined && next.dataset.signals !== actions.dataset.signals) {
+        if (next && actions && !typing && next.dataset.signals !== undefined && next.dataset.signals !== actions.dataset.signals) {
           location.reload(); // the run waits for other signals now: their forms are outside the live part
           return;
         }
@@ -61,6 +62,7 @@
     if (!ok) ev.preventDefault();
   });
   document.addEventListener("input", function (ev) {
+    if (ev.target.closest && ev.target.closest("#actions")) typing = true;
     if (ev.target.classList && ev.target.classList.contains("json-field")) ev.target.setCustomValidity("");
   });
   setTimeout(tick, every);
