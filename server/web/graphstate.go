@@ -199,7 +199,7 @@ func stepMarks(steps []runview.Step, waits []runview.Wait, loops map[string]item
 func waitWhat(w runview.Wait) string {
 	switch w.Kind {
 	case runview.WaitSignal:
-		return "for signal " + w.Signal
+		return "the run waits here" // the box's label names the signal
 	case runview.WaitTimer:
 		if !w.Until.IsZero() {
 			return "until " + w.Until.UTC().Format("15:04:05")

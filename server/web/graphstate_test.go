@@ -131,7 +131,7 @@ func TestStepMarks(t *testing.T) {
 	want := map[string]graph.Mark{
 		"steps[0]":          {State: "completed", Text: "completed", Href: "#steps[0]"},
 		"steps[1]":          {State: "waiting", Text: "waiting\n3 items: 2 waiting, 1 completed", Href: "#steps[1]"},
-		"steps[1].steps[0]": {State: "waiting", Text: "waiting\nfor signal ok", Current: true, Href: "#steps[1].steps[0]"},
+		"steps[1].steps[0]": {State: "waiting", Text: "waiting\nthe run waits here", Current: true, Href: "#steps[1].steps[0]"},
 		"steps[2]":          {State: "none", Text: "not reached", Href: "#steps[2]"},
 	}
 	if !maps.Equal(got, want) {
