@@ -2,8 +2,9 @@
 // small script that refreshes a page's live part by polling. Everything is embedded, so the
 // binary serves it with no external assets, and a strict Content-Security-Policy allows only
 // those: a run's data (activity outputs, error texts, signal payloads — all untrusted) reaches
-// the page only through html/template's contextual escaping, never as template.HTML, and even
-// a bug there could not run an inline script.
+// the page only through html/template's contextual escaping, never as template.HTML (the one
+// markup a page takes whole is the workflow's drawing, which spec/graph writes with every text
+// XML-escaped), and even a bug there could not run an inline script.
 //
 // The UI reads and acts only through a *server.Server's methods, as the API does, and hands
 // every path that is not its own to that Server, so one handler serves both: wend serve puts
