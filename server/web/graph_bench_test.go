@@ -3,13 +3,17 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
+	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/server/internal/servertest"
 )
 
 // bigRun is a run of a 500-step workflow (497 activities, then a for_each of two) with
@@ -115,4 +119,28 @@ func TestBigRunDrawing(t *testing.T) {
 		i := strings.Index(svg, `data-step="each"`)
 		t.Errorf("the loop's box lacks %q: %.600s", want, svg[max(i, 0):])
 	}
+}
+
+// BenchmarkRunPage serves the whole page of the big run (a 500-step workflow, 100,000
+// events) from a store: read, fold, step tree, drawing, timeline, events page, render.
+func BenchmarkRunPage(b *testing.B) {
+	run, evs := bigRun(b)
+	store := history.NewMemStore()
+	run.SpecFile, run.StartedAt = "big.wend.yaml", evs[0].Time
+	if err := store.Commit(b.Context(), history.Commit{Runs: []history.RunUpdate{{Run: run, Events: evs}}}); err != nil {
+		b.Fatal(err)
+	}
+	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: b.Logf})
+	b.Cleanup(func() { eng.Close() })
+	u := New(server.New(eng, store))
+	size := 0
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		u.ServeHTTP(w, httptest.NewRequest("GET", "/ui/runs/"+run.RunID, nil))
+		if w.Code != 200 {
+			b.Fatalf("%d %.300s", w.Code, w.Body.String())
+		}
+		size = w.Body.Len()
+	}
+	b.ReportMetric(float64(size), "page-bytes")
 }
