@@ -62,7 +62,7 @@ var allowed = map[string][]string{
 	"server":                      {"api", "api/client", "history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec", xsys}, // x/sys: a socket peer's uid on macOS and FreeBSD
 	"batch":                       {"api", "history", "interpreter/engine", "server"},                                                                           // wend serve's batches: acts on runs through the server's methods
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
-	"server/web":                  {"api", "history", "history/export", "interpreter/engine", "runview", "schedule", "server"},
+	"server/web":                  {"api", "history", "history/export", "interpreter/engine", "runview", "schedule", "server", "spec", "spec/graph"},
 	"server/internal/servertest":  {"history", "schedule/runner", "spec"},
 	"testsuite":                   {"history", "interpreter", "internal/inputfile", "internal/termtext", "spec", yaml, expr},
 	// The application over one database: store, plugins, engine, and serve's schedules, batches

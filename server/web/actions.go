@@ -29,11 +29,17 @@ func (u *UI) action(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch act {
 	case "signal":
+		name := strings.TrimSpace(r.PostForm.Get("name"))
 		var data json.RawMessage
 		if d := strings.TrimSpace(r.PostForm.Get("data")); d != "" {
 			data = json.RawMessage(d)
 		}
-		_, err = u.s.Signal(ctx, id, strings.TrimSpace(r.PostForm.Get("name")), data)
+		if r.PostForm.Get("form") == "schema" { // a form built from the signal's schema
+			data, err = u.postedSignal(r, id, name)
+		}
+		if err == nil {
+			_, err = u.s.Signal(ctx, id, name, data)
+		}
 	case "cancel":
 		_, err = u.s.Cancel(ctx, id, reason)
 	case "terminate":
@@ -92,5 +98,12 @@ func (u *UI) actionFailed(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	v.Error = e.Message
+	if r.PostForm.Get("form") == "schema" {
+		for i := range v.SignalForms {
+			if v.SignalForms[i].Name == r.PostForm.Get("name") {
+				v.SignalForms[i].Form.fill(r.PostForm)
+			}
+		}
+	}
 	renderPage(w, e.Status, "run", "", v)
 }

@@ -19,7 +19,7 @@ const (
 )
 
 // pageParams are the query parameters a run's page keeps across its links and live refresh.
-var pageParams = []string{"expand", "apage", "epage", "events"}
+var pageParams = []string{"expand", "apage", "epage", "events", "step", "spage"}
 
 // activityItem is one entry of the activities section: an activity's card, or a loop step's
 // summary with, when expanded, a page of its instances' cards.
@@ -124,6 +124,9 @@ func (v *runView) With(key, value string) string {
 	}
 	if key == "expand" {
 		q.Del("apage")
+	}
+	if key == "step" {
+		q.Del("spage")
 	}
 	if len(q) == 0 {
 		return v.URL

@@ -112,6 +112,10 @@ func (u *UI) start(w http.ResponseWriter, r *http.Request) {
 		renderError(w, r, api.NewError(api.CodeBadRequest, "unreadable form: "+err.Error()))
 		return
 	}
+	if r.PostForm.Get("form") == "schema" { // from a workflow's page (workflows.go)
+		u.startForm(w, r)
+		return
+	}
 	name, input := strings.TrimSpace(r.PostForm.Get("workflow")), strings.TrimSpace(r.PostForm.Get("input"))
 	id := strings.TrimSpace(r.PostForm.Get("id"))
 	var err error

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -36,6 +37,8 @@ type runView struct {
 	// workflow declares its signals, so the form offers only those.
 	SignalNames []string
 	Declared    bool
+	// SignalForms answer the declared signals the run waits for now (signalForms).
+	SignalForms []signalForm
 	DoneLabel   string
 	// Items are the activities, a for_each's collapsed (groupActivities); EventPage the
 	// events shown (pageEvents).
@@ -46,6 +49,12 @@ type runView struct {
 	Gantt []ganttRow
 	Span  time.Duration
 	view  *runview.View // nil when DocErr says why
+	// Graph is the workflow drawn with the run's states (runGraph); Detail the step its
+	// ?step= names, with its tries (detailOf).
+	Graph  template.HTML
+	Detail *stepDetail
+	// WorkflowURL is the page of the registered workflow the run is of ("" when none is).
+	WorkflowURL string
 
 	// Queue says what a queued run waits for; Unstarted marks a run with no history (queued,
 	// or closed while queued).
@@ -115,6 +124,11 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	v.params = r.URL.Query()
 	v.LiveURL = v.liveURL()
 	v.Version = fmt.Sprintf("%d-%s", p.Run.LastSeq, p.Run.Status)
+	for _, w := range u.s.Workflows() {
+		if w.Name == p.Run.Name {
+			v.WorkflowURL = workflowFile{Workflow: w}.URL()
+		}
+	}
 	if p.Run.NeverStarted() {
 		return u.unstartedView(v, p.Run)
 	}
@@ -137,6 +151,7 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	v.Items = groupActivities(v.Doc.Activities, v.params.Get("expand"), apage)
 	v.EventPage = pageEvents(v.Doc.HistoryEvents, epage, v.params.Get("events") == "compact")
 	v.SignalNames, v.Declared = signalNames(view)
+	v.SignalForms = signalForms(view)
 	v.view, v.Steps, v.Waits, v.RetryOf = view, view.Steps(), view.Waits(), view.RetryOf
 	v.State, v.StateErr = view.Live().State, view.Live().Err
 	var last time.Time
@@ -144,6 +159,9 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 		last = p.Events[n-1].Time
 	}
 	v.Gantt, v.Span = gantt(p.Run, v.Steps, v.Doc.Activities, last)
+	v.Graph = v.runGraph(view, p.Events)
+	spage, _ := strconv.Atoi(v.params.Get("spage"))
+	v.Detail = v.detailOf(v.params.Get("step"), spage)
 	return v, nil
 }
 

@@ -42,7 +42,8 @@ func TestUISchedulesPage(t *testing.T) {
 	}
 	code, body := get()
 	for _, want := range []string{`data-schedule="nightly"`, `<code>0 3 * * *</code> America/New_York`, `>paused</span>`,
-		`href="/ui/runs/nightly-2026-03-08T12:00:00Z"`, `note: &lt;b&gt;audit&lt;/b&gt;`} {
+		`href="/ui/runs/nightly-2026-03-08T12:00:00Z"`, `note: &lt;b&gt;audit&lt;/b&gt;`,
+		`<a class="graph-link" href="/ui/workflows/report#graph-title">graph</a>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %s", want)
 		}

@@ -2,8 +2,9 @@
 // small script that refreshes a page's live part by polling. Everything is embedded, so the
 // binary serves it with no external assets, and a strict Content-Security-Policy allows only
 // those: a run's data (activity outputs, error texts, signal payloads — all untrusted) reaches
-// the page only through html/template's contextual escaping, never as template.HTML, and even
-// a bug there could not run an inline script.
+// the page only through html/template's contextual escaping, never as template.HTML (the one
+// markup a page takes whole is the workflow's drawing, which spec/graph writes with every text
+// XML-escaped), and even a bug there could not run an inline script.
 //
 // The UI reads and acts only through a *server.Server's methods, as the API does, and hands
 // every path that is not its own to that Server, so one handler serves both: wend serve puts
@@ -20,6 +21,7 @@
 //	GET  /ui/runs/{id}/export            the history export as a download
 //	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
 //	GET  /ui/schedules                   the schedules, their next and recent fires (read only)
+//	GET  /ui/workflows[/{name}[/graph.svg]]  the registered workflows: version, graph, start form
 //	GET  /ui/login?token=T, POST /ui/login  trade the read or act token for its session cookie
 //	GET  /ui/static/...                  style.css, app.js
 package web
@@ -105,7 +107,7 @@ var pages = map[string]*template.Template{
 }
 
 func parsePage(name string) *template.Template {
-	return template.Must(template.New(name).Funcs(uiFuncs).ParseFS(uiFiles, "ui/layout.html", "ui/"+name))
+	return template.Must(template.New(name).Funcs(uiFuncs).ParseFS(uiFiles, "ui/layout.html", "ui/form.html", "ui/"+name))
 }
 
 // UI serves the web UI over a Server; it implements server.UI.
@@ -161,6 +163,7 @@ func (u *UI) routes(m *server.Router) {
 	m.HandleFunc("POST "+uiRunsPath+"/{id}/{action}", server.AccessAct, u.action)
 	m.HandleFunc("GET "+uiSchedulesPath, server.AccessRead, u.schedules) // schedules.go
 	u.batchRoutes(m)                                                     // batches.go
+	u.workflowRoutes(m)                                                  // workflows.go
 }
 
 // page is what every page template reads.

@@ -30,23 +30,40 @@ type box struct {
 // SVG writes g as a standalone SVG drawing, laid out in layers: a node sits one layer below
 // the lowest node that leads to it (loop edges aside), nodes of a layer side by side in file
 // order.
-func SVG(w io.Writer, g *Graph) error {
+func SVG(w io.Writer, g *Graph) error { return SVGWith(w, g, Options{}) }
+
+// SVGWith is SVG drawn as Options say: with a run's marks on its steps, for a page that
+// holds the drawing inline.
+func SVGWith(w io.Writer, g *Graph, o Options) error {
+	if len(o.Marks) > 0 || o.Name != nil {
+		g = marked(g, o.Marks, o.Name)
+	}
 	boxes, minX, width, height := layout(g)
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	b.WriteString("<title>")
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12"`, width, height, width, height)
+	if o.Class != "" {
+		b.WriteString(` class="`)
+		xmlText(&b, o.Class)
+		b.WriteString(`"`)
+	}
+	b.WriteString(">\n<title>")
 	xmlText(&b, g.Name)
 	b.WriteString("</title>\n")
-	b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>` + "\n")
+	arrow := o.IDPrefix + "arrow"
+	fmt.Fprintf(&b, `<defs><marker id="%s" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>`+"\n", idText(arrow))
 	for _, e := range g.Edges {
 		from, to := boxes[e.From], boxes[e.To]
 		if from == nil || to == nil {
 			continue
 		}
-		edgeSVG(&b, e, from, to, minX)
+		edgeSVG(&b, e, from, to, minX, idText(arrow))
 	}
 	for _, n := range g.Nodes {
-		nodeSVG(&b, n, boxes[n.ID])
+		m, ok := o.Marks[n.Path]
+		if n.Step == "" {
+			ok = false // start, end and join have no state of their own
+		}
+		nodeSVG(&b, n, boxes[n.ID], o.IDPrefix, m, ok)
 	}
 	b.WriteString("</svg>\n")
 	_, err := w.Write(b.Bytes())
@@ -163,7 +180,7 @@ func labelLines(s string) []string {
 	return lines
 }
 
-func nodeSVG(b *bytes.Buffer, n Node, bx *box) {
+func nodeSVG(b *bytes.Buffer, n Node, bx *box, prefix string, m Mark, marked bool) {
 	fill, rx := "#eef3fb", 6
 	switch n.Kind {
 	case NodeStart, NodeEnd, NodeCancelled:
@@ -179,11 +196,30 @@ func nodeSVG(b *bytes.Buffer, n Node, bx *box) {
 	case "fail":
 		fill = "#fbeeee"
 	}
-	b.WriteString(`<g class="node" data-kind="`)
+	b.WriteString(`<g class="node`)
+	if marked {
+		b.WriteString(" st-")
+		xmlText(b, classWord(m.State))
+		if m.Current {
+			b.WriteString(" current")
+		}
+	}
+	b.WriteString(`" data-kind="`)
 	xmlText(b, string(n.Kind))
 	b.WriteString(`" data-step="`)
 	xmlText(b, n.Step)
-	fmt.Fprintf(b, `" id="%s">`, n.ID)
+	if marked {
+		b.WriteString(`" data-path="`)
+		xmlText(b, n.Path)
+		b.WriteString(`" data-state="`)
+		xmlText(b, classWord(m.State))
+	}
+	fmt.Fprintf(b, `" id="%s">`, idText(prefix+n.ID))
+	if marked && m.Href != "" {
+		b.WriteString(`<a href="`)
+		xmlText(b, m.Href)
+		b.WriteString(`">`)
+	}
 	b.WriteString("<title>")
 	xmlText(b, n.Label)
 	if n.Pos.Line > 0 {
@@ -200,13 +236,22 @@ func nodeSVG(b *bytes.Buffer, n Node, bx *box) {
 			weight = ` font-weight="bold"`
 		}
 		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle"%s>`, bx.x+bx.w/2, bx.y+padY+(i+1)*lineH-4, weight)
+		if marked && i >= len(bx.lines)-m.stateLines() {
+			b.WriteString(`<tspan class="state">`)
+			xmlText(b, ln)
+			b.WriteString("</tspan></text>")
+			continue
+		}
 		xmlText(b, ln)
 		b.WriteString("</text>")
+	}
+	if marked && m.Href != "" {
+		b.WriteString("</a>")
 	}
 	b.WriteString("</g>\n")
 }
 
-func edgeSVG(b *bytes.Buffer, e Edge, from, to *box, minX []int) {
+func edgeSVG(b *bytes.Buffer, e Edge, from, to *box, minX []int, arrow string) {
 	color, dash := "#555", ""
 	switch e.Kind {
 	case EdgeCatch:
@@ -243,7 +288,7 @@ func edgeSVG(b *bytes.Buffer, e Edge, from, to *box, minX []int) {
 			x1, y1, x1, ya, lane, y1, lane, ya, lane, yb, lane, y2, x2, yb, x2, y2)
 		lx, ly = lane+4, ya
 	}
-	fmt.Fprintf(b, `<path class="edge" data-kind="%s" d="%s" fill="none" stroke="%s"%s marker-end="url(#arrow)"/>`, e.Kind, d, color, dash)
+	fmt.Fprintf(b, `<path class="edge" data-kind="%s" d="%s" fill="none" stroke="%s"%s marker-end="url(#%s)"/>`, e.Kind, d, color, dash, arrow)
 	if e.Kind != EdgeNext {
 		fmt.Fprintf(b, `<text x="%d" y="%d" font-size="10" fill="%s">%s</text>`, lx, ly, color, e.Kind)
 	}

@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   var every = 1500;
+  var typing = false; // a form of the actions has been typed in: a reload would lose it
   function tick() {
     var live = document.querySelector("[data-live]");
     if (!live) return;
@@ -15,6 +16,11 @@
         var next = new DOMParser().parseFromString(html, "text/html").getElementById(live.id);
         if (next && live.id === "run-live" && next.dataset.open !== live.dataset.open) {
           location.reload(); // the run closed: its actions (outside the live part) change too
+          return;
+        }
+        var actions = document.getElementById("actions");
+        if (next && actions && !typing && next.dataset.signals !== undefined && next.dataset.signals !== actions.dataset.signals) {
+          location.reload(); // the run waits for other signals now: their forms are outside the live part
           return;
         }
         if (next && next.dataset.version !== live.dataset.version) {
@@ -38,6 +44,26 @@
   document.addEventListener("change", function (ev) {
     if (ev.target.id !== "pick-all") return;
     document.querySelectorAll("input.pick").forEach(function (b) { b.checked = ev.target.checked; });
+  });
+  // A form built from a schema checks its JSON boxes before it is sent, as the browser checks
+  // its other fields (required, min, max, pattern); the server checks everything again.
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    if (!form.classList || !form.classList.contains("schema-form")) return;
+    var ok = true;
+    form.querySelectorAll("textarea.json-field").forEach(function (box) {
+      var msg = "";
+      if (box.value.trim() !== "") {
+        try { JSON.parse(box.value); } catch (e) { msg = "not JSON: " + e.message; }
+      }
+      box.setCustomValidity(msg);
+      if (msg && ok) { box.reportValidity(); ok = false; }
+    });
+    if (!ok) ev.preventDefault();
+  });
+  document.addEventListener("input", function (ev) {
+    if (ev.target.closest && ev.target.closest("#actions")) typing = true;
+    if (ev.target.classList && ev.target.classList.contains("json-field")) ev.target.setCustomValidity("");
   });
   setTimeout(tick, every);
 })();
