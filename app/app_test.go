@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/app"
 	"github.com/wendflow/wend/app/apptest"
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
 )
 
 const waitSpec = `wend: v1
@@ -55,7 +55,7 @@ func TestBatchesAndRunsOutliveTheApp(t *testing.T) {
 	if s.Batches() == nil {
 		t.Fatal("the App's server answers no batches")
 	}
-	bt, created, err := s.Batches().Create(server.BatchRequest{ID: "b", Operation: server.BatchOpCancel, RunIDs: []string{"c1"}, RPS: 1000})
+	bt, created, err := s.Batches().Create(api.BatchRequest{ID: "b", Operation: api.BatchOpCancel, RunIDs: []string{"c1"}, RPS: 1000})
 	if err != nil || !created {
 		t.Fatalf("create: %+v, %v, %v", bt, created, err)
 	}
@@ -83,7 +83,7 @@ func TestBatchesAndRunsOutliveTheApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := b.Batches.Get("b")
-	if err != nil || got.Status != server.BatchCompleted || got.Done != 1 {
+	if err != nil || got.Status != api.BatchCompleted || got.Done != 1 {
 		t.Fatalf("reopened batch: %+v, %v; want completed with 1 done", got, err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // runsOf fixes the set of runs a batch acts on: the ids given, in their order (once each),
 // or the runs the filter matches that the operation can act on now, newest first (purge:
 // oldest closed first, as wend purge). matched counts the filter's matches.
-func (b *Runner) runsOf(req server.BatchRequest) (ids []string, matched int, err error) {
+func (b *Runner) runsOf(req api.BatchRequest) (ids []string, matched int, err error) {
 	if len(req.RunIDs) > 0 {
 		seen := map[string]bool{}
 		for _, id := range req.RunIDs {
@@ -30,7 +30,7 @@ func (b *Runner) runsOf(req server.BatchRequest) (ids []string, matched int, err
 	if err != nil {
 		return nil, 0, api.NewError(api.CodeBadRequest, "batch: where: "+err.Error())
 	}
-	if req.Operation == server.BatchOpPurge {
+	if req.Operation == api.BatchOpPurge {
 		p, err := b.srv.Purger("purge runs")
 		if err != nil {
 			return nil, 0, err
@@ -68,7 +68,7 @@ func (b *Runner) runsOf(req server.BatchRequest) (ids []string, matched int, err
 // eligible says whether op can act on r now: an open run, or for retry a failed run
 // that is its workflow's newest (an older one was superseded and its retry would be refused).
 func (b *Runner) eligible(op string, r history.Run) bool {
-	if op != server.BatchOpRetry {
+	if op != api.BatchOpRetry {
 		return r.Open()
 	}
 	if r.Status != history.StatusFailed {
@@ -86,31 +86,31 @@ func signalID(batchID string) string { return "batch:" + batchID }
 // an act that would be repeated is first looked for in the run's history (a cancel or
 // terminate request, a retry of it, the run purged); signals carry the batch's idempotency
 // id, so their resend is a duplicate the engine drops.
-func (b *Runner) act(ctx context.Context, req server.BatchRequest, batchID, runID string, doubt bool) actOutcome {
+func (b *Runner) act(ctx context.Context, req api.BatchRequest, batchID, runID string, doubt bool) actOutcome {
 	var err error
 	switch req.Operation {
-	case server.BatchOpCancel, server.BatchOpTerminate:
+	case api.BatchOpCancel, api.BatchOpTerminate:
 		want := history.CancelRequested
-		if req.Operation == server.BatchOpTerminate {
+		if req.Operation == api.BatchOpTerminate {
 			want = history.TerminateRequested
 		}
 		if doubt && b.hasEvent(runID, want) {
 			return actOutcome{}
 		}
-		if req.Operation == server.BatchOpCancel {
+		if req.Operation == api.BatchOpCancel {
 			_, err = b.srv.Cancel(ctx, runID, req.Reason)
 		} else {
 			_, err = b.srv.Terminate(ctx, runID, req.Reason)
 		}
-	case server.BatchOpSignal:
+	case api.BatchOpSignal:
 		id := cmp.Or(req.Signal.ID, signalID(batchID))
 		_, err = b.srv.SendSignal(ctx, runID, api.SignalRequest{Name: req.Signal.Name, Data: req.Signal.Data, ID: id})
-	case server.BatchOpRetry:
+	case api.BatchOpRetry:
 		if doubt && b.retried(runID) {
 			return actOutcome{}
 		}
 		_, err = b.srv.Retry(ctx, runID)
-	case server.BatchOpPurge:
+	case api.BatchOpPurge:
 		return b.purge(ctx, runID, doubt)
 	}
 	return actResult(ctx, req, err)
@@ -118,7 +118,7 @@ func (b *Runner) act(ctx context.Context, req server.BatchRequest, batchID, runI
 
 // actResult sorts an act's error: a run that finished (or is gone, for a filter's batch) is
 // skipped; a stopping engine leaves the run for the batch's resume; the rest failed.
-func actResult(ctx context.Context, req server.BatchRequest, err error) actOutcome {
+func actResult(ctx context.Context, req api.BatchRequest, err error) actOutcome {
 	if err == nil {
 		return actOutcome{}
 	}

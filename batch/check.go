@@ -11,7 +11,7 @@ import (
 	"github.com/wendflow/wend/server"
 )
 
-// Limits where a batch's input enters, beside the wire's (server.MaxBatchRuns and the rest).
+// Limits where a batch's input enters, beside the wire's (api.MaxBatchRuns and the rest).
 const (
 	// maxReason caps a batch's reason, recorded in each run it cancels or terminates.
 	maxReason = 4096
@@ -26,9 +26,9 @@ func bad(format string, args ...any) error {
 
 // checkRequest refuses a request the batch could not carry out, naming the field and what to
 // write.
-func checkRequest(r *server.BatchRequest) error {
+func checkRequest(r *api.BatchRequest) error {
 	switch r.Operation {
-	case server.BatchOpCancel, server.BatchOpTerminate, server.BatchOpSignal, server.BatchOpRetry, server.BatchOpPurge:
+	case api.BatchOpCancel, api.BatchOpTerminate, api.BatchOpSignal, api.BatchOpRetry, api.BatchOpPurge:
 	case "":
 		return bad("no operation given (want cancel, terminate, signal, retry or purge)")
 	default:
@@ -42,8 +42,8 @@ func checkRequest(r *server.BatchRequest) error {
 		return bad("give where (a filter) or run_ids")
 	case r.Where != "" && len(r.RunIDs) > 0:
 		return bad("give where or run_ids, not both")
-	case len(r.RunIDs) > server.MaxBatchIDs:
-		return bad("%d run ids, at most %d in one batch: use where, or several batches", len(r.RunIDs), server.MaxBatchIDs)
+	case len(r.RunIDs) > api.MaxBatchIDs:
+		return bad("%d run ids, at most %d in one batch: use where, or several batches", len(r.RunIDs), api.MaxBatchIDs)
 	}
 	for i, id := range r.RunIDs {
 		if id == "" {
@@ -61,14 +61,14 @@ func checkRequest(r *server.BatchRequest) error {
 	if len(r.Reason) > maxReason {
 		return bad("the reason is %d bytes, at most %d", len(r.Reason), maxReason)
 	}
-	if r.RPS < 0 || r.RPS > server.MaxBatchRPS {
-		return bad("rps %g is out of range (0 < rps <= %d; leave it out for %d)", r.RPS, server.MaxBatchRPS, server.DefaultBatchRPS)
+	if r.RPS < 0 || r.RPS > api.MaxBatchRPS {
+		return bad("rps %g is out of range (0 < rps <= %d; leave it out for %d)", r.RPS, api.MaxBatchRPS, api.DefaultBatchRPS)
 	}
 	return checkSignal(r)
 }
 
-func checkSignal(r *server.BatchRequest) error {
-	if r.Operation != server.BatchOpSignal {
+func checkSignal(r *api.BatchRequest) error {
+	if r.Operation != api.BatchOpSignal {
 		if r.Signal != nil {
 			return api.NewError(api.CodeBadRequest, "batch: signal goes with operation signal only")
 		}
@@ -93,23 +93,23 @@ func checkSignal(r *server.BatchRequest) error {
 }
 
 // sameAsk reports whether a resent request asks for what r did (its id aside).
-func sameAsk(r, o server.BatchRequest) bool {
+func sameAsk(r, o api.BatchRequest) bool {
 	a, _ := json.Marshal(r)
 	b, _ := json.Marshal(o)
 	return string(a) == string(b)
 }
 
-// checkSize refuses a batch of n runs over server.MaxBatchRuns, saying how to split it.
+// checkSize refuses a batch of n runs over api.MaxBatchRuns, saying how to split it.
 func checkSize(n int, op string) error {
-	if n <= server.MaxBatchRuns {
+	if n <= api.MaxBatchRuns {
 		return nil
 	}
 	return api.NewError(api.CodeBadRequest, fmt.Sprintf(
-		"batch: %d runs to %s, at most %d in one batch: narrow the filter (say, by started < TIME) and send several", n, op, server.MaxBatchRuns))
+		"batch: %d runs to %s, at most %d in one batch: narrow the filter (say, by started < TIME) and send several", n, op, api.MaxBatchRuns))
 }
 
 // skip counts a run the batch left alone, and why (finished, gone).
-func skip(bt *server.Batch, why string) {
+func skip(bt *api.Batch, why string) {
 	bt.Skipped++
 	if bt.SkippedBy == nil {
 		bt.SkippedBy = map[string]int{}
@@ -118,7 +118,7 @@ func skip(bt *server.Batch, why string) {
 }
 
 // clone copies bt's maps and slices, so a copy handed out shares nothing with the runner's.
-func clone(bt server.Batch) server.Batch {
+func clone(bt api.Batch) api.Batch {
 	bt.SkippedBy = maps.Clone(bt.SkippedBy)
 	bt.Failures = slices.Clone(bt.Failures)
 	return bt

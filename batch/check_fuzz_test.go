@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/wendflow/wend/api"
-	"github.com/wendflow/wend/server"
 )
 
 // FuzzBatchRequest: any body POST /v1/batches decodes is checked without a panic, and refused,
@@ -24,7 +23,7 @@ func FuzzBatchRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req server.BatchRequest
+		var req api.BatchRequest
 		if json.Unmarshal(body, &req) != nil {
 			return
 		}

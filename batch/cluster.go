@@ -19,7 +19,7 @@ const clusterBatchTimeout = 30 * time.Second
 // record of a request (its filter, its signal, its runs skipped when accepted) is kept in
 // this process's memory for the batches it accepted.
 func NewCluster(srv *server.Server, cb server.ClusterBatches, logf func(format string, args ...any)) *Runner {
-	b := &Runner{srv: srv, cluster: cb, logf: logf, batches: map[string]*server.Batch{}, running: map[string]batchGoroutine{}}
+	b := &Runner{srv: srv, cluster: cb, logf: logf, batches: map[string]*api.Batch{}, running: map[string]batchGoroutine{}}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	return b
 }
@@ -30,28 +30,28 @@ func (b *Runner) Runs(op string) bool {
 	if b.cluster == nil {
 		return true
 	}
-	return op != server.BatchOpRetry && op != server.BatchOpPurge
+	return op != api.BatchOpRetry && op != api.BatchOpPurge
 }
 
 // clusterCreate is Create on a cluster: req has been checked.
-func (b *Runner) clusterCreate(req server.BatchRequest) (server.Batch, bool, error) {
+func (b *Runner) clusterCreate(req api.BatchRequest) (api.Batch, bool, error) {
 	switch req.Operation {
-	case server.BatchOpRetry:
-		return server.Batch{}, false, api.NewError(api.CodeUnsupported,
+	case api.BatchOpRetry:
+		return api.Batch{}, false, api.NewError(api.CodeUnsupported,
 			"retry batches are not run on a Temporal cluster (its batch operations cannot retry a run): use wend retry --where FILTER --temporal ADDR, which retries each run from the command")
-	case server.BatchOpPurge:
+	case api.BatchOpPurge:
 		_, err := b.srv.Purger("purge runs")
-		return server.Batch{}, false, err
+		return api.Batch{}, false, err
 	}
 	if req.RPS == 0 {
-		req.RPS = server.DefaultBatchRPS
+		req.RPS = api.DefaultBatchRPS
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, clusterBatchTimeout)
 	defer cancel()
 	if req.ID != "" {
 		if old, err := b.clusterGet(ctx, req.ID); err == nil {
 			if !b.sameRequest(old, req) {
-				return server.Batch{}, false, api.NewError(api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
+				return api.Batch{}, false, api.NewError(api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
 			}
 			return old, false, nil
 		}
@@ -60,19 +60,19 @@ func (b *Runner) clusterCreate(req server.BatchRequest) (server.Batch, bool, err
 	}
 	runs, bt, err := b.clusterRuns(req)
 	if err != nil {
-		return server.Batch{}, false, err
+		return api.Batch{}, false, err
 	}
 	now := time.Now().UTC()
-	bt.ID, bt.Request, bt.Status, bt.CreatedAt, bt.UpdatedAt = req.ID, withoutRuns(req), server.BatchRunning, now, now
+	bt.ID, bt.Request, bt.Status, bt.CreatedAt, bt.UpdatedAt = req.ID, withoutRuns(req), api.BatchRunning, now, now
 	if len(runs) == 0 {
 		// Nothing to act on: no cluster batch is started, so this one lives in memory only.
-		bt.Status, bt.ClosedAt, bt.Next = server.BatchCompleted, now, bt.Skipped
+		bt.Status, bt.ClosedAt, bt.Next = api.BatchCompleted, now, bt.Skipped
 		b.remember(bt)
 		return clone(bt), true, nil
 	}
 	started, err := b.cluster.StartBatch(ctx, bt, runs)
 	if err != nil {
-		return server.Batch{}, false, server.AsError(err)
+		return api.Batch{}, false, server.AsError(err)
 	}
 	b.remember(bt)
 	return b.withKnown(started), true, nil
@@ -81,7 +81,7 @@ func (b *Runner) clusterCreate(req server.BatchRequest) (server.Batch, bool, err
 // sameRequest says whether req asks for what batch old was accepted for: the whole request
 // when this process accepted it, else what the cluster keeps (the operation and the reason,
 // which the cluster defaults when none was given).
-func (b *Runner) sameRequest(old server.Batch, req server.BatchRequest) bool {
+func (b *Runner) sameRequest(old api.Batch, req api.BatchRequest) bool {
 	b.mu.Lock()
 	_, known := b.batches[old.ID]
 	b.mu.Unlock()
@@ -93,8 +93,8 @@ func (b *Runner) sameRequest(old server.Batch, req server.BatchRequest) bool {
 
 // clusterRuns fixes a cluster batch's runs: the open runs the filter matches, or the
 // runs the ids name (each resolved once); those closed or gone are counted as skipped.
-func (b *Runner) clusterRuns(req server.BatchRequest) ([]history.Run, server.Batch, error) {
-	var bt server.Batch
+func (b *Runner) clusterRuns(req api.BatchRequest) ([]history.Run, api.Batch, error) {
+	var bt api.Batch
 	if len(req.RunIDs) > 0 {
 		seen, acted := map[string]bool{}, map[string]bool{}
 		var runs []history.Run
@@ -109,7 +109,7 @@ func (b *Runner) clusterRuns(req server.BatchRequest) ([]history.Run, server.Bat
 			case err != nil && server.AsError(err).Code == api.CodeNotFound:
 				skip(&bt, "gone")
 			case err != nil:
-				return nil, server.Batch{}, server.AsError(err)
+				return nil, api.Batch{}, server.AsError(err)
 			case !r.Open():
 				skip(&bt, "finished")
 			case acted[r.RunID]:
@@ -124,11 +124,11 @@ func (b *Runner) clusterRuns(req server.BatchRequest) ([]history.Run, server.Bat
 	}
 	q, err := server.ParseWhere(req.Where)
 	if err != nil {
-		return nil, server.Batch{}, api.NewError(api.CodeBadRequest, "batch: where: "+err.Error())
+		return nil, api.Batch{}, api.NewError(api.CodeBadRequest, "batch: where: "+err.Error())
 	}
 	matched, err := b.srv.Cluster().List(q, 0)
 	if err != nil {
-		return nil, server.Batch{}, server.AsError(fmt.Errorf("batch: list runs: %w", err))
+		return nil, api.Batch{}, server.AsError(fmt.Errorf("batch: list runs: %w", err))
 	}
 	var runs []history.Run
 	for _, r := range matched {
@@ -137,14 +137,14 @@ func (b *Runner) clusterRuns(req server.BatchRequest) ([]history.Run, server.Bat
 		}
 	}
 	if err := checkSize(len(runs), req.Operation); err != nil {
-		return nil, server.Batch{}, err
+		return nil, api.Batch{}, err
 	}
 	bt.Matched, bt.Total = len(matched), len(runs)
 	return runs, bt, nil
 }
 
 // remember keeps what the cluster does not record of bt.
-func (b *Runner) remember(bt server.Batch) {
+func (b *Runner) remember(bt api.Batch) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := clone(bt)
@@ -153,14 +153,14 @@ func (b *Runner) remember(bt server.Batch) {
 
 // withKnown completes the cluster's state of a batch with what this process remembers of it:
 // its full request, its matches and its runs skipped when accepted (counted as acted on).
-func (b *Runner) withKnown(bt server.Batch) server.Batch {
+func (b *Runner) withKnown(bt api.Batch) api.Batch {
 	b.mu.Lock()
 	known, ok := b.batches[bt.ID]
 	b.mu.Unlock()
 	if !ok {
 		return bt
 	}
-	if known.Status == server.BatchCompleted && known.Total == known.Skipped {
+	if known.Status == api.BatchCompleted && known.Total == known.Skipped {
 		return clone(*known) // accepted with nothing to act on: never on the cluster
 	}
 	bt.Request, bt.Matched, bt.CreatedAt = known.Request, known.Matched, known.CreatedAt
@@ -170,39 +170,39 @@ func (b *Runner) withKnown(bt server.Batch) server.Batch {
 	return bt
 }
 
-func (b *Runner) clusterGet(ctx context.Context, id string) (server.Batch, error) {
+func (b *Runner) clusterGet(ctx context.Context, id string) (api.Batch, error) {
 	bt, err := b.cluster.Batch(ctx, id)
 	if err != nil {
 		if e := server.AsError(err); e.Code == api.CodeNotFound {
 			b.mu.Lock()
 			known, ok := b.batches[id]
 			b.mu.Unlock()
-			if ok && known.Status == server.BatchCompleted && known.Total == known.Skipped {
+			if ok && known.Status == api.BatchCompleted && known.Total == known.Skipped {
 				return clone(*known), nil
 			}
-			return server.Batch{}, api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
+			return api.Batch{}, api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 		}
-		return server.Batch{}, server.AsError(err)
+		return api.Batch{}, server.AsError(err)
 	}
 	return b.withKnown(bt), nil
 }
 
-func (b *Runner) clusterList() []server.Batch {
+func (b *Runner) clusterList() []api.Batch {
 	ctx, cancel := context.WithTimeout(b.ctx, clusterBatchTimeout)
 	defer cancel()
 	bts, err := b.cluster.Batches(ctx)
 	if err != nil {
 		b.logf("wend: list the cluster's batches: %v", err)
-		return []server.Batch{}
+		return []api.Batch{}
 	}
-	out := make([]server.Batch, 0, len(bts))
+	out := make([]api.Batch, 0, len(bts))
 	for _, bt := range bts {
 		out = append(out, b.withKnown(bt))
 	}
 	return out
 }
 
-func (b *Runner) clusterCancel(id string) (server.Batch, error) {
+func (b *Runner) clusterCancel(id string) (api.Batch, error) {
 	ctx, cancel := context.WithTimeout(b.ctx, clusterBatchTimeout)
 	defer cancel()
 	bt, err := b.clusterGet(ctx, id)
@@ -211,7 +211,7 @@ func (b *Runner) clusterCancel(id string) (server.Batch, error) {
 	}
 	stopped, err := b.cluster.StopBatch(ctx, id)
 	if err != nil {
-		return server.Batch{}, server.AsError(err)
+		return api.Batch{}, server.AsError(err)
 	}
 	return b.withKnown(stopped), nil
 }

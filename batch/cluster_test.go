@@ -19,12 +19,12 @@ type batchCluster struct {
 	server.Cluster // the methods a batch does not call: nil, they panic
 	runs           []history.Run
 	started        map[string][]string // run ids by batch id
-	batches        map[string]server.Batch
+	batches        map[string]api.Batch
 	stopped        []string
 }
 
 func newBatchCluster(runs ...history.Run) *batchCluster {
-	return &batchCluster{runs: runs, started: map[string][]string{}, batches: map[string]server.Batch{}}
+	return &batchCluster{runs: runs, started: map[string][]string{}, batches: map[string]api.Batch{}}
 }
 
 func (c *batchCluster) List(q api.ListQuery, limit int) ([]history.Run, error) {
@@ -46,39 +46,39 @@ func (c *batchCluster) Resolve(id string) (history.Run, error) {
 	return history.Run{}, server.UnknownRun(id)
 }
 
-func (c *batchCluster) StartBatch(_ context.Context, bt server.Batch, runs []history.Run) (server.Batch, error) {
+func (c *batchCluster) StartBatch(_ context.Context, bt api.Batch, runs []history.Run) (api.Batch, error) {
 	if _, ok := c.batches[bt.ID]; ok {
-		return server.Batch{}, api.NewError(api.CodeIDTaken, "batch exists")
+		return api.Batch{}, api.NewError(api.CodeIDTaken, "batch exists")
 	}
 	for _, r := range runs {
 		c.started[bt.ID] = append(c.started[bt.ID], r.RunID)
 	}
 	// The cluster knows the operation and reason, not the filter: as Temporal's batches.
-	c.batches[bt.ID] = server.Batch{ID: bt.ID, Request: server.BatchRequest{ID: bt.ID, Operation: bt.Request.Operation, Reason: bt.Request.Reason},
-		Status: server.BatchRunning, Total: len(runs), Matched: len(runs), CreatedAt: bt.CreatedAt}
+	c.batches[bt.ID] = api.Batch{ID: bt.ID, Request: api.BatchRequest{ID: bt.ID, Operation: bt.Request.Operation, Reason: bt.Request.Reason},
+		Status: api.BatchRunning, Total: len(runs), Matched: len(runs), CreatedAt: bt.CreatedAt}
 	return c.batches[bt.ID], nil
 }
 
-func (c *batchCluster) Batch(_ context.Context, id string) (server.Batch, error) {
+func (c *batchCluster) Batch(_ context.Context, id string) (api.Batch, error) {
 	bt, ok := c.batches[id]
 	if !ok {
-		return server.Batch{}, api.NewError(api.CodeNotFound, "no batch")
+		return api.Batch{}, api.NewError(api.CodeNotFound, "no batch")
 	}
 	return bt, nil
 }
 
-func (c *batchCluster) Batches(context.Context) ([]server.Batch, error) {
-	var out []server.Batch
+func (c *batchCluster) Batches(context.Context) ([]api.Batch, error) {
+	var out []api.Batch
 	for _, bt := range c.batches {
 		out = append(out, bt)
 	}
 	return out, nil
 }
 
-func (c *batchCluster) StopBatch(_ context.Context, id string) (server.Batch, error) {
+func (c *batchCluster) StopBatch(_ context.Context, id string) (api.Batch, error) {
 	c.stopped = append(c.stopped, id)
 	bt := c.batches[id]
-	bt.Status = server.BatchCancelled
+	bt.Status = api.BatchCancelled
 	c.batches[id] = bt
 	return bt, nil
 }
@@ -88,7 +88,7 @@ func (c *batchCluster) progress(id string, n int) {
 	bt := c.batches[id]
 	bt.Done, bt.Next = n, n
 	if n == bt.Total {
-		bt.Status = server.BatchCompleted
+		bt.Status = api.BatchCompleted
 	}
 	c.batches[id] = bt
 }
@@ -118,11 +118,11 @@ func TestClusterBatchesRunWhatTheClusterCan(t *testing.T) {
 		op             string
 		cluster, local bool
 	}{
-		{server.BatchOpCancel, true, true},
-		{server.BatchOpTerminate, true, true},
-		{server.BatchOpSignal, true, true},
-		{server.BatchOpRetry, false, true},
-		{server.BatchOpPurge, false, true},
+		{api.BatchOpCancel, true, true},
+		{api.BatchOpTerminate, true, true},
+		{api.BatchOpSignal, true, true},
+		{api.BatchOpRetry, false, true},
+		{api.BatchOpPurge, false, true},
 	} {
 		if got := cluster.Runs(tt.op); got != tt.cluster {
 			t.Errorf("on a cluster Runs(%s) = %v, want %v", tt.op, got, tt.cluster)
@@ -178,10 +178,10 @@ func TestClusterBatchHandsTheRunsOver(t *testing.T) {
 			}
 			c.progress(bt.ID, tt.actsOn)
 			done := f.batchClosed(bt.ID)
-			if done.Status != server.BatchCompleted || done.Done != tt.actsOn || done.Next != tt.total || done.Request.Where != bt.Request.Where {
+			if done.Status != api.BatchCompleted || done.Done != tt.actsOn || done.Next != tt.total || done.Request.Where != bt.Request.Where {
 				t.Fatalf("closed as %+v", done)
 			}
-			var list struct{ Batches []server.Batch }
+			var list struct{ Batches []api.Batch }
 			if code, b := f.do("GET", "/v1/batches", "", &list); code != 200 || len(list.Batches) != 1 || list.Batches[0].ID != bt.ID {
 				t.Fatalf("list: %d %s", code, b)
 			}
@@ -195,11 +195,11 @@ func TestClusterBatchCancelStopsIt(t *testing.T) {
 	c := newBatchCluster(clusterRunOf("a1", "ra1", history.StatusRunning))
 	f := overBatchCluster(t, c)
 	bt := f.postBatch(`{"id":"c","operation":"cancel","where":"status = running"}`, http.StatusCreated)
-	var got server.Batch
-	if code, b := f.do("POST", "/v1/batches/c/cancel", "", &got); code != 200 || got.Status != server.BatchCancelled {
+	var got api.Batch
+	if code, b := f.do("POST", "/v1/batches/c/cancel", "", &got); code != 200 || got.Status != api.BatchCancelled {
 		t.Fatalf("cancel: %d %s", code, b)
 	}
-	if code, b := f.do("POST", "/v1/batches/c/cancel", "", &got); code != 200 || got.Status != server.BatchCancelled {
+	if code, b := f.do("POST", "/v1/batches/c/cancel", "", &got); code != 200 || got.Status != api.BatchCancelled {
 		t.Fatalf("cancel again: %d %s", code, b)
 	}
 	if !slices.Equal(c.stopped, []string{bt.ID}) {
@@ -242,11 +242,11 @@ func TestClusterBatchRefusals(t *testing.T) {
 	code, b = g.do("POST", "/v1/batches", `{"id":"x","operation":"terminate","run_ids":["a1"]}`, nil)
 	wantError(t, code, b, http.StatusConflict, api.CodeIDTaken, "exists with another request")
 	none := f.postBatch(`{"id":"n","operation":"cancel","where":"id ^= zz"}`, http.StatusCreated)
-	if none.Status != server.BatchCompleted || none.Total != 0 || len(c.started) != 1 {
+	if none.Status != api.BatchCompleted || none.Total != 0 || len(c.started) != 1 {
 		t.Fatalf("an empty batch: %+v, started %v", none, c.started)
 	}
-	var got server.Batch
-	if code, b := f.do("GET", "/v1/batches/n", "", &got); code != 200 || got.Status != server.BatchCompleted {
+	var got api.Batch
+	if code, b := f.do("GET", "/v1/batches/n", "", &got); code != 200 || got.Status != api.BatchCompleted {
 		t.Fatalf("get the empty batch: %d %s", code, b)
 	}
 }

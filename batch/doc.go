@@ -8,5 +8,5 @@
 // and hands them over (cluster.go).
 //
 // The server answers the HTTP routes (server/batch_http.go) over a server.BatchRunner, which
-// Runner is; the wire types (server.Batch, server.BatchRequest) stay with the API's.
+// Runner is; the wire types (api.Batch, api.BatchRequest) are the API's.
 package batch

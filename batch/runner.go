@@ -33,7 +33,7 @@ const keepClosedBatches = 1000
 
 // batchFlushEvery is how often a batch writes its progress, at most: each write is a
 // transaction of its own, and after a crash the runs acted on since the last one are
-// checked before being acted on again (server.Batch.Claimed).
+// checked before being acted on again (api.Batch.Claimed).
 const batchFlushEvery = 200 * time.Millisecond
 
 // Runner runs the batches of one serve: it accepts them, runs each in a goroutine of its own
@@ -49,7 +49,7 @@ type Runner struct {
 
 	createMu sync.Mutex // one Create at a time, so two requests with one id make one batch
 	mu       sync.Mutex
-	batches  map[string]*server.Batch  // the latest state of each, copied out under mu
+	batches  map[string]*api.Batch     // the latest state of each, copied out under mu
 	running  map[string]batchGoroutine // the batches being acted on, by id
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -64,10 +64,10 @@ func New(srv *server.Server, st Store, logf func(format string, args ...any)) (*
 	if err != nil {
 		return nil, fmt.Errorf("read batches: %w", err)
 	}
-	b := &Runner{srv: srv, store: st, logf: logf, batches: map[string]*server.Batch{}, running: map[string]batchGoroutine{}}
+	b := &Runner{srv: srv, store: st, logf: logf, batches: map[string]*api.Batch{}, running: map[string]batchGoroutine{}}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	for id, raw := range recs {
-		var bt server.Batch
+		var bt api.Batch
 		if err := json.Unmarshal(raw, &bt); err != nil {
 			return nil, fmt.Errorf("read batch %s: %w", id, err)
 		}
@@ -98,7 +98,7 @@ func (b *Runner) Close() {
 }
 
 // Get returns batch id.
-func (b *Runner) Get(id string) (server.Batch, error) {
+func (b *Runner) Get(id string) (api.Batch, error) {
 	if b.cluster != nil {
 		ctx, cancel := context.WithTimeout(b.ctx, clusterBatchTimeout)
 		defer cancel()
@@ -108,23 +108,23 @@ func (b *Runner) Get(id string) (server.Batch, error) {
 	defer b.mu.Unlock()
 	bt, ok := b.batches[id]
 	if !ok {
-		return server.Batch{}, api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
+		return api.Batch{}, api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 	}
 	return clone(*bt), nil
 }
 
 // List returns every batch kept, newest first.
-func (b *Runner) List() []server.Batch {
+func (b *Runner) List() []api.Batch {
 	if b.cluster != nil {
 		return b.clusterList()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]server.Batch, 0, len(b.batches))
+	out := make([]api.Batch, 0, len(b.batches))
 	for _, bt := range b.batches {
 		out = append(out, clone(*bt))
 	}
-	slices.SortFunc(out, func(x, y server.Batch) int {
+	slices.SortFunc(out, func(x, y api.Batch) int {
 		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), cmp.Compare(y.ID, x.ID))
 	})
 	return out
@@ -157,7 +157,7 @@ func (b *Runner) Counts() (byStatus map[string]int, pending int) {
 
 // Cancel stops a running batch after the run it acts on; it is then cancelled. Cancelling a
 // closed batch changes nothing and answers it.
-func (b *Runner) Cancel(id string) (server.Batch, error) {
+func (b *Runner) Cancel(id string) (api.Batch, error) {
 	if b.cluster != nil {
 		return b.clusterCancel(id)
 	}
@@ -165,7 +165,7 @@ func (b *Runner) Cancel(id string) (server.Batch, error) {
 	bt, ok := b.batches[id]
 	if !ok {
 		b.mu.Unlock()
-		return server.Batch{}, api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
+		return api.Batch{}, api.NewError(api.CodeNotFound, fmt.Sprintf("no batch %q", id))
 	}
 	g, running := b.running[id]
 	b.mu.Unlock()
@@ -180,9 +180,9 @@ func (b *Runner) Cancel(id string) (server.Batch, error) {
 	if err != nil || !up.Open() {
 		return up, err
 	}
-	up.Status, up.ClosedAt, up.Claimed = server.BatchCancelled, time.Now().UTC(), 0
+	up.Status, up.ClosedAt, up.Claimed = api.BatchCancelled, time.Now().UTC(), 0
 	if err := b.put(&up); err != nil {
-		return server.Batch{}, server.AsError(err)
+		return api.Batch{}, server.AsError(err)
 	}
 	return up, nil
 }
@@ -190,9 +190,9 @@ func (b *Runner) Cancel(id string) (server.Batch, error) {
 // Create accepts a batch: it checks the request, fixes the set of runs, stores both, and
 // starts acting. A request with the id of an earlier batch answers that batch when it asks
 // the same, and is refused when not.
-func (b *Runner) Create(req server.BatchRequest) (server.Batch, bool, error) {
+func (b *Runner) Create(req api.BatchRequest) (api.Batch, bool, error) {
 	if err := checkRequest(&req); err != nil {
-		return server.Batch{}, false, err
+		return api.Batch{}, false, err
 	}
 	b.createMu.Lock()
 	defer b.createMu.Unlock()
@@ -200,15 +200,15 @@ func (b *Runner) Create(req server.BatchRequest) (server.Batch, bool, error) {
 		return b.clusterCreate(req)
 	}
 	if !b.srv.Drives() {
-		return server.Batch{}, false, server.Unsupported("run a batch")
+		return api.Batch{}, false, server.Unsupported("run a batch")
 	}
 	if req.RPS == 0 {
-		req.RPS = server.DefaultBatchRPS
+		req.RPS = api.DefaultBatchRPS
 	}
 	if req.ID != "" {
 		if old, err := b.Get(req.ID); err == nil {
 			if !sameAsk(old.Request, withoutRuns(req)) {
-				return server.Batch{}, false, api.NewError(api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
+				return api.Batch{}, false, api.NewError(api.CodeIDTaken, fmt.Sprintf("batch %s exists with another request", req.ID))
 			}
 			return old, false, nil
 		}
@@ -217,20 +217,20 @@ func (b *Runner) Create(req server.BatchRequest) (server.Batch, bool, error) {
 	}
 	ids, matched, err := b.runsOf(req)
 	if err != nil {
-		return server.Batch{}, false, err
+		return api.Batch{}, false, err
 	}
 	if err := checkSize(len(ids), req.Operation); err != nil {
-		return server.Batch{}, false, err
+		return api.Batch{}, false, err
 	}
 	now := time.Now().UTC()
-	bt := server.Batch{ID: req.ID, Request: withoutRuns(req), Status: server.BatchRunning, Matched: matched, Total: len(ids), CreatedAt: now, UpdatedAt: now}
+	bt := api.Batch{ID: req.ID, Request: withoutRuns(req), Status: api.BatchRunning, Matched: matched, Total: len(ids), CreatedAt: now, UpdatedAt: now}
 	if len(ids) == 0 {
-		bt.Status, bt.ClosedAt = server.BatchCompleted, now
+		bt.Status, bt.ClosedAt = api.BatchCompleted, now
 	}
 	rec, _ := json.Marshal(bt)
 	list, _ := json.Marshal(ids)
 	if err := b.store.CreateBatch(bt.ID, rec, list); err != nil {
-		return server.Batch{}, false, server.AsError(fmt.Errorf("store batch: %w", err))
+		return api.Batch{}, false, server.AsError(fmt.Errorf("store batch: %w", err))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -243,7 +243,7 @@ func (b *Runner) Create(req server.BatchRequest) (server.Batch, bool, error) {
 }
 
 // withoutRuns is r as a batch keeps it: its run ids replaced by their digest.
-func withoutRuns(r server.BatchRequest) server.BatchRequest {
+func withoutRuns(r api.BatchRequest) api.BatchRequest {
 	r.RunsDigest = ""
 	if len(r.RunIDs) > 0 {
 		h := sha256.New()
@@ -258,7 +258,7 @@ func withoutRuns(r server.BatchRequest) server.BatchRequest {
 
 // forgetOld deletes the oldest closed batches over keepClosedBatches. Called with mu held.
 func (b *Runner) forgetOld() {
-	var closed []*server.Batch
+	var closed []*api.Batch
 	for _, bt := range b.batches {
 		if !bt.Open() {
 			closed = append(closed, bt)
@@ -267,7 +267,7 @@ func (b *Runner) forgetOld() {
 	if len(closed) <= keepClosedBatches {
 		return
 	}
-	slices.SortFunc(closed, func(x, y *server.Batch) int { return x.CreatedAt.Compare(y.CreatedAt) })
+	slices.SortFunc(closed, func(x, y *api.Batch) int { return x.CreatedAt.Compare(y.CreatedAt) })
 	var del []string
 	for _, bt := range closed[:len(closed)-keepClosedBatches] {
 		del = append(del, bt.ID)
@@ -312,7 +312,7 @@ func (b *Runner) launch(id string) {
 		}()
 		if err := b.run(ctx, &bt); err != nil && ctx.Err() == nil {
 			b.logf("wend: batch %s failed: %v", id, err)
-			bt.Status, bt.Error, bt.ClosedAt = server.BatchFailed, err.Error(), time.Now().UTC()
+			bt.Status, bt.Error, bt.ClosedAt = api.BatchFailed, err.Error(), time.Now().UTC()
 			if perr := b.put(&bt); perr != nil {
 				b.logf("wend: batch %s: %v", id, perr)
 			}
@@ -321,7 +321,7 @@ func (b *Runner) launch(id string) {
 }
 
 // put stores bt and publishes it.
-func (b *Runner) put(bt *server.Batch) error {
+func (b *Runner) put(bt *api.Batch) error {
 	bt.UpdatedAt = time.Now().UTC()
 	rec, _ := json.Marshal(bt)
 	if err := b.store.PutBatchRecord(bt.ID, rec); err != nil {
@@ -331,7 +331,7 @@ func (b *Runner) put(bt *server.Batch) error {
 	return nil
 }
 
-func (b *Runner) publish(bt *server.Batch) {
+func (b *Runner) publish(bt *api.Batch) {
 	c := clone(*bt)
 	b.mu.Lock()
 	b.batches[bt.ID] = &c
@@ -343,7 +343,7 @@ func (b *Runner) publish(bt *server.Batch) {
 // chunk to check (recheck) before acting again. It returns nil when the batch has closed or
 // ctx is done (the process stops or the batch was cancelled: it resumes, or stays
 // cancelled), an error when it cannot go on.
-func (b *Runner) run(ctx context.Context, bt *server.Batch) error {
+func (b *Runner) run(ctx context.Context, bt *api.Batch) error {
 	raw, err := b.store.BatchRuns(bt.ID)
 	if err != nil {
 		return fmt.Errorf("read runs: %w", err)
@@ -383,7 +383,7 @@ func (b *Runner) run(ctx context.Context, bt *server.Batch) error {
 			return b.put(bt) // stopping: keep what was done
 		}
 		if bt.Next == bt.Total {
-			bt.Status, bt.ClosedAt, bt.Claimed = server.BatchCompleted, time.Now().UTC(), 0
+			bt.Status, bt.ClosedAt, bt.Claimed = api.BatchCompleted, time.Now().UTC(), 0
 		}
 		if err := b.put(bt); err != nil {
 			return err
@@ -417,12 +417,12 @@ type actOutcome struct {
 	stopped bool   // the engine or the batch is stopping: not acted on
 }
 
-func count(bt *server.Batch, runID string, out actOutcome) {
+func count(bt *api.Batch, runID string, out actOutcome) {
 	switch {
 	case out.err != nil:
 		bt.Failed++
 		if len(bt.Failures) < maxFailures {
-			bt.Failures = append(bt.Failures, server.BatchFailure{RunID: runID, Error: out.err.Error()})
+			bt.Failures = append(bt.Failures, api.BatchFailure{RunID: runID, Error: out.err.Error()})
 		}
 	case out.skipped != "":
 		skip(bt, out.skipped)

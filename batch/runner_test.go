@@ -11,13 +11,12 @@ import (
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 )
 
 // postBatch posts a batch request and wants it accepted with status code want.
-func (f *fixture) postBatch(body string, want int) server.Batch {
+func (f *fixture) postBatch(body string, want int) api.Batch {
 	f.t.Helper()
-	var bt server.Batch
+	var bt api.Batch
 	if code, b := f.do("POST", "/v1/batches", body, &bt); code != want {
 		f.t.Fatalf("post batch %s: %d %s, want %d", body, code, b, want)
 	}
@@ -25,11 +24,11 @@ func (f *fixture) postBatch(body string, want int) server.Batch {
 }
 
 // batchClosed polls GET /v1/batches/{id} until the batch has closed.
-func (f *fixture) batchClosed(id string) server.Batch {
+func (f *fixture) batchClosed(id string) api.Batch {
 	f.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		var bt server.Batch
+		var bt api.Batch
 		if code, b := f.do("GET", "/v1/batches/"+id, "", &bt); code != 200 {
 			f.t.Fatalf("get batch: %d %s", code, b)
 		}
@@ -72,11 +71,11 @@ func TestBatchCancelsWhatTheFilterMatches(t *testing.T) {
 	f.do("POST", "/v1/runs/p3/cancel", `{}`, nil)
 	f.closed("p3")
 	bt := f.postBatch(`{"operation":"cancel","where":"id ^= p","reason":"bulk","rps":1000}`, http.StatusCreated)
-	if bt.Matched != 3 || bt.Total != 2 || bt.Status != server.BatchRunning {
+	if bt.Matched != 3 || bt.Total != 2 || bt.Status != api.BatchRunning {
 		t.Fatalf("accepted %+v, want 3 matched, 2 to act on, running", bt)
 	}
 	bt = f.batchClosed(bt.ID)
-	if bt.Status != server.BatchCompleted || bt.Done != 2 || bt.Failed != 0 || bt.Skipped != 0 || bt.Next != 2 {
+	if bt.Status != api.BatchCompleted || bt.Done != 2 || bt.Failed != 0 || bt.Skipped != 0 || bt.Next != 2 {
 		t.Fatalf("closed as %+v, want completed with 2 done", bt)
 	}
 	for _, id := range []string{"p1", "p2"} {
@@ -84,13 +83,13 @@ func TestBatchCancelsWhatTheFilterMatches(t *testing.T) {
 			t.Errorf("%s: %s with %d cancel requests, want cancelled once", id, r.Status, f.countEvents(id, history.CancelRequested))
 		}
 	}
-	if by, pending := bs.Counts(); by[server.BatchCompleted] != 1 || len(by) != 1 || pending != 0 {
+	if by, pending := bs.Counts(); by[api.BatchCompleted] != 1 || len(by) != 1 || pending != 0 {
 		t.Errorf("counts %v, %d pending; want 1 completed, none pending", by, pending)
 	}
 	if d, _ := f.srv.Show("b1"); d.Run.Status != history.StatusRunning {
 		t.Errorf("b1, not matched, is %s", d.Run.Status)
 	}
-	var list struct{ Batches []server.Batch }
+	var list struct{ Batches []api.Batch }
 	if code, b := f.do("GET", "/v1/batches", "", &list); code != 200 || len(list.Batches) != 1 || list.Batches[0].ID != bt.ID {
 		t.Fatalf("list: %d %s", code, b)
 	}
@@ -115,15 +114,15 @@ func TestBatchResumesActingOnceAfterACrash(t *testing.T) {
 		runIDs = append(runIDs, d.Run.RunID)
 	}
 	st := &batch.MemStore{}
-	rec, _ := json.Marshal(server.Batch{ID: "b", Request: server.BatchRequest{ID: "b", Operation: server.BatchOpCancel, Where: "id ^= c", Reason: "bulk", RPS: 1000},
-		Status: server.BatchRunning, Matched: 3, Total: 3, Claimed: 2, CreatedAt: time.Now()})
+	rec, _ := json.Marshal(api.Batch{ID: "b", Request: api.BatchRequest{ID: "b", Operation: api.BatchOpCancel, Where: "id ^= c", Reason: "bulk", RPS: 1000},
+		Status: api.BatchRunning, Matched: 3, Total: 3, Claimed: 2, CreatedAt: time.Now()})
 	list, _ := json.Marshal(runIDs)
 	if err := st.CreateBatch("b", rec, list); err != nil {
 		t.Fatal(err)
 	}
 	f.withBatches(st)
 	bt := f.batchClosed("b")
-	if bt.Status != server.BatchCompleted || bt.Done != 3 || bt.Skipped != 0 || bt.Failed != 0 {
+	if bt.Status != api.BatchCompleted || bt.Done != 3 || bt.Skipped != 0 || bt.Failed != 0 {
 		t.Fatalf("resumed batch closed as %+v, want completed with 3 done", bt)
 	}
 	for _, id := range ids {
@@ -153,7 +152,7 @@ func TestBatchSignalsOnceAndIsIdempotentByID(t *testing.T) {
 	code, b = f.do("POST", "/v1/batches", strings.Replace(body, `"nope"`, `"other"`, 1), nil)
 	wantError(t, code, b, http.StatusConflict, api.CodeIDTaken, "another request")
 	bt = f.batchClosed("sig")
-	if bt.Status != server.BatchCompleted || bt.Done != 1 || bt.Failed != 1 || len(bt.Failures) != 1 || bt.Failures[0].RunID != "nope" {
+	if bt.Status != api.BatchCompleted || bt.Done != 1 || bt.Failed != 1 || len(bt.Failures) != 1 || bt.Failures[0].RunID != "nope" {
 		t.Fatalf("closed as %+v, want 1 done, 1 failed (nope)", bt)
 	}
 	if n := f.countEvents("s1", history.SignalReceived); n != 1 {
@@ -172,15 +171,15 @@ func TestBatchCancelStopsIt(t *testing.T) {
 		f.waitingForSignal(id)
 	}
 	bt := f.postBatch(`{"operation":"terminate","where":"id ^= k","rps":0.5}`, http.StatusCreated)
-	var got server.Batch
-	if code, b := f.do("POST", "/v1/batches/"+bt.ID+"/cancel", "", &got); code != 200 || got.Status != server.BatchCancelled {
+	var got api.Batch
+	if code, b := f.do("POST", "/v1/batches/"+bt.ID+"/cancel", "", &got); code != 200 || got.Status != api.BatchCancelled {
 		t.Fatalf("cancel: %d %s", code, b)
 	}
 	if got.Done+got.Skipped+got.Failed >= 3 {
 		t.Fatalf("cancelled batch acted on every run: %+v", got)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if again := f.batchClosed(bt.ID); again.Status != server.BatchCancelled || again.Done != got.Done {
+	if again := f.batchClosed(bt.ID); again.Status != api.BatchCancelled || again.Done != got.Done {
 		t.Fatalf("after cancel: %+v, was %+v", again, got)
 	}
 }
@@ -192,7 +191,7 @@ func TestBatchBadRequests(t *testing.T) {
 	code, b := f.do("GET", "/v1/batches", "", nil)
 	wantError(t, code, b, http.StatusNotImplemented, api.CodeUnsupported, "wend serve")
 	f.withBatches(&batch.MemStore{})
-	many := `["` + strings.Repeat(`x","`, server.MaxBatchIDs) + `x"]`
+	many := `["` + strings.Repeat(`x","`, api.MaxBatchIDs) + `x"]`
 	for _, c := range []struct{ name, body, fragment string }{
 		{"no operation", `{"where":"status = running"}`, "no operation"},
 		{"unknown operation", `{"operation":"reset","where":"status = running"}`, `unknown operation "reset"`},
@@ -231,15 +230,15 @@ func TestBatchRetriesOnceAcrossACrash(t *testing.T) {
 	}
 	f.closed("p1")
 	st := &batch.MemStore{}
-	rec, _ := json.Marshal(server.Batch{ID: "r", Request: server.BatchRequest{ID: "r", Operation: server.BatchOpRetry, Where: "status = failed", RPS: 1000},
-		Status: server.BatchRunning, Matched: 2, Total: 2, Claimed: 1, CreatedAt: time.Now()})
+	rec, _ := json.Marshal(api.Batch{ID: "r", Request: api.BatchRequest{ID: "r", Operation: api.BatchOpRetry, Where: "status = failed", RPS: 1000},
+		Status: api.BatchRunning, Matched: 2, Total: 2, Claimed: 1, CreatedAt: time.Now()})
 	list, _ := json.Marshal(failed)
 	if err := st.CreateBatch("r", rec, list); err != nil {
 		t.Fatal(err)
 	}
 	f.withBatches(st)
 	bt := f.batchClosed("r")
-	if bt.Status != server.BatchCompleted || bt.Done != 2 || bt.Skipped != 0 || bt.Failed != 0 {
+	if bt.Status != api.BatchCompleted || bt.Done != 2 || bt.Skipped != 0 || bt.Failed != 0 {
 		t.Fatalf("resumed retry batch closed as %+v, want 2 done", bt)
 	}
 	for _, id := range []string{"p1", "p2"} {

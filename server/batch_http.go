@@ -46,7 +46,7 @@ func (s *Server) batchRunner(w http.ResponseWriter) BatchRunner {
 }
 
 func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
-	var req BatchRequest
+	var req api.BatchRequest
 	if !readJSON(w, r, &req) {
 		return
 	}

@@ -15,11 +15,11 @@ import (
 type BatchRunner interface {
 	// Create accepts a batch, or answers the batch a resent request with its id was accepted
 	// as (created false).
-	Create(req BatchRequest) (bt Batch, created bool, err error)
-	Get(id string) (Batch, error)
-	List() []Batch // newest first
+	Create(req api.BatchRequest) (bt api.Batch, created bool, err error)
+	Get(id string) (api.Batch, error)
+	List() []api.Batch // newest first
 	// Cancel stops a running batch; a closed one is answered as it is.
-	Cancel(id string) (Batch, error)
+	Cancel(id string) (api.Batch, error)
 	// Runs says whether the runner carries out operation op (a BatchOp*).
 	Runs(op string) bool
 }
@@ -32,14 +32,14 @@ type ClusterBatches interface {
 	// StartBatch starts acting on runs (all open) for bt, whose ID, Request, Matched, Total
 	// and Skipped are set, and returns bt with the cluster's state. An id already started
 	// answers CodeIDTaken.
-	StartBatch(ctx context.Context, bt Batch, runs []history.Run) (Batch, error)
+	StartBatch(ctx context.Context, bt api.Batch, runs []history.Run) (api.Batch, error)
 	// Batch returns batch id's state: its status, progress and what of its request the
 	// cluster records (the operation and the reason).
-	Batch(ctx context.Context, id string) (Batch, error)
+	Batch(ctx context.Context, id string) (api.Batch, error)
 	// Batches returns the batches the cluster keeps, newest first.
-	Batches(ctx context.Context) ([]Batch, error)
+	Batches(ctx context.Context) ([]api.Batch, error)
 	// StopBatch stops batch id; the runs not yet acted on are left alone.
-	StopBatch(ctx context.Context, id string) (Batch, error)
+	StopBatch(ctx context.Context, id string) (api.Batch, error)
 }
 
 // Drives says whether an engine of this process drives the runs (New with an engine), so

@@ -8,9 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/internal/termtext"
-
-	"github.com/wendflow/wend/server"
 )
 
 var batchCmd = &command{
@@ -112,7 +111,7 @@ func printBatchJSON(e *env, v any) int {
 	return exitOK
 }
 
-func printBatches(e *env, bs []server.Batch) {
+func printBatches(e *env, bs []api.Batch) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tOPERATION\tSTATUS\tDONE\tFAILED\tSKIPPED\tCREATED")
 	for _, bt := range bs {
@@ -122,7 +121,7 @@ func printBatches(e *env, bs []server.Batch) {
 	tw.Flush()
 }
 
-func printBatch(e *env, bt server.Batch) {
+func printBatch(e *env, bt api.Batch) {
 	w := e.stdout
 	fmt.Fprintf(w, "batch      %s\n", termtext.Escape(bt.ID, ""))
 	fmt.Fprintf(w, "operation  %s\n", bt.Request.Operation)

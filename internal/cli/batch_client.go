@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/url"
 
-	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/api"
 )
 
 // The batches API (/v1/batches) over the control socket: wend serve runs batches, and the
@@ -12,28 +12,28 @@ import (
 
 func batchPath(id, suffix string) string { return "/v1/batches/" + url.PathEscape(id) + suffix }
 
-func (c *client) CreateBatch(ctx context.Context, req server.BatchRequest) (server.Batch, error) {
-	var out server.Batch
+func (c *client) CreateBatch(ctx context.Context, req api.BatchRequest) (api.Batch, error) {
+	var out api.Batch
 	err := c.call(ctx, "POST", "/v1/batches", req, &out)
 	return out, err
 }
 
-func (c *client) Batch(ctx context.Context, id string) (server.Batch, error) {
-	var out server.Batch
+func (c *client) Batch(ctx context.Context, id string) (api.Batch, error) {
+	var out api.Batch
 	err := c.call(ctx, "GET", batchPath(id, ""), nil, &out)
 	return out, err
 }
 
-func (c *client) Batches(ctx context.Context) ([]server.Batch, error) {
+func (c *client) Batches(ctx context.Context) ([]api.Batch, error) {
 	var out struct {
-		Batches []server.Batch `json:"batches"`
+		Batches []api.Batch `json:"batches"`
 	}
 	err := c.call(ctx, "GET", "/v1/batches", nil, &out)
 	return out.Batches, err
 }
 
-func (c *client) CancelBatch(ctx context.Context, id string) (server.Batch, error) {
-	var out server.Batch
+func (c *client) CancelBatch(ctx context.Context, id string) (api.Batch, error) {
+	var out api.Batch
 	err := c.call(ctx, "POST", batchPath(id, "/cancel"), struct{}{}, &out)
 	return out, err
 }

@@ -15,30 +15,30 @@ import (
 // batchBackend is a cluster's backend that keeps batches: one running, one completed.
 type batchBackend struct {
 	Backend
-	batches map[string]server.Batch
+	batches map[string]api.Batch
 	stopped []string
 }
 
-func (b *batchBackend) StartBatch(context.Context, server.Batch, []history.Run) (server.Batch, error) {
-	return server.Batch{}, api.NewError(api.CodeUnsupported, "not here")
+func (b *batchBackend) StartBatch(context.Context, api.Batch, []history.Run) (api.Batch, error) {
+	return api.Batch{}, api.NewError(api.CodeUnsupported, "not here")
 }
 
-func (b *batchBackend) Batch(_ context.Context, id string) (server.Batch, error) {
+func (b *batchBackend) Batch(_ context.Context, id string) (api.Batch, error) {
 	bt, ok := b.batches[id]
 	if !ok {
-		return server.Batch{}, api.NewError(api.CodeNotFound, `no batch "`+id+`"`)
+		return api.Batch{}, api.NewError(api.CodeNotFound, `no batch "`+id+`"`)
 	}
 	return bt, nil
 }
 
-func (b *batchBackend) Batches(context.Context) ([]server.Batch, error) {
-	return []server.Batch{b.batches["run"], b.batches["done"]}, nil
+func (b *batchBackend) Batches(context.Context) ([]api.Batch, error) {
+	return []api.Batch{b.batches["run"], b.batches["done"]}, nil
 }
 
-func (b *batchBackend) StopBatch(_ context.Context, id string) (server.Batch, error) {
+func (b *batchBackend) StopBatch(_ context.Context, id string) (api.Batch, error) {
 	b.stopped = append(b.stopped, id)
 	bt := b.batches[id]
-	bt.Status = server.BatchCancelled
+	bt.Status = api.BatchCancelled
 	return bt, nil
 }
 
@@ -46,9 +46,9 @@ func (b *batchBackend) StopBatch(_ context.Context, id string) (server.Batch, er
 // batches through the backend; cancelling a closed batch stops nothing, an unknown one exits 1.
 func TestBatchOnTemporalCLI(t *testing.T) {
 	t0 := time.Unix(0, 0).UTC()
-	b := &batchBackend{Backend: local{server.New(nil, history.NewMemStore()), func() error { return nil }}, batches: map[string]server.Batch{
-		"run":  {ID: "run", Request: server.BatchRequest{Operation: server.BatchOpCancel}, Status: server.BatchRunning, Total: 4, Done: 1, Next: 1, CreatedAt: t0},
-		"done": {ID: "done", Request: server.BatchRequest{Operation: server.BatchOpTerminate}, Status: server.BatchCompleted, Total: 2, Done: 2, Next: 2, CreatedAt: t0},
+	b := &batchBackend{Backend: local{server.New(nil, history.NewMemStore()), func() error { return nil }}, batches: map[string]api.Batch{
+		"run":  {ID: "run", Request: api.BatchRequest{Operation: api.BatchOpCancel}, Status: api.BatchRunning, Total: 4, Done: 1, Next: 1, CreatedAt: t0},
+		"done": {ID: "done", Request: api.BatchRequest{Operation: api.BatchOpTerminate}, Status: api.BatchCompleted, Total: 2, Done: 2, Next: 2, CreatedAt: t0},
 	}}
 	x := &Extensions{OpenTemporal: func(Temporal) (Backend, error) { return b, nil }}
 	do := func(args ...string) (int, string, string) {

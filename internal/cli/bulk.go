@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 )
 
 // bulkProgressEvery is how often a bulk operation reports its progress on stderr, in runs.
@@ -22,14 +22,14 @@ type bulkOp struct {
 	act      func(r history.Run) (string, error) // acts on r; the line for stdout
 	// batch is the operation as a batch of wend serve (bulk_batch.go); its Operation is ""
 	// for an op that has none.
-	batch server.BatchRequest
+	batch api.BatchRequest
 }
 
 // bulkStop is the bulkOp of wend cancel and terminate: the open runs.
 func bulkStop(e *env, b backend, name string, w where, dryRun, yes bool, reason string,
 	stop func(b backend, ctx context.Context, id, reason string) (history.Run, error), say func(history.Run) string) int {
 	return bulk(e, b, w, dryRun, yes, bulkOp{name: name, eligible: history.Run.Open, skipped: "finished",
-		batch: server.BatchRequest{Operation: name, Reason: reason},
+		batch: api.BatchRequest{Operation: name, Reason: reason},
 		act: func(r history.Run) (string, error) {
 			done, err := stop(b, context.Background(), r.RunID, reason)
 			if err != nil {

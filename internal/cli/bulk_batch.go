@@ -15,7 +15,6 @@ import (
 	"github.com/wendflow/wend/internal/termtext"
 
 	"github.com/wendflow/wend/api"
-	"github.com/wendflow/wend/server"
 )
 
 // batchPoll is how often a --where command asks serve how its batch goes; a variable so
@@ -33,8 +32,8 @@ func checkRPS(rps float64, bulk bool) string {
 	switch {
 	case rps != 0 && !bulk:
 		return "--rps goes with --where FILTER"
-	case rps < 0 || rps > server.MaxBatchRPS:
-		return fmt.Sprintf("--rps %g: want a pace in runs a second, above 0 and at most %d", rps, server.MaxBatchRPS)
+	case rps < 0 || rps > api.MaxBatchRPS:
+		return fmt.Sprintf("--rps %g: want a pace in runs a second, above 0 and at most %d", rps, api.MaxBatchRPS)
 	}
 	return ""
 }
@@ -83,7 +82,7 @@ func bulkThroughBatch(e *env, c *client, w where, op bulkOp) (code int, ok bool)
 
 // batchSummary prints a closed batch's failures and counts on stderr and maps them to the
 // exit code: 1 when a run failed or the batch did not complete.
-func batchSummary(e *env, name string, bt server.Batch) int {
+func batchSummary(e *env, name string, bt api.Batch) int {
 	for _, f := range bt.Failures {
 		fmt.Fprintf(e.stderr, "wend %s: run %s: %s\n", name, termtext.Escape(f.RunID, ""), f.Error)
 	}
@@ -92,9 +91,9 @@ func batchSummary(e *env, name string, bt server.Batch) int {
 	}
 	fmt.Fprintf(e.stderr, "wend %s: %d of %d run(s) done, %d failed, %d skipped%s\n", name, bt.Done, bt.Total, bt.Failed, bt.Skipped, skippedWhy(bt))
 	switch {
-	case bt.Status == server.BatchFailed:
+	case bt.Status == api.BatchFailed:
 		fmt.Fprintf(e.stderr, "wend %s: batch %s failed: %s\n", name, bt.ID, bt.Error)
-	case bt.Status == server.BatchCancelled:
+	case bt.Status == api.BatchCancelled:
 		fmt.Fprintf(e.stderr, "wend %s: batch %s was cancelled\n", name, bt.ID)
 	case bt.Failed == 0:
 		return exitOK
@@ -103,7 +102,7 @@ func batchSummary(e *env, name string, bt server.Batch) int {
 }
 
 // skippedWhy says why runs were skipped: " (2 finished, 1 gone)", or "".
-func skippedWhy(bt server.Batch) string {
+func skippedWhy(bt api.Batch) string {
 	if len(bt.SkippedBy) == 0 {
 		return ""
 	}

@@ -185,7 +185,7 @@ func retryWhere(e *env, pos []string, filter string, dryRun, yes bool, rps float
 	// A failed run is retried only when it is its workflow's newest: an older one was
 	// superseded (by a retry, or a continue-as-new) and the retry would be refused.
 	return bulk(e, b, w, dryRun, yes, bulkOp{name: "retry", skipped: "not failed or superseded",
-		batch: server.BatchRequest{Operation: server.BatchOpRetry},
+		batch: api.BatchRequest{Operation: api.BatchOpRetry},
 		eligible: func(r history.Run) bool {
 			if r.Status != history.StatusFailed {
 				return false

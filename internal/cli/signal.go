@@ -11,7 +11,6 @@ import (
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
-	"github.com/wendflow/wend/server"
 )
 
 var signalCmd = &command{
@@ -124,7 +123,7 @@ func runSignal(e *env, args []string) int {
 	req := api.SignalRequest{Name: pos[1], Data: raw, ID: *signalID}
 	if bulkMode {
 		return bulk(e, b, w, *dryRun, *yes, bulkOp{name: "signal", eligible: history.Run.Open, skipped: "finished",
-			batch: server.BatchRequest{Operation: server.BatchOpSignal, Signal: &server.BatchSignal{Name: req.Name, Data: req.Data, ID: req.ID}},
+			batch: api.BatchRequest{Operation: api.BatchOpSignal, Signal: &api.BatchSignal{Name: req.Name, Data: req.Data, ID: req.ID}},
 			act: func(r history.Run) (string, error) {
 				sent, err := b.SendSignal(context.Background(), r.RunID, req)
 				if err != nil {

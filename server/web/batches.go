@@ -22,7 +22,7 @@ func init() {
 }
 
 // batchActions are what the runs list offers to do to the runs ticked.
-var batchActions = []string{server.BatchOpCancel, server.BatchOpTerminate, server.BatchOpRetry}
+var batchActions = []string{api.BatchOpCancel, api.BatchOpTerminate, api.BatchOpRetry}
 
 func (u *UI) batchRoutes(m *server.Router) {
 	m.HandleFunc("POST "+uiBatchesPath, server.AccessAct, u.createBatch)
@@ -32,7 +32,7 @@ func (u *UI) batchRoutes(m *server.Router) {
 
 type batchesView struct {
 	uiPage
-	Batches []server.Batch
+	Batches []api.Batch
 }
 
 // batches is GET /ui/batches: every batch kept, newest first, each linked to its page.
@@ -47,7 +47,7 @@ func (u *UI) batches(w http.ResponseWriter, r *http.Request) {
 
 type batchView struct {
 	uiPage
-	Batch   server.Batch
+	Batch   api.Batch
 	Acted   int // done + failed + skipped
 	LiveURL string
 	Version string
@@ -72,10 +72,10 @@ func (u *UI) createBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	act := r.PostForm.Get("action")
-	req := server.BatchRequest{Operation: act, RunIDs: runs, Reason: strings.TrimSpace(r.PostForm.Get("reason"))}
-	if act == server.BatchOpRetry {
+	req := api.BatchRequest{Operation: act, RunIDs: runs, Reason: strings.TrimSpace(r.PostForm.Get("reason"))}
+	if act == api.BatchOpRetry {
 		req.Reason = "" // a retry records no reason
-	} else if act != server.BatchOpCancel && act != server.BatchOpTerminate {
+	} else if act != api.BatchOpCancel && act != api.BatchOpTerminate {
 		renderError(w, r, api.NewError(api.CodeBadRequest, fmt.Sprintf("no batch action %q (want cancel, terminate or retry)", act)))
 		return
 	}

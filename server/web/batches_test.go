@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/app/apptest"
-	"github.com/wendflow/wend/server"
 )
 
 // TestUIBatchPages: the batches page lists each batch linked to its page, which shows its
@@ -31,7 +31,7 @@ func TestUIBatchPages(t *testing.T) {
 		t.Fatalf("without batches: %d, want 501", code)
 	}
 	bs := apptest.Batches(t, srv, nil)
-	bt, _, err := bs.Create(server.BatchRequest{ID: "b1", Operation: server.BatchOpCancel, Where: `id ~ "<i>"`, Reason: "<b>why</b>"})
+	bt, _, err := bs.Create(api.BatchRequest{ID: "b1", Operation: api.BatchOpCancel, Where: `id ~ "<i>"`, Reason: "<b>why</b>"})
 	if err != nil {
 		t.Fatal(err)
 	}

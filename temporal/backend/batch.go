@@ -39,7 +39,7 @@ const maxListedBatches = 100
 const maxScannedBatches = 5000
 
 // StartBatch starts a Temporal batch operation over runs with bt's id as its job id.
-func (b *Backend) StartBatch(ctx context.Context, bt server.Batch, runs []history.Run) (server.Batch, error) {
+func (b *Backend) StartBatch(ctx context.Context, bt api.Batch, runs []history.Run) (api.Batch, error) {
 	req := &workflowservice.StartBatchOperationRequest{
 		Namespace: b.ns, JobId: bt.ID, Reason: cmp.Or(bt.Request.Reason, "wend batch "+bt.Request.Operation),
 		MaxOperationsPerSecond: float32(bt.Request.RPS),
@@ -49,23 +49,23 @@ func (b *Backend) StartBatch(ctx context.Context, bt server.Batch, runs []histor
 		req.Executions = append(req.Executions, &commonpb.WorkflowExecution{WorkflowId: r.WorkflowID, RunId: r.RunID}) //lint:ignore SA1019 older clusters read only Executions
 	}
 	switch bt.Request.Operation {
-	case server.BatchOpCancel:
+	case api.BatchOpCancel:
 		req.Operation = &workflowservice.StartBatchOperationRequest_CancellationOperation{
 			CancellationOperation: &batchpb.BatchOperationCancellation{Identity: batchIdentity}}
-	case server.BatchOpTerminate:
+	case api.BatchOpTerminate:
 		req.Operation = &workflowservice.StartBatchOperationRequest_TerminationOperation{
 			TerminationOperation: &batchpb.BatchOperationTermination{Identity: batchIdentity}}
-	case server.BatchOpSignal:
+	case api.BatchOpSignal:
 		op, err := b.batchSignal(ctx, bt, runs)
 		if err != nil {
-			return server.Batch{}, err
+			return api.Batch{}, err
 		}
 		req.Operation = op
 	default:
-		return server.Batch{}, api.NewError(api.CodeUnsupported, fmt.Sprintf("batch: Temporal runs no %s batch", bt.Request.Operation))
+		return api.Batch{}, api.NewError(api.CodeUnsupported, fmt.Sprintf("batch: Temporal runs no %s batch", bt.Request.Operation))
 	}
 	if _, err := b.c.WorkflowService().StartBatchOperation(ctx, req); err != nil {
-		return server.Batch{}, batchError(bt.ID, b.ns, err)
+		return api.Batch{}, batchError(bt.ID, b.ns, err)
 	}
 	return b.Batch(ctx, bt.ID)
 }
@@ -73,7 +73,7 @@ func (b *Backend) StartBatch(ctx context.Context, bt server.Batch, runs []histor
 // batchSignal is the Signal operation of a signal batch. The signal is checked against the
 // contract (spec `signals:`) of the first run of each workflow, as a single signal is, so a
 // signal none of them declares is refused before anything is sent.
-func (b *Backend) batchSignal(ctx context.Context, bt server.Batch, runs []history.Run) (*workflowservice.StartBatchOperationRequest_SignalOperation, error) {
+func (b *Backend) batchSignal(ctx context.Context, bt api.Batch, runs []history.Run) (*workflowservice.StartBatchOperationRequest_SignalOperation, error) {
 	sig := bt.Request.Signal
 	sr := api.SignalRequest{Name: sig.Name, Data: sig.Data, ID: cmp.Or(sig.ID, "batch:"+bt.ID)}
 	checked := map[string]bool{}
@@ -99,14 +99,14 @@ func (b *Backend) batchSignal(ctx context.Context, bt server.Batch, runs []histo
 }
 
 // Batch describes batch id: its state and counts, its operation and reason.
-func (b *Backend) Batch(ctx context.Context, id string) (server.Batch, error) {
+func (b *Backend) Batch(ctx context.Context, id string) (api.Batch, error) {
 	d, err := b.c.WorkflowService().DescribeBatchOperation(ctx, &workflowservice.DescribeBatchOperationRequest{Namespace: b.ns, JobId: id})
 	if err != nil {
-		return server.Batch{}, batchError(id, b.ns, err)
+		return api.Batch{}, batchError(id, b.ns, err)
 	}
-	bt := server.Batch{
+	bt := api.Batch{
 		ID:      d.GetJobId(),
-		Request: server.BatchRequest{ID: d.GetJobId(), Operation: batchOpName(d.GetOperationType()), Reason: d.GetReason()},
+		Request: api.BatchRequest{ID: d.GetJobId(), Operation: batchOpName(d.GetOperationType()), Reason: d.GetReason()},
 		Total:   int(d.GetTotalOperationCount()), Done: int(d.GetCompleteOperationCount()), Failed: int(d.GetFailureOperationCount()),
 		Status:    b.batchStatus(ctx, id, d.GetState()),
 		CreatedAt: d.GetStartTime().AsTime().UTC(), UpdatedAt: time.Now().UTC(),
@@ -126,35 +126,35 @@ func (b *Backend) Batch(ctx context.Context, id string) (server.Batch, error) {
 func (b *Backend) batchStatus(ctx context.Context, id string, st enumspb.BatchOperationState) string {
 	switch st {
 	case enumspb.BATCH_OPERATION_STATE_RUNNING:
-		return server.BatchRunning
+		return api.BatchRunning
 	case enumspb.BATCH_OPERATION_STATE_COMPLETED:
-		return server.BatchCompleted
+		return api.BatchCompleted
 	}
 	d, err := b.c.DescribeWorkflowExecution(ctx, id, "")
 	if err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED {
-		return server.BatchCancelled
+		return api.BatchCancelled
 	}
-	return server.BatchFailed
+	return api.BatchFailed
 }
 
 // batchOpName is wend's name of a Temporal batch operation type.
 func batchOpName(t enumspb.BatchOperationType) string {
 	switch t {
 	case enumspb.BATCH_OPERATION_TYPE_CANCEL_WORKFLOW, enumspb.BATCH_OPERATION_TYPE_CANCEL: //lint:ignore SA1019 older clusters record it
-		return server.BatchOpCancel
+		return api.BatchOpCancel
 	case enumspb.BATCH_OPERATION_TYPE_TERMINATE_WORKFLOW, enumspb.BATCH_OPERATION_TYPE_TERMINATE: //lint:ignore SA1019 older clusters record it
-		return server.BatchOpTerminate
+		return api.BatchOpTerminate
 	case enumspb.BATCH_OPERATION_TYPE_SIGNAL_WORKFLOW, enumspb.BATCH_OPERATION_TYPE_SIGNAL: //lint:ignore SA1019 older clusters record it
-		return server.BatchOpSignal
+		return api.BatchOpSignal
 	case enumspb.BATCH_OPERATION_TYPE_DELETE_WORKFLOW, enumspb.BATCH_OPERATION_TYPE_DELETE: //lint:ignore SA1019 older clusters record it
-		return server.BatchOpPurge
+		return api.BatchOpPurge
 	}
 	return "temporal:" + t.String()
 }
 
 // Batches lists the namespace's batch operations, newest first, at most maxListedBatches,
 // each described for its counts.
-func (b *Backend) Batches(ctx context.Context) ([]server.Batch, error) {
+func (b *Backend) Batches(ctx context.Context) ([]api.Batch, error) {
 	var infos []*batchpb.BatchOperationInfo
 	var token []byte
 	for {
@@ -171,7 +171,7 @@ func (b *Backend) Batches(ctx context.Context) ([]server.Batch, error) {
 	slices.SortFunc(infos, func(x, y *batchpb.BatchOperationInfo) int {
 		return cmp.Or(y.GetStartTime().AsTime().Compare(x.GetStartTime().AsTime()), cmp.Compare(y.GetJobId(), x.GetJobId()))
 	})
-	out := []server.Batch{}
+	out := []api.Batch{}
 	for _, i := range infos[:min(len(infos), maxListedBatches)] {
 		bt, err := b.Batch(ctx, i.GetJobId())
 		if err != nil {
@@ -187,14 +187,14 @@ func (b *Backend) Batches(ctx context.Context) ([]server.Batch, error) {
 }
 
 // StopBatch stops batch id's operation; one already closed is answered as it is.
-func (b *Backend) StopBatch(ctx context.Context, id string) (server.Batch, error) {
+func (b *Backend) StopBatch(ctx context.Context, id string) (api.Batch, error) {
 	_, err := b.c.WorkflowService().StopBatchOperation(ctx, &workflowservice.StopBatchOperationRequest{
 		Namespace: b.ns, JobId: id, Reason: "wend batch cancel", Identity: batchIdentity})
 	if err != nil {
 		if now, derr := b.Batch(ctx, id); derr == nil && !now.Open() {
 			return now, nil // it closed meanwhile
 		}
-		return server.Batch{}, batchError(id, b.ns, err)
+		return api.Batch{}, batchError(id, b.ns, err)
 	}
 	return b.Batch(ctx, id)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/temporal/wire"
 	batchpb "go.temporal.io/api/batch/v1"
 	commonpb "go.temporal.io/api/common/v1"
@@ -93,22 +92,22 @@ var batchRun = history.Run{WorkflowID: "order-1", RunID: "run-1", Name: "order",
 func TestStartBatchMapsTheOperation(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		req    server.BatchRequest
+		req    api.BatchRequest
 		check  func(t *testing.T, req *workflowservice.StartBatchOperationRequest)
 		reason string
 	}{
-		{"cancel", server.BatchRequest{Operation: server.BatchOpCancel, Reason: "tidy", RPS: 20}, func(t *testing.T, req *workflowservice.StartBatchOperationRequest) {
+		{"cancel", api.BatchRequest{Operation: api.BatchOpCancel, Reason: "tidy", RPS: 20}, func(t *testing.T, req *workflowservice.StartBatchOperationRequest) {
 			if req.GetCancellationOperation() == nil {
 				t.Fatalf("operation %T, want a cancellation", req.GetOperation())
 			}
 		}, "tidy"},
-		{"terminate", server.BatchRequest{Operation: server.BatchOpTerminate, RPS: 20}, func(t *testing.T, req *workflowservice.StartBatchOperationRequest) {
+		{"terminate", api.BatchRequest{Operation: api.BatchOpTerminate, RPS: 20}, func(t *testing.T, req *workflowservice.StartBatchOperationRequest) {
 			if req.GetTerminationOperation() == nil {
 				t.Fatalf("operation %T, want a termination", req.GetOperation())
 			}
 		}, "wend batch terminate"},
-		{"signal", server.BatchRequest{Operation: server.BatchOpSignal, RPS: 20,
-			Signal: &server.BatchSignal{Name: "approve", Data: json.RawMessage(`{"by":"ann"}`)}}, func(t *testing.T, req *workflowservice.StartBatchOperationRequest) {
+		{"signal", api.BatchRequest{Operation: api.BatchOpSignal, RPS: 20,
+			Signal: &api.BatchSignal{Name: "approve", Data: json.RawMessage(`{"by":"ann"}`)}}, func(t *testing.T, req *workflowservice.StartBatchOperationRequest) {
 			op := req.GetSignalOperation()
 			if op == nil || op.GetSignal() != wire.SignalName {
 				t.Fatalf("operation %v, want a signal on %s", req.GetOperation(), wire.SignalName)
@@ -125,7 +124,7 @@ func TestStartBatchMapsTheOperation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b, _, svc := newBatchFake(t)
 			c.req.ID = "b1"
-			bt, err := b.StartBatch(context.Background(), server.Batch{ID: "b1", Request: c.req}, []history.Run{batchRun})
+			bt, err := b.StartBatch(context.Background(), api.Batch{ID: "b1", Request: c.req}, []history.Run{batchRun})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,8 +149,8 @@ func TestStartBatchMapsTheOperation(t *testing.T) {
 // refused with the single signal's code, and no batch starts.
 func TestBatchSignalContract(t *testing.T) {
 	b, _, svc := newBatchFake(t)
-	_, err := b.StartBatch(context.Background(), server.Batch{ID: "b1", Request: server.BatchRequest{ID: "b1", Operation: server.BatchOpSignal,
-		Signal: &server.BatchSignal{Name: "nope"}}}, []history.Run{batchRun})
+	_, err := b.StartBatch(context.Background(), api.Batch{ID: "b1", Request: api.BatchRequest{ID: "b1", Operation: api.BatchOpSignal,
+		Signal: &api.BatchSignal{Name: "nope"}}}, []history.Run{batchRun})
 	if code(err) != api.CodeUnknownSignal || len(svc.started) != 0 {
 		t.Fatalf("err %v, started %d", err, len(svc.started))
 	}
@@ -180,8 +179,8 @@ func TestBatchProgressAndStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bt.Status != server.BatchCompleted || bt.Total != 5 || bt.Done != 4 || bt.Failed != 1 || bt.Next != 5 ||
-		bt.Request.Operation != server.BatchOpTerminate || bt.Request.Reason != "r" || !bt.ClosedAt.Equal(closed.AsTime()) {
+	if bt.Status != api.BatchCompleted || bt.Total != 5 || bt.Done != 4 || bt.Failed != 1 || bt.Next != 5 ||
+		bt.Request.Operation != api.BatchOpTerminate || bt.Request.Reason != "r" || !bt.ClosedAt.Equal(closed.AsTime()) {
 		t.Fatalf("done: %+v", bt)
 	}
 	list, err := b.Batches(context.Background())
@@ -204,7 +203,7 @@ func TestBatchProgressAndStates(t *testing.T) {
 // cancelled.
 func TestStopBatch(t *testing.T) {
 	b, f, svc := newBatchFake(t)
-	if _, err := b.StartBatch(context.Background(), server.Batch{ID: "b1", Request: server.BatchRequest{ID: "b1", Operation: server.BatchOpCancel}}, []history.Run{batchRun}); err != nil {
+	if _, err := b.StartBatch(context.Background(), api.Batch{ID: "b1", Request: api.BatchRequest{ID: "b1", Operation: api.BatchOpCancel}}, []history.Run{batchRun}); err != nil {
 		t.Fatal(err)
 	}
 	term := info(enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, nil)
@@ -214,7 +213,7 @@ func TestStopBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bt.Status != server.BatchCancelled || len(svc.stopped) != 1 {
+	if bt.Status != api.BatchCancelled || len(svc.stopped) != 1 {
 		t.Fatalf("stopped: %+v, stop calls %v", bt, svc.stopped)
 	}
 }
@@ -233,7 +232,7 @@ func TestBatchStartRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b, _, svc := newBatchFake(t)
 			svc.startErr = c.err
-			_, err := b.StartBatch(context.Background(), server.Batch{ID: "b1", Request: server.BatchRequest{ID: "b1", Operation: server.BatchOpTerminate}}, []history.Run{batchRun})
+			_, err := b.StartBatch(context.Background(), api.Batch{ID: "b1", Request: api.BatchRequest{ID: "b1", Operation: api.BatchOpTerminate}}, []history.Run{batchRun})
 			if code(err) != c.code {
 				t.Fatalf("err %v, want code %s", err, c.code)
 			}
