@@ -1,0 +1,243 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/wendflow/wend/history"
+)
+
+// migrateCase is a run of one step kind parked in the middle of its work, the edit that
+// holds for it and one that breaks it.
+type migrateCase struct {
+	kind   string
+	body   string                               // steps of the file the run starts with, parked at a gate, a signal or a timer
+	park   func(h *harness) bool                // the run is where the move happens
+	goOn   func(h *harness, gate chan struct{}) // lets the run finish
+	breaks [2]string                            // an edit of body that changes a recorded decision
+	// compatEdit, when set, is the edit that holds (else a step appended after the body),
+	// and want the output the run finishes with on the new text.
+	compatEdit [2]string
+	want       string
+}
+
+func gateCalled(n int) func(h *harness) bool {
+	return func(h *harness) bool { return h.acts.count("gate") >= n }
+}
+
+func hasRecorded(typ history.EventType) func(h *harness) bool {
+	return func(h *harness) bool {
+		runs, _ := h.store.Runs(history.RunFilter{WorkflowID: "m"})
+		return len(runs) > 0 && h.hasEvent(runs[0].RunID, typ)
+	}
+}
+
+func release(_ *harness, gate chan struct{}) { close(gate) }
+
+var migrateCases = []migrateCase{
+	{kind: "sequence", body: "  - {id: a, activity: p.echo, with: 1}\n  - {id: g, activity: p.gate}\n",
+		park: gateCalled(1), goOn: release, breaks: [2]string{"with: 1", "with: 2"}},
+	{kind: "parallel", body: "  - id: par\n    parallel:\n      - {id: a, activity: p.echo, with: 1}\n      - {id: g, activity: p.gate}\n",
+		park: gateCalled(1), goOn: release, breaks: [2]string{"{id: a, activity: p.echo, with: 1}\n      - {id: g, activity: p.gate}", "{id: g, activity: p.gate}\n      - {id: a, activity: p.echo, with: 1}"}},
+	{kind: "for_each", body: "  - id: each\n    for_each: [1, 2]\n    steps: [{activity: p.gate, with: \"${{ item }}\"}]\n",
+		park: gateCalled(1), goOn: release, breaks: [2]string{"[1, 2]", "[2, 1]"}},
+	{kind: "wait_for_signal", body: "  - {id: a, activity: p.echo, with: 1}\n  - {id: w, wait_for_signal: go, timeout: 1h}\n",
+		park: hasRecorded(history.TimerScheduled),
+		goOn: func(h *harness, _ chan struct{}) {
+			if err := h.e.Signal(context.Background(), "m", "go", nil); err != nil {
+				h.t.Fatal(err)
+			}
+		}, breaks: [2]string{"timeout: 1h", "timeout: 2h"}},
+	{kind: "delay", body: "  - {id: a, activity: p.echo, with: 1}\n  - {id: d, delay: 1m}\n",
+		park: hasRecorded(history.TimerScheduled), goOn: func(*harness, chan struct{}) {}, breaks: [2]string{"delay: 1m", "delay: 2m"}},
+	{kind: "child workflow", body: "  - {id: k, run_workflow: ./child.wend.yaml, with: {x: 1}}\n",
+		park: gateCalled(1), goOn: release, breaks: [2]string{"x: 1", "x: 2"}},
+	{kind: "compensation", body: "  - {id: a, activity: p.echo, with: 1, compensate_with: {activity: p.echo, with: undo}}\n  - {id: w, wait_for_signal: go, timeout: 1h}\n",
+		park: hasRecorded(history.TimerScheduled),
+		goOn: func(h *harness, _ chan struct{}) {
+			if err := h.e.Cancel(context.Background(), "m", "stop"); err != nil {
+				h.t.Fatal(err)
+			}
+		}, breaks: [2]string{"with: 1", "with: 2"}, compatEdit: [2]string{"with: undo", "with: undo-v2"}, want: "undo-v2"},
+}
+
+const migrateTail = "output: v1\n"
+
+func (c migrateCase) files() (base, compat, broken string) {
+	base = head + "steps:\n" + c.body + migrateTail
+	if c.compatEdit[0] != "" {
+		compat = strings.Replace(base, c.compatEdit[0], c.compatEdit[1], 1)
+	} else {
+		compat = head + "steps:\n" + c.body + "  - {id: z, activity: p.echo, with: moved}\noutput: \"${{ steps.z.output }}\"\n"
+	}
+	return base, compat, strings.Replace(base, c.breaks[0], c.breaks[1], 1)
+}
+
+// TestMigrateContinuesEachStepKind: a run of each step kind, parked at a try in flight, a
+// signal wait, a timer or a child, moves to a file that holds for it and finishes on that
+// file, in the same process and across a restart after the move; a file that breaks it is
+// refused with where they part, and the run finishes on its old file.
+func TestMigrateContinuesEachStepKind(t *testing.T) {
+	for _, c := range migrateCases {
+		for _, restart := range []bool{false, true} {
+			name := c.kind
+			if restart {
+				name += "/restart after the move"
+			}
+			t.Run(name, func(t *testing.T) {
+				h := newHarness(t)
+				gate := make(chan struct{})
+				h.acts.fns["gate"] = func(ctx context.Context, call history.ActivityCall) (json.RawMessage, error) {
+					select {
+					case <-gate:
+						return json.RawMessage(`"opened"`), nil
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}
+				h.write("child.wend.yaml", head+"steps: [{id: c, activity: p.gate}]\n")
+				base, compat, broken := c.files()
+				f := h.write("m.wend.yaml", base)
+				h.start(f, "m", "null")
+				waitFor(t, "the run parks at its "+c.kind+" step", func() bool { return c.park(h) })
+
+				bad := h.write("broken.wend.yaml", broken)
+				res := h.migrate("m", bad, false)
+				if res.Moved || res.Divergence == nil {
+					t.Fatalf("the breaking edit %q moved the run: %+v", c.breaks, res)
+				}
+				rec := h.onlyRun("m")
+				if rec.SpecSHA256 != res.FromSHA256 || h.hasEvent(rec.RunID, history.WorkflowMigrated) {
+					t.Fatalf("a refused move changed the run: %+v", rec)
+				}
+
+				good := h.write("compat.wend.yaml", compat)
+				if dry := h.migrate("m", good, true); dry.Moved || dry.Divergence != nil {
+					t.Fatalf("dry run: %+v", dry)
+				}
+				if h.hasEvent(rec.RunID, history.WorkflowMigrated) {
+					t.Fatal("a dry run recorded a move")
+				}
+				res = h.migrate("m", good, false)
+				if !res.Moved || res.Divergence != nil || res.FromSHA256 != rec.SpecSHA256 || res.ToSHA256 != sha([]byte(compat)) {
+					t.Fatalf("the holding edit did not move the run: %+v", res)
+				}
+				if again := h.migrate("m", good, false); again.Moved || !again.Already {
+					t.Fatalf("a repeated move: %+v, want already there", again)
+				}
+				if restart {
+					h.e.Close()
+					h.open()
+					if rep, err := h.e.Recover(context.Background()); err != nil || len(rep.Blocked) != 0 {
+						t.Fatalf("recover after the move: %+v %v", rep, err)
+					}
+				}
+				c.goOn(h, gate)
+				r := h.wait("m")
+				want := c.want
+				if want == "" {
+					if got := h.output(r); got != `"moved"` {
+						t.Fatalf("output %s, want the new file's \"moved\"", got)
+					}
+				} else if !h.calledWith("echo", want) {
+					t.Fatalf("no echo call with %q: the run did not go on under the new file", want)
+				}
+				if r.SpecSHA256 != sha([]byte(compat)) {
+					t.Fatalf("the closed run's record names spec %s", r.SpecSHA256)
+				}
+				evs, _ := h.store.Events(r.RunID, 0)
+				if ps := append(history.Check(r, evs), history.CheckRecord(r, evs)...); len(ps) > 0 {
+					t.Fatalf("history check: %v", ps)
+				}
+				m := migrationOf(t, evs)
+				if m.FromSHA256 != sha([]byte(base)) || m.By != "tester" || m.SpecSource != compat {
+					t.Fatalf("WorkflowMigrated %+v", m)
+				}
+			})
+		}
+	}
+}
+
+func (h *harness) migrate(id, file string, dry bool) MigrateResult {
+	h.t.Helper()
+	src := h.read(file)
+	res, err := h.e.Migrate(context.Background(), MigrateRequest{WorkflowID: id, File: file, Source: src, By: "tester", DryRun: dry})
+	if err != nil {
+		h.t.Fatalf("migrate %s to %s: %v", id, file, err)
+	}
+	return res
+}
+
+func (h *harness) read(file string) string {
+	h.t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (h *harness) calledWith(activity, input string) bool {
+	h.acts.mu.Lock()
+	defer h.acts.mu.Unlock()
+	for _, c := range h.acts.calls {
+		var v any
+		if c.Activity == activity && json.Unmarshal(c.Input, &v) == nil && v == input {
+			return true
+		}
+	}
+	return false
+}
+
+func migrationOf(t *testing.T, evs []history.Event) history.Migration {
+	t.Helper()
+	for _, ev := range evs {
+		if ev.Type == history.WorkflowMigrated {
+			m, err := history.DataOf[history.Migration](ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	t.Fatal("no WorkflowMigrated in the history")
+	return history.Migration{}
+}
+
+// TestMigrateRefuses: what Migrate will not move, and the error each gets.
+func TestMigrateRefuses(t *testing.T) {
+	h := newHarness(t)
+	f := h.write("m.wend.yaml", head+"steps: [{id: w, wait_for_signal: go}]\n")
+	h.start(f, "m", "null")
+	done := h.write("done.wend.yaml", head+"steps: [{id: a, activity: p.echo, with: 1}]\n")
+	h.start(done, "done", "null")
+	h.wait("done")
+	other := strings.Replace(head, "name: t", "name: other", 1) + "steps: [{id: w, wait_for_signal: go}]\n"
+	cases := []struct {
+		name, id, src string
+		want          error
+	}{
+		{"no such workflow id", "nope", head + "steps: [{id: w, wait_for_signal: go}]\n", history.ErrNotFound},
+		{"a closed run", "done", head + "steps: [{id: a, activity: p.echo, with: 1}]\noutput: x\n", ErrRunClosed},
+		{"a file of another workflow", "m", other, ErrOtherWorkflow},
+		{"a file that fails validation", "m", head + "steps: [{id: w, wait_for_signal: go, bogus: 1}]\n", ErrInvalidSpec},
+		{"no text", "m", "", ErrInvalidSpec},
+		{"an id with a control character", "m\x00", head + "steps: []\n", ErrBadID},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := h.e.Migrate(context.Background(), MigrateRequest{WorkflowID: c.id, File: "x.wend.yaml", Source: c.src, By: "tester"})
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err %v, want %v", err, c.want)
+			}
+		})
+	}
+	rec := h.onlyRun("m")
+	if h.hasEvent(rec.RunID, history.WorkflowMigrated) || rec.SpecSHA256 != sha([]byte(h.read(f))) {
+		t.Fatalf("a refused move changed the run: %+v", rec)
+	}
+}
