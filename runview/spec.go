@@ -22,11 +22,17 @@ func SpecOf(started history.Event) *spec.Workflow {
 	return w
 }
 
-// Spec is the workflow the run runs (SpecOf its first event), loaded once; nil when its text
-// no longer loads.
+// Spec is the workflow the run runs (the text its WorkflowStarted recorded, or the one its
+// last WorkflowMigrated moved it to), loaded once; nil when its text no longer loads.
 func (v *View) Spec() *spec.Workflow {
 	if !v.specLoaded {
 		v.spec, v.specLoaded = SpecOf(v.Events[0]), true
+		if v.started.SpecSource != "" && v.started.SpecSHA256 != v.Workflow.SpecSHA256 {
+			v.spec = nil
+			if w, ds := (&spec.Loader{SkipChildren: true}).Load(v.started.SpecFile, []byte(v.started.SpecSource)); !ds.HasErrors() {
+				v.spec = w
+			}
+		}
 	}
 	return v.spec
 }

@@ -123,6 +123,13 @@ func eventLine(ev history.Event, name func(path string) string) string {
 	case history.WorkflowStarted:
 		st, _ := history.DataOf[history.Started](ev)
 		return fmt.Sprintf("started (run %s, %s)", st.RunID, st.SpecFile)
+	case history.WorkflowMigrated:
+		m, _ := history.DataOf[history.Migration](ev)
+		line := fmt.Sprintf("moved to file version %s (from %s)", shortHash(m.ToSHA256), shortHash(m.FromSHA256))
+		if m.By != "" {
+			line += " by " + m.By
+		}
+		return line
 	case history.ActivityScheduled:
 		a, _ := history.DataOf[history.ActivitySchedule](ev)
 		return fmt.Sprintf("%s: %s.%s scheduled", at, a.Plugin, a.Activity)
@@ -200,4 +207,12 @@ func lineFailure(ev history.Event) string {
 		}
 	}
 	return ""
+}
+
+// shortHash is a spec hash as people read it: its first 12 hex digits.
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }
