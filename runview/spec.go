@@ -22,6 +22,26 @@ func SpecOf(started history.Event) *spec.Workflow {
 	return w
 }
 
+// SpecNow is the workflow a run runs now: SpecOf its first event, or the text its last
+// WorkflowMigrated moved it to; nil when that text does not load.
+func SpecNow(events []history.Event) *spec.Workflow {
+	if len(events) == 0 || events[0].Type != history.WorkflowStarted {
+		return nil
+	}
+	st, err := history.DataOf[history.Started](events[0])
+	if err == nil {
+		st, err = history.CurrentSpec(st, events)
+	}
+	if err != nil {
+		return nil
+	}
+	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
+	if ds.HasErrors() || w == nil {
+		return nil
+	}
+	return w
+}
+
 // Spec is the workflow the run runs (the text its WorkflowStarted recorded, or the one its
 // last WorkflowMigrated moved it to), loaded once; nil when its text no longer loads.
 func (v *View) Spec() *spec.Workflow {

@@ -67,6 +67,13 @@ func EventDetail(ev history.Event, name func(path string) string) string {
 	case history.CancelRequested:
 		c, _ := history.DataOf[history.CancelRequest](ev)
 		return fmt.Sprintf("reason %q", c.Reason)
+	case history.WorkflowMigrated:
+		m, _ := history.DataOf[history.Migration](ev)
+		s := fmt.Sprintf("file version %s → %s", shortHash(m.FromSHA256), shortHash(m.ToSHA256))
+		if m.By != "" {
+			s += " by " + m.By
+		}
+		return s
 	}
 	if ev.Type.Terminal() || ev.Type == history.ChildWorkflowCompleted || ev.Type == history.ChildWorkflowFailed ||
 		ev.Type == history.WorkflowWaitCompleted || ev.Type == history.WorkflowWaitFailed {

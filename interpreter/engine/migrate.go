@@ -55,6 +55,9 @@ func (e *Engine) Migrate(ctx context.Context, req MigrateRequest) (MigrateResult
 	if err := CheckID("workflow id", req.WorkflowID); err != nil {
 		return res, fmt.Errorf("migrate: %w", err)
 	}
+	if err := CheckID("name of who asks", req.By); err != nil {
+		return res, fmt.Errorf("migrate %s: %w", req.WorkflowID, err)
+	}
 	if req.Source == "" {
 		return res, fmt.Errorf("migrate %s: no workflow text to move to: %w", req.WorkflowID, ErrInvalidSpec)
 	}
