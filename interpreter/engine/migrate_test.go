@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -220,17 +221,19 @@ func TestMigrateRefuses(t *testing.T) {
 	cases := []struct {
 		name, id, src string
 		want          error
+		by            string
 	}{
-		{"no such workflow id", "nope", head + "steps: [{id: w, wait_for_signal: go}]\n", history.ErrNotFound},
-		{"a closed run", "done", head + "steps: [{id: a, activity: p.echo, with: 1}]\noutput: x\n", ErrRunClosed},
-		{"a file of another workflow", "m", other, ErrOtherWorkflow},
-		{"a file that fails validation", "m", head + "steps: [{id: w, wait_for_signal: go, bogus: 1}]\n", ErrInvalidSpec},
-		{"no text", "m", "", ErrInvalidSpec},
-		{"an id with a control character", "m\x00", head + "steps: []\n", ErrBadID},
+		{"a requester name with a terminal escape", "m", head + "steps: [{id: w, wait_for_signal: go}]\noutput: x\n", ErrBadID, "\x1b[31mroot"},
+		{"no such workflow id", "nope", head + "steps: [{id: w, wait_for_signal: go}]\n", history.ErrNotFound, ""},
+		{"a closed run", "done", head + "steps: [{id: a, activity: p.echo, with: 1}]\noutput: x\n", ErrRunClosed, ""},
+		{"a file of another workflow", "m", other, ErrOtherWorkflow, ""},
+		{"a file that fails validation", "m", head + "steps: [{id: w, wait_for_signal: go, bogus: 1}]\n", ErrInvalidSpec, ""},
+		{"no text", "m", "", ErrInvalidSpec, ""},
+		{"an id with a control character", "m\x00", head + "steps: []\n", ErrBadID, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := h.e.Migrate(context.Background(), MigrateRequest{WorkflowID: c.id, File: "x.wend.yaml", Source: c.src, By: "tester"})
+			_, err := h.e.Migrate(context.Background(), MigrateRequest{WorkflowID: c.id, File: "x.wend.yaml", Source: c.src, By: cmp.Or(c.by, "tester")})
 			if !errors.Is(err, c.want) {
 				t.Fatalf("err %v, want %v", err, c.want)
 			}
