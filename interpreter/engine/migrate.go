@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wendflow/wend/failpoint"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
@@ -138,6 +139,7 @@ func (e *Engine) commitMigration(lr *liveRun, res MigrateResult, req MigrateRequ
 	rec.LastSeq++
 	rec.SpecSHA256 = res.ToSHA256
 	c := history.Commit{Runs: []history.RunUpdate{{Run: rec, Events: []history.Event{ev}}}}
+	failpoint.Hit("migrate-before-commit") // checked, nothing recorded
 	if err := e.store.Commit(e.ctx, c); err != nil {
 		if storeRefused(err) {
 			return err
@@ -145,6 +147,7 @@ func (e *Engine) commitMigration(lr *liveRun, res MigrateResult, req MigrateRequ
 		e.fatal(fmt.Errorf("commit migration of run %s: %w", rec.RunID, err))
 		return err
 	}
+	failpoint.Hit("migrate-after-commit") // moved, not yet answered
 	lr.rec = rec
 	lr.interp, lr.w, lr.needs = nil, nil, nil
 	if err := e.ensure(lr); err != nil {
