@@ -9,64 +9,32 @@ import (
 	"os/user"
 	"strconv"
 
-	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/interpreter/engine"
 )
-
-// MigrateRequest is POST /v1/runs/{id}/migrate's body: the workflow text to move the run to.
-type MigrateRequest struct {
-	File   string `json:"file,omitempty"` // where the text was read: messages, and its run_workflow targets' folder
-	Source string `json:"source"`
-	DryRun bool   `json:"dry_run,omitempty"`
-	// By names who asks, recorded in WorkflowMigrated. Only a request over the control socket
-	// (the serving user's own) may name one; a request with a token is recorded as the token's.
-	By string `json:"by,omitempty"`
-}
-
-// MigrateResult is what a migration found for one run.
-type MigrateResult struct {
-	Run        history.Run `json:"run"` // the run's record after the request
-	FromSHA256 string      `json:"from_sha256"`
-	ToSHA256   string      `json:"to_sha256"`
-	Moved      bool        `json:"moved"`             // WorkflowMigrated is committed
-	Already    bool        `json:"already,omitempty"` // the run was on that text already; nothing recorded
-	// Divergence, when set, is where the new text decides otherwise than the run's history:
-	// the run was left as it was.
-	Divergence *Divergence `json:"divergence,omitempty"`
-}
-
-// Divergence is where a run's history and another text part (interpreter.Divergence).
-type Divergence struct {
-	Seq      uint64 `json:"seq"`                // the event where they part
-	Recorded string `json:"recorded,omitempty"` // the history's event type there
-	Step     string `json:"step,omitempty"`     // its step path
-	Decided  string `json:"decided,omitempty"`  // what the new text decides instead
-	At       string `json:"at,omitempty"`       // the step path of that decision
-	Reason   string `json:"reason"`
-}
 
 // Migrate moves the open run id names to req.Source when its history replays on it (wend
 // migrate); with DryRun it only checks. A run the check refuses is left as it is and the
 // result says why; a run already on the text is answered as such (a repeated move is done).
-func (s *Server) Migrate(ctx context.Context, id string, req MigrateRequest) (MigrateResult, error) {
+func (s *Server) Migrate(ctx context.Context, id string, req api.MigrateRequest) (api.MigrateResult, error) {
 	if s.cluster != nil {
-		return MigrateResult{}, errorf(http.StatusNotImplemented, CodeUnsupported, "cannot migrate a run on Temporal: wend migrate moves runs of a local database")
+		return api.MigrateResult{}, errorf(http.StatusNotImplemented, api.CodeUnsupported, "cannot migrate a run on Temporal: wend migrate moves runs of a local database")
 	}
 	r, err := s.resolve(id)
 	if err != nil {
-		return MigrateResult{}, err
+		return api.MigrateResult{}, err
 	}
 	if !r.Open() {
-		return MigrateResult{Run: r}, errorf(http.StatusConflict, CodeRunClosed,
+		return api.MigrateResult{Run: r}, errorf(http.StatusConflict, api.CodeRunClosed,
 			fmt.Sprintf("run %s of %s is %s: a finished run keeps the file it ran on", r.RunID, r.WorkflowID, r.Status))
 	}
 	if s.eng == nil {
-		return MigrateResult{Run: r}, unsupported("migrate a run")
+		return api.MigrateResult{Run: r}, unsupported("migrate a run")
 	}
 	res, err := s.eng.Migrate(ctx, engine.MigrateRequest{WorkflowID: r.WorkflowID, File: req.File, Source: req.Source, By: req.By, DryRun: req.DryRun})
-	out := MigrateResult{Run: r, FromSHA256: res.FromSHA256, ToSHA256: res.ToSHA256, Moved: res.Moved, Already: res.Already}
+	out := api.MigrateResult{Run: r, FromSHA256: res.FromSHA256, ToSHA256: res.ToSHA256, Moved: res.Moved, Already: res.Already}
 	if d := res.Divergence; d != nil {
-		out.Divergence = &Divergence{Seq: d.Seq, Recorded: string(d.Recorded), Step: d.Step, Decided: string(d.Decided), At: d.At, Reason: d.Reason}
+		out.Divergence = &api.Divergence{Seq: d.Seq, Recorded: string(d.Recorded), Step: d.Step, Decided: string(d.Decided), At: d.At, Reason: d.Reason}
 	}
 	if now, rerr := s.resolve(r.WorkflowID); rerr == nil && now.RunID == r.RunID {
 		out.Run = now
@@ -75,15 +43,15 @@ func (s *Server) Migrate(ctx context.Context, id string, req MigrateRequest) (Mi
 	case err == nil:
 		return out, nil
 	case errors.Is(err, engine.ErrInvalidSpec), errors.Is(err, engine.ErrOtherWorkflow):
-		return out, errorf(http.StatusBadRequest, CodeBadWorkflow, err.Error())
+		return out, errorf(http.StatusBadRequest, api.CodeBadWorkflow, err.Error())
 	case errors.Is(err, engine.ErrRunClosed):
-		return out, errorf(http.StatusConflict, CodeRunClosed, err.Error())
+		return out, errorf(http.StatusConflict, api.CodeRunClosed, err.Error())
 	}
 	return out, wrap(err)
 }
 
 func (s *Server) migrateRun(w http.ResponseWriter, r *http.Request) {
-	var req MigrateRequest
+	var req api.MigrateRequest
 	if !readJSON(w, r, &req) {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/server/internal/servertest"
 )
@@ -16,7 +17,7 @@ const (
 	migrateNext = "wend: v1\nname: mig\nsteps: [{id: w, wait_for_signal: go}, {id: more, wait_for_signal: again}]\n"
 )
 
-func migrateBody(t *testing.T, req MigrateRequest) string {
+func migrateBody(t *testing.T, req api.MigrateRequest) string {
 	t.Helper()
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -33,7 +34,7 @@ func TestMigrateRouteAttacker(t *testing.T) {
 	f := newWebFixture(t)
 	run := f.start("m1", migrateBase)
 	path := "/v1/runs/m1/migrate"
-	good := migrateBody(t, MigrateRequest{Source: migrateNext, By: "mallory"})
+	good := migrateBody(t, api.MigrateRequest{Source: migrateNext, By: "mallory"})
 	cases := []struct {
 		name   string
 		r      req
@@ -43,14 +44,14 @@ func TestMigrateRouteAttacker(t *testing.T) {
 		{"no token", req{Method: "POST", Path: path, Body: good}, http.StatusUnauthorized, ""},
 		{"the read token", req{Method: "POST", Path: path, Body: good, Header: servertest.ReadBearer()}, http.StatusForbidden, "needs the act token"},
 		{"another workflow's file", req{Method: "POST", Path: path, Header: servertest.Bearer(),
-			Body: migrateBody(t, MigrateRequest{Source: strings.Replace(migrateNext, "name: mig", "name: other", 1)})}, http.StatusBadRequest, "not a text of the run's workflow"},
+			Body: migrateBody(t, api.MigrateRequest{Source: strings.Replace(migrateNext, "name: mig", "name: other", 1)})}, http.StatusBadRequest, "not a text of the run's workflow"},
 		{"an invalid file", req{Method: "POST", Path: path, Header: servertest.Bearer(),
-			Body: migrateBody(t, MigrateRequest{Source: "wend: v1\nname: mig\nsteps: [{bogus: 1}]\n"})}, http.StatusBadRequest, "the workflow file is invalid"},
+			Body: migrateBody(t, api.MigrateRequest{Source: "wend: v1\nname: mig\nsteps: [{bogus: 1}]\n"})}, http.StatusBadRequest, "the workflow file is invalid"},
 		{"no text", req{Method: "POST", Path: path, Header: servertest.Bearer(), Body: `{}`}, http.StatusBadRequest, "no workflow text"},
 		{"a run that does not exist", req{Method: "POST", Path: "/v1/runs/nope/migrate", Header: servertest.Bearer(), Body: good}, http.StatusNotFound, "nope"},
 		{"an unknown field", req{Method: "POST", Path: path, Header: servertest.Bearer(), Body: `{"source":"x","spec_sha256":"forged"}`}, http.StatusBadRequest, "unknown field"},
 		{"a text over the body limit", req{Method: "POST", Path: path, Header: servertest.Bearer(),
-			Body: migrateBody(t, MigrateRequest{Source: migrateNext + "# " + strings.Repeat("x", maxBody) + "\n"})}, http.StatusBadRequest, "request body too large"},
+			Body: migrateBody(t, api.MigrateRequest{Source: migrateNext + "# " + strings.Repeat("x", maxBody) + "\n"})}, http.StatusBadRequest, "request body too large"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,7 +69,7 @@ func TestMigrateRouteAttacker(t *testing.T) {
 	}
 
 	status, _, body := f.send(req{Method: "POST", Path: path, Body: good, Header: servertest.Bearer()})
-	var res MigrateResult
+	var res api.MigrateResult
 	if status != http.StatusOK || json.Unmarshal([]byte(body), &res) != nil || !res.Moved {
 		t.Fatalf("the act token's move: %d %s", status, body)
 	}
@@ -91,12 +92,12 @@ func TestMigrateSentinels(t *testing.T) {
 	for _, c := range []struct {
 		id, src, code string
 	}{
-		{"done", migrateNext, CodeRunClosed},
-		{"m1", "wend: v1\nname: other\nsteps: []\n", CodeBadWorkflow},
-		{"nope", migrateNext, CodeNotFound},
+		{"done", migrateNext, api.CodeRunClosed},
+		{"m1", "wend: v1\nname: other\nsteps: []\n", api.CodeBadWorkflow},
+		{"nope", migrateNext, api.CodeNotFound},
 	} {
-		_, err := f.srv.Migrate(t.Context(), c.id, MigrateRequest{Source: c.src})
-		var se *Error
+		_, err := f.srv.Migrate(t.Context(), c.id, api.MigrateRequest{Source: c.src})
+		var se *api.Error
 		if !errors.As(err, &se) || se.Code != c.code {
 			t.Errorf("%s: %v, want code %s", c.id, err, c.code)
 		}

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/termtext"
-	"github.com/wendflow/wend/interpreter"
+	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/spec"
 )
@@ -47,7 +48,7 @@ would break or was refused, 2 usage or I/O error, FILE invalid, or several runs 
 
 // migrator is a backend that moves runs: this machine's engine or wend serve's (not Temporal).
 type migrator interface {
-	Migrate(ctx context.Context, id string, req server.MigrateRequest) (server.MigrateResult, error)
+	Migrate(ctx context.Context, id string, req api.MigrateRequest) (api.MigrateResult, error)
 }
 
 // migrateTally counts what happened to the runs.
@@ -118,7 +119,7 @@ func runMigrate(e *env, args []string) int {
 	if err != nil {
 		abs = *to
 	}
-	req := server.MigrateRequest{File: abs, Source: src, DryRun: *dryRun, By: server.LocalUser()}
+	req := api.MigrateRequest{File: abs, Source: src, DryRun: *dryRun, By: server.LocalUser()}
 	var t migrateTally
 	for i, id := range ids {
 		migrateOne(e, b, m, id, *to, nw, req, &t)
@@ -151,7 +152,7 @@ func loadMigrateTarget(e *env, file string) (*spec.Workflow, string, int) {
 }
 
 // migrateOne moves (or checks) one run and says what happened on stdout, or why not on stderr.
-func migrateOne(e *env, b backend, m migrator, id, file string, nw *spec.Workflow, req server.MigrateRequest, t *migrateTally) {
+func migrateOne(e *env, b backend, m migrator, id, file string, nw *spec.Workflow, req api.MigrateRequest, t *migrateTally) {
 	res, err := m.Migrate(context.Background(), id, req)
 	if err != nil {
 		t.refused++
@@ -167,7 +168,7 @@ func migrateOne(e *env, b backend, m migrator, id, file string, nw *spec.Workflo
 	case res.Divergence != nil:
 		t.breaks++
 		v := runVerdict{run: openHistory{workflowID: res.Run.WorkflowID, runID: res.Run.RunID}, file: file, w: nw, old: runSpec(b, res.Run.RunID),
-			d: &interpreter.Divergence{Seq: res.Divergence.Seq, Recorded: history.EventType(res.Divergence.Recorded), Step: res.Divergence.Step,
+			d: &engine.Divergence{Seq: res.Divergence.Seq, Recorded: history.EventType(res.Divergence.Recorded), Step: res.Divergence.Step,
 				Decided: history.EventType(res.Divergence.Decided), At: res.Divergence.At, Reason: res.Divergence.Reason}}
 		fmt.Fprintf(e.stdout, "%s; left on file version %s\n", v.String(), ver(res.FromSHA256))
 	case res.Moved:
