@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/wendflow/wend/failpoint"
 	"github.com/wendflow/wend/history"
@@ -62,20 +63,22 @@ func (e *Engine) Migrate(ctx context.Context, req MigrateRequest) (MigrateResult
 	if req.Source == "" {
 		return res, fmt.Errorf("migrate %s: no workflow text to move to: %w", req.WorkflowID, ErrInvalidSpec)
 	}
-	file := req.File
-	if file == "" {
-		file = "workflow.wend.yaml"
-	}
-	nw, ds := (&spec.Loader{}).Load(file, []byte(req.Source))
-	if ds.HasErrors() {
-		return res, fmt.Errorf("migrate %s: %w:\n%s", req.WorkflowID, ErrInvalidSpec, ds.Error())
-	}
 	lr, err := e.openRun(req.WorkflowID)
 	if err != nil {
 		if errors.As(err, new(*queuedError)) {
 			return res, fmt.Errorf("migrate %s: the run is queued and starts on the text it was queued with: %w", req.WorkflowID, ErrQueued)
 		}
 		return res, fmt.Errorf("migrate %s: %w", req.WorkflowID, err)
+	}
+	// The new text passes wend validate as a file at req.File (its run_workflow targets are
+	// read from there), else as the run's own file; checked before the run's lock is taken.
+	file := req.File
+	if file == "" {
+		file = lr.dir + string(filepath.Separator) + "workflow.wend.yaml"
+	}
+	nw, ds := (&spec.Loader{}).Load(file, []byte(req.Source))
+	if ds.HasErrors() {
+		return res, fmt.Errorf("migrate %s: %w:\n%s", req.WorkflowID, ErrInvalidSpec, ds.Error())
 	}
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
