@@ -244,3 +244,53 @@ func TestMigrateRefuses(t *testing.T) {
 		t.Fatalf("a refused move changed the run: %+v", rec)
 	}
 }
+
+// TestMigrateRacesInput: a signal sent while the run is being moved lands either before the
+// check (the new file, which decides otherwise after it, is then refused) or after the move
+// (it is applied under the new file); never between, which would leave a history that neither
+// text reproduces. Every run's history replays on the text its record names.
+func TestMigrateRacesInput(t *testing.T) {
+	h := newHarness(t)
+	v1 := head + "steps:\n  - {id: w, wait_for_signal: go}\n  - {id: a, activity: p.echo, with: one}\n  - {id: hold, wait_for_signal: end}\n"
+	v2 := strings.Replace(v1, "with: one", "with: two", 1)
+	f := h.write("r.wend.yaml", v1)
+	good := h.write("r2.wend.yaml", v2)
+	moved, refused := 0, 0
+	for i := range 40 {
+		id := "race-" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		r := h.start(f, id, "null")
+		done := make(chan error, 1)
+		go func() { done <- h.e.Signal(context.Background(), id, "go", nil) }()
+		res, err := h.e.Migrate(context.Background(), MigrateRequest{WorkflowID: id, File: good, Source: v2, By: "tester"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if res.Moved {
+			moved++
+		} else {
+			refused++
+		}
+		waitFor(t, id+" takes its signal", func() bool { return h.hasEvent(r.RunID, history.ActivityCompleted) })
+		rec := h.onlyRun(id)
+		evs, _ := h.store.Events(rec.RunID, 0)
+		if err := Replay(evs); err != nil {
+			t.Fatalf("%s (moved %v): its history does not replay on its text: %v", id, res.Moved, err)
+		}
+		want := "one"
+		if res.Moved {
+			want = "two"
+		}
+		for _, ev := range evs {
+			if ev.Type == history.ActivityScheduled {
+				a, _ := history.DataOf[history.ActivitySchedule](ev)
+				if string(a.Input) != `"`+want+`"` {
+					t.Fatalf("%s (moved %v): the activity got %s, want %q", id, res.Moved, a.Input, want)
+				}
+			}
+		}
+	}
+	t.Logf("%d moved, %d refused (the signal came first)", moved, refused)
+}
