@@ -103,3 +103,36 @@ func TestMigrateSentinels(t *testing.T) {
 		}
 	}
 }
+
+// batchRecorder is a BatchRunner that keeps the request it was given.
+type batchRecorder struct{ got *api.BatchRequest }
+
+func (b batchRecorder) Create(req api.BatchRequest) (api.Batch, bool, error) {
+	*b.got = req
+	return api.Batch{ID: "b", Request: req, Status: api.BatchCompleted}, true, nil
+}
+func (batchRecorder) Get(string) (api.Batch, error)    { return api.Batch{}, nil }
+func (batchRecorder) List() []api.Batch                { return nil }
+func (batchRecorder) Cancel(string) (api.Batch, error) { return api.Batch{}, nil }
+func (batchRecorder) Runs(string) bool                 { return true }
+
+// TestMigrateBatchRecordsTheToken: a migrate batch sent with a token records the token as who
+// asked, whatever name its body gives; the read token cannot send one.
+func TestMigrateBatchRecordsTheToken(t *testing.T) {
+	f := newWebFixture(t)
+	var got api.BatchRequest
+	f.srv.SetBatches(batchRecorder{&got})
+	body := `{"operation":"migrate","where":"name = mig","migrate":{"source":"x","by":"root"}}`
+	if status, _, b := f.send(req{Method: "POST", Path: "/v1/batches", Body: body, Header: servertest.ReadBearer()}); status != http.StatusForbidden {
+		t.Fatalf("read token: %d %s", status, b)
+	}
+	if got.Migrate != nil {
+		t.Fatal("a refused request reached the runner")
+	}
+	if status, _, b := f.send(req{Method: "POST", Path: "/v1/batches", Body: body, Header: servertest.Bearer()}); status != http.StatusCreated {
+		t.Fatalf("act token: %d %s", status, b)
+	}
+	if got.Migrate == nil || got.Migrate.By != "act token" {
+		t.Fatalf("the runner got %+v, want the act token as who asked", got.Migrate)
+	}
+}

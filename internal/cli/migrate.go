@@ -17,7 +17,7 @@ import (
 var migrateCmd = &command{
 	summary: "move open runs to a new text of their workflow file",
 	usage: `Usage: wend migrate ID... --to FILE [--dry-run] [--yes] [--db PATH]
-       wend migrate --where FILTER --to FILE [--dry-run | --yes] [--db PATH]
+       wend migrate --where FILTER --to FILE [--dry-run | --yes] [--rps N] [--db PATH]
 
 Moves the open run of each workflow (or run) ID, or each open run the filter matches, to
 the workflow text of FILE. Each run's whole history is first replayed on FILE, as
@@ -37,7 +37,11 @@ Flags:
   --dry-run       check every run and move none
   --yes           needed to move more than one run (--where, or several IDs)
   --db PATH       database file (default $WEND_DB, else .wend/wend.db)
-  --where FILTER  the runs to move, as wend list --where reads it; only open runs are checked
+  --where FILTER  the runs to move, as wend list --where reads it; only open runs are checked.
+                  When wend serve holds the database, serve moves them as a batch (wend batch
+                  show ID follows it; a restarted serve goes on with it): its failures, such
+                  as a run the file would break, are listed at its end
+  --rps N         with --where through wend serve: at most N moves a second (default 50)
 
 Exit codes: 0 every run moved, was already there (or, with --dry-run, would move), 1 a run
 would break or was refused, 2 usage or I/O error, FILE invalid, or several runs without
@@ -60,6 +64,7 @@ func runMigrate(e *env, args []string) int {
 	dryRun := fs.Bool("dry-run", false, "")
 	yes := fs.Bool("yes", false, "")
 	filter := fs.String("where", "", "")
+	rps := rpsFlag(fs)
 	db := dbFlag(fs)
 	ids, err := parseArgs(fs, args)
 	if err != nil {
@@ -75,11 +80,15 @@ func runMigrate(e *env, args []string) int {
 	case *dryRun && *yes:
 		return usageError(e, "migrate", "give --dry-run or --yes, not both")
 	}
+	if msg := checkRPS(*rps, *filter != ""); msg != "" {
+		return usageError(e, "migrate", "%s", msg)
+	}
 	var w where
 	if *filter != "" {
 		if w, err = parseWhere(*filter); err != nil {
 			return usageError(e, "migrate", "%s", err)
 		}
+		w.rps = *rps
 	}
 	nw, src, code := loadMigrateTarget(e, *to)
 	if nw == nil {
@@ -118,6 +127,15 @@ func runMigrate(e *env, args []string) int {
 	abs, err := filepath.Abs(*to)
 	if err != nil {
 		abs = *to
+	}
+	if c, ok := b.(*client); ok && *filter != "" && !*dryRun {
+		// Through wend serve a filter's moves are a batch: durable, paced, resumed after a
+		// restart of serve; a run it would break is a failure whose reason says where.
+		op := bulkOp{name: "migrate", batch: api.BatchRequest{Operation: api.BatchOpMigrate,
+			Migrate: &api.BatchMigrate{File: abs, Source: src, By: server.LocalUser()}}}
+		if code, ok := bulkThroughBatch(e, c, w, op); ok {
+			return code
+		}
 	}
 	req := api.MigrateRequest{File: abs, Source: src, DryRun: *dryRun, By: server.LocalUser()}
 	var t migrateTally

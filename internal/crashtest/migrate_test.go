@@ -5,6 +5,7 @@ package crashtest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,17 +13,18 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 )
 
-// TestMigrateAcrossKills: `wend migrate --where` moves open runs through wend serve, and serve
-// is killed (SIGKILL at a failpoint) at the third run's move, before or after its commit.
-// Each run is then moved once or not at all: on its old text with no WorkflowMigrated, or on
-// the new one with exactly one, its history checking clean. Running the same command again
-// after a restart finishes the job (the runs moved before answer "already"), each run ends
-// with exactly one move, and the moved runs go on to completion under the new file.
+// TestMigrateAcrossKills: `wend migrate --where` moves open runs as a batch of wend serve, and
+// serve is killed (at a failpoint) at the third run's move, before or after its commit. Each
+// run is then moved once or not at all: on its old text with no WorkflowMigrated, or on the
+// new one with exactly one, its history checking clean. The restarted serve resumes the batch
+// and completes it with every run moved exactly once (the run in doubt answers "already");
+// the same command sent again moves none twice, and the moved runs complete under the new file.
 func TestMigrateAcrossKills(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -65,12 +67,27 @@ func TestMigrateAcrossKills(t *testing.T) {
 
 			srv = startServe(t, wend, db, "")
 			waitSocket(t, srv, db+".sock")
-			out, err = exec.Command(wend, "migrate", "--where", "name = wait", "--to", v2, "--yes", "--db", db).CombinedOutput()
-			if err != nil {
-				t.Fatalf("the migration run again: %v\n%s", err, out)
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				o, err := exec.Command(wend, "batch", "list", "--json", "--db", db).Output()
+				var bs []struct {
+					Status             string
+					Done, Failed, Next int
+				}
+				if err == nil && json.Unmarshal(o, &bs) == nil && len(bs) == 1 && bs[0].Status != "running" {
+					if bs[0].Status != "completed" || bs[0].Done != n || bs[0].Failed != 0 {
+						t.Fatalf("the resumed batch closed as %+v, want completed with %d done", bs[0], n)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the batch did not complete after the restart: %s %v", o, err)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
-			if got := strings.Count(string(out), "already on"); got != wantMoved {
-				t.Fatalf("%d runs answered already moved, want %d:\n%s", got, wantMoved, out)
+			out, err = exec.Command(wend, "migrate", "--where", "name = wait", "--to", v2, "--yes", "--db", db).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), fmt.Sprintf("%d of %d run(s) done, 0 failed", n, n)) {
+				t.Fatalf("the migration sent again: %v\n%s", err, out)
 			}
 			for i := range n {
 				id := fmt.Sprintf("m-%d", i)

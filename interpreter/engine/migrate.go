@@ -46,6 +46,18 @@ var (
 	ErrOtherWorkflow = errors.New("not a text of the run's workflow")
 )
 
+// CheckWorkflowText says why source, read from file, does not pass wend validate; nil when
+// it does. A migrate batch checks its text once, before acting on any run.
+func CheckWorkflowText(file, source string) error {
+	if file == "" {
+		file = "workflow.wend.yaml"
+	}
+	if _, ds := (&spec.Loader{}).Load(file, []byte(source)); ds.HasErrors() {
+		return fmt.Errorf("%w:\n%s", ErrInvalidSpec, ds.Error())
+	}
+	return nil
+}
+
 // Migrate checks the open run of req.WorkflowID against req.Source as wend validate --against
 // does (its whole history replayed on the new text) and, when the new text takes every
 // recorded decision and DryRun is not set, commits WorkflowMigrated: the run goes on under the
