@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// A batch is one operation (cancel, terminate, signal, retry or purge) over a set of runs
+// A batch is one operation (cancel, terminate, signal, retry, purge or migrate) over a set of runs
 // fixed when it is accepted (a --where filter's matches, or ids given), acted on one run at a
 // time at a paced rate, its progress kept in the store so a restarted serve resumes it
 // (package batch runs them; docs/api.md, Batches). These are its wire types.

@@ -18,8 +18,8 @@ var batchCmd = &command{
        wend batch show ID [--json] [--db PATH]
        wend batch cancel ID [--db PATH]
 
-A batch is one operation (cancel, terminate, signal, retry, purge) over many runs, run by
-wend serve: 'wend cancel|terminate|signal|retry --where F --yes' sends one when serve holds
+A batch is one operation (cancel, terminate, signal, retry, purge, migrate) over many runs,
+run by wend serve: 'wend cancel|terminate|signal|retry|migrate --where F --yes' sends one when serve holds
 the database, as does POST /v1/batches. Serve fixes its runs when it accepts it, acts on
 them one at a time at its pace (50 runs/s unless the request says), and keeps its progress
 in the database: after a restart, even a crash, it goes on where it was and acts on no run
