@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/termtext"
 )
 
@@ -130,6 +131,9 @@ func printBatch(e *env, bt api.Batch) {
 	}
 	if bt.Request.Signal != nil {
 		fmt.Fprintf(w, "signal     %s %s\n", termtext.Escape(bt.Request.Signal.Name, ""), bt.Request.Signal.Data)
+	}
+	if m := bt.Request.Migrate; m != nil {
+		fmt.Fprintf(w, "to         %s (file version %s)\n", termtext.Escape(m.File, ""), shortSHA(history.SpecSHA256([]byte(m.Source))))
 	}
 	if bt.Request.Reason != "" {
 		fmt.Fprintf(w, "reason     %s\n", termtext.Escape(bt.Request.Reason, ""))
