@@ -294,3 +294,65 @@ func TestMigrateRacesInput(t *testing.T) {
 	}
 	t.Logf("%d moved, %d refused (the signal came first)", moved, refused)
 }
+
+// TestMovedRunRetriesAndContinuesOnItsNewText: a moved run that fails is retried on the text
+// it was moved to (the retry's copied history carries the move), and a moved run that
+// continues as new starts its next run on that text.
+func TestMovedRunRetriesAndContinuesOnItsNewText(t *testing.T) {
+	t.Run("retry", func(t *testing.T) {
+		h := newHarness(t)
+		fail := true
+		h.acts.fns["charge"] = func(context.Context, history.ActivityCall) (json.RawMessage, error) {
+			if fail {
+				return nil, &history.ActivityError{Type: "Down", Message: "bank down", NonRetryable: true}
+			}
+			return json.RawMessage(`"paid"`), nil
+		}
+		base := head + "steps:\n  - {id: w, wait_for_signal: go}\n  - {id: charge, activity: p.charge}\noutput: v1\n"
+		moved := head + "steps:\n  - {id: w, wait_for_signal: go}\n  - {id: charge, activity: p.charge}\noutput: \"${{ [steps.charge.output, 'v2'] }}\"\n"
+		f := h.write("p.wend.yaml", base)
+		h.start(f, "p", "null")
+		h.settle("p", history.WorkflowStarted)
+		if res := h.migrate("p", h.write("p2.wend.yaml", moved), false); !res.Moved {
+			t.Fatalf("move: %+v", res)
+		}
+		if err := h.e.Signal(context.Background(), "p", "go", nil); err != nil {
+			t.Fatal(err)
+		}
+		if first := h.wait("p"); first.Status != history.StatusFailed {
+			t.Fatalf("first run %s", first.Status)
+		}
+		fail = false
+		if _, err := h.e.Retry(context.Background(), "p"); err != nil {
+			t.Fatal(err)
+		}
+		done := h.wait("p")
+		if got := h.output(done); got != `["paid","v2"]` || done.SpecSHA256 != sha([]byte(moved)) {
+			t.Fatalf("retried run: output %s on spec %s, want the moved text's", got, done.SpecSHA256)
+		}
+	})
+	t.Run("continue_as_new", func(t *testing.T) {
+		h := newHarness(t)
+		base := head + "steps:\n  - {id: w, wait_for_signal: go}\n  - {id: again, continue_as_new: true, with: {n: 1}, if: \"${{ input.n == 0 }}\"}\noutput: v1\n"
+		moved := strings.Replace(base, "output: v1", "output: v2", 1)
+		f := h.write("c.wend.yaml", base)
+		h.start(f, "c", `{"n": 0}`)
+		h.settle("c", history.WorkflowStarted)
+		if res := h.migrate("c", h.write("c2.wend.yaml", moved), false); !res.Moved {
+			t.Fatalf("move: %+v", res)
+		}
+		for i := range 2 {
+			waitFor(t, "the chain's next run", func() bool {
+				runs, _ := h.store.Runs(history.RunFilter{WorkflowID: "c"})
+				return len(runs) == i+1
+			})
+			if err := h.e.Signal(context.Background(), "c", "go", nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done := h.waitChain("c")
+		if got := h.output(done); got != `"v2"` || done.SpecSHA256 != sha([]byte(moved)) {
+			t.Fatalf("the continued run: output %s on spec %s, want the moved text's", got, done.SpecSHA256)
+		}
+	})
+}
