@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wendflow/wend/history"
 )
@@ -355,4 +356,27 @@ func TestMovedRunRetriesAndContinuesOnItsNewText(t *testing.T) {
 			t.Fatalf("the continued run: output %s on spec %s, want the moved text's", got, done.SpecSHA256)
 		}
 	})
+}
+
+// TestMigrateEvictedRun: a run out of memory (idle) is brought back under its lock, checked
+// and moved, and its next input is applied under the new text.
+func TestMigrateEvictedRun(t *testing.T) {
+	h := newIdleHarness(t, Options{IdleAfter: time.Minute})
+	base := head + "steps: [{id: w, wait_for_signal: go}]\noutput: v1\n"
+	moved := head + "steps: [{id: w, wait_for_signal: go}]\noutput: v2\n"
+	h.start(h.write("e.wend.yaml", base), "e", "null")
+	h.settle("e", history.WorkflowStarted)
+	h.clock.Advance(2 * time.Minute)
+	if s := h.e.Idle(); s.Evicted != 1 || s.Resident != 0 {
+		t.Fatalf("%+v, want the run out of memory", s)
+	}
+	if res := h.migrate("e", h.write("e2.wend.yaml", moved), false); !res.Moved {
+		t.Fatalf("move: %+v", res)
+	}
+	if err := h.e.Signal(context.Background(), "e", "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.output(h.wait("e")); got != `"v2"` {
+		t.Fatalf("output %s, want the moved text's", got)
+	}
 }
