@@ -178,23 +178,22 @@ func migrateOne(e *env, b backend, m migrator, id, file string, nw *spec.Workflo
 		return
 	}
 	head := fmt.Sprintf("%s (run %s): ", termtext.Escape(res.Run.WorkflowID, ""), res.Run.RunID)
-	ver := func(h string) string { return shortSHA(h) }
 	switch {
 	case res.Already:
 		t.already++
-		fmt.Fprintf(e.stdout, "%salready on %s (file version %s)\n", head, filepath.ToSlash(file), ver(res.ToSHA256))
+		fmt.Fprintf(e.stdout, "%salready on %s (file version %s)\n", head, filepath.ToSlash(file), shortSHA(res.ToSHA256))
 	case res.Divergence != nil:
 		t.breaks++
-		v := runVerdict{run: openHistory{workflowID: res.Run.WorkflowID, runID: res.Run.RunID}, file: file, w: nw, old: runSpec(b, res.Run.RunID),
+		v := runVerdict{run: openHistory{workflowID: termtext.Escape(res.Run.WorkflowID, ""), runID: res.Run.RunID}, file: file, w: nw, old: runSpec(b, res.Run.RunID),
 			d: &engine.Divergence{Seq: res.Divergence.Seq, Recorded: history.EventType(res.Divergence.Recorded), Step: res.Divergence.Step,
 				Decided: history.EventType(res.Divergence.Decided), At: res.Divergence.At, Reason: res.Divergence.Reason}}
-		fmt.Fprintf(e.stdout, "%s; left on file version %s\n", v.String(), ver(res.FromSHA256))
+		fmt.Fprintf(e.stdout, "%s; left on file version %s\n", v.String(), shortSHA(res.FromSHA256))
 	case res.Moved:
 		t.moved++
-		fmt.Fprintf(e.stdout, "%smoved from file version %s to %s (%s)\n", head, ver(res.FromSHA256), ver(res.ToSHA256), filepath.ToSlash(file))
+		fmt.Fprintf(e.stdout, "%smoved from file version %s to %s (%s)\n", head, shortSHA(res.FromSHA256), shortSHA(res.ToSHA256), filepath.ToSlash(file))
 	default: // a dry run that holds
 		t.moved++
-		fmt.Fprintf(e.stdout, "%sholds: would move from file version %s to %s (%s)\n", head, ver(res.FromSHA256), ver(res.ToSHA256), filepath.ToSlash(file))
+		fmt.Fprintf(e.stdout, "%sholds: would move from file version %s to %s (%s)\n", head, shortSHA(res.FromSHA256), shortSHA(res.ToSHA256), filepath.ToSlash(file))
 	}
 }
 
