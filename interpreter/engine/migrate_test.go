@@ -324,10 +324,11 @@ func TestMovedRunRetriesAndContinuesOnItsNewText(t *testing.T) {
 			t.Fatalf("first run %s", first.Status)
 		}
 		fail = false
-		if _, err := h.e.Retry(context.Background(), "p"); err != nil {
+		r, err := h.e.Retry(context.Background(), "p")
+		if err != nil {
 			t.Fatal(err)
 		}
-		done := h.wait("p")
+		done := h.waitRecord(r.RunID, func(r history.Run) bool { return !r.Open() })
 		if got := h.output(done); got != `["paid","v2"]` || done.SpecSHA256 != sha([]byte(moved)) {
 			t.Fatalf("retried run: output %s on spec %s, want the moved text's", got, done.SpecSHA256)
 		}
