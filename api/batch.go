@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// A batch is one operation (cancel, terminate, signal, retry or purge) over a set of runs
+// A batch is one operation (cancel, terminate, signal, retry, purge or migrate) over a set of runs
 // fixed when it is accepted (a --where filter's matches, or ids given), acted on one run at a
 // time at a paced rate, its progress kept in the store so a restarted serve resumes it
 // (package batch runs them; docs/api.md, Batches). These are its wire types.
@@ -17,6 +17,7 @@ const (
 	BatchOpSignal    = "signal"
 	BatchOpRetry     = "retry"
 	BatchOpPurge     = "purge"
+	BatchOpMigrate   = "migrate" // each open run to a new text of its workflow file (wend migrate)
 )
 
 // Batch statuses.
@@ -52,6 +53,8 @@ type BatchRequest struct {
 	RunIDs []string     `json:"run_ids,omitempty"`
 	Reason string       `json:"reason,omitempty"` // cancel and terminate: recorded in each run
 	Signal *BatchSignal `json:"signal,omitempty"` // signal: what to send
+	// Migrate is what a migrate batch moves each run to; its By is set by the server.
+	Migrate *BatchMigrate `json:"migrate,omitempty"`
 	// RPS is the pace, in runs a second (DefaultBatchRPS when 0, at most MaxBatchRPS).
 	RPS float64 `json:"rps,omitempty"`
 	// RunsDigest is kept in place of RunIDs in a stored batch: the SHA-256 of the ids given,
@@ -66,6 +69,13 @@ type BatchSignal struct {
 	Data json.RawMessage `json:"data,omitempty"`
 	// ID is the signals' idempotency id (SignalRequest.ID); the batch's own when "".
 	ID string `json:"id,omitempty"`
+}
+
+// BatchMigrate is the workflow text a migrate batch moves each run to (api.MigrateRequest).
+type BatchMigrate struct {
+	File   string `json:"file,omitempty"`
+	Source string `json:"source"`
+	By     string `json:"by,omitempty"` // who asked, recorded in each run moved (Requester)
 }
 
 // Batch is a batch's state: its request (without the run ids, kept apart), where it is, and

@@ -68,6 +68,9 @@ func (b *Runner) runsOf(req api.BatchRequest) (ids []string, matched int, err er
 // eligible says whether op can act on r now: an open run, or for retry a failed run
 // that is its workflow's newest (an older one was superseded and its retry would be refused).
 func (b *Runner) eligible(op string, r history.Run) bool {
+	if op == api.BatchOpMigrate {
+		return r.Open() && !r.NeverStarted() // a queued run starts on the text it was queued with
+	}
 	if op != api.BatchOpRetry {
 		return r.Open()
 	}
@@ -112,6 +115,8 @@ func (b *Runner) act(ctx context.Context, req api.BatchRequest, batchID, runID s
 		_, err = b.srv.Retry(ctx, runID)
 	case api.BatchOpPurge:
 		return b.purge(ctx, runID, doubt)
+	case api.BatchOpMigrate:
+		return b.migrate(ctx, req, runID)
 	}
 	return actResult(ctx, req, err)
 }
@@ -135,6 +140,20 @@ func actResult(ctx context.Context, req api.BatchRequest, err error) actOutcome 
 		return actOutcome{skipped: "gone"}
 	}
 	return actOutcome{err: err}
+}
+
+// migrate moves one run. A move is idempotent (a run already on the text answers so and
+// records nothing), so a run acted on before a crash needs no look into its history; a run the
+// text would break is a failure whose reason says where, and is left as it was.
+func (b *Runner) migrate(ctx context.Context, req api.BatchRequest, runID string) actOutcome {
+	m := req.Migrate
+	res, err := b.srv.Migrate(ctx, runID, api.MigrateRequest{File: m.File, Source: m.Source, By: m.By})
+	if err == nil && res.Divergence != nil {
+		d := res.Divergence
+		return actOutcome{err: fmt.Errorf("the new file breaks it at event %d (step %s): %s; left on file version %.12s",
+			d.Seq, cmp.Or(d.Step, d.At, "of the workflow"), d.Reason, res.FromSHA256)}
+	}
+	return actResult(ctx, req, err)
 }
 
 // hasEvent says whether the run's history holds an event of type t.

@@ -28,11 +28,11 @@ func bad(format string, args ...any) error {
 // write.
 func checkRequest(r *api.BatchRequest) error {
 	switch r.Operation {
-	case api.BatchOpCancel, api.BatchOpTerminate, api.BatchOpSignal, api.BatchOpRetry, api.BatchOpPurge:
+	case api.BatchOpCancel, api.BatchOpTerminate, api.BatchOpSignal, api.BatchOpRetry, api.BatchOpPurge, api.BatchOpMigrate:
 	case "":
-		return bad("no operation given (want cancel, terminate, signal, retry or purge)")
+		return bad("no operation given (want cancel, terminate, signal, retry, purge or migrate)")
 	default:
-		return bad("unknown operation %q (want cancel, terminate, signal, retry or purge)", r.Operation)
+		return bad("unknown operation %q (want cancel, terminate, signal, retry, purge or migrate)", r.Operation)
 	}
 	if err := engine.CheckID("batch id", r.ID); err != nil {
 		return server.AsError(fmt.Errorf("batch: %w", err))
@@ -64,7 +64,31 @@ func checkRequest(r *api.BatchRequest) error {
 	if r.RPS < 0 || r.RPS > api.MaxBatchRPS {
 		return bad("rps %g is out of range (0 < rps <= %d; leave it out for %d)", r.RPS, api.MaxBatchRPS, api.DefaultBatchRPS)
 	}
+	if err := checkMigrate(r); err != nil {
+		return err
+	}
 	return checkSignal(r)
+}
+
+// checkMigrate refuses a migrate batch without a valid workflow text (each run would fail
+// alike) and a migrate field on another operation.
+func checkMigrate(r *api.BatchRequest) error {
+	if r.Operation != api.BatchOpMigrate {
+		if r.Migrate != nil {
+			return bad("migrate goes with operation migrate only")
+		}
+		return nil
+	}
+	if r.Migrate == nil || r.Migrate.Source == "" {
+		return bad("operation migrate needs migrate.source, the workflow text to move the runs to")
+	}
+	if err := engine.CheckID("name of who asks", r.Migrate.By); err != nil {
+		return server.AsError(fmt.Errorf("batch: %w", err))
+	}
+	if err := engine.CheckWorkflowText(r.Migrate.File, r.Migrate.Source); err != nil {
+		return api.NewError(api.CodeBadWorkflow, "batch: migrate: "+err.Error())
+	}
+	return nil
 }
 
 func checkSignal(r *api.BatchRequest) error {

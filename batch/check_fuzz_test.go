@@ -19,6 +19,8 @@ func FuzzBatchRequest(f *testing.F) {
 		`{"operation":"retry","run_ids":[""]}`,
 		`{"operation":"terminate","where":"id ^= \"a b\" and","rps":-1}`,
 		`{"id":"\u0000","operation":"cancel","run_ids":["x"]}`,
+		`{"operation":"migrate","where":"name = w","migrate":{"file":"w.wend.yaml","source":"wend: v1\nname: w\nsteps: [{wait_for_signal: go}]\n","by":"ann"}}`,
+		`{"operation":"migrate","run_ids":["a"],"migrate":{"source":"wend: v1\nname: w\nsteps: [{bogus: 1}]\n","by":"\u001b[31m"}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -30,7 +30,7 @@ func (b *Runner) Runs(op string) bool {
 	if b.cluster == nil {
 		return true
 	}
-	return op != api.BatchOpRetry && op != api.BatchOpPurge
+	return op != api.BatchOpRetry && op != api.BatchOpPurge && op != api.BatchOpMigrate
 }
 
 // clusterCreate is Create on a cluster: req has been checked.
@@ -42,6 +42,8 @@ func (b *Runner) clusterCreate(req api.BatchRequest) (api.Batch, bool, error) {
 	case api.BatchOpPurge:
 		_, err := b.srv.Purger("purge runs")
 		return api.Batch{}, false, err
+	case api.BatchOpMigrate:
+		return api.Batch{}, false, api.NewError(api.CodeUnsupported, "runs on a Temporal cluster are not moved to a new file: wend migrate moves the runs of a local database")
 	}
 	if req.RPS == 0 {
 		req.RPS = api.DefaultBatchRPS

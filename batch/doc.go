@@ -1,5 +1,5 @@
 // Package batch runs wend serve's batches (POST /v1/batches; docs/api.md, Batches): one
-// operation (cancel, terminate, signal, retry or purge) over a set of runs fixed when
+// operation (cancel, terminate, signal, retry, purge or migrate) over a set of runs fixed when
 // accepted, acted on one at a time at a paced rate through the server's methods, the progress
 // kept in a Store (boltstore) so a restart resumes it. Invariant: a run is acted on at most
 // once per batch; the runs a crash may have left acted on but not marked (those between the

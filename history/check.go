@@ -49,6 +49,7 @@ func Check(r Run, events []Event) []Problem {
 			terminal = e.Seq
 		}
 	}
+	checkMigrations(events, add)
 	if last := events[len(events)-1].Seq; r.LastSeq != last {
 		add(0, "run record says last seq %d, history ends at %d", r.LastSeq, last)
 	}
@@ -71,6 +72,9 @@ func CheckRecord(r Run, events []Event) []Problem {
 		return nil // Check reports it
 	}
 	st, err := DataOf[Started](events[0])
+	if err == nil {
+		st, err = CurrentSpec(st, events) // a moved run's record names the text it is on
+	}
 	if err != nil {
 		add("%v", err)
 		return ps

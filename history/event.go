@@ -64,6 +64,10 @@ const (
 
 	ChildWorkflowCancelRequested EventType = "ChildWorkflowCancelRequested" // cancel (or terminate) a child with its parent
 	RepairRequested              EventType = "RepairRequested"
+	// WorkflowMigrated: an operator moved the open run to another text of its workflow (wend
+	// migrate) after checking that the new text takes the recorded decisions. The run goes on
+	// under that text (Migration, CurrentSpec); replay feeds it as bookkeeping.
+	WorkflowMigrated EventType = "WorkflowMigrated"
 
 	// StructuralLimitReached is a limit the hosting engine measures itself (Temporal's own
 	// history length and size); the run fails with category structural_limit.

@@ -56,8 +56,11 @@ func Diverge(w *spec.Workflow, evs []history.Event) (*Divergence, error) {
 			}
 			if want := evs[i]; !sameDecision(g, want) {
 				reason := fmt.Sprintf("the history has %s, but the new file decides %s", want.Type, g.Type)
-				if want.Type == g.Type && want.Step == g.Step {
+				switch {
+				case want.Type == g.Type && want.Step == g.Step:
 					reason = fmt.Sprintf("the history has %s with other data than the new file decides", want.Type)
+				case want.Type == g.Type:
+					reason = fmt.Sprintf("the history has %s at another step than the new file decides it", want.Type)
 				}
 				return &Divergence{Seq: want.Seq, Recorded: want.Type, Step: want.Step, Decided: g.Type, At: g.Step, Reason: reason}, nil
 			}

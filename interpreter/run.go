@@ -126,8 +126,8 @@ func (r *Run) input1(ev history.Event) error {
 		return r.heartbeat(ev)
 	case history.StructuralLimitReached:
 		return r.limitReached(ev)
-	case history.ActivityStarted, history.RepairRequested:
-		return nil // bookkeeping: no decision follows
+	case history.ActivityStarted, history.RepairRequested, history.WorkflowMigrated:
+		return nil // bookkeeping: no decision follows (a moved run is replayed on its new text whole)
 	}
 	return fmt.Errorf("apply %s: not an input event this version understands", ev.Type)
 }

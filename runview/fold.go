@@ -116,6 +116,15 @@ func (v *View) event(ev history.Event) error {
 		return nil
 	case history.RetryRequested:
 		return v.retryRequested(ev)
+	case history.WorkflowMigrated:
+		m, err := history.DataOf[history.Migration](ev)
+		if err != nil {
+			return err
+		}
+		// The run goes on under the new text: its hash, and the spec its steps are named by.
+		v.Workflow.SpecSHA256, v.started.SpecSource = m.ToSHA256, m.SpecSource
+		v.spec, v.specLoaded, v.ids = nil, false, nil
+		return nil
 	case history.CancelRequested:
 		c, err := history.DataOf[history.CancelRequest](ev)
 		if err != nil {

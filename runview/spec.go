@@ -22,11 +22,37 @@ func SpecOf(started history.Event) *spec.Workflow {
 	return w
 }
 
-// Spec is the workflow the run runs (SpecOf its first event), loaded once; nil when its text
-// no longer loads.
+// SpecNow is the workflow a run runs now: SpecOf its first event, or the text its last
+// WorkflowMigrated moved it to; nil when that text does not load.
+func SpecNow(events []history.Event) *spec.Workflow {
+	if len(events) == 0 || events[0].Type != history.WorkflowStarted {
+		return nil
+	}
+	st, err := history.DataOf[history.Started](events[0])
+	if err == nil {
+		st, err = history.CurrentSpec(st, events)
+	}
+	if err != nil {
+		return nil
+	}
+	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
+	if ds.HasErrors() || w == nil {
+		return nil
+	}
+	return w
+}
+
+// Spec is the workflow the run runs (the text its WorkflowStarted recorded, or the one its
+// last WorkflowMigrated moved it to), loaded once; nil when its text no longer loads.
 func (v *View) Spec() *spec.Workflow {
 	if !v.specLoaded {
 		v.spec, v.specLoaded = SpecOf(v.Events[0]), true
+		if v.started.SpecSource != "" && v.started.SpecSHA256 != v.Workflow.SpecSHA256 {
+			v.spec = nil
+			if w, ds := (&spec.Loader{SkipChildren: true}).Load(v.started.SpecFile, []byte(v.started.SpecSource)); !ds.HasErrors() {
+				v.spec = w
+			}
+		}
 	}
 	return v.spec
 }

@@ -67,6 +67,13 @@ func EventDetail(ev history.Event, name func(path string) string) string {
 	case history.CancelRequested:
 		c, _ := history.DataOf[history.CancelRequest](ev)
 		return fmt.Sprintf("reason %q", c.Reason)
+	case history.WorkflowMigrated:
+		m, _ := history.DataOf[history.Migration](ev)
+		s := fmt.Sprintf("file version %s → %s", shortHash(m.FromSHA256), shortHash(m.ToSHA256))
+		if m.By != "" {
+			s += " by " + m.By
+		}
+		return s
 	}
 	if ev.Type.Terminal() || ev.Type == history.ChildWorkflowCompleted || ev.Type == history.ChildWorkflowFailed ||
 		ev.Type == history.WorkflowWaitCompleted || ev.Type == history.WorkflowWaitFailed {
@@ -123,6 +130,13 @@ func eventLine(ev history.Event, name func(path string) string) string {
 	case history.WorkflowStarted:
 		st, _ := history.DataOf[history.Started](ev)
 		return fmt.Sprintf("started (run %s, %s)", st.RunID, st.SpecFile)
+	case history.WorkflowMigrated:
+		m, _ := history.DataOf[history.Migration](ev)
+		line := fmt.Sprintf("moved to file version %s (from %s)", shortHash(m.ToSHA256), shortHash(m.FromSHA256))
+		if m.By != "" {
+			line += " by " + m.By
+		}
+		return line
 	case history.ActivityScheduled:
 		a, _ := history.DataOf[history.ActivitySchedule](ev)
 		return fmt.Sprintf("%s: %s.%s scheduled", at, a.Plugin, a.Activity)
@@ -200,4 +214,12 @@ func lineFailure(ev history.Event) string {
 		}
 	}
 	return ""
+}
+
+// shortHash is a spec hash as people read it: its first 12 hex digits.
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }

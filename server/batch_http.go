@@ -50,6 +50,9 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
+	if req.Migrate != nil {
+		req.Migrate.By = Requester(r, req.Migrate.By) // a token's request is the token's, whatever it claims
+	}
 	bs := s.batchRunner(w)
 	if bs == nil {
 		return

@@ -34,6 +34,7 @@ func (s *Server) routes() *Router {
 	m.HandleFunc("POST /v1/runs/{id}/terminate", AccessAct, s.stopRun(true))
 	m.HandleFunc("POST /v1/runs/{id}/retry", AccessAct, s.retryRun)
 	m.HandleFunc("POST /v1/runs/{id}/repair", AccessAct, s.repairRun)
+	m.HandleFunc("POST /v1/runs/{id}/migrate", AccessAct, s.migrateRun)
 	m.HandleFunc("POST /v1/repair", AccessAct, s.repairAll)
 	m.HandleFunc("GET /v1/runs/{id}/export", AccessRead, s.exportRun)
 	m.HandleFunc("GET /v1/runs/{id}/query", AccessRead, s.queryRun)

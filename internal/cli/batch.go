@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/api"
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/termtext"
 )
 
@@ -18,8 +19,8 @@ var batchCmd = &command{
        wend batch show ID [--json] [--db PATH]
        wend batch cancel ID [--db PATH]
 
-A batch is one operation (cancel, terminate, signal, retry, purge) over many runs, run by
-wend serve: 'wend cancel|terminate|signal|retry --where F --yes' sends one when serve holds
+A batch is one operation (cancel, terminate, signal, retry, purge, migrate) over many runs,
+run by wend serve: 'wend cancel|terminate|signal|retry|migrate --where F --yes' sends one when serve holds
 the database, as does POST /v1/batches. Serve fixes its runs when it accepts it, acts on
 them one at a time at its pace (50 runs/s unless the request says), and keeps its progress
 in the database: after a restart, even a crash, it goes on where it was and acts on no run
@@ -130,6 +131,9 @@ func printBatch(e *env, bt api.Batch) {
 	}
 	if bt.Request.Signal != nil {
 		fmt.Fprintf(w, "signal     %s %s\n", termtext.Escape(bt.Request.Signal.Name, ""), bt.Request.Signal.Data)
+	}
+	if m := bt.Request.Migrate; m != nil {
+		fmt.Fprintf(w, "to         %s (file version %s)\n", termtext.Escape(m.File, ""), shortSHA(history.SpecSHA256([]byte(m.Source))))
 	}
 	if bt.Request.Reason != "" {
 		fmt.Fprintf(w, "reason     %s\n", termtext.Escape(bt.Request.Reason, ""))

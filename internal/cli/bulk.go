@@ -67,7 +67,7 @@ func bulk(e *env, b backend, w where, dryRun, yes bool, op bulkOp) int {
 		return exitOK
 	}
 	if !yes {
-		return usageError(e, name, "give --yes to %s these %d run(s), or --dry-run to list them", name, len(todo))
+		return needYes(e, name, len(todo))
 	}
 	if c, ok := b.(*client); ok && op.batch.Operation != "" {
 		if code, ok := bulkThroughBatch(e, c, w, op); ok {
@@ -101,4 +101,9 @@ func bulk(e *env, b backend, w where, dryRun, yes bool, op bulkOp) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// needYes refuses to act on n runs without --yes: the confirmation of every --where command.
+func needYes(e *env, name string, n int) int {
+	return usageError(e, name, "give --yes to %s these %d run(s), or --dry-run to list them", name, n)
 }

@@ -82,12 +82,14 @@ var engineCommands = map[string]bool{
 	"terminate": true, "retry": true, "repair": true, "check": true, "resume": true, "serve": true,
 	"worker": true, "wait": true,
 	"query": true, "schedule": true,
-	"batch": true, // --temporal: the namespace's batch operations (batch_cluster.go)
+	"batch":   true, // --temporal: the namespace's batch operations (batch_cluster.go)
+	"migrate": true,
 }
 
 // notOnTemporal are the engine commands that have no meaning against a cluster, and why.
 var notOnTemporal = map[string]string{
-	"resume": "Temporal workers drive the runs there; start one with 'wend worker --temporal ADDR'",
+	"resume":  "Temporal workers drive the runs there; start one with 'wend worker --temporal ADDR'",
+	"migrate": "moving open runs to a new file is done for runs of a local database only; on Temporal, deploy new runs on the new file",
 }
 
 // temporalFlags are the flags that name a cluster, with their environment defaults.

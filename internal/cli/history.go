@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/runview"
 )
@@ -135,6 +134,5 @@ func docStepIDs(doc *export.Document) map[string]string {
 	if len(doc.HistoryEvents) == 0 {
 		return nil
 	}
-	first := doc.HistoryEvents[0]
-	return runview.SpecOf(history.Event{Type: history.EventType(first.Type), Data: first.Data}).StepIDs()
+	return runview.SpecNow(fromExport(doc, "").events).StepIDs() // a moved run's steps by its new text
 }

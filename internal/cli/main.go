@@ -61,8 +61,9 @@ func init() {
 		"repair":    repairCmd,
 		"history":   historyCmd,
 		"wait":      waitCmd,
-		"purge":     purgeCmd, // purge.go
-		"batch":     batchCmd, // batch.go: the bulk operations wend serve runs
+		"purge":     purgeCmd,   // purge.go
+		"batch":     batchCmd,   // batch.go: the bulk operations wend serve runs
+		"migrate":   migrateCmd, // migrate.go: open runs moved to a new text of their file
 
 		"completion": completionCmd,
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/interpreter/sim"
 )
@@ -71,6 +72,19 @@ func FuzzReadExportHistory(f *testing.F) {
 	}
 	good, _ := json.Marshal(doc)
 	f.Add(good)
+	// A moved run's export: its replay reads the text WorkflowMigrated carries.
+	moved := againstBase + "  - {id: c, activity: p.echo, with: 3}\n"
+	evs := append([]history.Event(nil), s.Events...)
+	evs = append(evs, history.Event{Seq: uint64(len(evs) + 1), Type: history.WorkflowMigrated, Time: evs[len(evs)-1].Time,
+		Data: history.MustData(history.Migration{FromSHA256: history.SpecSHA256([]byte(againstBase)), ToSHA256: history.SpecSHA256([]byte(moved)), SpecSource: moved})})
+	rec := s.Record()
+	rec.LastSeq, rec.SpecSHA256 = uint64(len(evs)), history.SpecSHA256([]byte(moved))
+	if mdoc, err := export.Build(rec, evs); err == nil {
+		b, _ := json.Marshal(mdoc)
+		f.Add(b)
+	} else {
+		f.Fatal(err)
+	}
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"schema":"wend.history-export/v1","history_events":[{"seq":1,"type":"WorkflowStarted","data":{}}]}`))
 	f.Add([]byte(`[`))

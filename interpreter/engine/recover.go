@@ -244,6 +244,14 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if moved, err := history.CurrentSpec(st, evs); err != nil {
+		return nil, err
+	} else if moved.SpecSHA256 != st.SpecSHA256 { // a moved run replays whole on its new text
+		st = moved
+		if w, err = e.specs.load(st); err != nil {
+			return nil, err
+		}
+	}
 	lr, err := replayWith(w, st, evs, true)
 	if err != nil {
 		return nil, err
@@ -256,6 +264,10 @@ func (e *Engine) replay(rec history.Run) (*liveRun, error) {
 // buildRun loads the spec text a run recorded and replays its events into a fresh state
 // machine.
 func (e *Engine) buildRun(st history.Started, evs []history.Event, decoded bool) (*liveRun, error) {
+	st, err := history.CurrentSpec(st, evs)
+	if err != nil {
+		return nil, err
+	}
 	w, err := e.specs.load(st)
 	if err != nil {
 		return nil, err
@@ -265,6 +277,10 @@ func (e *Engine) buildRun(st history.Started, evs []history.Event, decoded bool)
 
 // replayRun is buildRun, which needs nothing of an engine.
 func replayRun(st history.Started, evs []history.Event, decoded bool) (*liveRun, error) {
+	st, err := history.CurrentSpec(st, evs)
+	if err != nil {
+		return nil, err
+	}
 	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
 	if ds.HasErrors() {
 		return nil, fmt.Errorf("recorded spec no longer loads (was it written by a newer wend?):\n%s", ds.Error())

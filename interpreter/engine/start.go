@@ -252,7 +252,11 @@ func (e *Engine) started(runID string) (history.Started, error) {
 	if len(evs) == 0 || evs[0].Type != history.WorkflowStarted {
 		return history.Started{}, fmt.Errorf("run %s: history does not start with WorkflowStarted", runID)
 	}
-	return history.DataOf[history.Started](evs[0])
+	st, err := history.DataOf[history.Started](evs[0])
+	if err != nil {
+		return st, err
+	}
+	return history.CurrentSpec(st, evs) // the next run of a moved run starts on its new text
 }
 
 func (e *Engine) publish(lr *liveRun) {
