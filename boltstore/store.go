@@ -250,6 +250,14 @@ func (s *Store) init() error {
 	if err := guard(func() error { return s.db.View(checkSchema) }); err != nil {
 		return err
 	}
+	// First, so that a process waiting for the lock tells this writer from a reader (inUse).
+	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
+	if err := testFailWrite("pid file"); err != nil {
+		return fmt.Errorf("write pid file: %w", err)
+	}
+	if err := os.WriteFile(s.pidPath, pid, 0o600); err != nil {
+		return fmt.Errorf("write pid file: %w", err)
+	}
 	// Before the log's replay, whose records then keep them as commits do (counts.go).
 	if !hasReadIndexes(s.db) {
 		if err := s.db.Update(buildReadIndexes); err != nil {
@@ -259,13 +267,6 @@ func (s *Store) init() error {
 	}
 	// We hold the lock, so no compaction is running: its file is a crash's leftover.
 	os.Remove(s.path + compactSuffix)
-	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
-	if err := testFailWrite("pid file"); err != nil {
-		return fmt.Errorf("write pid file: %w", err)
-	}
-	if err := os.WriteFile(s.pidPath, pid, 0o600); err != nil {
-		return fmt.Errorf("write pid file: %w", err)
-	}
 	return nil
 }
 
