@@ -265,6 +265,17 @@ func (s *Store) init() error {
 		}
 		testHookSync()
 	}
+	unsorted := false
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		unsorted = tx.Bucket(bucketSearchUnsorted) != nil && tx.Bucket(bucketSearch) == nil
+		return nil
+	})
+	if unsorted {
+		if err := s.db.Update(buildSearchIndex); err != nil {
+			return fmt.Errorf("build the search index: %w", err)
+		}
+		testHookSync()
+	}
 	// We hold the lock, so no compaction is running: its file is a crash's leftover.
 	os.Remove(s.path + compactSuffix)
 	return nil
