@@ -202,9 +202,6 @@ func (s *Store) purgeBatch(ids []string, tasks map[string][][]byte) (out []histo
 	}
 	testHookSync()
 	s.boltTxs.Add(1)
-	for _, r := range out {
-		s.changes.add(r.RunID)
-	}
 	return out, n, nil
 }
 
@@ -286,6 +283,9 @@ func deleteRun(tx *bolt.Tx, r history.Run) error {
 		return err
 	}
 	if err := uncount(tx, r); err != nil {
+		return err
+	}
+	if err := noteChange(tx, id); err != nil {
 		return err
 	}
 	return unindex(tx.Bucket(bucketWorkflows), r.WorkflowID, r.RunID)

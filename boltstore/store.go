@@ -132,7 +132,6 @@ type Store struct {
 
 	checkpoints atomic.Uint64 // checkpoints made, for tests
 
-	changes changeFeed // the runs commits and purges touched (changes.go)
 }
 
 var _ history.Store = (*Store)(nil)
@@ -265,11 +264,18 @@ func (s *Store) init() error {
 		}
 		testHookSync()
 	}
-	unsorted := false
+	unsorted, noFeed := false, false
 	_ = s.db.View(func(tx *bolt.Tx) error {
 		unsorted = tx.Bucket(bucketSearchUnsorted) != nil && tx.Bucket(bucketSearch) == nil
+		noFeed = tx.Bucket(bucketChanges) == nil
 		return nil
 	})
+	if noFeed {
+		if err := s.db.Update(buildChangeFeed); err != nil {
+			return fmt.Errorf("add the change feed: %w", err)
+		}
+		testHookSync()
+	}
 	if unsorted {
 		if err := s.db.Update(buildSearchIndex); err != nil {
 			return fmt.Errorf("build the search index: %w", err)
