@@ -9,7 +9,7 @@ import (
 
 // TestKeep: what a reader keeps (its position, its sum, a value per run) reads back, in the
 // same process and after a reopen; a nil value deletes a run's; a reset deletes every run's
-// first; a store opened for reading keeps nothing.
+// first; wend check is clean beside it; a store opened for reading keeps nothing.
 func TestKeep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s := openAt(t, path, Options{})
@@ -36,6 +36,9 @@ func TestKeep(t *testing.T) {
 	check(s, 9, "sum2", map[string]string{"ra": "a", "rc": "c"})
 	must(t, s.Keep("m", 10, []byte("sum3"), map[string][]byte{"rb": []byte("b")}, true))
 	check(s, 10, "sum3", map[string]string{"rb": "b"})
+	if ps, err := s.Check(); err != nil || len(ps) != 0 {
+		t.Fatalf("check beside kept data: %q %v", ps, err)
+	}
 	must(t, s.Close())
 	r := openAt(t, path, Options{ReadOnly: true})
 	check(r, 10, "sum3", map[string]string{"rb": "b"})
