@@ -45,6 +45,8 @@ func runHelper(role, path, arg string) int {
 		err = helperHolder(path)
 	case "reader":
 		err = helperReader(path) // inuse_test.go
+	case "keeper":
+		err = helperKeeper(path, arg) // kept_test.go
 	case "creator":
 		err = helperCreator(path, arg)
 	case "slowcreator":
