@@ -115,6 +115,9 @@ func apply(tx *bolt.Tx, p *prepared) error {
 				return fmt.Errorf("run %s: %w", r.id, err)
 			}
 		}
+		if err := noteChange(tx, r.id); err != nil {
+			return fmt.Errorf("run %s: %w", r.id, err)
+		}
 		eb, err := events.CreateBucketIfNotExists(r.id)
 		if err != nil {
 			return fmt.Errorf("run %s: events: %w", r.id, err)

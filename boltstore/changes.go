@@ -1,51 +1,87 @@
 package boltstore
 
-import "sync"
+import (
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
 
 // changeFeedMax bounds the changes the feed remembers: a reader further behind reads again
 // whatever it derives from the runs.
 const changeFeedMax = 1 << 16
 
-// changeFeed numbers the runs that commits and purges touched, in the order they were
-// answered (the n-th change is at position n), so a reader that keeps something derived from
-// the runs (the metrics' summaries) re-reads only the runs changed since it last looked,
-// instead of every run. It lives in memory: a reader in a new process starts with a whole read.
-type changeFeed struct {
-	mu      sync.Mutex
-	dropped uint64   // changes forgotten: ids[0] is at position dropped+1
-	ids     []string // the runs changed, in order
+// bucketChanges is the change feed: the runs that commits and purges touched, numbered in
+// the order they were made (the n-th change is at position n, the bucket's sequence):
+//
+//	big-endian uint64(position) -> run id
+//
+// It is written in the transaction of the change (apply, deleteRun), so the log's replay
+// makes it again after a crash, and it lasts across processes: a reader that keeps something
+// derived from the runs beside them (the metrics' summaries, kept.go) re-reads, in a new
+// process as in the same one, only the runs changed since it last looked, never every run.
+// It keeps the last changeFeedMax changes.
+var bucketChanges = []byte("changes")
+
+// noteChange records in tx that run id changed.
+func noteChange(tx *bolt.Tx, id []byte) error {
+	b := tx.Bucket(bucketChanges)
+	if b == nil {
+		return nil // a database opened for reading before its first Open for writing since the feed exists
+	}
+	n, err := b.NextSequence()
+	if err != nil {
+		return fmt.Errorf("change feed: %w", err)
+	}
+	if err := b.Put(binary.BigEndian.AppendUint64(nil, n), id); err != nil {
+		return fmt.Errorf("change feed: %w", err)
+	}
+	if n > changeFeedMax {
+		if err := b.Delete(binary.BigEndian.AppendUint64(nil, n-changeFeedMax)); err != nil {
+			return fmt.Errorf("change feed: %w", err)
+		}
+	}
+	return nil
 }
 
-// add records that the runs ids changed; the caller has made the change readable.
-func (f *changeFeed) add(ids ...string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ids = append(f.ids, ids...)
-	if over := len(f.ids) - changeFeedMax; over > 0 {
-		drop := max(over, changeFeedMax/2) // amortised: drop half at a time
-		f.ids = append(f.ids[:0], f.ids[drop:]...)
-		f.dropped += uint64(drop)
-	}
+// buildChangeFeed adds the change feed to a database that lacks it, empty: a reader with a
+// position from before has none in it, and reads every run once.
+func buildChangeFeed(tx *bolt.Tx) error {
+	_, err := tx.CreateBucketIfNotExists(bucketChanges)
+	return err
 }
 
 // ChangedRuns returns the ids of the runs changed (committed or purged) after position since,
 // each once, and the position now reached. complete is false when changes after since have
-// been forgotten: the caller must then read every run again. A reader with nothing yet takes
-// now from a first call, then reads every run, then asks from now on.
+// been forgotten (or since is not a position of this feed): the caller must then read every
+// run again. A reader with nothing yet takes now from a first call, then reads every run,
+// then asks from now on.
 func (s *Store) ChangedRuns(since uint64) (ids []string, now uint64, complete bool) {
-	f := &s.changes
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	now = f.dropped + uint64(len(f.ids))
-	if since < f.dropped {
+	err := s.view("read the change feed", func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChanges)
+		if b == nil {
+			return nil
+		}
+		now = b.Sequence()
+		if since > now {
+			return nil
+		}
+		c := b.Cursor()
+		if k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) > since+1 {
+			return nil // forgotten
+		}
+		complete = true
+		seen := map[string]bool{}
+		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, since+1)); k != nil; k, v = c.Next() {
+			if !seen[string(v)] {
+				seen[string(v)] = true
+				ids = append(ids, string(v))
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, now, false
 	}
-	seen := map[string]bool{}
-	for _, id := range f.ids[min(since-f.dropped, uint64(len(f.ids))):] {
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	return ids, now, true
+	return ids, now, complete
 }

@@ -108,9 +108,6 @@ func (s *Store) writeOnce(batch []*request) (bad int, err error) {
 			s.rejected.Add(1)
 		} else {
 			s.commits.Add(1)
-			for _, pr := range r.p.runs {
-				s.changes.add(string(pr.id))
-			}
 		}
 		r.done <- results[i]
 	}

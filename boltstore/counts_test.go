@@ -263,11 +263,34 @@ func TestChangedRuns(t *testing.T) {
 	if ids, _, _ := s.ChangedRuns(p1); !slices.Equal(ids, []string{"ra"}) {
 		t.Fatalf("after the purge: %v", ids)
 	}
-	for i := range changeFeedMax + 1 {
-		s.changes.add(string(rune(i)))
+	if _, _, complete := s.ChangedRuns(1 << 40); complete {
+		t.Fatal("a position past the feed's reads as complete")
 	}
+	must(t, s.updateOutsideLog(func(tx *bolt.Tx) error {
+		for i := range changeFeedMax + 1 {
+			if err := noteChange(tx, []byte(fmt.Sprint("x", i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 	if _, _, complete := s.ChangedRuns(p1); complete {
 		t.Fatal("a position older than the feed remembers reads as complete")
+	}
+}
+
+// The change feed lasts across processes: a position taken before a Close, or before a kill
+// (the log's replay writes the feed again), names the runs changed after it, and only those.
+func TestChangedRunsAcrossOpens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wend.db")
+	s := openAt(t, path, Options{})
+	startRun(t, s, "alpha", "wa", "ra", "", purgeT0)
+	_, p0, _ := s.ChangedRuns(0)
+	startRun(t, s, "alpha", "wb", "rb", "", purgeT0)
+	must(t, s.Close())
+	s = openAt(t, path, Options{})
+	if ids, p1, complete := s.ChangedRuns(p0); !complete || !slices.Equal(ids, []string{"rb"}) || p1 != p0+1 {
+		t.Fatalf("after reopening: %v at %d complete %v, want [rb] at %d", ids, p1, complete, p0+1)
 	}
 }
 

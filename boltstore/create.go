@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -164,31 +163,4 @@ func checkSchema(tx *bolt.Tx) error {
 		return fmt.Errorf("schema version %q, this wend reads %q: %w", v, schemaVersion, ErrNotWend)
 	}
 	return nil
-}
-
-// InUseError is Open's error when another process holds the database's lock.
-type InUseError struct {
-	Path string
-	PID  int // 0 when the pid file could not be read
-}
-
-func (e *InUseError) Error() string {
-	pid := "pid unknown"
-	if e.PID > 0 {
-		pid = "pid " + strconv.Itoa(e.PID)
-	}
-	return fmt.Sprintf("database %s is in use by another wend process (%s)", e.Path, pid)
-}
-
-// Is makes errors.Is(err, ErrInUse) true.
-func (e *InUseError) Is(target error) bool { return target == ErrInUse }
-
-func inUse(path string) error {
-	e := &InUseError{Path: path}
-	if b, err := os.ReadFile(path + ".pid"); err == nil {
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			e.PID = pid
-		}
-	}
-	return e
 }

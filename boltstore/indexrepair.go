@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -27,23 +28,25 @@ func recordIndexes(id, v []byte) (wfKey []byte, search map[string]bool, ok bool)
 	var rec struct {
 		WorkflowID string         `json:"workflow_id"`
 		Search     map[string]any `json:"search"`
+		StartedAt  time.Time      `json:"started_at"`
 	}
 	wf, plain := leadingWorkflowID(body)
 	if !plain {
 		if json.Unmarshal(body, &rec) != nil {
 			return nil, nil, false
 		}
-		return workflowKey(rec.WorkflowID, string(id)), searchKeys(string(id), rec.Search), true
+		return workflowKey(rec.WorkflowID, string(id)), searchKeys(string(id), rec.StartedAt, rec.Search), true
 	}
 	// Only the search object is decoded: `"search":` cannot stand inside a JSON string (its
 	// quotes would be escaped), and the fields before it hold no object, so its first
-	// occurrence is the record's own key.
+	// occurrence is the record's own key. A record with search values is then decoded whole
+	// for its start, which its index keys end with.
 	if i := bytes.Index(body, []byte(`"search":`)); i >= 0 {
-		if json.NewDecoder(bytes.NewReader(body[i+len(`"search":`):])).Decode(&rec.Search) != nil {
+		if json.Unmarshal(body, &rec) != nil {
 			return nil, nil, false
 		}
 	}
-	return workflowKey(wf, string(id)), searchKeys(string(id), rec.Search), true
+	return workflowKey(wf, string(id)), searchKeys(string(id), rec.StartedAt, rec.Search), true
 }
 
 // leadingWorkflowID reads the workflow id a record body opens with (encodeRun writes it
@@ -345,15 +348,11 @@ func recountHead(wfs *bolt.Bucket, wf string) (string, error) {
 
 // searchKeyRun is the run id at the end of a search index key, nil for a malformed key.
 func searchKeyRun(k []byte) []byte {
-	_, rest, ok := splitUvarintPrefix(k)
+	_, _, _, id, ok := splitSearchKey(k)
 	if !ok {
 		return nil
 	}
-	_, run, ok := splitUvarintPrefix(rest)
-	if !ok || len(run) == 0 {
-		return nil
-	}
-	return run
+	return []byte(id)
 }
 
 func sortedKeys(m map[string]bool) []string {

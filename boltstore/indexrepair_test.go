@@ -42,7 +42,7 @@ func TestRepairIndexes(t *testing.T) {
 		{
 			name: "search entry missing",
 			damage: func(tx *bolt.Tx) error {
-				return tx.Bucket(bucketSearch).Delete(append(searchPrefix("customer", "sann"), "ra"...))
+				return tx.Bucket(bucketSearch).Delete(testSearchKey("customer", "ann", at, "ra"))
 			},
 			check:   []string{`search index: entry run "ra", customer = "ann" is missing: its run is hidden from an equality filter on the field`},
 			repairs: []string{`search index: put run "ra", customer = "ann"`},
@@ -57,7 +57,7 @@ func TestRepairIndexes(t *testing.T) {
 			name: "search entries no record calls for",
 			damage: func(tx *bolt.Tx) error {
 				b := tx.Bucket(bucketSearch)
-				for _, k := range [][]byte{append(searchPrefix("customer", "sbob"), "ra"...), append(searchPrefix("customer", "sann"), "gone"...)} {
+				for _, k := range [][]byte{testSearchKey("customer", "bob", at, "ra"), testSearchKey("customer", "ann", at, "gone")} {
 					if err := b.Put(k, indexEntry(k)); err != nil {
 						return err
 					}
@@ -71,7 +71,7 @@ func TestRepairIndexes(t *testing.T) {
 		{
 			name: "search entry damaged",
 			damage: func(tx *bolt.Tx) error {
-				return tx.Bucket(bucketSearch).Put(append(searchPrefix("vip", "btrue"), "rb"...), []byte{1, 2, 3, 4, 5})
+				return tx.Bucket(bucketSearch).Put(testSearchKey("vip", true, at.Add(time.Second), "rb"), []byte{1, 2, 3, 4, 5})
 			},
 			check:   []string{`search index: entry run "rb", vip = true: checksum mismatch: the record is damaged`},
 			repairs: []string{`search index: put run "rb", vip = true`},

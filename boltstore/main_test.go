@@ -43,6 +43,10 @@ func runHelper(role, path, arg string) int {
 		err = helperReplayer(path, arg)
 	case "holder":
 		err = helperHolder(path)
+	case "reader":
+		err = helperReader(path) // inuse_test.go
+	case "keeper":
+		err = helperKeeper(path, arg) // kept_test.go
 	case "creator":
 		err = helperCreator(path, arg)
 	case "slowcreator":

@@ -38,6 +38,9 @@ type openTx struct {
 	lsn     uint64      // the last log record tx holds
 	batches int
 	bytes   int // the records' payload bytes
+	// kept are the writes of readers' kept data (kept.go) made in tx, written again after a
+	// redo: they are in no log record.
+	kept []func(*bolt.Tx) error
 }
 
 // beginWrite returns the open transaction, or a new one.
@@ -127,6 +130,7 @@ func (s *Store) redoOpen(tx *bolt.Tx, reused bool) {
 		return
 	}
 	s.open.tx = nt
+	s.open.kept = rekeep(nt, o.kept)
 }
 
 // reapply applies answered commits into tx, with the LSN of the last record holding them.
@@ -137,6 +141,18 @@ func reapply(tx *bolt.Tx, ps []*prepared, lsn uint64) error {
 		}
 	}
 	return putLogLSN(tx, lsn)
+}
+
+// rekeep writes the readers' kept data again into a redone open transaction; what fails is
+// dropped (the reader's position then stays where the file has it, and it reads from there).
+func rekeep(tx *bolt.Tx, kept []func(*bolt.Tx) error) []func(*bolt.Tx) error {
+	var out []func(*bolt.Tx) error
+	for _, w := range kept {
+		if guard(func() error { return w(tx) }) == nil {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // settle checkpoints: bbolt's file then holds every answered commit, for what reads the file

@@ -104,6 +104,7 @@ func TestKillPurge(t *testing.T) {
 // "commit:K" kills it at the K-th batch's commit; a number, that many microseconds after the
 // purge starts.
 func helperPurger(path, arg string) error {
+	purgeSlice = time.Hour // batches of PurgeBatch runs, which the test checks whole
 	s, err := Open(path, Options{})
 	if err != nil {
 		return err

@@ -245,9 +245,9 @@ func decodeEvent(runID string, k, v []byte) (history.Event, error) {
 }
 
 // Runs returns the runs matching f, newest first. A workflow id filter reads only that
-// workflow's runs, through the workflow index; else an equality clause on a search field
-// reads only the runs the search index names for it (search.go). Any other filter reads every
-// run record, in slices of short reads (scanRuns), so the writer gets in between two of them.
+// workflow's runs, through the workflow index; else a clause on a search field reads only the
+// runs the search index holds in its span (searchwalk.go). Any other filter reads every run
+// record, in slices of short reads (scanRuns), so the writer gets in between two of them.
 func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 	var out []history.Run
 	scan := false
@@ -266,14 +266,18 @@ func (s *Store) Runs(f history.RunFilter) ([]history.Run, error) {
 		if f.WorkflowID != "" {
 			return indexedRuns(tx, f.WorkflowID, add)
 		}
-		ids, indexed, err := searchLookup(tx, f)
+		pos, indexed, err := searchCandidates(tx, f, 0)
 		if err != nil || !indexed {
 			scan = err == nil
 			return err
 		}
-		for _, id := range ids {
-			if v := runs.Get(id); v != nil { // an entry without its run (damage) lists nothing
-				if err := add(id, v); err != nil {
+		for _, p := range pos {
+			_, id, ok := splitStartedKey(p)
+			if !ok {
+				return fmt.Errorf("search index: malformed key; run wend check")
+			}
+			if v := runs.Get([]byte(id)); v != nil { // an entry without its run (damage) lists nothing
+				if err := add([]byte(id), v); err != nil {
 					return err
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -14,67 +15,183 @@ import (
 	"github.com/wendflow/wend/history"
 )
 
-// bucketSearch indexes the runs' search field values (history.Run.Search) for equality:
+// bucketSearch indexes the runs' search field values (history.Run.Search) in the order the
+// filter compares them, each field's runs newest first under each value:
 //
-//	uvarint(len(field)) | field | uvarint(len(value)) | value | run id -> frame of nothing
+//	uvarint(len(field)) | field | value | startedKey(started_at, run id) -> frame of nothing
 //
-// value is the search value's canonical text with a type letter: "s" and the string (a time is
-// its RFC 3339 text in UTC), "n" and the number as strconv.FormatFloat 'g' -1 writes it, "b"
-// and true or false. It is made when the first run with a search value is committed: a file
-// written before search fields existed has no search values and so needs none. The run
-// record stays the truth: Runs checks every record the index names against the whole filter,
-// so an entry left stale costs a read, never a wrong answer.
-var bucketSearch = []byte("search")
+// value is a type letter and the value's bytes in an order bytes.Compare keeps: "n" and a
+// number's IEEE 754 bits, sign flipped (negatives inverted, -0 as 0: the order of numbers);
+// "t" and a text that reads as an RFC 3339 time (which the filter compares as a time), as
+// sortable Unix seconds and nanoseconds; "s" and other text, each 0x00 escaped as 0x00 0xff
+// and closed by 0x00 0x01 (so a text sorts before its extensions); "b" and 0 or 1. A range
+// clause (<, <=, >, >=) walks one span of a field's numbers or times; =, one value's runs;
+// != the field's values but one (searchCandidates). The key ends in the run's started index
+// key, so a value's runs come newest first and a page needs no record to order them. It is
+// made when the first run with a search value is committed: a file written before search
+// fields existed has no search values and so needs none; one written with the earlier,
+// unordered index (bucketSearchUnsorted) gets this one at its first Open for writing
+// (buildSearchIndex). The run record stays the truth: every record the index names is checked
+// against the whole filter, so an entry left stale costs a read, never a wrong answer.
+var bucketSearch = []byte("search_sorted")
 
-// searchIndexKey is the index text of a search value; false for a value of no search type.
-func searchIndexKey(v any) (string, bool) {
+// bucketSearchUnsorted is the earlier search index, for equality only (value as text, then
+// run id): replaced by bucketSearch at the first Open for writing.
+var bucketSearchUnsorted = []byte("search")
+
+// Type letters of the index's values.
+const (
+	searchNumber = 'n'
+	searchTime   = 't'
+	searchText   = 's'
+	searchBool   = 'b'
+)
+
+// searchValueKey is the ordered bytes of a search value (type letter first); false for a
+// value of no search type.
+func searchValueKey(v any) ([]byte, bool) {
 	switch x := v.(type) {
 	case string:
-		return "s" + x, true
+		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return searchTimeKey(t), true
+		}
+		return searchTextKey(x), true
 	case float64:
-		return "n" + strconv.FormatFloat(x, 'g', -1, 64), true
+		return searchNumberKey(x), true
 	case bool:
-		return "b" + strconv.FormatBool(x), true
+		return searchBoolKey(x), true
 	}
-	return "", false
+	return nil, false
 }
 
-// searchPrefix is the key prefix of every run whose field has the index text val.
-func searchPrefix(field, val string) []byte {
+func searchNumberKey(x float64) []byte {
+	bits := math.Float64bits(x)
+	switch {
+	case x == 0:
+		bits = 1 << 63 // -0 is 0
+	case bits>>63 == 1:
+		bits = ^bits
+	default:
+		bits |= 1 << 63
+	}
+	return binary.BigEndian.AppendUint64([]byte{searchNumber}, bits)
+}
+
+func searchTimeKey(t time.Time) []byte {
+	k := binary.BigEndian.AppendUint64([]byte{searchTime}, uint64(t.Unix())^1<<63)
+	return binary.BigEndian.AppendUint32(k, uint32(t.Nanosecond()))
+}
+
+func searchTextKey(x string) []byte {
+	k := make([]byte, 0, len(x)+3)
+	k = append(k, searchText)
+	for i := 0; i < len(x); i++ {
+		if k = append(k, x[i]); x[i] == 0 {
+			k = append(k, 0xff)
+		}
+	}
+	return append(k, 0, 1)
+}
+
+func searchBoolKey(x bool) []byte {
+	if x {
+		return []byte{searchBool, 1}
+	}
+	return []byte{searchBool, 0}
+}
+
+// searchValueLen is the length of the value (type letter included) at the start of rest;
+// false when it is malformed.
+func searchValueLen(rest []byte) (int, bool) {
+	if len(rest) == 0 {
+		return 0, false
+	}
+	fixed := map[byte]int{searchNumber: 9, searchTime: 13, searchBool: 2}
+	if n, ok := fixed[rest[0]]; ok {
+		return n, len(rest) >= n
+	}
+	if rest[0] != searchText {
+		return 0, false
+	}
+	for i := 1; i+1 < len(rest); i++ {
+		if rest[i] == 0 {
+			switch rest[i+1] {
+			case 1:
+				return i + 2, true
+			case 0xff:
+				i++
+			default:
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// searchFieldPrefix is the key prefix of every entry of field.
+func searchFieldPrefix(field string) []byte {
 	k := binary.AppendUvarint(nil, uint64(len(field)))
-	k = append(k, field...)
-	k = binary.AppendUvarint(k, uint64(len(val)))
-	return append(k, val...)
+	return append(k, field...)
 }
 
-// searchKeys are the index keys of a run with the search values vals.
-func searchKeys(runID string, vals map[string]any) map[string]bool {
+// searchKey is the index key of run id, started at started, whose field has the value val
+// (searchValueKey's bytes).
+func searchKey(field string, val []byte, started time.Time, id string) []byte {
+	return append(append(searchFieldPrefix(field), val...), startedKey(started, id)...)
+}
+
+// splitSearchKey reverses searchKey.
+func splitSearchKey(k []byte) (field string, val []byte, started time.Time, id string, ok bool) {
+	f, rest, ok := splitUvarintPrefix(k)
+	if !ok || len(f) == 0 {
+		return "", nil, time.Time{}, "", false
+	}
+	n, ok := searchValueLen(rest)
+	if !ok {
+		return "", nil, time.Time{}, "", false
+	}
+	started, id, ok = splitStartedKey(rest[n:])
+	if !ok || id == "" {
+		return "", nil, time.Time{}, "", false
+	}
+	return string(f), rest[:n], started, id, true
+}
+
+// searchKeys are the index keys of run id, started at started, with the search values vals.
+func searchKeys(id string, started time.Time, vals map[string]any) map[string]bool {
 	keys := map[string]bool{}
 	for field, v := range vals {
-		if val, ok := searchIndexKey(v); ok {
-			keys[string(append(searchPrefix(field, val), runID...))] = true
+		if val, ok := searchValueKey(v); ok {
+			keys[string(searchKey(field, val, started, id))] = true
 		}
 	}
 	return keys
 }
 
-// storedSearch reads the search values of a stored record, old; nil when it has none. Only a
-// record that names search values is decoded (most runs' have none).
-func storedSearch(id, old []byte) map[string]any {
+// storedSearch reads the search values and the start of a stored record, old; no values when
+// it has none. Only a record that names search values is decoded (most runs' have none).
+func storedSearch(id, old []byte) (map[string]any, time.Time) {
 	if old == nil || !bytes.Contains(old, []byte(`"search":`)) {
-		return nil
+		return nil, time.Time{}
 	}
 	body, _ := unframe(id, old)
 	if body == nil && len(old) > frameHeader {
 		body = old[frameHeader:] // damaged: its values are a guess, as reindex's workflow id
 	}
 	var rec struct {
-		Search map[string]any `json:"search"`
+		Search    map[string]any `json:"search"`
+		StartedAt time.Time      `json:"started_at"`
 	}
 	if json.Unmarshal(body, &rec) != nil {
-		return nil
+		return nil, time.Time{}
 	}
-	return rec.Search
+	return rec.Search, rec.StartedAt
+}
+
+// storedSearchKeys are the index keys a stored record calls for.
+func storedSearchKeys(id, v []byte) map[string]bool {
+	vals, started := storedSearch(id, v)
+	return searchKeys(string(id), started, vals)
 }
 
 // reindexSearch keeps the search index at the run's new values; old is its stored record,
@@ -84,8 +201,8 @@ func storedSearch(id, old []byte) map[string]any {
 // whether the commit is applied live or replayed after a crash, and is what Check and
 // RepairIndexes compute from the records too.
 func reindexSearch(tx *bolt.Tx, old []byte, r preparedRun) error {
-	before := searchKeys(string(r.id), storedSearch(r.id, old))
-	after := searchKeys(string(r.id), storedSearch(r.id, r.record))
+	before := storedSearchKeys(r.id, old)
+	after := storedSearchKeys(r.id, r.record)
 	if len(before) == 0 && len(after) == 0 {
 		return nil
 	}
@@ -110,72 +227,43 @@ func reindexSearch(tx *bolt.Tx, old []byte, r preparedRun) error {
 	return nil
 }
 
+// buildSearchIndex replaces the earlier, unsorted search index of a database with the sorted
+// one, made from every run record, in tx. It runs at Open for writing, before the log's
+// replay, whose records then keep it as any commit does.
+func buildSearchIndex(tx *bolt.Tx) error {
+	if tx.Bucket(bucketSearchUnsorted) == nil || tx.Bucket(bucketSearch) != nil {
+		return nil
+	}
+	b, err := tx.CreateBucket(bucketSearch)
+	if err != nil {
+		return fmt.Errorf("build the search index: %w", err)
+	}
+	err = forEach(tx.Bucket(bucketRuns), func(k, v []byte) error {
+		for key := range storedSearchKeys(k, v) {
+			if err := b.Put([]byte(key), indexEntry([]byte(key))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("build the search index: %w", err)
+	}
+	return tx.DeleteBucket(bucketSearchUnsorted)
+}
+
 // unindexSearch deletes a purged run's search index entries.
 func unindexSearch(tx *bolt.Tx, r history.Run) error {
 	b := tx.Bucket(bucketSearch)
 	if b == nil {
 		return nil
 	}
-	for k := range searchKeys(r.RunID, r.Search) {
+	for k := range searchKeys(r.RunID, r.StartedAt, r.Search) {
 		if err := b.Delete([]byte(k)); err != nil {
 			return fmt.Errorf("search index: %w", err)
 		}
 	}
 	return nil
-}
-
-// searchLookup finds, through the index, the ids of the runs that may pass f's first equality
-// clause on a search field; false when f has none, and the caller reads every run. The value
-// as written may be of any type, so each text it can stand for is looked up.
-func searchLookup(tx *bolt.Tx, f history.RunFilter) (ids [][]byte, ok bool, err error) {
-	var cond *history.SearchCond
-	for i := range f.Search {
-		if f.Search[i].Op == "=" {
-			cond = &f.Search[i]
-			break
-		}
-	}
-	if cond == nil {
-		return nil, false, nil
-	}
-	b := tx.Bucket(bucketSearch)
-	if b == nil {
-		return nil, true, nil // no run has a search value
-	}
-	seen := map[string]bool{}
-	for _, val := range searchTexts(cond.Value) {
-		prefix := searchPrefix(cond.Field, val)
-		c := b.Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if err := readIndexEntry(k, v); err != nil {
-				return nil, true, fmt.Errorf("search index entry of %s: %w; run wend check", cond.Field, err)
-			}
-			id := k[len(prefix):]
-			if !seen[string(id)] {
-				seen[string(id)] = true
-				ids = append(ids, bytes.Clone(id))
-			}
-		}
-	}
-	return ids, true, nil
-}
-
-// searchTexts are the index texts a clause's value can match: as text, and as a number, a
-// bool or a time when it reads as one.
-func searchTexts(s string) []string {
-	out := []string{"s" + s}
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		out = append(out, "n"+strconv.FormatFloat(n, 'g', -1, 64))
-	}
-	if b, err := strconv.ParseBool(s); err == nil {
-		out = append(out, "b"+strconv.FormatBool(b))
-	}
-	if t, ok := history.ParseSearchTime(s); ok {
-		if u := "s" + t.UTC().Format(time.RFC3339Nano); u != out[0] {
-			out = append(out, u)
-		}
-	}
-	return out
 }
 
 // checkSearchIndex checks the search index against the run records: every entry verifies and
@@ -185,9 +273,17 @@ func searchTexts(s string) []string {
 // between two slices shows no difference that is not there.
 func (s *Store) checkSearchIndex() []string {
 	var out []string
+	unsorted := false
+	_ = s.view("check database", func(tx *bolt.Tx) error {
+		unsorted = tx.Bucket(bucketSearch) == nil && tx.Bucket(bucketSearchUnsorted) != nil
+		return nil
+	})
+	if unsorted {
+		return nil // opened for reading before the sorted index was built: the next Open for writing builds it
+	}
 	err := s.sliceEach(bucketRuns, func(tx *bolt.Tx, k, v []byte) error {
 		b := tx.Bucket(bucketSearch)
-		for key := range searchKeys(string(k), storedSearch(k, v)) {
+		for key := range storedSearchKeys(k, v) {
 			if b == nil || b.Get([]byte(key)) == nil {
 				out = append(out, fmt.Sprintf("search index: entry %s is missing: its run is hidden from an equality filter on the field", searchKeyText([]byte(key))))
 			}
@@ -214,36 +310,43 @@ func (s *Store) checkSearchIndex() []string {
 // searchEntryHeld reports whether the run a search index key names holds the value it indexes,
 // read in tx.
 func searchEntryHeld(tx *bolt.Tx, k []byte) bool {
-	_, rest, ok := splitUvarintPrefix(k)
+	_, _, _, id, ok := splitSearchKey(k)
 	if !ok {
 		return false
 	}
-	_, run, ok := splitUvarintPrefix(rest)
-	if !ok {
-		return false
-	}
-	return searchKeys(string(run), storedSearch(run, tx.Bucket(bucketRuns).Get(run)))[string(k)]
+	return storedSearchKeys([]byte(id), tx.Bucket(bucketRuns).Get([]byte(id)))[string(k)]
 }
 
 // searchKeyText names an index key for a report as a filter would write its value: run RUN,
-// FIELD = "TEXT" for a string (or a time), FIELD = 12.5 for a number, FIELD = true for a bool.
+// FIELD = "TEXT" for a string or a time, FIELD = 12.5 for a number, FIELD = true for a bool.
 func searchKeyText(k []byte) string {
-	field, rest, ok := splitUvarintPrefix(k)
+	field, val, _, id, ok := splitSearchKey(k)
 	if !ok {
 		return fmt.Sprintf("%q (malformed)", k)
 	}
-	val, run, ok := splitUvarintPrefix(rest)
-	if !ok || len(val) == 0 {
-		return fmt.Sprintf("%q (malformed)", k)
-	}
-	text := fmt.Sprintf("%q (of unknown type %q)", val[1:], val[:1])
+	return fmt.Sprintf("run %q, %s = %s", id, field, searchValueText(val))
+}
+
+// searchValueText is the value of searchValueKey's bytes as a filter would write it.
+func searchValueText(val []byte) string {
 	switch val[0] {
-	case 's':
-		text = strconv.Quote(string(val[1:]))
-	case 'n', 'b':
-		text = string(val[1:])
+	case searchNumber:
+		bits := binary.BigEndian.Uint64(val[1:])
+		if bits>>63 == 1 {
+			bits &^= 1 << 63
+		} else {
+			bits = ^bits
+		}
+		return strconv.FormatFloat(math.Float64frombits(bits), 'g', -1, 64)
+	case searchTime:
+		secs := int64(binary.BigEndian.Uint64(val[1:]) ^ 1<<63)
+		t := time.Unix(secs, int64(binary.BigEndian.Uint32(val[9:]))).UTC()
+		return strconv.Quote(t.Format(time.RFC3339Nano))
+	case searchBool:
+		return strconv.FormatBool(val[1] == 1)
 	}
-	return fmt.Sprintf("run %q, %s = %s", run, field, text)
+	text := bytes.ReplaceAll(val[1:len(val)-2], []byte{0, 0xff}, []byte{0})
+	return strconv.Quote(string(text))
 }
 
 func splitUvarintPrefix(k []byte) (head, rest []byte, ok bool) {

@@ -13,6 +13,9 @@ func (s *Store) SearchFields() ([]string, error) {
 	err := s.view("list search fields", func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSearch)
 		if b == nil {
+			b = tx.Bucket(bucketSearchUnsorted) // its keys open with the field as well
+		}
+		if b == nil {
 			return nil
 		}
 		c := b.Cursor()

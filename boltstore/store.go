@@ -132,7 +132,6 @@ type Store struct {
 
 	checkpoints atomic.Uint64 // checkpoints made, for tests
 
-	changes changeFeed // the runs commits and purges touched (changes.go)
 }
 
 var _ history.Store = (*Store)(nil)
@@ -250,15 +249,7 @@ func (s *Store) init() error {
 	if err := guard(func() error { return s.db.View(checkSchema) }); err != nil {
 		return err
 	}
-	// Before the log's replay, whose records then keep them as commits do (counts.go).
-	if !hasReadIndexes(s.db) {
-		if err := s.db.Update(buildReadIndexes); err != nil {
-			return fmt.Errorf("build the run counts and started index: %w", err)
-		}
-		testHookSync()
-	}
-	// We hold the lock, so no compaction is running: its file is a crash's leftover.
-	os.Remove(s.path + compactSuffix)
+	// First, so that a process waiting for the lock tells this writer from a reader (inUse).
 	pid := fmt.Appendf(nil, "%d\n", os.Getpid())
 	if err := testFailWrite("pid file"); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
@@ -266,6 +257,33 @@ func (s *Store) init() error {
 	if err := os.WriteFile(s.pidPath, pid, 0o600); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
+	// Before the log's replay, whose records then keep them as commits do (counts.go).
+	if !hasReadIndexes(s.db) {
+		if err := s.db.Update(buildReadIndexes); err != nil {
+			return fmt.Errorf("build the run counts and started index: %w", err)
+		}
+		testHookSync()
+	}
+	unsorted, noFeed := false, false
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		unsorted = tx.Bucket(bucketSearchUnsorted) != nil && tx.Bucket(bucketSearch) == nil
+		noFeed = tx.Bucket(bucketChanges) == nil
+		return nil
+	})
+	if noFeed {
+		if err := s.db.Update(buildChangeFeed); err != nil {
+			return fmt.Errorf("add the change feed: %w", err)
+		}
+		testHookSync()
+	}
+	if unsorted {
+		if err := s.db.Update(buildSearchIndex); err != nil {
+			return fmt.Errorf("build the search index: %w", err)
+		}
+		testHookSync()
+	}
+	// We hold the lock, so no compaction is running: its file is a crash's leftover.
+	os.Remove(s.path + compactSuffix)
 	return nil
 }
 

@@ -106,9 +106,23 @@ func (s *Server) ListPage(q api.ListQuery) (api.RunPage, error) {
 			return api.RunPage{}, err
 		}
 	}
-	if nr, ok := s.store.(newestReader); ok && s.cluster == nil && q.WorkflowID == "" && len(q.Search) == 0 {
+	// An empty page of a search clause may be a typo's: checkSearchFields says (as List does).
+	checked := func(page api.RunPage, err error) (api.RunPage, error) {
+		if err == nil && len(page.Runs) == 0 {
+			if err := s.checkSearchFields(q.Search); err != nil {
+				return api.RunPage{}, err
+			}
+		}
+		return page, err
+	}
+	if sr, ok := s.store.(searchReader); ok && s.cluster == nil && q.WorkflowID == "" && len(q.Search) > 0 {
+		if page, ok, err := listSearch(sr, q, limit, afterT, afterID); ok || err != nil {
+			return checked(page, err)
+		}
+	}
+	if nr, ok := s.store.(newestReader); ok && s.cluster == nil && q.WorkflowID == "" {
 		if page, ok, err := listNewest(nr, q, limit, afterT, afterID); ok || err != nil {
-			return page, err
+			return checked(page, err)
 		}
 	}
 	runs, err := s.List(q.StoreFilter())

@@ -16,9 +16,9 @@ import (
 	"github.com/wendflow/wend/history/storetest"
 )
 
-// GET /v1/runs over boltstore pages through its started index in bounded slices; followed
-// cursor by cursor, it lists exactly what the same filter lists over a MemStore, where every
-// page reads every run. A filter few runs pass answers short pages with a cursor, never
+// GET /v1/runs over boltstore pages through its started index in bounded slices, or through
+// its search index for a where clause on a search field; followed cursor by cursor, it lists
+// exactly what the same filter lists over a MemStore, where every page reads every run. A filter few runs pass answers short pages with a cursor, never
 // more than listScanMax runs read for one page.
 func TestListPagesThroughTheStartedIndex(t *testing.T) {
 	bolt, err := boltstore.Open(filepath.Join(t.TempDir(), "wend.db"), boltstore.Options{})
@@ -35,6 +35,10 @@ func TestListPagesThroughTheStartedIndex(t *testing.T) {
 		u.Run.Status = history.StatusCompleted
 		if i%1000 == 7 { // rare: fewer than one per page's reads
 			u.Run.Status = history.StatusFailed
+		}
+		u.Run.Search = map[string]any{"amount": float64(i % 900), "customer": fmt.Sprintf("c%d", i%7)}
+		if i%3 == 0 {
+			u.Run.Search["paid_at"] = listT0.Add(time.Duration(i%500) * time.Minute).Format(time.RFC3339)
 		}
 		c.Runs = append(c.Runs, u)
 	}
@@ -64,7 +68,10 @@ func TestListPagesThroughTheStartedIndex(t *testing.T) {
 		return nil, nil
 	}
 	for _, q := range []string{"", "limit=1000", "status=failed", "name=beta&limit=333", "q=r0001",
-		"started_before=" + listT0.Add(100*time.Second).Format(time.RFC3339)} {
+		"started_before=" + listT0.Add(100*time.Second).Format(time.RFC3339),
+		"where=amount < 20", "where=amount >= 850&limit=77", "where=customer = c3&limit=500", "where=customer != c3",
+		"where=amount > 100 and customer = c1&limit=41", "where=status = failed and amount <= 500",
+		"where=paid_at >= " + listT0.Add(400*time.Minute).Format(time.RFC3339) + "&limit=50"} {
 		t.Run(q, func(t *testing.T) {
 			got, pages := follow(t, bolt, q)
 			want, _ := follow(t, mem, q)

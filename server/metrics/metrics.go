@@ -27,10 +27,10 @@ import (
 // (TimeCommits wraps the engine's store), stale outcomes (the engine's counter) and plugin
 // processes (SetPluginStats, from the process that runs the plugins).
 //
-// A scrape reads no run it has read before unless a commit or a purge changed it since: the
-// run counts come from the counts the store keeps at commit, and the step, activity and
-// failure numbers from every run's summary, kept here and summed as runs change (sums.go).
-// The summaries hold a few hundred bytes per run.
+// A scrape reads no run it has read before unless a commit or a purge changed it since, in
+// this process or an earlier one: the run counts come from the counts the store keeps at
+// commit, and the step, activity and failure numbers from every run's summary, summed as runs
+// change and kept in the store with their sum (sums.go), a few hundred bytes per run.
 type Metrics struct {
 	commit prometheus.Histogram
 	build  prometheus.Collector // wend_build_info

@@ -53,9 +53,13 @@ func pack(s *runSummary) packedSummary {
 	b = appendCounts(b, s.failures)
 	b = appendCounts2(b, s.attempts)
 	b = appendCounts2(b, s.activities)
-	b = binary.AppendUvarint(b, uint64(len(s.latency)))
-	for _, k := range slices.Sorted(maps.Keys(s.latency)) {
-		h := s.latency[k]
+	return appendLatency(b, s.latency)
+}
+
+func appendLatency(b []byte, latency map[string]*stepHist) []byte {
+	b = binary.AppendUvarint(b, uint64(len(latency)))
+	for _, k := range slices.Sorted(maps.Keys(latency)) {
+		h := latency[k]
 		b = appendString(b, k)
 		b = binary.AppendUvarint(b, h.count)
 		b = binary.BigEndian.AppendUint64(b, math.Float64bits(h.sum))
@@ -140,24 +144,74 @@ func (p packedSummary) unpack() (*runSummary, error) {
 		r.varint(), r.varint(), r.varint(), r.varint(), r.varint()
 	s.steps, s.failures = r.counts(), r.counts()
 	s.attempts, s.activities = r.counts2(), r.counts2()
-	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
-		k := r.string()
-		h := &stepHist{count: r.uvarint()}
-		if len(r.b) < 8 {
-			return nil, errPacked
-		}
-		h.sum = math.Float64frombits(binary.BigEndian.Uint64(r.b))
-		r.b = r.b[8:]
-		if nb := r.uvarint(); nb > 0 {
-			h.buckets = make([]uint64, 0, min(nb, uint64(len(stepBuckets))))
-			for ; nb > 0 && r.err == nil; nb-- {
-				h.buckets = append(h.buckets, r.uvarint())
-			}
-		}
-		s.latency[k] = h
-	}
+	s.latency = r.latency()
 	if r.err != nil {
 		return nil, r.err
 	}
 	return s, nil
+}
+
+func (r *reader) latency() map[string]*stepHist {
+	m := map[string]*stepHist{}
+	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+		k := r.string()
+		h := &stepHist{count: r.uvarint()}
+		if len(r.b) < 8 {
+			r.err, r.b = errPacked, nil
+			return m
+		}
+		h.sum = math.Float64frombits(binary.BigEndian.Uint64(r.b))
+		r.b = r.b[8:]
+		if nb := r.uvarint(); nb > 0 {
+			if nb != uint64(len(stepBuckets)) {
+				r.err, r.b = errPacked, nil
+				return m
+			}
+			h.buckets = make([]uint64, 0, nb)
+			for ; nb > 0 && r.err == nil; nb-- {
+				h.buckets = append(h.buckets, r.uvarint())
+			}
+		}
+		m[k] = h
+	}
+	return m
+}
+
+// sumFormat opens a packed sum: a sum kept by another format (an older wend's) is not read,
+// and the summaries are made again.
+const sumFormat = 1
+
+// packTotals packs the raw sum t, which the store keeps beside the summaries (sums.go).
+func packTotals(t *totals) []byte {
+	b := []byte{sumFormat}
+	b = appendCounts2(b, t.runs)
+	b = appendCounts2(b, t.failures)
+	b = appendCounts(b, t.nonRetryable)
+	b = appendCounts2(b, t.attempts)
+	b = appendCounts2(b, t.activities)
+	b = appendCounts(b, t.steps)
+	for _, n := range []int{t.backlog.RetryingActivities, t.backlog.PendingActivities, t.backlog.PendingTimers, t.signals} {
+		b = binary.AppendVarint(b, int64(n))
+	}
+	return appendLatency(b, t.latency)
+}
+
+// unpackTotals reverses packTotals.
+func unpackTotals(b []byte) (*totals, error) {
+	if len(b) == 0 || b[0] != sumFormat {
+		return nil, errors.New("metrics: a kept sum of another format")
+	}
+	r := reader{b: b[1:]}
+	t := newTotals()
+	t.runs, t.failures, t.nonRetryable = r.counts2(), r.counts2(), r.counts()
+	t.attempts, t.activities, t.steps = r.counts2(), r.counts2(), r.counts()
+	t.backlog.RetryingActivities, t.backlog.PendingActivities, t.backlog.PendingTimers, t.signals = r.varint(), r.varint(), r.varint(), r.varint()
+	t.latency = r.latency()
+	if r.err == nil && len(r.b) > 0 {
+		r.err = errors.New("metrics: a kept sum with bytes after its end")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return t, nil
 }

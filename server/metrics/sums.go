@@ -21,16 +21,34 @@ type changeFeed interface {
 	ChangedRuns(since uint64) (ids []string, now uint64, complete bool)
 }
 
+// runKeeper is a store that keeps what a reader derives from its runs beside them, at a
+// position of its change feed (boltstore's Kept and Keep): the summaries and their sum are
+// kept there, so a new process's first scrape starts from the sum the last one kept and reads
+// only the runs changed since, as any scrape does, never every run.
+type runKeeper interface {
+	Kept(name string, ids []string) (pos uint64, sum []byte, runs map[string][]byte, ok bool, err error)
+	Keep(name string, pos uint64, sum []byte, runs map[string][]byte, reset bool) error
+}
+
+// keptName names the metrics' summaries among what a store keeps.
+const keptName = "metrics"
+
 // summaries holds every run's summary and their running sum, keyed by the names as stored
 // (the label bound is applied per scrape, on the sum). A run changed since the last scrape is
 // read again and its old summary taken off the sum before its new one is added; a purged run's
-// is taken off.
+// is taken off. With a store that keeps them (runKeeper), the summaries live in the store, not
+// here: a scrape reads the old summaries of the runs it reads again, and writes their new ones
+// and the sum back at the feed's position.
 type summaries struct {
-	mu    sync.Mutex // one refresh at a time; held while the sum is read
-	runs  map[string]packedSummary
+	mu    sync.Mutex               // one refresh at a time; held while the sum is read
+	runs  map[string]packedSummary // every run's, without a keeper; this scrape's, with one
 	sum   *totals
 	since uint64 // the change feed's position the summaries are up to
-	ready bool   // every run has been read once
+	ready bool   // every run has been read once (or the kept sum was taken up)
+	// keepFailed is set when the store failed to keep the summaries: they are then held here.
+	keepFailed bool
+	// changed are the runs whose summary this scrape made or dropped (nil: dropped), for Keep.
+	changed map[string][]byte
 }
 
 func newSummaries() *summaries {
@@ -126,19 +144,38 @@ func (ss *summaries) totals(st history.Store) (*totals, error) {
 }
 
 // refresh reads the runs changed since the last scrape, or every run when the store has no
-// change feed, this is the first scrape, or the feed has forgotten changes since.
+// change feed, this is the first scrape and nothing was kept, or the feed has forgotten
+// changes since.
 func (ss *summaries) refresh(st history.Store) error {
 	feed, ok := st.(changeFeed)
 	if !ok {
 		return ss.readAll(st)
 	}
+	keeper, keeps := st.(runKeeper)
+	keeps = keeps && !ss.keepFailed
+	if keeps && !ss.ready {
+		ss.takeUpKept(keeper)
+	}
 	ids, now, complete := feed.ChangedRuns(ss.since)
 	if !ss.ready || !complete {
+		ss.runs, ss.sum = map[string]packedSummary{}, newTotals()
 		if err := ss.readAll(st); err != nil {
 			return err
 		}
 		ss.since, ss.ready = now, true
+		if keeps {
+			ss.keepAll(keeper)
+		}
 		return nil
+	}
+	if keeps {
+		clear(ss.runs) // this scrape's: the old summaries of the runs it reads again
+		if _, _, old, ok, err := keeper.Kept(keptName, ids); ok && err == nil {
+			for id, v := range old {
+				ss.runs[id] = v
+			}
+		}
+		ss.changed = map[string][]byte{}
 	}
 	for _, id := range ids {
 		r, err := st.Run(id)
@@ -153,7 +190,44 @@ func (ss *summaries) refresh(st history.Store) error {
 		}
 	}
 	ss.since = now
+	if keeps {
+		if len(ss.changed) > 0 && keeper.Keep(keptName, ss.since, packTotals(ss.sum), ss.changed, false) != nil {
+			// What this scrape read is not kept, nor every other summary here: read every run
+			// again, into memory, at the next scrape.
+			ss.keepFailed, ss.ready = true, false
+		}
+		ss.changed = nil
+		clear(ss.runs)
+	}
 	return nil
+}
+
+// takeUpKept starts from the sum the store kept, at its position, when there is one this
+// build reads.
+func (ss *summaries) takeUpKept(keeper runKeeper) {
+	pos, b, _, ok, err := keeper.Kept(keptName, nil)
+	if !ok || err != nil {
+		return
+	}
+	t, err := unpackTotals(b)
+	if err != nil {
+		return
+	}
+	ss.sum, ss.since, ss.ready = t, pos, true
+}
+
+// keepAll writes every summary and the sum to the store, in place of what it kept, and
+// holds none of them here after.
+func (ss *summaries) keepAll(keeper runKeeper) {
+	runs := make(map[string][]byte, len(ss.runs))
+	for id, p := range ss.runs {
+		runs[id] = p
+	}
+	if keeper.Keep(keptName, ss.since, packTotals(ss.sum), runs, true) != nil {
+		ss.keepFailed = true // held here from now on
+		return
+	}
+	ss.runs = map[string]packedSummary{}
 }
 
 // readAll reads every run (in the store's slices) and the histories of the ones whose summary
@@ -194,7 +268,11 @@ func (ss *summaries) update(st history.Store, r history.Run) {
 	}
 	ss.drop(r.RunID)
 	ss.sum.add(s, 1)
-	ss.runs[r.RunID] = pack(s)
+	p := pack(s)
+	ss.runs[r.RunID] = p
+	if ss.changed != nil {
+		ss.changed[r.RunID] = p
+	}
 }
 
 // drop takes the run's summary off the sum and forgets it.
@@ -204,7 +282,10 @@ func (ss *summaries) drop(id string) {
 		return
 	}
 	delete(ss.runs, id)
-	if s, err := old.unpack(); err == nil { // packed here, in this process: it unpacks
+	if ss.changed != nil {
+		ss.changed[id] = nil
+	}
+	if s, err := old.unpack(); err == nil { // packed by this build (the kept sum's format says so)
 		ss.sum.add(s, -1)
 	}
 }
