@@ -4,11 +4,11 @@ go 1.26.0
 
 // The main packages besides cmd/wend, left out of ./... so that `go install ./...` (all that
 // pre-commit's golang hooks can run) builds and installs wend alone, not a benchmark, a test
-// plugin and the example plugin (whose binary is named go). Build, vet and test them by path;
+// plugin and the example plugin. Build, vet and test them by path;
 // .ci/run vets them and internal/arch checks their imports.
 ignore (
 	./bench
-	./examples/plugins/go
+	./examples/plugins/demo
 	./plugins/internal/testplugin
 )
 
@@ -22,7 +22,7 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
-	github.com/wendflow/wend/plugins/sdk v0.0.0
+	github.com/wendflow/wend/sdk/go v0.0.0
 	go.etcd.io/bbolt v1.5.0
 	go.opentelemetry.io/otel v1.46.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.46.0
@@ -72,8 +72,8 @@ tool (
 	google.golang.org/protobuf/cmd/protoc-gen-go
 )
 
-// The Go plugin SDK is a module of its own (plugins/sdk), so a plugin's go.sum holds go-plugin,
+// The Go plugin SDK is a module of its own (sdk/go), so a plugin's go.sum holds go-plugin,
 // gRPC and protobuf only. wend builds against the copy beside it; a release pins the SDK's tag
 // in place of this line, because `go install ...@version` refuses a module with a replace
 // (docs/design.md, "Releasing").
-replace github.com/wendflow/wend/plugins/sdk => ./plugins/sdk
+replace github.com/wendflow/wend/sdk/go => ./sdk/go

@@ -7,7 +7,7 @@
 // # What is wend's public API
 //
 // The packages with a compatibility promise are api (these wire types), api/client (the Go
-// client), spec (the workflow language) and the plugin SDK (plugins/sdk, its own module). Every
+// client), spec (the workflow language) and the plugin SDK (sdk/go, its own module). Every
 // other package of the module serves wend's own binaries and tests and may change in any
 // release without notice.
 //

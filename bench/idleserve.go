@@ -37,7 +37,7 @@ func (b *bench) idleServe(db string, n int) {
 	dir := filepath.Dir(db)
 	wend := b.path("wend")
 	goBuild(wend, "github.com/wendflow/wend/cmd/wend")
-	goBuild(filepath.Join(dir, "p"), "github.com/wendflow/wend/examples/plugins/go") // the order flow's ./p
+	goBuild(filepath.Join(dir, "p"), "github.com/wendflow/wend/examples/plugins/demo") // the order flow's ./p
 	o := harness.Options{Bin: wend, DB: db, Flags: []string{"--idle-after", idleAfter.String()}, Log: b.path("serve.log"),
 		ReadyWithin: 5 * time.Minute}
 	var heap *heapAsk

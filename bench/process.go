@@ -49,7 +49,7 @@ func (b *bench) process() {
 	}
 	wend, plugin := filepath.Join(dir, "wend"), filepath.Join(dir, "demo")
 	goBuild(wend, "github.com/wendflow/wend/cmd/wend")
-	goBuild(plugin, "github.com/wendflow/wend/examples/plugins/go")
+	goBuild(plugin, "github.com/wendflow/wend/examples/plugins/demo")
 	seqBody, fanBody, threeBody := pluginFlows(plugin)
 	seqFile := writeWorkflow(filepath.Join(flows, "pseq.wend.yaml"), "pseq", seqBody)
 	writeWorkflow(filepath.Join(flows, "pfan.wend.yaml"), "pfan", fanBody)

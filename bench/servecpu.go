@@ -31,7 +31,7 @@ func (b *bench) serveCPU() {
 	}
 	wend, plugin := filepath.Join(dir, "wend"), filepath.Join(dir, "demo")
 	goBuild(wend, "github.com/wendflow/wend/bench/heapserve")
-	goBuild(plugin, "github.com/wendflow/wend/examples/plugins/go")
+	goBuild(plugin, "github.com/wendflow/wend/examples/plugins/demo")
 	seqBody, _, _ := pluginFlows(plugin)
 	writeWorkflow(filepath.Join(flows, "pseq.wend.yaml"), "pseq", seqBody)
 

@@ -228,7 +228,7 @@ func (b *bench) bareLoop(n int, call func() time.Duration, upd, calls *time.Dura
 // buildDemo builds the Go example plugin into the bench's folder.
 func (b *bench) buildDemo() string {
 	bin := b.path("demo")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/wendflow/wend/examples/plugins/go").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/wendflow/wend/examples/plugins/demo").CombinedOutput(); err != nil {
 		fail(fmt.Errorf("build plugin: %v\n%s", err, out))
 	}
 	return bin

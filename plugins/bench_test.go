@@ -25,9 +25,9 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/plugins/sdk/fastlane"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	"github.com/wendflow/wend/sdk/go/fastlane"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 // The benchmarks run the host and a plain gRPC client of the same plugin binary (the test

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/wendflow/wend/history"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 // Check statuses.

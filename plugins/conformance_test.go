@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/plugins/sdk/fastlane"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/fastlane"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 	"github.com/wendflow/wend/testkit/needs"
 )
 

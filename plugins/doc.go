@@ -8,13 +8,13 @@
 //   - A lane is one gRPC Lane stream to a plugin process that carries many tries, one after
 //     another, so a short call does not pay for setting up a stream each time.
 //   - The fast lane is the same Lane messages sent as length-prefixed frames over a unix
-//     socket of the plugin's own, skipping gRPC (plugins/sdk/fastlane).
+//     socket of the plugin's own, skipping gRPC (sdk/go/fastlane).
 //   - To roll a plugin is to replace its running process with a new one started from the
 //     program as it is on disk now, letting the old one finish its tries first.
 //   - A plugin is pinned when its Config.SHA256 is set: only a program with that checksum runs.
 //
 // Protocol: go-plugin in gRPC mode only, core protocol 1, app protocol 1, magic cookie
-// WEND_PLUGIN=wend-activities-v1, AutoMTLS, service wend.plugin.v1.Activities (plugins/sdk/proto).
+// WEND_PLUGIN=wend-activities-v1, AutoMTLS, service wend.plugin.v1.Activities (sdk/go/proto).
 // Payloads (input and output JSON) are limited to MaxPayloadBytes (2 MiB) on both sides.
 //
 // Invariants:

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 // Error types (history.ActivityError.Type) the host produces. Errors a plugin returns keep the

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	"github.com/wendflow/wend/plugins/sdk/fastlane"
+	"github.com/wendflow/wend/sdk/go/fastlane"
 	"github.com/wendflow/wend/testkit/proctest"
 )
 

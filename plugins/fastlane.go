@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/wendflow/wend/plugins/sdk/fastlane"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/fastlane"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 // fastOffer is a plugin's fast lane (package fastlane), agreed on by probeLanes: the socket to

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/history"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 // Host runs the declared plugins: one process per plugin, started on first use, shared by

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/wendflow/wend/plugins/sdk/fastlane"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/fastlane"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 // maxIdleLanes bounds the lanes a process keeps open between calls: enough for the usual

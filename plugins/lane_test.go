@@ -13,8 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/wendflow/wend/plugins/sdk/lanetest"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/lanetest"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 func idleLanes(t *testing.T, h *Host, plugin string) (on bool, idle int) {

@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	bins.goExample = filepath.Join(dir, "goexample")
 	bins.testPlugin = filepath.Join(dir, "testplugin")
 	for out, pkg := range map[string]string{
-		bins.goExample:  "../examples/plugins/go",
+		bins.goExample:  "../examples/plugins/demo",
 		bins.testPlugin: "./internal/testplugin",
 	} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)

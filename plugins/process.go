@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health/grpc_health_v1"
 
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 // process is one running plugin: the go-plugin client, our runner and the gRPC client.

@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	"github.com/wendflow/wend/sdk/go/wire"
 	"github.com/wendflow/wend/testkit/proctest"
 )
 

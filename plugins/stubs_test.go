@@ -24,7 +24,7 @@ func TestCommittedStubsMatchProto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proto := filepath.Join(root, "plugins/sdk/proto/wend/plugin/v1")
+	proto := filepath.Join(root, "sdk/go/proto/wend/plugin/v1")
 	extra := filepath.Join(root, "examples/plugins/proto")
 	cases := []struct {
 		name      string
@@ -114,7 +114,7 @@ func goTool(t *testing.T, name string) string {
 func regenerate(lang string) string {
 	switch lang {
 	case "go":
-		return "cd plugins/sdk && go generate ./proto/..."
+		return "cd sdk/go && go generate ./proto/..."
 	case "python":
 		return "sdk/python/generate.sh"
 	default:

@@ -44,7 +44,7 @@ type Workflow struct {
 	Retention Duration
 
 	// Limits bound the calls of an activity across every run the engine drives, by
-	// plugin.activity (limit.go); nil when the file declares none.
+	// plugin.activity (activity_limits.go); nil when the file declares none.
 	Limits     map[string]*Limit
 	LimitOrder []string // limited activities in file order
 

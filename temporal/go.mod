@@ -49,7 +49,7 @@ require (
 	github.com/robfig/cron v1.2.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/stretchr/objx v0.5.3 // indirect
-	github.com/wendflow/wend/plugins/sdk v0.0.0 // indirect
+	github.com/wendflow/wend/sdk/go v0.0.0 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.46.0 // indirect
@@ -73,4 +73,4 @@ require (
 replace github.com/wendflow/wend => ../
 
 // And against the Go plugin SDK module of that tree (a dependency's replace is not applied here).
-replace github.com/wendflow/wend/plugins/sdk => ../plugins/sdk
+replace github.com/wendflow/wend/sdk/go => ../sdk/go

@@ -31,7 +31,7 @@ const (
 
 // allowed lists, per package of ours (module-relative), what its non-test code may import
 // besides the standard library: packages of ours by module-relative path (an entry covers a
-// package and its sub-packages: "plugins/sdk/proto" allows plugins/sdk/proto/wend/plugin/v1; a
+// package and its sub-packages: "sdk/go/proto" allows sdk/go/proto/wend/plugin/v1; a
 // package's own sub-packages are not allowed unless listed), and third-party packages by
 // the prefixes above. The direction: spec and history at the bottom,
 // the interpreter on them, the engine on the interpreter, stores and plugin hosts beside the
@@ -55,10 +55,10 @@ var allowed = map[string][]string{
 		"failpoint",              // no-ops unless built with the faults tag
 		"internal/tracecontext"}, // the trace context a try's plugin gets
 	"boltstore":                   {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
-	"plugins":                     {"history", "plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", "plugins/cmdgroup", goplugin, hclog, grpc, xsys},
-	"plugins/cmdgroup":            {xsys},                                    // the exec builtin's command groups: recorded by the plugin, reaped by both
-	"plugins/builtin":             {"plugins/sdk", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
-	"plugins/internal/testplugin": {"plugins/sdk", "testkit/secretforms", goplugin, hclog, grpc},
+	"plugins":                     {"history", "sdk/go/fastlane", "sdk/go/wire", "sdk/go/proto", "plugins/cmdgroup", goplugin, hclog, grpc, xsys},
+	"plugins/cmdgroup":            {xsys},                               // the exec builtin's command groups: recorded by the plugin, reaped by both
+	"plugins/builtin":             {"sdk/go", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
+	"plugins/internal/testplugin": {"sdk/go", "testkit/secretforms", goplugin, hclog, grpc},
 	"server":                      {"api", "api/client", "history", "history/export", "interpreter", "interpreter/engine", "runview", "schedule", "spec", xsys}, // x/sys: a socket peer's uid on macOS and FreeBSD
 	"batch":                       {"api", "history", "interpreter/engine", "server"},                                                                           // wend serve's batches: acts on runs through the server's methods
 	"server/metrics":              {"history", "interpreter/engine", "runview", "schedule", "server", prometheus},
@@ -74,7 +74,7 @@ var allowed = map[string][]string{
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
 	"cmd/wend":              {"internal/cli"},
-	"examples/plugins/go":   {"plugins/sdk"},
+	"examples/plugins/demo": {"sdk/go"},
 	"bench":                 {"boltstore", "history", "interpreter/engine", "bench/harness", "plugins", "server", bbolt}, // measures the engine over its store, against a plain bbolt file
 	"bench/harness":         {"api", "api/client"},                                                                       // starts and drives a wend serve for the benchmarks and the Temporal yardstick
 	"bench/heapserve":       {"internal/cli"},                                                                            // wend's command line that writes a heap profile when the bench asks
@@ -84,12 +84,12 @@ var allowed = map[string][]string{
 	"internal/crashtest":    {},
 	"internal/arch":         {},
 
-	// The Go plugin SDK's module (plugins/sdk, listed by sdkPackages): only its own packages.
-	"plugins/sdk":                      {"plugins/sdk/fastlane", "plugins/sdk/wire", "plugins/sdk/proto", goplugin, hclog, grpc},
-	"plugins/sdk/wire":                 {"plugins/sdk/proto", goplugin, grpc},
-	"plugins/sdk/fastlane":             {"plugins/sdk/wire", protobuf},
-	"plugins/sdk/lanetest":             {"plugins/sdk/proto"},
-	"plugins/sdk/proto/wend/plugin/v1": {grpc, protobuf},
+	// The Go plugin SDK's module (sdk/go, listed by sdkPackages): only its own packages.
+	"sdk/go":                      {"sdk/go/fastlane", "sdk/go/wire", "sdk/go/proto", goplugin, hclog, grpc},
+	"sdk/go/wire":                 {"sdk/go/proto", goplugin, grpc},
+	"sdk/go/fastlane":             {"sdk/go/wire", protobuf},
+	"sdk/go/lanetest":             {"sdk/go/proto"},
+	"sdk/go/proto/wend/plugin/v1": {grpc, protobuf},
 }
 
 // The public seam of the packages the temporal module imports instead of internal/ ones (its
@@ -116,7 +116,7 @@ func init() {
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.
-var testOnly = []string{"history/storetest", "plugins/sdk/lanetest",
+var testOnly = []string{"history/storetest", "sdk/go/lanetest",
 	"server/internal/servertest", "app/apptest"}
 
 type pkg struct {
@@ -249,8 +249,8 @@ func TestRulesRefuse(t *testing.T) {
 		{"server/web", prometheus + "/prometheus"},
 		{"boltstore", module + "/spec"},
 		{"internal/cli", module + "/interpreter/sim"}, // the CLI reaches the in-memory host through testsuite only
-		{"plugins/sdk", module + "/history"},          // the SDK's module requires nothing of wend's
-		{"plugins/sdk/wire", module + "/plugins"},
+		{"sdk/go", module + "/history"},               // the SDK's module requires nothing of wend's
+		{"sdk/go/wire", module + "/plugins"},
 		{"server", module + "/testkit/proctest"},
 		{"failpoint", module + "/history"},
 	} {
@@ -261,7 +261,7 @@ func TestRulesRefuse(t *testing.T) {
 	for _, c := range []struct{ pkg, imp string }{
 		{"history", "encoding/json"},
 		{"spec", expr + "/vm"},
-		{"plugins", module + "/plugins/sdk/proto/wend/plugin/v1"},
+		{"plugins", module + "/sdk/go/proto/wend/plugin/v1"},
 	} {
 		if p := check(c.pkg, allowed[c.pkg], c.imp); p != "" {
 			t.Errorf("%s importing %s refused: %s", c.pkg, c.imp, p)

@@ -2,8 +2,12 @@ package arch
 
 import (
 	"encoding/json"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -33,8 +37,8 @@ func ignoredDirs(t *testing.T) []string {
 }
 
 // TestPreCommitInstallsOnlyWend: pre-commit's golang hooks run `go install ./...` in
-// this repository. It installed four binaries in three minutes, one named go (the example
-// plugin) first on the hook's PATH. ./... must hold exactly one main package, cmd/wend.
+// this repository, which puts every main package's binary first on the hook's PATH. ./... must
+// hold exactly one main package, cmd/wend.
 func TestPreCommitInstallsOnlyWend(t *testing.T) {
 	cmd := exec.Command("go", "list", "-f", "{{if eq .Name \"main\"}}{{.ImportPath}}{{end}}", "./...")
 	cmd.Dir = "../.."
@@ -45,6 +49,43 @@ func TestPreCommitInstallsOnlyWend(t *testing.T) {
 	mains := strings.Fields(string(out))
 	if !slices.Equal(mains, []string{module + "/cmd/wend"}) {
 		t.Errorf("go install ./... would install %v; want only %s/cmd/wend (add the others to go.mod's ignore)", mains, module)
+	}
+}
+
+// TestNoCommandShadowsAGoTool: a main package's binary is named after its folder, and `go build
+// ./dir` or `go install` writes it under that name; a command in a folder named go or gofmt would
+// put a binary of that name in the working directory or first on PATH. Every main package in the
+// repository (every module, the folders go.mod ignores included) must have another name.
+func TestNoCommandShadowsAGoTool(t *testing.T) {
+	mains := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "../.." && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly)
+		if err != nil || f.Name.Name != "main" {
+			return nil
+		}
+		mains++
+		if dir := filepath.Base(filepath.Dir(path)); dir == "go" || dir == "gofmt" {
+			t.Errorf("%s: package main in a folder named %s builds a binary named %s, which shadows Go's own: name the folder for what it does", path, dir, dir)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mains < 4 {
+		t.Fatalf("found only %d files of main packages: the check lost its subject", mains)
 	}
 }
 

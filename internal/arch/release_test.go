@@ -20,14 +20,14 @@ func TestReleaseRefusesUnpinnedSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const sdk = "github.com/wendflow/wend/plugins/sdk"
+	const sdk = "github.com/wendflow/wend/sdk/go"
 	for _, c := range []struct {
 		name, gomod, stderr string
 	}{
-		{"replace left", "require " + sdk + " v0.0.0\nreplace " + sdk + " => ./plugins/sdk\n",
+		{"replace left", "require " + sdk + " v0.0.0\nreplace " + sdk + " => ./sdk/go\n",
 			"go.mod has a replace or exclude, which go install refuses"},
 		{"other version pinned", "require " + sdk + " v1.2.2\n",
-			"go.mod does not require " + sdk + " v1.2.3; tag plugins/sdk/v1.2.3 and pin it"},
+			"go.mod does not require " + sdk + " v1.2.3; tag sdk/go/v1.2.3 and pin it"},
 		{"exclude left", "require " + sdk + " v1.2.3\nexclude example.com/m v1.0.0\n",
 			"go.mod has a replace or exclude"},
 		{"not required", "",

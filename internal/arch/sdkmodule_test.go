@@ -13,7 +13,7 @@ import (
 
 // sdkDir is the Go plugin SDK's module, nested in the repository: the main module's ./... does
 // not reach it, so its packages are listed from there.
-const sdkDir = "../../plugins/sdk"
+const sdkDir = "../../sdk/go"
 
 // sdkPackages lists the packages of the SDK's module, which TestLayering holds to the same
 // rules as the main module's.
@@ -23,7 +23,7 @@ func sdkPackages(t *testing.T) []pkg {
 	cmd.Dir = sdkDir
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list ./... in plugins/sdk: %v", err)
+		t.Fatalf("go list ./... in sdk/go: %v", err)
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(bytes.NewReader(out))
@@ -36,21 +36,21 @@ func sdkPackages(t *testing.T) []pkg {
 		touch(p)
 	}
 	if len(pkgs) < 4 {
-		t.Fatalf("go list found only %d packages in plugins/sdk", len(pkgs))
+		t.Fatalf("go list found only %d packages in sdk/go", len(pkgs))
 	}
 	return pkgs
 }
 
 // TestSDKModuleLeavesWendsDependencies checks what a Go plugin's go.sum inherits from the SDK:
 // no module the main module requires directly for itself (the store, the UI's browser tests,
-// metrics, tracing, the language) may appear in plugins/sdk/go.sum, only those the SDK's go.mod
+// metrics, tracing, the language) may appear in sdk/go/go.sum, only those the SDK's go.mod
 // requires too (go-plugin, gRPC, protobuf and what they need).
 func TestSDKModuleLeavesWendsDependencies(t *testing.T) {
 	mainReqs := requires(t, "../..")
 	sdkReqs := requires(t, sdkDir)
 	var banned []string
 	for path, indirect := range mainReqs {
-		if _, ok := sdkReqs[path]; !ok && !indirect && path != module+"/plugins/sdk" {
+		if _, ok := sdkReqs[path]; !ok && !indirect && path != module+"/sdk/go" {
 			banned = append(banned, path)
 		}
 	}
@@ -69,7 +69,7 @@ func TestSDKModuleLeavesWendsDependencies(t *testing.T) {
 	for n := 1; sc.Scan(); n++ {
 		path, _, _ := strings.Cut(sc.Text(), " ")
 		if slices.Contains(banned, path) {
-			t.Errorf("plugins/sdk/go.sum:%d: %s, a dependency of wend's, reaches every Go plugin's go.sum: keep the SDK's packages off the main module's", n, path)
+			t.Errorf("sdk/go/go.sum:%d: %s, a dependency of wend's, reaches every Go plugin's go.sum: keep the SDK's packages off the main module's", n, path)
 		}
 	}
 	if err := sc.Err(); err != nil {

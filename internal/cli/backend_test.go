@@ -25,7 +25,7 @@ import (
 // them can call real activities in a real plugin process.
 func buildDemo(t *testing.T) string {
 	t.Helper()
-	return buildOnce(t, "demo", "./examples/plugins/go")
+	return buildOnce(t, "demo", "./examples/plugins/demo")
 }
 
 // scriptCmds are the commands the scripts add to testscript's.

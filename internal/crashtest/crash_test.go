@@ -38,7 +38,7 @@ func bins(t *testing.T) (wend, plugin string) {
 		wend, plugin := filepath.Join(built.dir, "wend"), filepath.Join(built.dir, "demo")
 		for _, b := range [][]string{
 			{"build", "-tags", "faults" + extraTags, "-o", wend, "github.com/wendflow/wend/cmd/wend"},
-			{"build", "-o", plugin, "github.com/wendflow/wend/examples/plugins/go"},
+			{"build", "-o", plugin, "github.com/wendflow/wend/examples/plugins/demo"},
 		} {
 			if out, err := exec.Command("go", b...).CombinedOutput(); err != nil {
 				built.err = fmt.Errorf("go %v: %v\n%s", b, err, out)

@@ -1,7 +1,7 @@
 // Package builtin holds the activity plugins the wend binary serves itself: `http`
 // (web.request) and `exec` (sh.run). A workflow declares one with `plugins: {web: {builtin:
 // http}}`; the host starts its own executable with BuiltinEnv set (Requested tells the binary
-// so at start), and the process serves the builtin through plugins/sdk exactly like a plugin
+// so at start), and the process serves the builtin through sdk/go exactly like a plugin
 // a user wrote, so tries, timeouts, cancellation, rolling and export treat it like any other.
 //
 // Invariants:

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wendflow/wend/plugins/cmdgroup"
-	"github.com/wendflow/wend/plugins/sdk"
+	sdk "github.com/wendflow/wend/sdk/go"
 )
 
 // Output limits of sh.run: each stream keeps its first bytes up to the limit.

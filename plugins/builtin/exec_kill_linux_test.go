@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/plugins/sdk"
+	sdk "github.com/wendflow/wend/sdk/go"
 )
 
 // TestRunKillsChildren ends a try whose command left a child running, by its timeout and by a

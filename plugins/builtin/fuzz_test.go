@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/plugins/sdk"
+	sdk "github.com/wendflow/wend/sdk/go"
 )
 
 // FuzzHTTPInput decodes and checks any web.request input up to the point of sending it: never a

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wendflow/wend/plugins/sdk"
+	sdk "github.com/wendflow/wend/sdk/go"
 )
 
 // Response limits of web.request: a larger body fails the try (ResponseTooLarge) rather than

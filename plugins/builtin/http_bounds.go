@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wendflow/wend/plugins/sdk"
+	sdk "github.com/wendflow/wend/sdk/go"
 )
 
 // The bounds of a request whose input sets no timeout (docs/language.md, http); variables

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/wendflow/wend/plugins/sdk"
+	sdk "github.com/wendflow/wend/sdk/go"
 )
 
 // TestMain serves a builtin when a plugin host started this test binary as one (the host

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wendflow/wend/plugins/sdk"
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	sdk "github.com/wendflow/wend/sdk/go"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 // BuiltinEnv names the variable that tells a wend binary started as a plugin which builtin to

@@ -5,6 +5,6 @@
 set -eu
 cd "$(dirname "$0")/wend_plugin"
 protoc --plugin=protoc-gen-grpc_python="$(command -v grpc_python_plugin)" \
-	-I ../../../plugins/sdk/proto/wend/plugin/v1 -I ../../../examples/plugins/proto \
+	-I ../../../sdk/go/proto/wend/plugin/v1 -I ../../../examples/plugins/proto \
 	--python_out=_gen --grpc_python_out=_gen \
 	activities.proto health.proto grpc_controller.proto

@@ -165,7 +165,7 @@ require (
 	github.com/twmb/murmur3 v1.1.8 // indirect
 	github.com/uber-common/bark v1.3.0 // indirect
 	github.com/uber-go/tally/v4 v4.1.17 // indirect
-	github.com/wendflow/wend/plugins/sdk v0.0.0 // indirect
+	github.com/wendflow/wend/sdk/go v0.0.0 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
@@ -233,4 +233,4 @@ replace (
 )
 
 // The Go plugin SDK module of the same tree (a dependency's replace is not applied here).
-replace github.com/wendflow/wend/plugins/sdk => ../../plugins/sdk
+replace github.com/wendflow/wend/sdk/go => ../../sdk/go

@@ -87,7 +87,7 @@ func setup(m *testing.M) (int, error) {
 	// Each binary is built in its own module, so each module's go.sum is what counts.
 	for _, b := range []struct{ dir, out, pkg, tags string }{
 		{repo, env.wend, "./cmd/wend", ""},
-		{repo, env.demo, "./examples/plugins/go", ""},
+		{repo, env.demo, "./examples/plugins/demo", ""},
 		{filepath.Join(repo, "temporal"), env.wendTemporal, "./cmd/wend-temporal", ""},
 		{filepath.Join(repo, "temporal", "e2e"), env.worker, "./internal/cacheless", ""},
 		{filepath.Join(repo, "temporal", "e2e"), env.workerFaults, "./internal/cacheless", "faults"},

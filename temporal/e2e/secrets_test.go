@@ -16,7 +16,7 @@ name: secret_echo
 secrets:
   token: {env: E2E_API_TOKEN}
 plugins:
-  demo: ./plugins/go/demo
+  demo: ./plugins/demo/demo
 steps:
   - id: call
     activity: demo.echo

@@ -5,6 +5,6 @@
 # (grpc_tools_ruby_protoc is protoc with the grpc gem's Ruby plugin: *_pb.rb and *_services_pb.rb).
 set -eu
 cd "$(dirname "$0")/../../.."
-grpc_tools_ruby_protoc -I plugins/sdk/proto/wend/plugin/v1 -I examples/plugins/proto \
+grpc_tools_ruby_protoc -I sdk/go/proto/wend/plugin/v1 -I examples/plugins/proto \
 	--ruby_out=examples/plugins/ruby/gen --grpc_out=examples/plugins/ruby/gen \
 	activities.proto health.proto grpc_controller.proto

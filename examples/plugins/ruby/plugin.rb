@@ -23,7 +23,7 @@ require 'activities_services_pb'
 require 'health_services_pb'
 require 'grpc_controller_services_pb'
 
-# Must match plugins/sdk/wire.
+# Must match sdk/go/wire.
 COOKIE_KEY = 'WEND_PLUGIN'
 COOKIE_VALUE = 'wend-activities-v1'
 APP_PROTOCOL = 1

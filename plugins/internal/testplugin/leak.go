@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/wendflow/wend/plugins/sdk"
+	sdk "github.com/wendflow/wend/sdk/go"
 	"github.com/wendflow/wend/testkit/secretforms"
 )
 

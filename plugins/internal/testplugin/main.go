@@ -16,10 +16,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/wendflow/wend/plugins/sdk"
-	"github.com/wendflow/wend/plugins/sdk/fastlane"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	sdk "github.com/wendflow/wend/sdk/go"
+	"github.com/wendflow/wend/sdk/go/fastlane"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 func main() {

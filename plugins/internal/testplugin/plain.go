@@ -18,9 +18,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/wendflow/wend/plugins/sdk"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	sdk "github.com/wendflow/wend/sdk/go"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 // servePlain serves the Activities service on a unix socket with plain gRPC and prints the

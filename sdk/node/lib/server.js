@@ -9,7 +9,7 @@ import protoLoader from '@grpc/proto-loader';
 import * as mtls from './mtls.js';
 import { ActivityError, CancelledError } from './errors.js';
 
-// Must match plugins/sdk/wire: the magic cookie and the protocol version the host offers.
+// Must match sdk/go/wire: the magic cookie and the protocol version the host offers.
 const COOKIE_KEY = 'WEND_PLUGIN';
 const COOKIE_VALUE = 'wend-activities-v1';
 const APP_PROTOCOL = 1;

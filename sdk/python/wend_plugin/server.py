@@ -17,7 +17,7 @@ from .errors import ActivityError, from_exception
 from ._stubs import (activities_pb2, activities_pb2_grpc, grpc_controller_pb2, grpc_controller_pb2_grpc,
                      health_pb2, health_pb2_grpc)
 
-# Must match plugins/sdk/wire: the magic cookie and the protocol version the host offers.
+# Must match sdk/go/wire: the magic cookie and the protocol version the host offers.
 COOKIE_KEY, COOKIE_VALUE = "WEND_PLUGIN", "wend-activities-v1"
 PROTOCOL_VERSION = 1
 MAX_PAYLOAD = 2 << 20

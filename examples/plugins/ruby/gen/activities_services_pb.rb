@@ -8,7 +8,7 @@
 # Health service (service name "plugin", SERVING) and go-plugin's plugin.GRPCController.
 #
 # JSON payloads (input, output, progress, details, schemas) travel as UTF-8 bytes. Input and
-# output are limited to 2 MiB (MaxPayloadBytes in plugins/sdk and plugins); both sides refuse a
+# output are limited to 2 MiB (MaxPayloadBytes in sdk/go and plugins); both sides refuse a
 # larger payload with an error of type "PayloadTooLarge".
 
 require 'grpc'

@@ -50,7 +50,7 @@ func buildServe(dir string) (binaries, error) {
 		plugin: filepath.Join(dir, "demo"), flows: filepath.Join(dir, "flows")}
 	for _, x := range []struct{ dir, out, pkg string }{
 		{root, b.wend, "./cmd/wend"},
-		{root, b.plugin, "./examples/plugins/go"},
+		{root, b.plugin, "./examples/plugins/demo"},
 		{"", b.wendserve, "github.com/wendflow/wend/temporal/e2e/cmd/yardstick/wendserve"},
 	} {
 		if _, err := goOutput(x.dir, "build", "-o", x.out, x.pkg); err != nil {

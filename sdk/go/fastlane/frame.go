@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 // A frame is a 4-byte big-endian length followed by that many bytes: one protobuf message, or

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/plugins/sdk/lanetest"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/lanetest"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 func TestLane(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wendflow/wend/plugins/sdk/fastlane"
-	"github.com/wendflow/wend/plugins/sdk/lanetest"
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	"github.com/wendflow/wend/sdk/go/fastlane"
+	"github.com/wendflow/wend/sdk/go/lanetest"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 // testLane is the host's end of a lane in these tests, on either transport.

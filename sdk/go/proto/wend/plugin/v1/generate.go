@@ -1,6 +1,6 @@
 package pluginv1
 
-// Regenerate with `cd plugins/sdk && go generate ./proto/...`: protoc comes from Debian's
+// Regenerate with `cd sdk/go && go generate ./proto/...`: protoc comes from Debian's
 // protobuf-compiler, the Go generators are the versions pinned by the main module's tool
 // directive (`go tool -n` run at the repository's root prints the path of the built tool), so
 // the SDK module's go.mod names none of them.

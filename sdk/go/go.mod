@@ -1,4 +1,4 @@
-module github.com/wendflow/wend/plugins/sdk
+module github.com/wendflow/wend/sdk/go
 
 go 1.26.0
 

@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 // fakeLane is a Lane stream fed by the test; it counts the goroutines inside Recv.

@@ -1,6 +1,7 @@
-// Command go is wend's example activity plugin in Go. It implements the conformance set every
+// Command demo is wend's example activity plugin in Go. It implements the conformance set every
 // example plugin shares (greet, echo, sleep, fail, record, resume); tests in plugins/ run it,
-// and a workflow uses it with `plugins: {demo: ./examples/plugins/go/go}` after `go build`.
+// and a workflow uses it with `plugins: {demo: ./plugins/demo/demo}` after
+// `go build -o examples/plugins/demo/demo ./examples/plugins/demo`.
 package main
 
 import (
@@ -9,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/wendflow/wend/plugins/sdk"
+	sdk "github.com/wendflow/wend/sdk/go"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/wendflow/wend/plugins/sdk/wire"
+	"github.com/wendflow/wend/sdk/go/wire"
 )
 
 // Serve serves acts to the wend host that started this process and returns only if serving

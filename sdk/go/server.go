@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 // NewServer returns the wend.plugin.v1.Activities service for acts. Serve uses it; tests and

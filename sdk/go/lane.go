@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 // Lane serves tries one after another over one stream (see the proto). One goroutine at a time

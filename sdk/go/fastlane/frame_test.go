@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 // header is the 4-byte length a frame of body starts with.
@@ -99,7 +99,7 @@ func TestReadBadMessage(t *testing.T) {
 // FuzzReader: any byte stream gives frames within the limit and then an error, never a panic,
 // and each frame is decoded as both messages a lane carries without a panic.
 //
-//	cd plugins/sdk && go test -run '^$' -fuzz FuzzReader -fuzztime 30s ./fastlane
+//	cd sdk/go && go test -run '^$' -fuzz FuzzReader -fuzztime 30s ./fastlane
 func FuzzReader(f *testing.F) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf, MaxFrame)
@@ -130,7 +130,7 @@ func FuzzReader(f *testing.F) {
 // FuzzRead: Read into an ExecuteEvent, as the host reads a plugin's answers, errs cleanly on
 // anything that is not one.
 //
-//	cd plugins/sdk && go test -run '^$' -fuzz FuzzRead$ -fuzztime 30s ./fastlane
+//	cd sdk/go && go test -run '^$' -fuzz FuzzRead$ -fuzztime 30s ./fastlane
 func FuzzRead(f *testing.F) {
 	var buf bytes.Buffer
 	_ = NewWriter(&buf, MaxFrame).Write(&pluginv1.ExecuteEvent{Event: &pluginv1.ExecuteEvent_Heartbeat{Heartbeat: &pluginv1.Heartbeat{Progress: []byte(`1`)}}})

@@ -32,8 +32,10 @@
 //     Config.Env) turns the offer off.
 //   - Nothing may be written to stdout before Serve: go-plugin reads its handshake from there.
 //
-// The SDK is a module of its own, github.com/wendflow/wend/plugins/sdk, released with wend at
-// wend's version (tag plugins/sdk/vX.Y.Z): a plugin that requires it gets go-plugin, gRPC and
+// The SDK is a module of its own, github.com/wendflow/wend/sdk/go (imported as
+// `sdk "github.com/wendflow/wend/sdk/go"`: the folder names the language, the package the SDK),
+// released with wend at
+// wend's version (tag sdk/go/vX.Y.Z): a plugin that requires it gets go-plugin, gRPC and
 // protobuf, none of wend's own dependencies. Its sub-packages proto, wire and fastlane are the
 // wire protocol, which wend's host shares; lanetest is test support.
 package sdk

@@ -6,7 +6,7 @@ package lanetest
 import (
 	"testing"
 
-	pluginv1 "github.com/wendflow/wend/plugins/sdk/proto/wend/plugin/v1"
+	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
 // Lane is the host's end of a lane: a gRPC Lane stream or a fast lane's connection.
