@@ -39,10 +39,11 @@ func (b *bench) serveCPU() {
 	goBuild(plugin, "github.com/wendflow/wend/examples/plugins/go")
 	seqBody, fanBody, _ := pluginFlows(plugin)
 	workflow, input := "pseq", "null"
-	writeWorkflow(filepath.Join(flows, "pseq.wend.yaml"), "pseq", seqBody)
 	if *serveCPUFan {
 		workflow, input = "pfan", fanInput()
 		writeWorkflow(filepath.Join(flows, "pfan.wend.yaml"), "pfan", fanBody)
+	} else {
+		writeWorkflow(filepath.Join(flows, "pseq.wend.yaml"), "pseq", seqBody)
 	}
 	var floor *cpuFloor
 	if !*serveCPUFan {
