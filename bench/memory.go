@@ -22,11 +22,13 @@ var memoryScale = flag.Float64("memory-scale", 1, "memory: multiply each case's 
 // maxrss, which counts from exec, not the fork). The cases are idle's parts on an engine in
 // process over a synced store, as `wend serve` drives it (idle.go):
 //
-//   - 100,000 runs started at once (32 starters) and all still resident, each waiting on a
-//     signal and a 72 h timer, before any eviction (no IdleAfter, no MaxResidentRuns);
+//   - 100,000 runs started at once (32 starters), each waiting on a signal and a 72 h timer:
+//     all still resident (no IdleAfter, no MaxResidentRuns: what the runs' state costs); and
+//     on an engine that lets runs leave memory as `wend serve`'s does by default (IdleAfter
+//     5 min, so engine.DefaultMaxResidentRuns);
 //   - 100,000 runs whose timers all fall due in the same second, fired to the last run
 //     closed, with MaxResidentRuns 1,000 (idle's timers part);
-//   - 20,000 runs waiting live, all in memory.
+//   - 20,000 runs waiting live, all in memory, and as serve holds them.
 //
 // Each case's own figures (its JSON line) are printed as they come, then one line with the peaks.
 func (b *bench) memory() {
@@ -40,8 +42,10 @@ func (b *bench) memory() {
 		args []string
 	}{
 		{"resident_100000_peak_rss_mb", []string{"-idle-n", scaled(100_000), "-idle-resident-only"}},
+		{"started_100000_as_serve_peak_rss_mb", []string{"-idle-n", scaled(100_000), "-idle-resident-only", "-idle-as-serve"}},
 		{"timers_100000_same_second_peak_rss_mb", []string{"-idle-n", scaled(100_000), "-idle-timers-only"}},
 		{"waiting_20000_peak_rss_mb", []string{"-idle-n", scaled(20_000), "-idle-resident-only"}},
+		{"waiting_20000_as_serve_peak_rss_mb", []string{"-idle-n", scaled(20_000), "-idle-resident-only", "-idle-as-serve"}},
 	}
 	kv := []any{"scale", *memoryScale}
 	for _, c := range cases {
@@ -66,5 +70,6 @@ func (b *bench) memory() {
 		kv = append(kv, c.key, peak)
 	}
 	emit("memory_peaks", append(kv, "note", "the peak RSS (MB) of each case, each in a bench process of its own (rusage maxrss): "+
-		"runs started at once and all resident; timers due in the same second fired to the last run closed; runs waiting live")...)
+		"runs started at once, all resident, and on an engine that lets them leave memory as serve's does by default (as_serve); "+
+		"timers due in the same second fired to the last run closed; runs waiting live, all resident and as serve")...)
 }
