@@ -122,8 +122,13 @@ func (e *Engine) EvictIdle() int {
 		}
 		lr.mu.Unlock()
 	}
-	slices.SortFunc(cands, func(a, b cand) int { return a.last.Compare(b.last) })
 	now := e.clock.Now()
+	if e.opts.MaxResidentRuns <= 0 || resident <= e.opts.MaxResidentRuns {
+		// Under the bound only runs idle for IdleAfter leave: the sweep each second sorts
+		// those, not every resident run.
+		cands = slices.DeleteFunc(cands, func(c cand) bool { return e.opts.IdleAfter <= 0 || now.Sub(c.last) < e.opts.IdleAfter })
+	}
+	slices.SortFunc(cands, func(a, b cand) int { return a.last.Compare(b.last) })
 	n := 0
 	for _, c := range cands {
 		over := e.opts.MaxResidentRuns > 0 && resident > e.opts.MaxResidentRuns
