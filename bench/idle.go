@@ -27,6 +27,9 @@ var (
 	idleAfter      = flag.Duration("idle-after", time.Minute, "idle: engine.Options.IdleAfter of the evicting engine")
 	idleTimers     = flag.Bool("idle-timers-only", false, "idle: only the timers part (due once starts at 200 a second would have ended)")
 	idleWithTimers = flag.Bool("idle-timers", true, "idle: end with the timers part (false: skip it)")
+	idleResident   = flag.Bool("idle-resident-only", false, "idle: only the resident part (the runs started and all in memory)")
+	idleAsServe    = flag.Bool("idle-as-serve", false, "idle: the resident part's engine lets runs leave memory as wend serve's does by default (IdleAfter 5 min, and so engine.DefaultMaxResidentRuns)")
+	idleHeap       = flag.String("idle-heapprofile", "", "idle: write a heap profile (live objects after a GC) to FILE while the resident part's runs all wait")
 	timersAt       = flag.Duration("idle-timers-due", 0, "idle: with -idle-timers-only, the timers fall due this long after the first start (default n/200 seconds + 3 s)")
 	fireProfile    = flag.String("idle-fire-cpuprofile", "", "idle: write a CPU profile of the timers' firing alone (their due time to the last run closed) to this file")
 	idleDump       = flag.String("idle-dump", "", "idle: save serve's /proc/PID/smaps at ready and after the start's repair (DIR/ready.smaps, DIR/repaired.smaps) and its heap profile right before SIGTERM (DIR/serve.heap; that serve is bench/heapserve)")
@@ -79,12 +82,16 @@ func (b *bench) idle() {
 		fail(err)
 	}
 	var waiting atomic.Int64
-	eng := engine.New(engine.Options{Store: st, Activities: noop{}, MaxActivities: 512,
+	opts := engine.Options{Store: st, Activities: noop{}, MaxActivities: 512,
 		Observe: func(_ history.Run, ev history.Event) {
 			if ev.Type == history.TimerScheduled {
 				waiting.Add(1)
 			}
-		}})
+		}}
+	if *idleAsServe {
+		opts.IdleAfter = 5 * time.Minute
+	}
+	eng := engine.New(opts)
 	startT := startMany(n, func(i int) {
 		req := engine.StartRequest{WorkflowID: "o" + strconv.Itoa(i), SpecFile: flow, Source: string(src), Input: json.RawMessage(fmt.Sprintf(`{"order":%d}`, i))}
 		if _, _, err := eng.Start(context.Background(), req); err != nil {
@@ -94,7 +101,10 @@ func (b *bench) idle() {
 	for waiting.Load() < int64(n) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	resHeap, resRSS := liveHeap(), rssMB()
+	resHeap, resRSS, resPeak := liveHeap(), rssMB(), peakRSSMB()
+	resAnon, resFile := procStatusMB(os.Getpid(), "RssAnon:"), procStatusMB(os.Getpid(), "RssFile:")
+	resident := eng.Idle().Resident
+	writeHeapProfile(*idleHeap)
 	resSignal := signalMedian(eng, n-200, n)
 	eng.Close()
 	st.Close()
@@ -102,8 +112,12 @@ func (b *bench) idle() {
 	base = min(base, liveHeap())
 	resHeap = heapOver(resHeap, base)
 	emit("idle_resident", "runs", n, "start_ms", ms(startT), "starts_per_s", int(float64(n)/startT.Seconds()),
-		"heap_bytes_per_run", int(resHeap/uint64(n)), "rss_mb", rssMB(), "rss_mb_waiting", resRSS,
+		"heap_bytes_per_run", int(resHeap/uint64(n)), "rss_mb", rssMB(), "rss_mb_waiting", resRSS, "peak_rss_mb_waiting", resPeak,
+		"rss_anon_mb_waiting", resAnon, "rss_file_mb_waiting", resFile, "resident_waiting", resident, "as_serve", *idleAsServe,
 		"signal_ms_median", round(resSignal))
+	if *idleResident {
+		return
+	}
 
 	b.idleEvicted(db, n, base)
 	b.idleServe(db, n)
@@ -269,3 +283,19 @@ func liveHeap() uint64 {
 
 // rssMB is this process's resident set size now (VmRSS), in MB; -1 where /proc is missing.
 func rssMB() float64 { return procRSSMB(os.Getpid()) }
+
+// writeHeapProfile writes the live heap's profile to path, when it is set (liveHeap has just
+// run a GC).
+func writeHeapProfile(path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fail(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		fail(err)
+	}
+}

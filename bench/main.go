@@ -11,6 +11,7 @@
 //
 // shard (run only when named) runs a for_each over 1,000,000 no-op items with shard: 10000.
 // servecpu (run only when named) reads `wend serve`'s own CPU per sequential plugin step.
+// memory (run only when named) prints the peak RSS of each of the memory targets' bursts.
 //
 // process builds the wend binary and the example plugin and measures the plugin workloads
 // through a real `wend serve` (over its control socket) and a cold `wend run`.
@@ -107,6 +108,7 @@ func main() {
 		{"idle", b.idle, true}, // long at its default size: run it by name
 		{"shard", b.shard, true},
 		{"servecpu", b.serveCPU, true},
+		{"memory", b.memory, true},
 	}
 	for _, w := range workloads {
 		if (*only == "" && !w.partial) || strings.EqualFold(*only, w.name) {

@@ -220,7 +220,7 @@ func (n *node) cancelChildren() {
 
 func (n *node) cancelTimers() {
 	for _, id := range []string{n.timerID, n.timeoutID} {
-		if id != "" && n.r.timers[id] == n {
+		if id != "" && n.r.timers[id].n == n {
 			delete(n.r.timers, id)
 			n.r.emit(history.Event{Type: history.TimerCancelled, Step: n.path, Data: history.MustData(history.TimerRef{TimerID: id})})
 		}

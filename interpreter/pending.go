@@ -33,11 +33,11 @@ func (r *Run) Pending() []Work {
 		out = append(out, Work{Kind: history.TaskActivity, Step: n.path, ExecID: id, Attempt: n.attempt,
 			Schedule: n.sched, At: n.retryAt})
 	}
-	for id := range r.timers {
-		out = append(out, Work{Kind: history.TaskTimer, Step: r.timers[id].path, TimerID: id, At: r.timerAt[id]})
+	for id, t := range r.timers {
+		out = append(out, Work{Kind: history.TaskTimer, Step: t.n.path, TimerID: id, At: t.at})
 	}
-	for id := range r.wfTimers {
-		out = append(out, Work{Kind: history.TaskTimer, TimerID: id, At: r.timerAt[id]})
+	for id, t := range r.wfTimers {
+		out = append(out, Work{Kind: history.TaskTimer, TimerID: id, At: t.at})
 	}
 	for path, n := range r.children {
 		kind := history.TaskWait

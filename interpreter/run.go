@@ -32,33 +32,54 @@ type Run struct {
 	closed history.EventType
 
 	root       *seq
-	activities map[string]*node // by activity_execution_id, while scheduled
-	timers     map[string]*node // by timer id, while scheduled
-	children   map[string]*node // by step instance path (child and workflow waits)
-	waiters    map[string][]*node
-	signals    map[string][]history.Signal // received and not yet applied, in order
+	activities map[string]*node     // by activity_execution_id, while scheduled
+	timers     map[string]stepTimer // by timer id, while scheduled
+	// children, waiters, signals, wfTimers and signalIDs are nil until their first entry (put).
+	children map[string]*node // by step instance path (child and workflow waits)
+	waiters  map[string][]*node
+	signals  map[string][]history.Signal // received and not yet applied, in order
 
-	undo         []undoable        // completed steps with compensate_with, in completion order
-	unwinding    *unwinding        // set once compensations have begun
-	compensating *seq              // the compensation or on_cancel sequence running now
-	wfTimers     map[string]string // workflow timeout timer id -> timeout kind, while armed
-	signalIDs    map[string]bool   // client signal ids received, for idempotent sends
-	terminating  bool              // children are terminated, not cancelled
-	count        int               // events in the history so far (inputs and decisions)
-	bytes        int               // payload bytes in the history so far
-	timerAt      map[string]time.Time
-	shard        *shardChild // set in a shard child run
-	infoDecoded  bool        // while ReplayDecoded runs: info is the WorkflowStarted payload
+	undo         []undoable          // completed steps with compensate_with, in completion order
+	unwinding    *unwinding          // set once compensations have begun
+	compensating *seq                // the compensation or on_cancel sequence running now
+	wfTimers     map[string]runTimer // workflow timeout timers by id, while armed
+	signalIDs    map[string]bool     // client signal ids received, for idempotent sends
+	terminating  bool                // children are terminated, not cancelled
+	count        int                 // events in the history so far (inputs and decisions)
+	bytes        int                 // payload bytes in the history so far
+	shard        *shardChild         // set in a shard child run
+	infoDecoded  bool                // while ReplayDecoded runs: info is the WorkflowStarted payload
 }
 
 // New makes the state machine of a run; nothing happens until Apply gets WorkflowStarted.
 func New(w *spec.Workflow, started history.Started) *Run {
 	return &Run{
 		w: w, info: started, state: map[string]any{},
-		activities: map[string]*node{}, timers: map[string]*node{}, children: map[string]*node{},
-		waiters: map[string][]*node{}, signals: map[string][]history.Signal{}, wfTimers: map[string]string{},
-		signalIDs: map[string]bool{}, timerAt: map[string]time.Time{},
+		activities: map[string]*node{}, timers: map[string]stepTimer{},
 	}
+}
+
+// put sets m[k] to v, making the map at its first entry: a run leaves the maps of what it does
+// not use (children, signals, workflow timeouts) nil, which reads as empty, and a waiting run
+// in memory holds no empty ones.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
+}
+
+// stepTimer is a step's timer while scheduled: the step and when the timer is due. A timer's
+// due time lives with it and leaves with it (Pending reports it).
+type stepTimer struct {
+	n  *node
+	at time.Time
+}
+
+// runTimer is a workflow timeout's timer while armed: its kind and when it is due.
+type runTimer struct {
+	kind string
+	at   time.Time
 }
 
 // Closed returns the terminal event type once the run has closed, "" before.

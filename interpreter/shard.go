@@ -100,7 +100,7 @@ func (n *node) startShard() {
 		n.startShard()
 	}
 	n.kids = []*node{sub} // one child at a time: cancelling the step cancels the open one
-	n.r.children[sub.path] = sub
+	put(&n.r.children, sub.path, sub)
 	sub.childID = n.r.childWorkflowID(sub.path)
 	sub.waitData = history.MustData(history.ChildSchedule{WorkflowID: sub.childID, SpecFile: n.r.info.SpecFile,
 		Input: input, Shard: &history.ShardRef{Path: n.s.Path, Offset: off}})

@@ -30,8 +30,7 @@ func (r *Run) armTimeouts(runStart, executionStart time.Time) {
 }
 
 func (r *Run) armTimeout(id, kind string, at time.Time) {
-	r.wfTimers[id] = kind
-	r.timerAt[id] = at.UTC()
+	put(&r.wfTimers, id, runTimer{kind: kind, at: at.UTC()})
 	r.emit(history.Event{Type: history.TimerScheduled,
 		Data: history.MustData(history.TimerSchedule{TimerID: id, FireAt: at.UTC(), Purpose: kind})})
 }

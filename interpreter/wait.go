@@ -38,8 +38,7 @@ func (n *node) scheduleFor(id string, ts history.TimerSchedule) {
 		n.stepFailed(limitFailure(msg))
 		return
 	}
-	n.r.timers[id] = n
-	n.r.timerAt[id] = ts.FireAt
+	n.r.timers[id] = stepTimer{n: n, at: ts.FireAt}
 	n.r.emit(history.Event{Type: history.TimerScheduled, Step: n.path, Data: history.MustData(ts)})
 }
 
@@ -60,12 +59,12 @@ func (r *Run) timerFired(ev history.Event) error {
 	if err != nil {
 		return err
 	}
-	if kind, ok := r.wfTimers[ref.TimerID]; ok {
+	if t, ok := r.wfTimers[ref.TimerID]; ok {
 		delete(r.wfTimers, ref.TimerID)
-		r.timeOut(kind)
+		r.timeOut(t.kind)
 		return nil
 	}
-	n := r.timers[ref.TimerID]
+	n := r.timers[ref.TimerID].n
 	if n == nil || n.state != running {
 		return nil // cancelled before it fired
 	}
@@ -89,7 +88,7 @@ func (r *Run) timerFired(ev history.Event) error {
 
 func (n *node) startSignalWait() {
 	n.waiting, n.waitSince = n.s.Signal, n.r.now
-	n.r.waiters[n.waiting] = append(n.r.waiters[n.waiting], n)
+	put(&n.r.waiters, n.waiting, append(n.r.waiters[n.waiting], n))
 	n.scheduleTimeout()
 	n.r.matchSignals(n.waiting)
 }
@@ -106,9 +105,9 @@ func (r *Run) signalReceived(ev history.Event) error {
 	}
 	s.ReceivedSeq = ev.Seq
 	if s.SignalID != "" {
-		r.signalIDs[s.SignalID] = true
+		put(&r.signalIDs, s.SignalID, true)
 	}
-	r.signals[s.Name] = append(r.signals[s.Name], s)
+	put(&r.signals, s.Name, append(r.signals[s.Name], s))
 	r.matchSignals(s.Name)
 	if n := r.unconsumedSignals(); n > MaxSignals {
 		r.overLimit(fmt.Sprintf("the run has %d signals nobody consumed, over the limit of %d", n, MaxSignals))
@@ -159,7 +158,7 @@ func (n *node) startChild() {
 		n.stepFailed(limitFailure(msg))
 		return
 	}
-	n.r.children[n.path] = n
+	put(&n.r.children, n.path, n)
 	n.childID = n.r.childWorkflowID(n.path)
 	n.waitData = history.MustData(history.ChildSchedule{WorkflowID: n.childID,
 		SpecFile: spec.ChildPath(n.r.info.SpecFile, n.s.RunWorkflow), Input: mustJSON(input)})
@@ -188,7 +187,7 @@ func (n *node) startWorkflowWait() {
 		n.stepFailed(exprFailure(n, "wait_for_workflow", fmt.Errorf("expected a workflow id, got %v", v)))
 		return
 	}
-	n.r.children[n.path] = n
+	put(&n.r.children, n.path, n)
 	n.waitData = history.MustData(history.WaitSchedule{WorkflowID: id})
 	n.r.emit(history.Event{Type: history.WorkflowWaitScheduled, Step: n.path, Data: n.waitData})
 	n.scheduleTimeout()

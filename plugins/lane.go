@@ -16,9 +16,16 @@ import (
 	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
 
-// maxIdleLanes bounds the lanes a process keeps open between calls: enough for the usual
+// maxIdleLanes bounds the gRPC lanes a process keeps open between calls: enough for the usual
 // concurrency, few enough that idle streams cannot crowd a plugin's stream limit.
 const maxIdleLanes = 32
+
+// maxIdleFastLanes bounds the fast lanes a process keeps open between calls. A fast lane is a
+// connection of its own, under no stream limit, and an idle one costs a descriptor on each side
+// and a parked goroutine in the plugin; the bound is the engine's default number of calls at
+// once (engine.DefaultMaxActivities), so a fan-out that size finds its lanes open the next time
+// instead of dialling most of them again (a for_each of 200 dialled 168 a run at a bound of 32).
+const maxIdleFastLanes = 256
 
 // tryStream is the stream one try runs on: a lane (the process has lanes on), reused by the
 // next try if this one ends cleanly, or an Execute stream, used once.
@@ -59,8 +66,12 @@ func (l *lanes) take() *tryStream {
 
 // put returns a lane whose try ended cleanly; it is closed instead if the pool is full.
 func (l *lanes) put(ts *tryStream) {
+	limit := maxIdleLanes
+	if _, fast := ts.stream.(*fastStream); fast {
+		limit = maxIdleFastLanes
+	}
 	l.mu.Lock()
-	if !l.closed && len(l.idle) < maxIdleLanes {
+	if !l.closed && len(l.idle) < limit {
 		l.idle = append(l.idle, ts)
 		ts = nil
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/wendflow/wend/sdk/go/fastlane"
 	"github.com/wendflow/wend/sdk/go/lanetest"
 	pluginv1 "github.com/wendflow/wend/sdk/go/proto/wend/plugin/v1"
 )
@@ -282,27 +283,40 @@ func TestLaneProbeAnsweredWithAnEvent(t *testing.T) {
 	}
 }
 
-// Concurrent calls open a (fast) lane each and keep at most maxIdleLanes of them.
+// Concurrent calls open a lane each and keep at most maxIdleFastLanes fast lanes, or
+// maxIdleLanes gRPC lanes (which share the plugin's stream limit), of them.
 func TestLanesBounded(t *testing.T) {
-	h, _ := newHost(t, Options{}, Config{Name: "demo", Command: []string{bins.goExample}})
-	n := maxIdleLanes + 8
-	errs := make(chan error, n)
-	for range n {
-		go func() {
-			_, err := h.Execute(context.Background(), call("demo", "sleep", map[string]int{"ms": 300}), nil)
-			errs <- err
-		}()
-	}
-	for range n {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, idle := idleLanes(t, h, "demo"); idle != maxIdleLanes {
-		t.Fatalf("idle=%d after %d concurrent calls, want %d", idle, n, maxIdleLanes)
-	}
-	if !usesFastLane(t, h, "demo") {
-		t.Fatal("the lanes are not fast lanes")
+	for _, tc := range []struct {
+		name string
+		env  []string
+		fast bool
+		keep int
+	}{
+		{"fast lanes", nil, true, maxIdleFastLanes},
+		{"grpc lanes", []string{fastlane.EnvVar + "=0"}, false, maxIdleLanes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := newHost(t, Options{}, Config{Name: "demo", Command: []string{bins.goExample}, Env: tc.env})
+			n := tc.keep + 8
+			errs := make(chan error, n)
+			for range n {
+				go func() {
+					_, err := h.Execute(context.Background(), call("demo", "sleep", map[string]int{"ms": 300}), nil)
+					errs <- err
+				}()
+			}
+			for range n {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, idle := idleLanes(t, h, "demo"); idle != tc.keep {
+				t.Fatalf("idle=%d after %d concurrent calls, want %d", idle, n, tc.keep)
+			}
+			if fast := usesFastLane(t, h, "demo"); fast != tc.fast {
+				t.Fatalf("fast lanes %v, want %v", fast, tc.fast)
+			}
+		})
 	}
 }
 

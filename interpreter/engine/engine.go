@@ -66,7 +66,9 @@ type Options struct {
 	// Temporal worker's sticky cache does (idle.go). 0 keeps every open run in memory.
 	IdleAfter time.Duration
 	// MaxResidentRuns bounds the open runs held in memory: past it, the runs idle longest that
-	// can leave do, whatever IdleAfter says. 0: no bound.
+	// can leave do, whatever IdleAfter says. 0: DefaultMaxResidentRuns when IdleAfter is set
+	// (an engine that lets runs leave memory also bounds how many stay), else no bound;
+	// negative: no bound.
 	MaxResidentRuns int
 	// TraceContext gives every try a W3C traceparent, derived from the run id for a run started
 	// without one (set when traces are exported); without it only the tries of runs started
@@ -148,6 +150,12 @@ type waitRef struct{ runID, step string }
 // it unset (wend serve --max-activities sets it).
 const DefaultMaxActivities = 256
 
+// DefaultMaxResidentRuns is how many open runs an engine with Options.IdleAfter holds in memory
+// when Options leave MaxResidentRuns 0. Runs started in a burst all wait at once, long before
+// IdleAfter: without a bound each keeps its state machine (several KB) until then, and a burst
+// of 100,000 held more than a GB.
+const DefaultMaxResidentRuns = 10_000
+
 // maxTimerDeliveries bounds the timer firings applied at once, and those queued (timerfire.go).
 const maxTimerDeliveries = 1024
 
@@ -161,6 +169,9 @@ func New(opts Options) *Engine {
 	}
 	if opts.NewID == nil {
 		opts.NewID = randomID
+	}
+	if opts.MaxResidentRuns == 0 && opts.IdleAfter > 0 {
+		opts.MaxResidentRuns = DefaultMaxResidentRuns
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Engine{

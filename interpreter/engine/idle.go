@@ -55,10 +55,11 @@ type taskNeed struct {
 	kind history.TaskKind
 }
 
-// sweepEvery is how often the sweep looks for idle runs: a quarter of IdleAfter, within
-// [1 s, 1 min], or every second when only MaxResidentRuns is set.
+// sweepEvery is how often the sweep looks for idle runs: every second when MaxResidentRuns
+// bounds them (a burst of starts outgrows the bound within seconds), else a quarter of
+// IdleAfter, within [1 s, 1 min].
 func (e *Engine) sweepEvery() time.Duration {
-	if e.opts.IdleAfter <= 0 {
+	if e.opts.IdleAfter <= 0 || e.opts.MaxResidentRuns > 0 {
 		return time.Second
 	}
 	return min(max(e.opts.IdleAfter/4, time.Second), time.Minute)
@@ -100,7 +101,9 @@ func (e *Engine) stopSweeper() {
 
 // EvictIdle drops the state machines of the runs that may leave memory now: those idle for
 // IdleAfter, then, while more than MaxResidentRuns are held, those idle longest. It returns
-// how many left. The sweep calls it; tests and benchmarks may call it directly.
+// how many left. The sweep calls it; tests and benchmarks may call it directly. Whether a run
+// may leave (evictable) is asked only of those the sweep would drop, oldest first, so a sweep
+// that drops nothing costs a pass over the open runs and no more.
 func (e *Engine) EvictIdle() int {
 	type cand struct {
 		lr   *liveRun
@@ -115,14 +118,17 @@ func (e *Engine) EvictIdle() int {
 		}
 		if lr.interp != nil {
 			resident++
-			if e.evictable(lr) {
-				cands = append(cands, cand{lr, lr.lastUsed})
-			}
+			cands = append(cands, cand{lr, lr.lastUsed})
 		}
 		lr.mu.Unlock()
 	}
-	slices.SortFunc(cands, func(a, b cand) int { return a.last.Compare(b.last) })
 	now := e.clock.Now()
+	if e.opts.MaxResidentRuns <= 0 || resident <= e.opts.MaxResidentRuns {
+		// Under the bound only runs idle for IdleAfter leave: the sweep each second sorts
+		// those, not every resident run.
+		cands = slices.DeleteFunc(cands, func(c cand) bool { return e.opts.IdleAfter <= 0 || now.Sub(c.last) < e.opts.IdleAfter })
+	}
+	slices.SortFunc(cands, func(a, b cand) int { return a.last.Compare(b.last) })
 	n := 0
 	for _, c := range cands {
 		over := e.opts.MaxResidentRuns > 0 && resident > e.opts.MaxResidentRuns

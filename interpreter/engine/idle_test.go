@@ -149,6 +149,49 @@ func TestIdleRunsBoundedByMaxResident(t *testing.T) {
 	}
 }
 
+// TestResidentBoundDefaults: an engine that lets idle runs leave memory bounds the runs it holds
+// by default; one that keeps them all, or is told no bound, does not.
+func TestResidentBoundDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want int
+	}{
+		{"runs stay in memory", Options{}, 0},
+		{"idle runs leave", Options{IdleAfter: time.Minute}, DefaultMaxResidentRuns},
+		{"a bound of its own", Options{IdleAfter: time.Minute, MaxResidentRuns: 50}, 50},
+		{"no bound asked for", Options{IdleAfter: time.Minute, MaxResidentRuns: -1}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newIdleHarness(t, tc.opts)
+			if got := h.e.opts.MaxResidentRuns; got != tc.want {
+				t.Fatalf("MaxResidentRuns %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestResidentBoundHoldsWithinASecond: with a long IdleAfter and a resident bound, a burst of
+// runs past the bound is cut back at the next second's sweep, not after IdleAfter's quarter.
+func TestResidentBoundHoldsWithinASecond(t *testing.T) {
+	h := newIdleHarness(t, Options{IdleAfter: time.Hour, MaxResidentRuns: 3})
+	f := h.write("w.wend.yaml", head+"steps: [{id: w, wait_for_signal: go}]\noutput: \"${{ steps.w.output }}\"\n")
+	for i := range 8 {
+		h.start(f, fmt.Sprint("r", i), "null")
+		h.clock.Advance(time.Millisecond) // distinct last-use times
+	}
+	h.clock.Advance(time.Second)
+	if s := h.e.Idle(); s.Resident != 3 || s.Open != 8 {
+		t.Fatalf("%+v, want 3 of 8 resident a second after the burst", s)
+	}
+	if err := h.e.Signal(context.Background(), "r0", "go", json.RawMessage(`"first"`)); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.wait("r0"); h.output(r) != `"first"` {
+		t.Fatalf("r0, evicted first: %s", h.output(r))
+	}
+}
+
 // TestEvictedRunThatNoLongerReplaysIsBlocked: a history that no longer replays (here its
 // record was rewritten behind the engine's back) blocks the run on its next input, as at
 // Recover, and the input is refused with ErrBlocked, never applied to a guess.
