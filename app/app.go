@@ -1,7 +1,7 @@
 // Package app assembles wend's application over one database: the store (boltstore), the
 // plugins, the engine, and what wend serve runs beside them (the schedules, the batches and
 // the retention purge). `wend serve`, `wend run` and the other commands that drive runs in
-// process open an App; internal/cli keeps the flags and what is printed.
+// process open an App; internal/commands keeps the flags and what is printed.
 //
 // An App is opened in two steps, so what it reports can be printed in the order it happens:
 // Open opens the store, reaps the plugin processes a dead wend left, and recovers the open

@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	impl "github.com/wendflow/wend/internal/cli"
+	impl "github.com/wendflow/wend/internal/commands"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 )

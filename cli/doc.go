@@ -4,7 +4,7 @@
 // use when given --temporal) and the `worker` command, and links the Temporal SDK that the
 // plain wend binary leaves out.
 //
-// The commands themselves live in wend's internal/cli; this package is the stable seam over
+// The commands themselves live in wend's internal/commands; this package is the stable seam over
 // them. A backend implements server.Backend, whose methods and *api.Error are the control
 // API's, so the commands print the same results, messages and exit codes on any engine.
 package cli

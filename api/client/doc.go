@@ -6,7 +6,7 @@
 //
 // Its run methods are server.Server's, with the same signatures (Export gives the export's
 // JSON as sent, for history/export's Document to read), so a caller holding a *server.Server
-// in process and one holding a *Client over a socket use the same code (internal/cli's
+// in process and one holding a *Client over a socket use the same code (internal/commands's
 // backend). An error the server answered comes back as *api.Error, with its code and
 // message, so errors.Is still finds the engine's and the store's sentinels on this side of
 // the socket; an error of the connection names the server (Client.Peer) and the socket.

@@ -16,7 +16,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
-	"github.com/wendflow/wend/internal/cli"
+	"github.com/wendflow/wend/internal/commands"
 )
 
 // profileEnv and cpuProfileEnv name the files the profiles go to.
@@ -31,7 +31,7 @@ func main() {
 	} else if path := os.Getenv(cpuProfileEnv); path != "" {
 		go answerCPU(os.Stdin, os.Stderr, path)
 	}
-	os.Exit(cli.Main())
+	os.Exit(commands.Main())
 }
 
 // answerCPU starts a CPU profile at a line "cpu" of in and ends it at the next; the

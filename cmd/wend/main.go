@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/wendflow/wend/internal/cli"
+	"github.com/wendflow/wend/internal/commands"
 )
 
-func main() { os.Exit(cli.Main()) }
+func main() { os.Exit(commands.Main()) }

@@ -69,15 +69,15 @@ var allowed = map[string][]string{
 	// and retention, assembled once for the commands and the tests.
 	"app":         {"api", "batch", "boltstore", "history", "interpreter/engine", "plugins", "schedule/runner", "server", "server/metrics", "spec", "tracing"},
 	"app/apptest": {"app", "batch", "history", "interpreter/engine", "server"}, // the tests' one setup: an App, or an engine and Server over a store
-	"internal/cli": {"api", "api/client", "app", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
+	"internal/commands": {"api", "api/client", "app", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "spec/graph", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
-	"cmd/wend":              {"internal/cli"},
+	"cmd/wend":              {"internal/commands"},
 	"examples/plugins/demo": {"sdk/go"},
 	"bench":                 {"boltstore", "history", "interpreter/engine", "bench/harness", "plugins", "server", bbolt}, // measures the engine over its store, against a plain bbolt file
 	"bench/harness":         {"api", "api/client"},                                                                       // starts and drives a wend serve for the benchmarks and the Temporal yardstick
-	"bench/heapserve":       {"internal/cli"},                                                                            // wend's command line that writes a heap profile when the bench asks
+	"bench/heapserve":       {"internal/commands"},                                                                       // wend's command line that writes a heap profile when the bench asks
 	"internal/tracecontext": {},                                                                                          // W3C traceparent and the span ids derived from a run: standard library only
 	"internal/termtext":     {},                                                                                          // escapes stored text for a terminal: standard library only
 	"internal/inputfile":    {},                                                                                          // reads the files wend is given: regular files only, through a limit
@@ -97,8 +97,8 @@ var allowed = map[string][]string{
 // binaries that extend it, the failpoints, and the test helpers both modules' tests share.
 func init() {
 	// wend's command line for binaries that extend it (wend-temporal): a thin layer over
-	// internal/cli, with engine.Activities and server.Backend in its API.
-	allowed["cli"] = []string{"internal/cli", "interpreter/engine", "server"}
+	// internal/commands, with engine.Activities and server.Backend in its API.
+	allowed["cli"] = []string{"internal/commands", "interpreter/engine", "server"}
 	// The crash tests' kill points: empty functions unless built with -tags faults.
 	allowed["failpoint"] = []string{}
 	// /proc and the example plugin's invocation log, and the UI's browser driver.
@@ -242,14 +242,14 @@ func TestRulesRefuse(t *testing.T) {
 		{"spec", prometheus + "/prometheus"},
 		{"interpreter", module + "/interpreter/engine"},
 		{"interpreter/engine", module + "/boltstore"},
-		{"server", module + "/internal/cli"},
+		{"server", module + "/internal/commands"},
 		{"server", prometheus + "/prometheus"},
 		{"server", module + "/server/metrics"},
 		{"server", module + "/server/web"},
 		{"server/web", prometheus + "/prometheus"},
 		{"boltstore", module + "/spec"},
-		{"internal/cli", module + "/interpreter/sim"}, // the CLI reaches the in-memory host through testsuite only
-		{"sdk/go", module + "/history"},               // the SDK's module requires nothing of wend's
+		{"internal/commands", module + "/interpreter/sim"}, // the CLI reaches the in-memory host through testsuite only
+		{"sdk/go", module + "/history"},                    // the SDK's module requires nothing of wend's
 		{"sdk/go/wire", module + "/plugins"},
 		{"server", module + "/testkit/proctest"},
 		{"failpoint", module + "/history"},

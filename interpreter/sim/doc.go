@@ -12,7 +12,7 @@
 // Two users build on it. `wend test` (package testsuite) answers the tries from a case's mocks
 // and plays the agenda in time order. Tests use Sim, which lets a test answer tries and fire
 // timers one at a time and checks the history as it goes: the interpreter's tests, those of
-// the packages that read histories (runview, history/export, internal/cli), and the Temporal
+// the packages that read histories (runview, history/export, internal/commands), and the Temporal
 // driver's and backend's, which compare the driver's decisions with this host's.
 //
 // It imports only interpreter, history and spec (internal/arch checks), and not package

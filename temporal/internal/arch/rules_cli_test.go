@@ -14,8 +14,8 @@ func init() {
 	// schedule and keeps runner's records and views, so the CLI shows both engines alike.
 	// The worker runs plugins and workflow code, never a database; the backend reads runs
 	// through the cluster and hosts no workflow code.
-	forbiddenDeps["worker"] = []string{wend + "/boltstore", wend + "/interpreter/engine", wend + "/internal/cli", wend + "/cli", wend + "/server", "go.etcd.io/bbolt"}
+	forbiddenDeps["worker"] = []string{wend + "/boltstore", wend + "/interpreter/engine", wend + "/internal/commands", wend + "/cli", wend + "/server", "go.etcd.io/bbolt"}
 	// The CLI uses the backend (server.Backend), never the reverse.
-	forbiddenDeps["backend"] = []string{module + "/driver", module + "/worker", wend + "/cli", wend + "/internal/cli", wend + "/boltstore"}
-	forbiddenDeps["internal/closing"] = []string{wend + "/interpreter", wend + "/spec", wend + "/plugins", wend + "/internal/cli"}
+	forbiddenDeps["backend"] = []string{module + "/driver", module + "/worker", wend + "/cli", wend + "/internal/commands", wend + "/boltstore"}
+	forbiddenDeps["internal/closing"] = []string{wend + "/interpreter", wend + "/spec", wend + "/plugins", wend + "/internal/commands"}
 }

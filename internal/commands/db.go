@@ -1,0 +1,33 @@
+package commands
+
+import (
+	"flag"
+	"path/filepath"
+
+	"github.com/wendflow/wend/app"
+	"github.com/wendflow/wend/boltstore"
+)
+
+// defaultDB is where the database lives unless --db or WEND_DB says otherwise.
+const defaultDB = ".wend/wend.db"
+
+// dbFlag registers --db on fs; the value is resolved by dbPath.
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", "", "")
+}
+
+func dbPath(e *env, flagVal string) string {
+	p := flagVal
+	if p == "" {
+		p = e.getenv("WEND_DB")
+	}
+	if p == "" {
+		p = defaultDB
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+func openStore(path string) (*boltstore.Store, error) { return app.OpenStore(path) }
