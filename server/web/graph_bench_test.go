@@ -3,6 +3,8 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -123,6 +125,9 @@ func TestBigRunDrawing(t *testing.T) {
 
 // BenchmarkRunPage serves the whole page of the big run (a 500-step workflow, 100,000
 // events) from a store: read, fold, step tree, drawing, timeline, events page, render.
+// first is a page of a run no page has read yet (a fresh UI: the fold is done); again is the
+// next page of the same, unchanged run (the fold is kept); poll is the page's live part
+// polled with its version while the run has not changed (304).
 func BenchmarkRunPage(b *testing.B) {
 	run, evs := bigRun(b)
 	store := history.NewMemStore()
@@ -132,15 +137,39 @@ func BenchmarkRunPage(b *testing.B) {
 	}
 	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: b.Logf})
 	b.Cleanup(func() { eng.Close() })
-	u := New(server.New(eng, store))
-	size := 0
-	for b.Loop() {
+	srv := server.New(eng, store)
+	get := func(b *testing.B, u *UI, path string, h http.Header, code int) int {
 		w := httptest.NewRecorder()
-		u.ServeHTTP(w, httptest.NewRequest("GET", "/ui/runs/"+run.RunID, nil))
-		if w.Code != 200 {
+		req := httptest.NewRequest("GET", path, nil)
+		maps.Copy(req.Header, h)
+		u.ServeHTTP(w, req)
+		if w.Code != code {
 			b.Fatalf("%d %.300s", w.Code, w.Body.String())
 		}
-		size = w.Body.Len()
+		return w.Body.Len()
 	}
-	b.ReportMetric(float64(size), "page-bytes")
+	page := "/ui/runs/" + run.RunID
+	b.Run("first", func(b *testing.B) {
+		size := 0
+		for b.Loop() {
+			size = get(b, New(srv), page, nil, 200)
+		}
+		b.ReportMetric(float64(size), "page-bytes")
+	})
+	b.Run("again", func(b *testing.B) {
+		u := New(srv)
+		get(b, u, page, nil, 200)
+		size := 0
+		for b.Loop() {
+			size = get(b, u, page, nil, 200)
+		}
+		b.ReportMetric(float64(size), "page-bytes")
+	})
+	b.Run("poll", func(b *testing.B) {
+		u := New(srv)
+		h := http.Header{"If-None-Match": {etagOf(runVersion(run))}}
+		for b.Loop() {
+			get(b, u, page+"?partial=live", h, http.StatusNotModified)
+		}
+	})
 }
