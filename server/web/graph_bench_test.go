@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -22,44 +20,12 @@ import (
 // about 100,000 events, most of them the loop's items; the last item is still running.
 func bigRun(tb testing.TB) (history.Run, []history.Event) {
 	tb.Helper()
-	var src strings.Builder
-	src.WriteString("wend: v1\nname: big\nplugins: {demo: ./demo}\nsteps:\n")
-	for i := range 497 {
-		fmt.Fprintf(&src, "  - {id: s%d, activity: demo.echo, with: {n: %d}}\n", i, i)
+	items := make([]string, (100_000-1-497*3-2)/6+1)
+	for i := range items {
+		items[i] = itemCompleted
 	}
-	src.WriteString("  - id: each\n    for_each: \"${{ input.items }}\"\n    steps:\n      - {id: a, activity: demo.echo, with: {x: 1}}\n      - {id: b, activity: demo.echo, with: {x: 2}}\n")
-	run := history.Run{WorkflowID: "big", RunID: "0123456789abcdef", Name: "big", Status: history.StatusRunning}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var evs []history.Event
-	add := func(typ history.EventType, step, exec string, data any) {
-		var raw json.RawMessage
-		if data != nil {
-			raw, _ = json.Marshal(data)
-		}
-		evs = append(evs, history.Event{Seq: uint64(len(evs) + 1), Time: t0.Add(time.Duration(len(evs)) * time.Millisecond),
-			Type: typ, Step: step, ActivityExecutionID: exec, Attempt: 1, Data: raw})
-	}
-	add(history.WorkflowStarted, "", "", history.Started{WorkflowID: run.WorkflowID, RunID: run.RunID, SpecFile: "big.wend.yaml",
-		SpecSource: src.String(), Input: json.RawMessage(`{}`)})
-	act := func(step string, done bool) {
-		exec := run.RunID + ":" + step
-		add(history.ActivityScheduled, step, exec, history.ActivitySchedule{Plugin: "demo", Activity: "echo", Input: json.RawMessage(`{"x":1}`)})
-		add(history.ActivityStarted, step, exec, nil)
-		if done {
-			add(history.ActivityCompleted, step, exec, history.ActivityResult{Output: json.RawMessage(`{"x":1}`)})
-		}
-	}
-	for i := range 497 {
-		act(fmt.Sprintf("steps[%d]", i), true)
-	}
-	item := 0
-	for ; len(evs) < 100_000-6; item++ {
-		act(fmt.Sprintf("steps[497]@%d.steps[0]", item), true)
-		act(fmt.Sprintf("steps[497]@%d.steps[1]", item), true)
-	}
-	act(fmt.Sprintf("steps[497]@%d.steps[0]", item), false)
-	run.LastSeq = uint64(len(evs))
-	return run, evs
+	items[len(items)-1] = itemRunning
+	return genRun(497, items)
 }
 
 // drawRun is what the run page does to draw a folded run: the step tree, the waits, the
