@@ -59,11 +59,18 @@ func Fold(run history.Run, events []history.Event) (*View, error) {
 	if len(events) == 0 || events[0].Type != history.WorkflowStarted {
 		return nil, errors.New("history must begin with WorkflowStarted")
 	}
+	// The activities are most of a long history: sized once, not grown a copy at a time.
+	nacts := 0
+	for _, ev := range events {
+		if ev.Type == history.ActivityScheduled {
+			nacts++
+		}
+	}
 	v := &View{
 		Run: run, Events: events,
-		Activities: []Activity{}, Timers: []Timer{}, Signals: []Signal{}, Children: []Child{},
+		Activities: make([]Activity, 0, nacts), Timers: []Timer{}, Signals: []Signal{}, Children: []Child{},
 		Compensations: []Compensation{}, Failures: []Failure{},
-		acts: map[string]int{}, timers: map[string]int{}, signals: map[uint64]int{},
+		acts: make(map[string]int, nacts), timers: map[string]int{}, signals: map[uint64]int{},
 		children: map[string]int{}, comps: map[string]int{}, steps: stepEvents{},
 	}
 	for _, ev := range events {
