@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -93,7 +94,8 @@ func TestBigRunDrawing(t *testing.T) {
 // events) from a store: read, fold, step tree, drawing, timeline, events page, render.
 // first is a page of a run no page has read yet (a fresh UI: the fold is done); again is the
 // next page of the same, unchanged run (the fold is kept); poll is the page's live part
-// polled with its version while the run has not changed (304).
+// polled with its version while the run has not changed (304); commit is the page after each
+// commit of one more event (the kept fold extended by it).
 func BenchmarkRunPage(b *testing.B) {
 	run, evs := bigRun(b)
 	store := history.NewMemStore()
@@ -127,6 +129,22 @@ func BenchmarkRunPage(b *testing.B) {
 		get(b, u, page, nil, 200)
 		size := 0
 		for b.Loop() {
+			size = get(b, u, page, nil, 200)
+		}
+		b.ReportMetric(float64(size), "page-bytes")
+	})
+	b.Run("commit", func(b *testing.B) {
+		// The page after each commit of one event: the kept fold extended by it.
+		u := New(srv)
+		get(b, u, page, nil, 200)
+		last := evs[len(evs)-1]
+		size := 0
+		for b.Loop() {
+			last.Seq, last.Time, last.Type, last.Data = last.Seq+1, last.Time.Add(time.Millisecond), history.ActivityHeartbeatRecorded, nil
+			run.LastSeq = last.Seq
+			if err := store.Commit(b.Context(), history.Commit{Runs: []history.RunUpdate{{Run: run, Events: []history.Event{last}}}}); err != nil {
+				b.Fatal(err)
+			}
 			size = get(b, u, page, nil, 200)
 		}
 		b.ReportMetric(float64(size), "page-bytes")

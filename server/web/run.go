@@ -137,20 +137,20 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	if rec.NeverStarted() {
 		return u.unstartedView(v, rec)
 	}
-	f := u.runs.get(rec)
+	f, older := u.runs.get(rec)
 	if f == nil {
-		p, err := u.s.Events(rec.RunID, 0)
+		run, fresh, err := u.foldOf(rec, older)
 		if err != nil {
 			return nil, err
 		}
-		if p.Run.NeverStarted() {
-			return u.unstartedView(u.runHead(r, p.Run), p.Run)
+		if run.NeverStarted() {
+			return u.unstartedView(u.runHead(r, run), run)
 		}
-		if p.Run.LastSeq != rec.LastSeq || p.Run.Status != rec.Status {
-			v = u.runHead(r, p.Run) // a commit landed between the two reads
+		if run.LastSeq != rec.LastSeq || run.Status != rec.Status {
+			v = u.runHead(r, run) // a commit landed between the reads
 		}
-		f = foldRun(p.Run, p.Events)
-		u.runs.put(p.Run.RunID, f)
+		f = fresh
+		u.runs.put(run.RunID, f)
 	}
 	v.Events = f.events
 	newest := v.Run.RunID
@@ -185,6 +185,25 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	}
 	v.Detail = v.detailOf(v.params.Get("step"), page("spage"))
 	return v, nil
+}
+
+// foldOf reads and folds the run rec names: the events since the version older holds,
+// folded into a copy of it, else the whole history. It returns the record read with the events.
+func (u *UI) foldOf(rec history.Run, older *foldedRun) (history.Run, *foldedRun, error) {
+	if older != nil {
+		p, err := u.s.Events(rec.RunID, older.events[len(older.events)-1].Seq)
+		if err != nil {
+			return history.Run{}, nil, err
+		}
+		if f := extendRun(older, p.Run, p.Events); f != nil {
+			return p.Run, f, nil
+		}
+	}
+	p, err := u.s.Events(rec.RunID, 0)
+	if err != nil || p.Run.NeverStarted() {
+		return p.Run, nil, err
+	}
+	return p.Run, foldRun(p.Run, p.Events), nil
 }
 
 // runHead is the part of a run's page its record alone gives.

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"encoding/json"
 	"html/template"
+	"maps"
 	"sync"
 	"time"
 
@@ -41,15 +42,40 @@ type foldedRun struct {
 	graphs map[string]template.HTML // drawings by their marks (graphKey)
 }
 
-// foldRun folds a run for its pages. Everything a runview.View works out lazily (the spec,
-// the step ids, the replay) is asked for here, so the view is only read afterwards.
+// foldRun folds a run for its pages.
 func foldRun(run history.Run, events []history.Event) *foldedRun {
-	f := &foldedRun{key: recordKey(run), events: events, graphs: map[string]template.HTML{}}
 	view, err := runview.Fold(run, events)
 	if err != nil {
-		f.err = err
-		return f
+		return &foldedRun{key: recordKey(run), events: events, err: err}
 	}
+	return pageFold(run, view)
+}
+
+// extendRun is the fold of a run's newer version from an older one's and the events since
+// (runview.View.Extend); nil when they do not follow it, for a fold of the whole.
+func extendRun(old *foldedRun, run history.Run, more []history.Event) *foldedRun {
+	if old.err != nil {
+		return nil
+	}
+	view, err := old.view.Extend(run, more)
+	if err != nil {
+		return nil
+	}
+	f := pageFold(run, view)
+	// The same spec with the same marks is the same drawing: a commit that changes no box
+	// (a heartbeat, a try's start) draws nothing.
+	old.mu.Lock()
+	maps.Copy(f.graphs, old.graphs)
+	old.mu.Unlock()
+	return f
+}
+
+// pageFold works out a page's parts from a run's view. Everything a runview.View works out
+// lazily (the spec, the step ids, the replay) is asked for here, so the view is only read
+// afterwards.
+func pageFold(run history.Run, view *runview.View) *foldedRun {
+	events := view.Events
+	f := &foldedRun{key: recordKey(run), events: events, graphs: map[string]template.HTML{}}
 	view.StepIDs()
 	f.view, f.doc = view, export.Sections(view)
 	f.steps, f.waits = view.Steps(), view.Waits()
@@ -125,17 +151,25 @@ func newRunCache() *runCache {
 	return &runCache{order: list.New(), byID: map[string]*list.Element{}}
 }
 
-// get returns the fold of run if the cache holds it for this very record.
-func (c *runCache) get(run history.Run) *foldedRun {
+// get returns the fold of run if the cache holds it for this very record (f), else the fold
+// it holds of an older version of the run, to extend (older).
+func (c *runCache) get(run history.Run) (f, older *foldedRun) {
 	key := recordKey(run)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byID[run.RunID]
-	if !ok || key == "" || e.Value.(*cachedRun).f.key != key {
-		return nil
+	if !ok || key == "" {
+		return nil, nil
 	}
 	c.order.MoveToFront(e)
-	return e.Value.(*cachedRun).f
+	held := e.Value.(*cachedRun).f
+	if held.key == key {
+		return held, nil
+	}
+	if n := len(held.events); n > 0 && held.events[n-1].Seq <= run.LastSeq {
+		return nil, held
+	}
+	return nil, nil
 }
 
 // put keeps f as the fold of run id, replacing an older one, within the bounds.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wendflow/wend/history"
@@ -183,5 +184,55 @@ func TestRunPageShowsTheFullFold(t *testing.T) {
 				t.Errorf("activity cards across the pages: %d, want %d\n got %v\nwant %v", len(got), len(cards), got, cards)
 			}
 		})
+	}
+}
+
+// Pages read while the run's commits land (each read may fold, extend or reuse a kept fold,
+// and draw) race with nothing (go test -race), and the last version's page is then a fresh
+// fold's.
+func TestRunPageReadsWhileCommitsLand(t *testing.T) {
+	run, evs := genRun(20, mixedItems)
+	store := history.NewMemStore()
+	srv := server.New(nil, store)
+	kept := New(srv)
+	commit := func(from, to int) {
+		r := run
+		r.LastSeq = uint64(to)
+		if err := store.Commit(t.Context(), history.Commit{Runs: []history.RunUpdate{{Run: r, Events: evs[from:to]}}}); err != nil {
+			t.Error(err)
+		}
+	}
+	commit(0, 1)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, q := range []string{"", "?partial=live", "?expand=steps%5B20%5D.steps%5B0%5D", "?step=steps%5B20%5D&partial=live"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				w := httptest.NewRecorder()
+				kept.ServeHTTP(w, httptest.NewRequest("GET", "/ui/runs/"+run.RunID+q, nil))
+				if w.Code != 200 {
+					t.Errorf("%s: %d", q, w.Code)
+					return
+				}
+			}
+		}()
+	}
+	for from := 1; from < len(evs); from += 7 {
+		commit(from, min(from+7, len(evs)))
+	}
+	close(done)
+	wg.Wait()
+	for _, q := range []string{"", "?partial=live", "?expand=steps%5B20%5D.steps%5B0%5D"} {
+		path := "/ui/runs/" + run.RunID + q
+		if got, want := pageOver(t, kept, path, nil).Body.String(), pageOver(t, New(srv), path, nil).Body.String(); got != want {
+			t.Errorf("%s: the page read during the commits differs from a fresh fold's", path)
+		}
 	}
 }
