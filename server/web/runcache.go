@@ -33,6 +33,7 @@ type foldedRun struct {
 	names    []string // signalNames
 	declared bool
 	forms    []signalForm
+	inst     loopInstances // the loops' step instances, for the next version's fold
 	loops    map[string]itemCounts
 	gantt    []ganttRow
 	span     time.Duration
@@ -48,7 +49,20 @@ func foldRun(run history.Run, events []history.Event) *foldedRun {
 	if err != nil {
 		return &foldedRun{key: recordKey(run), events: events, err: err}
 	}
-	return pageFold(run, view)
+	inst := loopInstances{}
+	inst.fold(events, caughtSeqs(view))
+	return pageFold(run, view, inst)
+}
+
+// caughtSeqs are the seqs of the failures a catch handled.
+func caughtSeqs(view *runview.View) map[uint64]bool {
+	caught := map[uint64]bool{}
+	for _, fl := range view.Failures {
+		if fl.Caught {
+			caught[fl.Seq] = true
+		}
+	}
+	return caught
 }
 
 // extendRun is the fold of a run's newer version from an older one's and the events since
@@ -61,7 +75,9 @@ func extendRun(old *foldedRun, run history.Run, more []history.Event) *foldedRun
 	if err != nil {
 		return nil
 	}
-	f := pageFold(run, view)
+	inst := maps.Clone(old.inst)
+	inst.fold(more, caughtSeqs(view))
+	f := pageFold(run, view, inst)
 	// The same spec with the same marks is the same drawing: a commit that changes no box
 	// (a heartbeat, a try's start) draws nothing.
 	old.mu.Lock()
@@ -73,22 +89,16 @@ func extendRun(old *foldedRun, run history.Run, more []history.Event) *foldedRun
 // pageFold works out a page's parts from a run's view. Everything a runview.View works out
 // lazily (the spec, the step ids, the replay) is asked for here, so the view is only read
 // afterwards.
-func pageFold(run history.Run, view *runview.View) *foldedRun {
+func pageFold(run history.Run, view *runview.View, inst loopInstances) *foldedRun {
 	events := view.Events
-	f := &foldedRun{key: recordKey(run), events: events, graphs: map[string]template.HTML{}}
+	f := &foldedRun{key: recordKey(run), events: events, inst: inst, graphs: map[string]template.HTML{}}
 	view.StepIDs()
 	f.view, f.doc = view, export.Sections(view)
 	f.steps, f.waits = view.Steps(), view.Waits()
 	f.state, f.stateErr = view.Live().State, view.Live().Err
 	f.names, f.declared = signalNames(view)
 	f.forms = signalForms(view)
-	caught := map[uint64]bool{}
-	for _, fl := range view.Failures {
-		if fl.Caught {
-			caught[fl.Seq] = true
-		}
-	}
-	f.loops = loopItems(events, caught, f.waits)
+	f.loops = inst.counts(f.waits)
 	var last time.Time
 	if n := len(events); n > 0 {
 		last = events[n-1].Time

@@ -31,13 +31,7 @@ func graphSVG(w *spec.Workflow, marks map[string]graph.Mark) template.HTML {
 // runGraph is the run's drawing: its workflow with each step's state (stepMarks), each box
 // linking to the step's detail on this page.
 func (v *runView) runGraph(view *runview.View, events []history.Event) template.HTML {
-	caught := map[uint64]bool{}
-	for _, f := range view.Failures {
-		if f.Caught {
-			caught[f.Seq] = true
-		}
-	}
-	loops := loopItems(events, caught, v.Waits)
+	loops := loopItems(events, caughtSeqs(view), v.Waits)
 	marks := stepMarks(v.Steps, v.Waits, loops, func(path string) string { return v.With("step", path) + "#step-detail" })
 	return graphSVG(view.Spec(), marks)
 }
