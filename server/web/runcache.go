@@ -17,13 +17,13 @@ import (
 // foldedRun is what a run's page derives from the run's record and whole history: the fold,
 // the step tree, the waits, the drawing's loop counts, the timeline. It is worked out once per
 // version of the run (its record, whose LastSeq moves with every commit) and only read after,
-// so the pages of a long run cost a fold only when the run changed, and one foldedRun serves
-// concurrent requests.
+// so one foldedRun serves concurrent requests, and a long run costs a whole fold when first
+// read, then at each commit the fold of its new events into a copy (extendRun).
 type foldedRun struct {
 	key    string          // the record it was folded with (recordKey)
 	events []history.Event // the history it was folded from
 
-	err      error // the fold failed: DocErr says why, the raw events are still shown
+	err      error // the fold failed: the page says why (DocErr)
 	view     *runview.View
 	doc      *export.Document // the sections, without the events (export.Sections)
 	steps    []runview.Step
