@@ -42,6 +42,11 @@ type View struct {
 	rawFailures []history.Failure
 	output      json.RawMessage // the terminal event's, as recorded
 
+	// sharedAttempts: the tries of Activities[:sharedAttempts] are the view's this one was
+	// extended from (Extend), until ownAttempts copies them.
+	sharedAttempts int
+	ownedAttempts  map[int]bool
+
 	spec       *spec.Workflow
 	specLoaded bool
 	ids        map[string]string
@@ -59,20 +64,38 @@ func Fold(run history.Run, events []history.Event) (*View, error) {
 	if len(events) == 0 || events[0].Type != history.WorkflowStarted {
 		return nil, errors.New("history must begin with WorkflowStarted")
 	}
+	// The activities are most of a long history: sized once, not grown a copy at a time.
+	nacts := 0
+	for _, ev := range events {
+		if ev.Type == history.ActivityScheduled {
+			nacts++
+		}
+	}
 	v := &View{
 		Run: run, Events: events,
-		Activities: []Activity{}, Timers: []Timer{}, Signals: []Signal{}, Children: []Child{},
+		Activities: make([]Activity, 0, nacts), Timers: []Timer{}, Signals: []Signal{}, Children: []Child{},
 		Compensations: []Compensation{}, Failures: []Failure{},
-		acts: map[string]int{}, timers: map[string]int{}, signals: map[uint64]int{},
+		acts: make(map[string]int, nacts), timers: map[string]int{}, signals: map[uint64]int{},
 		children: map[string]int{}, comps: map[string]int{}, steps: stepEvents{},
 	}
+	if err := v.fold(events); err != nil {
+		return nil, err
+	}
+	if err := v.finish(run); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// fold applies events in order.
+func (v *View) fold(events []history.Event) error {
 	for _, ev := range events {
 		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
-			return nil, fmt.Errorf("event %d (%s): data is not JSON", ev.Seq, ev.Type)
+			return fmt.Errorf("event %d (%s): data is not JSON", ev.Seq, ev.Type)
 		}
 		n := len(v.Failures)
 		if err := v.event(ev); err != nil {
-			return nil, err
+			return err
 		}
 		failure := ""
 		if len(v.Failures) > n {
@@ -80,12 +103,19 @@ func Fold(run history.Run, events []history.Event) (*View, error) {
 		}
 		v.steps.fold(v.atStep(ev), failure)
 	}
+	return nil
+}
+
+// finish works out what needs the whole history and the record: the record's fields, the
+// caught failures, the metrics.
+func (v *View) finish(run history.Run) error {
 	if err := v.workflowRecord(run); err != nil {
-		return nil, err
+		return err
 	}
 	v.markCaught()
+	v.Metrics = Metrics{}
 	v.computeMetrics()
-	return v, nil
+	return nil
 }
 
 func (v *View) event(ev history.Event) error {

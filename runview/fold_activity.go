@@ -23,6 +23,7 @@ func (v *View) activity(ev history.Event) error {
 		}
 		return nil
 	}
+	v.ownAttempts(i)
 	a := &v.Activities[i]
 	at := a.attempt(ev.Attempt)
 	switch ev.Type {
@@ -162,6 +163,7 @@ func (v *View) retryRequested(ev history.Event) error {
 	if !ok {
 		return nil
 	}
+	v.ownAttempts(i)
 	for k := range v.Activities[i].Attempts {
 		v.Activities[i].Attempts[k].close(ev, AttemptFailed)
 	}

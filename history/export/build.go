@@ -24,17 +24,30 @@ func Build(run history.Run, events []history.Event) (*Document, error) {
 
 // FromView is the export of a run's view.
 func FromView(v *runview.View) (*Document, error) {
-	doc := &Document{
-		Schema: SchemaName, Workflow: v.Workflow, HistoryEvents: make([]Event, 0, len(v.Events)),
-		Activities: v.Activities, Timers: v.Timers, Signals: v.Signals, Children: v.Children,
-		Compensations: v.Compensations, Failures: v.Failures, OperatorMetrics: v.Metrics,
-	}
-	for _, ev := range v.Events {
-		doc.HistoryEvents = append(doc.HistoryEvents, Event{Seq: ev.Seq, Type: string(ev.Type), Time: ev.Time,
-			Step: ev.Step, ActivityExecutionID: ev.ActivityExecutionID, Attempt: ev.Attempt, Data: ev.Data})
-	}
+	doc := Sections(v)
+	doc.HistoryEvents = EventsOf(v.Events)
 	if err := doc.integrity(v.Run, v.RetryOf); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	return doc, nil
+}
+
+// Sections is the export of a run's view without its history events and their integrity:
+// what a page shows beside a page of the events (EventsOf), with no pass over every event.
+func Sections(v *runview.View) *Document {
+	return &Document{
+		Schema: SchemaName, Workflow: v.Workflow, HistoryEvents: []Event{},
+		Activities: v.Activities, Timers: v.Timers, Signals: v.Signals, Children: v.Children,
+		Compensations: v.Compensations, Failures: v.Failures, OperatorMetrics: v.Metrics,
+	}
+}
+
+// EventsOf are events as the export lists them.
+func EventsOf(evs []history.Event) []Event {
+	out := make([]Event, 0, len(evs))
+	for _, ev := range evs {
+		out = append(out, Event{Seq: ev.Seq, Type: string(ev.Type), Time: ev.Time,
+			Step: ev.Step, ActivityExecutionID: ev.ActivityExecutionID, Attempt: ev.Attempt, Data: ev.Data})
+	}
+	return out
 }

@@ -51,8 +51,20 @@ func TestBrowserRunGraph(t *testing.T) {
 	until(t, ctx, "the loop's three cards", `document.querySelectorAll('#step-detail .card.activity').length === 3`)
 	browsertest.Text(t, ctx, `#step-detail .card.activity .tries`, "tries 1 of 1")
 
+	// A signal nobody waits for moves the run on and no step's state: the page takes the new
+	// live part and keeps the drawing it has (the same element, marked here).
+	version := browsertest.Get(t, ctx, "version", chromedp.Evaluate[string](`document.querySelector('#run-live').dataset.version`))
+	browsertest.Get(t, ctx, "mark the drawing", chromedp.Evaluate[bool](`document.querySelector('#graph svg').classList.add('seen-before') === undefined`))
+	if _, err := f.srv.Signal(t.Context(), "kinds", "later", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, "the live part follows the run", `document.querySelector('#run-live').dataset.version !== `+browsertest.JSString(version))
+	if kept := browsertest.Get(t, ctx, "kept", chromedp.Evaluate[bool](`document.querySelector('#graph svg.seen-before') !== null && document.querySelector('#graph[data-kept]') === null`)); !kept {
+		t.Error("the page drew its unchanged drawing again, or kept an empty box")
+	}
+
 	if _, err := f.srv.Signal(t.Context(), "kinds", "approve", []byte(`{"by":"ann"}`)); err != nil {
 		t.Fatal(err)
 	}
-	until(t, ctx, "the drawing follows the run", `document.querySelector('#run-status').textContent === 'completed' && document.querySelector('#graph g.node[data-path="steps[6]"]').dataset.state === 'completed'`)
+	until(t, ctx, "the drawing follows the run", `document.querySelector('#run-status').textContent === 'completed' && document.querySelector('#graph g.node[data-path="steps[6]"]').dataset.state === 'completed' && document.querySelector('#graph svg.seen-before') === null`)
 }

@@ -58,10 +58,10 @@ func gantt(run history.Run, steps []runview.Step, acts []runview.Activity, lastE
 		}
 		return 100 * float64(t.Sub(from)) / float64(span)
 	}
-	byPath := map[string][]runview.Activity{}
-	for _, a := range acts {
-		p := runview.StaticPath(a.Step)
-		byPath[p] = append(byPath[p], a)
+	byPath := map[string][]*runview.Activity{} // pointers: a loop's step has one per item
+	for i := range acts {
+		p := runview.StaticPath(acts[i].Step)
+		byPath[p] = append(byPath[p], &acts[i])
 	}
 	for _, s := range steps {
 		r := ganttRow{Step: s}
@@ -86,7 +86,7 @@ func gantt(run history.Run, steps []runview.Step, acts []runview.Activity, lastE
 // wend was down), so they must not read as running; and, only for a step that waited, its
 // completed tries, so a quick last try shows past the waits before it. Each kind is bounded
 // by maxFailedTries.
-func tries(acts []runview.Activity, pct func(time.Time) float64) (failed, waits, done []ganttTry) {
+func tries(acts []*runview.Activity, pct func(time.Time) float64) (failed, waits, done []ganttTry) {
 	bar := func(at runview.Attempt, title string) ganttTry {
 		x := min(pct(tryStart(at)), 100-minBarPercent)
 		w := max(pct(at.EndedAt)-x, minBarPercent)

@@ -1,8 +1,9 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -20,44 +21,12 @@ import (
 // about 100,000 events, most of them the loop's items; the last item is still running.
 func bigRun(tb testing.TB) (history.Run, []history.Event) {
 	tb.Helper()
-	var src strings.Builder
-	src.WriteString("wend: v1\nname: big\nplugins: {demo: ./demo}\nsteps:\n")
-	for i := range 497 {
-		fmt.Fprintf(&src, "  - {id: s%d, activity: demo.echo, with: {n: %d}}\n", i, i)
+	items := make([]string, (100_000-1-497*3-2)/6+1)
+	for i := range items {
+		items[i] = itemCompleted
 	}
-	src.WriteString("  - id: each\n    for_each: \"${{ input.items }}\"\n    steps:\n      - {id: a, activity: demo.echo, with: {x: 1}}\n      - {id: b, activity: demo.echo, with: {x: 2}}\n")
-	run := history.Run{WorkflowID: "big", RunID: "0123456789abcdef", Name: "big", Status: history.StatusRunning}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var evs []history.Event
-	add := func(typ history.EventType, step, exec string, data any) {
-		var raw json.RawMessage
-		if data != nil {
-			raw, _ = json.Marshal(data)
-		}
-		evs = append(evs, history.Event{Seq: uint64(len(evs) + 1), Time: t0.Add(time.Duration(len(evs)) * time.Millisecond),
-			Type: typ, Step: step, ActivityExecutionID: exec, Attempt: 1, Data: raw})
-	}
-	add(history.WorkflowStarted, "", "", history.Started{WorkflowID: run.WorkflowID, RunID: run.RunID, SpecFile: "big.wend.yaml",
-		SpecSource: src.String(), Input: json.RawMessage(`{}`)})
-	act := func(step string, done bool) {
-		exec := run.RunID + ":" + step
-		add(history.ActivityScheduled, step, exec, history.ActivitySchedule{Plugin: "demo", Activity: "echo", Input: json.RawMessage(`{"x":1}`)})
-		add(history.ActivityStarted, step, exec, nil)
-		if done {
-			add(history.ActivityCompleted, step, exec, history.ActivityResult{Output: json.RawMessage(`{"x":1}`)})
-		}
-	}
-	for i := range 497 {
-		act(fmt.Sprintf("steps[%d]", i), true)
-	}
-	item := 0
-	for ; len(evs) < 100_000-6; item++ {
-		act(fmt.Sprintf("steps[497]@%d.steps[0]", item), true)
-		act(fmt.Sprintf("steps[497]@%d.steps[1]", item), true)
-	}
-	act(fmt.Sprintf("steps[497]@%d.steps[0]", item), false)
-	run.LastSeq = uint64(len(evs))
-	return run, evs
+	items[len(items)-1] = itemRunning
+	return genRun(497, items)
 }
 
 // drawRun is what the run page does to draw a folded run: the step tree, the waits, the
@@ -123,6 +92,10 @@ func TestBigRunDrawing(t *testing.T) {
 
 // BenchmarkRunPage serves the whole page of the big run (a 500-step workflow, 100,000
 // events) from a store: read, fold, step tree, drawing, timeline, events page, render.
+// first is a page of a run no page has read yet (a fresh UI: the fold is done); again is the
+// next page of the same, unchanged run (the fold is kept); poll is the page's live part
+// polled with its version while the run has not changed (304); commit is the page after each
+// commit of one more event (the kept fold extended by it).
 func BenchmarkRunPage(b *testing.B) {
 	run, evs := bigRun(b)
 	store := history.NewMemStore()
@@ -132,15 +105,55 @@ func BenchmarkRunPage(b *testing.B) {
 	}
 	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: b.Logf})
 	b.Cleanup(func() { eng.Close() })
-	u := New(server.New(eng, store))
-	size := 0
-	for b.Loop() {
+	srv := server.New(eng, store)
+	get := func(b *testing.B, u *UI, path string, h http.Header, code int) int {
 		w := httptest.NewRecorder()
-		u.ServeHTTP(w, httptest.NewRequest("GET", "/ui/runs/"+run.RunID, nil))
-		if w.Code != 200 {
+		req := httptest.NewRequest("GET", path, nil)
+		maps.Copy(req.Header, h)
+		u.ServeHTTP(w, req)
+		if w.Code != code {
 			b.Fatalf("%d %.300s", w.Code, w.Body.String())
 		}
-		size = w.Body.Len()
+		return w.Body.Len()
 	}
-	b.ReportMetric(float64(size), "page-bytes")
+	page := "/ui/runs/" + run.RunID
+	b.Run("first", func(b *testing.B) {
+		size := 0
+		for b.Loop() {
+			size = get(b, New(srv), page, nil, 200)
+		}
+		b.ReportMetric(float64(size), "page-bytes")
+	})
+	b.Run("again", func(b *testing.B) {
+		u := New(srv)
+		get(b, u, page, nil, 200)
+		size := 0
+		for b.Loop() {
+			size = get(b, u, page, nil, 200)
+		}
+		b.ReportMetric(float64(size), "page-bytes")
+	})
+	b.Run("commit", func(b *testing.B) {
+		// The page after each commit of one event: the kept fold extended by it.
+		u := New(srv)
+		get(b, u, page, nil, 200)
+		last := evs[len(evs)-1]
+		size := 0
+		for b.Loop() {
+			last.Seq, last.Time, last.Type, last.Data = last.Seq+1, last.Time.Add(time.Millisecond), history.ActivityHeartbeatRecorded, nil
+			run.LastSeq = last.Seq
+			if err := store.Commit(b.Context(), history.Commit{Runs: []history.RunUpdate{{Run: run, Events: []history.Event{last}}}}); err != nil {
+				b.Fatal(err)
+			}
+			size = get(b, u, page, nil, 200)
+		}
+		b.ReportMetric(float64(size), "page-bytes")
+	})
+	b.Run("poll", func(b *testing.B) {
+		u := New(srv)
+		h := http.Header{"If-None-Match": {etagOf(runVersion(run))}}
+		for b.Loop() {
+			get(b, u, page+"?partial=live", h, http.StatusNotModified)
+		}
+	})
 }

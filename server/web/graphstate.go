@@ -107,9 +107,19 @@ func drawDone(s string) bool {
 // item is one "@N" instance of the loop; its state is the worst of its step instances' (a
 // failure a catch handled counts as caught), or waiting while the run waits inside it for a
 // signal, a timer or another workflow (running while an activity's try runs or is due).
-// It reads each event once and keeps one entry per step instance.
 func loopItems(events []history.Event, caught map[uint64]bool, waits []runview.Wait) map[string]itemCounts {
-	inst := map[string]string{} // step instance path -> its state
+	inst := loopInstances{}
+	inst.fold(events, caught)
+	return inst.counts(waits)
+}
+
+// loopInstances are the states of the step instances inside loops (step instance path ->
+// its state) as their events say, before the waits; folded one event at a time, so a run's
+// next version folds only its new events into a copy.
+type loopInstances map[string]string
+
+// fold reads each event once; caught are the seqs of the failures a catch handled.
+func (inst loopInstances) fold(events []history.Event, caught map[uint64]bool) {
 	for _, ev := range events {
 		if ev.Step == "" || !strings.Contains(ev.Step, "@") {
 			continue
@@ -130,17 +140,22 @@ func loopItems(events []history.Event, caught map[uint64]bool, waits []runview.W
 		}
 		inst[ev.Step] = next
 	}
+}
+
+// counts are the loops' items by state, the waits inside them now counted as they say.
+func (inst loopInstances) counts(waits []runview.Wait) map[string]itemCounts {
+	now := map[string]string{} // the instances a wait is at
 	for _, w := range waits {
 		if strings.Contains(w.Step, "@") {
 			if w.Kind == runview.WaitActivity {
-				inst[w.Step] = drawRunning // a try runs or is due: the item runs
+				now[w.Step] = drawRunning // a try runs or is due: the item runs
 			} else {
-				inst[w.Step] = drawWaiting
+				now[w.Step] = drawWaiting
 			}
 		}
 	}
 	items := map[string]string{} // item path (…@N) -> its state
-	for path, st := range inst {
+	add := func(path, st string) {
 		for i := 0; i < len(path); i++ {
 			if path[i] != '@' {
 				continue
@@ -153,6 +168,17 @@ func loopItems(events []history.Event, caught map[uint64]bool, waits []runview.W
 			if cur, ok := items[item]; !ok || drawRank[st] > drawRank[cur] {
 				items[item] = st
 			}
+		}
+	}
+	for path, st := range inst {
+		if w, ok := now[path]; ok {
+			st = w
+		}
+		add(path, st)
+	}
+	for path, st := range now {
+		if _, ok := inst[path]; !ok {
+			add(path, st)
 		}
 	}
 	out := map[string]itemCounts{}

@@ -45,14 +45,23 @@ type runView struct {
 	Items     []activityItem
 	EventPage eventPage
 	params    url.Values // the page's query (pageParams)
-	// Gantt is the steps over time (gantt), Span the time the timeline covers.
-	Gantt []ganttRow
-	Span  time.Duration
-	view  *runview.View // nil when DocErr says why
+	// StepRows are the step table's page of Steps, Gantt the timeline's (the same rows over
+	// time), RowPage which page they are; Span is the time the timeline covers.
+	StepRows []runview.Step
+	Gantt    []ganttRow
+	RowPage  pager
+	Span     time.Duration
+	// CardPage is the activities section's page of its entries (Items).
+	CardPage pager
+	view     *runview.View // nil when DocErr says why
 	// Graph is the workflow drawn with the run's states (runGraph); Detail the step its
 	// ?step= names, with its tries (detailOf).
 	Graph  template.HTML
 	Detail *stepDetail
+	// GraphKey identifies the drawing (graphKey); GraphKept: a poll's page has it already, so
+	// the live part leaves it out and the page keeps its own.
+	GraphKey  string
+	GraphKept bool
 	// WorkflowURL is the page of the registered workflow the run is of ("" when none is).
 	WorkflowURL string
 
@@ -101,6 +110,9 @@ var doneText = map[string]string{
 
 // uiRun is GET /ui/runs/{id}: a workflow id shows its newest run, a run id that run.
 func (u *UI) run(w http.ResponseWriter, r *http.Request) {
+	if fragmentOf(r) == "live" && u.liveUnchanged(w, r) {
+		return
+	}
 	v, err := u.runView(r, r.PathValue("id"))
 	if err != nil {
 		renderError(w, r, err)
@@ -108,6 +120,8 @@ func (u *UI) run(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Flash = doneText[r.URL.Query().Get("done")]
 	if fragmentOf(r) == "live" {
+		w.Header().Set("ETag", etagOf(v.Version))
+		w.Header().Set("Cache-Control", "no-cache")
 		renderPage(w, http.StatusOK, "run", "live", v)
 		return
 	}
@@ -115,54 +129,96 @@ func (u *UI) run(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) runView(r *http.Request, id string) (*runView, error) {
-	p, err := u.s.Events(id, 0)
+	rec, err := u.s.Resolve(id)
 	if err != nil {
 		return nil, err
 	}
-	v := &runView{uiPage: newUIPage(r, "Run "+p.Run.WorkflowID), Run: p.Run, Events: p.Events}
-	v.URL = uiRunsPath + "/" + url.PathEscape(p.Run.RunID)
+	v := u.runHead(r, rec)
+	if rec.NeverStarted() {
+		return u.unstartedView(v, rec)
+	}
+	f, older := u.runs.get(rec)
+	if f == nil {
+		run, fresh, err := u.foldOf(rec, older)
+		if err != nil {
+			return nil, err
+		}
+		if run.NeverStarted() {
+			return u.unstartedView(u.runHead(r, run), run)
+		}
+		if run.LastSeq != rec.LastSeq || run.Status != rec.Status {
+			v = u.runHead(r, run) // a commit landed between the reads
+		}
+		f = fresh
+		u.runs.put(run.RunID, f)
+	}
+	v.Events = f.events
+	newest := v.Run.RunID
+	if n, nerr := u.s.Resolve(v.Run.WorkflowID); nerr == nil {
+		newest = n.RunID
+	}
+	if f.err != nil {
+		v.DocErr = f.err.Error()
+		v.Actions = validActions(v.Run, nil, newest)
+		return v, nil
+	}
+	v.Doc = f.doc
+	v.Actions = validActions(v.Run, f.view, newest)
+	page := func(key string) int { n, _ := strconv.Atoi(v.params.Get(key)); return n }
+	v.Items, v.CardPage = f.groups.page(f.doc.Activities, v.params.Get("expand"), page("apage"), page("cpage"))
+	v.EventPage = pageEvents(f.events, page("epage"), v.params.Get("events") == "compact")
+	v.SignalNames, v.Declared, v.SignalForms = f.names, f.declared, f.forms
+	v.view, v.Steps, v.Waits, v.RetryOf = f.view, f.steps, f.waits, f.view.RetryOf
+	v.State, v.StateErr = f.state, f.stateErr
+	v.RowPage = pageOf(len(f.steps), rowPageSize, page("tpage"))
+	v.StepRows = f.steps[v.RowPage.lo:v.RowPage.hi]
+	if len(f.gantt) > 0 {
+		v.Span = f.span
+		v.Gantt = f.gantt[min(v.RowPage.lo, len(f.gantt)):min(v.RowPage.hi, len(f.gantt))]
+	}
+	marks := stepMarks(v.Steps, v.Waits, f.loops, func(path string) string { return v.With("step", path) + "#step-detail" })
+	v.GraphKey = graphKey(marks)
+	if r.Header.Get(graphKeyHeader) == v.GraphKey && fragmentOf(r) == "live" {
+		v.GraphKept = true // the page shows this very drawing already: it keeps it
+	} else {
+		v.Graph = f.graph(v.GraphKey, marks)
+	}
+	v.Detail = v.detailOf(v.params.Get("step"), page("spage"))
+	return v, nil
+}
+
+// foldOf reads and folds the run rec names: the events since the version older holds,
+// folded into a copy of it, else the whole history. It returns the record read with the events.
+func (u *UI) foldOf(rec history.Run, older *foldedRun) (history.Run, *foldedRun, error) {
+	if older != nil {
+		p, err := u.s.Events(rec.RunID, older.events[len(older.events)-1].Seq)
+		if err != nil {
+			return history.Run{}, nil, err
+		}
+		if f := extendRun(older, p.Run, p.Events); f != nil {
+			return p.Run, f, nil
+		}
+	}
+	p, err := u.s.Events(rec.RunID, 0)
+	if err != nil || p.Run.NeverStarted() {
+		return p.Run, nil, err
+	}
+	return p.Run, foldRun(p.Run, p.Events), nil
+}
+
+// runHead is the part of a run's page its record alone gives.
+func (u *UI) runHead(r *http.Request, run history.Run) *runView {
+	v := &runView{uiPage: newUIPage(r, "Run "+run.WorkflowID), Run: run}
+	v.URL = uiRunsPath + "/" + url.PathEscape(run.RunID)
 	v.params = r.URL.Query()
 	v.LiveURL = v.liveURL()
-	v.Version = fmt.Sprintf("%d-%s", p.Run.LastSeq, p.Run.Status)
+	v.Version = runVersion(run)
 	for _, w := range u.s.Workflows() {
-		if w.Name == p.Run.Name {
+		if w.Name == run.Name {
 			v.WorkflowURL = workflowFile{Workflow: w}.URL()
 		}
 	}
-	if p.Run.NeverStarted() {
-		return u.unstartedView(v, p.Run)
-	}
-	view, err := runview.Fold(p.Run, p.Events)
-	if err == nil {
-		v.Doc, err = export.FromView(view)
-	}
-	newest := p.Run.RunID
-	if n, nerr := u.s.Resolve(p.Run.WorkflowID); nerr == nil {
-		newest = n.RunID
-	}
-	if err != nil {
-		v.DocErr = err.Error()
-		v.Actions = validActions(p.Run, nil, newest)
-		return v, nil
-	}
-	v.Actions = validActions(p.Run, view, newest)
-	apage, _ := strconv.Atoi(v.params.Get("apage"))
-	epage, _ := strconv.Atoi(v.params.Get("epage"))
-	v.Items = groupActivities(v.Doc.Activities, v.params.Get("expand"), apage)
-	v.EventPage = pageEvents(v.Doc.HistoryEvents, epage, v.params.Get("events") == "compact")
-	v.SignalNames, v.Declared = signalNames(view)
-	v.SignalForms = signalForms(view)
-	v.view, v.Steps, v.Waits, v.RetryOf = view, view.Steps(), view.Waits(), view.RetryOf
-	v.State, v.StateErr = view.Live().State, view.Live().Err
-	var last time.Time
-	if n := len(p.Events); n > 0 {
-		last = p.Events[n-1].Time
-	}
-	v.Gantt, v.Span = gantt(p.Run, v.Steps, v.Doc.Activities, last)
-	v.Graph = v.runGraph(view, p.Events)
-	spage, _ := strconv.Atoi(v.params.Get("spage"))
-	v.Detail = v.detailOf(v.params.Get("step"), spage)
-	return v, nil
+	return v
 }
 
 // export is GET /ui/runs/{id}/export: the history export GET /v1/runs/{id}/export gives, as a

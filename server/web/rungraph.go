@@ -12,7 +12,8 @@ import (
 	"github.com/wendflow/wend/spec/graph"
 )
 
-// graphSVG draws w with marks as an inline SVG for a page. spec/graph writes every text and
+// graphSVG draws w with marks as an inline SVG for a page, coloured by the page's stylesheet
+// (its arrow's id, g-arrow, is named there). spec/graph writes every text and
 // attribute through its XML escaper, so step ids, expressions and mark texts stay text: the
 // drawing is the one piece of markup a page takes whole (template.HTML).
 func graphSVG(w *spec.Workflow, marks map[string]graph.Mark) template.HTML {
@@ -22,7 +23,7 @@ func graphSVG(w *spec.Workflow, marks map[string]graph.Mark) template.HTML {
 	ids := w.StepIDs()
 	name := func(path string) string { return runview.StepName(path, ids) }
 	var b bytes.Buffer
-	if err := graph.SVGWith(&b, graph.Build(w), graph.Options{Marks: marks, IDPrefix: "g-", Class: "graph", Name: name}); err != nil {
+	if err := graph.SVGWith(&b, graph.Build(w), graph.Options{Marks: marks, IDPrefix: "g-", Class: "graph", Name: name, Styled: true}); err != nil {
 		return ""
 	}
 	return template.HTML(b.String()) // every text in it is escaped by spec/graph
@@ -31,13 +32,7 @@ func graphSVG(w *spec.Workflow, marks map[string]graph.Mark) template.HTML {
 // runGraph is the run's drawing: its workflow with each step's state (stepMarks), each box
 // linking to the step's detail on this page.
 func (v *runView) runGraph(view *runview.View, events []history.Event) template.HTML {
-	caught := map[uint64]bool{}
-	for _, f := range view.Failures {
-		if f.Caught {
-			caught[f.Seq] = true
-		}
-	}
-	loops := loopItems(events, caught, v.Waits)
+	loops := loopItems(events, caughtSeqs(view), v.Waits)
 	marks := stepMarks(v.Steps, v.Waits, loops, func(path string) string { return v.With("step", path) + "#step-detail" })
 	return graphSVG(view.Spec(), marks)
 }

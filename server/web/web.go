@@ -117,11 +117,13 @@ type UI struct {
 	// comp remembers which closed runs were compensated (a closed history no longer changes).
 	compMu sync.Mutex
 	comp   map[string]bool
+	// runs keeps the folds of the runs whose pages were read last (runCache).
+	runs *runCache
 }
 
 // New makes the UI of s. Paths that are not the UI's go to s.
 func New(s *server.Server) *UI {
-	u := &UI{s: s, mux: server.NewRouter()}
+	u := &UI{s: s, mux: server.NewRouter(), runs: newRunCache()}
 	u.routes(u.mux)
 	u.mux.Inner(s)
 	return u

@@ -22,6 +22,11 @@ type Options struct {
 	Class    string // the svg element's class
 	// Name names a step that has no id, by its path (else the path itself is its label).
 	Name func(path string) string
+	// Styled leaves the colours to the page's stylesheet: boxes, texts and edges carry their
+	// classes and kinds but no fill, stroke, anchor, weight or marker of their own (a fifth to
+	// a quarter less markup, for a page that draws hundreds of steps). A standalone file needs
+	// them.
+	Styled bool
 }
 
 // stateLines is how many lines a mark adds under a label.

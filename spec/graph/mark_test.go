@@ -126,3 +126,96 @@ func FuzzMarks(f *testing.F) {
 		}
 	})
 }
+
+// A Styled drawing is the same drawing (every element, position and text) with its colours,
+// anchors, weights and markers left to the page's stylesheet, and the classes it needs for
+// them: each label line, a loop's inner box, each edge's label.
+func TestStyled(t *testing.T) {
+	g := build(t, shapes)
+	marks := map[string]Mark{"steps[0]": {State: "failed", Text: "failed", Href: "/x"}}
+	var plain, styled bytes.Buffer
+	if err := SVGWith(&plain, g, Options{Marks: marks, IDPrefix: "g-", Class: "graph"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := SVGWith(&styled, g, Options{Marks: marks, IDPrefix: "g-", Class: "graph", Styled: true}); err != nil {
+		t.Fatal(err)
+	}
+	type el struct {
+		name  string
+		geom  string // x, y, width, height, rx, d
+		text  string
+		class string
+	}
+	read := func(svg []byte) (els []el, presentation []string) {
+		dec := xml.NewDecoder(bytes.NewReader(svg))
+		inMarker := false
+		for {
+			tok, err := dec.Token()
+			if err == io.EOF {
+				return els, presentation
+			}
+			if err != nil {
+				t.Fatalf("svg does not parse: %v", err)
+			}
+			switch e := tok.(type) {
+			case xml.StartElement:
+				if e.Name.Local == "marker" {
+					inMarker = true
+				}
+				x := el{name: e.Name.Local}
+				for _, a := range e.Attr {
+					switch a.Name.Local {
+					case "x", "y", "width", "height", "rx", "d":
+						x.geom += a.Name.Local + "=" + a.Value + " "
+					case "class":
+						x.class = a.Value
+					case "fill", "stroke", "stroke-dasharray", "text-anchor", "font-weight", "font-size", "marker-end":
+						if !inMarker && e.Name.Local != "svg" { // the root's font is the drawing's own
+							presentation = append(presentation, e.Name.Local+" "+a.Name.Local)
+						}
+					}
+				}
+				els = append(els, x)
+			case xml.EndElement:
+				if e.Name.Local == "marker" {
+					inMarker = false
+				}
+			case xml.CharData:
+				if len(els) > 0 {
+					els[len(els)-1].text += string(e)
+				}
+			}
+		}
+	}
+	pe, pp := read(plain.Bytes())
+	se, sp := read(styled.Bytes())
+	if len(sp) != 0 {
+		t.Errorf("a styled drawing paints: %v", sp)
+	}
+	if len(pp) == 0 {
+		t.Error("the plain drawing lost its paint")
+	}
+	if len(pe) != len(se) {
+		t.Fatalf("%d elements styled, %d plain", len(se), len(pe))
+	}
+	labels, inner, edgeLabels := 0, 0, 0
+	for i := range pe {
+		if pe[i].name != se[i].name || pe[i].geom != se[i].geom || pe[i].text != se[i].text {
+			t.Errorf("element %d: styled %+v, plain %+v", i, se[i], pe[i])
+		}
+		switch se[i].class {
+		case "label":
+			labels++
+		case "inner":
+			inner++
+		case "edge-label":
+			edgeLabels++
+		}
+	}
+	if labels == 0 || inner == 0 || edgeLabels == 0 {
+		t.Errorf("classes: %d labels, %d inner boxes, %d edge labels; want some of each", labels, inner, edgeLabels)
+	}
+	if styled.Len() >= plain.Len()*4/5 {
+		t.Errorf("styled %d bytes, plain %d: not a fifth less", styled.Len(), plain.Len())
+	}
+}

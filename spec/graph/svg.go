@@ -56,14 +56,14 @@ func SVGWith(w io.Writer, g *Graph, o Options) error {
 		if from == nil || to == nil {
 			continue
 		}
-		edgeSVG(&b, e, from, to, minX, idText(arrow))
+		edgeSVG(&b, e, from, to, minX, idText(arrow), o.Styled)
 	}
 	for _, n := range g.Nodes {
 		m, ok := o.Marks[n.Path]
 		if n.Step == "" {
 			ok = false // start, end and join have no state of their own
 		}
-		nodeSVG(&b, n, boxes[n.ID], o.IDPrefix, m, ok)
+		nodeSVG(&b, n, boxes[n.ID], o.IDPrefix, m, ok, o.Styled)
 	}
 	b.WriteString("</svg>\n")
 	_, err := w.Write(b.Bytes())
@@ -180,7 +180,7 @@ func labelLines(s string) []string {
 	return lines
 }
 
-func nodeSVG(b *bytes.Buffer, n Node, bx *box, prefix string, m Mark, marked bool) {
+func nodeSVG(b *bytes.Buffer, n Node, bx *box, prefix string, m Mark, marked, styled bool) {
 	fill, rx := "#eef3fb", 6
 	switch n.Kind {
 	case NodeStart, NodeEnd, NodeCancelled:
@@ -226,16 +226,20 @@ func nodeSVG(b *bytes.Buffer, n Node, bx *box, prefix string, m Mark, marked boo
 		fmt.Fprintf(b, " (line %d)", n.Pos.Line)
 	}
 	b.WriteString("</title>")
-	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" rx="%d" fill="%s" stroke="#456"/>`, bx.x, bx.y, bx.w, bx.h, rx, fill)
+	paint, inner, anchor, weight := ` fill="`+fill+`" stroke="#456"`, ` fill="none" stroke="#456"`, ` text-anchor="middle"`, ` font-weight="bold"`
+	if styled {
+		paint, inner, anchor, weight = "", ` class="inner"`, "", ` class="label"`
+	}
+	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" rx="%d"%s/>`, bx.x, bx.y, bx.w, bx.h, rx, paint)
 	if n.Kind == "for_each" {
-		fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" rx="%d" fill="none" stroke="#456"/>`, bx.x+3, bx.y+3, bx.w-6, bx.h-6, rx)
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" rx="%d"%s/>`, bx.x+3, bx.y+3, bx.w-6, bx.h-6, rx, inner)
 	}
 	for i, ln := range bx.lines {
-		weight := ""
+		w := ""
 		if i == 0 {
-			weight = ` font-weight="bold"`
+			w = weight
 		}
-		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle"%s>`, bx.x+bx.w/2, bx.y+padY+(i+1)*lineH-4, weight)
+		fmt.Fprintf(b, `<text x="%d" y="%d"%s%s>`, bx.x+bx.w/2, bx.y+padY+(i+1)*lineH-4, anchor, w)
 		if marked && i >= len(bx.lines)-m.stateLines() {
 			b.WriteString(`<tspan class="state">`)
 			xmlText(b, ln)
@@ -251,7 +255,7 @@ func nodeSVG(b *bytes.Buffer, n Node, bx *box, prefix string, m Mark, marked boo
 	b.WriteString("</g>\n")
 }
 
-func edgeSVG(b *bytes.Buffer, e Edge, from, to *box, minX []int, arrow string) {
+func edgeSVG(b *bytes.Buffer, e Edge, from, to *box, minX []int, arrow string, styled bool) {
 	color, dash := "#555", ""
 	switch e.Kind {
 	case EdgeCatch:
@@ -287,6 +291,14 @@ func edgeSVG(b *bytes.Buffer, e Edge, from, to *box, minX []int, arrow string) {
 		d = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d L%d,%d C%d,%d %d,%d %d,%d",
 			x1, y1, x1, ya, lane, y1, lane, ya, lane, yb, lane, y2, x2, yb, x2, y2)
 		lx, ly = lane+4, ya
+	}
+	if styled {
+		fmt.Fprintf(b, `<path class="edge" data-kind="%s" d="%s"/>`, e.Kind, d)
+		if e.Kind != EdgeNext {
+			fmt.Fprintf(b, `<text class="edge-label" data-kind="%s" x="%d" y="%d">%s</text>`, e.Kind, lx, ly, e.Kind)
+		}
+		b.WriteString("\n")
+		return
 	}
 	fmt.Fprintf(b, `<path class="edge" data-kind="%s" d="%s" fill="none" stroke="%s"%s marker-end="url(#%s)"/>`, e.Kind, d, color, dash, arrow)
 	if e.Kind != EdgeNext {

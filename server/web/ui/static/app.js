@@ -9,7 +9,13 @@
     var live = document.querySelector("[data-live]");
     if (!live) return;
     if (live.dataset.open === "false") return; // a closed run no longer changes
-    fetch(live.dataset.live, { credentials: "same-origin", headers: { Accept: "text/html" } })
+    // The page says what it shows: an unchanged run answers 304 (not ok: nothing to do), and
+    // a drawing it has already is left out of the answer (data-kept) for the page to keep.
+    var headers = { Accept: "text/html" };
+    if (live.dataset.version) headers["If-None-Match"] = '"' + live.dataset.version + '"';
+    var graph = live.querySelector("#graph[data-key]");
+    if (graph) headers["X-Wend-Graph"] = graph.dataset.key;
+    fetch(live.dataset.live, { credentials: "same-origin", cache: "no-store", headers: headers })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
         if (html === null) return;
@@ -25,6 +31,15 @@
         }
         if (next && next.dataset.version !== live.dataset.version) {
           var fresh = document.importNode(next, true);
+          var kept = fresh.querySelector("#graph[data-kept]");
+          if (kept) {
+            var mine = live.querySelector("#graph");
+            if (!mine || mine.dataset.key !== kept.dataset.key) {
+              location.reload(); // the drawing it left out is not the one shown
+              return;
+            }
+            kept.replaceWith(mine);
+          }
           keepTicks(live, fresh);
           live.replaceWith(fresh);
         }
