@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -33,12 +32,7 @@ func newFlakyFixture(t *testing.T) (*fixture, *flakyActs, history.Store) {
 	store := history.NewMemStore()
 	acts := &flakyActs{}
 	acts.down.Store(true)
-	eng := engine.New(engine.Options{Store: store, Activities: acts, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
-	f := &fixture{t: t, srv: New(eng, store), eng: eng, dir: t.TempDir()}
-	f.hs = httptest.NewServer(f.srv)
-	t.Cleanup(f.hs.Close)
-	return f, acts, store
+	return fixtureActs(t, store, acts), acts, store
 }
 
 // startSpec starts a run of src under id and returns its record.
