@@ -8,6 +8,7 @@ package enginetest
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wendflow/wend/history"
@@ -19,6 +20,18 @@ type Echo struct{}
 
 // Execute is the engine's Activities port.
 func (Echo) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
+	return c.Input, nil
+}
+
+// Outage plays a plugin whose backend can go down: its "charge" activity fails, in a way a
+// retry may fix, while Down is set; every other activity returns its input.
+type Outage struct{ Down atomic.Bool }
+
+// Execute is the engine's Activities port.
+func (o *Outage) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
+	if c.Activity == "charge" && o.Down.Load() {
+		return nil, &history.ActivityError{Type: "Down", Message: "bank down"}
+	}
 	return c.Input, nil
 }
 
