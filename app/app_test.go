@@ -13,6 +13,7 @@ import (
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 const waitSpec = `wend: v1
@@ -26,8 +27,8 @@ steps:
 // boltstore.ErrInUse, which the commands turn into "reach the holder instead".
 func TestOpenRefusesAHeldDatabase(t *testing.T) {
 	dir := t.TempDir()
-	apptest.Open(t, apptest.Options{Dir: dir, Activities: apptest.Echo{}})
-	_, err := app.Open(app.Options{Path: filepath.Join(dir, "wend.db"), Activities: apptest.Echo{}})
+	apptest.Open(t, apptest.Options{Dir: dir, Activities: enginetest.Echo{}})
+	_, err := app.Open(app.Options{Path: filepath.Join(dir, "wend.db"), Activities: enginetest.Echo{}})
 	if !errors.Is(err, boltstore.ErrInUse) {
 		t.Fatalf("second Open: %v, want ErrInUse", err)
 	}
@@ -39,7 +40,7 @@ func TestOpenRefusesAHeldDatabase(t *testing.T) {
 func TestBatchesAndRunsOutliveTheApp(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "wend.db")
-	a, err := app.Open(app.Options{Path: path, Activities: apptest.Echo{}, Logf: t.Logf})
+	a, err := app.Open(app.Options{Path: path, Activities: enginetest.Echo{}, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestBatchesAndRunsOutliveTheApp(t *testing.T) {
 	}
 	a.Close()
 
-	b := apptest.Open(t, apptest.Options{Dir: dir, Activities: apptest.Echo{}})
+	b := apptest.Open(t, apptest.Options{Dir: dir, Activities: enginetest.Echo{}})
 	if b.Recovered.Resumed != 1 {
 		t.Errorf("reopened: resumed %d runs, want 1 (keep)", b.Recovered.Resumed)
 	}

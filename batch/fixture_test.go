@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 // waitSpec greets input.who, then waits for the signal approve.
@@ -34,7 +34,7 @@ steps:
     wait_for_signal: approve
 `
 
-// chargeSpec reserves, then charges (which flakyActs fails while down).
+// chargeSpec reserves, then charges (which enginetest.Outage fails while down).
 const chargeSpec = `wend: v1
 name: pay
 plugins: {p: ./p}
@@ -43,17 +43,6 @@ steps:
   - {id: charge, activity: p.charge, with: 2}
 output: "${{ [steps.reserve.output, steps.charge.output] }}"
 `
-
-// flakyActs plays a plugin whose "charge" fails (retryably) while down is set and whose
-// other activities echo their input.
-type flakyActs struct{ down atomic.Bool }
-
-func (a *flakyActs) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
-	if c.Activity == "charge" && a.down.Load() {
-		return nil, &history.ActivityError{Type: "Down", Message: "bank down"}
-	}
-	return c.Input, nil
-}
 
 // fixture is a server over an engine and its store, served over HTTP.
 type fixture struct {
@@ -68,15 +57,15 @@ func newFixture(t *testing.T, store history.Store) *fixture {
 	return f
 }
 
-// newFlakyFixture is a fixture whose charge activity fails until acts.down is cleared.
-func newFlakyFixture(t *testing.T) (*fixture, *flakyActs) {
+// newFlakyFixture is a fixture whose charge activity fails until acts.Down is cleared.
+func newFlakyFixture(t *testing.T) (*fixture, *enginetest.Outage) {
 	return newFixtureActs(t, history.NewMemStore())
 }
 
-func newFixtureActs(t *testing.T, store history.Store) (*fixture, *flakyActs) {
+func newFixtureActs(t *testing.T, store history.Store) (*fixture, *enginetest.Outage) {
 	t.Helper()
-	acts := &flakyActs{}
-	acts.down.Store(true)
+	acts := &enginetest.Outage{}
+	acts.Down.Store(true)
 	_, srv := apptest.Over(t, store, acts)
 	return serve(t, srv), acts
 }

@@ -224,7 +224,7 @@ func TestBatchRetriesOnceAcrossACrash(t *testing.T) {
 		f.startSpec(id, chargeSpec)
 		failed = append(failed, f.closed(id).RunID)
 	}
-	acts.down.Store(false)
+	acts.Down.Store(false)
 	if _, err := f.srv.Retry(t.Context(), failed[0]); err != nil {
 		t.Fatal(err)
 	}

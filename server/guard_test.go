@@ -15,6 +15,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 const webToken = servertest.Token
@@ -34,8 +35,7 @@ type webFixture struct {
 func newWebFixture(t *testing.T) *webFixture {
 	t.Helper()
 	store := history.NewMemStore()
-	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
+	eng := enginetest.New(t, engine.Options{Store: store, Activities: servertest.Acts{}})
 	f := &webFixture{t: t, srv: New(eng, store), eng: eng, dir: t.TempDir()}
 	tcp, err := ListenTCP(f.srv, TCPOptions{Addr: "127.0.0.1:0", Token: webToken, ReadToken: servertest.ReadToken, Metrics: standInMetrics, UI: standInUI{f.srv}})
 	if err != nil {

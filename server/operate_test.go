@@ -5,40 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/export"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
-// flakyActs plays a plugin whose "charge" fails (retryably) while down is set and whose
-// other activities echo their input.
-type flakyActs struct{ down atomic.Bool }
-
-func (a *flakyActs) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
-	if c.Activity == "charge" && a.down.Load() {
-		return nil, &history.ActivityError{Type: "Down", Message: "bank down"}
-	}
-	return c.Input, nil
-}
-
-func newFlakyFixture(t *testing.T) (*fixture, *flakyActs, history.Store) {
+func newFlakyFixture(t *testing.T) (*fixture, *enginetest.Outage, history.Store) {
 	t.Helper()
 	store := history.NewMemStore()
-	acts := &flakyActs{}
-	acts.down.Store(true)
-	eng := engine.New(engine.Options{Store: store, Activities: acts, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
-	f := &fixture{t: t, srv: New(eng, store), eng: eng, dir: t.TempDir()}
-	f.hs = httptest.NewServer(f.srv)
-	t.Cleanup(f.hs.Close)
-	return f, acts, store
+	acts := &enginetest.Outage{}
+	acts.Down.Store(true)
+	return fixtureActs(t, store, acts), acts, store
 }
 
 // startSpec starts a run of src under id and returns its record.
@@ -103,7 +86,7 @@ func TestRetryRoute(t *testing.T) {
 	if failed.Status != history.StatusFailed {
 		t.Fatalf("first run %s", failed.Status)
 	}
-	acts.down.Store(false)
+	acts.Down.Store(false)
 	var rt api.Retried
 	if code, b := f.do("POST", "/v1/runs/pay/retry", "", &rt); code != http.StatusCreated || rt.RetryOf != failed.RunID ||
 		rt.Run.RunID == failed.RunID || rt.Run.WorkflowID != "pay" {

@@ -18,6 +18,7 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 const waitSpec = servertest.WaitSpec
@@ -46,8 +47,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, store history.Store) *fixture {
 	t.Helper()
-	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
+	return fixtureActs(t, store, servertest.Acts{})
+}
+
+// fixtureActs is newFixture with the plugins played by acts.
+func fixtureActs(t *testing.T, store history.Store, acts engine.Activities) *fixture {
+	t.Helper()
+	eng := enginetest.New(t, engine.Options{Store: store, Activities: acts})
 	f := &fixture{t: t, srv: New(eng, store), eng: eng, dir: t.TempDir()}
 	f.hs = httptest.NewServer(f.srv)
 	t.Cleanup(f.hs.Close)

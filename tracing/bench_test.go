@@ -13,6 +13,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 // BenchmarkSequentialStepTraced is engine's BenchmarkSequentialStep with spans made and
@@ -38,7 +39,7 @@ func sequentialSteps(b *testing.B, traced bool) {
 		opts.Observe, opts.TraceContext = obs.Observe, true
 		defer func() { _ = p.Shutdown(context.Background()) }()
 	}
-	e := engine.New(opts)
+	e := enginetest.New(b, opts)
 	defer e.Close()
 	var took time.Duration
 	for i := range b.N {
@@ -71,7 +72,7 @@ func (c *countingExporter) Shutdown(context.Context) error { return nil }
 func BenchmarkObserve(b *testing.B) {
 	const steps = 200
 	store := history.NewMemStore()
-	e := engine.New(engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512})
+	e := enginetest.New(b, engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512})
 	src := sequence(steps)
 	if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: "seq", SpecFile: "seq.wend.yaml", Source: src, Input: json.RawMessage("null")}); err != nil {
 		b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/testkit/enginetest"
 	"github.com/wendflow/wend/testkit/otlptest"
 )
 
@@ -76,7 +77,7 @@ func open(t *testing.T, store history.Store, a engine.Activities) tracedEngine {
 func openWith(t *testing.T, store history.Store, a engine.Activities, p *Provider) tracedEngine {
 	t.Helper()
 	obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, t.Logf)
-	e := engine.New(engine.Options{Store: store, Activities: a, Logf: t.Logf, Observe: obs.Observe, TraceContext: true})
+	e := enginetest.New(t, engine.Options{Store: store, Activities: a, Observe: obs.Observe, TraceContext: true})
 	return tracedEngine{e: e, p: p}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 // TestObserveNeverBlocks: with the span builder stuck, Observe returns at once for every
@@ -61,7 +62,7 @@ func TestObserveNeverBlocks(t *testing.T) {
 // spans, ids and times as without the drop.
 func TestDroppedEventReadBack(t *testing.T) {
 	store := history.NewMemStore()
-	e := engine.New(engine.Options{Store: store, Activities: &acts{}, Logf: t.Logf})
+	e := enginetest.New(t, engine.Options{Store: store, Activities: &acts{}})
 	run := start(t, e, workflow, "")
 	rec := waitClosed(t, e)
 	e.Close()
@@ -146,7 +147,7 @@ func TestSpansBuiltWithoutAStop(t *testing.T) {
 			p := &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(historyIDs{}))}
 			store := history.NewMemStore()
 			o := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, t.Logf)
-			e := engine.New(engine.Options{Store: store, Activities: &acts{}, Observe: o.Observe, MaxActivities: 512, Logf: t.Logf})
+			e := enginetest.New(t, engine.Options{Store: store, Activities: &acts{}, Observe: o.Observe, MaxActivities: 512})
 			defer e.Close()
 			defer func() { _ = p.Shutdown(context.Background()) }()
 			start(t, e, sequence(steps), "")

@@ -2,14 +2,12 @@
 // database file (Open), or an engine and a Server over a store of the test's (Over), each
 // logging to the test and closed with it. Tests only.
 //
-// The packages app assembles (server, server/metrics, schedule/runner, tracing, the engine)
-// cannot use it in their own tests: importing app there would be an import cycle. They keep
-// their own small setups.
+// The packages app assembles (server, server/metrics, schedule/runner, tracing) cannot use
+// it in their own tests: importing app there would be an import cycle. They set up their
+// engine with testkit/enginetest, which Over builds on.
 package apptest
 
 import (
-	"context"
-	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,15 +17,8 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
-
-// Echo is activities that return each call's input: a plugin that does nothing wrong.
-type Echo struct{}
-
-// Execute is the engine's Activities port.
-func (Echo) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
-	return c.Input, nil
-}
 
 // Options are what a test's App differs by; the zero value is a fresh database whose
 // activities are the plugins its workflows declare.
@@ -61,18 +52,14 @@ func Open(t testing.TB, o Options) *app.App {
 }
 
 // Over starts an engine over store (a fresh history.MemStore when nil) whose activities are
-// acts (Echo when nil), and returns it with a Server over both: the setup of the tests that
-// need no database file. The engine closes with the test.
+// acts (enginetest.Echo when nil), and returns it with a Server over both: the setup of the
+// tests that need no database file. The engine closes with the test.
 func Over(t testing.TB, store history.Store, acts engine.Activities) (*engine.Engine, *server.Server) {
 	t.Helper()
 	if store == nil {
 		store = history.NewMemStore()
 	}
-	if acts == nil {
-		acts = Echo{}
-	}
-	eng := engine.New(engine.Options{Store: store, Activities: acts, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
+	eng := enginetest.New(t, engine.Options{Store: store, Activities: acts})
 	return eng, server.New(eng, store)
 }
 

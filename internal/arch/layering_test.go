@@ -68,7 +68,7 @@ var allowed = map[string][]string{
 	// The application over one database: store, plugins, engine, and serve's schedules, batches
 	// and retention, assembled once for the commands and the tests.
 	"app":         {"api", "batch", "boltstore", "history", "interpreter/engine", "plugins", "schedule/runner", "server", "server/metrics", "spec", "tracing"},
-	"app/apptest": {"app", "batch", "history", "interpreter/engine", "server"}, // the tests' one setup: an App, or an engine and Server over a store
+	"app/apptest": {"app", "batch", "history", "interpreter/engine", "server", "testkit/enginetest"}, // the tests' one setup: an App, or an engine and Server over a store
 	"internal/commands": {"api", "api/client", "app", "boltstore", "history", "history/export", "internal/inputfile", "internal/termtext", "interpreter/engine", "plugins", "plugins/builtin", "runview", "schedule", "schemas", "server",
 		"server/metrics", "server/web", "spec", "spec/graph", "testsuite", jsonschema,
 		"internal/tracecontext", "tracing"}, // --traceparent, the trace ids on step lines, the spans
@@ -113,6 +113,9 @@ func init() {
 	// What a test needs beyond Go (a tool, a full-size run): skip or fail, one way for all.
 	allowed["testkit/needs"] = []string{}
 	testOnly = append(testOnly, "testkit/needs")
+	// The tests' one engine setup: low enough for the tests of the packages app assembles.
+	allowed["testkit/enginetest"] = []string{"history", "interpreter/engine"}
+	testOnly = append(testOnly, "testkit/enginetest")
 }
 
 // testOnly lists the test-support packages: tests import them, no package of ours may.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,18 +19,8 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/schemas"
 	"github.com/wendflow/wend/server"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
-
-// flaky plays a plugin whose "charge" fails (retryably) while down is set; every other
-// activity returns its input.
-type flaky struct{ down atomic.Bool }
-
-func (f *flaky) Execute(_ context.Context, c history.ActivityCall, _ func(history.Heartbeat)) (json.RawMessage, error) {
-	if c.Activity == "charge" && f.down.Load() {
-		return nil, &history.ActivityError{Type: "Down", Message: "bank down"}
-	}
-	return c.Input, nil
-}
 
 // holder is an in-process wend that holds a database with an engine over fake activities
 // and serves its control socket, so the CLI's commands go through the same remote path as
@@ -41,14 +30,14 @@ type holder struct {
 	path string
 	eng  *engine.Engine
 	st   history.Store
-	acts *flaky
+	acts *enginetest.Outage
 	dir  string
 }
 
 func newHolder(t *testing.T) *holder {
 	t.Helper()
 	dir := t.TempDir()
-	h := &holder{t: t, dir: dir, path: filepath.Join(dir, "wend.db"), acts: &flaky{}}
+	h := &holder{t: t, dir: dir, path: filepath.Join(dir, "wend.db"), acts: &enginetest.Outage{}}
 	a := apptest.Open(t, apptest.Options{Dir: dir, Activities: h.acts})
 	h.st, h.eng = a.Store, a.Engine
 	u := serveControl(&env{stdout: io.Discard, stderr: io.Discard, getenv: os.Getenv}, h.path, server.New(h.eng, h.st))
@@ -112,14 +101,14 @@ output: "${{ [steps.reserve.output, steps.charge.output] }}"
 // process that holds the database, and follows it to its output like wend run.
 func TestRetryFollowResumesTheFailedActivity(t *testing.T) {
 	h := newHolder(t)
-	h.acts.down.Store(true)
+	h.acts.Down.Store(true)
 	h.start("pay", paySpec)
 	failed := h.closed("pay")
 	if failed.Status != history.StatusFailed {
 		t.Fatalf("first run: %s", failed.Status)
 	}
 
-	h.acts.down.Store(false)
+	h.acts.Down.Store(false)
 	code, out, errOut := h.wend("retry", "pay", "--follow")
 	if code != exitOK || out != "[1,2]\n" {
 		t.Fatalf("retry --follow: exit %d, stdout %q, stderr:\n%s", code, out, errOut)
@@ -156,10 +145,10 @@ func TestRetryFollowResumesTheFailedActivity(t *testing.T) {
 // wend retry without --follow prints the new run id; the holder drives it.
 func TestRetryPrintsTheNewRunID(t *testing.T) {
 	h := newHolder(t)
-	h.acts.down.Store(true)
+	h.acts.Down.Store(true)
 	h.start("pay", paySpec)
 	failed := h.closed("pay")
-	h.acts.down.Store(false)
+	h.acts.Down.Store(false)
 	code, out, errOut := h.wend("retry", "pay")
 	newID := strings.TrimSpace(out)
 	if code != exitOK || len(newID) != 16 || newID == failed.RunID {
@@ -193,7 +182,7 @@ func exportSchema(t *testing.T) *jsonschema.Schema {
 // bytes, and the local and remote backends build the same export.
 func TestHistoryJSONMatchesTheSchema(t *testing.T) {
 	h := newHolder(t)
-	h.acts.down.Store(true)
+	h.acts.Down.Store(true)
 	h.start("pay", paySpec)
 	h.closed("pay") // failed, after a retry: attempts, a retry schedule and failures to export
 

@@ -10,6 +10,7 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/schedule"
 	"github.com/wendflow/wend/spec"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 const tickFile = `wend: v1
@@ -27,8 +28,7 @@ func newRunner(t *testing.T, states *MemStore, runs *history.MemStore, now func(
 	if ds.HasErrors() {
 		t.Fatal(ds.Error())
 	}
-	eng := engine.New(engine.Options{Store: runs})
-	t.Cleanup(func() { eng.Close() })
+	eng := enginetest.New(t, engine.Options{Store: runs})
 	rn, err := New(Options{Store: states, Runs: runs, Engine: eng, Now: now,
 		Entries: []Entry{{Workflow: w.Name, File: "tick.wend.yaml", Source: []byte(tickFile), Schedule: w.Schedules[0]}}})
 	if err != nil {
