@@ -192,4 +192,3 @@ func TestScrapesReadNoRunAcrossARestart(t *testing.T) {
 		t.Fatalf("failed runs after the purge: %v, want 1", got[`wend_runs{status="failed",workflow="failing"}`])
 	}
 }
-
