@@ -20,17 +20,17 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 )
 
-// Metrics is wend's Prometheus surface. Most of it is read from the store at scrape time
-// (runs by status and workflow, steps and attempts by outcome, failures by category, backlogs, step
+// Metrics is wend's Prometheus surface. Most of it is derived from the stored histories (runs
+// by status and workflow, steps and attempts by outcome, failures by category, backlogs, step
 // latency): the durable history is the truth, so the numbers survive restarts and agree with
 // `wend show` and the export. What the history cannot say is measured live: commit latency
 // (TimeCommits wraps the engine's store), stale outcomes (the engine's counter) and plugin
 // processes (SetPluginStats, from the process that runs the plugins).
 //
-// A scrape reads no run it has read before unless a commit or a purge changed it since, in
-// this process or an earlier one: the run counts come from the counts the store keeps at
-// commit, and the step, activity and failure numbers from every run's summary, summed as runs
-// change and kept in the store with their sum (sums.go), a few hundred bytes per run.
+// Over a store that keeps them (boltstore), a scrape reads no run: the run counts come from
+// the counts the store keeps at commit, and the step, activity and failure numbers from every
+// run's summary, counted from each commit's events as it passes TimeCommits' store
+// (counters.go) and kept in the store with their sum (sums.go), a few hundred bytes per run.
 type Metrics struct {
 	commit prometheus.Histogram
 	build  prometheus.Collector // wend_build_info
