@@ -90,8 +90,8 @@ func (k *counters) end(c history.Commit, err error) {
 		u := &c.Runs[i]
 		id := u.Run.RunID
 		s := k.runs[id]
-		if s == nil {
-			s = &runState{whole: true}
+		if s == nil { // whole when c has its first event; else its history is read below
+			s = &runState{whole: len(u.Events) > 0 && u.Events[0].Seq == 1}
 			k.runs[id] = s
 		}
 		switch {
@@ -268,6 +268,20 @@ func (k *counters) rebuild() error {
 		ss.runs, ss.keepFailed = map[string]packedSummary{}, false
 	}
 	return nil
+}
+
+// Keep brings the counters' sum up to date and keeps it in the store, as a scrape does: call
+// it before the store closes, so the next process reads no run to catch up.
+func (m *Metrics) Keep() {
+	m.mu.Lock()
+	k := m.counters
+	m.mu.Unlock()
+	if k == nil {
+		return
+	}
+	k.ss.mu.Lock()
+	defer k.ss.mu.Unlock()
+	_ = k.settle() // what is not kept is read again by the next process
 }
 
 // takeOff takes the packed summary p off t (nothing for nil).

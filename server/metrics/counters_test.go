@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
@@ -190,5 +192,41 @@ func TestScrapesReadNoRunAcrossARestart(t *testing.T) {
 	got = s.compare("after a cancel and a purge")
 	if got[`wend_runs{status="failed",workflow="failing"}`] != 1 {
 		t.Fatalf("failed runs after the purge: %v, want 1", got[`wend_runs{status="failed",workflow="failing"}`])
+	}
+}
+
+// A run this process has not seen from its first event (committed before TimeCommits, by
+// another process) has its history read at its next commit, even one that brings no event (a
+// record's change, as a queued run's start): its summary is then a whole read's, and the
+// scrapes after read no run.
+func TestARunFirstSeenWithoutEventsIsReadAtItsCommit(t *testing.T) {
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "wend.db"), boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	u := storetest.Started("wf", "r1", t0)
+	next := storetest.Next(u.Run, history.StepFailed, 1)
+	next.Events[0].Data = history.MustData(history.AttemptFailure{Failure: history.Failure{Category: history.CategoryTimeout, Message: "late"}})
+	u.Events, u.Run = append(u.Events, next.Events...), next.Run
+	if err := st.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{u}}); err != nil {
+		t.Fatal(err)
+	}
+	reads := &noReads{Store: st, t: t}
+	m := New("")
+	ts := m.TimeCommits(reads)
+	s := &served{st: st, reads: reads, store: ts,
+		fixture: &fixture{t: t, m: m, http: httptest.NewServer(m.Handler(reads, nil))}}
+	t.Cleanup(s.http.Close)
+	s.compare("before the commit")
+	rec := u.Run
+	rec.Status, rec.ClosedAt = history.StatusCompleted, t0.Add(time.Minute)
+	if err := ts.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{{Run: rec}}}); err != nil {
+		t.Fatal(err)
+	}
+	got := s.compare("after a commit of its record alone")
+	if n := got[`wend_failures_total{category="timeout",workflow="w"}`]; n != 1 {
+		t.Errorf("the run's failure is counted %v times, want 1", n)
 	}
 }
