@@ -39,6 +39,7 @@ type counters struct {
 	runs     map[string]*runState
 	dirty    []string       // runs committed since the last scrape, in order
 	inflight map[string]int // commits under way, by run
+	settling bool           // a settleAside is under way
 	// pending are summaries the store failed to keep (nil: the run's is to be deleted), kept
 	// with the next scrape's; only a scrape (under ss.mu) touches them.
 	pending map[string][]byte
@@ -90,7 +91,10 @@ func (k *counters) end(c history.Commit, err error) {
 		u := &c.Runs[i]
 		id := u.Run.RunID
 		s := k.runs[id]
-		if s == nil { // whole when c has its first event; else its history is read below
+		switch {
+		case s == nil && err != nil:
+			continue
+		case s == nil: // whole when c has its first event; else its history is read below
 			s = &runState{whole: len(u.Events) > 0 && u.Events[0].Seq == 1}
 			k.runs[id] = s
 		}
@@ -130,6 +134,25 @@ func (k *counters) end(c history.Commit, err error) {
 			delete(k.inflight, id)
 		}
 	}
+	if len(k.dirty) >= settleAfter && !k.settling {
+		k.settling = true
+		go k.settleAside()
+	}
+	k.mu.Unlock()
+}
+
+// settleAfter is how many runs committed since the last scrape make the counters settle by
+// themselves, aside from the commits: the closed runs' states then go even when nothing
+// scrapes, and a scrape has at most about that many to sum.
+const settleAfter = 1024
+
+// settleAside settles the counters as a scrape does, in a goroutine of its own.
+func (k *counters) settleAside() {
+	k.ss.mu.Lock()
+	_ = k.settle() // a store that failed: the next scrape says so
+	k.ss.mu.Unlock()
+	k.mu.Lock()
+	k.settling = false
 	k.mu.Unlock()
 }
 
@@ -247,17 +270,19 @@ func (k *counters) settle() error {
 // keeps the new summaries in place of the old; ss.mu is held.
 func (k *counters) rebuild() error {
 	ss := k.ss
-	k.mu.Lock()
-	for _, s := range k.runs {
-		s.summary = nil
-	}
-	k.pending = nil
-	k.mu.Unlock()
 	_, now, _ := k.fd.ChangedRuns(^uint64(0))
+	sum := ss.sum
 	ss.runs, ss.sum = map[string]packedSummary{}, newTotals()
 	if err := ss.readAll(k.st); err != nil {
+		ss.runs, ss.sum = map[string]packedSummary{}, sum // as it was: the next scrape tries again
 		return err
 	}
+	k.mu.Lock()
+	for _, s := range k.runs {
+		s.summary = nil // the whole read's is in the sum
+	}
+	k.mu.Unlock()
+	k.pending = nil
 	ss.since = now
 	ss.keepAll(k.kp)
 	if ss.keepFailed { // held in ss.runs: kept with the next scrape's
