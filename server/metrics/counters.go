@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"sync"
@@ -22,9 +23,10 @@ type purgeFeed interface {
 //
 // What a commit costs is an append to its runs' state under a lock. A run's state holds the
 // events this process saw it commit (its whole history, so its summary is folded exactly as a
-// whole read folds it) and its summary; it is dropped once the run is closed and summed. A run
-// this process has not seen from its first event (open across a restart, or after a failed
-// commit) has its history read once, at its next commit, never at a scrape.
+// whole read folds it) and its summary; it is dropped once the run is closed and summed, or
+// when more than heldMax runs are held and the run is among those committed longest ago. A
+// run whose state is not held (open across a restart, dropped, or after a failed commit) has
+// its history read once, at its next commit, never at a scrape.
 //
 // After a crash the store holds the sum kept at the last checkpoint, at its position: a new
 // process's TimeCommits reads the runs the feed names after that position (and those whose
@@ -40,6 +42,7 @@ type counters struct {
 	dirty    []string       // runs committed since the last scrape, in order
 	inflight map[string]int // commits under way, by run
 	settling bool           // a settleAside is under way
+	commits  uint64         // runs' commits counted, to tell the runs committed longest ago
 	// pending are summaries the store failed to keep (nil: the run's is to be deleted), kept
 	// with the next scrape's; only a scrape (under ss.mu) touches them.
 	pending map[string][]byte
@@ -54,6 +57,7 @@ type runState struct {
 	// summary is the run's in the sum, as of its last scrape (only scrapes touch it); nil:
 	// the one the store keeps, if any.
 	summary packedSummary
+	last    uint64 // the counters' commit count at the run's last commit
 }
 
 // newCounters catches the sum up with st, reading the runs changed since it was kept, and
@@ -109,7 +113,8 @@ func (k *counters) end(c history.Commit, err error) {
 		default:
 			s.events = append(s.events, u.Events...)
 		}
-		s.run = u.Run
+		k.commits++
+		s.run, s.last = u.Run, k.commits
 		k.touch(id, s)
 		if !s.whole {
 			load = append(load, id)
@@ -255,15 +260,43 @@ func (k *counters) settle() error {
 	if len(changed) > 0 && k.kp.Keep(keptName, pos, packTotals(ss.sum, unsettled), changed, false) != nil {
 		k.pending = changed // kept with the next scrape's, at its position
 	}
-	// A closed run's summary now lives in the store (or in pending): its state goes.
+	// A closed run's summary now lives in the store (or in pending): its state goes. So do
+	// the states of the open runs committed longest ago beyond heldMax: a run's next commit
+	// reads its history again.
 	k.mu.Lock()
 	for _, it := range work {
 		if !it.run.Open() && !it.s.dirty && k.inflight[it.id] == 0 && k.runs[it.id] == it.s {
 			delete(k.runs, it.id)
 		}
 	}
+	if len(k.runs) > heldMax {
+		k.dropOldest(len(k.runs) - heldMax)
+	}
 	k.mu.Unlock()
 	return nil
+}
+
+// heldMax bounds the runs whose state (their events) the counters hold, as the engine bounds
+// the runs it holds: 10,000 histories of open runs, the ones committed last.
+var heldMax = 10_000
+
+// dropOldest drops the states of up to n runs summed and not committed since, those whose last
+// commit is oldest first; k.mu is held.
+func (k *counters) dropOldest(n int) {
+	type held struct {
+		id   string
+		last uint64
+	}
+	var idle []held
+	for id, s := range k.runs {
+		if !s.dirty && s.summary != nil && k.inflight[id] == 0 {
+			idle = append(idle, held{id, s.last})
+		}
+	}
+	slices.SortFunc(idle, func(a, b held) int { return cmp.Compare(a.last, b.last) })
+	for _, h := range idle[:min(n, len(idle))] {
+		delete(k.runs, h.id)
+	}
 }
 
 // rebuild reads every run again, when the feed forgot the purges since the last scrape, and
