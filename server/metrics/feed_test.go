@@ -17,8 +17,8 @@ import (
 	"github.com/wendflow/wend/server/internal/servertest"
 )
 
-// Over boltstore a scrape reads only the runs changed since the previous one (the store's
-// change feed) and the run counts kept at commit; after starts, closes and a purge its numbers
+// Over boltstore a scrape reads the counters fed by the commits, the purges the store's change
+// feed names and the run counts kept at commit; after starts, closes and a purge its numbers
 // are those of a fresh Metrics, which reads every run.
 func TestScrapeOfChangedRunsMatchesAWholeRead(t *testing.T) {
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "wend.db"), boltstore.Options{})
