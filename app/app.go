@@ -240,6 +240,7 @@ func (a *App) Close() {
 			cancel()
 		}
 		a.Plugins.Close()
+		a.Meter.Keep() // the metrics' sum: the next serve then reads no run to catch up
 		a.Store.Close()
 	})
 }

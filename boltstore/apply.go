@@ -115,7 +115,7 @@ func apply(tx *bolt.Tx, p *prepared) error {
 				return fmt.Errorf("run %s: %w", r.id, err)
 			}
 		}
-		if err := noteChange(tx, r.id); err != nil {
+		if err := noteChange(tx, r.id, false); err != nil {
 			return fmt.Errorf("run %s: %w", r.id, err)
 		}
 		eb, err := events.CreateBucketIfNotExists(r.id)

@@ -14,7 +14,7 @@ const changeFeedMax = 1 << 16
 // bucketChanges is the change feed: the runs that commits and purges touched, numbered in
 // the order they were made (the n-th change is at position n, the bucket's sequence):
 //
-//	big-endian uint64(position) -> run id
+//	big-endian uint64(position) -> run id, after a 0 byte for a purge
 //
 // It is written in the transaction of the change (apply, deleteRun), so the log's replay
 // makes it again after a crash, and it lasts across processes: a reader that keeps something
@@ -23,8 +23,12 @@ const changeFeedMax = 1 << 16
 // It keeps the last changeFeedMax changes.
 var bucketChanges = []byte("changes")
 
-// noteChange records in tx that run id changed.
-func noteChange(tx *bolt.Tx, id []byte) error {
+// purgeMark opens a purge's entry in the feed: a run id never starts with a 0 byte (it is
+// refused as a key of the runs), so an entry of an older build is read as a commit.
+const purgeMark = 0
+
+// noteChange records in tx that run id changed: a commit, or its purge when purged.
+func noteChange(tx *bolt.Tx, id []byte, purged bool) error {
 	b := tx.Bucket(bucketChanges)
 	if b == nil {
 		return nil // a database opened for reading before its first Open for writing since the feed exists
@@ -33,7 +37,11 @@ func noteChange(tx *bolt.Tx, id []byte) error {
 	if err != nil {
 		return fmt.Errorf("change feed: %w", err)
 	}
-	if err := b.Put(binary.BigEndian.AppendUint64(nil, n), id); err != nil {
+	v := id
+	if purged {
+		v = append([]byte{purgeMark}, id...)
+	}
+	if err := b.Put(binary.BigEndian.AppendUint64(nil, n), v); err != nil {
 		return fmt.Errorf("change feed: %w", err)
 	}
 	if n > changeFeedMax {
@@ -73,9 +81,43 @@ func (s *Store) ChangedRuns(since uint64) (ids []string, now uint64, complete bo
 		complete = true
 		seen := map[string]bool{}
 		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, since+1)); k != nil; k, v = c.Next() {
+			if len(v) > 0 && v[0] == purgeMark {
+				v = v[1:]
+			}
 			if !seen[string(v)] {
 				seen[string(v)] = true
 				ids = append(ids, string(v))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, now, false
+	}
+	return ids, now, complete
+}
+
+// PurgedRuns returns the ids of the runs purged after position since, and the position now
+// reached; complete as for ChangedRuns. A reader that sees every commit as it passes (the
+// metrics' counters) learns here what went without a commit.
+func (s *Store) PurgedRuns(since uint64) (ids []string, now uint64, complete bool) {
+	err := s.view("read the change feed", func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketChanges)
+		if b == nil {
+			return nil
+		}
+		now = b.Sequence()
+		if since > now {
+			return nil
+		}
+		c := b.Cursor()
+		if k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) > since+1 {
+			return nil // forgotten
+		}
+		complete = true
+		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, since+1)); k != nil; k, v = c.Next() {
+			if len(v) > 0 && v[0] == purgeMark {
+				ids = append(ids, string(v[1:]))
 			}
 		}
 		return nil

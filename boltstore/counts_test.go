@@ -263,12 +263,18 @@ func TestChangedRuns(t *testing.T) {
 	if ids, _, _ := s.ChangedRuns(p1); !slices.Equal(ids, []string{"ra"}) {
 		t.Fatalf("after the purge: %v", ids)
 	}
+	if ids, _, complete := s.PurgedRuns(p0); !complete || !slices.Equal(ids, []string{"ra"}) {
+		t.Fatalf("purged after the first position: %v complete %v, want [ra]", ids, complete)
+	}
+	if ids, _, _ := s.PurgedRuns(p1 + 1); len(ids) != 0 {
+		t.Fatalf("purged after the purge: %v, want none", ids)
+	}
 	if _, _, complete := s.ChangedRuns(1 << 40); complete {
 		t.Fatal("a position past the feed's reads as complete")
 	}
 	must(t, s.updateOutsideLog(func(tx *bolt.Tx) error {
 		for i := range changeFeedMax + 1 {
-			if err := noteChange(tx, []byte(fmt.Sprint("x", i))); err != nil {
+			if err := noteChange(tx, []byte(fmt.Sprint("x", i)), false); err != nil {
 				return err
 			}
 		}

@@ -178,7 +178,9 @@ func TestBadIDs(t *testing.T) {
 	for name, c := range map[string]history.Commit{
 		"empty run id":      {Runs: []history.RunUpdate{storetest.Started("wf", "", t0)}},
 		"empty workflow id": {Runs: []history.RunUpdate{storetest.Started("", "r", t0)}},
-		"empty task id":     {PutTasks: []history.Task{{RunID: "r"}}},
+		// The change feed marks a purge with a 0 byte before the run's id.
+		"run id beginning with a 0 byte": {Runs: []history.RunUpdate{storetest.Started("wf", "\x00r", t0)}},
+		"empty task id":                  {PutTasks: []history.Task{{RunID: "r"}}},
 		"bad event data": {Runs: []history.RunUpdate{func() history.RunUpdate {
 			u := storetest.Started("wf", "r", t0)
 			u.Events[0].Data = []byte("{")

@@ -92,6 +92,8 @@ func checkKey(what, id string) error {
 		return fmt.Errorf("%s with an empty id", what)
 	case len(id) > bolt.MaxKeySize/2: // halved: the workflow index key holds two ids
 		return fmt.Errorf("%s id of %d bytes is too long", what, len(id))
+	case what == "run" && id[0] == purgeMark: // the change feed marks a purge so
+		return fmt.Errorf("run id %q begins with a 0 byte", id)
 	}
 	return nil
 }

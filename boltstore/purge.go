@@ -285,7 +285,7 @@ func deleteRun(tx *bolt.Tx, r history.Run) error {
 	if err := uncount(tx, r); err != nil {
 		return err
 	}
-	if err := noteChange(tx, id); err != nil {
+	if err := noteChange(tx, id, true); err != nil {
 		return err
 	}
 	return unindex(tx.Bucket(bucketWorkflows), r.WorkflowID, r.RunID)

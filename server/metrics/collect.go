@@ -182,7 +182,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.engine(gauge, counter)
 	c.plugins(gauge, counter)
 	c.traceDrops(ch)
-	t, err := c.m.sums.totals(c.store)
+	c.m.mu.Lock()
+	k := c.m.counters
+	c.m.mu.Unlock()
+	t, err := c.m.sums.totals(c.store, k)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descRuns, err)
 		return

@@ -17,8 +17,8 @@ import (
 	"github.com/wendflow/wend/server/internal/servertest"
 )
 
-// Over boltstore a scrape reads only the runs changed since the previous one (the store's
-// change feed) and the run counts kept at commit; after starts, closes and a purge its numbers
+// Over boltstore a scrape reads the counters fed by the commits, the purges the store's change
+// feed names and the run counts kept at commit; after starts, closes and a purge its numbers
 // are those of a fresh Metrics, which reads every run.
 func TestScrapeOfChangedRunsMatchesAWholeRead(t *testing.T) {
 	st, err := boltstore.Open(filepath.Join(t.TempDir(), "wend.db"), boltstore.Options{})
@@ -96,9 +96,9 @@ func (c *countedReads) Runs(f history.RunFilter) ([]history.Run, error) {
 }
 
 // The summaries and their sum are kept in the store: a new process's first scrape (a new
-// Metrics over the database opened again) takes up what the last process kept and reads the
-// histories of the runs changed since only, never every run, and its numbers are those of a
-// whole read.
+// Metrics over the database opened again, which does not see the commits: no TimeCommits)
+// takes up what the last process kept and reads the histories of the runs changed since only,
+// never every run, and its numbers are those of a whole read.
 func TestFirstScrapeOfANewProcessReadsOnlyChangedRuns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
 	st, err := boltstore.Open(path, boltstore.Options{})
@@ -125,7 +125,7 @@ func TestFirstScrapeOfANewProcessReadsOnlyChangedRuns(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	m = New("")
-	eng = engine.New(engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}, Logf: t.Logf})
+	eng = engine.New(engine.Options{Store: st, Activities: servertest.Acts{}, Logf: t.Logf})
 	t.Cleanup(func() { eng.Close() })
 	counted := &countedReads{Store: st, t: t}
 	f = &fixture{t: t, m: m, srv: server.New(eng, st), dir: t.TempDir(), http: httptest.NewServer(m.Handler(counted, eng))}

@@ -20,17 +20,17 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 )
 
-// Metrics is wend's Prometheus surface. Most of it is read from the store at scrape time
-// (runs by status and workflow, steps and attempts by outcome, failures by category, backlogs, step
+// Metrics is wend's Prometheus surface. Most of it is derived from the stored histories (runs
+// by status and workflow, steps and attempts by outcome, failures by category, backlogs, step
 // latency): the durable history is the truth, so the numbers survive restarts and agree with
 // `wend show` and the export. What the history cannot say is measured live: commit latency
 // (TimeCommits wraps the engine's store), stale outcomes (the engine's counter) and plugin
 // processes (SetPluginStats, from the process that runs the plugins).
 //
-// A scrape reads no run it has read before unless a commit or a purge changed it since, in
-// this process or an earlier one: the run counts come from the counts the store keeps at
-// commit, and the step, activity and failure numbers from every run's summary, summed as runs
-// change and kept in the store with their sum (sums.go), a few hundred bytes per run.
+// Over a store that keeps them (boltstore), a scrape reads no run: the run counts come from
+// the counts the store keeps at commit, and the step, activity and failure numbers from every
+// run's summary, counted from each commit's events as it passes TimeCommits' store
+// (counters.go) and kept in the store with their sum (sums.go), a few hundred bytes per run.
 type Metrics struct {
 	commit prometheus.Histogram
 	build  prometheus.Collector // wend_build_info
@@ -40,6 +40,9 @@ type Metrics struct {
 	// traceDrops counts the events the span builder dropped (traces.go); nil with traces off.
 	traceDrops func() uint64
 	sums       *summaries // every run's summary, and their sum
+	// counters keep the sum from the commits that pass TimeCommits' store (counters.go); nil
+	// when that store keeps no feed: a scrape then reads the runs changed since the last.
+	counters *counters
 	// schedules are wend serve's schedule metrics (schedules.go); nil elsewhere.
 	schedules *ScheduleMetrics
 	// batches are wend serve's batch metrics (batches.go); nil elsewhere.
@@ -87,21 +90,47 @@ func (m *Metrics) SetPluginStats(f func() PluginStats) {
 	m.mu.Unlock()
 }
 
-// TimeCommits wraps st so that every Commit's duration lands in wend_commit_duration_seconds.
+// TimeCommits wraps st so that every Commit's duration lands in wend_commit_duration_seconds,
+// and, over a store with a change feed that keeps what its readers derive (boltstore), so
+// that every commit's events are counted as it passes (counters.go): a scrape then reads no
+// run. It first catches the kept sum up with the runs changed since it was kept, so call it
+// before the engine commits.
 func (m *Metrics) TimeCommits(st history.Store) history.Store {
-	return &timedStore{Store: st, h: m.commit}
+	k := newCounters(m.sums, st)
+	m.mu.Lock()
+	m.counters = k
+	m.mu.Unlock()
+	return &timedStore{Store: st, h: m.commit, k: k}
 }
 
 type timedStore struct {
 	history.Store
 	h prometheus.Histogram
+	k *counters // nil: not counted at commit
 }
 
 func (t *timedStore) Commit(ctx context.Context, c history.Commit) error {
+	if t.k != nil {
+		t.k.begin(c)
+	}
 	start := time.Now()
 	err := t.Store.Commit(ctx, c)
 	t.h.Observe(time.Since(start).Seconds())
+	if t.k != nil {
+		t.k.end(c, err)
+	}
 	return err
+}
+
+// Close keeps the counters' sum before it closes the store, so the next process reads no run
+// to catch up.
+func (t *timedStore) Close() error {
+	if t.k != nil {
+		t.k.ss.mu.Lock()
+		_ = t.k.settle() // what is not kept is read again by the next process
+		t.k.ss.mu.Unlock()
+	}
+	return t.Store.Close()
 }
 
 // Handler serves the metrics of store and of eng (nil when no engine drives the store here)

@@ -179,11 +179,17 @@ func (r *reader) latency() map[string]*stepHist {
 
 // sumFormat opens a packed sum: a sum kept by another format (an older wend's) is not read,
 // and the summaries are made again.
-const sumFormat = 1
+const sumFormat = 2
 
-// packTotals packs the raw sum t, which the store keeps beside the summaries (sums.go).
-func packTotals(t *totals) []byte {
+// packTotals packs the raw sum t, which the store keeps beside the summaries (sums.go), and
+// the runs whose commits were under way when it was taken (counters.go): their changes may
+// be in the feed at or before the kept position, so a new process reads them again too.
+func packTotals(t *totals, unsettled []string) []byte {
 	b := []byte{sumFormat}
+	b = binary.AppendUvarint(b, uint64(len(unsettled)))
+	for _, id := range unsettled {
+		b = appendString(b, id)
+	}
 	b = appendCounts2(b, t.runs)
 	b = appendCounts2(b, t.failures)
 	b = appendCounts(b, t.nonRetryable)
@@ -197,11 +203,15 @@ func packTotals(t *totals) []byte {
 }
 
 // unpackTotals reverses packTotals.
-func unpackTotals(b []byte) (*totals, error) {
+func unpackTotals(b []byte) (*totals, []string, error) {
 	if len(b) == 0 || b[0] != sumFormat {
-		return nil, errors.New("metrics: a kept sum of another format")
+		return nil, nil, errors.New("metrics: a kept sum of another format")
 	}
 	r := reader{b: b[1:]}
+	var unsettled []string
+	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+		unsettled = append(unsettled, r.string())
+	}
 	t := newTotals()
 	t.runs, t.failures, t.nonRetryable = r.counts2(), r.counts2(), r.counts()
 	t.attempts, t.activities, t.steps = r.counts2(), r.counts2(), r.counts()
@@ -211,7 +221,7 @@ func unpackTotals(b []byte) (*totals, error) {
 		r.err = errors.New("metrics: a kept sum with bytes after its end")
 	}
 	if r.err != nil {
-		return nil, r.err
+		return nil, nil, r.err
 	}
-	return t, nil
+	return t, unsettled, nil
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/wendflow/wend/history"
@@ -125,12 +126,17 @@ func count2(m map[string]map[string]int, outer, inner string, n int) {
 	}
 }
 
-// totals brings the summaries up to date with st and returns their sum under the bounded
-// label values, the runs gauge from st's run counts when it keeps them.
-func (ss *summaries) totals(st history.Store) (*totals, error) {
+// totals brings the summaries up to date with st, from k's counters when there are (they
+// read no run), and returns their sum under the bounded label values, the runs gauge from
+// st's run counts when it keeps them.
+func (ss *summaries) totals(st history.Store, k *counters) (*totals, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if err := ss.refresh(st); err != nil {
+	refresh := ss.refresh
+	if k != nil {
+		refresh = func(history.Store) error { return k.settle() }
+	}
+	if err := refresh(st); err != nil {
 		return nil, err
 	}
 	runs := ss.sum.runs
@@ -153,10 +159,16 @@ func (ss *summaries) refresh(st history.Store) error {
 	}
 	keeper, keeps := st.(runKeeper)
 	keeps = keeps && !ss.keepFailed
+	var unsettled []string
 	if keeps && !ss.ready {
-		ss.takeUpKept(keeper)
+		unsettled = ss.takeUpKept(keeper)
 	}
 	ids, now, complete := feed.ChangedRuns(ss.since)
+	for _, id := range unsettled {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
 	if !ss.ready || !complete {
 		ss.runs, ss.sum = map[string]packedSummary{}, newTotals()
 		if err := ss.readAll(st); err != nil {
@@ -191,7 +203,7 @@ func (ss *summaries) refresh(st history.Store) error {
 	}
 	ss.since = now
 	if keeps {
-		if len(ss.changed) > 0 && keeper.Keep(keptName, ss.since, packTotals(ss.sum), ss.changed, false) != nil {
+		if len(ss.changed) > 0 && keeper.Keep(keptName, ss.since, packTotals(ss.sum, nil), ss.changed, false) != nil {
 			// What this scrape read is not kept, nor every other summary here: read every run
 			// again, into memory, at the next scrape.
 			ss.keepFailed, ss.ready = true, false
@@ -203,17 +215,19 @@ func (ss *summaries) refresh(st history.Store) error {
 }
 
 // takeUpKept starts from the sum the store kept, at its position, when there is one this
-// build reads.
-func (ss *summaries) takeUpKept(keeper runKeeper) {
+// build reads, and returns the runs whose commits were under way when it was kept: they are
+// read again with those the feed names after the position.
+func (ss *summaries) takeUpKept(keeper runKeeper) (unsettled []string) {
 	pos, b, _, ok, err := keeper.Kept(keptName, nil)
 	if !ok || err != nil {
-		return
+		return nil
 	}
-	t, err := unpackTotals(b)
+	t, unsettled, err := unpackTotals(b)
 	if err != nil {
-		return
+		return nil
 	}
 	ss.sum, ss.since, ss.ready = t, pos, true
+	return unsettled
 }
 
 // keepAll writes every summary and the sum to the store, in place of what it kept, and
@@ -223,7 +237,7 @@ func (ss *summaries) keepAll(keeper runKeeper) {
 	for id, p := range ss.runs {
 		runs[id] = p
 	}
-	if keeper.Keep(keptName, ss.since, packTotals(ss.sum), runs, true) != nil {
+	if keeper.Keep(keptName, ss.since, packTotals(ss.sum, nil), runs, true) != nil {
 		ss.keepFailed = true // held here from now on
 		return
 	}
