@@ -17,6 +17,7 @@ import (
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 // noReads is a boltstore whose history reads fail the test while armed (around a scrape,
@@ -75,7 +76,7 @@ func serveAt(t *testing.T, path string) *served {
 	if m.counters == nil {
 		t.Fatal("TimeCommits over a boltstore counts no commit")
 	}
-	eng := engine.New(engine.Options{Store: ts, Activities: servertest.Acts{}, Logf: t.Logf})
+	eng := enginetest.New(t, engine.Options{Store: ts, Activities: servertest.Acts{}})
 	if _, err := eng.Recover(context.Background()); err != nil {
 		t.Fatal(err)
 	}

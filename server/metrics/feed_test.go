@@ -15,6 +15,7 @@ import (
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 // Over boltstore a scrape reads the counters fed by the commits, the purges the store's change
@@ -27,8 +28,7 @@ func TestScrapeOfChangedRunsMatchesAWholeRead(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	m := New("")
-	eng := engine.New(engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
+	eng := enginetest.New(t, engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}})
 	f := &fixture{t: t, m: m, srv: server.New(eng, st), dir: t.TempDir(), http: httptest.NewServer(m.Handler(st, eng))}
 	t.Cleanup(f.http.Close)
 	compare := func(when string) {
@@ -106,7 +106,7 @@ func TestFirstScrapeOfANewProcessReadsOnlyChangedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := New("")
-	eng := engine.New(engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}, Logf: t.Logf})
+	eng := enginetest.New(t, engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}})
 	f := &fixture{t: t, m: m, srv: server.New(eng, st), dir: t.TempDir(), http: httptest.NewServer(m.Handler(st, eng))}
 	for _, id := range []string{"f1", "f2", "f3", "f4"} {
 		f.start(id, failSpec)
@@ -125,8 +125,7 @@ func TestFirstScrapeOfANewProcessReadsOnlyChangedRuns(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	m = New("")
-	eng = engine.New(engine.Options{Store: st, Activities: servertest.Acts{}, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
+	eng = enginetest.New(t, engine.Options{Store: st, Activities: servertest.Acts{}})
 	counted := &countedReads{Store: st, t: t}
 	f = &fixture{t: t, m: m, srv: server.New(eng, st), dir: t.TempDir(), http: httptest.NewServer(m.Handler(counted, eng))}
 	t.Cleanup(f.http.Close)

@@ -14,6 +14,7 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 const (
@@ -40,8 +41,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	m := New("")
 	store := history.NewMemStore()
-	eng := engine.New(engine.Options{Store: m.TimeCommits(store), Activities: servertest.Acts{}, Logf: t.Logf})
-	t.Cleanup(func() { eng.Close() })
+	eng := enginetest.New(t, engine.Options{Store: m.TimeCommits(store), Activities: servertest.Acts{}})
 	f := &fixture{t: t, m: m, srv: server.New(eng, store), dir: t.TempDir(), http: httptest.NewServer(m.Handler(store, eng))}
 	t.Cleanup(f.http.Close)
 	return f

@@ -21,6 +21,7 @@ import (
 	"github.com/wendflow/wend/interpreter/engine"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 // BenchmarkReadsBesideWrites measures what the reads of a monitored serve cost its writes, over
@@ -67,7 +68,7 @@ func BenchmarkReadsBesideWrites(b *testing.B) {
 			b.Fatal(err)
 		}
 		m := New("")
-		eng := engine.New(engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}})
+		eng := enginetest.New(b, engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}, Logf: func(string, ...any) {}})
 		srv := server.New(eng, st)
 		metricsHTTP := httptest.NewServer(m.Handler(st, eng))
 		apiHTTP := httptest.NewServer(srv)

@@ -15,6 +15,7 @@ import (
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/internal/servertest"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 // bigRun is a run of a 500-step workflow (497 activities, then a for_each of two) with
@@ -103,8 +104,7 @@ func BenchmarkRunPage(b *testing.B) {
 	if err := store.Commit(b.Context(), history.Commit{Runs: []history.RunUpdate{{Run: run, Events: evs}}}); err != nil {
 		b.Fatal(err)
 	}
-	eng := engine.New(engine.Options{Store: store, Activities: servertest.Acts{}, Logf: b.Logf})
-	b.Cleanup(func() { eng.Close() })
+	eng := enginetest.New(b, engine.Options{Store: store, Activities: servertest.Acts{}})
 	srv := server.New(eng, store)
 	get := func(b *testing.B, u *UI, path string, h http.Header, code int) int {
 		w := httptest.NewRecorder()
