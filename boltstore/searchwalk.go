@@ -120,9 +120,6 @@ func (sp searchSpan) walk(c *bolt.Cursor, fieldLen int, take func(pos []byte) bo
 	return nil
 }
 
-// errTooMany ends a walk that found more entries than its caller's bound.
-var errTooMany = fmt.Errorf("more search index entries than the bound")
-
 // searchCandidates finds, through the search index, the positions (started index keys) of the
 // runs that may pass f: those of one clause's spans (an = clause's if there is one, else a
 // range's, else a !='s), each once, newest first. indexed is false when f has no clause on a

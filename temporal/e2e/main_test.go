@@ -83,7 +83,7 @@ func setup(m *testing.M) (int, error) {
 	env.devServer = filepath.Join(bin, "wend-temporal-dev")
 	env.workerFaults = filepath.Join(bin, "cacheless-faults")
 	env.examples = filepath.Join(dir, "examples")
-	env.demo = filepath.Join(env.examples, "plugins", "go", "demo")
+	env.demo = filepath.Join(env.examples, "plugins", "demo", "demo")
 	// Each binary is built in its own module, so each module's go.sum is what counts.
 	for _, b := range []struct{ dir, out, pkg, tags string }{
 		{repo, env.wend, "./cmd/wend", ""},
