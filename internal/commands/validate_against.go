@@ -43,10 +43,14 @@ type runVerdict struct {
 }
 
 // collectHistories reads the open runs of the named workflows from each --against source: a
-// history export (JSON, as wend history ID --output or GET /v1/runs/ID/export writes it) or a
-// wend database (read through its holder's control socket when wend serve holds it). A
-// source that cannot be read is an error naming it.
+// history export (JSON, as wend history ID --output or GET /v1/runs/ID/export writes it), a
+// folder of them (its *.json files), or a wend database (read through its holder's control
+// socket when wend serve holds it). A source that cannot be read is an error naming it.
 func collectHistories(e *env, sources []string, names map[string]bool) ([]openHistory, error) {
+	sources, err := expandSources(sources)
+	if err != nil {
+		return nil, err
+	}
 	var out []openHistory
 	for _, src := range sources {
 		isExport, err := looksLikeExport(src)
@@ -68,6 +72,31 @@ func collectHistories(e *env, sources []string, names map[string]bool) ([]openHi
 			return nil, err
 		}
 		out = append(out, hs...)
+	}
+	return out, nil
+}
+
+// expandSources replaces each folder among the --against sources by the history exports in
+// it (its *.json files, not its subfolders', in name order), so a pre-commit hook can name a
+// folder its exports are kept in; a folder with none adds no run. A workflow file given as a
+// source is refused: it is what a hook left without its exports folder passes.
+func expandSources(sources []string) ([]string, error) {
+	var out []string
+	for _, src := range sources {
+		if strings.HasSuffix(src, ".wend.yaml") || strings.HasSuffix(src, ".wend.yml") {
+			return nil, fmt.Errorf("--against %s: that is a workflow file; --against names a wend database, a history export or a folder of exports (the wend-validate-against hook takes it as args: [FOLDER])", src)
+		}
+		fi, err := os.Stat(src)
+		if err != nil || !fi.IsDir() {
+			out = append(out, src) // read, and any error named, as a file
+			continue
+		}
+		exports, err := filepath.Glob(filepath.Join(src, "*.json"))
+		if err != nil {
+			return nil, fmt.Errorf("--against %s: %w", src, err)
+		}
+		sort.Strings(exports)
+		out = append(out, exports...)
 	}
 	return out, nil
 }
