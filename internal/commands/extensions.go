@@ -94,8 +94,7 @@ func isEngineCommand(name string, args []string) bool {
 
 // notOnTemporal are the engine commands that have no meaning against a cluster, and why.
 var notOnTemporal = map[string]string{
-	"resume":  "Temporal workers drive the runs there; start one with 'wend worker --temporal ADDR'",
-	"migrate": "moving open runs to a new file is done for runs of a local database only; on Temporal, deploy new runs on the new file",
+	"resume": "Temporal workers drive the runs there; start one with 'wend worker --temporal ADDR'",
 }
 
 // temporalFlags are the flags that name a cluster, with their environment defaults.

@@ -103,6 +103,10 @@ func (d *driver) move(m wire.Migrate, v wire.MigrateVerdict) wire.MigrateVerdict
 		panic(fmt.Sprintf("wend: run %s: moved, but does not rebuild on its new text: %v", d.st.RunID, err))
 	}
 	d.w, d.r, d.st = nw, r, st
+	// The memo names the text a run is on (wend list, show); it follows the move.
+	if err := workflow.UpsertMemo(d.ctx, map[string]any{wire.MemoSpecSHA256: v.ToSHA256}); err != nil {
+		panic(fmt.Sprintf("wend: run %s: moved, but its memo is not updated: %v", d.st.RunID, err))
+	}
 	if len(m.Specs) > 0 {
 		specs := make(map[string]string, len(d.in.Specs)+len(m.Specs))
 		for k, s := range d.in.Specs {
