@@ -107,6 +107,9 @@ func TestPreCommitHooks(t *testing.T) {
 		"wend-test":            {"wend test --allow-none", "golang"},
 		"wend-validate-system": {"wend validate", "system"},
 		"wend-test-system":     {"wend test --allow-none", "system"},
+		// args: [FOLDER] names the exports; the changed files follow
+		"wend-validate-against":        {"wend validate --against", "golang"},
+		"wend-validate-against-system": {"wend validate --against", "system"},
 	}
 	got := map[string]bool{}
 	for _, h := range hooks {

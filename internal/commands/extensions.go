@@ -86,10 +86,15 @@ var engineCommands = map[string]bool{
 	"migrate": true,
 }
 
+// isEngineCommand reports whether the command line reads or steers runs: an engine command, or
+// validate reading a cluster's open runs (--against temporal).
+func isEngineCommand(name string, args []string) bool {
+	return engineCommands[name] || name == "validate" && readsCluster(args)
+}
+
 // notOnTemporal are the engine commands that have no meaning against a cluster, and why.
 var notOnTemporal = map[string]string{
-	"resume":  "Temporal workers drive the runs there; start one with 'wend worker --temporal ADDR'",
-	"migrate": "moving open runs to a new file is done for runs of a local database only; on Temporal, deploy new runs on the new file",
+	"resume": "Temporal workers drive the runs there; start one with 'wend worker --temporal ADDR'",
 }
 
 // temporalFlags are the flags that name a cluster, with their environment defaults.
@@ -222,7 +227,7 @@ func (e *env) names() []string {
 // selectEngine reads the cluster flags of an engine command into e.temporal and returns the
 // arguments left for the command; ok is false when it printed a usage error.
 func selectEngine(e *env, name string, args []string) ([]string, int, bool) {
-	if !engineCommands[name] || e.ext == nil {
+	if !isEngineCommand(name, args) || e.ext == nil {
 		return args, 0, true
 	}
 	t, rest, err := temporalTarget(args, e.getenv)

@@ -28,7 +28,7 @@ func wantsTemporal(args []string, getenv func(string) string) bool {
 	if args[0] == "worker" || isHelpWord(args[0]) && len(args) > 1 && args[1] == "worker" {
 		return true
 	}
-	if !engineCommands[args[0]] || wantsHelp(args[1:]) {
+	if !isEngineCommand(args[0], args[1:]) || wantsHelp(args[1:]) {
 		return false
 	}
 	t, _, err := temporalTarget(args[1:], getenv)

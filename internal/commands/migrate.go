@@ -26,7 +26,10 @@ recorded decision goes on under FILE (its history records WorkflowMigrated: from
 file version to which, and who asked); a run for which it does not is left as it was, and
 the line says the step and event where they part. A run already on FILE's text is left
 alone, so running the command again after an interruption finishes what it began. When
-wend serve holds the database the moves go through its control socket.
+wend serve holds the database the moves go through its control socket. With --temporal
+HOST:PORT each run is sent the move as a signal, and its workflow applies it only when its
+history, where the signal reaches it, replays on FILE; the line is its verdict, once a
+worker has applied it.
 
 One line per run on stdout: moved, already there, or breaks (or, with --dry-run, holds
 or breaks); refusals (no such run, a finished run, another workflow) on stderr.

@@ -24,7 +24,8 @@ const maxTextFindings = 50
 var validateCmd = &command{
 	summary: "check workflow files against the schema and the language rules",
 	usage: `Usage: wend validate [--json] [--plugins] [--target local|temporal] PATH...
-       wend validate --against DB|EXPORT.json... FILE...
+       wend validate --against DB|EXPORT.json|DIR... FILE...
+       wend validate --against temporal --temporal HOST:PORT [--namespace NS] FILE...
 
 Checks workflow files without running anything: YAML syntax, the JSON Schema, step kinds,
 step ids, expressions (compiled against the names in scope), durations, plugins and
@@ -47,11 +48,14 @@ Flags:
             by relative path without sha256, plugin env names read on the worker and a
             heartbeat_timeout under 1s are warnings; wait_for_workflow holding a worker
             slot is an info)
-  --against DB|EXPORT.json
+  --against DB|EXPORT.json|DIR
             (repeatable) once the files are valid, replay every open run of each file's
             workflow (matched by name:) on the file, from a wend database (through wend
             serve's socket when it holds it) or from history exports (wend history ID
-            --output FILE, GET /v1/runs/ID/export; no database needed). One line per run on
+            --output FILE, GET /v1/runs/ID/export; no database needed), a folder naming
+            the exports in it (its *.json files), or, as --against temporal, from the
+            Temporal cluster --temporal HOST:PORT (or WEND_TEMPORAL) names, read as wend
+            list and wend history --temporal read it. One line per run on
             stdout: "holds", or "breaks at event N, step ID at FILE:LINE:COL: why", then a
             summary on stderr; exit 1 if any run would break
   --json    print a JSON array of findings on stdout instead:
@@ -75,9 +79,17 @@ func runValidate(e *env, args []string) int {
 	target := fset.String("target", spec.TargetLocal, "")
 	var against listFlag
 	fset.Var(&against, "against", "")
+	// Cluster flags reach here only without --against temporal (else they name its cluster).
+	var cluster string
+	for _, f := range temporalFlags {
+		fset.Func(f.name, "", func(string) error { cluster = f.name; return nil })
+	}
 	paths, err := parseArgs(fset, args)
 	if err != nil {
 		return usageError(e, "validate", "%s", flagError(err))
+	}
+	if cluster != "" {
+		return usageError(e, "validate", "--%s names a Temporal cluster; validate reads its open runs with --against temporal --temporal HOST:PORT", cluster)
 	}
 	if !slices.Contains(spec.Targets, *target) {
 		return usageError(e, "validate", "--target %q: want one of %s", *target, strings.Join(spec.Targets, ", "))

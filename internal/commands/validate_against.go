@@ -43,12 +43,24 @@ type runVerdict struct {
 }
 
 // collectHistories reads the open runs of the named workflows from each --against source: a
-// history export (JSON, as wend history ID --output or GET /v1/runs/ID/export writes it) or a
-// wend database (read through its holder's control socket when wend serve holds it). A
-// source that cannot be read is an error naming it.
+// history export (JSON, as wend history ID --output or GET /v1/runs/ID/export writes it), a
+// folder of them (its *.json files), or a wend database (read through its holder's control
+// socket when wend serve holds it). A source that cannot be read is an error naming it.
 func collectHistories(e *env, sources []string, names map[string]bool) ([]openHistory, error) {
+	sources, err := expandSources(sources)
+	if err != nil {
+		return nil, err
+	}
 	var out []openHistory
 	for _, src := range sources {
+		if src == againstCluster {
+			hs, err := clusterHistories(e, names)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, hs...)
+			continue
+		}
 		isExport, err := looksLikeExport(src)
 		if err != nil {
 			return nil, err
@@ -72,6 +84,35 @@ func collectHistories(e *env, sources []string, names map[string]bool) ([]openHi
 	return out, nil
 }
 
+// expandSources replaces each folder among the --against sources by the history exports in
+// it (its *.json files, not its subfolders', in name order), so a pre-commit hook can name a
+// folder its exports are kept in; a folder with none adds no run. A workflow file given as a
+// source is refused: it is what a hook left without its exports folder passes.
+func expandSources(sources []string) ([]string, error) {
+	var out []string
+	for _, src := range sources {
+		if src == againstCluster {
+			out = append(out, src)
+			continue
+		}
+		if strings.HasSuffix(src, ".wend.yaml") || strings.HasSuffix(src, ".wend.yml") {
+			return nil, fmt.Errorf("--against %s: that is a workflow file; --against names a wend database, a history export or a folder of exports (the wend-validate-against hook takes it as args: [FOLDER])", src)
+		}
+		fi, err := os.Stat(src)
+		if err != nil || !fi.IsDir() {
+			out = append(out, src) // read, and any error named, as a file
+			continue
+		}
+		exports, err := filepath.Glob(filepath.Join(src, "*.json"))
+		if err != nil {
+			return nil, fmt.Errorf("--against %s: %w", src, err)
+		}
+		sort.Strings(exports)
+		out = append(out, exports...)
+	}
+	return out, nil
+}
+
 // looksLikeExport tells an export (JSON text) from a database (a bbolt file) by its first byte.
 func looksLikeExport(path string) (bool, error) {
 	f, err := os.Open(path)
@@ -86,6 +127,28 @@ func looksLikeExport(path string) (bool, error) {
 	}
 	t := bytes.TrimLeft(head[:n], " \t\r\n")
 	return len(t) > 0 && t[0] == '{', nil
+}
+
+// readsCluster reports whether validate's arguments name the cluster as an --against source
+// (--against temporal): only then do the cluster flags (or WEND_TEMPORAL) reach validate, which
+// otherwise never opens the network.
+func readsCluster(args []string) bool {
+	for i, a := range args {
+		if a == "--" {
+			return false
+		}
+		name, value, hasValue := flagParts(a)
+		if name != "against" {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			value = args[i+1]
+		}
+		if value == againstCluster {
+			return true
+		}
+	}
+	return false
 }
 
 // readExportHistory reads and verifies a history export: it is hostile input, so it goes
@@ -132,11 +195,35 @@ func dbHistories(e *env, path string, names map[string]bool) ([]openHistory, err
 		return nil, fmt.Errorf("--against %s: %w", path, err)
 	}
 	defer b.Close()
+	return backendHistories(b, path, names)
+}
+
+// againstCluster is the --against source that names the Temporal cluster of --temporal (or
+// WEND_TEMPORAL); a file of that name is given as ./temporal.
+const againstCluster = "temporal"
+
+// clusterHistories exports the open runs of the named workflows from the Temporal cluster
+// the command line names, as wend list and wend history --temporal read them.
+func clusterHistories(e *env, names map[string]bool) ([]openHistory, error) {
+	if e.temporal == nil {
+		return nil, fmt.Errorf("--against temporal reads the open runs of a Temporal cluster: name it with --temporal HOST:PORT (or WEND_TEMPORAL); a file named temporal is ./temporal")
+	}
+	b, err := e.openTemporal()
+	if err != nil {
+		return nil, fmt.Errorf("--against temporal: %w", err)
+	}
+	defer b.Close()
+	return backendHistories(b, "Temporal "+e.temporal.Address+" (namespace "+e.temporal.Namespace+")", names)
+}
+
+// backendHistories exports the open runs of the named workflows through b; from names b in
+// messages.
+func backendHistories(b backend, from string, names map[string]bool) ([]openHistory, error) {
 	var out []openHistory
-	for name := range names {
+	for _, name := range sortedKeys(names) {
 		runs, err := b.List(api.ListQuery{Name: name}, 0)
 		if err != nil {
-			return nil, fmt.Errorf("--against %s: list the runs of %s: %w", path, name, err)
+			return nil, fmt.Errorf("--against %s: list the runs of %s: %w", from, name, err)
 		}
 		for _, r := range runs {
 			if !r.Open() || r.NeverStarted() {
@@ -144,9 +231,9 @@ func dbHistories(e *env, path string, names map[string]bool) ([]openHistory, err
 			}
 			doc, err := b.Export(r.RunID)
 			if err != nil {
-				return nil, fmt.Errorf("--against %s: read run %s of %s: %w", path, r.RunID, r.WorkflowID, err)
+				return nil, fmt.Errorf("--against %s: read run %s of %s: %w", from, r.RunID, r.WorkflowID, err)
 			}
-			out = append(out, fromExport(doc, path))
+			out = append(out, fromExport(doc, from))
 		}
 	}
 	return out, nil

@@ -52,8 +52,10 @@ func (u *UI) action(w http.ResponseWriter, r *http.Request) {
 		err = refused(err)
 	case "repair":
 		err = u.repair(ctx, id)
+	case "migrate":
+		err = u.migrate(r, id)
 	default:
-		err = api.NewError(api.CodeNotFound, fmt.Sprintf("no action %q (want signal, cancel, terminate, retry or repair)", act))
+		err = api.NewError(api.CodeNotFound, fmt.Sprintf("no action %q (want signal, cancel, terminate, retry, repair or migrate)", act))
 	}
 	if err != nil {
 		u.actionFailed(w, r, err)

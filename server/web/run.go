@@ -64,6 +64,9 @@ type runView struct {
 	GraphKept bool
 	// WorkflowURL is the page of the registered workflow the run is of ("" when none is).
 	WorkflowURL string
+	// Move offers to move the open run to its workflow's registered file, another version
+	// (offerMove); nil when there is none, and on the live fragment, which polls.
+	Move *moveOffer
 
 	// Queue says what a queued run waits for; Unstarted marks a run with no history (queued,
 	// or closed while queued).
@@ -105,7 +108,8 @@ var runActions = []runAction{
 var doneText = map[string]string{
 	"signal": "Signal sent.", "cancel": "Cancel requested.", "terminate": "Terminate requested.",
 	"retry": "Retry started: this is the new run.", "repair": "Repair done.",
-	"start": "Run started.", "exists": "A run with that id exists already: this is it.",
+	"migrate": "Moved: the run goes on under the registered file.",
+	"start":   "Run started.", "exists": "A run with that id exists already: this is it.",
 }
 
 // uiRun is GET /ui/runs/{id}: a workflow id shows its newest run, a run id that run.
@@ -164,6 +168,9 @@ func (u *UI) runView(r *http.Request, id string) (*runView, error) {
 	}
 	v.Doc = f.doc
 	v.Actions = validActions(v.Run, f.view, newest)
+	if fragmentOf(r) != "live" {
+		v.Move = u.offerMove(r.Context(), v.Run)
+	}
 	page := func(key string) int { n, _ := strconv.Atoi(v.params.Get(key)); return n }
 	v.Items, v.CardPage = f.groups.page(f.doc.Activities, v.params.Get("expand"), page("apage"), page("cpage"))
 	v.EventPage = pageEvents(f.events, page("epage"), v.params.Get("events") == "compact")

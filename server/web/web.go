@@ -19,7 +19,7 @@
 //	POST /ui/runs                        start a registered workflow (workflow, input, id)
 //	GET  /ui/runs/{id}?expand=STEP&apage=N&epage=N&events=compact  a run (workflow id: its newest run; or a run id)
 //	GET  /ui/runs/{id}/export            the history export as a download
-//	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair
+//	POST /ui/runs/{id}/{action}          signal (name, data), cancel, terminate (reason), retry, repair, migrate (to)
 //	GET  /ui/schedules                   the schedules, their next and recent fires (read only)
 //	GET  /ui/workflows[/{name}[/graph.svg]]  the registered workflows: version, graph, start form
 //	GET  /ui/login?token=T, POST /ui/login  trade the read or act token for its session cookie

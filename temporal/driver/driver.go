@@ -46,8 +46,9 @@ type driver struct {
 	specs     map[string]*spec.Workflow               // child specs already checked, by file
 	acts      int                                     // activities Temporal holds open for this run
 	warned    map[string]bool
-	search    searchKept // the search attributes set on the execution
-	spans     Spans      // the run's span recorder, when the worker exports traces (spans.go)
+	search    searchKept    // the search attributes set on the execution
+	verdicts  []keptVerdict // the newest migrations' verdicts (migrate.go)
+	spans     Spans         // the run's span recorder, when the worker exports traces (spans.go)
 }
 
 // Workflow hosts one wend run: in.Started is its WorkflowStarted payload.
@@ -65,6 +66,9 @@ func host(ctx workflow.Context, in wire.StartInput, o Options) (json.RawMessage,
 		return nil, err
 	}
 	d.listen()
+	if err := d.listenMigrations(); err != nil {
+		return nil, err
+	}
 	if len(in.Prefix) > 0 {
 		if err := d.resume(); err != nil {
 			return nil, err
@@ -164,6 +168,9 @@ func (d *driver) cancelReason() string {
 // apply feeds one input to the interpreter, records it with its decisions and acts on them.
 func (d *driver) apply(ev history.Event) {
 	switch {
+	case ev.Type == migrateInput:
+		d.migrate(ev)
+		return
 	case ev.Type == history.SignalReceived:
 		if s, _ := history.DataOf[history.Signal](ev); d.r.SeenSignal(s.SignalID) {
 			return // a resend of a signal already recorded

@@ -243,6 +243,9 @@ func checkHistory(t *testing.T, evs []history.Event) *export.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st, err = history.CurrentSpec(st, evs); err != nil { // a moved run replays on its new text
+		t.Fatal(err)
+	}
 	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
 	if ds.HasErrors() {
 		t.Fatal(ds.Error())

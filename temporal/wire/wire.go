@@ -84,3 +84,46 @@ type EventsPage struct {
 type AwaitInput struct {
 	WorkflowID string `json:"workflow_id"`
 }
+
+// MigrateSignalName carries Migrate: move the open run to another text of its workflow. The
+// workflow applies it only when the run's history replays on the text (the check of wend
+// validate --against), at the point of its history the signal arrives, so a replay of the
+// execution takes the same verdict; QueryMigration tells the verdict.
+const (
+	MigrateSignalName = "wend.migrate"
+	QueryMigration    = "wend.migration" // the verdict of one Migrate, by its ID
+)
+
+// Migrate is the payload of MigrateSignalName. Specs holds the text of every run_workflow
+// file the new text reaches that the run's StartInput.Specs lacks or that changed with it.
+type Migrate struct {
+	ID     string            `json:"id"` // the caller's, to ask QueryMigration for the verdict
+	Source string            `json:"source"`
+	File   string            `json:"file,omitempty"` // where the text was read, for people
+	By     string            `json:"by,omitempty"`
+	Specs  map[string]string `json:"specs,omitempty"`
+}
+
+// MigrateVerdict answers QueryMigration: Seen is false while the signal has not been applied
+// (or its ID is unknown). Moved: WorkflowMigrated is in the run's history; Already: the run
+// was on that text; Divergence: where the text parts from the history (the run stays);
+// Error: the text was refused before the check (invalid, another workflow).
+type MigrateVerdict struct {
+	Seen       bool        `json:"seen"`
+	FromSHA256 string      `json:"from_sha256,omitempty"`
+	ToSHA256   string      `json:"to_sha256,omitempty"`
+	Moved      bool        `json:"moved,omitempty"`
+	Already    bool        `json:"already,omitempty"`
+	Divergence *Divergence `json:"divergence,omitempty"`
+	Error      string      `json:"error,omitempty"`
+}
+
+// Divergence is where a run's history and another text part (interpreter.Divergence).
+type Divergence struct {
+	Seq      uint64 `json:"seq"`
+	Recorded string `json:"recorded,omitempty"`
+	Step     string `json:"step,omitempty"`
+	Decided  string `json:"decided,omitempty"`
+	At       string `json:"at,omitempty"`
+	Reason   string `json:"reason"`
+}
