@@ -2,6 +2,8 @@ package driver
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter"
@@ -109,11 +111,9 @@ func (d *driver) move(m wire.Migrate, v wire.MigrateVerdict) wire.MigrateVerdict
 	}
 	if len(m.Specs) > 0 {
 		specs := make(map[string]string, len(d.in.Specs)+len(m.Specs))
-		for k, s := range d.in.Specs {
-			specs[k] = s
-		}
-		for k, s := range m.Specs {
-			specs[k] = s
+		maps.Copy(specs, d.in.Specs)
+		maps.Copy(specs, m.Specs)
+		for _, k := range slices.Sorted(maps.Keys(m.Specs)) {
 			delete(d.specs, k) // checked again from the new text when a child starts
 		}
 		d.in.Specs = specs
