@@ -21,20 +21,21 @@ import (
 // them, so the figure is wend's price and not a collector's): the price of traces on the step
 // path. Compare with `go test -run '^$' -bench Step ./interpreter/engine/`.
 func BenchmarkSequentialStepTraced(b *testing.B) {
-	for _, traced := range []bool{false, true} {
-		b.Run(fmt.Sprintf("traced=%v", traced), func(b *testing.B) { sequentialSteps(b, traced) })
+	for _, traced := range []string{"false", "true", "tracer"} {
+		b.Run("traced="+traced, func(b *testing.B) { sequentialSteps(b, traced) })
 	}
 }
 
-func sequentialSteps(b *testing.B, traced bool) {
+// sequentialSteps runs b.N runs of 200 steps: traced false makes no spans, true makes them as
+// FromEnv's provider does by default, tracer through the SDK's tracer (as under a sampler).
+func sequentialSteps(b *testing.B, traced string) {
 	const steps = 200
 	src := sequence(steps)
 	store := history.NewMemStore()
 	opts := engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512}
 	var p *Provider
-	if traced {
-		exp := &countingExporter{}
-		p = &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithIDGenerator(historyIDs{}))}
+	if traced != "false" {
+		p = newProvider(nil, traced == "true", sdktrace.NewBatchSpanProcessor(&countingExporter{}))
 		obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
 		opts.Observe, opts.TraceContext = obs.Observe, true
 		defer func() { _ = p.Shutdown(context.Background()) }()
@@ -86,7 +87,7 @@ func BenchmarkObserve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(&countingExporter{}), sdktrace.WithIDGenerator(historyIDs{}))}
+	p := newProvider(nil, true, sdktrace.NewBatchSpanProcessor(&countingExporter{}))
 	defer func() { _ = p.Shutdown(context.Background()) }()
 	obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
 	var took time.Duration

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wendflow/wend/history"
@@ -20,7 +19,7 @@ import (
 // Observe hook, only queues the event, and one goroutine builds the spans in commit order and
 // hands them to the batch processor, which exports them in the background.
 type Observer struct {
-	tracer trace.Tracer
+	out spanOut
 	// history reads a run's events, for a run whose first event this process sees is not its
 	// WorkflowStarted (it was started by an earlier process) or after a dropped event: what
 	// came before is read back to know when its open steps, tries and waits started, and
@@ -77,7 +76,7 @@ func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	o := &Observer{tracer: p.tp.Tracer("github.com/wendflow/wend"), history: events, logf: logf,
+	o := &Observer{out: p.out(), history: events, logf: logf,
 		queue: make(chan observed, QueueSize), stop: make(chan struct{}), stopped: make(chan struct{}),
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
 	o.idle.Store(true)
@@ -372,25 +371,7 @@ func (o *Observer) own(rt *runTrace, spanID [8]byte) trace.SpanContext {
 
 func (o *Observer) emit(rt *runTrace, parent trace.SpanContext, spanID [8]byte, name string, start, end time.Time,
 	attrs []attribute.KeyValue, failure *history.Failure) {
-	emitSpan(o.tracer, rt.trace.TraceID, parent, spanID, name, start, end, attrs, failure)
-}
-
-// emitSpan exports one span of trace traceID with the given ids, times and attributes.
-func emitSpan(tracer trace.Tracer, traceID [16]byte, parent trace.SpanContext, spanID [8]byte, name string,
-	start, end time.Time, attrs []attribute.KeyValue, failure *history.Failure) {
-	ctx := withIDs(context.Background(), traceID, spanID)
-	if parent.IsValid() {
-		ctx = trace.ContextWithSpanContext(ctx, parent)
-	}
-	if failure != nil {
-		attrs = append(attrs, attribute.String("wend.failure.category", failure.Category),
-			attribute.String("wend.failure.type", failure.Type), attribute.String("wend.failure.message", failure.Message))
-	}
-	_, span := tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
-	if failure != nil {
-		span.SetStatus(codes.Error, failure.Error())
-	}
-	span.End(trace.WithTimestamp(end))
+	o.out.emit(rt.trace.TraceID, parent, spanID, name, start, end, attrs, failure)
 }
 
 // runAttrs are a run's attributes, in a slice with room for more others and a failure's

@@ -23,6 +23,10 @@ var ErrConfig = errors.New("bad trace configuration")
 // Provider is a configured tracer provider; its Shutdown flushes the spans still queued.
 type Provider struct {
 	tp *sdktrace.TracerProvider
+	// direct are tp's span processors when spans are handed to them finished (spanOut), nil
+	// when they go through tp's tracer; res is the resource tp gives its spans.
+	direct []sdktrace.SpanProcessor
+	res    *resource.Resource
 
 	mu        sync.Mutex
 	observers []*Observer
@@ -41,25 +45,30 @@ func FromEnv(ctx context.Context, getenv func(string) string, console io.Writer)
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return nil, nil
 	}
-	var opts []sdktrace.TracerProviderOption
+	var procs []sdktrace.SpanProcessor
 	for name := range strings.SplitSeq(getenv("OTEL_TRACES_EXPORTER"), ",") {
 		exp, err := exporter(ctx, strings.TrimSpace(name), getenv, console)
 		if err != nil {
 			return nil, err
 		}
 		if exp != nil {
-			opts = append(opts, sdktrace.WithBatcher(exp))
+			procs = append(procs, sdktrace.NewBatchSpanProcessor(exp))
 		}
 	}
-	if len(opts) == 0 {
+	if len(procs) == 0 {
 		return nil, nil
 	}
 	res, err := serviceResource(ctx, getenv)
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, sdktrace.WithResource(res), sdktrace.WithIDGenerator(historyIDs{}))
-	return &Provider{tp: sdktrace.NewTracerProvider(opts...)}, nil
+	direct := true
+	for _, k := range sdkShapes {
+		if getenv(k) != "" {
+			direct = false
+		}
+	}
+	return newProvider(res, direct, procs...), nil
 }
 
 func exporter(ctx context.Context, name string, getenv func(string) string, console io.Writer) (sdktrace.SpanExporter, error) {

@@ -58,7 +58,7 @@ func (p *Provider) EmitTry(t Try) {
 	}
 	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tp.TraceID,
 		SpanID: tracecontext.StepSpanID(c.RunID, c.ActivityExecutionID), TraceFlags: trace.TraceFlags(tp.Flags)})
-	emitSpan(p.tp.Tracer("github.com/wendflow/wend"), tp.TraceID, parent,
+	p.out().emit(tp.TraceID, parent,
 		tracecontext.TrySpanID(c.RunID, c.ActivityExecutionID, c.Attempt),
 		tryName(c.Plugin, c.Activity, c.Attempt), t.Start, t.End, attrs, t.Failure)
 }
