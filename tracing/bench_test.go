@@ -116,3 +116,40 @@ func sequence(n int) string {
 	}
 	return src.String()
 }
+
+// BenchmarkBuildSpans is the span builder's work for a run of 200 steps, per step: the
+// events applied in order on the builder's goroutine, the spans made and handed to the batch
+// processor (to an exporter that counts and drops them).
+func BenchmarkBuildSpans(b *testing.B) {
+	const steps = 200
+	store := history.NewMemStore()
+	e := engine.New(engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512})
+	if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: "seq", SpecFile: "seq.wend.yaml", Source: sequence(steps), Input: json.RawMessage("null")}); err != nil {
+		b.Fatal(err)
+	}
+	run, err := e.WaitClosed(context.Background(), "seq")
+	e.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	evs, err := store.Events(run.RunID, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	exp := &countingExporter{}
+	p := newProvider(nil, true, sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithMaxQueueSize(1<<20)))
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	o := &Observer{out: p.out(), runs: map[string]*runTrace{}, logf: b.Logf,
+		history: func(string) ([]history.Event, error) { return evs, nil }}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		r := run
+		r.RunID = fmt.Sprintf("%s-%d", run.RunID, i)
+		for _, ev := range evs {
+			o.observe(r, ev)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+}

@@ -238,7 +238,17 @@ func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
 }
 
 func (o *Observer) begin(runID string, started history.Event) *runTrace {
-	st, _ := history.DataOf[history.Started](started)
+	var st history.Started
+	if o.stepIDs != nil {
+		st, _ = history.DataOf[history.Started](started)
+	} else {
+		// Only the traceparent: decoding the whole start would copy the spec's text and the input.
+		var tp struct {
+			TraceParent string `json:"traceparent"`
+		}
+		_ = json.Unmarshal(started.Data, &tp)
+		st.TraceParent = tp.TraceParent
+	}
 	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
 	rt := &runTrace{trace: tp, remote: remote, runSpan: tracecontext.RunSpanID(runID), steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
 	if o.stepIDs != nil {
@@ -253,12 +263,8 @@ func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit b
 	switch ev.Type {
 	case history.ActivityScheduled:
 		// Only the names: decoding the whole schedule would copy the step's input.
-		var sc struct {
-			Plugin   string `json:"plugin"`
-			Activity string `json:"activity"`
-		}
-		_ = json.Unmarshal(ev.Data, &sc)
-		rt.steps[ev.ActivityExecutionID] = &stepTrace{path: ev.Step, plugin: sc.Plugin, activity: sc.Activity,
+		plugin, activity := scheduleNames(ev.Data)
+		rt.steps[ev.ActivityExecutionID] = &stepTrace{path: ev.Step, plugin: plugin, activity: activity,
 			start: ev.Time, tryStart: ev.Time, tryOpen: true}
 	case history.ActivityRetryScheduled:
 		if st := rt.steps[ev.ActivityExecutionID]; st != nil {
@@ -354,8 +360,8 @@ func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev hist
 	attrs := withStep(runAttrs(run, 8), st)
 	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
 	if ev.Type == history.ActivityCompleted {
-		if r, err := history.DataOf[history.ActivityResult](ev); err == nil && r.PluginSHA256 != "" {
-			attrs = append(attrs, attribute.String("wend.plugin_sha256", r.PluginSHA256))
+		if sum := resultBuild(ev.Data); sum != "" {
+			attrs = append(attrs, attribute.String("wend.plugin_sha256", sum))
 		}
 	}
 	o.emit(rt, o.own(rt, st.stepSpanID(run.RunID, ev.ActivityExecutionID)),
