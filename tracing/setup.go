@@ -38,6 +38,8 @@ type Provider struct {
 // it nor OTEL_RESOURCE_ATTRIBUTES names the service) and OTEL_EXPORTER_OTLP_PROTOCOL or
 // OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (grpc, the default, or http/protobuf). The OTLP exporter reads its own OTEL_EXPORTER_OTLP_* variables (endpoint, headers,
 // certificates, timeout), the batch processor OTEL_BSP_*, the sampler OTEL_TRACES_SAMPLER.
+// Spans go to the batch processors finished (spanOut) unless a sampler or an attribute limit
+// is set (tracerVars): then through the SDK's tracer, which applies it.
 // console writes spans as JSON lines to console (wend's stderr: its stdout carries results),
 // one write a batch. It
 // returns nil when no exporter is configured.
@@ -63,7 +65,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, console io.Writer)
 		return nil, err
 	}
 	direct := true
-	for _, k := range sdkShapes {
+	for _, k := range tracerVars {
 		if getenv(k) != "" {
 			direct = false
 		}

@@ -89,9 +89,9 @@ func (s spanOut) start(traceID [16]byte, parent trace.SpanContext, spanID [8]byt
 	span.End(trace.WithTimestamp(end))
 }
 
-// sdkShapes are the variables under which spans go through the tracer: the sampler's, and
+// tracerVars are the variables under which spans go through the tracer: the sampler's, and
 // the attribute limits' (the SDK reads them; the direct path would ignore them).
-var sdkShapes = []string{"OTEL_TRACES_SAMPLER", "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+var tracerVars = []string{"OTEL_TRACES_SAMPLER", "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
 	"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_COUNT_LIMIT"}
 
 // newProvider is a provider exporting through procs, with resource res (the SDK's default
