@@ -9,15 +9,16 @@ import (
 // schedule's plugin and activity names, a result's plugin build. The history's payloads are
 // the store's json.Marshal of history's payload structs (fields in declaration order, each
 // once, no spaces), so in that form the names are the schedule's first two members and the
-// build its result's last: they are read there, from valid JSON, without decoding the rest.
-// A payload in any other form is decoded whole, as before.
+// build its result's last: they are read there without decoding the rest (the names without
+// scanning it: a schedule is read up to its input). A payload in any other form is decoded
+// whole.
 
 // scheduleNames are the plugin and activity of an ActivitySchedule payload.
 func scheduleNames(data []byte) (plugin, activity string) {
 	if rest, ok := bytes.CutPrefix(data, []byte(`{"plugin":"`)); ok {
 		if p, rest, ok := plainString(rest); ok {
 			if rest, ok := bytes.CutPrefix(rest, []byte(`,"activity":"`)); ok {
-				if a, rest, ok := plainString(rest); ok && len(rest) > 0 && rest[0] == ',' && json.Valid(data) {
+				if a, rest, ok := plainString(rest); ok && len(rest) > 0 && rest[0] == ',' {
 					return p, a
 				}
 			}
