@@ -123,7 +123,7 @@ func sequence(n int) string {
 func BenchmarkBuildSpans(b *testing.B) {
 	const steps = 200
 	store := history.NewMemStore()
-	e := engine.New(engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512})
+	e := enginetest.New(b, engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512})
 	if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: "seq", SpecFile: "seq.wend.yaml", Source: sequence(steps), Input: json.RawMessage("null")}); err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
+	"github.com/wendflow/wend/testkit/enginetest"
 )
 
 // TestDirectSpansAreTheTracers: the spans handed finished to the span processors are the
@@ -32,7 +33,7 @@ func TestDirectSpansAreTheTracers(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			store := history.NewMemStore()
-			e := engine.New(engine.Options{Store: store, Activities: &acts{}, TraceContext: true})
+			e := enginetest.New(t, engine.Options{Store: store, Activities: &acts{}, TraceContext: true})
 			run := start(t, e, tt.src, tt.traceparent)
 			closed := waitClosed(t, e)
 			e.Close()
