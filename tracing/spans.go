@@ -54,6 +54,12 @@ func (s spanOut) emit(traceID [16]byte, parent trace.SpanContext, spanID [8]byte
 		}
 		flags |= parent.TraceFlags()
 	}
+	if start.IsZero() { // as the tracer does: a span without a time starts and ends now
+		start = time.Now()
+	}
+	if end.IsZero() {
+		end = start.Add(time.Since(start))
+	}
 	stub := tracetest.SpanStub{
 		Name: name,
 		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID,

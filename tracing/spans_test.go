@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -110,5 +112,21 @@ func TestSamplerOrLimitsTakeTheTracer(t *testing.T) {
 				t.Errorf("spans go direct: %v, want %v", got, tt.direct)
 			}
 		})
+	}
+}
+
+// TestDirectSpanWithoutTimes: a span whose times are unknown starts and ends when it is
+// made, as the tracer's does, not at the zero time.
+func TestDirectSpanWithoutTimes(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	p := newProvider(nil, true, sdktrace.NewSimpleSpanProcessor(exp))
+	before := time.Now()
+	p.out().emit([16]byte{1}, trace.SpanContext{}, [8]byte{1}, "probe", time.Time{}, time.Time{}, nil, nil)
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want 1", len(spans))
+	}
+	if s := spans[0]; s.StartTime.Before(before) || s.EndTime.Before(s.StartTime) {
+		t.Errorf("start %v end %v, want both from %v on", s.StartTime, s.EndTime, before)
 	}
 }
