@@ -332,11 +332,11 @@ func outcomeOf(ev history.Event) (string, *history.Failure) {
 
 func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 	status, reason := history.ClosedBy(ev)
-	attrs := append(runAttrs(run, 2), attribute.String("wend.outcome", status))
 	var failure *history.Failure
 	if c, err := history.DataOf[history.Closed](ev); err == nil && c.Failure != nil {
 		failure = c.Failure
 	}
+	attrs := append(runAttrs(run, 2, failure), attribute.String("wend.outcome", status))
 	if reason != "" && reason != status {
 		attrs = append(attrs, attribute.String("wend.closed_reason", reason))
 	}
@@ -349,20 +349,25 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 }
 
 func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
-	attrs := withStep(runAttrs(run, 7), st)
-	attrs = append(attrs, rt.stepIDAttrs(st.path)...)
+	id, hasID := rt.stepIDAttr(st.path)
+	attrs := withStep(runAttrs(run, 6+b2i(hasID), failure), st)
+	if hasID {
+		attrs = append(attrs, id)
+	}
 	attrs = append(attrs, attribute.String("wend.outcome", outcome))
 	o.emit(rt, o.own(rt, rt.runSpan), st.stepSpanID(run.RunID, ev.ActivityExecutionID),
 		"step "+rt.stepName(st.path), st.start, ev.Time, attrs, failure)
 }
 
 func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
-	attrs := withStep(runAttrs(run, 8), st)
-	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
+	var sum string
 	if ev.Type == history.ActivityCompleted {
-		if sum := resultBuild(ev.Data); sum != "" {
-			attrs = append(attrs, attribute.String("wend.plugin_sha256", sum))
-		}
+		sum = resultBuild(ev.Data)
+	}
+	attrs := withStep(runAttrs(run, 7+b2i(sum != ""), failure), st)
+	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
+	if sum != "" {
+		attrs = append(attrs, attribute.String("wend.plugin_sha256", sum))
 	}
 	o.emit(rt, o.own(rt, st.stepSpanID(run.RunID, ev.ActivityExecutionID)),
 		tracecontext.TrySpanID(run.RunID, ev.ActivityExecutionID, ev.Attempt),
@@ -380,10 +385,13 @@ func (o *Observer) emit(rt *runTrace, parent trace.SpanContext, spanID [8]byte, 
 	o.out.emit(rt.trace.TraceID, parent, spanID, name, start, end, attrs, failure)
 }
 
-// runAttrs are a run's attributes, in a slice with room for more others and a failure's
-// three, so a span's attributes are allocated once.
-func runAttrs(run history.Run, more int) []attribute.KeyValue {
-	return append(make([]attribute.KeyValue, 0, 3+more+3), attribute.String("wend.workflow", run.Name),
+// runAttrs are a run's attributes, in a slice with room for more others and failure's three
+// (emit's), so a span's attributes are allocated once, at their size.
+func runAttrs(run history.Run, more int, failure *history.Failure) []attribute.KeyValue {
+	if failure != nil {
+		more += 3
+	}
+	return append(make([]attribute.KeyValue, 0, 3+more), attribute.String("wend.workflow", run.Name),
 		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID))
 }
 
@@ -391,4 +399,11 @@ func runAttrs(run history.Run, more int) []attribute.KeyValue {
 func withStep(attrs []attribute.KeyValue, st *stepTrace) []attribute.KeyValue {
 	return append(attrs, attribute.String("wend.step", st.path), attribute.String("wend.step.path", st.path),
 		attribute.String("wend.step_kind", kindActivity), attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

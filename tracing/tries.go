@@ -51,7 +51,7 @@ func (p *Provider) EmitTry(t Try) {
 		tp = parsed
 	}
 	st := &stepTrace{path: c.StepPath, plugin: c.Plugin, activity: c.Activity}
-	attrs := withStep(runAttrs(history.Run{Name: t.Workflow, WorkflowID: c.WorkflowID, RunID: c.RunID}, 9), st)
+	attrs := withStep(runAttrs(history.Run{Name: t.Workflow, WorkflowID: c.WorkflowID, RunID: c.RunID}, 8, t.Failure), st)
 	attrs = append(attrs, attribute.Int("wend.attempt", c.Attempt), attribute.String("wend.outcome", t.Outcome))
 	if t.PluginSHA256 != "" {
 		attrs = append(attrs, attribute.String("wend.plugin_sha256", t.PluginSHA256))
