@@ -21,20 +21,21 @@ import (
 // them, so the figure is wend's price and not a collector's): the price of traces on the step
 // path. Compare with `go test -run '^$' -bench Step ./interpreter/engine/`.
 func BenchmarkSequentialStepTraced(b *testing.B) {
-	for _, traced := range []bool{false, true} {
-		b.Run(fmt.Sprintf("traced=%v", traced), func(b *testing.B) { sequentialSteps(b, traced) })
+	for _, traced := range []string{"false", "true", "tracer"} {
+		b.Run("traced="+traced, func(b *testing.B) { sequentialSteps(b, traced) })
 	}
 }
 
-func sequentialSteps(b *testing.B, traced bool) {
+// sequentialSteps runs b.N runs of 200 steps: traced false makes no spans, true makes them as
+// FromEnv's provider does by default, tracer through the SDK's tracer (as under a sampler).
+func sequentialSteps(b *testing.B, traced string) {
 	const steps = 200
 	src := sequence(steps)
 	store := history.NewMemStore()
 	opts := engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512}
 	var p *Provider
-	if traced {
-		exp := &countingExporter{}
-		p = &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithIDGenerator(historyIDs{}))}
+	if traced != "false" {
+		p = newProvider(nil, traced == "true", sdktrace.NewBatchSpanProcessor(&countingExporter{}))
 		obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
 		opts.Observe, opts.TraceContext = obs.Observe, true
 		defer func() { _ = p.Shutdown(context.Background()) }()
@@ -86,7 +87,7 @@ func BenchmarkObserve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := &Provider{tp: sdktrace.NewTracerProvider(sdktrace.WithBatcher(&countingExporter{}), sdktrace.WithIDGenerator(historyIDs{}))}
+	p := newProvider(nil, true, sdktrace.NewBatchSpanProcessor(&countingExporter{}))
 	defer func() { _ = p.Shutdown(context.Background()) }()
 	obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
 	var took time.Duration
@@ -114,4 +115,41 @@ func sequence(n int) string {
 		fmt.Fprintf(&src, "  - {id: s%d, activity: p.echo, with: {i: %d}}\n", i, i)
 	}
 	return src.String()
+}
+
+// BenchmarkBuildSpans is the span builder's work for a run of 200 steps, per step: the
+// events applied in order on the builder's goroutine, the spans made and handed to the batch
+// processor (to an exporter that counts and drops them).
+func BenchmarkBuildSpans(b *testing.B) {
+	const steps = 200
+	store := history.NewMemStore()
+	e := enginetest.New(b, engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512})
+	if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: "seq", SpecFile: "seq.wend.yaml", Source: sequence(steps), Input: json.RawMessage("null")}); err != nil {
+		b.Fatal(err)
+	}
+	run, err := e.WaitClosed(context.Background(), "seq")
+	e.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	evs, err := store.Events(run.RunID, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	exp := &countingExporter{}
+	p := newProvider(nil, true, sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithMaxQueueSize(1<<20)))
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	o := &Observer{out: p.out(), runs: map[string]*runTrace{}, logf: b.Logf,
+		history: func(string) ([]history.Event, error) { return evs, nil }}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		r := run
+		r.RunID = fmt.Sprintf("%s-%d", run.RunID, i)
+		for _, ev := range evs {
+			o.observe(r, ev)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
 }

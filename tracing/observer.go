@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wendflow/wend/history"
@@ -20,7 +19,7 @@ import (
 // Observe hook, only queues the event, and one goroutine builds the spans in commit order and
 // hands them to the batch processor, which exports them in the background.
 type Observer struct {
-	tracer trace.Tracer
+	out spanOut
 	// history reads a run's events, for a run whose first event this process sees is not its
 	// WorkflowStarted (it was started by an earlier process) or after a dropped event: what
 	// came before is read back to know when its open steps, tries and waits started, and
@@ -77,7 +76,7 @@ func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	o := &Observer{tracer: p.tp.Tracer("github.com/wendflow/wend"), history: events, logf: logf,
+	o := &Observer{out: p.out(), history: events, logf: logf,
 		queue: make(chan observed, QueueSize), stop: make(chan struct{}), stopped: make(chan struct{}),
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
 	o.idle.Store(true)
@@ -239,7 +238,17 @@ func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
 }
 
 func (o *Observer) begin(runID string, started history.Event) *runTrace {
-	st, _ := history.DataOf[history.Started](started)
+	var st history.Started
+	if o.stepIDs != nil {
+		st, _ = history.DataOf[history.Started](started)
+	} else {
+		// Only the traceparent: decoding the whole start would copy the spec's text and the input.
+		var tp struct {
+			TraceParent string `json:"traceparent"`
+		}
+		_ = json.Unmarshal(started.Data, &tp)
+		st.TraceParent = tp.TraceParent
+	}
 	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
 	rt := &runTrace{trace: tp, remote: remote, runSpan: tracecontext.RunSpanID(runID), steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
 	if o.stepIDs != nil {
@@ -254,12 +263,8 @@ func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit b
 	switch ev.Type {
 	case history.ActivityScheduled:
 		// Only the names: decoding the whole schedule would copy the step's input.
-		var sc struct {
-			Plugin   string `json:"plugin"`
-			Activity string `json:"activity"`
-		}
-		_ = json.Unmarshal(ev.Data, &sc)
-		rt.steps[ev.ActivityExecutionID] = &stepTrace{path: ev.Step, plugin: sc.Plugin, activity: sc.Activity,
+		plugin, activity := scheduleNames(ev.Data)
+		rt.steps[ev.ActivityExecutionID] = &stepTrace{path: ev.Step, plugin: plugin, activity: activity,
 			start: ev.Time, tryStart: ev.Time, tryOpen: true}
 	case history.ActivityRetryScheduled:
 		if st := rt.steps[ev.ActivityExecutionID]; st != nil {
@@ -327,11 +332,11 @@ func outcomeOf(ev history.Event) (string, *history.Failure) {
 
 func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 	status, reason := history.ClosedBy(ev)
-	attrs := append(runAttrs(run, 2), attribute.String("wend.outcome", status))
 	var failure *history.Failure
 	if c, err := history.DataOf[history.Closed](ev); err == nil && c.Failure != nil {
 		failure = c.Failure
 	}
+	attrs := append(runAttrs(run, 2, failure), attribute.String("wend.outcome", status))
 	if reason != "" && reason != status {
 		attrs = append(attrs, attribute.String("wend.closed_reason", reason))
 	}
@@ -344,20 +349,25 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 }
 
 func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
-	attrs := withStep(runAttrs(run, 7), st)
-	attrs = append(attrs, rt.stepIDAttrs(st.path)...)
+	id, hasID := rt.stepIDAttr(st.path)
+	attrs := withStep(runAttrs(run, 6+b2i(hasID), failure), st)
+	if hasID {
+		attrs = append(attrs, id)
+	}
 	attrs = append(attrs, attribute.String("wend.outcome", outcome))
 	o.emit(rt, o.own(rt, rt.runSpan), st.stepSpanID(run.RunID, ev.ActivityExecutionID),
 		"step "+rt.stepName(st.path), st.start, ev.Time, attrs, failure)
 }
 
 func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
-	attrs := withStep(runAttrs(run, 8), st)
-	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
+	var sum string
 	if ev.Type == history.ActivityCompleted {
-		if r, err := history.DataOf[history.ActivityResult](ev); err == nil && r.PluginSHA256 != "" {
-			attrs = append(attrs, attribute.String("wend.plugin_sha256", r.PluginSHA256))
-		}
+		sum = resultBuild(ev.Data)
+	}
+	attrs := withStep(runAttrs(run, 7+b2i(sum != ""), failure), st)
+	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
+	if sum != "" {
+		attrs = append(attrs, attribute.String("wend.plugin_sha256", sum))
 	}
 	o.emit(rt, o.own(rt, st.stepSpanID(run.RunID, ev.ActivityExecutionID)),
 		tracecontext.TrySpanID(run.RunID, ev.ActivityExecutionID, ev.Attempt),
@@ -372,31 +382,16 @@ func (o *Observer) own(rt *runTrace, spanID [8]byte) trace.SpanContext {
 
 func (o *Observer) emit(rt *runTrace, parent trace.SpanContext, spanID [8]byte, name string, start, end time.Time,
 	attrs []attribute.KeyValue, failure *history.Failure) {
-	emitSpan(o.tracer, rt.trace.TraceID, parent, spanID, name, start, end, attrs, failure)
+	o.out.emit(rt.trace.TraceID, parent, spanID, name, start, end, attrs, failure)
 }
 
-// emitSpan exports one span of trace traceID with the given ids, times and attributes.
-func emitSpan(tracer trace.Tracer, traceID [16]byte, parent trace.SpanContext, spanID [8]byte, name string,
-	start, end time.Time, attrs []attribute.KeyValue, failure *history.Failure) {
-	ctx := withIDs(context.Background(), traceID, spanID)
-	if parent.IsValid() {
-		ctx = trace.ContextWithSpanContext(ctx, parent)
-	}
+// runAttrs are a run's attributes, in a slice with room for more others and failure's three
+// (emit's), so a span's attributes are allocated once, at their size.
+func runAttrs(run history.Run, more int, failure *history.Failure) []attribute.KeyValue {
 	if failure != nil {
-		attrs = append(attrs, attribute.String("wend.failure.category", failure.Category),
-			attribute.String("wend.failure.type", failure.Type), attribute.String("wend.failure.message", failure.Message))
+		more += 3
 	}
-	_, span := tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
-	if failure != nil {
-		span.SetStatus(codes.Error, failure.Error())
-	}
-	span.End(trace.WithTimestamp(end))
-}
-
-// runAttrs are a run's attributes, in a slice with room for more others and a failure's
-// three, so a span's attributes are allocated once.
-func runAttrs(run history.Run, more int) []attribute.KeyValue {
-	return append(make([]attribute.KeyValue, 0, 3+more+3), attribute.String("wend.workflow", run.Name),
+	return append(make([]attribute.KeyValue, 0, 3+more), attribute.String("wend.workflow", run.Name),
 		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID))
 }
 
@@ -404,4 +399,11 @@ func runAttrs(run history.Run, more int) []attribute.KeyValue {
 func withStep(attrs []attribute.KeyValue, st *stepTrace) []attribute.KeyValue {
 	return append(attrs, attribute.String("wend.step", st.path), attribute.String("wend.step.path", st.path),
 		attribute.String("wend.step_kind", kindActivity), attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -24,7 +24,7 @@ func (p *Provider) RunSpans(run history.Run, started history.Event) *RunSpans {
 	if p == nil {
 		return nil
 	}
-	o := &Observer{tracer: p.tp.Tracer("github.com/wendflow/wend"), runs: map[string]*runTrace{}, noTries: true, stepIDs: p.stepIDs}
+	o := &Observer{out: p.out(), runs: map[string]*runTrace{}, noTries: true, stepIDs: p.stepIDs}
 	run.StartedAt = started.Time
 	return &RunSpans{o: o, rt: o.begin(run.RunID, started), run: run}
 }

@@ -23,6 +23,10 @@ var ErrConfig = errors.New("bad trace configuration")
 // Provider is a configured tracer provider; its Shutdown flushes the spans still queued.
 type Provider struct {
 	tp *sdktrace.TracerProvider
+	// direct are tp's span processors when spans are handed to them finished (spanOut), nil
+	// when they go through tp's tracer; res is the resource tp gives its spans.
+	direct []sdktrace.SpanProcessor
+	res    *resource.Resource
 
 	mu        sync.Mutex
 	observers []*Observer
@@ -34,6 +38,8 @@ type Provider struct {
 // it nor OTEL_RESOURCE_ATTRIBUTES names the service) and OTEL_EXPORTER_OTLP_PROTOCOL or
 // OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (grpc, the default, or http/protobuf). The OTLP exporter reads its own OTEL_EXPORTER_OTLP_* variables (endpoint, headers,
 // certificates, timeout), the batch processor OTEL_BSP_*, the sampler OTEL_TRACES_SAMPLER.
+// Spans go to the batch processors finished (spanOut) unless a sampler or an attribute limit
+// is set (tracerVars): then through the SDK's tracer, which applies it.
 // console writes spans as JSON lines to console (wend's stderr: its stdout carries results),
 // one write a batch. It
 // returns nil when no exporter is configured.
@@ -41,25 +47,30 @@ func FromEnv(ctx context.Context, getenv func(string) string, console io.Writer)
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return nil, nil
 	}
-	var opts []sdktrace.TracerProviderOption
+	var procs []sdktrace.SpanProcessor
 	for name := range strings.SplitSeq(getenv("OTEL_TRACES_EXPORTER"), ",") {
 		exp, err := exporter(ctx, strings.TrimSpace(name), getenv, console)
 		if err != nil {
 			return nil, err
 		}
 		if exp != nil {
-			opts = append(opts, sdktrace.WithBatcher(exp))
+			procs = append(procs, sdktrace.NewBatchSpanProcessor(exp))
 		}
 	}
-	if len(opts) == 0 {
+	if len(procs) == 0 {
 		return nil, nil
 	}
 	res, err := serviceResource(ctx, getenv)
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, sdktrace.WithResource(res), sdktrace.WithIDGenerator(historyIDs{}))
-	return &Provider{tp: sdktrace.NewTracerProvider(opts...)}, nil
+	direct := true
+	for _, k := range tracerVars {
+		if getenv(k) != "" {
+			direct = false
+		}
+	}
+	return newProvider(res, direct, procs...), nil
 }
 
 func exporter(ctx context.Context, name string, getenv func(string) string, console io.Writer) (sdktrace.SpanExporter, error) {

@@ -26,12 +26,12 @@ func (rt *runTrace) stepName(path string) string {
 	return path
 }
 
-// stepIDAttrs is a step span's wend.step.id when the step has one. (Every step and try span
+// stepIDAttr is a step span's wend.step.id, when the step has one. (Every step and try span
 // has wend.step.path, whose for_each item numbers tell items apart; a try span's step id is
 // its parent's: a try exported by a Temporal worker knows no spec.)
-func (rt *runTrace) stepIDAttrs(path string) []attribute.KeyValue {
+func (rt *runTrace) stepIDAttr(path string) (attribute.KeyValue, bool) {
 	if id := rt.ids[history.StaticStepPath(path)]; id != "" {
-		return []attribute.KeyValue{attribute.String("wend.step.id", id)}
+		return attribute.String("wend.step.id", id), true
 	}
-	return nil
+	return attribute.KeyValue{}, false
 }

@@ -51,14 +51,14 @@ func (p *Provider) EmitTry(t Try) {
 		tp = parsed
 	}
 	st := &stepTrace{path: c.StepPath, plugin: c.Plugin, activity: c.Activity}
-	attrs := withStep(runAttrs(history.Run{Name: t.Workflow, WorkflowID: c.WorkflowID, RunID: c.RunID}, 9), st)
+	attrs := withStep(runAttrs(history.Run{Name: t.Workflow, WorkflowID: c.WorkflowID, RunID: c.RunID}, 8, t.Failure), st)
 	attrs = append(attrs, attribute.Int("wend.attempt", c.Attempt), attribute.String("wend.outcome", t.Outcome))
 	if t.PluginSHA256 != "" {
 		attrs = append(attrs, attribute.String("wend.plugin_sha256", t.PluginSHA256))
 	}
 	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tp.TraceID,
 		SpanID: tracecontext.StepSpanID(c.RunID, c.ActivityExecutionID), TraceFlags: trace.TraceFlags(tp.Flags)})
-	emitSpan(p.tp.Tracer("github.com/wendflow/wend"), tp.TraceID, parent,
+	p.out().emit(tp.TraceID, parent,
 		tracecontext.TrySpanID(c.RunID, c.ActivityExecutionID, c.Attempt),
 		tryName(c.Plugin, c.Activity, c.Attempt), t.Start, t.End, attrs, t.Failure)
 }

@@ -71,7 +71,8 @@ func ForRun(runID, accepted string) (tp TraceParent, remoteParent bool) {
 			return p, true
 		}
 	}
-	sum := sha256.Sum256([]byte("wend trace\x00" + runID))
+	var buf [64]byte
+	sum := sha256.Sum256(append(append(buf[:0], "wend trace\x00"...), runID...))
 	copy(tp.TraceID[:], sum[:16])
 	tp.Flags = 1
 	return tp, false
@@ -116,7 +117,10 @@ func ForTry(runID, accepted, execID string, attempt int) string {
 }
 
 func spanID(kind, runID, execID string, attempt int) [8]byte {
-	sum := sha256.Sum256([]byte("wend span\x00" + kind + "\x00" + runID + "\x00" + execID + "\x00" + strconv.Itoa(attempt)))
+	var buf [128]byte // the hashed text is built here, not on the heap, unless it is longer
+	b := append(append(append(buf[:0], "wend span\x00"...), kind...), 0)
+	b = append(append(append(append(b, runID...), 0), execID...), 0)
+	sum := sha256.Sum256(strconv.AppendInt(b, int64(attempt), 10))
 	var id [8]byte
 	copy(id[:], sum[:8])
 	if id == ([8]byte{}) { // never in practice; the format forbids a zero id

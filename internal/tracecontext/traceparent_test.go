@@ -1,6 +1,8 @@
 package tracecontext
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"errors"
 	"strings"
 	"testing"
@@ -93,4 +95,23 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) = %v, but its String %q reads back as %v, %v", s, tp, tp.String(), again, err)
 		}
 	})
+}
+
+// TestIDsAreTheHashOfTheirNames: a span id is the first 8 bytes of the sha256 of its kind,
+// run, execution and attempt, and a run's trace id the first 16 of its run id's: processes of
+// any version derive the same ids, so their spans join one tree.
+func TestIDsAreTheHashOfTheirNames(t *testing.T) {
+	long := strings.Repeat("r", 300) // longer than the ids' stack buffers
+	for _, run := range []string{"r", long} {
+		for _, exec := range []string{"e", long} {
+			sum := sha256.Sum256([]byte("wend span\x00try\x00" + run + "\x00" + exec + "\x0012"))
+			if got := TrySpanID(run, exec, 12); !bytes.Equal(got[:], sum[:8]) {
+				t.Errorf("TrySpanID(%d-byte run, %d-byte exec) = %x, want %x", len(run), len(exec), got, sum[:8])
+			}
+		}
+		sum := sha256.Sum256([]byte("wend trace\x00" + run))
+		if tp, _ := ForRun(run, ""); !bytes.Equal(tp.TraceID[:], sum[:16]) {
+			t.Errorf("ForRun(%d-byte run) trace id %x, want %x", len(run), tp.TraceID, sum[:16])
+		}
+	}
 }

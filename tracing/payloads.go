@@ -1,0 +1,75 @@
+package tracing
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The builder reads two small fields of payloads that carry a step's input or output: a
+// schedule's plugin and activity names, a result's plugin build. The history's payloads are
+// the store's json.Marshal of history's payload structs (fields in declaration order, each
+// once, no spaces), so in that form the names are the schedule's first two members and the
+// build its result's last: they are read there without decoding the rest (the names without
+// scanning it: a schedule is read up to its input). A payload in any other form is decoded
+// whole.
+
+// scheduleNames are the plugin and activity of an ActivitySchedule payload.
+func scheduleNames(data []byte) (plugin, activity string) {
+	if rest, ok := bytes.CutPrefix(data, []byte(`{"plugin":"`)); ok {
+		if p, rest, ok := plainString(rest); ok {
+			if rest, ok := bytes.CutPrefix(rest, []byte(`,"activity":"`)); ok {
+				if a, rest, ok := plainString(rest); ok && len(rest) > 0 && rest[0] == ',' {
+					return p, a
+				}
+			}
+		}
+	}
+	var sc struct {
+		Plugin   string `json:"plugin"`
+		Activity string `json:"activity"`
+	}
+	_ = json.Unmarshal(data, &sc)
+	return sc.Plugin, sc.Activity
+}
+
+// resultBuild is the plugin_sha256 of an ActivityResult payload, empty when it has none.
+func resultBuild(data []byte) string {
+	if bytes.HasPrefix(data, []byte(`{"output":`)) && json.Valid(data) {
+		const key = `,"plugin_sha256":"`
+		body, ok := bytes.CutSuffix(data, []byte(`"}`))
+		if ok && len(body) >= len(key)+64 && string(body[len(body)-64-len(key):len(body)-64]) == key && isHex(body[len(body)-64:]) {
+			return string(body[len(body)-64:])
+		}
+		if !bytes.Contains(data, []byte("plugin_sha256")) {
+			return "" // the output is the only member: no build recorded
+		}
+	}
+	var r struct {
+		PluginSHA256 string `json:"plugin_sha256"`
+	}
+	_ = json.Unmarshal(data, &r)
+	return r.PluginSHA256
+}
+
+// plainString reads a JSON string's text up to its closing quote when it has no escapes and
+// only printable ASCII (as plugin and activity names do), returning what follows the quote.
+func plainString(b []byte) (string, []byte, bool) {
+	for i, c := range b {
+		switch {
+		case c == '"':
+			return string(b[:i]), b[i+1:], true
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			return "", nil, false
+		}
+	}
+	return "", nil, false
+}
+
+func isHex(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

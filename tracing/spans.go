@@ -1,0 +1,122 @@
+package tracing
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wendflow/wend/history"
+)
+
+// scopeName is the instrumentation scope of wend's spans.
+const scopeName = "github.com/wendflow/wend"
+
+// spanOut is where a finished span goes. wend's spans are made whole after the fact (ids,
+// times and attributes all known when the event that ends one is committed), so under the
+// SDK's default sampler and limits they are handed to the provider's span processors as
+// finished spans (SpanStub.Snapshot, the SDK's public constructor of a ReadOnlySpan): the
+// same span the tracer would end, without a live span's lock, copies, and the map it dedupes
+// attributes with at End (wend's keys are distinct). A sampler or an attribute limit set in
+// the environment sends every span through the tracer instead, which applies them.
+type spanOut struct {
+	tracer trace.Tracer
+	procs  []sdktrace.SpanProcessor // the direct path's; nil: through tracer
+	res    *resource.Resource
+}
+
+func (p *Provider) out() spanOut {
+	return spanOut{tracer: p.tp.Tracer(scopeName), procs: p.direct, res: p.res}
+}
+
+// emit exports one span of trace traceID with the given ids, times and attributes.
+func (s spanOut) emit(traceID [16]byte, parent trace.SpanContext, spanID [8]byte, name string,
+	start, end time.Time, attrs []attribute.KeyValue, failure *history.Failure) {
+	if failure != nil {
+		attrs = append(attrs, attribute.String("wend.failure.category", failure.Category),
+			attribute.String("wend.failure.type", failure.Type), attribute.String("wend.failure.message", failure.Message))
+	}
+	if s.procs == nil {
+		s.start(traceID, parent, spanID, name, start, end, attrs, failure)
+		return
+	}
+	// The default sampler, parent-based always-on: a span is sampled unless its parent is not.
+	flags := trace.FlagsSampled
+	if parent.IsValid() {
+		if !parent.IsSampled() {
+			return
+		}
+		flags |= parent.TraceFlags()
+	}
+	if start.IsZero() { // as the tracer does: a span without a time starts and ends now
+		start = time.Now()
+	}
+	if end.IsZero() {
+		end = start.Add(time.Since(start))
+	}
+	stub := tracetest.SpanStub{
+		Name: name,
+		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID,
+			TraceFlags: flags, TraceState: parent.TraceState()}),
+		Parent:               parent,
+		SpanKind:             trace.SpanKindInternal,
+		StartTime:            start,
+		EndTime:              end,
+		Attributes:           attrs,
+		Resource:             s.res,
+		InstrumentationScope: instrumentation.Scope{Name: scopeName},
+	}
+	if failure != nil {
+		stub.Status = sdktrace.Status{Code: codes.Error, Description: failure.Error()}
+	}
+	span := stub.Snapshot()
+	for _, p := range s.procs {
+		p.OnEnd(span)
+	}
+}
+
+// start is emit through the tracer: a span started and ended at once.
+func (s spanOut) start(traceID [16]byte, parent trace.SpanContext, spanID [8]byte, name string,
+	start, end time.Time, attrs []attribute.KeyValue, failure *history.Failure) {
+	ctx := withIDs(context.Background(), traceID, spanID)
+	if parent.IsValid() {
+		ctx = trace.ContextWithSpanContext(ctx, parent)
+	}
+	_, span := s.tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	if failure != nil {
+		span.SetStatus(codes.Error, failure.Error())
+	}
+	span.End(trace.WithTimestamp(end))
+}
+
+// tracerVars are the variables under which spans go through the tracer: the sampler's, and
+// the attribute limits' (the SDK reads them; the direct path would ignore them).
+var tracerVars = []string{"OTEL_TRACES_SAMPLER", "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+	"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_COUNT_LIMIT"}
+
+// newProvider is a provider exporting through procs, with resource res (the SDK's default
+// when nil). direct hands finished spans to procs (spanOut); false makes every span through
+// the SDK's tracer.
+func newProvider(res *resource.Resource, direct bool, procs ...sdktrace.SpanProcessor) *Provider {
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithIDGenerator(historyIDs{})}
+	if res != nil {
+		opts = append(opts, sdktrace.WithResource(res))
+		res, _ = resource.Merge(resource.Environment(), res) // the resource WithResource gives the tracer's spans
+	} else {
+		res = resource.Default()
+	}
+	for _, sp := range procs {
+		opts = append(opts, sdktrace.WithSpanProcessor(sp))
+	}
+	p := &Provider{tp: sdktrace.NewTracerProvider(opts...), res: res}
+	if direct {
+		p.direct = procs
+	}
+	return p
+}
