@@ -1,7 +1,6 @@
 package batch_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -164,32 +163,4 @@ func wantError(t *testing.T, code int, body string, wantCode int, wantErr, fragm
 	if e.Code != wantErr || !strings.Contains(e.Message, fragment) {
 		t.Fatalf("error %+v, want code %s with %q", e, wantErr, fragment)
 	}
-}
-
-// purgingStore is a MemStore that can purge, recording what it was asked.
-type purgingStore struct {
-	*history.MemStore
-	runs   []history.Run
-	purged [][]string
-}
-
-func (p *purgingStore) PurgeCandidates(match func(history.Run) bool) ([]history.Run, error) {
-	var out []history.Run
-	for _, r := range p.runs {
-		if match(r) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-func (p *purgingStore) PurgeRuns(_ context.Context, ids []string, _ func(int)) ([]history.Run, error) {
-	p.purged = append(p.purged, ids)
-	var out []history.Run
-	for _, r := range p.runs {
-		if slices.Contains(ids, r.RunID) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/batch"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
 )
 
 // postBatch posts a batch request and wants it accepted with status code want.
@@ -259,7 +260,7 @@ func TestBatchRetriesOnceAcrossACrash(t *testing.T) {
 // TestBatchPurges: a purge batch purges the closed runs its filter selects (the store's
 // purge candidates) one by one, and skips an id that is gone.
 func TestBatchPurges(t *testing.T) {
-	st := &purgingStore{MemStore: history.NewMemStore(), runs: []history.Run{
+	st := &storetest.Purging{MemStore: history.NewMemStore(), Candidates: []history.Run{
 		{RunID: "a", Name: "nightly", Status: history.StatusCompleted},
 		{RunID: "b", Name: "nightly", Status: history.StatusFailed},
 	}}
@@ -274,7 +275,7 @@ func TestBatchPurges(t *testing.T) {
 		t.Fatalf("purge by ids: %+v, want b purged and gone skipped", bt)
 	}
 	want := [][]string{{"a"}, {"b"}, {"gone"}}
-	if fmt.Sprint(st.purged) != fmt.Sprint(want) {
-		t.Fatalf("purge calls %v, want %v", st.purged, want)
+	if fmt.Sprint(st.Purged) != fmt.Sprint(want) {
+		t.Fatalf("purge calls %v, want %v", st.Purged, want)
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -11,41 +10,14 @@ import (
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
 )
-
-// purgingStore is a MemStore that can purge, recording what it was asked.
-type purgingStore struct {
-	*history.MemStore
-	runs   []history.Run
-	purged [][]string
-}
-
-func (p *purgingStore) PurgeCandidates(match func(history.Run) bool) ([]history.Run, error) {
-	var out []history.Run
-	for _, r := range p.runs {
-		if match(r) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-func (p *purgingStore) PurgeRuns(_ context.Context, ids []string, _ func(int)) ([]history.Run, error) {
-	p.purged = append(p.purged, ids)
-	var out []history.Run
-	for _, r := range p.runs {
-		if slices.Contains(ids, r.RunID) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
 
 // TestPurgeAPI: the filter reaches the store as history.PurgeFilter.Match, bad filters and
 // oversized requests are refused before it, and a store that cannot purge says so.
 func TestPurgeAPI(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	st := &purgingStore{MemStore: history.NewMemStore(), runs: []history.Run{
+	st := &storetest.Purging{MemStore: history.NewMemStore(), Candidates: []history.Run{
 		{RunID: "a", Name: "nightly", Status: history.StatusCompleted, ClosedAt: t0},
 		{RunID: "b", Name: "nightly", Status: history.StatusFailed, ClosedAt: t0.Add(48 * time.Hour)},
 		{RunID: "c", Name: "nightly", Status: history.StatusRunning},
@@ -79,7 +51,7 @@ func TestPurgeAPI(t *testing.T) {
 			}
 		})
 	}
-	if len(st.purged) != 1 || !slices.Equal(st.purged[0], []string{"b", "gone"}) {
-		t.Errorf("purge calls %v", st.purged)
+	if len(st.Purged) != 1 || !slices.Equal(st.Purged[0], []string{"b", "gone"}) {
+		t.Errorf("purge calls %v", st.Purged)
 	}
 }
