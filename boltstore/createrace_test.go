@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -152,24 +151,13 @@ func TestCreationInUse(t *testing.T) {
 	creationLockWait = 200 * time.Millisecond
 	dir := t.TempDir()
 	path := filepath.Join(dir, "wend.db")
-	cmd := helper(t, "slowcreator", path, "")
-	stdin, err := cmd.StdinPipe()
-	must(t, err)
-	stdout, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	must(t, err)
-	var pid int
-	if _, err := fmt.Sscanf(line, "creating %d", &pid); err != nil {
-		t.Fatalf("creator said %q", line)
-	}
+	cmd, stdin, pid := startHelper(t, "slowcreator", path, "creating")
 	temps, _ := filepath.Glob(filepath.Join(dir, "*"+creatingSuffix+"*"))
 	if len(temps) != 1 {
 		t.Fatalf("the creator's temp files: %v, want one", temps)
 	}
 
-	_, err = Open(path, Options{})
+	_, err := Open(path, Options{})
 	want := fmt.Sprintf("database %s is in use by another wend process (pid %d)", path, pid)
 	var iu *InUseError
 	if !errors.As(err, &iu) || iu.PID != pid || !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), want) {

@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -47,18 +46,7 @@ func TestInUseByReader(t *testing.T) {
 	stale := deadPID(t)
 	must(t, os.WriteFile(path+".pid", []byte(strconv.Itoa(stale)+"\n"), 0o600))
 
-	cmd := helper(t, "reader", path, "")
-	stdin, err := cmd.StdinPipe()
-	must(t, err)
-	stdout, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	must(t, err)
-	var pid int
-	if _, err := fmt.Sscanf(line, "reading %d", &pid); err != nil {
-		t.Fatalf("reader said %q", line)
-	}
+	cmd, stdin, pid := startHelper(t, "reader", path, "reading")
 
 	s, err := Open(path, Options{})
 	if err == nil {

@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -16,18 +15,7 @@ import (
 // and the pid file is gone.
 func TestSecondProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wend.db")
-	cmd := helper(t, "holder", path, "")
-	stdin, err := cmd.StdinPipe()
-	must(t, err)
-	stdout, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	must(t, err)
-	var pid int
-	if _, err := fmt.Sscanf(line, "holding %d", &pid); err != nil {
-		t.Fatalf("holder said %q", line)
-	}
+	cmd, stdin, pid := startHelper(t, "holder", path, "holding")
 
 	start := time.Now()
 	s, err := Open(path, Options{})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -164,4 +165,22 @@ func helper(t *testing.T, role, path, arg string) *exec.Cmd {
 		}
 	})
 	return cmd
+}
+
+// startHelper starts a helper process and waits for its first line, "WORD PID": the helper
+// has done what role names (holds the lock, reads, creates) and goes on until its stdin closes.
+func startHelper(t *testing.T, role, path, word string) (cmd *exec.Cmd, stdin io.WriteCloser, pid int) {
+	t.Helper()
+	cmd = helper(t, role, path, "")
+	stdin, err := cmd.StdinPipe()
+	must(t, err)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	must(t, err)
+	if _, err := fmt.Sscanf(line, word+" %d", &pid); err != nil {
+		t.Fatalf("%s said %q", role, line)
+	}
+	return cmd, stdin, pid
 }
