@@ -65,42 +65,38 @@ func buildChangeFeed(tx *bolt.Tx) error {
 // run again. A reader with nothing yet takes now from a first call, then reads every run,
 // then asks from now on.
 func (s *Store) ChangedRuns(since uint64) (ids []string, now uint64, complete bool) {
-	err := s.view("read the change feed", func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketChanges)
-		if b == nil {
-			return nil
+	seen := map[string]bool{}
+	now, complete = s.walkFeed(since, func(id string, _ bool) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
 		}
-		now = b.Sequence()
-		if since > now {
-			return nil
-		}
-		c := b.Cursor()
-		if k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) > since+1 {
-			return nil // forgotten
-		}
-		complete = true
-		seen := map[string]bool{}
-		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, since+1)); k != nil; k, v = c.Next() {
-			if len(v) > 0 && v[0] == purgeMark {
-				v = v[1:]
-			}
-			if !seen[string(v)] {
-				seen[string(v)] = true
-				ids = append(ids, string(v))
-			}
-		}
-		return nil
 	})
-	if err != nil {
+	if !complete {
 		return nil, now, false
 	}
-	return ids, now, complete
+	return ids, now, true
 }
 
 // PurgedRuns returns the ids of the runs purged after position since, and the position now
 // reached; complete as for ChangedRuns. A reader that sees every commit as it passes (the
 // metrics' counters) learns here what went without a commit.
 func (s *Store) PurgedRuns(since uint64) (ids []string, now uint64, complete bool) {
+	now, complete = s.walkFeed(since, func(id string, purged bool) {
+		if purged {
+			ids = append(ids, id)
+		}
+	})
+	if !complete {
+		return nil, now, false
+	}
+	return ids, now, true
+}
+
+// walkFeed calls each for every change after position since, in order, and returns the
+// position now reached; complete is false (and each was not called) when changes after since
+// have been forgotten, since is past the feed's end, or the feed could not be read.
+func (s *Store) walkFeed(since uint64, each func(id string, purged bool)) (now uint64, complete bool) {
 	err := s.view("read the change feed", func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketChanges)
 		if b == nil {
@@ -116,14 +112,13 @@ func (s *Store) PurgedRuns(since uint64) (ids []string, now uint64, complete boo
 		}
 		complete = true
 		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, since+1)); k != nil; k, v = c.Next() {
-			if len(v) > 0 && v[0] == purgeMark {
-				ids = append(ids, string(v[1:]))
+			purged := len(v) > 0 && v[0] == purgeMark
+			if purged {
+				v = v[1:]
 			}
+			each(string(v), purged)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, now, false
-	}
-	return ids, now, complete
+	return now, complete && err == nil
 }
