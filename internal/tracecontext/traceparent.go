@@ -112,8 +112,14 @@ func ForChild(parentRunID, parentAccepted, step string) string {
 // ForTry is the traceparent a plugin gets for a try: the run's trace, the try's span.
 func ForTry(runID, accepted, execID string, attempt int) string {
 	tp, _ := ForRun(runID, accepted)
-	tp.SpanID = TrySpanID(runID, execID, attempt)
-	return tp.String()
+	return TryOf(tp, runID, execID, attempt)
+}
+
+// TryOf is ForTry for a caller that keeps the run's trace context (ForRun's result), so a
+// try hashes only its own span id, not the run's trace id again.
+func TryOf(run TraceParent, runID, execID string, attempt int) string {
+	run.SpanID = TrySpanID(runID, execID, attempt)
+	return run.String()
 }
 
 func spanID(kind, runID, execID string, attempt int) [8]byte {

@@ -115,3 +115,41 @@ func TestIDsAreTheHashOfTheirNames(t *testing.T) {
 		}
 	}
 }
+
+// TestTryOfTheRunsContextIsForTry: a caller that keeps the run's context (ForRun) gets the
+// same traceparent for every try as one that derives it again each time.
+func TestTryOfTheRunsContextIsForTry(t *testing.T) {
+	for _, tc := range []struct{ name, run, accepted, exec string }{
+		{"derived trace", "run-1", "", "exec-a"},
+		{"accepted trace", "run-1", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "exec-a"},
+		{"unreadable accepted", "run-2", "garbage", "exec-b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, _ := ForRun(tc.run, tc.accepted)
+			for attempt := 1; attempt <= 3; attempt++ {
+				if got, want := TryOf(run, tc.run, tc.exec, attempt), ForTry(tc.run, tc.accepted, tc.exec, attempt); got != want {
+					t.Fatalf("try %d: TryOf = %q, ForTry = %q", attempt, got, want)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTryTraceParent: a try's traceparent derived from scratch against one from the
+// run's kept context.
+func BenchmarkTryTraceParent(b *testing.B) {
+	const run, exec = "01JEXAMPLERUNID0000000000", "01JEXAMPLERUNID0000000000/steps/3"
+	b.Run("ForTry", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			_ = ForTry(run, "", exec, i)
+		}
+	})
+	b.Run("TryOf", func(b *testing.B) {
+		b.ReportAllocs()
+		tp, _ := ForRun(run, "")
+		for i := 0; b.Loop(); i++ {
+			_ = TryOf(tp, run, exec, i)
+		}
+	})
+}

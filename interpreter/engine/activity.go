@@ -311,7 +311,10 @@ func (e *Engine) callOf(at activityTask) history.ActivityCall {
 			call.SecretPlaces = lr.interp.SecretPlaces(at.ExecID)
 			call.LastProgress = lr.interp.LastProgress(at.ExecID)
 			if tp := lr.interp.TraceParent(); tp != "" || e.opts.TraceContext {
-				call.TraceParent = tracecontext.ForTry(at.RunID, tp, at.ExecID, at.Attempt)
+				if lr.trace.TraceID == ([16]byte{}) { // a valid trace id is never zero
+					lr.trace, _ = tracecontext.ForRun(at.RunID, tp)
+				}
+				call.TraceParent = tracecontext.TryOf(lr.trace, at.RunID, at.ExecID, at.Attempt)
 			}
 		}
 		lr.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/interpreter"
 	"github.com/wendflow/wend/spec"
 )
@@ -134,6 +135,10 @@ type liveRun struct {
 	carry   *carrier // the drain's carrier while it applies a batch (deliver.go)
 
 	warned map[string]bool // structural limits already warned about (80 %), by kind
+
+	// trace is the run's trace context (tracecontext.ForRun of its id and accepted
+	// traceparent, both fixed for its life), computed at its first try; lr.mu guards it.
+	trace tracecontext.TraceParent
 
 	// Set while the run's state machine is out of memory (interp and w nil, idle.go): the
 	// tasks its history needed when it left, for Repair to check without rebuilding it.
