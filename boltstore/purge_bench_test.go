@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,36 +89,9 @@ func BenchmarkPurgeCommitLatency(b *testing.B) {
 	}
 }
 
-// loadClosedRuns commits n closed runs of 4 events, 500 runs a commit, and returns their ids.
+// loadClosedRuns commits n closed runs of 4 events, all started at t0, and returns their ids.
 func loadClosedRuns(tb testing.TB, s *Store, n int) []string {
-	ids := make([]string, 0, n)
-	var c history.Commit
-	flush := func() {
-		if err := s.Commit(context.Background(), c); err != nil {
-			tb.Fatal(err)
-		}
-		c = history.Commit{}
-	}
-	for i := range n {
-		id := fmt.Sprintf("run-%07d", i)
-		u := storetest.Started("wf-"+id, id, t0)
-		more := storetest.Next(u.Run, history.ActivityCompleted, 2)
-		end := storetest.Next(more.Run, history.WorkflowCompleted, 1)
-		end.Events[0].Step = ""
-		u.Events = slices.Concat(u.Events, more.Events, end.Events)
-		u.Run = end.Run
-		u.Run.Status, u.Run.ClosedReason = history.ClosedBy(end.Events[0])
-		u.Run.ClosedAt = end.Events[0].Time
-		c.Runs = append(c.Runs, u)
-		ids = append(ids, id)
-		if len(c.Runs) == 500 {
-			flush()
-		}
-	}
-	if len(c.Runs) > 0 {
-		flush()
-	}
-	return ids
+	return storetest.CommitClosed(tb, s, n, t0, 0)
 }
 
 // pct is the p-th percentile of ds, in milliseconds.

@@ -2,7 +2,10 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"testing"
+	"time"
 
 	"github.com/wendflow/wend/history"
 )
@@ -37,4 +40,39 @@ func (p *Purging) PurgeRuns(_ context.Context, ids []string, _ func(int)) ([]his
 		}
 	}
 	return out, nil
+}
+
+// CommitClosed commits n closed runs of 4 events (started, an activity completed, completed),
+// 500 runs a commit, the i-th started at first + i*gap, and returns their ids in order: the
+// stored runs that purge and read benchmarks work over.
+func CommitClosed(tb testing.TB, st history.Store, n int, first time.Time, gap time.Duration) []string {
+	tb.Helper()
+	ids := make([]string, 0, n)
+	var c history.Commit
+	flush := func() {
+		if err := st.Commit(context.Background(), c); err != nil {
+			tb.Fatal(err)
+		}
+		c = history.Commit{}
+	}
+	for i := range n {
+		id := fmt.Sprintf("run-%07d", i)
+		u := Started("wf-"+id, id, first.Add(time.Duration(i)*gap))
+		more := Next(u.Run, history.ActivityCompleted, 2)
+		end := Next(more.Run, history.WorkflowCompleted, 1)
+		end.Events[0].Step = ""
+		u.Events = slices.Concat(u.Events, more.Events, end.Events)
+		u.Run = end.Run
+		u.Run.Status, u.Run.ClosedReason = history.ClosedBy(end.Events[0])
+		u.Run.ClosedAt = end.Events[0].Time
+		c.Runs = append(c.Runs, u)
+		ids = append(ids, id)
+		if len(c.Runs) == 500 {
+			flush()
+		}
+	}
+	if len(c.Runs) > 0 {
+		flush()
+	}
+	return ids
 }

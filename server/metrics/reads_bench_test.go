@@ -189,37 +189,10 @@ const (
 	startsMeasured = 1000
 )
 
-// loadClosed commits n closed runs of 4 events, 500 runs a commit, and returns their ids.
+// loadClosed commits n closed runs of 4 events, started a millisecond apart, and returns their
+// ids.
 func loadClosed(tb testing.TB, st history.Store, n int) []string {
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ids := make([]string, 0, n)
-	var c history.Commit
-	flush := func() {
-		if err := st.Commit(context.Background(), c); err != nil {
-			tb.Fatal(err)
-		}
-		c = history.Commit{}
-	}
-	for i := range n {
-		id := fmt.Sprintf("run-%07d", i)
-		u := storetest.Started("wf-"+id, id, at.Add(time.Duration(i)*time.Millisecond))
-		more := storetest.Next(u.Run, history.ActivityCompleted, 2)
-		end := storetest.Next(more.Run, history.WorkflowCompleted, 1)
-		end.Events[0].Step = ""
-		u.Events = slices.Concat(u.Events, more.Events, end.Events)
-		u.Run = end.Run
-		u.Run.Status, u.Run.ClosedReason = history.ClosedBy(end.Events[0])
-		u.Run.ClosedAt = end.Events[0].Time
-		c.Runs = append(c.Runs, u)
-		ids = append(ids, id)
-		if len(c.Runs) == 500 {
-			flush()
-		}
-	}
-	if len(c.Runs) > 0 {
-		flush()
-	}
-	return ids
+	return storetest.CommitClosed(tb, st, n, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Millisecond)
 }
 
 // pctMs is the p-th percentile of ds, in milliseconds.
