@@ -108,14 +108,19 @@ func expandSources(sources []string) ([]string, error) {
 			return nil, fmt.Errorf("--against %s: %w", src, err)
 		}
 		sort.Strings(exports)
-		out = append(out, exports...)
+		for _, e := range exports {
+			// A FIFO or a link to a device named *.json is passed over, never opened.
+			if inputfile.IsRegular(e) {
+				out = append(out, e)
+			}
+		}
 	}
 	return out, nil
 }
 
 // looksLikeExport tells an export (JSON text) from a database (a bbolt file) by its first byte.
 func looksLikeExport(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("--against %s: %w; name a wend database or a history export (wend history ID --output FILE)", path, err)
 	}

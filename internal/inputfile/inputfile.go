@@ -33,21 +33,34 @@ func (e *NotRegularError) Error() string {
 	return fmt.Sprintf("%s is %s, not a regular file; give the path of a file", e.Path, e.Kind)
 }
 
+// Open opens the regular file at path for reading, without blocking on a FIFO; for a reader
+// that looks at part of a file (its first bytes) rather than reading it whole. Errors are
+// *fs.PathError from opening it, or *NotRegularError.
+func Open(path string) (*os.File, fs.FileInfo, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &NotRegularError{Path: path, Kind: kind(st.Mode())}
+	}
+	return f, st, nil
+}
+
 // Read returns the content of the regular file at path, of at most limit bytes. Errors are
 // *fs.PathError from opening it, *NotRegularError, or *TooBigError.
 func Read(path string, limit int64) ([]byte, error) {
-	f, err := open(path)
+	f, st, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &NotRegularError{Path: path, Kind: kind(st.Mode())}
-	}
 	if st.Size() > limit {
 		return nil, &TooBigError{Path: path, Size: st.Size(), Limit: limit}
 	}
