@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,13 +19,7 @@ func TestMigrateOnTemporal(t *testing.T) {
 	w := startWorker(t, "wend", filepath.Join(t.TempDir(), "worker"))
 	defer w.stop(t)
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeIn(t, dir, name, text) }
 	file := write("redeploy.wend.yaml", twoWaits)
 	added := write("added.wend.yaml", twoWaits+"  - id: third\n    wait_for_signal: more\noutput: moved\n")
 	inserted := write("inserted.wend.yaml", strings.Replace(twoWaits, "steps:\n", "steps:\n  - id: zero\n    wait_for_signal: zero\n", 1))

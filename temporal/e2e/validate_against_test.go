@@ -29,13 +29,7 @@ func TestValidateAgainstTemporal(t *testing.T) {
 	w := startWorker(t, "wend", filepath.Join(t.TempDir(), "worker"))
 	defer w.stop(t)
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeIn(t, dir, name, text) }
 	file := write("redeploy.wend.yaml", twoWaits)
 	added := write("added.wend.yaml", twoWaits+"  - id: third\n    wait_for_signal: more\n")
 	inserted := write("inserted.wend.yaml", strings.Replace(twoWaits, "steps:\n", "steps:\n  - id: zero\n    wait_for_signal: zero\n", 1))
@@ -86,4 +80,14 @@ func TestValidateAgainstTemporal(t *testing.T) {
 	if e := cli(t, time.Minute, env.wend, "validate", "--against", export, inserted); e.code != 1 || e.stdout != r.stdout {
 		t.Fatalf("from the export: exit %d\n%s\nfrom the cluster:\n%s", e.code, e.stdout, r.stdout)
 	}
+}
+
+// writeIn writes text to the file name in dir and returns its path.
+func writeIn(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
