@@ -39,7 +39,9 @@ func TestValidateAgainstFIFO(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		done := make(chan int, 1)
-		go func() { done <- runValidate(&env{stdout: &stdout, stderr: &stderr}, []string{"--against", tc.against, file}) }()
+		go func() {
+			done <- runValidate(&env{stdout: &stdout, stderr: &stderr}, []string{"--against", tc.against, file})
+		}()
 		select {
 		case code := <-done:
 			if code != tc.code || !strings.Contains(stderr.String(), tc.inStderr) {
