@@ -33,6 +33,7 @@ func TestScrapeOfChangedRunsMatchesAWholeRead(t *testing.T) {
 	t.Cleanup(f.http.Close)
 	compare := func(when string) {
 		t.Helper()
+		f.quiet()
 		fresh := &fixture{t: t, http: httptest.NewServer(New("").Handler(wholeReads{st}, eng))}
 		defer fresh.http.Close()
 		got, want := f.scrape(), fresh.scrape()
