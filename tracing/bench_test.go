@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,44 +20,118 @@ import (
 
 // BenchmarkSequentialStepTraced is engine's BenchmarkSequentialStep with spans made and
 // exported (through the batch processor serve uses, to an exporter that counts and drops
-// them, so the figure is wend's price and not a collector's): the price of traces on the step
-// path. Compare with `go test -run '^$' -bench Step ./interpreter/engine/`.
+// them, so the figure is wend's price and not a collector's) against the same without: the
+// price of traces on the step path. Each iteration is a pair: five runs of 200 steps, one
+// after the other, on an engine without spans and five on an engine with them, in turn (the
+// order swapped every pair), in one process; the figures are the medians of the pairs'
+// ratios, so a load spike or a GC hits one pair, not the verdict. traced/untraced is the wall
+// time from the first run's Start to the last one's close (what callers wait: the builder
+// works beside the runs); cpu-traced/untraced the process's CPU from the start until the
+// runs' spans are built (the builder told to build now, not after its batch gathers), so
+// their whole CPU is theirs and none spills into the other side. spans=direct makes them as FromEnv's provider does by default, spans=tracer through
+// the SDK's tracer (as under a sampler).
 func BenchmarkSequentialStepTraced(b *testing.B) {
-	for _, traced := range []string{"false", "true", "tracer"} {
-		b.Run("traced="+traced, func(b *testing.B) { sequentialSteps(b, traced) })
+	for _, spans := range []string{"direct", "tracer"} {
+		b.Run("spans="+spans, func(b *testing.B) { tracedPairs(b, spans == "direct") })
 	}
 }
 
-// sequentialSteps runs b.N runs of 200 steps: traced false makes no spans, true makes them as
-// FromEnv's provider does by default, tracer through the SDK's tracer (as under a sampler).
-func sequentialSteps(b *testing.B, traced string) {
-	const steps = 200
+// tracedPairs runs b.N pairs of sides of 200-step runs, untraced and traced, and reports the
+// medians of the pairs' wall and CPU ratios, each side's median µs a step (wall, to the
+// close), and each side's allocations a run (the whole process's, the builder's included).
+func tracedPairs(b *testing.B, direct bool) {
+	const steps, pairRuns = 200, 5
 	src := sequence(steps)
+	plain := enginetest.New(b, engine.Options{Store: history.NewMemStore(), Activities: &acts{}, MaxActivities: 512})
+	defer plain.Close()
 	store := history.NewMemStore()
-	opts := engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512}
-	var p *Provider
-	if traced != "false" {
-		p = newProvider(nil, traced == "true", sdktrace.NewBatchSpanProcessor(&countingExporter{}))
-		obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
-		opts.Observe, opts.TraceContext = obs.Observe, true
-		defer func() { _ = p.Shutdown(context.Background()) }()
+	p := newProvider(nil, direct, sdktrace.NewBatchSpanProcessor(&countingExporter{}))
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
+	traced := enginetest.New(b, engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512, Observe: obs.Observe, TraceContext: true})
+	defer traced.Close()
+
+	type cost struct {
+		wall, cpu     time.Duration
+		allocs, bytes uint64
 	}
-	e := enginetest.New(b, opts)
-	defer e.Close()
-	var took time.Duration
+	// side runs pairRuns runs one after the other, as a stream of commits.
+	side := func(e *engine.Engine, pair int, after func()) cost {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		allocs, bytes := ms.Mallocs, ms.TotalAlloc
+		cpu, started := processCPU(), time.Now()
+		for r := range pairRuns {
+			id := fmt.Sprintf("seq%d-%d", pair, r)
+			if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: "seq.wend.yaml", Source: src, Input: json.RawMessage("null")}); err != nil {
+				b.Fatal(err)
+			}
+			rec, err := e.WaitClosed(context.Background(), id)
+			if err != nil || rec.Status != history.StatusCompleted {
+				b.Fatalf("%s: %v %v", id, rec.Status, err)
+			}
+		}
+		c := cost{wall: time.Since(started)}
+		if after != nil {
+			after()
+		}
+		c.cpu = processCPU() - cpu
+		runtime.ReadMemStats(&ms)
+		c.allocs, c.bytes = ms.Mallocs-allocs, ms.TotalAlloc-bytes
+		return c
+	}
+	var wallRatios, cpuRatios []float64
+	var plainWall, tracedWall []time.Duration
+	var sum [2]cost
 	for i := range b.N {
-		id := fmt.Sprintf("seq%d", i)
-		if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: "seq.wend.yaml", Source: src, Input: json.RawMessage("null")}); err != nil {
-			b.Fatal(err)
+		var off, on cost
+		if i%2 == 0 {
+			off = side(plain, i, nil)
+			on = side(traced, i, obs.flush)
+		} else {
+			on = side(traced, i, obs.flush)
+			off = side(plain, i, nil)
 		}
-		started := time.Now()
-		rec, err := e.WaitClosed(context.Background(), id)
-		took += time.Since(started)
-		if err != nil || rec.Status != history.StatusCompleted {
-			b.Fatalf("%s: %v %v", id, rec.Status, err)
+		wallRatios = append(wallRatios, float64(on.wall)/float64(off.wall))
+		if off.cpu > 0 {
+			cpuRatios = append(cpuRatios, float64(on.cpu)/float64(off.cpu))
+		}
+		plainWall, tracedWall = append(plainWall, off.wall), append(tracedWall, on.wall)
+		for j, c := range []cost{off, on} {
+			sum[j].allocs += c.allocs
+			sum[j].bytes += c.bytes
 		}
 	}
-	b.ReportMetric(float64(took.Microseconds())/float64(b.N*steps), "µs/step")
+	b.ReportMetric(median(wallRatios), "traced/untraced")
+	if len(cpuRatios) > 0 {
+		b.ReportMetric(median(cpuRatios), "cpu-traced/untraced")
+	}
+	b.ReportMetric(float64(medianDuration(plainWall).Nanoseconds())/1e3/(pairRuns*steps), "µs/step")
+	b.ReportMetric(float64(medianDuration(tracedWall).Nanoseconds())/1e3/(pairRuns*steps), "µs/step-traced")
+	b.ReportMetric(float64(sum[0].allocs)/float64(b.N*pairRuns), "allocs/run")
+	b.ReportMetric(float64(sum[1].allocs)/float64(b.N*pairRuns), "allocs/run-traced")
+	b.ReportMetric(float64(sum[0].bytes)/float64(b.N*pairRuns), "B/run")
+	b.ReportMetric(float64(sum[1].bytes)/float64(b.N*pairRuns), "B/run-traced")
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = float64(d)
+	}
+	return time.Duration(median(xs))
 }
 
 // countingExporter counts the spans it is given and keeps none.
@@ -101,7 +177,7 @@ func BenchmarkObserve(b *testing.B) {
 		}
 		took += time.Since(started)
 		b.StopTimer()
-		settle(obs) // the next run's commits do not find this one's queued
+		obs.flush() // the next run's events do not find this one's queued
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(took.Nanoseconds())/float64(b.N*len(evs)), "ns/event")

@@ -34,10 +34,11 @@ type Observer struct {
 	// gatherFor (less when buildAt events are queued): a commit wakes it once a batch, not
 	// once an event, so tracing adds no goroutine hand-off to a step's path.
 	idle    atomic.Bool
-	wake    chan struct{} // cap 1: the first event after the builder drained
-	full    chan struct{} // cap 1: buildAt events are queued, build now
-	stop    chan struct{} // closed by close: drain the queue and return
-	stopped chan struct{} // closed when the worker has returned
+	wake    chan struct{}      // cap 1: the first event after the builder drained
+	full    chan struct{}      // cap 1: buildAt events are queued, build now
+	stop    chan struct{}      // closed by close: drain the queue and return
+	flushed chan chan struct{} // flush: build what is queued now, then close the channel sent
+	stopped chan struct{}      // closed when the worker has returned
 	once    sync.Once
 
 	runs map[string]*runTrace // open runs by run id; the worker's alone
@@ -77,7 +78,7 @@ func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error
 		logf = func(string, ...any) {}
 	}
 	o := &Observer{out: p.out(), history: events, logf: logf,
-		queue: make(chan observed, QueueSize), stop: make(chan struct{}), stopped: make(chan struct{}),
+		queue: make(chan observed, QueueSize), stop: make(chan struct{}), stopped: make(chan struct{}), flushed: make(chan chan struct{}),
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
 	o.idle.Store(true)
 	p.mu.Lock()
@@ -157,14 +158,21 @@ func (o *Observer) work() {
 	for {
 		select {
 		case <-o.wake:
+		case done := <-o.flushed:
+			o.drain()
+			close(done)
+			continue
 		case <-o.stop:
 			o.drain()
 			return
 		}
 		gather.Reset(gatherFor)
+		var done chan struct{}
 		select {
 		case <-gather.C:
 		case <-o.full:
+			gather.Stop()
+		case done = <-o.flushed:
 			gather.Stop()
 		case <-o.stop:
 			o.drain()
@@ -172,6 +180,20 @@ func (o *Observer) work() {
 		}
 		o.idle.Store(true)
 		o.drain()
+		if done != nil {
+			close(done)
+		}
+	}
+}
+
+// flush builds the spans of the events queued so far now, without waiting for a batch to
+// gather, and returns when they are built.
+func (o *Observer) flush() {
+	done := make(chan struct{})
+	select {
+	case o.flushed <- done:
+		<-done
+	case <-o.stopped:
 	}
 }
 
