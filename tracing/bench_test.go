@@ -38,14 +38,14 @@ func BenchmarkSequentialStepTraced(b *testing.B) {
 
 // tracedPairs runs b.N pairs of sides of 200-step runs, untraced and traced, and reports the
 // medians of the pairs' wall and CPU ratios, each side's median µs a step (wall, to the
-// close), and each side's allocations a run (the whole process's, the builder's included).
+// close; CPU, to the spans built), and each side's allocations a run (the whole process's, the builder's included).
 func tracedPairs(b *testing.B, direct bool) {
 	const steps, pairRuns = 200, 5
 	src := sequence(steps)
 	plain := enginetest.New(b, engine.Options{Store: history.NewMemStore(), Activities: &acts{}, MaxActivities: 512})
 	defer plain.Close()
 	store := history.NewMemStore()
-	p := newProvider(nil, direct, sdktrace.NewBatchSpanProcessor(&countingExporter{}))
+	p := batched(nil, direct, noEnv, &countingExporter{})
 	defer func() { _ = p.Shutdown(context.Background()) }()
 	obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
 	traced := enginetest.New(b, engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512, Observe: obs.Observe, TraceContext: true})
@@ -81,7 +81,7 @@ func tracedPairs(b *testing.B, direct bool) {
 		return c
 	}
 	var wallRatios, cpuRatios []float64
-	var plainWall, tracedWall []time.Duration
+	var plainWall, tracedWall, plainCPU, tracedCPU []time.Duration
 	var sum [2]cost
 	for i := range b.N {
 		var off, on cost
@@ -97,6 +97,7 @@ func tracedPairs(b *testing.B, direct bool) {
 			cpuRatios = append(cpuRatios, float64(on.cpu)/float64(off.cpu))
 		}
 		plainWall, tracedWall = append(plainWall, off.wall), append(tracedWall, on.wall)
+		plainCPU, tracedCPU = append(plainCPU, off.cpu), append(tracedCPU, on.cpu)
 		for j, c := range []cost{off, on} {
 			sum[j].allocs += c.allocs
 			sum[j].bytes += c.bytes
@@ -108,6 +109,9 @@ func tracedPairs(b *testing.B, direct bool) {
 	}
 	b.ReportMetric(float64(medianDuration(plainWall).Nanoseconds())/1e3/(pairRuns*steps), "µs/step")
 	b.ReportMetric(float64(medianDuration(tracedWall).Nanoseconds())/1e3/(pairRuns*steps), "µs/step-traced")
+	b.ReportMetric(float64(medianDuration(plainCPU).Nanoseconds())/1e3/(pairRuns*steps), "cpu-µs/step")
+	b.ReportMetric(float64(medianDuration(tracedCPU).Nanoseconds())/1e3/(pairRuns*steps), "cpu-µs/step-traced")
+	b.ReportMetric(float64(p.DroppedSpans()), "dropped-spans")
 	b.ReportMetric(float64(sum[0].allocs)/float64(b.N*pairRuns), "allocs/run")
 	b.ReportMetric(float64(sum[1].allocs)/float64(b.N*pairRuns), "allocs/run-traced")
 	b.ReportMetric(float64(sum[0].bytes)/float64(b.N*pairRuns), "B/run")
@@ -133,6 +137,8 @@ func medianDuration(ds []time.Duration) time.Duration {
 	}
 	return time.Duration(median(xs))
 }
+
+func noEnv(string) string { return "" }
 
 // countingExporter counts the spans it is given and keeps none.
 type countingExporter struct{ spans atomic.Int64 }
@@ -163,7 +169,7 @@ func BenchmarkObserve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := newProvider(nil, true, sdktrace.NewBatchSpanProcessor(&countingExporter{}))
+	p := batched(nil, true, noEnv, &countingExporter{})
 	defer func() { _ = p.Shutdown(context.Background()) }()
 	obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
 	var took time.Duration
@@ -213,7 +219,7 @@ func BenchmarkBuildSpans(b *testing.B) {
 		b.Fatal(err)
 	}
 	exp := &countingExporter{}
-	p := newProvider(nil, true, sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithMaxQueueSize(1<<20)))
+	p := batched(nil, true, func(k string) string { return map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "1048576"}[k] }, exp)
 	defer func() { _ = p.Shutdown(context.Background()) }()
 	o := &Observer{out: p.out(), runs: map[string]*runTrace{}, logf: b.Logf,
 		history: func(string) ([]history.Event, error) { return evs, nil }}
