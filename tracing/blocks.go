@@ -36,6 +36,7 @@ func (b *attrBlocks) put(attrs []attribute.KeyValue) {
 	if cap(attrs) != blockLen {
 		return
 	}
-	clear(attrs) // what lies past len was cleared when it was last put
+	// Not cleared: the next span overwrites what it uses, and until then a kept block holds
+	// only the strings of a span exported a moment ago.
 	b.pool.Put((*attrBlock)(attrs[:blockLen]))
 }

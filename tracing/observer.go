@@ -42,10 +42,14 @@ type Observer struct {
 // NewObserver makes an observer of p's tracer and starts its span builder; events reads a
 // run's committed history. p's Shutdown drains and stops it.
 func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error), logf func(format string, args ...any)) *Observer {
+	return p.newObserver(events, logf, gatherFor, buildAt)
+}
+
+func (p *Provider) newObserver(events func(runID string) ([]history.Event, error), logf func(format string, args ...any), gather time.Duration, buildAt int) *Observer {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	o := &Observer{out: p.out(), history: events, logf: logf, q: newEventQueue(), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
+	o := &Observer{out: p.out(), history: events, logf: logf, q: newEventQueue(gather, buildAt), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
 	p.mu.Lock()
 	p.observers = append(p.observers, o)
 	p.mu.Unlock()

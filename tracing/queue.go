@@ -56,6 +56,10 @@ type eventQueue struct {
 	// not once an event, so tracing adds no goroutine hand-off to a step's path.
 	idle  bool
 	spare []observed // the emptied slice of the last batch built, pending's next
+	// gather and buildAt are gatherFor and buildAt but in a benchmark that holds the builder
+	// off until it is flushed, to price the commit path alone.
+	gather  time.Duration
+	buildAt int
 
 	wake    chan struct{}      // cap 1: the first event after the builder took the queue
 	full    chan struct{}      // cap 1: buildAt events are pending, build now
@@ -65,8 +69,8 @@ type eventQueue struct {
 	once    sync.Once
 }
 
-func newEventQueue() eventQueue {
-	return eventQueue{idle: true, wake: make(chan struct{}, 1), full: make(chan struct{}, 1),
+func newEventQueue(gather time.Duration, buildAt int) eventQueue {
+	return eventQueue{idle: true, gather: gather, buildAt: buildAt, wake: make(chan struct{}, 1), full: make(chan struct{}, 1),
 		stop: make(chan struct{}), flushed: make(chan chan struct{}), stopped: make(chan struct{})}
 }
 
@@ -92,7 +96,7 @@ func (o *Observer) Observe(run history.Run, ev history.Event) {
 	q.mu.Unlock()
 	if wake {
 		signal(q.wake)
-	} else if n == buildAt {
+	} else if n == q.buildAt {
 		signal(q.full)
 	}
 }
@@ -114,7 +118,7 @@ func signal(c chan struct{}) {
 func (o *Observer) work() {
 	q := &o.q
 	defer close(q.stopped)
-	gather := time.NewTimer(gatherFor)
+	gather := time.NewTimer(q.gather)
 	gather.Stop()
 	for {
 		select {
@@ -127,7 +131,7 @@ func (o *Observer) work() {
 			o.build()
 			return
 		}
-		gather.Reset(gatherFor)
+		gather.Reset(q.gather)
 		var done chan struct{}
 		select {
 		case <-gather.C:
