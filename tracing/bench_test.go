@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,45 +20,140 @@ import (
 
 // BenchmarkSequentialStepTraced is engine's BenchmarkSequentialStep with spans made and
 // exported (through the batch processor serve uses, to an exporter that counts and drops
-// them, so the figure is wend's price and not a collector's): the price of traces on the step
-// path. Compare with `go test -run '^$' -bench Step ./interpreter/engine/`.
+// them, so the figure is wend's price and not a collector's) against the same without: the
+// price of traces on the step path. Each iteration is a pair: five runs of 200 steps, one
+// after the other, on an engine without spans and five on an engine with them, in turn (the
+// order swapped every pair), in one process; the figures are the medians of the pairs'
+// ratios, so a load spike or a GC hits one pair, not the verdict.
+//
+// The traced side's span builder is held off until its runs have closed, then told to build
+// and the batch processor to export, so the price splits in two: the commit path's, from the
+// first Start to the last close (commit-traced/untraced, wall; commit-cpu-traced/untraced,
+// the process's CPU), what tracing adds to the steps themselves (the Observe hook, the
+// tries' trace context); and the whole, to the spans exported (cpu-traced/untraced), which
+// is what the steps cost with no processor to spare for the builder. spans=direct makes
+// them as FromEnv's provider does by default, spans=tracer through the SDK's tracer (as
+// under a sampler).
 func BenchmarkSequentialStepTraced(b *testing.B) {
-	for _, traced := range []string{"false", "true", "tracer"} {
-		b.Run("traced="+traced, func(b *testing.B) { sequentialSteps(b, traced) })
+	for _, spans := range []string{"direct", "tracer"} {
+		b.Run("spans="+spans, func(b *testing.B) { tracedPairs(b, spans == "direct") })
 	}
 }
 
-// sequentialSteps runs b.N runs of 200 steps: traced false makes no spans, true makes them as
-// FromEnv's provider does by default, tracer through the SDK's tracer (as under a sampler).
-func sequentialSteps(b *testing.B, traced string) {
-	const steps = 200
+// tracedPairs runs b.N pairs of sides of 200-step runs, untraced and traced, and reports the
+// medians of the pairs' ratios, each side's median µs a step (wall, to the last close; CPU,
+// to the spans exported), and each side's allocations a run (the whole process's).
+func tracedPairs(b *testing.B, direct bool) {
+	const steps, pairRuns = 200, 5
 	src := sequence(steps)
+	plain := enginetest.New(b, engine.Options{Store: history.NewMemStore(), Activities: &acts{}, MaxActivities: 512})
+	defer plain.Close()
 	store := history.NewMemStore()
-	opts := engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512}
-	var p *Provider
-	if traced != "false" {
-		p = newProvider(nil, traced == "true", sdktrace.NewBatchSpanProcessor(&countingExporter{}))
-		obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
-		opts.Observe, opts.TraceContext = obs.Observe, true
-		defer func() { _ = p.Shutdown(context.Background()) }()
+	exp := &countingExporter{}
+	p := batched(nil, direct, noEnv, exp)
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	// Held: no batch gathers before flush (a side's events, about 3,000, fit the queue).
+	obs := p.newObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil, time.Hour, QueueSize+1)
+	traced := enginetest.New(b, engine.Options{Store: store, Activities: &acts{}, MaxActivities: 512, Observe: obs.Observe, TraceContext: true})
+	defer traced.Close()
+
+	type cost struct {
+		wall, cpu, cpuAll time.Duration // to the last close; CPU to the spans exported
+		allocs, bytes     uint64
 	}
-	e := enginetest.New(b, opts)
-	defer e.Close()
-	var took time.Duration
+	// side runs pairRuns runs one after the other, as a stream of commits.
+	side := func(e *engine.Engine, pair int, spans bool) cost {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		allocs, bytes := ms.Mallocs, ms.TotalAlloc
+		cpu, started := processCPU(), time.Now()
+		for r := range pairRuns {
+			id := fmt.Sprintf("seq%d-%d", pair, r)
+			if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: "seq.wend.yaml", Source: src, Input: json.RawMessage("null")}); err != nil {
+				b.Fatal(err)
+			}
+			rec, err := e.WaitClosed(context.Background(), id)
+			if err != nil || rec.Status != history.StatusCompleted {
+				b.Fatalf("%s: %v %v", id, rec.Status, err)
+			}
+		}
+		c := cost{wall: time.Since(started), cpu: processCPU() - cpu}
+		if spans {
+			obs.flush()
+			if err := p.tp.ForceFlush(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c.cpuAll = processCPU() - cpu
+		runtime.ReadMemStats(&ms)
+		c.allocs, c.bytes = ms.Mallocs-allocs, ms.TotalAlloc-bytes
+		return c
+	}
+	var wallRatios, cpuRatios, allRatios []float64
+	var plainWall, tracedWall, plainCPU, tracedCPU []time.Duration
+	var sum [2]cost
 	for i := range b.N {
-		id := fmt.Sprintf("seq%d", i)
-		if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: "seq.wend.yaml", Source: src, Input: json.RawMessage("null")}); err != nil {
-			b.Fatal(err)
+		var off, on cost
+		if i%2 == 0 {
+			off = side(plain, i, false)
+			on = side(traced, i, true)
+		} else {
+			on = side(traced, i, true)
+			off = side(plain, i, false)
 		}
-		started := time.Now()
-		rec, err := e.WaitClosed(context.Background(), id)
-		took += time.Since(started)
-		if err != nil || rec.Status != history.StatusCompleted {
-			b.Fatalf("%s: %v %v", id, rec.Status, err)
+		wallRatios = append(wallRatios, float64(on.wall)/float64(off.wall))
+		if off.cpu > 0 {
+			cpuRatios = append(cpuRatios, float64(on.cpu)/float64(off.cpu))
+			allRatios = append(allRatios, float64(on.cpuAll)/float64(off.cpuAll))
+		}
+		plainWall, tracedWall = append(plainWall, off.wall), append(tracedWall, on.wall)
+		plainCPU, tracedCPU = append(plainCPU, off.cpuAll), append(tracedCPU, on.cpuAll)
+		for j, c := range []cost{off, on} {
+			sum[j].allocs += c.allocs
+			sum[j].bytes += c.bytes
 		}
 	}
-	b.ReportMetric(float64(took.Microseconds())/float64(b.N*steps), "µs/step")
+	b.ReportMetric(median(wallRatios), "commit-traced/untraced")
+	if len(cpuRatios) > 0 {
+		b.ReportMetric(median(cpuRatios), "commit-cpu-traced/untraced")
+		b.ReportMetric(median(allRatios), "cpu-traced/untraced")
+	}
+	perStep := func(ds []time.Duration) float64 {
+		return float64(medianDuration(ds).Nanoseconds()) / 1e3 / (pairRuns * steps)
+	}
+	b.ReportMetric(perStep(plainWall), "µs/step")
+	b.ReportMetric(perStep(tracedWall), "µs/step-traced")
+	b.ReportMetric(perStep(plainCPU), "cpu-µs/step")
+	b.ReportMetric(perStep(tracedCPU), "cpu-µs/step-traced")
+	b.ReportMetric(float64(p.DroppedSpans()), "dropped-spans")
+	b.ReportMetric(float64(exp.spans.Load())/float64(b.N*pairRuns), "spans/run")
+	b.ReportMetric(float64(sum[0].allocs)/float64(b.N*pairRuns), "allocs/run")
+	b.ReportMetric(float64(sum[1].allocs)/float64(b.N*pairRuns), "allocs/run-traced")
+	b.ReportMetric(float64(sum[0].bytes)/float64(b.N*pairRuns), "B/run")
+	b.ReportMetric(float64(sum[1].bytes)/float64(b.N*pairRuns), "B/run-traced")
 }
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = float64(d)
+	}
+	return time.Duration(median(xs))
+}
+
+func noEnv(string) string { return "" }
 
 // countingExporter counts the spans it is given and keeps none.
 type countingExporter struct{ spans atomic.Int64 }
@@ -87,7 +184,7 @@ func BenchmarkObserve(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := newProvider(nil, true, sdktrace.NewBatchSpanProcessor(&countingExporter{}))
+	p := batched(nil, true, noEnv, &countingExporter{})
 	defer func() { _ = p.Shutdown(context.Background()) }()
 	obs := p.NewObserver(func(id string) ([]history.Event, error) { return store.Events(id, 0) }, nil)
 	var took time.Duration
@@ -101,7 +198,7 @@ func BenchmarkObserve(b *testing.B) {
 		}
 		took += time.Since(started)
 		b.StopTimer()
-		settle(obs) // the next run's commits do not find this one's queued
+		obs.flush() // the next run's events do not find this one's queued
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(took.Nanoseconds())/float64(b.N*len(evs)), "ns/event")
@@ -137,7 +234,7 @@ func BenchmarkBuildSpans(b *testing.B) {
 		b.Fatal(err)
 	}
 	exp := &countingExporter{}
-	p := newProvider(nil, true, sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithMaxQueueSize(1<<20)))
+	p := batched(nil, true, func(k string) string { return map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "1048576"}[k] }, exp)
 	defer func() { _ = p.Shutdown(context.Background()) }()
 	o := &Observer{out: p.out(), runs: map[string]*runTrace{}, logf: b.Logf,
 		history: func(string) ([]history.Event, error) { return evs, nil }}

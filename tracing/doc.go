@@ -13,7 +13,10 @@
 // Observe never blocks a commit: it queues the event (bounded, QueueSize) for one goroutine
 // that builds the spans in commit order. An event that finds the queue full is dropped and
 // counted; the run's next event sees the gap in sequence numbers and reads the run's state
-// back from its history, so only the dropped event's spans are lost.
+// back from its history, so only the dropped event's spans are lost. The spans built wait
+// for the exporter in a queue of their own (bounded, OTEL_BSP_MAX_QUEUE_SIZE): a span that
+// finds it full is dropped and counted (Provider.DroppedSpans), so an exporter that cannot
+// keep up holds up neither the builder nor a commit.
 //
 // A process that runs tries whose history another one commits (a Temporal worker) exports
 // each try's span when it ends with Provider.EmitTry: the same ids, name and attributes as

@@ -1,10 +1,6 @@
 package tracing
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,8 +12,8 @@ import (
 )
 
 // Observer turns committed events into spans, off the commit path: Observe, the engine's
-// Observe hook, only queues the event, and one goroutine builds the spans in commit order and
-// hands them to the batch processor, which exports them in the background.
+// Observe hook, only queues the event (queue.go), and one goroutine builds the spans in
+// commit order and hands them to the batch processor, which exports them in the background.
 type Observer struct {
 	out spanOut
 	// history reads a run's events, for a run whose first event this process sees is not its
@@ -27,20 +23,15 @@ type Observer struct {
 	history func(runID string) ([]history.Event, error)
 	logf    func(format string, args ...any)
 
-	queue   chan observed
-	queued  atomic.Int64 // bytes of event payloads in the queue
+	q       eventQueue
 	dropped atomic.Uint64
-	// The builder sleeps until an event finds it idle, then lets a batch gather for
-	// gatherFor (less when buildAt events are queued): a commit wakes it once a batch, not
-	// once an event, so tracing adds no goroutine hand-off to a step's path.
-	idle    atomic.Bool
-	wake    chan struct{} // cap 1: the first event after the builder drained
-	full    chan struct{} // cap 1: buildAt events are queued, build now
-	stop    chan struct{} // closed by close: drain the queue and return
-	stopped chan struct{} // closed when the worker has returned
-	once    sync.Once
 
-	runs map[string]*runTrace // open runs by run id; the worker's alone
+	runs map[string]*runTrace // open runs by run id; the builder's alone
+	// The builder's own, kept across runs so that a step allocates little besides its spans:
+	// one copy of each name and payload string it has made (texts), and the records of
+	// closed steps (freeSteps), reused by the next.
+	texts     texts
+	freeSteps []*stepTrace
 
 	// noTries leaves try spans out, for runs whose tries another process exports (RunSpans).
 	noTries bool
@@ -48,38 +39,17 @@ type Observer struct {
 	stepIDs func(history.Started) map[string]string
 }
 
-type observed struct {
-	run history.Run
-	ev  history.Event
-}
-
-// QueueSize and QueueBytes bound the events waiting for the span builder, in number and in
-// payload bytes (an event holds its payload, an activity's output for one). A commit never
-// waits for it: an event that finds the queue full is dropped and counted (Observer.Dropped).
-const (
-	QueueSize  = 8192
-	QueueBytes = 64 << 20
-)
-
-// gatherFor is how long the span builder lets events gather once woken: spans reach the
-// batch processor at most this late, which itself holds them for seconds. buildAt events
-// queued start the build sooner, so a batch's spans (at most two an event) stay well under
-// the batch processor's queue (2,048 spans by default), which drops what overflows it.
-const (
-	gatherFor = 20 * time.Millisecond
-	buildAt   = 512
-)
-
 // NewObserver makes an observer of p's tracer and starts its span builder; events reads a
 // run's committed history. p's Shutdown drains and stops it.
 func (p *Provider) NewObserver(events func(runID string) ([]history.Event, error), logf func(format string, args ...any)) *Observer {
+	return p.newObserver(events, logf, gatherFor, buildAt)
+}
+
+func (p *Provider) newObserver(events func(runID string) ([]history.Event, error), logf func(format string, args ...any), gather time.Duration, buildAt int) *Observer {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	o := &Observer{out: p.out(), history: events, logf: logf,
-		queue: make(chan observed, QueueSize), stop: make(chan struct{}), stopped: make(chan struct{}),
-		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
-	o.idle.Store(true)
+	o := &Observer{out: p.out(), history: events, logf: logf, q: newEventQueue(gather, buildAt), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
 	p.mu.Lock()
 	p.observers = append(p.observers, o)
 	p.mu.Unlock()
@@ -113,98 +83,9 @@ func (st *stepTrace) stepSpanID(runID, execID string) [8]byte {
 	return st.spanID
 }
 
-// Observe queues ev of run, committed live, for the spans it ends. It never blocks the
-// commit: when the queue is full the event is dropped and counted, the spans it would have
-// ended are lost, and the run's next event reads its state back from the history.
-func (o *Observer) Observe(run history.Run, ev history.Event) {
-	size := int64(len(ev.Data))
-	if o.queued.Add(size) <= QueueBytes {
-		select {
-		case o.queue <- observed{run, ev}:
-			if o.idle.CompareAndSwap(true, false) {
-				signal(o.wake)
-			} else if len(o.queue) >= buildAt {
-				signal(o.full)
-			}
-			return
-		default:
-		}
-	}
-	o.queued.Add(-size)
-	if o.dropped.Add(1) == 1 {
-		o.logf("wend: traces: the span queue is full (%d events or %d MiB): spans are dropped, not exported, until it drains", QueueSize, QueueBytes>>20)
-	}
-}
-
-// Dropped is how many events found the queue full: their spans were not exported.
-func (o *Observer) Dropped() uint64 { return o.dropped.Load() }
-
-// signal leaves a token in c (capacity 1) unless one is there already.
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
-}
-
-// work builds spans in batches: woken by the first event after a drain, it waits gatherFor
-// (or until buildAt events are queued), marks itself idle and drains the queue. An event
-// queued after the mark wakes it again; one queued before is in this drain.
-func (o *Observer) work() {
-	defer close(o.stopped)
-	gather := time.NewTimer(gatherFor)
-	gather.Stop()
-	for {
-		select {
-		case <-o.wake:
-		case <-o.stop:
-			o.drain()
-			return
-		}
-		gather.Reset(gatherFor)
-		select {
-		case <-gather.C:
-		case <-o.full:
-			gather.Stop()
-		case <-o.stop:
-			o.drain()
-			return
-		}
-		o.idle.Store(true)
-		o.drain()
-	}
-}
-
-// drain builds the spans of the events queued, until the queue is empty.
-func (o *Observer) drain() {
-	for {
-		select {
-		case it := <-o.queue:
-			o.observe(it.run, it.ev)
-		default:
-			return
-		}
-	}
-}
-
-// close builds the spans of the events queued so far and stops the worker; ctx bounds the wait.
-func (o *Observer) close(ctx context.Context) error {
-	o.once.Do(func() { close(o.stop) })
-	select {
-	case <-o.stopped:
-	case <-ctx.Done():
-		return fmt.Errorf("build the queued spans: %w", ctx.Err())
-	}
-	if n := o.dropped.Load(); n > 0 {
-		o.logf("wend: traces: %d events found the span queue full; their spans were not exported", n)
-	}
-	return nil
-}
-
 // observe applies ev, emitting the spans it ends; a run first seen here, or one that lost
 // an event to a full queue, is first read back from its history.
 func (o *Observer) observe(run history.Run, ev history.Event) {
-	defer o.queued.Add(-int64(len(ev.Data)))
 	rt := o.runs[run.RunID]
 	if rt == nil || ev.Seq != rt.next {
 		delete(o.runs, run.RunID)
@@ -243,11 +124,7 @@ func (o *Observer) begin(runID string, started history.Event) *runTrace {
 		st, _ = history.DataOf[history.Started](started)
 	} else {
 		// Only the traceparent: decoding the whole start would copy the spec's text and the input.
-		var tp struct {
-			TraceParent string `json:"traceparent"`
-		}
-		_ = json.Unmarshal(started.Data, &tp)
-		st.TraceParent = tp.TraceParent
+		st.TraceParent = startedTraceParent(started.Data)
 	}
 	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
 	rt := &runTrace{trace: tp, remote: remote, runSpan: tracecontext.RunSpanID(runID), steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
@@ -263,9 +140,10 @@ func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit b
 	switch ev.Type {
 	case history.ActivityScheduled:
 		// Only the names: decoding the whole schedule would copy the step's input.
-		plugin, activity := scheduleNames(ev.Data)
-		rt.steps[ev.ActivityExecutionID] = &stepTrace{path: ev.Step, plugin: plugin, activity: activity,
-			start: ev.Time, tryStart: ev.Time, tryOpen: true}
+		plugin, activity := scheduleNames(ev.Data, &o.texts)
+		st := o.newStep()
+		*st = stepTrace{path: ev.Step, plugin: plugin, activity: activity, start: ev.Time, tryStart: ev.Time, tryOpen: true}
+		rt.steps[ev.ActivityExecutionID] = st
 	case history.ActivityRetryScheduled:
 		if st := rt.steps[ev.ActivityExecutionID]; st != nil {
 			rs, _ := history.DataOf[history.RetrySchedule](ev)
@@ -310,6 +188,26 @@ func (o *Observer) activityEnd(rt *runTrace, run history.Run, ev history.Event, 
 		if emit {
 			o.stepSpan(rt, run, st, ev, outcome, failure)
 		}
+		o.freeStep(st)
+	}
+}
+
+// newStep is a step record, a closed step's when one is kept.
+func (o *Observer) newStep() *stepTrace {
+	if n := len(o.freeSteps); n > 0 {
+		st := o.freeSteps[n-1]
+		o.freeSteps = o.freeSteps[:n-1]
+		return st
+	}
+	return new(stepTrace)
+}
+
+// freeStep keeps st, closed, for newStep; a few hundred are enough for the steps that close
+// between two that open.
+func (o *Observer) freeStep(st *stepTrace) {
+	if len(o.freeSteps) < 256 {
+		*st = stepTrace{}
+		o.freeSteps = append(o.freeSteps, st)
 	}
 }
 
@@ -336,7 +234,7 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 	if c, err := history.DataOf[history.Closed](ev); err == nil && c.Failure != nil {
 		failure = c.Failure
 	}
-	attrs := append(runAttrs(run, 2, failure), attribute.String("wend.outcome", status))
+	attrs := append(o.out.runAttrs(run, 2, failure), attribute.String("wend.outcome", status))
 	if reason != "" && reason != status {
 		attrs = append(attrs, attribute.String("wend.closed_reason", reason))
 	}
@@ -350,28 +248,28 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 
 func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
 	id, hasID := rt.stepIDAttr(st.path)
-	attrs := withStep(runAttrs(run, 6+b2i(hasID), failure), st)
+	attrs := withStep(o.out.runAttrs(run, 6+b2i(hasID), failure), st)
 	if hasID {
 		attrs = append(attrs, id)
 	}
 	attrs = append(attrs, attribute.String("wend.outcome", outcome))
 	o.emit(rt, o.own(rt, rt.runSpan), st.stepSpanID(run.RunID, ev.ActivityExecutionID),
-		"step "+rt.stepName(st.path), st.start, ev.Time, attrs, failure)
+		o.texts.stepName(rt.stepName(st.path)), st.start, ev.Time, attrs, failure)
 }
 
 func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
 	var sum string
 	if ev.Type == history.ActivityCompleted {
-		sum = resultBuild(ev.Data)
+		sum = resultBuild(ev.Data, &o.texts)
 	}
-	attrs := withStep(runAttrs(run, 7+b2i(sum != ""), failure), st)
+	attrs := withStep(o.out.runAttrs(run, 7+b2i(sum != ""), failure), st)
 	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
 	if sum != "" {
 		attrs = append(attrs, attribute.String("wend.plugin_sha256", sum))
 	}
 	o.emit(rt, o.own(rt, st.stepSpanID(run.RunID, ev.ActivityExecutionID)),
 		tracecontext.TrySpanID(run.RunID, ev.ActivityExecutionID, ev.Attempt),
-		tryName(st.plugin, st.activity, ev.Attempt), st.tryStart, ev.Time, attrs, failure)
+		o.texts.tryName(st.plugin, st.activity, ev.Attempt), st.tryStart, ev.Time, attrs, failure)
 }
 
 // own is the context of a span of the run's own, as a parent.
@@ -386,12 +284,13 @@ func (o *Observer) emit(rt *runTrace, parent trace.SpanContext, spanID [8]byte, 
 }
 
 // runAttrs are a run's attributes, in a slice with room for more others and failure's three
-// (emit's), so a span's attributes are allocated once, at their size.
-func runAttrs(run history.Run, more int, failure *history.Failure) []attribute.KeyValue {
+// (emit's), so a span's attributes are allocated once, at their size, or taken from the
+// blocks its exporter has handed back.
+func (s spanOut) runAttrs(run history.Run, more int, failure *history.Failure) []attribute.KeyValue {
 	if failure != nil {
 		more += 3
 	}
-	return append(make([]attribute.KeyValue, 0, 3+more), attribute.String("wend.workflow", run.Name),
+	return append(s.blocks.get(3+more), attribute.String("wend.workflow", run.Name),
 		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID))
 }
 

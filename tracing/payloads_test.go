@@ -10,8 +10,9 @@ import (
 
 const sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
-// TestPayloadFields: the schedule's names and the result's build read from the store's form
-// of a payload are the fields json.Unmarshal finds; any other form is decoded whole.
+// TestPayloadFields: the schedule's names, the result's build and the start's traceparent
+// read from the store's form of a payload are the fields json.Unmarshal finds; any other
+// form is decoded whole.
 func TestPayloadFields(t *testing.T) {
 	for _, tt := range []struct {
 		name, data, plugin, activity, build string
@@ -29,15 +30,24 @@ func TestPayloadFields(t *testing.T) {
 		{"result, build first", `{"plugin_sha256":"` + sha + `","output":1}`, "", "", sha},
 		{"result, not JSON", `{"output":1,"plugin_sha256":"` + sha + `"`, "", "", ""},
 		{"empty", ``, "", "", ""},
+		{"start with a traceparent", `{"workflow_id":"w","input":{"traceparent":"x"},"spec_source":"a: \"b\"","traceparent":"` + accepted + `"}`, "", "", accepted},
+		{"start without", `{"workflow_id":"w","input":null,"rules":2}`, "", "", ""},
+		{"start without, the key in its input", `{"workflow_id":"w","input":{"a":1,"traceparent":"x"},"rules":2}`, "", "", ""},
+		{"start without, the key last in its input", `{"workflow_id":"w","run_id":"r","input":{"a":1,"traceparent":"x"}}`, "", "", ""},
+		{"start, other order", `{"traceparent":"` + accepted + `","workflow_id":"w"}`, "", "", accepted},
+		{"start, not JSON", `{"workflow_id":"w","traceparent":"` + accepted + `"}}"}`, "", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p, a := scheduleNames([]byte(tt.data))
-			b := resultBuild([]byte(tt.data))
+			p, a := scheduleNames([]byte(tt.data), nil)
+			b := resultBuild([]byte(tt.data), nil)
 			if strings.HasPrefix(tt.name, "schedule") && (p != tt.plugin || a != tt.activity) {
 				t.Errorf("scheduleNames = %q, %q; want %q, %q", p, a, tt.plugin, tt.activity)
 			}
 			if strings.HasPrefix(tt.name, "result") && b != tt.build {
 				t.Errorf("resultBuild = %q, want %q", b, tt.build)
+			}
+			if tp := startedTraceParent([]byte(tt.data)); strings.HasPrefix(tt.name, "start") && tp != tt.build {
+				t.Errorf("startedTraceParent = %q, want %q", tp, tt.build)
 			}
 			checkPayloadFields(t, []byte(tt.data))
 		})
@@ -51,8 +61,8 @@ func FuzzPayloadFields(f *testing.F) {
 	f.Add([]byte(`{"plugin":"p","activity":"echo","input":{"i":1},"tries":0}`), "p", "echo", []byte(`{"i":1}`), sha)
 	f.Add([]byte(`{"output":1,"plugin_sha256":"`+sha+`"}`), "p\"", "é", []byte(`"plugin_sha256"`), "")
 	f.Fuzz(func(t *testing.T, data []byte, plugin, activity string, value []byte, build string) {
-		p, a := scheduleNames(data)
-		_ = resultBuild(data)
+		p, a := scheduleNames(data, nil)
+		_ = resultBuild(data, nil)
 		if !json.Valid(data) && !strings.HasPrefix(string(data), `{"plugin":"`+p+`","activity":"`+a+`",`) {
 			var sc struct{ Plugin, Activity string }
 			_ = json.Unmarshal(data, &sc)
@@ -71,8 +81,14 @@ func FuzzPayloadFields(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		start, err := json.Marshal(history.Started{WorkflowID: plugin, Input: value, SpecSource: activity, TraceParent: build})
+		if err != nil {
+			t.Fatal(err)
+		}
 		checkPayloadFields(t, sched)
 		checkPayloadFields(t, res)
+		checkPayloadFields(t, start)
+		_ = startedTraceParent(data)
 	})
 }
 
@@ -82,13 +98,19 @@ func checkPayloadFields(t *testing.T, data []byte) {
 	t.Helper()
 	var sc history.ActivitySchedule
 	if json.Unmarshal(data, &sc) == nil && strings.HasPrefix(string(data), `{"plugin":`) {
-		if p, a := scheduleNames(data); p != sc.Plugin || a != sc.Activity {
+		if p, a := scheduleNames(data, nil); p != sc.Plugin || a != sc.Activity {
 			t.Errorf("%s: scheduleNames = %q, %q; Unmarshal: %q, %q", data, p, a, sc.Plugin, sc.Activity)
+		}
+	}
+	var st history.Started
+	if json.Unmarshal(data, &st) == nil && strings.HasPrefix(string(data), `{"workflow_id":`) {
+		if tp := startedTraceParent(data); tp != st.TraceParent {
+			t.Errorf("%s: startedTraceParent = %q; Unmarshal: %q", data, tp, st.TraceParent)
 		}
 	}
 	var r history.ActivityResult
 	if json.Unmarshal(data, &r) == nil && strings.HasPrefix(string(data), `{"output":`) {
-		if b := resultBuild(data); b != r.PluginSHA256 {
+		if b := resultBuild(data, nil); b != r.PluginSHA256 {
 			t.Errorf("%s: resultBuild = %q; Unmarshal: %q", data, b, r.PluginSHA256)
 		}
 	}

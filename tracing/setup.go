@@ -25,8 +25,10 @@ type Provider struct {
 	tp *sdktrace.TracerProvider
 	// direct are tp's span processors when spans are handed to them finished (spanOut), nil
 	// when they go through tp's tracer; res is the resource tp gives its spans.
-	direct []sdktrace.SpanProcessor
-	res    *resource.Resource
+	direct  []sdktrace.SpanProcessor
+	res     *resource.Resource
+	blocks  *attrBlocks  // the direct spans' attribute blocks, handed back by batcher
+	batcher *spanBatcher // the direct spans' batch processor (FromEnv's); nil otherwise
 
 	mu        sync.Mutex
 	observers []*Observer
@@ -38,8 +40,9 @@ type Provider struct {
 // it nor OTEL_RESOURCE_ATTRIBUTES names the service) and OTEL_EXPORTER_OTLP_PROTOCOL or
 // OTEL_EXPORTER_OTLP_TRACES_PROTOCOL (grpc, the default, or http/protobuf). The OTLP exporter reads its own OTEL_EXPORTER_OTLP_* variables (endpoint, headers,
 // certificates, timeout), the batch processor OTEL_BSP_*, the sampler OTEL_TRACES_SAMPLER.
-// Spans go to the batch processors finished (spanOut) unless a sampler or an attribute limit
-// is set (tracerVars): then through the SDK's tracer, which applies it.
+// Spans go finished (spanOut) to wend's batch processor (spanBatcher, which reads OTEL_BSP_*
+// as the SDK's does) unless a sampler or an attribute limit is set (tracerVars): then
+// through the SDK's tracer, which applies it, to the SDK's batch processor.
 // console writes spans as JSON lines to console (wend's stderr: its stdout carries results),
 // one write a batch. It
 // returns nil when no exporter is configured.
@@ -47,17 +50,17 @@ func FromEnv(ctx context.Context, getenv func(string) string, console io.Writer)
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return nil, nil
 	}
-	var procs []sdktrace.SpanProcessor
+	var exps []sdktrace.SpanExporter
 	for name := range strings.SplitSeq(getenv("OTEL_TRACES_EXPORTER"), ",") {
 		exp, err := exporter(ctx, strings.TrimSpace(name), getenv, console)
 		if err != nil {
 			return nil, err
 		}
 		if exp != nil {
-			procs = append(procs, sdktrace.NewBatchSpanProcessor(exp))
+			exps = append(exps, exp)
 		}
 	}
-	if len(procs) == 0 {
+	if len(exps) == 0 {
 		return nil, nil
 	}
 	res, err := serviceResource(ctx, getenv)
@@ -70,7 +73,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, console io.Writer)
 			direct = false
 		}
 	}
-	return newProvider(res, direct, procs...), nil
+	return batched(res, direct, getenv, exps...), nil
 }
 
 func exporter(ctx context.Context, name string, getenv func(string) string, console io.Writer) (sdktrace.SpanExporter, error) {
@@ -140,5 +143,18 @@ func (p *Provider) Shutdown(ctx context.Context) error {
 	for _, o := range observers {
 		errs = append(errs, o.close(ctx))
 	}
-	return errors.Join(append(errs, p.tp.Shutdown(ctx))...)
+	errs = append(errs, p.tp.Shutdown(ctx))
+	if n := p.DroppedSpans(); n > 0 && len(observers) > 0 {
+		observers[0].logf("wend: traces: %d spans found the export queue full (the exporter could not keep up); they were not exported", n)
+	}
+	return errors.Join(errs...)
+}
+
+// DroppedSpans is how many finished spans found the export queue full (OTEL_BSP_MAX_QUEUE_SIZE
+// spans waiting for the exporter) and were dropped, not exported.
+func (p *Provider) DroppedSpans() uint64 {
+	if p == nil || p.batcher == nil {
+		return 0
+	}
+	return p.batcher.DroppedSpans()
 }

@@ -29,10 +29,11 @@ type spanOut struct {
 	tracer trace.Tracer
 	procs  []sdktrace.SpanProcessor // the direct path's; nil: through tracer
 	res    *resource.Resource
+	blocks *attrBlocks // where spans' attributes are written; nil: fresh slices
 }
 
 func (p *Provider) out() spanOut {
-	return spanOut{tracer: p.tp.Tracer(scopeName), procs: p.direct, res: p.res}
+	return spanOut{tracer: p.tp.Tracer(scopeName), procs: p.direct, res: p.res, blocks: p.blocks}
 }
 
 // emit exports one span of trace traceID with the given ids, times and attributes.

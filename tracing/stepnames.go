@@ -20,6 +20,9 @@ func (p *Provider) NameSteps(stepIDs func(history.Started) map[string]string) {
 // stepName is what a span calls the step at path: its id when the spec gives it one, else
 // the path.
 func (rt *runTrace) stepName(path string) string {
+	if rt.ids == nil {
+		return path
+	}
 	if id := rt.ids[history.StaticStepPath(path)]; id != "" {
 		return id
 	}
@@ -30,6 +33,9 @@ func (rt *runTrace) stepName(path string) string {
 // has wend.step.path, whose for_each item numbers tell items apart; a try span's step id is
 // its parent's: a try exported by a Temporal worker knows no spec.)
 func (rt *runTrace) stepIDAttr(path string) (attribute.KeyValue, bool) {
+	if rt.ids == nil {
+		return attribute.KeyValue{}, false
+	}
 	if id := rt.ids[history.StaticStepPath(path)]; id != "" {
 		return attribute.String("wend.step.id", id), true
 	}

@@ -1,7 +1,6 @@
 package tracing
 
 import (
-	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -51,19 +50,15 @@ func (p *Provider) EmitTry(t Try) {
 		tp = parsed
 	}
 	st := &stepTrace{path: c.StepPath, plugin: c.Plugin, activity: c.Activity}
-	attrs := withStep(runAttrs(history.Run{Name: t.Workflow, WorkflowID: c.WorkflowID, RunID: c.RunID}, 8, t.Failure), st)
+	out := p.out()
+	attrs := withStep(out.runAttrs(history.Run{Name: t.Workflow, WorkflowID: c.WorkflowID, RunID: c.RunID}, 8, t.Failure), st)
 	attrs = append(attrs, attribute.Int("wend.attempt", c.Attempt), attribute.String("wend.outcome", t.Outcome))
 	if t.PluginSHA256 != "" {
 		attrs = append(attrs, attribute.String("wend.plugin_sha256", t.PluginSHA256))
 	}
 	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tp.TraceID,
 		SpanID: tracecontext.StepSpanID(c.RunID, c.ActivityExecutionID), TraceFlags: trace.TraceFlags(tp.Flags)})
-	p.out().emit(tp.TraceID, parent,
+	out.emit(tp.TraceID, parent,
 		tracecontext.TrySpanID(c.RunID, c.ActivityExecutionID, c.Attempt),
 		tryName(c.Plugin, c.Activity, c.Attempt), t.Start, t.End, attrs, t.Failure)
-}
-
-// tryName is a try span's name: "try PLUGIN.ACTIVITY #ATTEMPT".
-func tryName(plugin, activity string, attempt int) string {
-	return "try " + plugin + "." + activity + " #" + strconv.Itoa(attempt)
 }

@@ -109,14 +109,14 @@ func (o *Observer) endWait(rt *runTrace, run history.Run, key string, end time.T
 		return
 	}
 	id, hasID := rt.stepIDAttr(w.path)
-	attrs := append(runAttrs(run, 4+b2i(hasID)+len(w.attrs)+len(more), failure), attribute.String("wend.step", w.path),
+	attrs := append(o.out.runAttrs(run, 4+b2i(hasID)+len(w.attrs)+len(more), failure), attribute.String("wend.step", w.path),
 		attribute.String("wend.step.path", w.path), attribute.String("wend.step_kind", w.kind))
 	if hasID {
 		attrs = append(attrs, id)
 	}
 	attrs = append(append(attrs, w.attrs...), more...)
 	attrs = append(attrs, attribute.String("wend.outcome", outcome))
-	o.emit(rt, o.own(rt, rt.runSpan), w.id, "step "+rt.stepName(w.path), w.start, end, attrs, failure)
+	o.emit(rt, o.own(rt, rt.runSpan), w.id, o.texts.stepName(rt.stepName(w.path)), w.start, end, attrs, failure)
 }
 
 // endWaits closes the waits still open when the run closes: they ended with it.
