@@ -3,7 +3,6 @@ package boltstore
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -76,7 +75,7 @@ func decodeRun(tx *bolt.Tx, id, v []byte) (r history.Run, err error) {
 	if err != nil {
 		return r, fmt.Errorf("run %s: record: %w", id, err)
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := decodeRunJSON(body, &r); err != nil {
 		return r, fmt.Errorf("run %s: record: %w", id, err)
 	}
 	if r.RunID != string(id) {
@@ -379,7 +378,7 @@ func decodeTask(k, v []byte) (history.Task, error) {
 	var t history.Task
 	body, err := unframe(k, v)
 	if err == nil {
-		err = json.Unmarshal(body, &t)
+		err = decodeTaskJSON(body, &t)
 	}
 	if err == nil && t.ID != string(k) {
 		err = fmt.Errorf("stored under it, the task says id %q", t.ID)
