@@ -14,9 +14,10 @@ import (
 // anything else, valid or not, goes to json.Unmarshal, so the result and the error are always
 // its own (FuzzDecodeRunRecord and FuzzDecodeTask hold them to that).
 
-// decodeRunJSON decodes a run record's body as json.Unmarshal into a zero history.Run does.
-func decodeRunJSON(b []byte, r *history.Run) error {
-	if runLayout(b, r) {
+// decodeRunJSON decodes a run record's body as json.Unmarshal into a zero history.Run does;
+// the fields many records repeat take their strings from shared (nil: none shared).
+func decodeRunJSON(b []byte, r *history.Run, shared sharedStrings) error {
+	if runLayout(b, r, shared) {
 		return nil
 	}
 	*r = history.Run{}
@@ -34,17 +35,17 @@ func decodeTaskJSON(b []byte, t *history.Task) error {
 
 // runLayout reads b when it has appendRunJSON's layout without search values (few runs have
 // them: those go to json.Unmarshal), reporting whether it did.
-func runLayout(b []byte, r *history.Run) bool {
-	p := recordReader{b: b}
+func runLayout(b []byte, r *history.Run, shared sharedStrings) bool {
+	p := recordReader{b: b, shared: shared}
 	ok := p.key(`{"workflow_id":`) && p.str(&r.WorkflowID) &&
 		p.key(`,"run_id":`) && p.str(&r.RunID) &&
-		p.key(`,"name":`) && p.str(&r.Name) &&
-		p.key(`,"status":`) && p.str(&r.Status) &&
-		(!p.key(`,"closed_reason":`) || p.str(&r.ClosedReason)) &&
-		p.key(`,"spec_file":`) && p.str(&r.SpecFile) &&
-		p.key(`,"spec_sha256":`) && p.str(&r.SpecSHA256) &&
+		p.key(`,"name":`) && p.common(&r.Name) &&
+		p.key(`,"status":`) && p.common(&r.Status) &&
+		(!p.key(`,"closed_reason":`) || p.common(&r.ClosedReason)) &&
+		p.key(`,"spec_file":`) && p.common(&r.SpecFile) &&
+		p.key(`,"spec_sha256":`) && p.common(&r.SpecSHA256) &&
 		(!p.key(`,"parent_run_id":`) || p.str(&r.ParentRunID)) &&
-		(!p.key(`,"parent_step":`) || p.str(&r.ParentStep)) &&
+		(!p.key(`,"parent_step":`) || p.common(&r.ParentStep)) &&
 		p.key(`,"started_at":`) && p.time(&r.StartedAt) &&
 		(!p.key(`,"closed_at":`) || p.time(&r.ClosedAt)) &&
 		p.key("}") && p.i == len(b)
@@ -88,8 +89,31 @@ func taskLayout(b []byte, t *history.Task) bool {
 
 // recordReader reads a record's JSON in the order its encoder wrote it.
 type recordReader struct {
-	b []byte
-	i int
+	b      []byte
+	i      int
+	shared sharedStrings
+}
+
+// sharedStrings hands out one string for equal bytes, for the fields many run records repeat
+// (a workflow's name, its spec file and hash, a status): a scan of 100,000 runs of a few
+// workflows then holds each once, not once a record, and what Resume registers keeps them so.
+// It keeps at most sharedMax strings of at most sharedLongest bytes; nil shares none.
+type sharedStrings map[string]string
+
+const (
+	sharedMax     = 4096
+	sharedLongest = 512
+)
+
+func (m sharedStrings) get(b []byte) string {
+	if s, ok := m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if m != nil && len(m) < sharedMax && len(b) <= sharedLongest {
+		m[s] = s
+	}
+	return s
 }
 
 // key skips k when b holds it next.
@@ -109,6 +133,17 @@ func (p *recordReader) str(s *string) bool {
 		return false
 	}
 	*s = string(p.b[p.i+1 : end-1])
+	p.i = end
+	return true
+}
+
+// common is str for a field many records repeat: its string comes from p.shared.
+func (p *recordReader) common(s *string) bool {
+	end, ok := history.PlainJSONString(p.b, p.i)
+	if !ok {
+		return false
+	}
+	*s = p.shared.get(p.b[p.i+1 : end-1])
 	p.i = end
 	return true
 }

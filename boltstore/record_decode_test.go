@@ -2,18 +2,24 @@ package boltstore
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/wendflow/wend/history"
+	"github.com/wendflow/wend/history/storetest"
+	bolt "go.etcd.io/bbolt"
 )
 
 // checkDecodeRun: decodeRunJSON gives json.Unmarshal's run, or an error where it gives one.
 func checkDecodeRun(t *testing.T, b []byte) {
 	t.Helper()
 	var got, want history.Run
-	err := decodeRunJSON(b, &got)
+	err := decodeRunJSON(b, &got, sharedStrings{})
 	wantErr := json.Unmarshal(b, &want)
 	if (err != nil) != (wantErr != nil) {
 		t.Fatalf("%q: error %v, json.Unmarshal's %v", b, err, wantErr)
@@ -120,7 +126,7 @@ func TestDecodeRecordsReadTheirEncodersByHand(t *testing.T) {
 			t.Fatalf("%+v: not encoded", r)
 		}
 		var got history.Run
-		if !runLayout(b, &got) {
+		if !runLayout(b, &got, nil) {
 			t.Fatalf("%s: not read by hand", b)
 		}
 		checkDecodeRun(t, b)
@@ -170,7 +176,7 @@ func BenchmarkDecodeRecords(b *testing.B) {
 		for b.Loop() {
 			var r history.Run
 			var t history.Task
-			if decodeRunJSON(run, &r) != nil || decodeTaskJSON(task, &t) != nil {
+			if decodeRunJSON(run, &r, nil) != nil || decodeTaskJSON(task, &t) != nil {
 				b.Fatal("decode")
 			}
 		}
@@ -184,4 +190,51 @@ func BenchmarkDecodeRecords(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A scan of the run records gives the runs of one workflow one string each for their name,
+// status, spec file and hash (what Resume keeps of 100,000 waiting runs), their own ids, and
+// the newest first, as before.
+func TestRunsScanSharesRepeatedStrings(t *testing.T) {
+	s := openTemp(t)
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	const n = purgeScanChunk + 3 // across two of the scan's reads
+	for i := range n {
+		u := storetest.Started(fmt.Sprintf("wf%d", i), fmt.Sprintf("r%04d", i), at.Add(time.Duration(i%7)*time.Second))
+		u.Run.SpecFile, u.Run.SpecSHA256 = "/srv/flows/order.wend.yaml", strings.Repeat("ab", 32)
+		commitRun(t, s, u)
+	}
+	runs, err := s.Runs(history.RunFilter{Status: history.StatusRunning})
+	must(t, err)
+	if len(runs) != n || cap(runs) != n {
+		t.Fatalf("%d runs in room for %d, want %d made to size from the counts", len(runs), cap(runs), n)
+	}
+	must(t, s.view("count", func(tx *bolt.Tx) error {
+		if got := runsCounted(tx, history.StatusCompleted); got != 0 {
+			t.Errorf("%d completed runs counted, want 0", got)
+		}
+		if got := runsCounted(tx, ""); got != n {
+			t.Errorf("%d runs counted, want %d", got, n)
+		}
+		return nil
+	}))
+	if !slices.IsSortedFunc(runs, func(a, b history.Run) int {
+		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.RunID, a.RunID)
+	}) {
+		t.Fatal("runs not newest first")
+	}
+	first := runs[0]
+	for _, r := range runs[1:] {
+		for _, f := range [][2]string{{r.Name, first.Name}, {r.Status, first.Status}, {r.SpecFile, first.SpecFile}, {r.SpecSHA256, first.SpecSHA256}} {
+			if f[0] != f[1] || unsafe.StringData(f[0]) != unsafe.StringData(f[1]) {
+				t.Fatalf("run %s: %q is not the string run %s holds", r.RunID, f[0], first.RunID)
+			}
+		}
+		if unsafe.StringData(r.RunID) == unsafe.StringData(first.RunID) {
+			t.Fatalf("run %s shares its id's string", r.RunID)
+		}
+	}
 }

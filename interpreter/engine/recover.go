@@ -201,8 +201,8 @@ func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 	}
 	e.publishAll(lrs)
 	rep.Resumed = len(lrs)
-	var later []history.Task // for the scheduler, added at once
-	for _, t := range tasks {
+	later := make([]*history.Task, 0, len(tasks)) // for the scheduler, added at once
+	for i, t := range tasks {
 		lr := e.live(t.RunID)
 		if lr == nil {
 			continue // its run is closed or blocked
@@ -215,7 +215,7 @@ func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 			}
 		}
 		if e.scheduled(t) {
-			later = append(later, t)
+			later = append(later, &tasks[i])
 			continue
 		}
 		lr.mu.Lock()

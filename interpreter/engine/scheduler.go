@@ -50,7 +50,7 @@ func (s *scheduler) add(t history.Task) {
 // addAll schedules ts as add does each, in one pass: a start arms every stored timer at once
 // (100,000 waiting runs hold as many), so the heap is built whole (heap.Init, linear) and its
 // clock timer set once.
-func (s *scheduler) addAll(ts []history.Task) {
+func (s *scheduler) addAll(ts []*history.Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped || len(ts) == 0 {
@@ -58,10 +58,10 @@ func (s *scheduler) addAll(ts []history.Task) {
 	}
 	for _, t := range ts {
 		if old, ok := s.byID[t.ID]; ok {
-			old.t = t // its place is found again by heap.Init
+			old.t = *t // its place is found again by heap.Init
 			continue
 		}
-		it := &item{t: t, index: len(s.h)}
+		it := &item{t: *t, index: len(s.h)}
 		s.h = append(s.h, it)
 		s.byID[t.ID] = it
 	}

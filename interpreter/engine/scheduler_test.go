@@ -22,12 +22,12 @@ func TestSchedulerAddAllFiresEachOnceInOrder(t *testing.T) {
 		got = append(got, task.ID)
 		mu.Unlock()
 	})
-	at := func(id string, d time.Duration) history.Task {
-		return history.Task{ID: id, RunID: "r", Kind: history.TaskTimer, AvailableAt: t0.Add(d)}
+	at := func(id string, d time.Duration) *history.Task {
+		return &history.Task{ID: id, RunID: "r", Kind: history.TaskTimer, AvailableAt: t0.Add(d)}
 	}
-	s.add(at("held", time.Hour))
-	s.addAll([]history.Task{at("c", 3*time.Hour), at("a", time.Hour), at("held", 4*time.Hour), at("b", 2*time.Hour), at("a", 90*time.Minute)})
-	s.add(at("later", 150*time.Minute))
+	s.add(*at("held", time.Hour))
+	s.addAll([]*history.Task{at("c", 3*time.Hour), at("a", time.Hour), at("held", 4*time.Hour), at("b", 2*time.Hour), at("a", 90*time.Minute)})
+	s.add(*at("later", 150*time.Minute))
 	s.addAll(nil)
 
 	clock.Advance(time.Hour)
@@ -50,7 +50,7 @@ func TestSchedulerAddAllAfterStop(t *testing.T) {
 	fired := 0
 	s := newScheduler(clock, func(history.Task) { fired++ })
 	s.stop()
-	s.addAll([]history.Task{{ID: "a", RunID: "r", Kind: history.TaskTimer, AvailableAt: clock.Now()}})
+	s.addAll([]*history.Task{{ID: "a", RunID: "r", Kind: history.TaskTimer, AvailableAt: clock.Now()}})
 	clock.Advance(time.Hour)
 	if fired != 0 || len(s.byID) != 0 {
 		t.Fatalf("a stopped scheduler fired %d and holds %d", fired, len(s.byID))
