@@ -34,15 +34,27 @@ func (b *bench) heapServe(o *harness.Options, path string) *heapAsk {
 	return &heapAsk{path: path, r: r, w: w}
 }
 
+// cpuServe makes o start heapserve in place of cmd/wend, with the same flags, profiling its CPU
+// from its start until asked (ask("cpu")), the profile written to path.
+func (b *bench) cpuServe(o *harness.Options, path string) *heapAsk {
+	h := b.heapServe(o, path)
+	o.Env = append(os.Environ(), "WEND_BENCH_CPUPROFILE="+h.path, "WEND_BENCH_CPUPROFILE_AT_START=1")
+	return h
+}
+
 // started closes this process's copy of the child's end of the pipe.
 func (h *heapAsk) started() { h.r.Close() }
 
-// write asks for the profile and waits (a minute at most) until it is there.
-func (h *heapAsk) write() error {
+// write asks for the heap profile and waits (a minute at most) until it is there.
+func (h *heapAsk) write() error { return h.ask("heap") }
+
+// ask sends line (heap: write a heap profile; cpu: end the CPU profile) and waits (a minute at
+// most) until the profile is there.
+func (h *heapAsk) ask(line string) error {
 	defer h.w.Close()
 	_ = os.Remove(h.path)
-	if _, err := fmt.Fprintln(h.w, "heap"); err != nil {
-		return fmt.Errorf("ask for a heap profile: %w", err)
+	if _, err := fmt.Fprintln(h.w, line); err != nil {
+		return fmt.Errorf("ask for a %s profile: %w", line, err)
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {

@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +35,10 @@ var (
 	idleHeap       = flag.String("idle-heapprofile", "", "idle: write a heap profile (live objects after a GC) to FILE while the resident part's runs all wait")
 	timersAt       = flag.Duration("idle-timers-due", 0, "idle: with -idle-timers-only, the timers fall due this long after the first start (default n/200 seconds + 3 s)")
 	fireProfile    = flag.String("idle-fire-cpuprofile", "", "idle: write a CPU profile of the timers' firing alone (their due time to the last run closed) to this file")
+	idleDB         = flag.String("idle-db", "", "idle: only the serve part, over a copy of this database (as -idle-save left it; -idle-n as when it was saved)")
+	idleSave       = flag.String("idle-save", "", "idle: copy the database as serve's first start left it (its file, log and what lies beside it) to this path, for -idle-db")
+	idleWend       = flag.String("idle-wend", "", "idle: the wend binary the serve part starts (default: cmd/wend built from this checkout), to time another build")
+	idleServeProf  = flag.String("idle-serve-cpuprofile", "", "idle: write serve's CPU profile from its exec to ready to FILE (that serve is bench/heapserve)")
 	idleDump       = flag.String("idle-dump", "", "idle: save serve's /proc/PID/smaps at ready and after the start's repair (DIR/ready.smaps, DIR/repaired.smaps) and its heap profile right before SIGTERM (DIR/serve.heap; that serve is bench/heapserve)")
 )
 
@@ -74,6 +81,11 @@ func (b *bench) idle() {
 	flow := b.workflow("order", orderFlow)
 	src, _ := os.ReadFile(flow)
 	db := b.path("idle.db")
+	if *idleDB != "" {
+		copyDB(*idleDB, db)
+		b.idleServe(db, n)
+		return
+	}
 
 	// Resident.
 	base := liveHeap()
@@ -213,6 +225,28 @@ func (b *bench) timers(n int, startT time.Duration) {
 		"resident_before_due", idle.Resident, "live_heap_mb_before_due", heapMB, "rss_mb_before_due", rssWaiting,
 		"rebuilt", rebuilt, "commits", s.Commits-txBefore.Commits, "transactions", s.Transactions-txBefore.Transactions,
 		"rss_mb", rssMB(), "peak_rss_mb", peakRSSMB(), "note", note)
+}
+
+// copyDB copies a closed database at from (its file and what lies beside it named after it:
+// the log's folder, the plugin registry) to to, the pid and lock files left out. cp keeps the
+// log's preallocated segments sparse.
+func copyDB(from, to string) {
+	dir, base := filepath.Dir(from), filepath.Base(from)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		fail(err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, base) || strings.HasSuffix(name, ".pid") || strings.HasSuffix(name, ".lock") || strings.HasSuffix(name, ".sock") {
+			continue
+		}
+		dst := to + strings.TrimPrefix(name, base)
+		os.RemoveAll(dst)
+		if out, err := exec.Command("cp", "-a", "--sparse=always", filepath.Join(dir, name), dst).CombinedOutput(); err != nil {
+			fail(fmt.Errorf("copy %s: %v: %s", name, err, out))
+		}
+	}
 }
 
 // startProfile starts a CPU profile to path, when it is set, and returns what stops it.

@@ -104,8 +104,10 @@ func selectPurge(all map[string]history.Run, order []history.Run, match func(his
 // scan never holds the writer (reads inside the open transaction take its lock) for long.
 func (s *Store) scanRuns(fn func(history.Run)) error {
 	var from []byte
+	shared := sharedStrings{}
+	chunk := make([]history.Run, 0, purgeScanChunk)
 	for {
-		var chunk []history.Run
+		chunk = chunk[:0]
 		more := false
 		err := s.view("list runs", func(tx *bolt.Tx) error {
 			c := tx.Bucket(bucketRuns).Cursor()
@@ -114,7 +116,7 @@ func (s *Store) scanRuns(fn func(history.Run)) error {
 					more = true
 					break
 				}
-				r, err := decodeRun(tx, k, v)
+				r, err := decodeRunSharing(tx, k, v, shared)
 				if err != nil {
 					return fmt.Errorf("%w; run wend check", err)
 				}

@@ -4,7 +4,9 @@
 // -idle-dump DIR` runs it in place of cmd/wend and asks right before it stops `wend serve`, to
 // see what the engine holds with every run open. With WEND_BENCH_CPUPROFILE naming a file, a
 // line "cpu" starts a CPU profile to it and the next "cpu" ends it (`-only servecpu
-// -servecpu-profile FILE`). wend itself has no such switch.
+// -servecpu-profile FILE`); with WEND_BENCH_CPUPROFILE_AT_START=1 as well, the profile starts
+// with the process and the first "cpu" ends it (`-only idle -idle-serve-cpuprofile FILE`: a
+// start's profile). wend itself has no such switch.
 package main
 
 import (
@@ -23,22 +25,27 @@ import (
 const (
 	profileEnv    = "WEND_BENCH_HEAPPROFILE"
 	cpuProfileEnv = "WEND_BENCH_CPUPROFILE"
+	cpuAtStartEnv = "WEND_BENCH_CPUPROFILE_AT_START"
 )
 
 func main() {
 	if path := os.Getenv(profileEnv); path != "" {
 		go answer(os.Stdin, os.Stderr, path)
 	} else if path := os.Getenv(cpuProfileEnv); path != "" {
-		go answerCPU(os.Stdin, os.Stderr, path)
+		var f *os.File
+		if os.Getenv(cpuAtStartEnv) == "1" {
+			f = startCPU(os.Stderr, path)
+		}
+		go answerCPU(os.Stdin, os.Stderr, path, f)
 	}
 	os.Exit(commands.Main())
 }
 
 // answerCPU starts a CPU profile at a line "cpu" of in and ends it at the next; the
-// profile is written to path.tmp, renamed path once whole.
-func answerCPU(in io.Reader, stderr io.Writer, path string) {
+// profile is written to path.tmp, renamed path once whole. f is the profile's file when one
+// was started already (startCPU): the first "cpu" ends it.
+func answerCPU(in io.Reader, stderr io.Writer, path string, f *os.File) {
 	sc := bufio.NewScanner(in)
-	var f *os.File
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) != "cpu" {
 			continue
@@ -55,14 +62,24 @@ func answerCPU(in io.Reader, stderr io.Writer, path string) {
 			f = nil
 			continue
 		}
-		var err error
-		if f, err = os.Create(path + ".tmp"); err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "heapserve: %v\n", err)
+		f = startCPU(stderr, path)
+	}
+}
+
+// startCPU starts a CPU profile to path.tmp and returns its file; nil, reported on stderr, when
+// it could not start.
+func startCPU(stderr io.Writer, path string) *os.File {
+	f, err := os.Create(path + ".tmp")
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
 		}
 	}
+	if err != nil {
+		fmt.Fprintf(stderr, "heapserve: %v\n", err)
+		return nil
+	}
+	return f
 }
 
 // answer writes the profile for each "heap" line of in, until in ends; a failure is reported

@@ -160,16 +160,25 @@ func (e *Engine) resumeRepairing() bool {
 // resume registers the open runs and re-arms the stored tasks: Resume without the repair.
 func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 	var rep RecoverReport
+	// The open runs' records and the stored tasks are two reads of their own, each of every
+	// record of its kind: read at once, they take the longer one's time, not both.
+	var tasks []history.Task
+	var terr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		tasks, terr = e.store.Tasks()
+	}()
 	runs, err := e.store.Runs(history.RunFilter{Status: history.StatusRunning})
+	<-read
 	if err != nil {
 		return rep, err
 	}
-	tasks, err := e.store.Tasks()
-	if d := (*history.DamagedTasksError)(nil); errors.As(err, &d) {
-		err = nil // the repair reports them and rebuilds what the runs need
+	if d := (*history.DamagedTasksError)(nil); errors.As(terr, &d) {
+		terr = nil // the repair reports them and rebuilds what the runs need
 	}
-	if err != nil {
-		return rep, err
+	if terr != nil {
+		return rep, terr
 	}
 	now := e.clock.Now()
 	owesChild := map[string]bool{}
@@ -178,6 +187,7 @@ func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 			owesChild[t.RunID] = true
 		}
 	}
+	lrs := make([]*liveRun, 0, len(runs))
 	for _, rec := range runs {
 		lr := &liveRun{dir: filepath.Dir(rec.SpecFile), workflowID: rec.WorkflowID, rec: rec, unread: true, lastUsed: now}
 		if owesChild[rec.RunID] {
@@ -187,10 +197,12 @@ func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 				continue
 			}
 		}
-		e.publish(lr)
-		rep.Resumed++
+		lrs = append(lrs, lr)
 	}
-	for _, t := range tasks {
+	e.publishAll(lrs)
+	rep.Resumed = len(lrs)
+	later := make([]*history.Task, 0, len(tasks)) // for the scheduler, added at once
+	for i, t := range tasks {
 		lr := e.live(t.RunID)
 		if lr == nil {
 			continue // its run is closed or blocked
@@ -202,11 +214,16 @@ func (e *Engine) resume(ctx context.Context) (RecoverReport, error) {
 				continue
 			}
 		}
+		if e.scheduled(t) {
+			later = append(later, &tasks[i])
+			continue
+		}
 		lr.mu.Lock()
 		rec := lr.rec
 		lr.mu.Unlock()
 		e.rearm(rec, t)
 	}
+	e.sched.addAll(later)
 	for _, lr := range e.liveRuns("") {
 		e.evictAtRecover(lr) // the runs replayed above that only wait
 	}
@@ -288,19 +305,22 @@ func replayRun(st history.Started, evs []history.Event, decoded bool) (*liveRun,
 	return replayWith(w, st, evs, decoded)
 }
 
+// scheduled says whether rearm hands t to the scheduler: a timer, or a try not due yet.
+func (e *Engine) scheduled(t history.Task) bool {
+	return t.Kind == history.TaskTimer || t.Kind == history.TaskActivity && t.AvailableAt.After(e.clock.Now())
+}
+
 // rearm puts a stored task back to work. rec is the run's record, read under its lock: the
 // run may be committing meanwhile (a timer re-armed before fired at once), so lr.rec is not
 // read here.
 func (e *Engine) rearm(rec history.Run, t history.Task) {
 	switch t.Kind {
-	case history.TaskActivity:
-		if t.AvailableAt.After(e.clock.Now()) {
+	case history.TaskActivity, history.TaskTimer:
+		if e.scheduled(t) {
 			e.sched.add(t)
 		} else {
 			e.call(t)
 		}
-	case history.TaskTimer:
-		e.sched.add(t)
 	case history.TaskChild, history.TaskWait:
 		st, err := history.DataOf[stepTask](history.Event{Data: t.Data})
 		if err != nil {
@@ -369,4 +389,17 @@ func (e *Engine) interrupted(lr *liveRun, t history.Task) bool {
 		return false
 	}
 	return true
+}
+
+// publishAll publishes the runs a start registers, under one hold of e.mu; the maps are made
+// to their size first when they are empty (as at a start), not grown step by step.
+func (e *Engine) publishAll(lrs []*liveRun) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.runs) == 0 && len(e.current) == 0 {
+		e.runs, e.current = make(map[string]*liveRun, len(lrs)), make(map[string]string, len(lrs))
+	}
+	for _, lr := range lrs {
+		e.publishLocked(lr)
+	}
 }

@@ -271,6 +271,9 @@ func (e *Engine) liveRuns(workflowID string) []*liveRun {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []*liveRun
+	if workflowID == "" {
+		out = make([]*liveRun, 0, len(e.runs))
+	}
 	for _, lr := range e.runs {
 		if workflowID == "" || lr.workflowID == workflowID {
 			out = append(out, lr)

@@ -302,3 +302,77 @@ func TestResumeRepairReturnsItsGarbage(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeArmsEveryTimerAtItsTime: the timers of runs a start registers without replaying
+// them go to the scheduler together (scheduler.addAll), each still due at its own time: after a
+// restart, runs whose delays end at 10, 20 and 30 minutes each go on at theirs, not before,
+// with the start's background repair held back so only Resume can have armed them.
+func TestResumeArmsEveryTimerAtItsTime(t *testing.T) {
+	h := newHarness(t)
+	order := []struct {
+		id    string
+		delay time.Duration
+	}{{"late", 30 * time.Minute}, {"early", 10 * time.Minute}, {"middle", 20 * time.Minute}}
+	for _, r := range order {
+		f := h.write(r.id+".wend.yaml", head+"steps: [{delay: "+r.delay.String()+"}, {activity: p.after}]\n")
+		h.start(f, r.id, "null")
+		h.settle(r.id, history.TimerScheduled)
+	}
+	h.e.Close()
+
+	_, rep := h.resumeOver(Options{IdleAfter: time.Hour}, "")
+	if rep.Resumed != 3 || rep.Tasks != 3 {
+		t.Fatalf("resume: %+v, want 3 runs and their 3 timers", rep)
+	}
+	// armed lists the workflows whose timer the scheduler still holds: the clock's Advance
+	// takes due timers out of it before it returns.
+	armed := func() string {
+		h.e.sched.mu.Lock()
+		defer h.e.sched.mu.Unlock()
+		var ids []string
+		for _, r := range order {
+			runs, _ := h.store.Runs(history.RunFilter{WorkflowID: r.id})
+			for _, it := range h.e.sched.byID {
+				if len(runs) > 0 && it.t.RunID == runs[0].RunID && it.t.Kind == history.TaskTimer {
+					ids = append(ids, r.id)
+				}
+			}
+		}
+		return strings.Join(ids, ",")
+	}
+	closed := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var ids []string
+			for _, r := range order {
+				if h.status(r.id) == history.StatusCompleted {
+					ids = append(ids, r.id)
+				}
+			}
+			if strings.Join(ids, ",") == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("at %s closed %v, want %s", h.clock.Now().Sub(t0), ids, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for _, step := range []struct {
+		advance       time.Duration
+		armed, closed string
+	}{
+		{0, "late,early,middle", ""},
+		{10*time.Minute - time.Second, "late,early,middle", ""},
+		{time.Second, "late,middle", "early"},
+		{10 * time.Minute, "late", "early,middle"},
+		{10 * time.Minute, "", "late,early,middle"},
+	} {
+		h.clock.Advance(step.advance)
+		if got := armed(); got != step.armed {
+			t.Fatalf("at %s the scheduler holds the timers of %q, want %q", h.clock.Now().Sub(t0), got, step.armed)
+		}
+		closed(step.closed)
+	}
+}
