@@ -123,6 +123,9 @@ func TestCountersEqualAWholeReadAfterRandomChanges(t *testing.T) {
 				}
 			}
 			s.compare("at the end")
+			if n := s.m.counters.lost.Load(); n != 0 {
+				t.Errorf("the tallies could not follow %d histories the engine wrote", n)
+			}
 		})
 	}
 }
