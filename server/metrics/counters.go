@@ -125,7 +125,7 @@ func (k *counters) end(c history.Commit, err error) {
 		u := &c.Runs[i]
 		if s != nil && err == nil {
 			k.commits++
-			s.run, s.last = u.Run, k.commits
+			s.run, s.last = recordOf(u.Run), k.commits
 			k.touch(u.Run.RunID, s)
 			s.mu.Lock()
 			n := s.size()
@@ -193,7 +193,7 @@ func (k *counters) settle() error {
 			continue
 		}
 		s.dirty = false
-		work = append(work, item{id: id, s: s, run: s.run})
+		work = append(work, item{id: id, s: s, run: s.run.record()})
 	}
 	k.dirty = k.dirty[:0]
 	unsettled := slices.Sorted(maps.Keys(k.inflight))

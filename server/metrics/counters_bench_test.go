@@ -127,7 +127,7 @@ func BenchmarkCommitCounted(b *testing.B) {
 // foldHeld folds the states' events as a settle does.
 func foldHeld(k *counters) {
 	for id, s := range k.runs {
-		s.summarize(id, s.run, k.st, &k.shapes)
+		s.summarize(id, s.run.record(), k.st, &k.shapes)
 	}
 }
 

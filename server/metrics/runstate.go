@@ -12,7 +12,7 @@ import (
 // (summarize): an open run whose spec waits for signals (their waits need a replay of the
 // history, runview.Live, and a scrape reads no run), or a history the tally cannot follow.
 type runState struct {
-	run   history.Run
+	run   runRecord
 	dirty bool   // committed since its summary was made
 	last  uint64 // the counters' commit count at the run's last commit
 	bytes int    // what it adds to counters.held
@@ -27,6 +27,20 @@ type runState struct {
 	events []history.Event
 	evSize int  // about what events hold
 	lost   bool // the tally could not follow the history: it is held whole
+}
+
+// runRecord is what a summary takes of a run's record (the rest of it is not held).
+type runRecord struct {
+	runID, name, status string
+	lastSeq             uint64
+}
+
+func recordOf(r history.Run) runRecord {
+	return runRecord{runID: r.RunID, name: r.Name, status: r.Status, lastSeq: r.LastSeq}
+}
+
+func (r runRecord) record() history.Run {
+	return history.Run{RunID: r.runID, Name: r.name, Status: r.status, LastSeq: r.lastSeq}
 }
 
 // eventBytes is about what a held event costs besides its payload and strings.

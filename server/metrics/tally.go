@@ -57,9 +57,11 @@ type try struct {
 	outcome string
 }
 
-// staticSteps sums the instances of one static step path.
+// staticSteps sums the instances of one static step path; the status of the instance at the
+// static path itself (outside a for_each) is kept here, not in tally.steps.
 type staticSteps struct {
-	n          [len(stepStatuses)]int
+	n          [len(stepStatuses)]int32
+	self       uint8     // 1 + the status of the instance at the static path; 0: none yet
 	start, end time.Time // earliest start; latest end of a finished instance
 }
 
@@ -82,10 +84,17 @@ const (
 	activityBytes = 120
 )
 
+// newTally is an empty tally; its maps are made at their first entry (put), as most runs
+// leave most of them empty.
 func newTally() *tally {
-	return &tally{acts: map[string]*openActivity{}, done: map[string]map[string]int{}, doneTry: map[string]map[string]int{},
-		failures: map[string]int{}, timers: map[string]string{}, signals: map[uint64]bool{}, steps: map[string]uint8{},
-		statics: map[string]*staticSteps{}, bytes: tallyBytes}
+	return &tally{bytes: tallyBytes}
+}
+
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
 }
 
 // fold folds ev, the event after the last folded; false when the tally cannot follow the
@@ -147,7 +156,7 @@ func (t *tally) event(ev history.Event, shapes *shapeCache) bool {
 		if _, ok := t.timers[ts.TimerID]; !ok {
 			t.bytes += entryBytes + len(ts.TimerID) + len(ev.Step)
 		}
-		t.timers[ts.TimerID] = ev.Step
+		put(&t.timers, ts.TimerID, ev.Step)
 		t.nTimers++
 		return true
 	case history.TimerFired, history.TimerCancelled:
@@ -167,7 +176,7 @@ func (t *tally) event(ev history.Event, shapes *shapeCache) bool {
 			return false
 		}
 		if ev.Type == history.SignalReceived {
-			t.signals[ev.Seq] = true
+			put(&t.signals, ev.Seq, true)
 			t.nSignals++
 			t.bytes += entryBytes
 		} else if t.signals[s.ReceivedSeq] {
@@ -246,7 +255,7 @@ func (t *tally) failure(f history.Failure) {
 	if _, ok := t.failures[cat]; !ok {
 		t.bytes += entryBytes
 	}
-	t.failures[cat]++
+	put(&t.failures, cat, t.failures[cat]+1)
 	if f.NonRetryable {
 		t.nonRetry++
 	}
@@ -273,7 +282,7 @@ func (t *tally) activity(ev history.Event) bool {
 		}
 		a := &openActivity{name: s.Plugin + "." + s.Activity, status: runview.ActivityScheduled,
 			tries: []try{{n: max(ev.Attempt, 1), outcome: runview.AttemptScheduled}}}
-		t.acts[id] = a
+		put(&t.acts, id, a)
 		t.bytes += activityBytes + len(id) + len(a.name)
 		return true
 	}
@@ -368,7 +377,8 @@ func (t *tally) settleActivity(id string, a *openActivity) {
 		return
 	}
 	if t.done[a.name] == nil {
-		t.done[a.name], t.doneTry[a.name] = map[string]int{}, map[string]int{}
+		put(&t.done, a.name, map[string]int{})
+		put(&t.doneTry, a.name, map[string]int{})
 		t.bytes += 2*entryBytes + 2*len(a.name)
 	}
 	t.done[a.name][a.status]++
@@ -409,14 +419,23 @@ func (t *tally) step(path string, ev history.Event) {
 	ss := t.statics[static]
 	if ss == nil {
 		ss = &staticSteps{start: ev.Time}
-		t.statics[static] = ss
+		put(&t.statics, static, ss)
 		t.bytes += entryBytes + 80 + len(static)
 	}
-	cur, ok := t.steps[path]
-	if !ok {
-		t.steps[path] = 0
-		ss.n[0]++
+	var cur uint8
+	ok := true
+	if path == static {
+		if ok = ss.self > 0; ok {
+			cur = ss.self - 1
+		} else {
+			ss.self = 1
+		}
+	} else if cur, ok = t.steps[path]; !ok {
+		put(&t.steps, path, 0)
 		t.bytes += entryBytes + len(path)
+	}
+	if !ok {
+		ss.n[0]++
 		if ev.Time.Before(ss.start) {
 			ss.start = ev.Time
 		}
@@ -447,7 +466,11 @@ func (t *tally) step(path string, ev history.Event) {
 	i := stepIndex(next)
 	ss.n[cur]--
 	ss.n[i]++
-	t.steps[path] = i
+	if path == static {
+		ss.self = i + 1
+	} else {
+		t.steps[path] = i
+	}
 	if runview.StepDone(next) && ev.Time.After(ss.end) {
 		ss.end = ev.Time // times do not go back: the latest end is the last
 	}
