@@ -27,6 +27,7 @@ type runState struct {
 	events []history.Event
 	evSize int  // about what events hold
 	lost   bool // the tally could not follow the history: it is held whole
+	folded int  // events folded into tallies (the work its settles did)
 }
 
 // runRecord is what a summary takes of a run's record (the rest of it is not held).
@@ -111,6 +112,7 @@ func (s *runState) fold(shapes *shapeCache) bool {
 		if !s.t.fold(ev, shapes) {
 			return false
 		}
+		s.folded++
 		if ev.Type == history.WorkflowStarted && s.t.shape != nil && s.t.shape.signals {
 			s.t = nil // the first event: events are the whole history
 			return true
