@@ -1,11 +1,14 @@
 package metrics
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/wendflow/wend/boltstore"
 	"github.com/wendflow/wend/history"
 )
 
@@ -27,13 +30,18 @@ var benchT0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // benchEvent is the n-th event (from 1) of a run of benchSpec: kind "steps" goes through the
 // six steps, a try each (20 events with the close), "retries" has step b fail and retry
-// without end, "timer" waits on a timer after its start.
+// without end, "timer" waits on a timer after its start, "signal" too, of a spec that also
+// waits for a signal.
 func benchEvent(runID, kind string, n int) history.Event {
 	ev := history.Event{Seq: uint64(n), Time: benchT0.Add(time.Duration(n) * time.Millisecond)}
 	if n == 1 {
+		source := benchSpec
+		if kind == "signal" {
+			source += "  - {id: ok, wait_for_signal: approve}\n"
+		}
 		ev.Type = history.WorkflowStarted
 		ev.Data = history.MustData(history.Started{WorkflowID: "w-" + runID, RunID: runID, SpecFile: "/srv/flows/wf.wend.yaml",
-			SpecSource: benchSpec, SpecSHA256: "3f9a1c", Input: []byte(`{"order":"A-1042","amount":1250}`)})
+			SpecSource: source, SpecSHA256: "3f9a1c", Input: []byte(`{"order":"A-1042","amount":1250}`)})
 		return ev
 	}
 	schedule := func(step string) {
@@ -41,6 +49,8 @@ func benchEvent(runID, kind string, n int) history.Event {
 		ev.Data = history.MustData(history.ActivitySchedule{Plugin: "demo", Activity: "echo", Input: []byte(`{"order":"A-1042"}`)})
 	}
 	switch kind {
+	case "signal":
+		return benchEvent(runID, "timer", n)
 	case "timer":
 		ev.Type, ev.Step = history.TimerScheduled, "steps[0]"
 		ev.Data = history.MustData(history.TimerSchedule{TimerID: fmt.Sprintf("%s/t%d", runID, n), FireAt: benchT0.Add(72 * time.Hour), Purpose: "delay"})
@@ -141,7 +151,7 @@ func BenchmarkHeldRunBytes(b *testing.B) {
 		name         string
 		kind         string
 		runs, events int
-	}{{"waiting-3-events", "timer", 2000, 3}, {"retrying-1000-events", "retries", 50, 1000}} {
+	}{{"waiting-3-events", "timer", 2000, 3}, {"retrying-1000-events", "retries", 50, 1000}, {"waiting-on-a-signal-3-events", "signal", 2000, 3}} {
 		b.Run(c.name, func(b *testing.B) {
 			var perRun float64
 			for b.Loop() {
@@ -168,6 +178,56 @@ func BenchmarkHeldRunBytes(b *testing.B) {
 				runtime.KeepAlive(k)
 			}
 			b.ReportMetric(perRun, "bytes/run")
+		})
+	}
+}
+
+// BenchmarkSettleOfALongRun is what a scrape costs for one open run that committed a try (3
+// events) since the last, by the run's length: a settle of the counters over a boltstore,
+// which sums the run again and keeps its summary (the commits are not timed).
+//
+//	go test -run '^$' -bench SettleOfALongRun -benchtime 100x ./server/metrics/
+func BenchmarkSettleOfALongRun(b *testing.B) {
+	for _, length := range []int{101, 3002} {
+		b.Run(fmt.Sprint(length, "-events"), func(b *testing.B) {
+			st, err := boltstore.Open(filepath.Join(b.TempDir(), "wend.db"), boltstore.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			m := New("")
+			ts := m.TimeCommits(st)
+			const id = "long"
+			commit := func(from, to int) {
+				u := history.RunUpdate{Run: history.Run{WorkflowID: "w-" + id, RunID: id, Name: "wf", Status: history.StatusRunning, LastSeq: uint64(to)}}
+				for n := from; n <= to; n++ {
+					u.Events = append(u.Events, benchEvent(id, "retries", n))
+				}
+				if err := ts.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{u}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			settle := func() {
+				k := m.counters
+				k.ss.mu.Lock()
+				defer k.ss.mu.Unlock()
+				if err := k.settle(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for from := 1; from <= length; from += 500 {
+				commit(from, min(from+499, length))
+			}
+			settle()
+			last := length
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				commit(last+1, last+3)
+				last += 3
+				b.StartTimer()
+				settle()
+			}
 		})
 	}
 }

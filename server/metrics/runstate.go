@@ -28,6 +28,8 @@ type runState struct {
 	evSize int  // about what events hold
 	lost   bool // the tally could not follow the history: it is held whole
 	folded int  // events folded into tallies (the work its settles did)
+	// text, when set, holds the spec text taken out of the held WorkflowStarted's payload.
+	text *shape
 }
 
 // runRecord is what a summary takes of a run's record (the rest of it is not held).
@@ -61,7 +63,7 @@ func (s *runState) size() int {
 
 // forget drops what the state holds: the history is read again at the run's commit; s.mu is held.
 func (s *runState) forget() {
-	s.whole, s.seq, s.t, s.events, s.evSize = false, 0, nil, nil, 0
+	s.whole, s.seq, s.t, s.events, s.evSize, s.text = false, 0, nil, nil, 0, nil
 }
 
 // add takes a commit's events; true when the run's history must be read (reset); s.mu is held.
@@ -96,9 +98,49 @@ func (s *runState) reset(evs []history.Event) {
 }
 
 // hold makes the state the run's whole history, held as it is; s.mu is held.
-func (s *runState) hold(evs []history.Event) {
+func (s *runState) hold(evs []history.Event, shapes *shapeCache) {
 	s.reset(evs)
 	s.t = nil
+	if len(evs) > 0 && evs[0].Type == history.WorkflowStarted {
+		if st, err := history.DataOf[history.Started](evs[0]); err == nil {
+			s.compact(shapes.of(st.SpecFile, st.SpecSource))
+		}
+	}
+}
+
+// compact takes the spec text out of the held WorkflowStarted's payload, as the runs of a spec
+// share it in sh: a run waiting on a signal holds its few events, not its workflow's text;
+// s.mu is held.
+func (s *runState) compact(sh *shape) {
+	if sh == nil || len(s.events) == 0 || s.events[0].Type != history.WorkflowStarted {
+		return
+	}
+	st, err := history.DataOf[history.Started](s.events[0])
+	if err != nil || st.SpecSource == "" || st.SpecSource != sh.source || st.SpecFile != sh.file {
+		return
+	}
+	st.SpecSource = ""
+	ev := s.events[0]
+	ev.Data = history.MustData(st)
+	s.evSize += len(ev.Data) - len(s.events[0].Data)
+	s.events[0], s.text = ev, sh
+}
+
+// held is the history held, its WorkflowStarted's payload as recorded (the spec text put
+// back); s.mu is held.
+func (s *runState) held() []history.Event {
+	evs := s.events[:len(s.events):len(s.events)]
+	if s.text == nil {
+		return evs
+	}
+	st, err := history.DataOf[history.Started](evs[0])
+	if err != nil {
+		return evs // it was made from one that decodes
+	}
+	st.SpecSource = s.text.source
+	ev := evs[0]
+	ev.Data = history.MustData(st)
+	return append([]history.Event{ev}, evs[1:]...)
 }
 
 // fold folds the events taken since the last call into the tally; false when the tally
@@ -114,7 +156,9 @@ func (s *runState) fold(shapes *shapeCache) bool {
 		}
 		s.folded++
 		if ev.Type == history.WorkflowStarted && s.t.shape != nil && s.t.shape.signals {
+			sh := s.t.shape
 			s.t = nil // the first event: events are the whole history
+			s.compact(sh)
 			return true
 		}
 	}
@@ -130,16 +174,19 @@ func (s *runState) summarize(id string, r history.Run, st history.Store, shapes 
 	s.mu.Lock()
 	if !s.fold(shapes) {
 		if evs, err := st.Events(id, 0); err == nil {
-			s.hold(evs)
+			s.hold(evs, shapes)
 			s.lost = true
 		} else {
 			s.forget()
 		}
 	}
-	whole, t, evs := s.whole, s.t, s.events[:len(s.events):len(s.events)]
+	whole, t := s.whole, s.t
 	var sum *runSummary
+	var evs []history.Event
 	if whole && t != nil {
 		sum = t.summary(r)
+	} else if whole {
+		evs = s.held()
 	}
 	s.mu.Unlock()
 	if sum != nil {

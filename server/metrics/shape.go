@@ -12,6 +12,8 @@ import (
 type shape struct {
 	leaves  []runview.LeafStep
 	signals bool // an open run's signal waits need a replay of its history (runview.Live)
+	// file and source are the text's, which the held histories of its runs share (runState.compact).
+	file, source string
 }
 
 // leafs is nil for a spec that does not load: such a run has no step rows.
@@ -42,7 +44,7 @@ func (c *shapeCache) of(file, source string) *shape {
 		return sh
 	}
 	if leaves, signals, ok := runview.SpecLeaves(file, source); ok {
-		sh = &shape{leaves: leaves, signals: signals}
+		sh = &shape{leaves: leaves, signals: signals, file: file, source: source}
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= shapeCacheMax {
