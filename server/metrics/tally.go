@@ -16,7 +16,7 @@ import (
 //
 // A tally equals runview's fold of the same history as summarize reads it. Where it cannot
 // tell what that fold would say without the events it let go (an event of an execution it
-// counted as closed that would change it, a migration, times that go back), fold reports
+// counted as closed that would change it, times that go back), fold reports
 // false: the run's state then holds its whole history, as for a spec that waits for signals
 // (counters.go).
 type tally struct {
@@ -24,6 +24,9 @@ type tally struct {
 	runID   string    // WorkflowStarted's: the record must agree, or the fold fails
 	last    time.Time // the last event's time
 	shape   *shape    // the spec's leaf steps
+	// first, file and sha are the spec the run started with, as a migration needs them.
+	first     *shape
+	file, sha string
 
 	acts     map[string]*openActivity // executions not closed, by id
 	done     map[string]map[string]int
@@ -141,7 +144,8 @@ func (t *tally) event(ev history.Event, shapes *shapeCache) bool {
 			return false
 		}
 		t.started, t.runID, t.shape = true, st.RunID, shapes.of(st.SpecFile, st.SpecSource)
-		t.bytes += len(st.RunID)
+		t.first, t.file, t.sha = t.shape, st.SpecFile, st.SpecSHA256
+		t.bytes += len(st.RunID) + len(st.SpecFile) + len(st.SpecSHA256)
 		return true
 	case history.ActivityScheduled, history.ActivityStarted, history.ActivityHeartbeatRecorded,
 		history.ActivityCompleted, history.ActivityAttemptFailed, history.ActivityTimedOut,
@@ -230,7 +234,19 @@ func (t *tally) event(ev history.Event, shapes *shapeCache) bool {
 		}
 		return true
 	case history.WorkflowMigrated:
-		return false // the spec changes: rare enough to hold the history
+		// The run goes on under the new text, unless it is the one it started with (runview's
+		// Spec): the rows are the new text's, the step instances' statuses stay.
+		m, err := history.DataOf[history.Migration](ev)
+		switch {
+		case err != nil || m.ToSHA256 == "":
+			return false // the record's hash would decide
+		case m.SpecSource == "" || m.ToSHA256 == t.sha:
+			t.shape = t.first
+		default:
+			t.shape = shapes.of(t.file, m.SpecSource)
+		}
+		// A text that waits for signals needs the history held: not from here on.
+		return t.shape == nil || !t.shape.signals
 	case history.CancelRequested:
 		_, err := history.DataOf[history.CancelRequest](ev)
 		return err == nil

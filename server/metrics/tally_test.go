@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -89,6 +90,17 @@ func TestATallyEqualsAWholeFold(t *testing.T) {
 		}
 		t.Logf("%s: %d events, %s", r.Name, len(evs), r.Status)
 		wantSameSummaries(t, r.Name, r, evs)
+		// The same run moved to another text after its second event, and back to its own.
+		for _, to := range []string{mixSpec, src} {
+			moved := append([]history.Event{}, evs[:2]...)
+			moved = append(moved, history.Event{Type: history.WorkflowMigrated, Time: evs[1].Time,
+				Data: history.MustData(history.Migration{ToSHA256: fmt.Sprintf("%x", sha256.Sum256([]byte(to))), SpecSource: to})})
+			moved = append(moved, evs[2:]...)
+			for i := range moved {
+				moved[i].Seq = uint64(i + 1)
+			}
+			wantSameSummaries(t, r.Name+" moved", r, moved)
+		}
 	}
 	for _, f := range []string{"map_order", "retries_catch_signal", "sequence_parallel_foreach"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "interpreter", "testdata", "histories", f+".json"))
