@@ -84,7 +84,12 @@ func (k *counters) begin(c history.Commit) {
 // end adds c's events to its runs' state once the store answered c (err), and ends what
 // begin began.
 func (k *counters) end(c history.Commit, err error) {
-	states := make([]*runState, len(c.Runs))
+	type taken struct {
+		s    *runState
+		size int // what s holds after c
+	}
+	var buf [4]taken
+	states := buf[:0]
 	k.mu.Lock()
 	for i := range c.Runs {
 		u := &c.Runs[i]
@@ -96,10 +101,11 @@ func (k *counters) end(c history.Commit, err error) {
 			}
 			k.runs[u.Run.RunID] = s
 		}
-		states[i] = s
+		states = append(states, taken{s: s})
 	}
 	k.mu.Unlock()
-	for i, s := range states {
+	for i := range states {
+		s := states[i].s
 		if s == nil {
 			continue
 		}
@@ -110,6 +116,7 @@ func (k *counters) end(c history.Commit, err error) {
 			continue
 		}
 		load := s.add(c.Runs[i].Events)
+		states[i].size = s.size()
 		s.mu.Unlock()
 		if load {
 			evs, rerr := k.st.Events(c.Runs[i].Run.RunID, 0)
@@ -117,22 +124,20 @@ func (k *counters) end(c history.Commit, err error) {
 			if !s.whole && rerr == nil {
 				s.reset(evs)
 			}
+			states[i].size = s.size()
 			s.mu.Unlock()
 		}
 	}
 	k.mu.Lock()
-	for i, s := range states {
+	for i, tk := range states {
 		u := &c.Runs[i]
-		if s != nil && err == nil {
+		if s := tk.s; s != nil && err == nil {
 			k.commits++
 			s.run, s.last = recordOf(u.Run), k.commits
 			k.touch(u.Run.RunID, s)
-			s.mu.Lock()
-			n := s.size()
-			s.mu.Unlock()
 			if k.runs[u.Run.RunID] == s {
-				k.held += n - s.bytes
-				s.bytes = n
+				k.held += tk.size - s.bytes
+				s.bytes = tk.size
 			}
 		}
 		if k.inflight[u.Run.RunID]--; k.inflight[u.Run.RunID] <= 0 {

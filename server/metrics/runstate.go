@@ -171,24 +171,7 @@ func (s *runState) fold(shapes *shapeCache) bool {
 // could not be read. A tally that cannot follow the history has the history read from st,
 // and held: only for histories the interpreter does not write. ss.mu is held.
 func (s *runState) summarize(id string, r history.Run, st history.Store, shapes *shapeCache) *runSummary {
-	s.mu.Lock()
-	if !s.fold(shapes) {
-		if evs, err := st.Events(id, 0); err == nil {
-			s.hold(evs, shapes)
-			s.lost = true
-		} else {
-			s.forget()
-		}
-	}
-	whole, t := s.whole, s.t
-	var sum *runSummary
-	var evs []history.Event
-	if whole && t != nil {
-		sum = t.summary(r)
-	} else if whole {
-		evs = s.held()
-	}
-	s.mu.Unlock()
+	sum, evs, whole := s.settle(id, r, st, shapes)
 	if sum != nil {
 		return sum
 	}
@@ -200,4 +183,26 @@ func (s *runState) summarize(id string, r history.Run, st history.Store, shapes 
 	sum = newRunSummary()
 	sum.name, sum.status, sum.lastSeq = r.Name, r.Status, r.LastSeq
 	return sum
+}
+
+// settle folds the events taken since the last call and returns the tally's summary, or the
+// history held; whole is false when neither is held.
+func (s *runState) settle(id string, r history.Run, st history.Store, shapes *shapeCache) (sum *runSummary, evs []history.Event, whole bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.fold(shapes) {
+		if evs, err := st.Events(id, 0); err == nil {
+			s.hold(evs, shapes)
+			s.lost = true
+		} else {
+			s.forget()
+		}
+	}
+	switch {
+	case !s.whole:
+		return nil, nil, false
+	case s.t != nil:
+		return s.t.summary(r), nil, true
+	}
+	return nil, s.held(), true
 }
