@@ -182,6 +182,55 @@ func BenchmarkHeldRunBytes(b *testing.B) {
 	}
 }
 
+// settledStore is TimeCommits over a boltstore in dir, and a settle of its counters as a
+// scrape makes one.
+func settledStore(b *testing.B) (commit func(id, kind string, from, to int), settle func()) {
+	st, err := boltstore.Open(filepath.Join(b.TempDir(), "wend.db"), boltstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	m := New("")
+	ts := m.TimeCommits(st)
+	commit = func(id, kind string, from, to int) {
+		u := history.RunUpdate{Run: history.Run{WorkflowID: "w-" + id, RunID: id, Name: "wf", Status: history.StatusRunning, LastSeq: uint64(to)}}
+		for n := from; n <= to; n++ {
+			u.Events = append(u.Events, benchEvent(id, kind, n))
+		}
+		if err := ts.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{u}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	settle = func() {
+		k := m.counters
+		k.ss.mu.Lock()
+		defer k.ss.mu.Unlock()
+		if err := k.settle(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return commit, settle
+}
+
+// BenchmarkSettleOfNewRuns is what a scrape costs for 100 runs started since the last, each
+// waiting on a timer after 3 events (ReadsBesideWrites' starts): a settle of the counters over
+// a boltstore, which sums the runs and keeps their summaries (the commits are not timed).
+//
+//	go test -run '^$' -bench SettleOfNewRuns -benchtime 20x ./server/metrics/
+func BenchmarkSettleOfNewRuns(b *testing.B) {
+	commit, settle := settledStore(b)
+	runs := 0
+	for b.Loop() {
+		b.StopTimer()
+		for range 100 {
+			commit(fmt.Sprintf("run-%07d", runs), "timer", 1, 3)
+			runs++
+		}
+		b.StartTimer()
+		settle()
+	}
+}
+
 // BenchmarkSettleOfALongRun is what a scrape costs for one open run that committed a try (3
 // events) since the last, by the run's length: a settle of the counters over a boltstore,
 // which sums the run again and keeps its summary (the commits are not timed).
@@ -190,31 +239,9 @@ func BenchmarkHeldRunBytes(b *testing.B) {
 func BenchmarkSettleOfALongRun(b *testing.B) {
 	for _, length := range []int{101, 3002} {
 		b.Run(fmt.Sprint(length, "-events"), func(b *testing.B) {
-			st, err := boltstore.Open(filepath.Join(b.TempDir(), "wend.db"), boltstore.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			m := New("")
-			ts := m.TimeCommits(st)
+			commitRun, settle := settledStore(b)
 			const id = "long"
-			commit := func(from, to int) {
-				u := history.RunUpdate{Run: history.Run{WorkflowID: "w-" + id, RunID: id, Name: "wf", Status: history.StatusRunning, LastSeq: uint64(to)}}
-				for n := from; n <= to; n++ {
-					u.Events = append(u.Events, benchEvent(id, "retries", n))
-				}
-				if err := ts.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{u}}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			settle := func() {
-				k := m.counters
-				k.ss.mu.Lock()
-				defer k.ss.mu.Unlock()
-				if err := k.settle(); err != nil {
-					b.Fatal(err)
-				}
-			}
+			commit := func(from, to int) { commitRun(id, "retries", from, to) }
 			for from := 1; from <= length; from += 500 {
 				commit(from, min(from+499, length))
 			}

@@ -16,14 +16,13 @@ import (
 //
 // A tally equals runview's fold of the same history as summarize reads it. Where it cannot
 // tell what that fold would say without the events it let go (an event of an execution it
-// counted as closed that would change it, times that go back), fold reports
+// counted as closed that would change it, an event without a time), fold reports
 // false: the run's state then holds its whole history, as for a spec that waits for signals
 // (counters.go).
 type tally struct {
 	started bool
-	runID   string    // WorkflowStarted's: the record must agree, or the fold fails
-	last    time.Time // the last event's time
-	shape   *shape    // the spec's leaf steps
+	runID   string // WorkflowStarted's: the record must agree, or the fold fails
+	shape   *shape // the spec's leaf steps
 	// first, file and sha are the spec the run started with, as a migration needs them.
 	first     *shape
 	file, sha string
@@ -103,10 +102,9 @@ func put[K comparable, V any](m *map[K]V, k K, v V) {
 // fold folds ev, the event after the last folded; false when the tally cannot follow the
 // history (it is then of no use).
 func (t *tally) fold(ev history.Event, shapes *shapeCache) bool {
-	if ev.Time.IsZero() || ev.Time.Before(t.last) || len(ev.Data) > 0 && !json.Valid(ev.Data) {
-		return false
+	if ev.Time.IsZero() || len(ev.Data) > 0 && !json.Valid(ev.Data) {
+		return false // a zero time reads as none in the step tree's sums
 	}
-	t.last = ev.Time
 	if !t.started && ev.Type != history.WorkflowStarted {
 		return false
 	}
@@ -127,10 +125,7 @@ func (t *tally) fold(ev history.Event, shapes *shapeCache) bool {
 	if !t.event(ev, shapes) {
 		return false
 	}
-	if step != "" && ev.Type != history.WorkflowStarted {
-		t.step(step, ev)
-	}
-	return true
+	return step == "" || ev.Type == history.WorkflowStarted || t.step(step, ev)
 }
 
 func (t *tally) event(ev history.Event, shapes *shapeCache) bool {
@@ -429,8 +424,9 @@ func (t *tally) activityGone(ev history.Event) bool {
 	return false // a retry, a final failure or a cancel would reopen or change a closed one
 }
 
-// step folds ev into its step instance, as runview's stepState.fold does.
-func (t *tally) step(path string, ev history.Event) {
+// step folds ev into its step instance, as runview's stepState.fold does; false when the
+// latest end of the static path's finished instances is no longer known.
+func (t *tally) step(path string, ev history.Event) bool {
 	static := runview.StaticPath(path)
 	ss := t.statics[static]
 	if ss == nil {
@@ -476,8 +472,9 @@ func (t *tally) step(path string, ev history.Event) {
 			next = runview.StepCancelled
 		}
 	}
-	if next == "" || runview.StepDone(status) && next != runview.StepFailed {
-		return
+	done := runview.StepDone(status)
+	if next == "" || done && next != runview.StepFailed {
+		return true
 	}
 	i := stepIndex(next)
 	ss.n[cur]--
@@ -487,9 +484,20 @@ func (t *tally) step(path string, ev history.Event) {
 	} else {
 		t.steps[path] = i
 	}
-	if runview.StepDone(next) && ev.Time.After(ss.end) {
-		ss.end = ev.Time // times do not go back: the latest end is the last
+	switch {
+	case !runview.StepDone(next):
+	case path == static: // the path's one instance: its end is the latest
+		ss.end = ev.Time
+	case !done:
+		if ev.Time.After(ss.end) {
+			ss.end = ev.Time
+		}
+	case ev.Time.Before(ss.end):
+		return false // a finished instance ends again, earlier than the latest: which is latest now?
+	default:
+		ss.end = ev.Time
 	}
+	return true
 }
 
 // summary is the run's summary as summarize makes it from the whole history.
