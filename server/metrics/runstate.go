@@ -9,7 +9,7 @@ import (
 // runState is what the counters hold for one run committed in this process: a tally of its
 // history (tally.go) and the events committed since the last settle, which a settle folds
 // into it; or, where a tally cannot serve, the whole history, which a settle folds whole
-// (summarize): an open run whose spec waits for signals (their waits need a replay of the
+// (summarize): a run whose spec waits for signals (an open one's waits need a replay of the
 // history, runview.Live, and a scrape reads no run), or a history the tally cannot follow.
 type runState struct {
 	run   runRecord

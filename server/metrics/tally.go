@@ -8,17 +8,18 @@ import (
 	"github.com/wendflow/wend/runview"
 )
 
-// tally is what the metrics need of one run's history, folded as its events pass: each
-// event is folded once, and a scrape makes the run's summary from the tally without its
-// events. It holds only what can still change: the activity executions and tries not closed,
-// the timers and signals pending, the step instances; what closed is counted. So a long run
-// costs what its open work and its steps do, not what its length does.
+// tally is what the metrics need of one run's history, folded by the settles from the events
+// committed since the one before: each event is folded once, and a scrape makes the run's
+// summary from the tally without its events. It holds only what can still change: the
+// activity executions and tries not closed, the timers and signals pending, the step
+// instances; what closed is counted. So a long run costs what its open work and its steps
+// do, not what its length does.
 //
 // A tally equals runview's fold of the same history as summarize reads it. Where it cannot
 // tell what that fold would say without the events it let go (an event of an execution it
-// counted as closed that would change it, an event without a time), fold reports
-// false: the run's state then holds its whole history, as for a spec that waits for signals
-// (counters.go).
+// counted as closed that would change it, an event without a time), fold reports false: the
+// run's state then holds its whole history, as for a spec that waits for signals
+// (runstate.go).
 type tally struct {
 	started bool
 	runID   string // WorkflowStarted's: the record must agree, or the fold fails
@@ -27,9 +28,9 @@ type tally struct {
 	first     *shape
 	file, sha string
 
-	acts     map[string]*openActivity // executions not closed, by id
-	done     map[string]map[string]int
-	doneTry  map[string]map[string]int // the tries of closed executions, by name and outcome
+	acts     map[string]*openActivity  // executions not closed, by id
+	done     map[string]map[string]int // closed executions, by name and status
+	doneTry  map[string]map[string]int // their tries, by name and outcome
 	failures map[string]int
 	nonRetry int
 
