@@ -33,13 +33,13 @@ type tally struct {
 	failures map[string]int
 	nonRetry int
 
-	timers   map[string]string // pending timer id -> its step
-	nTimers  int               // timer schedulings pending (a rescheduled id leaves one behind)
-	signals  map[uint64]bool   // received seqs not applied
+	timers   few[string]     // pending timer id -> its step
+	nTimers  int             // timer schedulings pending (a rescheduled id leaves one behind)
+	signals  map[uint64]bool // received seqs not applied
 	nSignals int
 
-	steps   map[string]uint8        // step instance path -> status (index in stepStatuses)
-	statics map[string]*staticSteps // static step path -> its instances' sums
+	steps   map[string]uint8  // step instance path -> status (index in stepStatuses)
+	statics few[*staticSteps] // static step path -> its instances' sums
 
 	bytes int // about what the tally holds, for the counters' bound
 }
@@ -80,7 +80,7 @@ func (t *tally) fold(ev history.Event, shapes *shapeCache) bool {
 		if err != nil {
 			return false
 		}
-		s, ok := t.timers[ref.TimerID]
+		s, ok := t.timers.get(ref.TimerID)
 		if !ok {
 			return false
 		}
@@ -116,10 +116,10 @@ func (t *tally) event(ev history.Event, shapes *shapeCache) bool {
 		if err != nil {
 			return false
 		}
-		if _, ok := t.timers[ts.TimerID]; !ok {
+		if _, ok := t.timers.get(ts.TimerID); !ok {
 			t.bytes += entryBytes + len(ts.TimerID) + len(ev.Step)
 		}
-		put(&t.timers, ts.TimerID, ev.Step)
+		t.timers.set(ts.TimerID, ev.Step)
 		t.nTimers++
 		return true
 	case history.TimerFired, history.TimerCancelled:
@@ -127,8 +127,8 @@ func (t *tally) event(ev history.Event, shapes *shapeCache) bool {
 		if err != nil {
 			return false
 		}
-		if step, ok := t.timers[ref.TimerID]; ok {
-			delete(t.timers, ref.TimerID)
+		if step, ok := t.timers.get(ref.TimerID); ok {
+			t.timers.del(ref.TimerID)
 			t.nTimers--
 			t.bytes -= entryBytes + len(ref.TimerID) + len(step)
 		}

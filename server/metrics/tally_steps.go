@@ -32,10 +32,10 @@ func stepIndex(s string) uint8 {
 // latest end of the static path's finished instances is no longer known.
 func (t *tally) step(path string, ev history.Event) bool {
 	static := runview.StaticPath(path)
-	ss := t.statics[static]
+	ss, _ := t.statics.get(static)
 	if ss == nil {
 		ss = &staticSteps{start: ev.Time}
-		put(&t.statics, static, ss)
+		t.statics.set(static, ss)
 		t.bytes += entryBytes + 80 + len(static)
 	}
 	var cur uint8
@@ -111,7 +111,7 @@ var stepRank = map[string]int{runview.StepFailed: 7, runview.StepRetrying: 6, ru
 // row is a leaf step's row as runview's step tree makes it: its status, its duration, and
 // whether it is finished with an end (what the latency histogram takes).
 func (t *tally) row(l runview.LeafStep) (status string, d time.Duration, ended bool) {
-	ss := t.statics[l.Path]
+	ss, _ := t.statics.get(l.Path)
 	if ss == nil {
 		return runview.StepNone, 0, false
 	}
