@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wendflow/wend/history"
 )
@@ -21,12 +22,14 @@ type purgeFeed interface {
 // takes off the runs the feed says were purged, and keeps the sum and the changed runs'
 // summaries in the store at the feed's position (Keep, in the store's open transaction).
 //
-// What a commit costs is an append to its runs' state under a lock. A run's state holds the
-// events this process saw it commit (its whole history, so its summary is folded exactly as a
-// whole read folds it) and its summary; it is dropped once the run is closed and summed, or
-// when more than heldMax runs are held and the run is among those committed longest ago. A
-// run whose state is not held (open across a restart, dropped, or after a failed commit) has
-// its history read once, at its next commit, never at a scrape.
+// What a commit costs is an append of its events to its runs' state under a lock; a settle
+// folds them into the run's tally (runstate.go, tally.go), each event once, so a scrape costs
+// what the runs' commits since the last one brought, not their length. A state is dropped
+// once its run is closed and summed, or when more than heldMax runs or heldBytesMax bytes are
+// held, the runs committed longest ago first. A run whose state is not held (open across a
+// restart, dropped, or after a failed commit) has its history read once, at its next commit,
+// never at a scrape (but for a history the tally cannot follow, which the interpreter does
+// not write: runState.summarize).
 //
 // After a crash the store holds the sum kept at the last checkpoint, at its position: a new
 // process's TimeCommits reads the runs the feed names after that position (and those whose
@@ -36,28 +39,20 @@ type counters struct {
 	st history.Store // the store whose commits pass: a run's history is read from it lazily
 	fd purgeFeed     // the same store's feed
 	kp runKeeper     // the same store's keeper
-	mu sync.Mutex    // guards runs, dirty and inflight; commits hold it briefly
+	mu sync.Mutex    // guards runs, dirty, inflight, held and the states' run, dirty, last, bytes
 
 	runs     map[string]*runState
 	dirty    []string       // runs committed since the last scrape, in order
 	inflight map[string]int // commits under way, by run
 	settling bool           // a settleAside is under way
 	commits  uint64         // runs' commits counted, to tell the runs committed longest ago
+	held     int            // about the bytes the states hold
+	heldThen int            // held after the last settle
+	shapes   shapeCache
+	lost     atomic.Int64 // settles of runs whose history a tally could not follow
 	// pending are summaries the store failed to keep (nil: the run's is to be deleted), kept
 	// with the next scrape's; only a scrape (under ss.mu) touches them.
 	pending map[string][]byte
-}
-
-// runState is what the counters hold for one run committed in this process.
-type runState struct {
-	run    history.Run
-	events []history.Event
-	whole  bool // events are the run's whole history
-	dirty  bool // committed since its summary was made
-	// summary is the run's in the sum, as of its last scrape (only scrapes touch it); nil:
-	// the one the store keeps, if any.
-	summary packedSummary
-	last    uint64 // the counters' commit count at the run's last commit
 }
 
 // newCounters catches the sum up with st, reading the runs changed since it was kept, and
@@ -86,60 +81,71 @@ func (k *counters) begin(c history.Commit) {
 	k.mu.Unlock()
 }
 
-// end adds c's events to its runs' state once the store answered c (err), and ends what begin
-// began.
+// end adds c's events to its runs' state once the store answered c (err), and ends what
+// begin began.
 func (k *counters) end(c history.Commit, err error) {
-	var load []string
+	type taken struct {
+		s    *runState
+		size int // what s holds after c
+	}
+	var buf [4]taken
+	states := buf[:0]
 	k.mu.Lock()
 	for i := range c.Runs {
 		u := &c.Runs[i]
-		id := u.Run.RunID
-		s := k.runs[id]
-		switch {
-		case s == nil && err != nil:
-			continue
-		case s == nil: // whole when c has its first event; else its history is read below
-			s = &runState{whole: len(u.Events) > 0 && u.Events[0].Seq == 1}
-			k.runs[id] = s
-		}
-		switch {
-		case err != nil:
-			// What the store kept of c is not known: the run's history is read at its next commit.
-			s.whole, s.events = false, nil
-			continue
-		case !s.whole:
-		case len(u.Events) > 0 && u.Events[0].Seq != lastSeqOf(s.events)+1:
-			s.whole, s.events = false, nil // not seen from its first event, or a gap
-		default:
-			s.events = append(s.events, u.Events...)
-		}
-		k.commits++
-		s.run, s.last = u.Run, k.commits
-		k.touch(id, s)
-		if !s.whole {
-			load = append(load, id)
-		}
-	}
-	if len(load) > 0 {
-		k.mu.Unlock()
-		for _, id := range load {
-			evs, rerr := k.st.Events(id, 0)
-			k.mu.Lock()
-			if s := k.runs[id]; s != nil && !s.whole && rerr == nil {
-				s.events, s.whole = evs, true
-				k.touch(id, s)
+		s := k.runs[u.Run.RunID]
+		if s == nil && err == nil { // whole when c has its first event; else its history is read below
+			s = &runState{}
+			if len(u.Events) > 0 && u.Events[0].Seq == 1 {
+				s.reset(nil)
 			}
-			k.mu.Unlock()
+			k.runs[u.Run.RunID] = s
 		}
-		k.mu.Lock()
+		states = append(states, taken{s: s})
 	}
-	for i := range c.Runs {
-		id := c.Runs[i].Run.RunID
-		if k.inflight[id]--; k.inflight[id] <= 0 {
-			delete(k.inflight, id)
+	k.mu.Unlock()
+	for i := range states {
+		s := states[i].s
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		if err != nil {
+			s.forget() // what the store kept of c is not known: the history is read at the next commit
+			s.mu.Unlock()
+			continue
+		}
+		load := s.add(c.Runs[i].Events)
+		states[i].size = s.size()
+		s.mu.Unlock()
+		if load {
+			evs, rerr := k.st.Events(c.Runs[i].Run.RunID, 0)
+			s.mu.Lock()
+			if !s.whole && rerr == nil {
+				s.reset(evs)
+			}
+			states[i].size = s.size()
+			s.mu.Unlock()
 		}
 	}
-	if len(k.dirty) >= settleAfter && !k.settling {
+	k.mu.Lock()
+	for i, tk := range states {
+		u := &c.Runs[i]
+		if s := tk.s; s != nil && err == nil {
+			k.commits++
+			s.run, s.last = recordOf(u.Run), k.commits
+			k.touch(u.Run.RunID, s)
+			if k.runs[u.Run.RunID] == s {
+				k.held += tk.size - s.bytes
+				s.bytes = tk.size
+			}
+		}
+		if k.inflight[u.Run.RunID]--; k.inflight[u.Run.RunID] <= 0 {
+			delete(k.inflight, u.Run.RunID)
+		}
+	}
+	overHeld := k.held > heldBytesMax && k.held > k.heldThen+heldBytesMax/8
+	if (len(k.dirty) >= settleAfter || overHeld) && !k.settling {
 		k.settling = true
 		go k.settleAside()
 	}
@@ -169,24 +175,15 @@ func (k *counters) touch(id string, s *runState) {
 	}
 }
 
-func lastSeqOf(evs []history.Event) uint64 {
-	if len(evs) == 0 {
-		return 0
-	}
-	return evs[len(evs)-1].Seq
-}
-
 // settle brings the sum up to date with the commits and purges since the last call and keeps
 // it in the store; ss.mu is held. It reads no run, unless the feed forgot purges since the
 // last call (more than it remembers): then every run is read once, as a first scrape does.
 func (k *counters) settle() error {
 	ss := k.ss
 	type item struct {
-		id     string
-		s      *runState
-		run    history.Run
-		events []history.Event
-		whole  bool
+		id  string
+		s   *runState
+		run history.Run
 	}
 	k.mu.Lock()
 	gone, pos, complete := k.fd.PurgedRuns(ss.since)
@@ -201,7 +198,7 @@ func (k *counters) settle() error {
 			continue
 		}
 		s.dirty = false
-		work = append(work, item{id: id, s: s, run: s.run, events: s.events[:len(s.events):len(s.events)], whole: s.whole})
+		work = append(work, item{id: id, s: s, run: s.run.record()})
 	}
 	k.dirty = k.dirty[:0]
 	unsettled := slices.Sorted(maps.Keys(k.inflight))
@@ -236,12 +233,18 @@ func (k *counters) settle() error {
 		return kept[id]
 	}
 	for _, it := range work {
-		s := newRunSummary()
-		s.name, s.status, s.lastSeq = it.run.Name, it.run.Status, it.run.LastSeq
-		if it.whole {
-			if sum, err := summarize(it.run, it.events); err == nil {
-				s = sum
-			}
+		s := it.s.summarize(it.id, it.run, k.st, &k.shapes)
+		it.s.mu.Lock()
+		n, lost := it.s.size(), it.s.lost
+		it.s.mu.Unlock()
+		k.mu.Lock()
+		if k.runs[it.id] == it.s {
+			k.held += n - it.s.bytes
+			it.s.bytes = n
+		}
+		k.mu.Unlock()
+		if lost {
+			k.lost.Add(1)
 		}
 		ss.sum.takeOff(old(it.id, it.s))
 		ss.sum.add(s, 1)
@@ -251,7 +254,7 @@ func (k *counters) settle() error {
 	for _, id := range gone {
 		k.mu.Lock()
 		s := k.runs[id]
-		delete(k.runs, id)
+		k.drop(id)
 		k.mu.Unlock()
 		ss.sum.takeOff(old(id, s))
 		changed[id] = nil
@@ -261,28 +264,42 @@ func (k *counters) settle() error {
 		k.pending = changed // kept with the next scrape's, at its position
 	}
 	// A closed run's summary now lives in the store (or in pending): its state goes. So do
-	// the states of the open runs committed longest ago beyond heldMax: a run's next commit
-	// reads its history again.
+	// the states of the open runs committed longest ago beyond heldMax runs or heldBytesMax
+	// bytes: a run's next commit reads its history again.
 	k.mu.Lock()
 	for _, it := range work {
 		if !it.run.Open() && !it.s.dirty && k.inflight[it.id] == 0 && k.runs[it.id] == it.s {
-			delete(k.runs, it.id)
+			k.drop(it.id)
 		}
 	}
-	if len(k.runs) > heldMax {
-		k.dropOldest(len(k.runs) - heldMax)
+	if len(k.runs) > heldMax || k.held > heldBytesMax {
+		k.dropOldest()
 	}
+	k.heldThen = k.held
 	k.mu.Unlock()
 	return nil
 }
 
-// heldMax bounds the runs whose state (their events) the counters hold, as the engine bounds
-// the runs it holds: 10,000 histories of open runs, the ones committed last.
+// heldMax bounds the runs whose state the counters hold, as the engine bounds the runs it
+// holds: 10,000 open runs, the ones committed last.
 var heldMax = 10_000
 
-// dropOldest drops the states of up to n runs summed and not committed since, those whose last
-// commit is oldest first; k.mu is held.
-func (k *counters) dropOldest(n int) {
+// heldBytesMax bounds what those states hold, about: a few long histories held whole (a spec
+// that waits for signals) must not hold more than the tallies of thousands of runs.
+var heldBytesMax = 32 << 20
+
+// drop forgets the run's state; k.mu is held.
+func (k *counters) drop(id string) {
+	if s := k.runs[id]; s != nil {
+		k.held -= s.bytes
+		delete(k.runs, id)
+	}
+}
+
+// dropOldest drops the states of runs summed and not committed since, those whose last
+// commit is oldest first, until at most heldMax runs and heldBytesMax bytes are held (or no
+// such run is left); k.mu is held.
+func (k *counters) dropOldest() {
 	type held struct {
 		id   string
 		last uint64
@@ -294,8 +311,11 @@ func (k *counters) dropOldest(n int) {
 		}
 	}
 	slices.SortFunc(idle, func(a, b held) int { return cmp.Compare(a.last, b.last) })
-	for _, h := range idle[:min(n, len(idle))] {
-		delete(k.runs, h.id)
+	for _, h := range idle {
+		if len(k.runs) <= heldMax && k.held <= heldBytesMax {
+			return
+		}
+		k.drop(h.id)
 	}
 }
 
