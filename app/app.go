@@ -139,6 +139,7 @@ func Open(o Options) (*App, error) {
 	}
 	a.Engine = engine.New(engine.Options{Store: a.Meter.TimeCommits(st), Activities: acts, Observe: a.observe(lines),
 		Logf: logf, IdleAfter: o.IdleAfter, MaxActivities: o.MaxActivities, Clock: o.Clock, TraceContext: o.Traces != nil})
+	a.logMetricsCatchUp()
 	resume := a.Engine.Recover
 	if o.RepairAfterReady {
 		resume = a.Engine.Resume
@@ -243,4 +244,21 @@ func (a *App) Close() {
 		a.Meter.Keep() // the metrics' sum: the next serve then reads no run to catch up
 		a.Store.Close()
 	})
+}
+
+// logMetricsCatchUp says when the metrics count every stored run once, in the background:
+// the first start over a database no wend has counted (one an older wend wrote).
+func (a *App) logMetricsCatchUp() {
+	done := a.Meter.CaughtUp()
+	select {
+	case <-done:
+		return
+	default:
+	}
+	start := time.Now()
+	a.logf("metrics: counting the stored runs once, in the background (no count was kept); /metrics leaves out the step, attempt, activity and failure families until it ends")
+	go func() {
+		<-done
+		a.logf("metrics: counted the stored runs in %s", time.Since(start).Round(time.Millisecond))
+	}()
 }

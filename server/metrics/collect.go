@@ -17,6 +17,7 @@ func metricDesc(name, help string, labels ...string) *prometheus.Desc {
 // labels (workflow, activity) are bounded: see maxLabelNames.
 var (
 	descRuns         = metricDesc("wend_runs", "Runs in the store by status and workflow name.", "status", "workflow")
+	descCatchingUp   = metricDesc("wend_metrics_catching_up", "1 while the server reads every run once to count it (its first start over runs no wend counted); the step, attempt, activity and failure families are absent meanwhile.")
 	descSteps        = metricDesc("wend_steps", "Leaf steps of the stored runs by status (none: no event yet, or skipped).", "status")
 	descAttempts     = metricDesc("wend_activity_attempts", "Activity tries recorded in the stored runs by outcome and activity.", "outcome", "activity")
 	descActivities   = metricDesc("wend_activities", "Activity executions of the stored runs by status and activity.", "status", "activity")
@@ -167,7 +168,7 @@ type collector struct {
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRuns, descSteps, descAttempts, descActivities, descFailures, descNonRetryable,
 		descRetryBacklog, descPendingActs, descTimers, descSignals, descStepLatency, descStale, descDamagedTasks, descEngineUp,
-		descPlugProcs, descPlugStarts, descPlugRestarts, descTraceDrops} {
+		descPlugProcs, descPlugStarts, descPlugRestarts, descTraceDrops, descCatchingUp} {
 		ch <- d
 	}
 }
@@ -185,7 +186,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.m.mu.Lock()
 	k := c.m.counters
 	c.m.mu.Unlock()
-	t, err := c.m.sums.totals(c.store, k)
+	if k.catchingUp() {
+		gauge(descCatchingUp, 1)
+		c.runsWhileCatchingUp(gauge)
+		return
+	}
+	gauge(descCatchingUp, 0)
+	t, err := c.m.sums.totals(c.store, k.active())
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(descRuns, err)
 		return
@@ -268,3 +275,32 @@ func (c *collector) plugins(gauge func(*prometheus.Desc, int, ...string), counte
 var knownCategories = []string{history.CategoryActivity, history.CategoryTimeout, history.CategoryCancelled,
 	history.CategoryTerminated, history.CategoryChildWorkflow, history.CategoryExpression,
 	history.CategoryStructuralLimit, history.CategoryInternal, history.CategoryPluginStart, runview.Unclassified}
+
+// runsWhileCatchingUp serves the runs gauge from the store's kept counts, which read no run,
+// while the counters' first read of every run is under way.
+func (c *collector) runsWhileCatchingUp(gauge func(*prometheus.Desc, int, ...string)) {
+	rc, ok := c.store.(runCounter)
+	if !ok {
+		return
+	}
+	runs, err := rc.RunCounts()
+	if err != nil {
+		return // the next scrape tries again; the catching-up gauge says why the rest is absent
+	}
+	names := make(map[string]bool, len(runs))
+	for wf := range runs {
+		names[wf] = true
+	}
+	bound := boundNames(names)
+	byLabel := map[string]map[string]int{}
+	for wf, byStatus := range runs {
+		for st, n := range byStatus {
+			count(byLabel, bound.label(wf), st, n)
+		}
+	}
+	for wf, byStatus := range byLabel {
+		for _, st := range server.RunStatuses {
+			gauge(descRuns, byStatus[st], st, wf)
+		}
+	}
+}

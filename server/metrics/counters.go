@@ -49,7 +49,10 @@ type counters struct {
 	held     int            // about the bytes the states hold
 	heldThen int            // held after the last settle
 	shapes   shapeCache
-	lost     atomic.Int64 // settles of runs whose history a tally could not follow
+	lost     atomic.Int64  // settles of runs whose history a tally could not follow
+	catching atomic.Bool   // the background read of every run is under way (catchUp)
+	off      atomic.Bool   // that read failed or was stopped: commits are not counted
+	caughtUp chan struct{} // closed once the first catch-up ended (nil: it was made at once)
 	// pending are summaries the store failed to keep (nil: the run's is to be deleted), kept
 	// with the next scrape's; only a scrape (under ss.mu) touches them.
 	pending map[string][]byte
@@ -58,18 +61,56 @@ type counters struct {
 // newCounters catches the sum up with st, reading the runs changed since it was kept, and
 // returns the counters over it; nil when st keeps no feed or summaries, or the catch-up
 // failed: each scrape then reads the runs changed since the previous one (sums.go).
+//
+// When nothing usable was kept (a database an older wend wrote, or one whose feed forgot
+// changes since the kept position), the catch-up is a read of every run's history: seconds
+// over 100,000 runs. That read runs in the background (catchUp), so a server is ready at once;
+// commits pass meanwhile and are counted as ever, since a settle replaces a run's summary
+// rather than adding to it.
 func newCounters(ss *summaries, st history.Store) *counters {
 	fd, ok := st.(purgeFeed)
 	kp, keeps := st.(runKeeper)
 	if !ok || !keeps {
 		return nil
 	}
+	k := &counters{ss: ss, st: st, fd: fd, kp: kp, runs: map[string]*runState{}, inflight: map[string]int{}}
 	ss.mu.Lock()
+	if ss.wholeReadAhead(st) {
+		k.catching.Store(true)
+		k.caughtUp = make(chan struct{})
+		go k.catchUp() // releases ss.mu
+		return k
+	}
 	defer ss.mu.Unlock()
 	if err := ss.refresh(st); err != nil || ss.keepFailed {
 		return nil
 	}
-	return &counters{ss: ss, st: st, fd: fd, kp: kp, runs: map[string]*runState{}, inflight: map[string]int{}}
+	return k
+}
+
+// catchUp reads every run into the sum, with ss.mu held (taken by newCounters), and releases
+// it. Scrapes meanwhile answer without the run-derived families (catchingUp). A failed or
+// stopped catch-up turns the counters off: scrapes then read the changed runs themselves, as
+// without counters, and the next process starts the catch-up again (nothing partial is kept).
+func (k *counters) catchUp() {
+	defer close(k.caughtUp)
+	defer k.ss.mu.Unlock()
+	if err := k.ss.refresh(k.st); err != nil || k.ss.keepFailed {
+		k.off.Store(true)
+		k.ss.runs, k.ss.sum, k.ss.ready = map[string]packedSummary{}, newTotals(), false
+	}
+	k.catching.Store(false)
+}
+
+// catchingUp says whether the background read of every run is still under way.
+func (k *counters) catchingUp() bool { return k != nil && k.catching.Load() }
+
+// active is k when it counts commits, nil when there are none or they were turned off.
+func (k *counters) active() *counters {
+	if k == nil || k.off.Load() {
+		return nil
+	}
+	return k
 }
 
 // begin notes c's runs as under way, before the store commits c.
@@ -179,6 +220,9 @@ func (k *counters) touch(id string, s *runState) {
 // it in the store; ss.mu is held. It reads no run, unless the feed forgot purges since the
 // last call (more than it remembers): then every run is read once, as a first scrape does.
 func (k *counters) settle() error {
+	if k.off.Load() {
+		return nil // the catch-up failed: nothing of this process's is kept (catchUp)
+	}
 	ss := k.ss
 	type item struct {
 		id  string

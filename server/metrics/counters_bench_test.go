@@ -192,6 +192,7 @@ func settledStore(b *testing.B) (commit func(id, kind string, from, to int), set
 	b.Cleanup(func() { st.Close() })
 	m := New("")
 	ts := m.TimeCommits(st)
+	<-m.CaughtUp()
 	commit = func(id, kind string, from, to int) {
 		u := history.RunUpdate{Run: history.Run{WorkflowID: "w-" + id, RunID: id, Name: "wf", Status: history.StatusRunning, LastSeq: uint64(to)}}
 		for n := from; n <= to; n++ {

@@ -37,6 +37,7 @@ func killedServe(path string) error {
 		}
 		m := New("")
 		ts := m.TimeCommits(st)
+		<-m.CaughtUp()
 		eng := engine.New(engine.Options{Store: ts, Activities: servertest.Acts{}})
 		if _, err := eng.Recover(context.Background()); err != nil {
 			return nil, nil, nil, nil, err

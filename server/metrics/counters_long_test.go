@@ -24,6 +24,7 @@ func servedStore(t *testing.T) *served {
 	reads := &noReads{Store: st, t: t}
 	m := New("")
 	ts := m.TimeCommits(reads)
+	<-m.CaughtUp()
 	s := &served{st: st, reads: reads, store: ts, fixture: &fixture{t: t, m: m, http: httptest.NewServer(m.Handler(reads, nil))}}
 	t.Cleanup(s.http.Close)
 	return s

@@ -72,6 +72,7 @@ func serveAt(t *testing.T, path string) *served {
 	reads := &noReads{Store: st, t: t}
 	m := New("")
 	ts := m.TimeCommits(reads)
+	<-m.CaughtUp()
 	caughtUp := reads.reads.Load()
 	if m.counters == nil {
 		t.Fatal("TimeCommits over a boltstore counts no commit")
@@ -241,6 +242,7 @@ func TestARunFirstSeenWithoutEventsIsReadAtItsCommit(t *testing.T) {
 	reads := &noReads{Store: st, t: t}
 	m := New("")
 	ts := m.TimeCommits(reads)
+	<-m.CaughtUp()
 	s := &served{st: st, reads: reads, store: ts,
 		fixture: &fixture{t: t, m: m, http: httptest.NewServer(m.Handler(reads, nil))}}
 	t.Cleanup(s.http.Close)
@@ -267,6 +269,7 @@ func TestCountersSettleWithoutScrapes(t *testing.T) {
 	reads := &noReads{Store: st, t: t}
 	m := New("")
 	ts := m.TimeCommits(reads)
+	<-m.CaughtUp()
 	ids := loadClosed(t, ts, 3*settleAfter) // 500 runs a commit
 	held := func() int {
 		m.counters.mu.Lock()

@@ -28,7 +28,9 @@ func TestScrapeOfChangedRunsMatchesAWholeRead(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	m := New("")
-	eng := enginetest.New(t, engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}})
+	counted := m.TimeCommits(st)
+	<-m.CaughtUp()
+	eng := enginetest.New(t, engine.Options{Store: counted, Activities: servertest.Acts{}})
 	f := &fixture{t: t, m: m, srv: server.New(eng, st), dir: t.TempDir(), http: httptest.NewServer(m.Handler(st, eng))}
 	t.Cleanup(f.http.Close)
 	compare := func(when string) {
@@ -107,7 +109,9 @@ func TestFirstScrapeOfANewProcessReadsOnlyChangedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := New("")
-	eng := enginetest.New(t, engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}})
+	timed := m.TimeCommits(st)
+	<-m.CaughtUp()
+	eng := enginetest.New(t, engine.Options{Store: timed, Activities: servertest.Acts{}})
 	f := &fixture{t: t, m: m, srv: server.New(eng, st), dir: t.TempDir(), http: httptest.NewServer(m.Handler(st, eng))}
 	for _, id := range []string{"f1", "f2", "f3", "f4"} {
 		f.start(id, failSpec)

@@ -41,7 +41,9 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	m := New("")
 	store := history.NewMemStore()
-	eng := enginetest.New(t, engine.Options{Store: m.TimeCommits(store), Activities: servertest.Acts{}})
+	counted := m.TimeCommits(store)
+	<-m.CaughtUp()
+	eng := enginetest.New(t, engine.Options{Store: counted, Activities: servertest.Acts{}})
 	f := &fixture{t: t, m: m, srv: server.New(eng, store), dir: t.TempDir(), http: httptest.NewServer(m.Handler(store, eng))}
 	t.Cleanup(f.http.Close)
 	return f

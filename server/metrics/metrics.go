@@ -103,6 +103,21 @@ func (m *Metrics) TimeCommits(st history.Store) history.Store {
 	return &timedStore{Store: st, h: m.commit, k: k}
 }
 
+// CaughtUp is closed once the counters' first count of the stored runs has ended: at once
+// when the store kept their sum, after a read of every run in the background when it did not
+// (a database an older wend wrote). Scrapes before then carry wend_metrics_catching_up 1.
+func (m *Metrics) CaughtUp() <-chan struct{} {
+	m.mu.Lock()
+	k := m.counters
+	m.mu.Unlock()
+	if k == nil || k.caughtUp == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return k.caughtUp
+}
+
 type timedStore struct {
 	history.Store
 	h prometheus.Histogram
@@ -110,22 +125,24 @@ type timedStore struct {
 }
 
 func (t *timedStore) Commit(ctx context.Context, c history.Commit) error {
-	if t.k != nil {
-		t.k.begin(c)
+	k := t.k.active()
+	if k != nil {
+		k.begin(c)
 	}
 	start := time.Now()
 	err := t.Store.Commit(ctx, c)
 	t.h.Observe(time.Since(start).Seconds())
-	if t.k != nil {
-		t.k.end(c, err)
+	if k != nil {
+		k.end(c, err)
 	}
 	return err
 }
 
 // Close keeps the counters' sum before it closes the store, so the next process reads no run
-// to catch up.
+// to catch up. A catch-up under way is stopped first, keeping nothing of it.
 func (t *timedStore) Close() error {
 	if t.k != nil {
+		t.k.ss.stop.Store(true)
 		t.k.ss.mu.Lock()
 		_ = t.k.settle() // what is not kept is read again by the next process
 		t.k.ss.mu.Unlock()

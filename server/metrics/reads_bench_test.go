@@ -68,7 +68,9 @@ func BenchmarkReadsBesideWrites(b *testing.B) {
 			b.Fatal(err)
 		}
 		m := New("")
-		eng := enginetest.New(b, engine.Options{Store: m.TimeCommits(st), Activities: servertest.Acts{}, Logf: func(string, ...any) {}})
+		counted := m.TimeCommits(st)
+		<-m.CaughtUp()
+		eng := enginetest.New(b, engine.Options{Store: counted, Activities: servertest.Acts{}, Logf: func(string, ...any) {}})
 		srv := server.New(eng, st)
 		metricsHTTP := httptest.NewServer(m.Handler(st, eng))
 		apiHTTP := httptest.NewServer(srv)

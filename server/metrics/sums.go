@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/runview"
@@ -50,6 +51,7 @@ type summaries struct {
 	keepFailed bool
 	// changed are the runs whose summary this scrape made or dropped (nil: dropped), for Keep.
 	changed map[string][]byte
+	stop    atomic.Bool // set by a closing store: a read of every run gives up (readAll)
 }
 
 func newSummaries() *summaries {
@@ -214,6 +216,32 @@ func (ss *summaries) refresh(st history.Store) error {
 	return nil
 }
 
+// wholeReadAhead says whether the next refresh reads every run: nothing this build reads was
+// kept, or the feed forgot changes since the kept position. It reads the kept sum only, no run.
+func (ss *summaries) wholeReadAhead(st history.Store) bool {
+	feed, ok := st.(changeFeed)
+	keeper, keeps := st.(runKeeper)
+	if !ok || !keeps || ss.keepFailed {
+		return false
+	}
+	since := ss.since
+	if !ss.ready {
+		pos, b, _, ok, err := keeper.Kept(keptName, nil)
+		if !ok || err != nil {
+			return true
+		}
+		if _, _, err := unpackTotals(b); err != nil {
+			return true
+		}
+		since = pos
+	}
+	_, _, complete := feed.ChangedRuns(since)
+	return !complete
+}
+
+// readAll stops, having kept nothing, once stop is set (a store closing under a catch-up).
+var errReadStopped = errors.New("metrics: the read of every run was stopped")
+
 // takeUpKept starts from the sum the store kept, at its position, when there is one this
 // build reads, and returns the runs whose commits were under way when it was kept: they are
 // read again with those the feed names after the position.
@@ -253,6 +281,9 @@ func (ss *summaries) readAll(st history.Store) error {
 	}
 	seen := make(map[string]bool, len(runs))
 	for _, r := range runs {
+		if ss.stop.Load() {
+			return errReadStopped
+		}
 		seen[r.RunID] = true
 		ss.update(st, r)
 	}
