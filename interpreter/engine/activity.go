@@ -40,7 +40,9 @@ func (e *Engine) scheduleActivityFrom(lr *liveRun, ev history.Event, slots heldS
 		return
 	}
 	t := history.Task{ID: id, RunID: at.RunID, Kind: history.TaskActivity, AvailableAt: avail, Dispatched: held}
-	e.launch(t, at, held, limitOf(lr, at), lr.carry)
+	if e.launch(t, at, held, limitOf(lr, at), lr.carry) {
+		lr.spawned = true
+	}
 }
 
 // call runs one activity task in its own goroutine and delivers the outcome to the run.
@@ -76,8 +78,9 @@ type carrier struct{ w *tryWork }
 // it. A try not yet marked dispatched is marked before its call (dispatch.go), unless the
 // engine is parked. lim is the activity's limit the try waits for first, if any (lookupLimit:
 // the try looks it up on its own goroutine, for a caller that may hold the run's lock). c, when not
-// nil and empty, takes the try instead of a new goroutine.
-func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Limit, c *carrier) {
+// nil and empty, takes the try instead of a new goroutine. It reports whether it started a
+// goroutine for the try.
+func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Limit, c *carrier) bool {
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.mu.Lock()
 	if e.stopped != nil {
@@ -86,7 +89,7 @@ func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Li
 		if held {
 			<-e.sem
 		}
-		return
+		return false
 	}
 	e.inflight[t.ID] = cancel
 	e.wg.Add(1)
@@ -94,9 +97,10 @@ func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Li
 	w := &tryWork{ctx: ctx, t: t, at: at, held: held, lim: lim}
 	if c != nil && c.w == nil {
 		c.w = w
-		return
+		return false
 	}
 	go e.work(w)
+	return true
 }
 
 // work runs w, then each try its reports left it to carry, on the calling goroutine.
