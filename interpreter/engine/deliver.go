@@ -76,8 +76,10 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput, c *carrier) bool 
 	defer func() { lr.carry, lr.spawned = nil, false }()
 	_ = e.ensure(lr) // an evicted run comes back (idle.go); one that cannot is blocked, which admit reports
 	lr.lastUsed = e.clock.Now()
-	var evs []history.Event
-	var applied, marks []pendingInput
+	// An input and the decisions it implies, usually one: room for the common batch at once.
+	evs := make([]history.Event, 0, 2*len(batch))
+	applied := make([]pendingInput, 0, len(batch))
+	var marks []pendingInput
 	for _, p := range batch {
 		if err := e.admit(lr, p.ev); err != nil {
 			p.done <- err
