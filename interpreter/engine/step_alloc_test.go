@@ -14,8 +14,9 @@ import (
 // TestSequentialStepAllocations: a step of a sequential run in process (an echo call,
 // the in-memory store, a literal `with`) allocates at most 48 times, the difference between a
 // 110-step and a 10-step run over 100 (56 with the literal evaluated and encoded at every start,
-// a carrier, an answer channel and a map of held slots made at every report; 37 now, 44 under
-// -race): a bound on what every step feeds the garbage collector.
+// a carrier, an answer channel and a map of held slots made at every report, and each step's
+// output wrapped for expressions whether one read it or not; 35 now, 42 under -race): a bound
+// on what every step feeds the garbage collector.
 func TestSequentialStepAllocations(t *testing.T) {
 	e := New(Options{Store: history.NewMemStore(), Activities: &fakeActs{}, MaxActivities: 512})
 	defer e.Close()
