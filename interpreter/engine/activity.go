@@ -80,8 +80,13 @@ type carrier struct{ w *tryWork }
 // the try looks it up on its own goroutine, for a caller that may hold the run's lock). c, when not
 // nil and empty, takes the try instead of a new goroutine. It reports whether it started a
 // goroutine for the try.
+//
+// The try's context is not a child of the engine's: a child registers with its parent, under
+// the parent's lock, at every try and again at its end, and every try of the engine shares
+// that lock. It is registered in e.inflight instead, which stopping the engine cancels whole
+// (cancelInflight).
 func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Limit, c *carrier) bool {
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
 	if e.stopped != nil {
 		e.mu.Unlock()
@@ -444,6 +449,20 @@ func failureOf(err error) history.Failure {
 			NextRetryDelayMS: ae.NextRetryDelayMS}
 	}
 	return history.Failure{Category: history.CategoryActivity, Message: err.Error()}
+}
+
+// cancelInflight cancels every try in flight, once the engine is stopped (no try is
+// launched after): what cancelling the engine's context does for its other work.
+func (e *Engine) cancelInflight() {
+	e.mu.Lock()
+	cancels := make([]context.CancelFunc, 0, len(e.inflight))
+	for _, cancel := range e.inflight {
+		cancels = append(cancels, cancel)
+	}
+	e.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel()
+	}
 }
 
 func (e *Engine) cancelCall(taskID string) {
