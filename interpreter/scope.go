@@ -56,9 +56,9 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 	env := map[string]any{
 		"input": r.input,
 		"state": state,
-		"run":   map[string]any{"workflow_id": r.info.WorkflowID, "run_id": r.info.RunID},
+		"run":   r.runEnv(),
 	}
-	var chain []*scope
+	chain := make([]*scope, 0, 8) // on the stack for the usual depth
 	for s := sc; s != nil; s = s.parent {
 		chain = append(chain, s)
 	}
@@ -77,4 +77,15 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 	env["steps"] = steps
 	maps.Copy(env, extra)
 	return env
+}
+
+// runEnv is what expressions read as `run`: the run's ids, one map for every evaluation
+// (expressions never write into their environment's values), made again only if the ids it
+// was made from changed.
+func (r *Run) runEnv() map[string]any {
+	if m := r.runVars; m != nil && m["workflow_id"] == r.info.WorkflowID && m["run_id"] == r.info.RunID {
+		return m
+	}
+	r.runVars = map[string]any{"workflow_id": r.info.WorkflowID, "run_id": r.info.RunID}
+	return r.runVars
 }
