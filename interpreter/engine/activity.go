@@ -40,9 +40,7 @@ func (e *Engine) scheduleActivityFrom(lr *liveRun, ev history.Event, slots heldS
 		return
 	}
 	t := history.Task{ID: id, RunID: at.RunID, Kind: history.TaskActivity, AvailableAt: avail, Dispatched: held}
-	if e.launch(t, at, held, limitOf(lr, at), lr.carry) {
-		lr.spawned = true
-	}
+	e.launch(t, at, held, limitOf(lr, at), lr.carry)
 }
 
 // call runs one activity task in its own goroutine and delivers the outcome to the run.
@@ -78,14 +76,13 @@ type carrier struct{ w *tryWork }
 // it. A try not yet marked dispatched is marked before its call (dispatch.go), unless the
 // engine is parked. lim is the activity's limit the try waits for first, if any (lookupLimit:
 // the try looks it up on its own goroutine, for a caller that may hold the run's lock). c, when not
-// nil and empty, takes the try instead of a new goroutine. It reports whether it started a
-// goroutine for the try.
+// nil and empty, takes the try instead of a new goroutine.
 //
 // The try's context is not a child of the engine's: a child registers with its parent, under
 // the parent's lock, at every try and again at its end, and every try of the engine shares
 // that lock. It is registered in e.inflight instead, which stopping the engine cancels whole
 // (cancelInflight).
-func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Limit, c *carrier) bool {
+func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Limit, c *carrier) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
 	if e.stopped != nil {
@@ -94,7 +91,7 @@ func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Li
 		if held {
 			<-e.sem
 		}
-		return false
+		return
 	}
 	e.inflight[t.ID] = cancel
 	e.wg.Add(1)
@@ -102,10 +99,9 @@ func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Li
 	w := &tryWork{ctx: ctx, t: t, at: at, held: held, lim: lim}
 	if c != nil && c.w == nil {
 		c.w = w
-		return false
+		return
 	}
 	go e.work(w)
-	return true
 }
 
 // work runs w, then each try its reports left it to carry, on the calling goroutine.

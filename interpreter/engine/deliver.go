@@ -40,23 +40,20 @@ func (e *Engine) enqueue(lr *liveRun, p pendingInput, c *carrier) error {
 			break
 		}
 		lr.qmu.Unlock()
-		spawned := false
 		if c != nil && c.w != nil {
 			// More input arrived while the carried try waited: it starts now on a goroutine
 			// of its own rather than after this batch's commit.
 			go e.work(c.w)
 			c.w = nil
-			spawned = true
 		}
-		if e.applyBatch(lr, batch, c) || spawned {
-			// Let the activities the commit just launched run before taking the next batch: a
-			// fast one reports at once and joins it, where taking the queue right away would
-			// commit it alone and pay an fsync for it (for_each over 10,000 no-ops commits
-			// several times less with it: docs/performance.md). A batch whose only try is
-			// carried yields nothing: its try runs on this goroutine, after the drain, and a
-			// yield there only woke an idle thread to find no work (a sequential step's).
-			runtime.Gosched()
-		}
+		e.applyBatch(lr, batch, c)
+		// Let the activities the commit just launched run before taking the next batch: a fast
+		// one reports at once and joins it, where taking the queue right away would commit it
+		// alone and pay an fsync for it (for_each over 10,000 no-ops commits several times
+		// less with it: docs/performance.md). A batch whose only try is carried yields too: the
+		// yield costs a futex wake and wait, but a sequential step without it was 15–25 %
+		// slower (docs/performance.md, "the drain's yield").
+		runtime.Gosched()
 	}
 	return <-p.done
 }
@@ -67,13 +64,12 @@ type pendingInput struct {
 	done chan error
 }
 
-// applyBatch applies queued inputs in order and commits everything they produced at once. It
-// reports whether the commit started a try on a goroutine of its own.
-func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput, c *carrier) bool {
+// applyBatch applies queued inputs in order and commits everything they produced at once.
+func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput, c *carrier) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	lr.carry, lr.spawned = c, false
-	defer func() { lr.carry, lr.spawned = nil, false }()
+	lr.carry = c
+	defer func() { lr.carry = nil }()
 	_ = e.ensure(lr) // an evicted run comes back (idle.go); one that cannot is blocked, which admit reports
 	lr.lastUsed = e.clock.Now()
 	// An input and the decisions it implies, usually one: room for the common batch at once.
@@ -148,7 +144,6 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput, c *carrier) bool 
 	for _, p := range applied {
 		p.done <- err
 	}
-	return lr.spawned
 }
 
 // admit says whether a run takes input now.

@@ -133,7 +133,6 @@ type liveRun struct {
 	interp  *interpreter.Run
 	blocked error
 	carry   *carrier // the drain's carrier while it applies a batch (deliver.go)
-	spawned bool     // the batch being applied started a try on a goroutine of its own
 
 	warned map[string]bool // structural limits already warned about (80 %), by kind
 
