@@ -17,11 +17,10 @@ import (
 const MaxPayloadBytes = 2 << 20
 
 func (n *node) startActivity() {
-	input, ok := n.withFills()
+	raw, ok := n.withJSON()
 	if !ok {
 		return
 	}
-	raw := mustJSON(input)
 	if len(raw) > MaxPayloadBytes {
 		n.stepFailed(&history.Failure{Category: history.CategoryStructuralLimit, PropagationKind: "step", Type: "PayloadTooLarge",
 			Message: fmt.Sprintf("activity input is %d bytes, over the %d-byte limit", len(raw), MaxPayloadBytes), NonRetryable: true})

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/wendflow/wend/history"
@@ -239,6 +240,20 @@ func (n *node) with(def any) (v any, ok bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// withJSON is an activity's input: its `with` evaluated and encoded, or a literal `with`'s JSON
+// encoded once for every run of the workflow (spec.Value.LiteralJSON), which has no secret
+// references and needs no environment.
+func (n *node) withJSON() (json.RawMessage, bool) {
+	if lit, ok := n.s.With.LiteralJSON(); ok {
+		return lit, true
+	}
+	v, ok := n.withFills()
+	if !ok {
+		return nil, false
+	}
+	return mustJSON(v), true
 }
 
 // withFills evaluates an activity's `with` and notes where its secret references landed.

@@ -66,7 +66,9 @@ func Query(events []history.Event, src string) (any, error) {
 func (r *Run) queryEnv() map[string]any {
 	steps := map[string]any{}
 	if r.root != nil {
-		maps.Copy(steps, r.root.sc.steps)
+		for id, out := range r.root.sc.steps {
+			steps[id] = stepView(out)
+		}
 	}
 	return map[string]any{
 		"input": r.input,

@@ -26,6 +26,8 @@ type Run struct {
 
 	input any
 	state map[string]any
+	// runVars is what expressions read as `run`, made once (runEnv): expressions only read it.
+	runVars map[string]any
 
 	now    time.Time       // time of the input being applied
 	out    []history.Event // decisions of the input being applied

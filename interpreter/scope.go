@@ -8,7 +8,7 @@ import "maps"
 type scope struct {
 	parent *scope
 	vars   map[string]any
-	steps  map[string]any // nil: writes go to the parent's map
+	steps  map[string]any // step id -> its output; nil: writes go to the parent's map
 	state  map[string]any // non-nil in a compensation: the snapshot its expressions see
 
 	loopStatic, loopInstance string // the for_each item this scope belongs to (paths)
@@ -18,15 +18,20 @@ func (sc *scope) child(vars map[string]any) *scope {
 	return &scope{parent: sc, vars: vars, loopStatic: sc.loopStatic, loopInstance: sc.loopInstance}
 }
 
-// setStep records a step's output in the nearest scope that owns a steps map.
+// setStep records a step's output in the nearest scope that owns a steps map. What an
+// expression reads as steps.ID, {"output": out}, is made when an expression names the step
+// (stepView), not for every step with an id.
 func (sc *scope) setStep(id string, out any) {
 	for s := sc; s != nil; s = s.parent {
 		if s.steps != nil {
-			s.steps[id] = map[string]any{"output": out}
+			s.steps[id] = out
 			return
 		}
 	}
 }
+
+// stepView is what expressions see as steps.ID of a step whose output is out.
+func stepView(out any) map[string]any { return map[string]any{"output": out} }
 
 // instancePath turns a step's static path into the path of this occurrence: inside a
 // for_each item, "steps[2].steps[0]" becomes "steps[2]@3.steps[0]".
@@ -51,9 +56,9 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 	env := map[string]any{
 		"input": r.input,
 		"state": state,
-		"run":   map[string]any{"workflow_id": r.info.WorkflowID, "run_id": r.info.RunID},
+		"run":   r.runEnv(),
 	}
-	var chain []*scope
+	chain := make([]*scope, 0, 8) // on the stack for the usual depth
 	for s := sc; s != nil; s = s.parent {
 		chain = append(chain, s)
 	}
@@ -64,7 +69,7 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 	for _, id := range refs {
 		for _, s := range chain {
 			if out, ok := s.steps[id]; ok {
-				steps[id] = out
+				steps[id] = stepView(out)
 				break
 			}
 		}
@@ -72,4 +77,15 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 	env["steps"] = steps
 	maps.Copy(env, extra)
 	return env
+}
+
+// runEnv is what expressions read as `run`: the run's ids, one map for every evaluation
+// (expressions never write into their environment's values), made again only if the ids it
+// was made from changed.
+func (r *Run) runEnv() map[string]any {
+	if m := r.runVars; m != nil && m["workflow_id"] == r.info.WorkflowID && m["run_id"] == r.info.RunID {
+		return m
+	}
+	r.runVars = map[string]any{"workflow_id": r.info.WorkflowID, "run_id": r.info.RunID}
+	return r.runVars
 }

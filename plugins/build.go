@@ -75,8 +75,8 @@ func watched(cfg Config, program string) string {
 // a readable file differs. An unchanged hash under a new stamp (touched, or copied back)
 // updates the stamp, so the next check is a stat again.
 func (b *build) changed() bool {
-	fi, err := os.Stat(b.path)
-	if err != nil || stampOf(fi) == b.stamp {
+	st, err := statStamp(b.path)
+	if err != nil || st == b.stamp {
 		return false
 	}
 	sum, st, err := hashFile(b.path)

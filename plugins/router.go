@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,22 @@ type Router struct {
 	opts  Options // of every host
 	mu    sync.Mutex
 	hosts map[string]*Host
+	last  *route // the declaration the last call named: a run's tries name the same one
+}
+
+// route is a declaration and its host.
+type route struct {
+	name string
+	ref  history.PluginRef
+	h    *Host
+}
+
+// names reports whether the call of plugin name declared as ref goes to rt's host: the same
+// fields routeKey encodes, compared without building the key.
+func (rt *route) names(name string, ref history.PluginRef) bool {
+	return rt.name == name && rt.ref.Dir == ref.Dir && rt.ref.SHA256 == ref.SHA256 &&
+		rt.ref.StartTimeoutMS == ref.StartTimeoutMS && slices.Equal(rt.ref.Command, ref.Command) &&
+		slices.Equal(rt.ref.Env, ref.Env)
 }
 
 // NewRouter makes a Router whose hosts share opts (the log, the registry of processes).
@@ -46,10 +63,14 @@ func (r *Router) host(name string, ref history.PluginRef) (*Host, error) {
 		return nil, &history.ActivityError{Category: history.CategoryInternal, Type: "PluginNotDeclared", NonRetryable: true,
 			Message: fmt.Sprintf("plugin %q is not declared by the run's workflow", name)}
 	}
-	key := routeKey(name, ref)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if rt := r.last; rt != nil && rt.names(name, ref) {
+		return rt.h, nil
+	}
+	key := routeKey(name, ref)
 	if h, ok := r.hosts[key]; ok {
+		r.last = &route{name: name, ref: ref, h: h}
 		return h, nil
 	}
 	h, err := New([]Config{{Name: name, Command: ref.Command, Dir: ref.Dir, SHA256: ref.SHA256, Env: ref.Env,
@@ -58,12 +79,14 @@ func (r *Router) host(name string, ref history.PluginRef) (*Host, error) {
 		return nil, &history.ActivityError{Category: history.CategoryInternal, Type: "PluginConfig", NonRetryable: true, Message: err.Error()}
 	}
 	r.hosts[key] = h
+	r.last = &route{name: name, ref: ref, h: h}
 	return h, nil
 }
 
 // routeKey names a declaration: every field, each prefixed by its length so that no two
-// declarations share a key. It is built twice per try (Prepare, then the call), so by hand
-// rather than by JSON encoding, which cost more (docs/performance.md).
+// declarations share a key. It is built when a call names another declaration than the last
+// call did (Router.last), by hand rather than by JSON encoding, which cost more
+// (docs/performance.md).
 func routeKey(name string, ref history.PluginRef) string {
 	var b strings.Builder
 	field := func(s string) {
@@ -113,5 +136,6 @@ func (r *Router) Close() error {
 		}
 		delete(r.hosts, k)
 	}
+	r.last = nil
 	return first
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func registryLines(t *testing.T, path string) int {
 // per try, is the same for equal declarations and differs whenever any field does, also
 // where concatenating fields would make two declarations read alike.
 func TestRouteKeyTellsDeclarationsApart(t *testing.T) {
-	base := history.PluginRef{Command: []string{"python3", "p.py"}, Dir: "/w", SHA256: "ab", Env: []string{"A=1"}}
+	base := history.PluginRef{Command: []string{"python3", "p.py"}, Dir: "/w", SHA256: strings.Repeat("ab", 32), Env: []string{"A=1"}}
 	with := func(f func(*history.PluginRef)) history.PluginRef {
 		r := base
 		r.Command, r.Env = append([]string(nil), base.Command...), append([]string(nil), base.Env...)
@@ -143,5 +144,58 @@ func TestRouterUsesTheDeclaredStartTimeout(t *testing.T) {
 	ae := activityError(t, r.Prepare(ctx, c))
 	if ae.Type != TypeStartTimeout || !strings.Contains(ae.Message, "no handshake within 1s") {
 		t.Fatalf("Prepare: %+v, want a start timeout after the declared 1s", ae)
+	}
+}
+
+// TestRouterRoutesByEveryField: a declaration reaches the host of the declaration equal to it
+// in every field, whichever came last and whatever slices hold its command and environment;
+// one differing in any field reaches a host of its own; after Close, a fresh host.
+func TestRouterRoutesByEveryField(t *testing.T) {
+	r := NewRouter(Options{Log: func(string, string) {}})
+	base := history.PluginRef{Command: []string{"/bin/p", "--x"}, Dir: "/d", SHA256: strings.Repeat("ab", 32), Env: []string{"A=1"}, StartTimeoutMS: 5}
+	hostOf := func(name string, ref history.PluginRef) *Host {
+		t.Helper()
+		h, err := r.host(name, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	h := hostOf("p", base)
+	others := map[string]history.PluginRef{}
+	for what, change := range map[string]func(*history.PluginRef){
+		"command": func(p *history.PluginRef) { p.Command = []string{"/bin/p", "--y"} },
+		"dir":     func(p *history.PluginRef) { p.Dir = "/e" },
+		"sha256":  func(p *history.PluginRef) { p.SHA256 = strings.Repeat("cd", 32) },
+		"env":     func(p *history.PluginRef) { p.Env = []string{"A=2"} },
+		"timeout": func(p *history.PluginRef) { p.StartTimeoutMS = 6 },
+	} {
+		ref := base
+		ref.Command, ref.Env = slices.Clone(base.Command), slices.Clone(base.Env)
+		change(&ref)
+		others[what] = ref
+	}
+	seen := map[*Host]string{h: "base"}
+	for what, ref := range others {
+		o := hostOf("p", ref)
+		if prev, dup := seen[o]; dup {
+			t.Fatalf("%s changed: routed to the host of %s", what, prev)
+		}
+		seen[o] = what
+		copied := base
+		copied.Command, copied.Env = slices.Clone(base.Command), slices.Clone(base.Env)
+		if got := hostOf("p", copied); got != h { // after another declaration, and from other slices
+			t.Fatalf("the base declaration after %s: another host", what)
+		}
+		if got := hostOf("p", ref); got != o {
+			t.Fatalf("%s again: another host", what)
+		}
+	}
+	if hostOf("q", base) == h {
+		t.Fatal("another plugin name: the same host")
+	}
+	r.Close()
+	if hostOf("p", base) == h {
+		t.Fatal("after Close: the closed host")
 	}
 }

@@ -16,3 +16,12 @@ func sysStamp(fi os.FileInfo, s *fileStamp) {
 		s.dev, s.ino, s.ctime = uint64(st.Dev), st.Ino, st.Ctimespec.Nano()
 	}
 }
+
+// statStamp is the stamp of the file at path.
+func statStamp(path string) (fileStamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}, err
+	}
+	return stampOf(fi), nil
+}

@@ -12,3 +12,12 @@ const stampHasInode = false
 // time — a copy that keeps times, or a rename of such a copy — is not seen as a new build
 // until its size or time differs.
 func sysStamp(os.FileInfo, *fileStamp) {}
+
+// statStamp is the stamp of the file at path.
+func statStamp(path string) (fileStamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}, err
+	}
+	return stampOf(fi), nil
+}

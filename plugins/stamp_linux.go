@@ -16,3 +16,20 @@ func sysStamp(fi os.FileInfo, s *fileStamp) {
 		s.dev, s.ino, s.ctime = uint64(st.Dev), st.Ino, st.Ctim.Nano()
 	}
 }
+
+// statStamp is stampOf(os.Stat(path)) without the FileInfo: stat into the stack. Each try's
+// check of its plugin's file (build.changed) is one of these, and os.Stat's allocations and
+// conversions cost more than the system call itself (docs/performance.md).
+func statStamp(path string) (fileStamp, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(path, &st)
+		if err == nil {
+			break
+		}
+		if err != syscall.EINTR {
+			return fileStamp{}, &os.PathError{Op: "stat", Path: path, Err: err}
+		}
+	}
+	return fileStamp{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, nil
+}

@@ -60,3 +60,24 @@ func stampAt(t *testing.T, path string) fileStamp {
 	}
 	return stampOf(fi)
 }
+
+// TestStatStampIsStampOf: the per-try check's stamp (statStamp) equals the stamp of the same
+// file taken from its FileInfo and from the open file that is hashed, so an untouched file is
+// never hashed again; and a missing file is an error, not a stamp.
+func TestStatStampIsStampOf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plugin")
+	write(t, path, "v1", time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC))
+	got, err := statStamp(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := stampAt(t, path); got != want {
+		t.Fatalf("statStamp %+v, stampOf(os.Stat) %+v", got, want)
+	}
+	if _, hashed, err := hashFile(path); err != nil || got != hashed {
+		t.Fatalf("statStamp %+v, hashFile's %+v (%v)", got, hashed, err)
+	}
+	if _, err := statStamp(path + ".missing"); !os.IsNotExist(err) {
+		t.Fatalf("missing file: %v, want not-exist", err)
+	}
+}

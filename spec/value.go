@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,6 +22,9 @@ type Value struct {
 
 	secretsOnce sync.Once
 	named       bool // v names a secret, for EvalFills
+
+	literalOnce sync.Once
+	literal     json.RawMessage // v's JSON when it holds no template, for LiteralJSON
 
 	Lit    any       // a scalar without templates (string, int, float64, bool or nil)
 	Parts  []part    // a string with templates: text and expressions, in order
@@ -177,6 +181,29 @@ func (v *Value) StepRefs() []string {
 
 // IsLiteral reports whether v holds no template at all.
 func (v *Value) IsLiteral() bool { return len(v.exprs()) == 0 }
+
+// LiteralJSON is the JSON (json.Marshal) of a v without templates, which every evaluation of
+// it would give, encoded once: an activity step's literal `with` is then not evaluated and
+// encoded again at each start. It reports false for a v with a template (or a secret
+// reference), and for one json.Marshal refuses. The bytes are shared: read them only.
+func (v *Value) LiteralJSON() (json.RawMessage, bool) {
+	if v == nil {
+		return nil, false
+	}
+	v.literalOnce.Do(func() {
+		if !v.IsLiteral() || v.hasSecrets() {
+			return
+		}
+		x, err := v.eval(nil, nil)
+		if err != nil {
+			return
+		}
+		if b, err := json.Marshal(x); err == nil {
+			v.literal = b[:len(b):len(b)]
+		}
+	})
+	return v.literal, v.literal != nil
+}
 
 // Eval computes v's JSON value for env.
 func (v *Value) Eval(env map[string]any) (any, error) { return v.eval(env, nil) }

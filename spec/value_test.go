@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -43,6 +44,50 @@ func TestValueEval(t *testing.T) {
 			}
 			if v := got.(map[string]any)["v"]; !reflect.DeepEqual(v, tt.want) {
 				t.Errorf("got %#v, want %#v", v, tt.want)
+			}
+		})
+	}
+}
+
+// TestLiteralJSON: a value without templates gives, once, the JSON its evaluation encodes to;
+// one with a template or a secret reference gives none, and is evaluated as before.
+func TestLiteralJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want string // "" for none
+	}{
+		{"mapping of scalars", `{i: 3, s: text, f: 2.5, b: true, n: null}`, `{"b":true,"f":2.5,"i":3,"n":null,"s":"text"}`},
+		{"nested list", `[1, {a: [x]}]`, `[1,{"a":["x"]}]`},
+		{"scalar", `7`, `7`},
+		{"exact template", `"${{ input.n }}"`, ""},
+		{"template inside", `{a: [1, "n=${{ input.n }}"]}`, ""},
+		{"secret reference", `{token: "${{ secrets.TOKEN }}"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "wend: v1\nname: t\nplugins: {p: ./p}\nsecrets: {TOKEN: {env: TOKEN}}\nsteps:\n  - activity: p.a\n    with: " + tt.yaml + "\n"
+			w, ds := Load("t.wend.yaml", []byte(src))
+			if len(ds) > 0 {
+				t.Fatal(ds.Error())
+			}
+			with := w.Steps[0].With
+			got, ok := with.LiteralJSON()
+			if ok != (tt.want != "") || string(got) != tt.want {
+				t.Fatalf("LiteralJSON = %s, %v; want %q", got, ok, tt.want)
+			}
+			if !ok {
+				return
+			}
+			v, err := with.Eval(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if enc, _ := json.Marshal(v); string(enc) != string(got) {
+				t.Fatalf("LiteralJSON %s, json.Marshal(Eval) %s", got, enc)
+			}
+			if again, _ := with.LiteralJSON(); &again[0] != &got[0] {
+				t.Fatal("encoded again: want the bytes of the first call")
 			}
 		})
 	}

@@ -77,8 +77,13 @@ type carrier struct{ w *tryWork }
 // engine is parked. lim is the activity's limit the try waits for first, if any (lookupLimit:
 // the try looks it up on its own goroutine, for a caller that may hold the run's lock). c, when not
 // nil and empty, takes the try instead of a new goroutine.
+//
+// The try's context is not a child of the engine's: a child registers with its parent, under
+// the parent's lock, at every try and again at its end, and every try of the engine shares
+// that lock. It is registered in e.inflight instead, which stopping the engine cancels whole
+// (cancelInflight).
 func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Limit, c *carrier) {
-	ctx, cancel := context.WithCancel(e.ctx)
+	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
 	if e.stopped != nil {
 		e.mu.Unlock()
@@ -101,15 +106,29 @@ func (e *Engine) launch(t history.Task, at activityTask, held bool, lim *spec.Li
 
 // work runs w, then each try its reports left it to carry, on the calling goroutine.
 func (e *Engine) work(w *tryWork) {
+	e.workOn(new(worker), w)
+}
+
+// workOn is work on k, the goroutine's worker.
+func (e *Engine) workOn(k *worker, w *tryWork) {
 	for w != nil {
-		w = e.runTry(w)
+		w = e.runTry(k, w)
 	}
+}
+
+// worker is what a goroutine running tries keeps from one report to the next: the carrier the
+// run's drain leaves a try in, and the channel its own input's answer comes back on (each
+// answered once and read once per report, so it is empty again after one). A sequential run's
+// steps, all on one goroutine, make neither again at each step.
+type worker struct {
+	c    carrier
+	done chan error
 }
 
 // runTry takes w's limit, slot and dispatch mark if it has none yet, makes the call and
 // reports it; it returns the try the report left it to carry, if any. The limit comes first:
 // a try waiting on its activity's limit must not hold a slot other activities could use.
-func (e *Engine) runTry(w *tryWork) *tryWork {
+func (e *Engine) runTry(k *worker, w *tryWork) *tryWork {
 	defer e.wg.Done()
 	ctx, t, at, taskID := w.ctx, w.t, w.at, w.t.ID
 	if !w.held {
@@ -139,7 +158,7 @@ func (e *Engine) runTry(w *tryWork) *tryWork {
 		e.release(taskID)
 		return nil
 	}
-	return e.try(ctx, taskID, at)
+	return e.try(ctx, k, taskID, at)
 }
 
 // try makes one call, on the calling goroutine, with the step's timeouts, and reports its
@@ -149,7 +168,7 @@ func (e *Engine) runTry(w *tryWork) *tryWork {
 // a superseded attempt's report: dropped and counted. (The call is made on this goroutine, not
 // on one of its own beside the timers: a timeout needs no result handed over to end the try.)
 // It returns the try the report left this goroutine to carry, if any.
-func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWork {
+func (e *Engine) try(ctx context.Context, k *worker, taskID string, at activityTask) *tryWork {
 	call := e.callOf(at)                         // once for Prepare and the call: one visit to the run's lock
 	if err := e.prepare(ctx, call); err != nil { // before the timers: see Preparer
 		cancelled := ctx.Err() != nil
@@ -157,12 +176,12 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWo
 		if cancelled {
 			return nil
 		}
-		return e.report(at.RunID, outcomeEvent(at, callResult{err: err}))
+		return e.report(k, at.RunID, outcomeEvent(at, callResult{err: err}))
 	}
 	call.Deadline = e.deadline(at) // the try's time starts once its plugin is ready
 	e.limitCallStarted(taskID)     // and a rate counts it from now (limits.go)
 	s := &tryState{e: e, taskID: taskID, at: at}
-	s.t.start(e.clock, at, s.expire)
+	s.t.start(e.clock, at, s)
 	out, err := e.execute(ctx, call, s.heartbeat, s.served)
 	s.t.stop()
 	failpoint.Hit("after-call")
@@ -176,7 +195,7 @@ func (e *Engine) try(ctx context.Context, taskID string, at activityTask) *tryWo
 	if cancelled {
 		return nil // cancelled, or shutting down: the task stays and runs again after a restart
 	}
-	return e.report(at.RunID, outcomeEvent(at, res))
+	return e.report(k, at.RunID, outcomeEvent(at, res))
 }
 
 // release ends a try's hold: its call is cancelled, its slot of MaxActivities and its
@@ -211,7 +230,8 @@ func (s *tryState) expire(why string) {
 	e.wg.Add(1)         // this try's goroutine is still in the call, so the group is not done
 	go func() {
 		defer e.wg.Done()
-		e.work(e.report(at.RunID, timedOutEvent(at, why, buildOf(&s.build))))
+		k := new(worker)
+		e.workOn(k, e.report(k, at.RunID, timedOutEvent(at, why, buildOf(&s.build))))
 	}()
 }
 
@@ -245,9 +265,9 @@ func (s *tryState) heartbeat(hb history.Heartbeat) {
 }
 
 // report hands an outcome to its run, unless the engine is stopping or the run is gone. The
-// caller's goroutine is done otherwise: it carries a try the outcome's commit launches, which
-// report returns for it to run (carrier).
-func (e *Engine) report(runID string, ev *history.Event) *tryWork {
+// caller's goroutine, whose worker is k, is done otherwise: it carries a try the outcome's
+// commit launches, which report returns for it to run (carrier).
+func (e *Engine) report(k *worker, runID string, ev *history.Event) *tryWork {
 	if e.isStopped() != nil {
 		return nil
 	}
@@ -255,9 +275,13 @@ func (e *Engine) report(runID string, ev *history.Event) *tryWork {
 	if lr == nil {
 		return nil
 	}
-	var c carrier
-	_ = e.enqueue(lr, pendingInput{ev: *ev, done: make(chan error, 1)}, &c)
-	return c.w
+	if k.done == nil {
+		k.done = make(chan error, 1)
+	}
+	_ = e.enqueue(lr, pendingInput{ev: *ev, done: k.done}, &k.c)
+	w := k.c.w
+	k.c.w = nil
+	return w
 }
 
 type callResult struct {
@@ -333,19 +357,19 @@ func (e *Engine) deadline(at activityTask) time.Time {
 // tryTimers are a try's start-to-close timeout and its heartbeat timeout, re-armed by each
 // heartbeat.
 type tryTimers struct {
-	clock  Clock
-	hb     time.Duration
-	expire func(string)
-	mu     sync.Mutex
-	stops  []func() bool
-	hbStop func() bool
+	clock   Clock
+	hb      time.Duration
+	owner   *tryState // expired by the timer that fires
+	mu      sync.Mutex
+	timeout func() bool // stops the start-to-close timer
+	hbStop  func() bool
 }
 
-// start arms the timers of a try of at; expire is called with the one that fires.
-func (t *tryTimers) start(c Clock, at activityTask, expire func(string)) {
-	t.clock, t.hb, t.expire = c, time.Duration(at.HeartbeatMS)*time.Millisecond, expire
+// start arms the timers of a try of at; s.expire is called with the one that fires.
+func (t *tryTimers) start(c Clock, at activityTask, s *tryState) {
+	t.clock, t.hb, t.owner = c, time.Duration(at.HeartbeatMS)*time.Millisecond, s
 	if d := time.Duration(at.TimeoutMS) * time.Millisecond; d > 0 {
-		t.stops = append(t.stops, c.AfterFunc(d, func() { expire("timeout") }))
+		t.timeout = c.AfterFunc(d, func() { s.expire("timeout") })
 	}
 	t.heartbeat()
 }
@@ -359,14 +383,14 @@ func (t *tryTimers) heartbeat() {
 	if t.hbStop != nil {
 		t.hbStop()
 	}
-	t.hbStop = t.clock.AfterFunc(t.hb, func() { t.expire("heartbeat_timeout") })
+	t.hbStop = t.clock.AfterFunc(t.hb, func() { t.owner.expire("heartbeat_timeout") })
 }
 
 func (t *tryTimers) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, s := range t.stops {
-		s()
+	if t.timeout != nil {
+		t.timeout()
 	}
 	if t.hbStop != nil {
 		t.hbStop()
@@ -421,6 +445,20 @@ func failureOf(err error) history.Failure {
 			NextRetryDelayMS: ae.NextRetryDelayMS}
 	}
 	return history.Failure{Category: history.CategoryActivity, Message: err.Error()}
+}
+
+// cancelInflight cancels every try in flight, once the engine is stopped (no try is
+// launched after): what cancelling the engine's context does for its other work.
+func (e *Engine) cancelInflight() {
+	e.mu.Lock()
+	cancels := make([]context.CancelFunc, 0, len(e.inflight))
+	for _, cancel := range e.inflight {
+		cancels = append(cancels, cancel)
+	}
+	e.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel()
+	}
 }
 
 func (e *Engine) cancelCall(taskID string) {

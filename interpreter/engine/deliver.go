@@ -50,7 +50,9 @@ func (e *Engine) enqueue(lr *liveRun, p pendingInput, c *carrier) error {
 		// Let the activities the commit just launched run before taking the next batch: a fast
 		// one reports at once and joins it, where taking the queue right away would commit it
 		// alone and pay an fsync for it (for_each over 10,000 no-ops commits several times
-		// less with it: docs/performance.md).
+		// less with it: docs/performance.md). A batch whose only try is carried yields too: the
+		// yield costs a futex wake and wait, but a sequential step without it was 15–25 %
+		// slower (docs/performance.md, "the drain's yield").
 		runtime.Gosched()
 	}
 	return <-p.done
@@ -70,8 +72,10 @@ func (e *Engine) applyBatch(lr *liveRun, batch []pendingInput, c *carrier) {
 	defer func() { lr.carry = nil }()
 	_ = e.ensure(lr) // an evicted run comes back (idle.go); one that cannot is blocked, which admit reports
 	lr.lastUsed = e.clock.Now()
-	var evs []history.Event
-	var applied, marks []pendingInput
+	// An input and the decisions it implies, usually one: room for the common batch at once.
+	evs := make([]history.Event, 0, 2*len(batch))
+	applied := make([]pendingInput, 0, len(batch))
+	var marks []pendingInput
 	for _, p := range batch {
 		if err := e.admit(lr, p.ev); err != nil {
 			p.done <- err

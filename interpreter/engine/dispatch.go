@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/spec"
@@ -24,24 +25,51 @@ import (
 // run closed): no call is made.
 var errNotOwed = errors.New("try no longer awaited")
 
-// heldSlots are the MaxActivities slots reserved by a commit, by task id.
-type heldSlots map[string]bool
+// heldSlots are the MaxActivities slots reserved by a commit, by task id. Copies share the
+// set, as a map's would; the zero value holds none. Most commits reserve one slot, taken by
+// the first call their effects launch: the set is one allocation with room for that id, and
+// take looks at the first id first (the calls launch in the order the slots were reserved).
+type heldSlots struct{ s *slotIDs }
+
+type slotIDs struct {
+	ids   []string
+	first [1]string // ids' storage while it holds one
+}
+
+func (h heldSlots) add(taskID string) heldSlots {
+	if h.s == nil {
+		h.s = &slotIDs{}
+		h.s.ids = h.s.first[:0]
+	}
+	h.s.ids = append(h.s.ids, taskID)
+	return h
+}
 
 // take hands the slot reserved for taskID to its call.
 func (h heldSlots) take(taskID string) bool {
-	if !h[taskID] {
+	if h.s == nil {
 		return false
 	}
-	delete(h, taskID)
+	switch i := slices.Index(h.s.ids, taskID); i {
+	case -1:
+		return false
+	case 0:
+		h.s.ids = h.s.ids[1:]
+	default:
+		h.s.ids = slices.Delete(h.s.ids, i, i+1)
+	}
 	return true
 }
 
 // release gives back the slots no call took.
 func (h heldSlots) release(e *Engine) {
-	for id := range h {
-		delete(h, id)
+	if h.s == nil {
+		return
+	}
+	for range h.s.ids {
 		<-e.sem
 	}
+	h.s.ids = h.s.ids[:0]
 }
 
 // reserveDispatch marks dispatched the activity tasks of c that are due now and for which a
@@ -49,10 +77,10 @@ func (h heldSlots) release(e *Engine) {
 // limits names is left unmarked: it waits for its limit first (limits.go). A parked engine
 // makes no calls and marks nothing.
 func (e *Engine) reserveDispatch(c *history.Commit, limits map[string]*spec.Limit) heldSlots {
-	if e.opts.Parked {
-		return nil
-	}
 	var h heldSlots
+	if e.opts.Parked {
+		return h
+	}
 	now := e.clock.Now()
 	for i := range c.PutTasks {
 		t := &c.PutTasks[i]
@@ -64,10 +92,7 @@ func (e *Engine) reserveDispatch(c *history.Commit, limits map[string]*spec.Limi
 		default:
 			return h // no slot free: the rest are marked when a slot frees
 		}
-		if h == nil {
-			h = heldSlots{}
-		}
-		t.Dispatched, h[t.ID] = true, true
+		t.Dispatched, h = true, h.add(t.ID)
 	}
 	return h
 }

@@ -404,3 +404,39 @@ func TestLostTaskOfAFutureRetryIsNotARedelivery(t *testing.T) {
 		t.Fatalf("rebuilt task %+v %v: want it unmarked", task, ok)
 	}
 }
+
+// TestHeldSlotsTakeAndRelease: a reserved slot is taken once, by its own task id, in any
+// order; release gives back exactly the slots no call took; copies share the set.
+func TestHeldSlotsTakeAndRelease(t *testing.T) {
+	e := &Engine{sem: make(chan struct{}, 4)}
+	var h heldSlots
+	if h.take("a") {
+		t.Fatal("an empty set gave a slot")
+	}
+	h.release(e) // nothing held: nothing given back
+	for _, id := range []string{"a", "b", "c"} {
+		e.sem <- struct{}{}
+		h = h.add(id)
+	}
+	copied := h
+	if !copied.take("b") || h.take("b") {
+		t.Fatal("b: want taken once, through either copy")
+	}
+	if h.take("x") {
+		t.Fatal("a slot for a task never reserved")
+	}
+	if !h.take("a") {
+		t.Fatal("a: not taken")
+	}
+	h.release(e)
+	if len(e.sem) != 2 { // b's and a's calls hold theirs; c's came back
+		t.Fatalf("%d slots held after release, want 2", len(e.sem))
+	}
+	if h.take("c") {
+		t.Fatal("c: taken after its slot was released")
+	}
+	h.release(e)
+	if len(e.sem) != 2 {
+		t.Fatalf("a second release gave back %d slots", 2-len(e.sem))
+	}
+}

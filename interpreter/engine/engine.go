@@ -201,6 +201,7 @@ func (e *Engine) Close() error {
 	e.sched.stop()
 	e.stopSweeper()
 	e.cancel()
+	e.cancelInflight()
 	e.wg.Wait()
 	return nil
 }
@@ -266,6 +267,7 @@ func (e *Engine) fatal(err error) {
 	e.logf("wend: %v", err)
 	e.sched.stop()
 	e.cancel()
+	e.cancelInflight()
 }
 
 func (e *Engine) isStopped() error {
