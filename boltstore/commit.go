@@ -176,7 +176,6 @@ func (s *Store) syncAndCommit(tx *bolt.Tx, batch []*request, results []error, ls
 		s.committed()
 		return nil, err
 	}
-	s.log.startWriteback()
 	s.keepOpen(tx, batch, results, lsn, len(s.logBuf))
 	return s.log.sync(), nil
 }

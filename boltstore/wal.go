@@ -296,10 +296,6 @@ func (l *wal) put(payload []byte) (lsn uint64, err error) {
 	return lsn, nil
 }
 
-// startWriteback starts the device's write of the record put last, for work to overlap it
-// before sync waits for it.
-func (l *wal) startWriteback() { writeback(l.f, l.size, int64(len(l.buf))) }
-
 // sync makes the record put last durable and counts it in the log.
 func (l *wal) sync() error {
 	syncFile := fdatasync
