@@ -65,12 +65,13 @@ var keyLogLSN = []byte("log_lsn")
 // and rolls, and its checkpoints remove the segments it closed.
 type wal struct {
 	dir         string
-	f           *os.File // the segment appended to
-	name        string   // its path
-	first       uint64   // the LSN its name gives its first record
-	size        int64    // the end of its last whole record; zeros follow, to the filled end
-	limit       int64    // the segment's filled size, in its name
-	next        uint64   // the LSN of the next record
+	f           *os.File  // the segment appended to
+	name        string    // its path
+	link        linkCheck // whether f is still the file at name (stillLinked)
+	first       uint64    // the LSN its name gives its first record
+	size        int64     // the end of its last whole record; zeros follow, to the filled end
+	limit       int64     // the segment's filled size, in its name
+	next        uint64    // the LSN of the next record
 	segmentSize int64
 	buf         []byte
 	spare       chan spareFile // the next segment, being made in the background; nil when none
@@ -230,11 +231,15 @@ func (l *wal) install(f *os.File, spare string, size int64) error {
 	if err == nil {
 		err = syncDir(l.dir)
 	}
+	var link linkCheck
+	if err == nil {
+		link, err = newLinkCheck(f, name)
+	}
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("start log segment: %w", err)
 	}
-	l.f, l.name, l.first, l.size, l.limit = f, name, l.next, 0, size
+	l.f, l.name, l.link, l.first, l.size, l.limit = f, name, link, l.next, 0, size
 	return nil
 }
 
@@ -387,10 +392,10 @@ func (l *wal) close() error {
 
 // stillLinked checks that the segment is still the file at its path: a record synced into a
 // segment deleted from outside (the log folder removed under a running store) would be lost
-// at the next Open. The writer checks before each batch (checkLog): two inode lookups
-// (sameFileAt), against a sync's milliseconds.
+// at the next Open. The writer checks before each batch (checkLog): one inode lookup of the
+// path (linkCheck), against a sync's milliseconds.
 func (l *wal) stillLinked() error {
-	same, err := sameFileAt(l.f, l.name)
+	same, err := l.link.linked()
 	if err != nil {
 		return fmt.Errorf("sync log %s: %w", l.name, err)
 	}
