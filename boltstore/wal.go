@@ -48,6 +48,9 @@ import (
 // walHeader is the bytes of a record before its payload.
 const walHeader = 16
 
+// zeroPage is what a record's write is padded with (put).
+var zeroPage [fillWrite]byte
+
 // DefaultLogSegmentSize is the size of a log segment: a record that does not fit in the rest
 // of one starts a new segment, and the checkpoint after it removes the old ones (bbolt synced).
 // It bounds the log replayed at Open, and each segment file (and the spare) is filled to it,
@@ -73,7 +76,8 @@ type wal struct {
 	limit       int64     // the segment's filled size, in its name
 	next        uint64    // the LSN of the next record
 	segmentSize int64
-	buf         []byte
+	buf         []byte         // the record put last, then zeros to the end of its last page
+	rec         int            // the record's length in buf
 	spare       chan spareFile // the next segment, being made in the background; nil when none
 	closing     atomic.Bool    // set by close: a spare being filled stops
 	reused      atomic.Int32   // spares made from a recycled segment (walrecycle.go), for tests
@@ -290,6 +294,14 @@ func (l *wal) put(payload []byte) (lsn uint64, err error) {
 		return 0, fmt.Errorf("append to log %s: a record of %d bytes does not fit in the %d bytes left", l.name, len(payload), l.limit-l.size-rollSize)
 	}
 	b := appendRecord(l.buf[:0], lsn, payload)
+	l.rec = len(b)
+	// Zeros to the end of the page the record ends in: the write covers each page it starts to
+	// its end, so the kernel need not read one from the device to keep its other bytes
+	// (walfill.go). A segment holds zeros there already, or a recycled one's stale records.
+	end := l.size + int64(len(b))
+	if pad := min(l.limit, (end+fillWrite-1)/fillWrite*fillWrite) - end; pad > 0 {
+		b = append(b, zeroPage[:pad]...)
+	}
 	l.buf = b
 	write := l.write
 	if l.failWrite != nil {
@@ -310,8 +322,7 @@ func (l *wal) sync() error {
 	if err := syncFile(l.f); err != nil {
 		return fmt.Errorf("sync log %s: %w", l.name, err)
 	}
-	b := l.buf
-	l.size += int64(len(b))
+	l.size += int64(l.rec)
 	l.next++
 	if l.spare == nil && l.size >= l.limit/2 {
 		l.prepareSpare()
