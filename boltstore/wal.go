@@ -78,6 +78,8 @@ type wal struct {
 	segmentSize int64
 	buf         []byte         // the record put last, then zeros to the end of its last page
 	rec         int            // the record's length in buf
+	pending     bool           // buf is put but not written: sync writes it (writeSync)
+	writeSyncs  bool           // put leaves the write to sync, until writeSync is refused
 	spare       chan spareFile // the next segment, being made in the background; nil when none
 	closing     atomic.Bool    // set by close: a spare being filled stops
 	reused      atomic.Int32   // spares made from a recycled segment (walrecycle.go), for tests
@@ -176,7 +178,7 @@ func openWAL(dir string, next uint64, segmentSize int64) (*wal, error) {
 	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
-	l := &wal{dir: dir, next: next, segmentSize: segmentSize}
+	l := &wal{dir: dir, next: next, segmentSize: segmentSize, writeSyncs: writeSyncs}
 	l.fill = l.zeroFill
 	size := min(segmentSize, firstSegmentSize)
 	f, err := makeSpare(dir, spareName, size, l.fill)
@@ -285,6 +287,8 @@ func (l *wal) room(n int) (closed string, err error) {
 // put writes payload as the record l.next after the last one, not synced: sync makes it
 // durable and counts it in the log. A record put and not synced is not the log's: the next put
 // writes over it. On an error the segment may end in a part of it: recovery drops a torn tail.
+// Where the kernel writes and syncs in one call (writeSync), put only lays the record out and
+// sync writes it: one system call a commit instead of a write and an fdatasync.
 func (l *wal) put(payload []byte) (lsn uint64, err error) {
 	lsn = l.next
 	if uint64(len(payload)) > math.MaxUint32 {
@@ -303,6 +307,10 @@ func (l *wal) put(payload []byte) (lsn uint64, err error) {
 		b = append(b, zeroPage[:pad]...)
 	}
 	l.buf = b
+	if l.writeSyncs && l.failWrite == nil && l.failSync == nil {
+		l.pending = true
+		return lsn, nil
+	}
 	write := l.write
 	if l.failWrite != nil {
 		write = l.failWrite
@@ -313,14 +321,31 @@ func (l *wal) put(payload []byte) (lsn uint64, err error) {
 	return lsn, nil
 }
 
-// sync makes the record put last durable and counts it in the log.
+// sync makes the record put last durable and counts it in the log. A record put but not yet
+// written is written and synced in one call; an error there may leave any part of it written,
+// as a failed write or sync may.
 func (l *wal) sync() error {
-	syncFile := fdatasync
-	if l.failSync != nil {
-		syncFile = l.failSync
-	}
-	if err := syncFile(l.f); err != nil {
-		return fmt.Errorf("sync log %s: %w", l.name, err)
+	if l.pending {
+		l.pending = false
+		done, err := writeSync(l.f, l.buf, l.size)
+		if err == nil && !done { // the kernel has no such call: write, then sync, from now on
+			l.writeSyncs = false
+			_, err = l.write(l.f, l.buf)
+			if err == nil {
+				err = fdatasync(l.f)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("sync log %s: %w", l.name, err)
+		}
+	} else {
+		syncFile := fdatasync
+		if l.failSync != nil {
+			syncFile = l.failSync
+		}
+		if err := syncFile(l.f); err != nil {
+			return fmt.Errorf("sync log %s: %w", l.name, err)
+		}
 	}
 	l.size += int64(l.rec)
 	l.next++
