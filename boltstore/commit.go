@@ -171,11 +171,6 @@ func (s *Store) syncAndCommit(tx *bolt.Tx, batch []*request, results []error, ls
 		testHookSync()
 		return nil, nil
 	}
-	if err := putLogLSN(tx, lsn); err != nil {
-		tx.Rollback()
-		s.committed()
-		return nil, err
-	}
 	s.keepOpen(tx, batch, results, lsn, len(s.logBuf))
 	return s.log.sync(), nil
 }
