@@ -20,7 +20,9 @@ const writeSyncs = true
 // writeSync writes b at off and makes it durable in one system call: pwritev2 with RWF_DSYNC
 // (Linux 4.7), which runs the file system's fdatasync on the range written once the write is
 // done, the device's cache flushed as fdatasync flushes it. done is false, with nothing written,
-// when the kernel does not know the call or the flag.
+// when the call is refused before it writes: a kernel that does not know it or the flag, a
+// seccomp filter that forbids it (EPERM), or an argument it takes for invalid, which the write
+// and fdatasync the caller then makes report for themselves.
 func writeSync(f *os.File, b []byte, off int64) (done bool, err error) {
 	fd := int(f.Fd())
 	for first := true; len(b) > 0; first = false {
@@ -28,7 +30,8 @@ func writeSync(f *os.File, b []byte, off int64) (done bool, err error) {
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
-		case first && (errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP)):
+		case first && (errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP) ||
+			errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL)):
 			return false, nil
 		case err != nil:
 			return true, &os.PathError{Op: "pwritev2", Path: f.Name(), Err: err}

@@ -76,13 +76,14 @@ type wal struct {
 	limit       int64     // the segment's filled size, in its name
 	next        uint64    // the LSN of the next record
 	segmentSize int64
-	buf         []byte         // the record put last, then zeros to the end of its last page
-	rec         int            // the record's length in buf
-	pending     bool           // buf is put but not written: sync writes it (writeSync)
-	writeSyncs  bool           // put leaves the write to sync, until writeSync is refused
-	spare       chan spareFile // the next segment, being made in the background; nil when none
-	closing     atomic.Bool    // set by close: a spare being filled stops
-	reused      atomic.Int32   // spares made from a recycled segment (walrecycle.go), for tests
+	buf         []byte                                                       // the record put last, then zeros to the end of its last page
+	rec         int                                                          // the record's length in buf
+	pending     bool                                                         // buf is put but not written: sync writes it (writeSync)
+	writeSyncs  bool                                                         // put leaves the write to sync, until writeSync is refused
+	writeSync   func(f *os.File, b []byte, off int64) (done bool, err error) // tests refuse it
+	spare       chan spareFile                                               // the next segment, being made in the background; nil when none
+	closing     atomic.Bool                                                  // set by close: a spare being filled stops
+	reused      atomic.Int32                                                 // spares made from a recycled segment (walrecycle.go), for tests
 
 	// fill fills a new segment (zeroFill); tests replace it (ENOSPC) before the first spare,
 	// which starts once the first segment is half full.
@@ -178,7 +179,7 @@ func openWAL(dir string, next uint64, segmentSize int64) (*wal, error) {
 	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
-	l := &wal{dir: dir, next: next, segmentSize: segmentSize, writeSyncs: writeSyncs}
+	l := &wal{dir: dir, next: next, segmentSize: segmentSize, writeSyncs: writeSyncs, writeSync: writeSync}
 	l.fill = l.zeroFill
 	size := min(segmentSize, firstSegmentSize)
 	f, err := makeSpare(dir, spareName, size, l.fill)
@@ -327,7 +328,7 @@ func (l *wal) put(payload []byte) (lsn uint64, err error) {
 func (l *wal) sync() error {
 	if l.pending {
 		l.pending = false
-		done, err := writeSync(l.f, l.buf, l.size)
+		done, err := l.writeSync(l.f, l.buf, l.size)
 		if err == nil && !done { // the kernel has no such call: write, then sync, from now on
 			l.writeSyncs = false
 			_, err = l.write(l.f, l.buf)
