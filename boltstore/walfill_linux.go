@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -21,7 +22,7 @@ func (l *wal) fillDirect(name string, from, size int64) (done bool, err error) {
 		return false, nil
 	}
 	defer unix.Close(fd)
-	zeros := alignedZeros(fillChunk)
+	zeros := directZeros()
 	for off := from; off < size; {
 		if l.closing.Load() {
 			return true, errFillStopped
@@ -42,9 +43,10 @@ func (l *wal) fillDirect(name string, from, size int64) (done bool, err error) {
 	return true, nil
 }
 
-// alignedZeros is n zero bytes at an address aligned to fillWrite, as direct I/O asks.
-func alignedZeros(n int) []byte {
-	b := make([]byte, n+fillWrite)
+// directZeros is a chunk of zeros at an address aligned to fillWrite, as direct I/O asks; made
+// once, only ever read, and shared by every log's fillings.
+var directZeros = sync.OnceValue(func() []byte {
+	b := make([]byte, fillChunk+fillWrite)
 	skip := (fillWrite - int(uintptr(unsafe.Pointer(&b[0]))%fillWrite)) % fillWrite
-	return b[skip : skip+n : skip+n]
-}
+	return b[skip : skip+fillChunk : skip+fillChunk]
+})
