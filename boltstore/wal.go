@@ -76,14 +76,14 @@ type wal struct {
 	limit       int64     // the segment's filled size, in its name
 	next        uint64    // the LSN of the next record
 	segmentSize int64
-	buf         []byte                                                       // the record put last, then zeros to the end of its last page
-	rec         int                                                          // the record's length in buf
-	pending     bool                                                         // buf is put but not written: sync writes it (writeSync)
-	writeSyncs  bool                                                         // put leaves the write to sync, until writeSync is refused
-	writeSync   func(f *os.File, b []byte, off int64) (done bool, err error) // tests refuse it
-	spare       chan spareFile                                               // the next segment, being made in the background; nil when none
-	closing     atomic.Bool                                                  // set by close: a spare being filled stops
-	reused      atomic.Int32                                                 // spares made from a recycled segment (walrecycle.go), for tests
+	buf         []byte         // the record put last, then zeros to the end of its last page
+	rec         int            // the record's length in buf
+	pending     bool           // buf is put but not written: sync writes it (writeSync)
+	writeSyncs  bool           // put leaves the write to sync, until writeSync is refused
+	writeSync   writeSyncFunc  // writeSync; tests refuse it
+	spare       chan spareFile // the next segment, being made in the background; nil when none
+	closing     atomic.Bool    // set by close: a spare being filled stops
+	reused      atomic.Int32   // spares made from a recycled segment (walrecycle.go), for tests
 
 	// fill fills a new segment (zeroFill); tests replace it (ENOSPC) before the first spare,
 	// which starts once the first segment is half full.
@@ -93,6 +93,10 @@ type wal struct {
 	// failSync, set by tests, replaces the fdatasync of a record.
 	failSync func(f *os.File) error
 }
+
+// writeSyncFunc writes b at off and makes it durable in one call; done is false, with nothing
+// written, when that is refused (fdatasync_linux.go).
+type writeSyncFunc func(f *os.File, b []byte, off int64) (done bool, err error)
 
 func walDir(dbPath string) string { return dbPath + ".wal" }
 
