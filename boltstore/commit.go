@@ -171,12 +171,6 @@ func (s *Store) syncAndCommit(tx *bolt.Tx, batch []*request, results []error, ls
 		testHookSync()
 		return nil, nil
 	}
-	if err := putLogLSN(tx, lsn); err != nil {
-		tx.Rollback()
-		s.committed()
-		return nil, err
-	}
-	s.log.startWriteback()
 	s.keepOpen(tx, batch, results, lsn, len(s.logBuf))
 	return s.log.sync(), nil
 }

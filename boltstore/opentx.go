@@ -81,14 +81,20 @@ func (s *Store) committed() {
 	s.hasOpen.Store(false)
 }
 
-// commitOpen commits the open transaction, if any, synced by bbolt; writeMu is held. A failed
-// commit stops the store; what the transaction held is in the log, which the next Open
-// replays.
+// commitOpen commits the open transaction, if any, synced by bbolt, with the LSN of the last
+// log record it holds (keyLogLSN): written once, here, rather than by every batch, as nothing
+// reads it before the transaction is committed. writeMu is held. A failed commit stops the
+// store; what the transaction held is in the log, which the next Open replays.
 func (s *Store) commitOpen() error {
 	if s.open.tx == nil {
 		return nil
 	}
-	err := s.commitTx(s.open.tx)
+	err := putLogLSN(s.open.tx, s.open.lsn)
+	if err == nil {
+		err = s.commitTx(s.open.tx)
+	} else {
+		s.open.tx.Rollback()
+	}
 	s.committed()
 	if err != nil {
 		s.setFatal(err)
@@ -119,7 +125,7 @@ func (s *Store) redoOpen(tx *bolt.Tx, reused bool) {
 	s.open.tx = nil
 	nt, err := s.db.Begin(true)
 	if err == nil {
-		err = reapply(nt, o.ps, o.lsn)
+		err = reapply(nt, o.ps)
 		if err != nil {
 			nt.Rollback()
 		}
@@ -133,14 +139,15 @@ func (s *Store) redoOpen(tx *bolt.Tx, reused bool) {
 	s.open.kept = rekeep(nt, o.kept)
 }
 
-// reapply applies answered commits into tx, with the LSN of the last record holding them.
-func reapply(tx *bolt.Tx, ps []*prepared, lsn uint64) error {
+// reapply applies answered commits into tx; the LSN of the last record holding them is
+// written when tx is committed (commitOpen).
+func reapply(tx *bolt.Tx, ps []*prepared) error {
 	for _, p := range ps {
 		if err := apply(tx, p); err != nil {
 			return err
 		}
 	}
-	return putLogLSN(tx, lsn)
+	return nil
 }
 
 // rekeep writes the readers' kept data again into a redone open transaction; what fails is

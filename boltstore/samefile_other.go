@@ -4,14 +4,25 @@ package boltstore
 
 import "os"
 
-// sameFileAt reports whether f is still the file at path (os.SameFile: device and inode, or
-// the volume and file index on Windows).
-func sameFileAt(f *os.File, path string) (bool, error) {
-	fi, err := f.Stat()
+// linkCheck tells whether a file is still the one at its path (os.SameFile: device and inode,
+// or the volume and file index on Windows).
+type linkCheck struct {
+	f    *os.File
+	name string
+}
+
+func newLinkCheck(f *os.File, path string) (linkCheck, error) {
+	return linkCheck{f: f, name: path}, nil
+}
+
+// linked reports whether the file is still the one at the path; a path that cannot be read is
+// not it.
+func (c *linkCheck) linked() (bool, error) {
+	fi, err := c.f.Stat()
 	if err != nil {
 		return false, err
 	}
-	at, err := os.Stat(path)
+	at, err := os.Stat(c.name)
 	if err != nil {
 		return false, nil // gone (or unreadable): not the file we write
 	}

@@ -48,6 +48,9 @@ import (
 // walHeader is the bytes of a record before its payload.
 const walHeader = 16
 
+// zeroPage is what a record's write is padded with (put).
+var zeroPage [fillWrite]byte
+
 // DefaultLogSegmentSize is the size of a log segment: a record that does not fit in the rest
 // of one starts a new segment, and the checkpoint after it removes the old ones (bbolt synced).
 // It bounds the log replayed at Open, and each segment file (and the spare) is filled to it,
@@ -65,14 +68,19 @@ var keyLogLSN = []byte("log_lsn")
 // and rolls, and its checkpoints remove the segments it closed.
 type wal struct {
 	dir         string
-	f           *os.File // the segment appended to
-	name        string   // its path
-	first       uint64   // the LSN its name gives its first record
-	size        int64    // the end of its last whole record; zeros follow, to the filled end
-	limit       int64    // the segment's filled size, in its name
-	next        uint64   // the LSN of the next record
+	f           *os.File  // the segment appended to
+	name        string    // its path
+	link        linkCheck // whether f is still the file at name (stillLinked)
+	first       uint64    // the LSN its name gives its first record
+	size        int64     // the end of its last whole record; zeros follow, to the filled end
+	limit       int64     // the segment's filled size, in its name
+	next        uint64    // the LSN of the next record
 	segmentSize int64
-	buf         []byte
+	buf         []byte         // the record put last, then zeros to the end of its last page
+	rec         int            // the record's length in buf
+	pending     bool           // buf is put but not written: sync writes it (writeSync)
+	writeSyncs  bool           // put leaves the write to sync, until writeSync is refused
+	writeSync   writeSyncFunc  // writeSync; tests refuse it
 	spare       chan spareFile // the next segment, being made in the background; nil when none
 	closing     atomic.Bool    // set by close: a spare being filled stops
 	reused      atomic.Int32   // spares made from a recycled segment (walrecycle.go), for tests
@@ -85,6 +93,10 @@ type wal struct {
 	// failSync, set by tests, replaces the fdatasync of a record.
 	failSync func(f *os.File) error
 }
+
+// writeSyncFunc writes b at off and makes it durable in one call; done is false, with nothing
+// written, when that is refused (fdatasync_linux.go).
+type writeSyncFunc func(f *os.File, b []byte, off int64) (done bool, err error)
 
 func walDir(dbPath string) string { return dbPath + ".wal" }
 
@@ -171,7 +183,7 @@ func openWAL(dir string, next uint64, segmentSize int64) (*wal, error) {
 	if err := syncDir(filepath.Dir(dir)); err != nil {
 		return nil, err
 	}
-	l := &wal{dir: dir, next: next, segmentSize: segmentSize}
+	l := &wal{dir: dir, next: next, segmentSize: segmentSize, writeSyncs: writeSyncs, writeSync: writeSync}
 	l.fill = l.zeroFill
 	size := min(segmentSize, firstSegmentSize)
 	f, err := makeSpare(dir, spareName, size, l.fill)
@@ -230,11 +242,15 @@ func (l *wal) install(f *os.File, spare string, size int64) error {
 	if err == nil {
 		err = syncDir(l.dir)
 	}
+	var link linkCheck
+	if err == nil {
+		link, err = newLinkCheck(f, name)
+	}
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("start log segment: %w", err)
 	}
-	l.f, l.name, l.first, l.size, l.limit = f, name, l.next, 0, size
+	l.f, l.name, l.link, l.first, l.size, l.limit = f, name, link, l.next, 0, size
 	return nil
 }
 
@@ -276,6 +292,8 @@ func (l *wal) room(n int) (closed string, err error) {
 // put writes payload as the record l.next after the last one, not synced: sync makes it
 // durable and counts it in the log. A record put and not synced is not the log's: the next put
 // writes over it. On an error the segment may end in a part of it: recovery drops a torn tail.
+// Where the kernel writes and syncs in one call (writeSync), put only lays the record out and
+// sync writes it: one system call a commit instead of a write and an fdatasync.
 func (l *wal) put(payload []byte) (lsn uint64, err error) {
 	lsn = l.next
 	if uint64(len(payload)) > math.MaxUint32 {
@@ -285,7 +303,19 @@ func (l *wal) put(payload []byte) (lsn uint64, err error) {
 		return 0, fmt.Errorf("append to log %s: a record of %d bytes does not fit in the %d bytes left", l.name, len(payload), l.limit-l.size-rollSize)
 	}
 	b := appendRecord(l.buf[:0], lsn, payload)
+	l.rec = len(b)
+	// Zeros to the end of the page the record ends in: the write covers each page it starts to
+	// its end, so the kernel need not read one from the device to keep its other bytes
+	// (walfill.go). A segment holds zeros there already, or a recycled one's stale records.
+	end := l.size + int64(len(b))
+	if pad := min(l.limit, (end+fillWrite-1)/fillWrite*fillWrite) - end; pad > 0 {
+		b = append(b, zeroPage[:pad]...)
+	}
 	l.buf = b
+	if l.writeSyncs && l.failWrite == nil && l.failSync == nil {
+		l.pending = true
+		return lsn, nil
+	}
 	write := l.write
 	if l.failWrite != nil {
 		write = l.failWrite
@@ -296,21 +326,33 @@ func (l *wal) put(payload []byte) (lsn uint64, err error) {
 	return lsn, nil
 }
 
-// startWriteback starts the device's write of the record put last, for work to overlap it
-// before sync waits for it.
-func (l *wal) startWriteback() { writeback(l.f, l.size, int64(len(l.buf))) }
-
-// sync makes the record put last durable and counts it in the log.
+// sync makes the record put last durable and counts it in the log. A record put but not yet
+// written is written and synced in one call; an error there may leave any part of it written,
+// as a failed write or sync may.
 func (l *wal) sync() error {
-	syncFile := fdatasync
-	if l.failSync != nil {
-		syncFile = l.failSync
+	if l.pending {
+		l.pending = false
+		done, err := l.writeSync(l.f, l.buf, l.size)
+		if err == nil && !done { // the kernel has no such call: write, then sync, from now on
+			l.writeSyncs = false
+			_, err = l.write(l.f, l.buf)
+			if err == nil {
+				err = fdatasync(l.f)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("sync log %s: %w", l.name, err)
+		}
+	} else {
+		syncFile := fdatasync
+		if l.failSync != nil {
+			syncFile = l.failSync
+		}
+		if err := syncFile(l.f); err != nil {
+			return fmt.Errorf("sync log %s: %w", l.name, err)
+		}
 	}
-	if err := syncFile(l.f); err != nil {
-		return fmt.Errorf("sync log %s: %w", l.name, err)
-	}
-	b := l.buf
-	l.size += int64(len(b))
+	l.size += int64(l.rec)
 	l.next++
 	if l.spare == nil && l.size >= l.limit/2 {
 		l.prepareSpare()
@@ -391,10 +433,10 @@ func (l *wal) close() error {
 
 // stillLinked checks that the segment is still the file at its path: a record synced into a
 // segment deleted from outside (the log folder removed under a running store) would be lost
-// at the next Open. The writer checks before each batch (checkLog): two inode lookups
-// (sameFileAt), against a sync's milliseconds.
+// at the next Open. The writer checks before each batch (checkLog): one inode lookup of the
+// path (linkCheck), against a sync's milliseconds.
 func (l *wal) stillLinked() error {
-	same, err := sameFileAt(l.f, l.name)
+	same, err := l.link.linked()
 	if err != nil {
 		return fmt.Errorf("sync log %s: %w", l.name, err)
 	}

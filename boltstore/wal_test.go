@@ -394,7 +394,8 @@ func halfThenENOSPC(f *os.File, b []byte, at int64) (int, error) {
 // commit.
 func TestLogAppendErrorIsFatal(t *testing.T) {
 	s, path, u, acked := fiveCommits(t)
-	s.log.failWrite = func(f *os.File, b []byte) (int, error) { return halfThenENOSPC(f, b, s.log.size) }
+	// b is the record, then zeros to the end of its page (wal.put): half of the record.
+	s.log.failWrite = func(f *os.File, b []byte) (int, error) { return halfThenENOSPC(f, b[:s.log.rec], s.log.size) }
 	if err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{u}}); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("commit: %v, want ENOSPC", err)
 	}
@@ -403,6 +404,37 @@ func TestLogAppendErrorIsFatal(t *testing.T) {
 		t.Fatalf("after restart the run is %+v (%v), want it at the last acknowledged %d", r, err, acked)
 	}
 	commitRun(t, s, u) // the failed commit, again
+	if ps, err := s.Check(); err != nil || len(ps) > 0 {
+		t.Fatalf("check: %q %v", ps, err)
+	}
+}
+
+// TestLogAppendFailingInItsPadding (docs/reliability.md A11): a record's write goes on in zeros
+// to the end of its page (wal.put); one that fails there, the record whole, fails its commit
+// and stops the store as any failed append does, and the next Open holds that commit, as it
+// does after a failed sync of a whole record: the log has it.
+func TestLogAppendFailingInItsPadding(t *testing.T) {
+	s, path, u, acked := fiveCommits(t)
+	padded := false
+	s.log.failWrite = func(f *os.File, b []byte) (int, error) {
+		rec := s.log.rec
+		padded = len(b) > rec
+		n, err := f.WriteAt(b[:rec+(len(b)-rec)/2], s.log.size)
+		if err != nil {
+			return n, err
+		}
+		return n, syscall.ENOSPC
+	}
+	if err := s.Commit(context.Background(), history.Commit{Runs: []history.RunUpdate{u}}); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("commit: %v, want ENOSPC", err)
+	}
+	if !padded {
+		t.Fatalf("the record ends at its page's end: no padding to fail in")
+	}
+	s = failedThenReopened(t, s, path, u, syscall.ENOSPC)
+	if r, err := s.Run("r1"); err != nil || r.LastSeq != acked+1 {
+		t.Fatalf("after restart the run is %+v (%v), want it at %d, the failed commit's whole record replayed", r, err, acked+1)
+	}
 	if ps, err := s.Check(); err != nil || len(ps) > 0 {
 		t.Fatalf("check: %q %v", ps, err)
 	}

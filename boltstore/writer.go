@@ -63,24 +63,26 @@ type writer struct {
 
 	wake   chan struct{} // capacity 1: a pending wake-up is never lost nor doubled
 	exited chan struct{}
+	solo   *request // the request of the commit written inline, never queued
 }
 
 func startWriter(s *Store, maxBatch int) *writer {
-	w := &writer{s: s, maxBatch: maxBatch, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+	w := &writer{s: s, maxBatch: maxBatch, wake: make(chan struct{}, 1), exited: make(chan struct{}),
+		solo: &request{done: make(chan error, 1)}}
 	go w.loop()
 	return w
 }
 
 func (w *writer) submit(ctx context.Context, p *prepared) error {
-	r := &request{p: p, done: make(chan error, 1)}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return history.ErrClosed
 	}
 	if !w.busy && len(w.queue) == 0 {
-		return w.inline(r)
+		return w.inline(p)
 	}
+	r := &request{p: p, done: make(chan error, 1)}
 	w.queue = append(w.queue, r)
 	w.mu.Unlock()
 	w.poke()
@@ -95,15 +97,21 @@ func (w *writer) submit(ctx context.Context, p *prepared) error {
 	}
 }
 
-// inline writes r in the caller's goroutine; the caller holds w.mu, with the writer idle and
+// inline writes p in the caller's goroutine; the caller holds w.mu, with the writer idle and
 // nothing queued. A lone commit (the sequential path) thus skips waking the writer goroutine
 // and being woken back: two thread hand-offs, each a futex wake on a 2-core VM. Commits queued
-// meanwhile are left to loop, which is poked when this one is done.
-func (w *writer) inline(r *request) error {
+// meanwhile are left to loop, which is poked when this one is done. Only one caller writes
+// inline at a time (busy), so all use the writer's one inline request, whose answer is taken
+// before busy is cleared: the sequential path allocates no request nor channel.
+func (w *writer) inline(p *prepared) error {
 	w.busy = true
 	w.mu.Unlock()
+	r := w.solo
+	r.p = p
 	r.state.Store(taken)
-	w.s.write([]*request{r})
+	w.s.write([]*request{r}) // a slice of its own: write may delete from it
+	err := <-r.done          // write answers every request before it returns
+	r.p = nil
 	w.mu.Lock()
 	w.busy = false
 	wake := len(w.queue) > 0 || w.closed // commits queued meanwhile, or a stop waiting for us
@@ -111,7 +119,7 @@ func (w *writer) inline(r *request) error {
 	if wake { // only then: a needless wake-up costs the other core a thread switch per commit
 		w.poke()
 	}
-	return <-r.done
+	return err
 }
 
 func (w *writer) poke() {

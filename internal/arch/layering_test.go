@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	"interpreter/engine": {"api", "history", "interpreter", "spec",
 		"failpoint",              // no-ops unless built with the faults tag
 		"internal/tracecontext"}, // the trace context a try's plugin gets
-	"boltstore":                   {"history", bbolt, xsys}, // x/sys: sync_file_range, which syscall lacks
+	"boltstore":                   {"history", bbolt, xsys}, // x/sys: statx, which syscall lacks
 	"plugins":                     {"history", "sdk/go/fastlane", "sdk/go/wire", "sdk/go/proto", "plugins/cmdgroup", goplugin, hclog, grpc, xsys},
 	"plugins/cmdgroup":            {xsys},                               // the exec builtin's command groups: recorded by the plugin, reaped by both
 	"plugins/builtin":             {"sdk/go", "plugins/cmdgroup", xsys}, // the plugins wend serves itself, written with the SDK; x/sys: Windows job objects
