@@ -179,36 +179,38 @@ func (re runEvents) cursor() eventCursor {
 	if re.b == nil || (!re.own && re.prefix == nil) {
 		return eventCursor{}
 	}
-	return eventCursor{c: re.b.Cursor(), prefix: re.prefix, after: new([]byte)}
+	return eventCursor{c: re.b.Cursor(), prefix: re.prefix}
 }
 
 type eventCursor struct {
 	c      *bolt.Cursor
 	prefix []byte
-	after  *[]byte // the shared bucket's key that ended the run's, when one did
+	after  []byte // the shared bucket's key that ended the run's, when one did
 }
 
 // seek moves to the run's first event with a seq key from from on (nil: the run's first).
-func (ec eventCursor) seek(from []byte) (k, v []byte) {
-	if ec.c == nil {
+func (ec *eventCursor) seek(from []byte) (k, v []byte) {
+	switch {
+	case ec.c == nil:
 		return nil, nil
-	}
-	if ec.prefix == nil {
+	case ec.prefix == nil:
 		return ec.c.Seek(from)
+	case from == nil:
+		return ec.strip(ec.c.Seek(ec.prefix))
 	}
 	return ec.strip(ec.c.Seek(sharedEventKey(ec.prefix, from)))
 }
 
-func (ec eventCursor) next() (k, v []byte) {
+func (ec *eventCursor) next() (k, v []byte) {
 	if ec.prefix == nil {
 		return ec.c.Next()
 	}
 	return ec.strip(ec.c.Next())
 }
 
-func (ec eventCursor) strip(k, v []byte) ([]byte, []byte) {
+func (ec *eventCursor) strip(k, v []byte) ([]byte, []byte) {
 	if k == nil || !bytes.HasPrefix(k, ec.prefix) {
-		*ec.after = k
+		ec.after = k
 		return nil, nil
 	}
 	return k[len(ec.prefix):], v
@@ -217,11 +219,11 @@ func (ec eventCursor) strip(k, v []byte) ([]byte, []byte) {
 // ended fails when the read reached the end of the run's events in the shared bucket at a key
 // that is no event key: a flipped bit in the slot of the run's last event leaves it there, and
 // the history would silently read one event short.
-func (ec eventCursor) ended() error {
-	if ec.after == nil || *ec.after == nil {
+func (ec *eventCursor) ended() error {
+	if ec.after == nil {
 		return nil
 	}
-	return checkAfter(*ec.after)
+	return checkAfter(ec.after)
 }
 
 func checkAfter(k []byte) error {
@@ -258,7 +260,8 @@ func (re runEvents) last() (k, v []byte, err error) {
 
 // any reports whether the run has at least one stored event key.
 func (re runEvents) any() bool {
-	k, _ := re.cursor().seek(nil)
+	ec := re.cursor()
+	k, _ := ec.seek(nil)
 	return k != nil
 }
 
