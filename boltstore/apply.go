@@ -31,11 +31,14 @@ func (v *batchView) lastSeq(runID []byte) (uint64, error) {
 
 // lastStoredSeq is the seq of the run's last stored event, 0 when it has none.
 func lastStoredSeq(tx *bolt.Tx, runID []byte) (uint64, error) {
-	eb := tx.Bucket(bucketEvents).Bucket(runID)
-	if eb == nil {
-		return 0, nil
+	re, err := findEvents(tx, runID)
+	if err != nil {
+		return 0, err
 	}
-	k := lastKey(eb)
+	k, _, err := re.last()
+	if err != nil {
+		return 0, err
+	}
 	if k == nil {
 		return 0, nil
 	}
@@ -96,7 +99,7 @@ func (v *batchView) accept(p *prepared) {
 
 // apply writes a validated commit into tx.
 func apply(tx *bolt.Tx, p *prepared) error {
-	runs, events, wfs := tx.Bucket(bucketRuns), tx.Bucket(bucketEvents), tx.Bucket(bucketWorkflows)
+	runs, wfs := tx.Bucket(bucketRuns), tx.Bucket(bucketWorkflows)
 	for _, r := range p.runs {
 		// Most commits append events and leave the record as it is: then it is not rewritten,
 		// which spares a page write in every step's commit. A damaged record differs, and is
@@ -118,17 +121,8 @@ func apply(tx *bolt.Tx, p *prepared) error {
 		if err := noteChange(tx, r.id, false); err != nil {
 			return fmt.Errorf("run %s: %w", r.id, err)
 		}
-		eb, err := events.CreateBucketIfNotExists(r.id)
-		if err != nil {
-			return fmt.Errorf("run %s: events: %w", r.id, err)
-		}
-		// Events are only ever appended in key order: full pages waste no space. FillPercent
-		// is not stored, so it is set in every transaction.
-		eb.FillPercent = 1
-		for _, e := range r.events {
-			if err := eb.Put(e.k, e.v); err != nil {
-				return fmt.Errorf("run %s: event %x: %w", r.id, e.k, err)
-			}
+		if err := appendEvents(tx, r.id, r.events); err != nil {
+			return fmt.Errorf("run %s: %w", r.id, err)
 		}
 	}
 	tasks := tx.Bucket(bucketTasks)

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -141,6 +142,7 @@ func forgetLog(db *bolt.DB) error {
 		return err
 	}
 	return db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keySchema, []byte(schemaVersion))
+		meta := tx.Bucket(bucketMeta)
+		return meta.Put(keySchema, bytes.Clone(meta.Get(keySchema)))
 	})
 }

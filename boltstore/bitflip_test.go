@@ -22,7 +22,7 @@ import (
 
 // storedRecord is one key and value of a bucket, as bbolt holds it.
 type storedRecord struct {
-	kind   string   // run, task, event, index
+	kind   string   // run, task, event, slot, index
 	bucket []string // path from the root
 	k, v   []byte
 }
@@ -75,6 +75,19 @@ func records(t *testing.T, path string) []storedRecord {
 		c := ev.Cursor()
 		for k, _ := c.Seek(nil); k != nil; k, _ = c.Next() {
 			add("event", ev.Bucket(k), "events", string(k))
+		}
+		add("slot", tx.Bucket(bucketRunSlots), "run_slots")
+		runOf := map[string]string{}
+		for _, r := range out {
+			if r.kind == "slot" {
+				slot, err := readSlot(r.k, r.v)
+				must(t, err)
+				runOf[string(slot)] = string(r.k)
+			}
+		}
+		sc := tx.Bucket(bucketRunEvents).Cursor()
+		for k, v := sc.Seek(nil); k != nil; k, v = sc.Next() {
+			out = append(out, storedRecord{"event", []string{"run_events", runOf[string(k[:8])]}, slices.Clone(k), slices.Clone(v)})
 		}
 		return nil
 	}))
@@ -139,7 +152,7 @@ func readEverything(s *Store) map[string]string {
 }
 
 // TestBitFlipsAreNeverSilent is the bit-flip test over every kind of stored record (run,
-// task, event, index entry): 1,000 random single-bit flips (200 in the default loop) of a key or value, each in a fresh
+// task, event, slot, index entry): 1,000 random single-bit flips (200 in the default loop) of a key or value, each in a fresh
 // copy of the database. Each flip must change nothing any read returns, or be reported: every
 // read whose answer changed fails instead (with an error other than "not found", somewhere), and
 // wend check reports a problem. Before records had checksums, flips of run records went unseen
@@ -154,8 +167,8 @@ func TestBitFlipsAreNeverSilent(t *testing.T) {
 	for _, r := range recs {
 		kinds[r.kind]++
 	}
-	if len(kinds) != 4 {
-		t.Fatalf("records of kinds %v, want run, task, event and index", kinds)
+	if len(kinds) != 5 {
+		t.Fatalf("records of kinds %v, want run, task, event, slot and index", kinds)
 	}
 	orig, err := os.ReadFile(pristine)
 	must(t, err)
@@ -252,7 +265,7 @@ func TestEventKeyFlipsAtTheEdges(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rec  storedRecord
-		bit  int // flip's numbering: byte bit/8 of the 8-byte big-endian key, mask 1<<(bit%8)
+		bit  int // flip's numbering: byte bit/8 of the 8-byte big-endian seq key, mask 1<<(bit%8)
 		read string
 	}{
 		{"event 1 under key 0", first, 56, "events"},
@@ -260,7 +273,7 @@ func TestEventKeyFlipsAtTheEdges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := slices.Clone(orig)
-			if !flip(b, tc.rec, tc.bit) {
+			if !flip(b, tc.rec, 8*(len(tc.rec.k)-8)+tc.bit) { // the seq key ends the key
 				t.Fatal("record not unique in the file")
 			}
 			path := filepath.Join(t.TempDir(), "flipped.db")

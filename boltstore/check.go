@@ -58,11 +58,12 @@ func (s *Store) Check() ([]string, error) {
 	if len(problems) > 0 {
 		return problems, nil // the pages are not to be trusted; walking them may only add noise
 	}
-	ids, err := s.runIDs()
+	ids, bad, err := s.runIDs()
 	if err != nil {
 		add("%v", err)
 		return problems, nil
 	}
+	problems = append(problems, bad...)
 	for _, id := range ids {
 		for _, p := range s.checkRun(id) {
 			add("%s", p)
@@ -90,22 +91,69 @@ func (s *Store) CheckNotes() ([]string, error) {
 }
 
 // runIDs lists every run id that has a record or events, reading the keys in slices of short
-// reads (keySlices).
-func (s *Store) runIDs() ([]string, error) {
-	var ids []string
+// reads (keySlices), and reports the keys of the shared events bucket that are no run's event
+// key.
+func (s *Store) runIDs() (ids, bad []string, err error) {
 	seen := map[string]bool{}
-	for _, b := range [][]byte{bucketRuns, bucketEvents} {
-		err := s.keySlices(b, func(k []byte) {
-			if !seen[string(k)] {
-				seen[string(k)] = true
-				ids = append(ids, string(k))
-			}
-		})
-		if err != nil {
-			return nil, err
+	note := func(k []byte) {
+		if !seen[string(k)] {
+			seen[string(k)] = true
+			ids = append(ids, string(k))
 		}
 	}
-	return ids, nil
+	for _, b := range [][]byte{bucketRuns, bucketEvents} {
+		if err := s.keySlices(b, note); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Every slot is one run's, and every event of the shared bucket is under a run's slot.
+	slots := map[string]string{}
+	err = s.sliceEach(bucketRunSlots, func(_ *bolt.Tx, k, v []byte) error {
+		note(k)
+		slot, err := readSlot(k, v)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("run %s: events slot: %v", k, err))
+			return nil
+		}
+		if other, ok := slots[string(slot)]; ok {
+			bad = append(bad, fmt.Sprintf("runs %s and %s: both in events slot %x", other, k, slot))
+		}
+		slots[string(slot)] = string(k)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var last []byte
+	var seq uint64
+	err = s.view("check database", func(tx *bolt.Tx) error {
+		if sb := tx.Bucket(bucketRunEvents); sb != nil {
+			seq = sb.Sequence()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for slot, id := range slots {
+		if n := binary.BigEndian.Uint64([]byte(slot)) >> 8; n > seq {
+			bad = append(bad, fmt.Sprintf("run %s: events slot %d, past the slots handed out (%d)", id, n, seq))
+		}
+	}
+	err = s.keySlices(bucketRunEvents, func(k []byte) {
+		slot, _, ok := splitSharedKey(k)
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("%s: key %x is no event key", bucketRunEvents, k))
+		case slots[string(slot)] == "" && !bytes.Equal(slot, last):
+			bad = append(bad, fmt.Sprintf("%s: events in slot %x, which no run has (from key %x)", bucketRunEvents, slot, k))
+		}
+		last = slot
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ids, bad, nil
 }
 
 // keySliceLen is how many keys one read of keySlices copies out.
@@ -118,7 +166,11 @@ func (s *Store) keySlices(name []byte, fn func(k []byte)) error {
 	for {
 		var keys [][]byte
 		err := s.view("check database", func(tx *bolt.Tx) error {
-			c := tx.Bucket(name).Cursor()
+			b := tx.Bucket(name)
+			if b == nil {
+				return nil // the shared events bucket of a file of schema 1
+			}
+			c := b.Cursor()
 			for k, _ := c.Seek(from); k != nil && len(keys) < keySliceLen; k, _ = c.Next() {
 				keys = append(keys, bytes.Clone(k))
 			}
@@ -149,6 +201,16 @@ func (s *Store) checkRun(id string) []string {
 		return []string{fmt.Sprintf("run %s: record: %v", id, err)}
 	}
 	var out []string
+	err = s.view("check database", func(tx *bolt.Tx) error {
+		re, err := findEvents(tx, []byte(id))
+		if err == nil && re.own && tx.Bucket(bucketRunSlots) != nil && tx.Bucket(bucketRunSlots).Get([]byte(id)) != nil {
+			out = append(out, fmt.Sprintf("run %s: events both in a bucket of their own and in %s", id, bucketRunEvents))
+		}
+		return nil
+	})
+	if err != nil {
+		return append(out, err.Error())
+	}
 	var evs []history.Event
 	// From the first key, whatever it is: a key that is no seq is reported too.
 	err = s.eventChunks(id, nil, seqKey(r.LastSeq), func(chunk []kv) error {

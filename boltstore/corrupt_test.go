@@ -27,10 +27,10 @@ func TestEventChecksum(t *testing.T) {
 	db, err := bolt.Open(path, 0o600, nil)
 	must(t, err)
 	must(t, db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketEvents).Bucket([]byte("r1"))
-		v := append([]byte(nil), b.Get(seqKey(3))...)
+		b, key := eventsOf(t, tx, "r1")
+		v := append([]byte(nil), b.Get(key(3))...)
 		v[len(v)/2] ^= 0x01
-		return b.Put(seqKey(3), v)
+		return b.Put(key(3), v)
 	}))
 	must(t, db.Close())
 
@@ -102,7 +102,8 @@ func TestCheckFindsLostTail(t *testing.T) {
 	db, err := bolt.Open(path, 0o600, nil)
 	must(t, err)
 	must(t, db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketEvents).Bucket([]byte("r1")).Delete(seqKey(3))
+		b, key := eventsOf(t, tx, "r1")
+		return b.Delete(key(3))
 	}))
 	must(t, db.Close())
 

@@ -362,8 +362,11 @@ func TestRunIDsInSlices(t *testing.T) {
 		c.Runs = append(c.Runs, storetest.Started("w"+id, id, purgeT0))
 	}
 	must(t, s.Commit(context.Background(), c))
-	ids, err := s.runIDs()
+	ids, bad, err := s.runIDs()
 	must(t, err)
+	if len(bad) > 0 {
+		t.Fatalf("bad event keys: %v", bad)
+	}
 	if len(ids) != n || !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != n {
 		t.Fatalf("%d ids of %d runs (sorted %v)", len(ids), n, slices.IsSorted(ids))
 	}

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,19 +11,25 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// schemaVersion is the layout described in doc.go.
-const schemaVersion = "1"
+// schemaVersion is the layout described in doc.go. A file of schema 1 (every run's events in
+// a bucket of their own) is read as it is, and upgraded by a writing Open (upgrade.go).
+const (
+	schemaVersion = "2"
+	schemaOwnOnly = "1"
+)
 
 // Bucket and key names.
 var (
 	bucketMeta      = []byte("meta")
 	bucketRuns      = []byte("runs")
-	bucketEvents    = []byte("events")
+	bucketEvents    = []byte("events")     // a bucket of its own for each run with a long history
+	bucketRunEvents = []byte("run_events") // every other run's events, packed (events.go)
+	bucketRunSlots  = []byte("run_slots")  // run id -> its slot in run_events
 	bucketTasks     = []byte("tasks")
 	bucketWorkflows = []byte("workflows")
 	keySchema       = []byte("schema")
 
-	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketEvents, bucketTasks, bucketWorkflows}
+	allBuckets = [][]byte{bucketMeta, bucketRuns, bucketEvents, bucketRunEvents, bucketRunSlots, bucketTasks, bucketWorkflows}
 )
 
 // creatingSuffix marks the temp file a new database is built in.
@@ -153,14 +160,20 @@ func globEscape(p string) string {
 }
 
 // checkSchema verifies the file is a wend database this code can read.
+// A file of schema 1 has no shared events bucket, nor its slots.
 func checkSchema(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return fmt.Errorf("bucket %q missing: %w", bucketMeta, ErrNotWend)
+	}
+	v := string(meta.Get(keySchema))
+	if v != schemaVersion && v != schemaOwnOnly {
+		return fmt.Errorf("schema version %q, this wend reads %q and %q: %w", v, schemaOwnOnly, schemaVersion, ErrNotWend)
+	}
 	for _, b := range allBuckets {
-		if tx.Bucket(b) == nil {
+		if tx.Bucket(b) == nil && (v == schemaVersion || !bytes.Equal(b, bucketRunEvents) && !bytes.Equal(b, bucketRunSlots)) {
 			return fmt.Errorf("bucket %q missing: %w", b, ErrNotWend)
 		}
-	}
-	if v := string(tx.Bucket(bucketMeta).Get(keySchema)); v != schemaVersion {
-		return fmt.Errorf("schema version %q, this wend reads %q: %w", v, schemaVersion, ErrNotWend)
 	}
 	return nil
 }

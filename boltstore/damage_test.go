@@ -34,7 +34,8 @@ func TestDamagedInlineBucket(t *testing.T) {
 		{[]string{"tasks"}, []string{"tasks"}},
 		{[]string{"workflows"}, []string{"runs of wf"}},
 		{[]string{"runs"}, []string{"run", "runs", "runs of wf"}},
-		{[]string{"events", "r1"}, []string{"run", "runs", "runs of wf", "events"}},
+		{[]string{"run_events"}, []string{"run", "runs", "runs of wf", "events"}},
+		{[]string{"run_slots"}, []string{"run", "runs", "runs of wf", "events"}},
 	} {
 		t.Run(strings.Join(c.bucket, "/"), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "wend.db")
@@ -69,7 +70,7 @@ func TestDamagedInlineBucket(t *testing.T) {
 }
 
 // TestDamagedPageFailsTheStore: a commit that meets a page damaged after Open (here the run's
-// inline events bucket, zeroed) fails the store with ErrDamaged, rather than panicking in the
+// inline shared events bucket, zeroed) fails the store with ErrDamaged, rather than panicking in the
 // committing goroutine and leaving its transaction open; later commits are refused at once and
 // Close returns.
 func TestDamagedPageFailsTheStore(t *testing.T) {
@@ -81,7 +82,7 @@ func TestDamagedPageFailsTheStore(t *testing.T) {
 	commitRun(t, s, next)
 	must(t, s.settle()) // in bbolt's file, not in its open transaction
 
-	zeroInline(t, path, "events", "r1")
+	zeroInline(t, path, "run_events")
 
 	stop := watchLoop()
 	defer stop()
@@ -236,8 +237,8 @@ func TestSeekIteration(t *testing.T) {
 	must(t, s.view("compare", func(tx *bolt.Tx) error {
 		events := tx.Bucket(bucketEvents)
 		buckets := map[string]*bolt.Bucket{"runs": tx.Bucket(bucketRuns), "workflows": tx.Bucket(bucketWorkflows),
-			"tasks (empty)": tx.Bucket(bucketTasks), "events": events, "events/r0": events.Bucket([]byte("r0")),
-			"events/r1": events.Bucket([]byte("r1"))}
+			"tasks (empty)": tx.Bucket(bucketTasks), "events": events, "run_events": tx.Bucket(bucketRunEvents),
+			"run_slots": tx.Bucket(bucketRunSlots), "events/r1": events.Bucket([]byte("r1"))}
 		for name, b := range buckets {
 			got, want := collect(func(fn func(k, v []byte) error) error { return forEach(b, fn) }), collect(b.ForEach)
 			if !reflect.DeepEqual(got, want) {
@@ -250,8 +251,8 @@ func TestSeekIteration(t *testing.T) {
 		if r1 := buckets["events/r1"]; r1.Root() == 0 || r1.Stats().Depth < 2 {
 			t.Errorf("events/r1 has root page %d and depth %d: want a tree of several pages", r1.Root(), r1.Stats().Depth)
 		}
-		if r0 := buckets["events/r0"]; r0.Root() != 0 {
-			t.Errorf("events/r0 has root page %d: want it inline", r0.Root())
+		if r0 := buckets["run_events"]; r0.Root() != 0 {
+			t.Errorf("run_events, holding r0's events alone, has root page %d: want it inline", r0.Root())
 		}
 		return nil
 	}))

@@ -3,9 +3,10 @@
 // yardstick is a plain bbolt file).
 //
 // It owns the file layout, the process lock, the group-commit writer, the optional write-ahead
-// log and the store's integrity check. Layout (schema version 1):
+// log and the store's integrity check. Layout (schema version 2):
 //
-//	meta                 "schema" -> "1"; "log_lsn" -> big-endian uint64, the last log record
+//	meta                 "schema" -> "2"; "upgrade_from" -> the run id the upgrade from schema 1
+//	                     goes on from, while one is under way (upgrade.go); "log_lsn" -> big-endian uint64, the last log record
 //	                     applied (written only once a write-ahead log was used: wal.go);
 //	                     "log_id" -> the id of the log in front of bbolt while a store runs with
 //	                     one, deleted by a clean Close (logid.go); "log_lost" -> when and why
@@ -14,7 +15,17 @@
 //	                     "log_tail" -> big-endian uint64, the first LSN of the log segment
 //	                     appended to at the last checkpoint, while a log runs (walcheck.go)
 //	runs                 run id -> framed JSON history.Run without last_seq (storedRun)
-//	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C framed)
+//	run_events           slot | big-endian uint64 seq -> history.EncodeEvent bytes (CRC-32C
+//	                     framed): the events of every run of at most 8 KiB of them, packed
+//	                     into shared pages; a slot is 8 bytes, a number handed out in the order
+//	                     runs first commit (the bucket's sequence) in the first 7, big-endian,
+//	                     and their CRC-8 in the last, so that the runs still growing are side by
+//	                     side at the end of the key space (events.go)
+//	run_slots            run id -> frame of the run's slot in run_events
+//	events/<run id>      big-endian uint64 seq -> history.EncodeEvent bytes: the events of a
+//	                     run past 8 KiB of them, moved here from run_events in the commit that
+//	                     passes it, in a bucket of their own whose pages a long history fills
+//	                     whole; a run's events are in one of the two places, never both
 //	tasks                task id -> framed JSON history.Task
 //	workflows            uvarint(len(workflow id)) | workflow id | run id -> frame of nothing
 //	                     uvarint(len(workflow id)) | workflow id -> frame of uvarint(entries)
@@ -29,6 +40,12 @@
 //	                     made on first use, written by checkpoints of its own (schedules.go)
 //
 // A frame is 0x01 | CRC-32C(key | body) | body (record.go).
+//
+// Schema 1 had no run_events nor run_slots: every run's events were a bucket of their own,
+// which past bbolt's inline limit (a quarter page) took a page of the file, mostly empty for
+// a run of a few events. A store opened for reading reads such a file as it is; a writing Open
+// upgrades it first, a batch of runs per synced transaction, and a file whose upgrade was cut
+// off opens as one of schema 2 and is upgraded on (upgrade.go).
 //
 // To settle the store is to checkpoint it (settle in opentx.go), so that bbolt's file itself
 // holds every acknowledged commit before something reads the file rather than the store: a
@@ -46,8 +63,8 @@
 //     checkpoint), or with Options.NoLog after the bbolt transaction holding it is. A log left by a crash is
 //     replayed at every Open. A commit that does not continue its run's stored history
 //     (history.CheckAppend) is rejected alone and writes nothing.
-//   - Runs are deleted only by a purge (purge.go): closed runs, whole (record, events, index
-//     entries, tasks), a batch per synced bbolt transaction; never an open run, and a child
+//   - Runs are deleted only by a purge (purge.go): closed runs, whole (record, events and slot,
+//     index entries, tasks), a batch per synced bbolt transaction; never an open run, and a child
 //     run only with or after its parent.
 //   - One goroutine writes. Commits queued while it is busy are applied in one bbolt transaction
 //     (group commit); it starts at once when idle, with no batching timer. Between checkpoints
@@ -97,4 +114,8 @@
 //     Damage after Open (rot) fails the read that meets it, and Check, which walks every bucket
 //     as Open does, reports it. Buckets are iterated from a Seek, never from First or Last: on a
 //     zeroed inline bucket page those loop for ever where Seek panics.
+//   - A flipped bit in an event's key never makes it another run's: the seq is checked against
+//     the event, a slot against its CRC-8; a history is read whole from seq 1, or after a seq
+//     from the next, with no gap (Events), and the key after a run's last event in run_events
+//     is another slot's, so a history never silently reads shorter (events.go).
 package boltstore

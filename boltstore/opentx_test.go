@@ -97,9 +97,9 @@ func TestApplyFailureKeepsTheOpenBatches(t *testing.T) {
 	asGiven(t)
 	path := filepath.Join(t.TempDir(), "wend.db")
 	s := openAt(t, path, Options{})
-	// A value where run "bad"'s events bucket would go, as damage might leave it.
+	// A damaged entry where run "bad"'s events slot would go, as damage might leave it.
 	must(t, s.settle())
-	must(t, s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketEvents).Put([]byte("bad"), []byte("x")) }))
+	must(t, s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketRunSlots).Put([]byte("bad"), []byte("x")) }))
 	next := stepCommits("a")
 	for range 5 {
 		must(t, s.Commit(context.Background(), next()))

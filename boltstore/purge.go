@@ -275,11 +275,8 @@ func deleteRun(tx *bolt.Tx, r history.Run) error {
 	if err := tx.Bucket(bucketRuns).Delete(id); err != nil {
 		return err
 	}
-	events := tx.Bucket(bucketEvents)
-	if events.Bucket(id) != nil {
-		if err := events.DeleteBucket(id); err != nil {
-			return fmt.Errorf("events: %w", err)
-		}
+	if err := deleteEvents(tx, id); err != nil {
+		return fmt.Errorf("events: %w", err)
 	}
 	if err := unindexSearch(tx, r); err != nil {
 		return err

@@ -64,6 +64,15 @@ func dumpStore(t *testing.T, s *Store) (kv map[string][]byte, owner map[string]s
 	t.Helper()
 	kv, owner = map[string][]byte{}, map[string]string{}
 	err := s.view("dump", func(tx *bolt.Tx) error {
+		runOf := map[string]string{}
+		err := tx.Bucket(bucketRunSlots).ForEach(func(k, v []byte) error {
+			slot, err := readSlot(k, v)
+			runOf[string(slot)] = string(k)
+			return err
+		})
+		if err != nil {
+			return err
+		}
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			return b.ForEach(func(k, v []byte) error {
 				key := fmt.Sprintf("%s/%x", name, k)
@@ -77,6 +86,10 @@ func dumpStore(t *testing.T, s *Store) (kv map[string][]byte, owner map[string]s
 						kv[key], owner[key] = bytes.Clone(sv), string(k)
 						return nil
 					})
+				case "run_slots":
+					run = string(k)
+				case "run_events":
+					run = runOf[string(k[:8])]
 				case "workflows":
 					_, run, _ = splitWorkflowKey(k)
 				case "started":

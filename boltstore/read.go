@@ -96,11 +96,14 @@ func decodeRunSharing(tx *bolt.Tx, id, v []byte, shared sharedStrings) (r histor
 // lastEventSeq is the seq of the run's last stored event, 0 when it has none, with that event's
 // checksum verified and its seq matching its key.
 func lastEventSeq(tx *bolt.Tx, runID []byte) (uint64, error) {
-	eb := tx.Bucket(bucketEvents).Bucket(runID)
-	if eb == nil {
-		return 0, nil
+	re, err := findEvents(tx, runID)
+	if err != nil {
+		return 0, err
 	}
-	k, v := lastKV(eb)
+	k, v, err := re.last()
+	if err != nil {
+		return 0, err
+	}
 	if k == nil {
 		return 0, nil
 	}
@@ -163,12 +166,19 @@ func (s *Store) Events(runID string, afterSeq uint64) ([]history.Event, error) {
 		// here, not a history that silently starts at 2.
 		from = nil
 	}
+	next := afterSeq + 1
 	err := s.eventChunks(runID, from, nil, func(chunk []kv) error {
 		for _, raw := range chunk {
 			e, err := decodeEvent(runID, raw.k, raw.v)
 			if err != nil {
 				return fmt.Errorf("read events of run %s: %w", runID, err)
 			}
+			// Appends are contiguous (history.CheckAppend): a gap is an event lost to
+			// damage, whose history must not read as a shorter one.
+			if e.Seq != next {
+				return fmt.Errorf("read events of run %s: event %d where event %d should be: %w; run wend check", runID, e.Seq, next, ErrDamaged)
+			}
+			next++
 			evs = append(evs, e)
 		}
 		return nil
@@ -208,8 +218,11 @@ func (s *Store) eventChunks(runID string, from, last []byte, fn func(chunk []kv)
 // follow.
 func (s *Store) eventChunk(runID string, from, last []byte) (chunk []kv, more bool, err error) {
 	err = s.view("read events of run "+runID, func(tx *bolt.Tx) error {
-		eb := tx.Bucket(bucketEvents).Bucket([]byte(runID))
-		if eb == nil {
+		re, err := findEvents(tx, []byte(runID))
+		if err != nil {
+			return err
+		}
+		if !re.any() {
 			v := tx.Bucket(bucketRuns).Get([]byte(runID))
 			if v == nil {
 				return history.ErrNotFound
@@ -217,15 +230,19 @@ func (s *Store) eventChunk(runID string, from, last []byte) (chunk []kv, more bo
 			_, err := decodeRun(tx, []byte(runID), v) // a record without events yet, or lost ones
 			return err
 		}
-		c := eb.Cursor()
+		c := re.cursor()
 		size := 0
-		for k, v := c.Seek(from); k != nil && (last == nil || bytes.Compare(k, last) <= 0); k, v = c.Next() {
+		k, v := c.seek(from)
+		for ; k != nil && (last == nil || bytes.Compare(k, last) <= 0); k, v = c.next() {
 			if size >= readChunk {
 				more = true
 				break
 			}
 			chunk = append(chunk, kv{bytes.Clone(k), bytes.Clone(v)})
 			size += len(v)
+		}
+		if k == nil {
+			return c.ended()
 		}
 		return nil
 	})

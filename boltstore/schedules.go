@@ -9,7 +9,7 @@ import (
 
 // bucketSchedules holds the durable state of schedules (schedule/runner): schedule id ->
 // framed record body, opaque to the store. It is made on first use, so databases without
-// schedules keep the layout of schema version 1 unchanged, and it is written by checkpoints
+// schedules keep their layout unchanged, and it is written by checkpoints
 // of their own (PutScheduleStates), not through the log: a fire is recorded here before the run it starts is committed.
 var bucketSchedules = []byte("schedules")
 

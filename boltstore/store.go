@@ -83,6 +83,9 @@ type Options struct {
 	// LogSegmentSize is the log's segment size (DefaultLogSegmentSize when 0): the log past it
 	// is checkpointed.
 	LogSegmentSize int64
+	// UpgradeProgress, when set, is called after each transaction of an upgrade of the file's
+	// layout that Open runs (upgrade.go), for a caller to show how far it is.
+	UpgradeProgress func(UpgradeProgress)
 }
 
 // logFromEnv is the switch that turns the log off (0) or on (1) under any caller (the CLI,
@@ -206,7 +209,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, pidPath: path + ".pid", openMax: openBatchesMax}
-	if err := s.init(); err != nil {
+	if err := s.init(opts); err != nil {
 		err = s.diskFull(err)
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -242,7 +245,7 @@ func boltOptions(opts Options, create bool) *bolt.Options {
 }
 
 // init checks the file is ours, cleans a crashed compaction's file and records our pid.
-func (s *Store) init() error {
+func (s *Store) init(opts Options) error {
 	if s.db.NoSync {
 		return errors.New("bbolt NoSync is set; refusing to run without durable commits")
 	}
@@ -281,6 +284,10 @@ func (s *Store) init() error {
 			return fmt.Errorf("build the search index: %w", err)
 		}
 		testHookSync()
+	}
+	// Before the log's replay too, whose commits then put events where schema 2 keeps them.
+	if err := s.upgradeEvents(opts.UpgradeProgress); err != nil {
+		return err
 	}
 	// We hold the lock, so no compaction is running: its file is a crash's leftover.
 	os.Remove(s.path + compactSuffix)
