@@ -96,8 +96,27 @@ func PluginRegistry(db string) string { return db + ".plugins" }
 
 // OpenStore opens the database at path for reading and writing, without an engine (the
 // commands that read runs or keep the store: backup, check, schedule).
-func OpenStore(path string) (*boltstore.Store, error) {
-	return boltstore.Open(path, boltstore.Options{})
+//
+// A file an older wend wrote is upgraded to the current layout first: seconds over 100,000
+// runs, told to logf (nil: told to no one) as it goes.
+func OpenStore(path string, logf func(string, ...any)) (*boltstore.Store, error) {
+	return boltstore.Open(path, boltstore.Options{UpgradeProgress: upgradeProgress(logf)})
+}
+
+// upgradeProgress tells logf how an upgrade of the file's layout goes: after its first
+// transaction, then at most once a second, and at its end.
+func upgradeProgress(logf func(string, ...any)) func(boltstore.UpgradeProgress) {
+	if logf == nil {
+		return nil
+	}
+	var last time.Time
+	return func(p boltstore.UpgradeProgress) {
+		if !last.IsZero() && p.Seen < p.Total && time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		logf("upgrading the database to this wend's layout: %d of %d runs looked at, %d moved", p.Seen, p.Total, p.Moved)
+	}
 }
 
 // OpenReadOnly opens the database at path for reading only: it writes nothing, so reading
@@ -115,7 +134,7 @@ func Open(o Options) (*App, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	st, err := OpenStore(o.Path)
+	st, err := OpenStore(o.Path, o.Logf)
 	if err != nil {
 		if o.Traces != nil {
 			_ = o.Traces.Shutdown(context.Background())

@@ -15,8 +15,9 @@ import (
 // the close that stops both. A signal or cancel goes through an engine, the only writer of
 // histories; parked holds every activity call until close, so their tasks stay in the store
 // for whichever process drives the runs next.
-func OpenSteer(path string) (*server.Server, func() error, error) {
-	st, err := OpenStore(path)
+// logf is told how an upgrade of the file's layout goes (OpenStore).
+func OpenSteer(path string, logf func(string, ...any)) (*server.Server, func() error, error) {
+	st, err := OpenStore(path, logf)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -149,7 +149,7 @@ func openLocal(path string, a access) (backend, error) {
 	}
 	if a == steerRuns {
 		// A signal or cancel goes through an engine that drives none of the runs it replays.
-		s, closeFn, err := app.OpenSteer(path)
+		s, closeFn, err := app.OpenSteer(path, stderrLog)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,8 @@ package commands
 
 import (
 	"flag"
+	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/wendflow/wend/app"
@@ -30,4 +32,7 @@ func dbPath(e *env, flagVal string) string {
 	return p
 }
 
-func openStore(path string) (*boltstore.Store, error) { return app.OpenStore(path) }
+func openStore(path string) (*boltstore.Store, error) { return app.OpenStore(path, stderrLog) }
+
+// stderrLog tells the user of a command what a long open does (an upgrade of the file's layout).
+func stderrLog(format string, args ...any) { fmt.Fprintf(os.Stderr, "wend: "+format+"\n", args...) }
