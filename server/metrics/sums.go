@@ -224,6 +224,11 @@ func (ss *summaries) wholeReadAhead(st history.Store) bool {
 	if !ok || !keeps || ss.keepFailed {
 		return false
 	}
+	if rc, ok := st.(runCounter); ok { // a new database: nothing to read, at once
+		if runs, err := rc.RunCounts(); err == nil && len(runs) == 0 {
+			return false
+		}
+	}
 	since := ss.since
 	if !ss.ready {
 		pos, b, _, ok, err := keeper.Kept(keptName, nil)
