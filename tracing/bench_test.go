@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/wendflow/wend/testkit/cputime"
 	"runtime"
 	"slices"
 	"strings"
@@ -66,7 +67,7 @@ func tracedPairs(b *testing.B, direct bool) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		allocs, bytes := ms.Mallocs, ms.TotalAlloc
-		cpu, started := processCPU(), time.Now()
+		cpu, started := cputime.Process(), time.Now()
 		for r := range pairRuns {
 			id := fmt.Sprintf("seq%d-%d", pair, r)
 			if _, _, err := e.Start(context.Background(), engine.StartRequest{WorkflowID: id, SpecFile: "seq.wend.yaml", Source: src, Input: json.RawMessage("null")}); err != nil {
@@ -77,14 +78,14 @@ func tracedPairs(b *testing.B, direct bool) {
 				b.Fatalf("%s: %v %v", id, rec.Status, err)
 			}
 		}
-		c := cost{wall: time.Since(started), cpu: processCPU() - cpu}
+		c := cost{wall: time.Since(started), cpu: cputime.Process() - cpu}
 		if spans {
 			obs.flush()
 			if err := p.tp.ForceFlush(context.Background()); err != nil {
 				b.Fatal(err)
 			}
 		}
-		c.cpuAll = processCPU() - cpu
+		c.cpuAll = cputime.Process() - cpu
 		runtime.ReadMemStats(&ms)
 		c.allocs, c.bytes = ms.Mallocs-allocs, ms.TotalAlloc-bytes
 		return c

@@ -113,6 +113,9 @@ func init() {
 	// What a test needs beyond Go (a tool, a full-size run): skip or fail, one way for all.
 	allowed["testkit/needs"] = []string{}
 	testOnly = append(testOnly, "testkit/needs")
+	// A benchmark's own CPU time, beside its wall time.
+	allowed["testkit/cputime"] = []string{}
+	testOnly = append(testOnly, "testkit/cputime")
 	// The tests' one engine setup: low enough for the tests of the packages app assembles.
 	allowed["testkit/enginetest"] = []string{"history", "interpreter/engine"}
 	testOnly = append(testOnly, "testkit/enginetest")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/wendflow/wend/testkit/cputime"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func BenchmarkSequentialStep(b *testing.B) {
 	e := New(Options{Store: history.NewMemStore(), Activities: &fakeActs{}, MaxActivities: 512})
 	defer e.Close()
 	var took time.Duration
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for i := range b.N {
 		id := fmt.Sprintf("seq%d", i)
 		if _, _, err := e.Start(context.Background(), StartRequest{WorkflowID: id, SpecFile: f, Source: src.String(), Input: json.RawMessage("null")}); err != nil {
@@ -43,5 +44,5 @@ func BenchmarkSequentialStep(b *testing.B) {
 	b.ReportMetric(float64(took)/float64(time.Microsecond)/float64(b.N*steps), "µs/step")
 	// The process's CPU (all its goroutines and GC, and each run's start), which a loaded
 	// machine moves less than the wall time.
-	b.ReportMetric(float64(processCPU()-cpu)/float64(time.Microsecond)/float64(b.N*steps), "cpu-µs/step")
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(time.Microsecond)/float64(b.N*steps), "cpu-µs/step")
 }

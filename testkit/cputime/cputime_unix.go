@@ -1,14 +1,14 @@
 //go:build unix
 
-package engine
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the process's CPU time so far (all its threads, GC included).
-func processCPU() time.Duration {
+// Process is the process's CPU time so far (all its threads, GC included).
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
