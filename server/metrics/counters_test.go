@@ -261,15 +261,8 @@ func TestARunFirstSeenWithoutEventsIsReadAtItsCommit(t *testing.T) {
 // With no scrape, the counters settle by themselves once enough runs have committed: the
 // states of closed runs go, and the sum stays that of a whole read.
 func TestCountersSettleWithoutScrapes(t *testing.T) {
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "wend.db"), boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	reads := &noReads{Store: st, t: t}
-	m := New("")
-	ts := m.TimeCommits(reads)
-	<-m.CaughtUp()
+	s := servedStore(t)
+	m, ts := s.m, s.store
 	ids := loadClosed(t, ts, 3*settleAfter) // 500 runs a commit
 	held := func() int {
 		m.counters.mu.Lock()
@@ -282,8 +275,6 @@ func TestCountersSettleWithoutScrapes(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	s := &served{st: st, reads: reads, store: ts, fixture: &fixture{t: t, m: m, http: httptest.NewServer(m.Handler(reads, nil))}}
-	t.Cleanup(s.http.Close)
 	got := s.compare("after the counters settled by themselves")
 	if n := got[`wend_runs{status="completed",workflow="w"}`]; n != float64(len(ids)) {
 		t.Errorf("completed runs: %v, want %d", n, len(ids))
