@@ -155,14 +155,7 @@ func (t *tally) event(ev history.Event, shapes *shapeCache) bool {
 		_, err := history.DataOf[history.WaitSchedule](ev)
 		return err == nil
 	case history.ChildWorkflowCompleted, history.ChildWorkflowFailed, history.WorkflowWaitCompleted, history.WorkflowWaitFailed:
-		c, err := history.DataOf[history.Closed](ev)
-		if err != nil {
-			return false
-		}
-		if c.Failure != nil {
-			t.failure(*c.Failure)
-		}
-		return true
+		return t.closed(ev)
 	case history.CompensationStarted, history.CompensationCompleted, history.CompensationFailed:
 		c, err := history.DataOf[history.Compensation](ev)
 		if err != nil {
@@ -211,13 +204,20 @@ func (t *tally) event(ev history.Event, shapes *shapeCache) bool {
 		return err == nil
 	}
 	if ev.Type.Terminal() {
-		c, err := history.DataOf[history.Closed](ev)
-		if err != nil {
-			return false
-		}
-		if c.Failure != nil {
-			t.failure(*c.Failure)
-		}
+		return t.closed(ev)
+	}
+	return true
+}
+
+// closed counts the failure a closing event (a run's, a child's, a wait's) carries; false when
+// its payload does not decode.
+func (t *tally) closed(ev history.Event) bool {
+	c, err := history.DataOf[history.Closed](ev)
+	if err != nil {
+		return false
+	}
+	if c.Failure != nil {
+		t.failure(*c.Failure)
 	}
 	return true
 }
