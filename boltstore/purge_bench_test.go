@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/history/storetest"
+	"github.com/wendflow/wend/testkit/quantile"
 )
 
 // BenchmarkPurgeCommitLatency measures what a purge costs the commits a serve makes meanwhile:
@@ -76,10 +76,10 @@ func BenchmarkPurgeCommitLatency(b *testing.B) {
 		if err != nil || len(purged) != n {
 			b.Fatalf("purged %d of %d: %v", len(purged), n, err)
 		}
-		b.ReportMetric(pct(alone, 50), "alone-p50-ms")
-		b.ReportMetric(pct(alone, 99), "alone-p99-ms")
-		b.ReportMetric(pct(during, 50), "purge-p50-ms")
-		b.ReportMetric(pct(during, 99), "purge-p99-ms")
+		b.ReportMetric(quantile.Millis(alone, 50), "alone-p50-ms")
+		b.ReportMetric(quantile.Millis(alone, 99), "alone-p99-ms")
+		b.ReportMetric(quantile.Millis(during, 50), "purge-p50-ms")
+		b.ReportMetric(quantile.Millis(during, 99), "purge-p99-ms")
 		b.ReportMetric(float64(len(during)), "commits-during")
 		b.ReportMetric(float64(n)/took.Seconds(), "runs/s")
 		b.ReportMetric(float64(selTook.Milliseconds()), "select-ms")
@@ -92,14 +92,4 @@ func BenchmarkPurgeCommitLatency(b *testing.B) {
 // loadClosedRuns commits n closed runs of 4 events, all started at t0, and returns their ids.
 func loadClosedRuns(tb testing.TB, s *Store, n int) []string {
 	return storetest.CommitClosed(tb, s, n, t0, 0)
-}
-
-// pct is the p-th percentile of ds, in milliseconds.
-func pct(ds []time.Duration, p int) float64 {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return float64(s[(len(s)-1)*p/100]) / float64(time.Millisecond)
 }

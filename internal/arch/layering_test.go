@@ -116,6 +116,8 @@ func init() {
 	// A benchmark's own CPU time, beside its wall time.
 	allowed["testkit/cputime"] = []string{}
 	testOnly = append(testOnly, "testkit/cputime")
+	allowed["testkit/quantile"] = []string{}
+	testOnly = append(testOnly, "testkit/quantile")
 	// The tests' one engine setup: low enough for the tests of the packages app assembles.
 	allowed["testkit/enginetest"] = []string{"history", "interpreter/engine"}
 	testOnly = append(testOnly, "testkit/enginetest")

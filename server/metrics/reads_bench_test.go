@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/server/internal/servertest"
 	"github.com/wendflow/wend/testkit/enginetest"
+	"github.com/wendflow/wend/testkit/quantile"
 )
 
 // BenchmarkReadsBesideWrites measures what the reads of a monitored serve cost its writes, over
@@ -163,17 +163,17 @@ func BenchmarkReadsBesideWrites(b *testing.B) {
 		b.ReportMetric(float64(build.Milliseconds()), "build-scrape-ms")
 		b.ReportMetric(float64(first.Microseconds())/1000, "first-scrape-ms")
 		b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
-		b.ReportMetric(pctMs(alone, 50), "start-p50-ms")
-		b.ReportMetric(pctMs(alone, 99), "start-p99-ms")
-		b.ReportMetric(pctMs(scraped, 50), "scraped-start-p50-ms")
-		b.ReportMetric(pctMs(scraped, 99), "scraped-start-p99-ms")
-		b.ReportMetric(pctMs(scraped, 99)/pctMs(alone, 99), "p99-ratio")
-		b.ReportMetric(pctMs(scrapes, 50), "scrape-p50-ms")
-		b.ReportMetric(pctMs(scrapes, 99), "scrape-p99-ms")
+		b.ReportMetric(quantile.Millis(alone, 50), "start-p50-ms")
+		b.ReportMetric(quantile.Millis(alone, 99), "start-p99-ms")
+		b.ReportMetric(quantile.Millis(scraped, 50), "scraped-start-p50-ms")
+		b.ReportMetric(quantile.Millis(scraped, 99), "scraped-start-p99-ms")
+		b.ReportMetric(quantile.Millis(scraped, 99)/quantile.Millis(alone, 99), "p99-ratio")
+		b.ReportMetric(quantile.Millis(scrapes, 50), "scrape-p50-ms")
+		b.ReportMetric(quantile.Millis(scrapes, 99), "scrape-p99-ms")
 		b.ReportMetric(float64(len(scrapes)), "scrapes")
-		b.ReportMetric(pctMs(listsAlone, 99), "list-alone-p99-ms")
-		b.ReportMetric(pctMs(lists, 50), "list-p50-ms")
-		b.ReportMetric(pctMs(lists, 99), "list-p99-ms")
+		b.ReportMetric(quantile.Millis(listsAlone, 99), "list-alone-p99-ms")
+		b.ReportMetric(quantile.Millis(lists, 50), "list-p50-ms")
+		b.ReportMetric(quantile.Millis(lists, 99), "list-p99-ms")
 		b.ReportMetric(float64(len(lists)), "lists")
 		b.ReportMetric(float64(n)/took.Seconds(), "purged-runs/s")
 		metricsHTTP.Close()
@@ -195,14 +195,4 @@ const (
 // ids.
 func loadClosed(tb testing.TB, st history.Store, n int) []string {
 	return storetest.CommitClosed(tb, st, n, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Millisecond)
-}
-
-// pctMs is the p-th percentile of ds, in milliseconds.
-func pctMs(ds []time.Duration, p int) float64 {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return float64(s[(len(s)-1)*p/100]) / float64(time.Millisecond)
 }
