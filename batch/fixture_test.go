@@ -2,7 +2,6 @@ package batch_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server"
 	"github.com/wendflow/wend/testkit/enginetest"
+	"github.com/wendflow/wend/testkit/httpcall"
 )
 
 // waitSpec greets input.who, then waits for the signal approve.
@@ -82,30 +82,10 @@ func (f *fixture) withBatches(st *batch.MemStore) *batch.Runner {
 	return apptest.Batches(f.t, f.srv, st)
 }
 
-// do sends a request and decodes the answer into out (when not nil); it returns the status
-// and the raw body.
+// do sends a request to the fixture's server (httpcall.Do).
 func (f *fixture) do(method, path, body string, out any) (int, string) {
 	f.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, f.hs.URL+path, rd)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode < 300 {
-		if err := json.Unmarshal(b, out); err != nil {
-			f.t.Fatalf("%s %s: decode %s: %v", method, path, b, err)
-		}
-	}
-	return resp.StatusCode, string(b)
+	return httpcall.Do(f.t, f.hs.URL, method, path, body, out)
 }
 
 // start starts a run of waitSpec under id.

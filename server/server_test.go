@@ -19,6 +19,7 @@ import (
 	"github.com/wendflow/wend/runview"
 	"github.com/wendflow/wend/server/internal/servertest"
 	"github.com/wendflow/wend/testkit/enginetest"
+	"github.com/wendflow/wend/testkit/httpcall"
 )
 
 const waitSpec = servertest.WaitSpec
@@ -60,33 +61,10 @@ func fixtureActs(t *testing.T, store history.Store, acts engine.Activities) *fix
 	return f
 }
 
-// do sends a request and decodes the answer into out (when not nil); it returns the status
-// and the raw body.
+// do sends a request to the fixture's server (httpcall.Do).
 func (f *fixture) do(method, path, body string, out any) (int, string) {
 	f.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, f.hs.URL+path, rd)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		f.t.Errorf("%s %s: Content-Type %q", method, path, ct)
-	}
-	if out != nil && resp.StatusCode < 300 {
-		if err := json.Unmarshal(b, out); err != nil {
-			f.t.Fatalf("%s %s: decode %s: %v", method, path, b, err)
-		}
-	}
-	return resp.StatusCode, string(b)
+	return httpcall.Do(f.t, f.hs.URL, method, path, body, out)
 }
 
 func (f *fixture) start(id, input string) api.Started {

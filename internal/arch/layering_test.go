@@ -117,6 +117,8 @@ func init() {
 	allowed["testkit/cputime"] = []string{}
 	testOnly = append(testOnly, "testkit/cputime")
 	allowed["testkit/quantile"] = []string{}
+	allowed["testkit/httpcall"] = []string{}
+	testOnly = append(testOnly, "testkit/httpcall")
 	testOnly = append(testOnly, "testkit/quantile")
 	// The tests' one engine setup: low enough for the tests of the packages app assembles.
 	allowed["testkit/enginetest"] = []string{"history", "interpreter/engine"}
