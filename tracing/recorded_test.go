@@ -29,10 +29,13 @@ type recordedRun struct {
 
 // TestSpansOfRecordedHistories: the spans exported for histories recorded once (tries, a
 // retry and a failure in a caller's trace; a delay, an activity and a timed-out signal wait
-// in a trace of the run's own) are, field by field and in export order, the ones kept in
-// testdata: a change to how spans are built changes no span unless this file changes too.
+// in a trace of the run's own; steps open at once, one of them retried) are, field by field
+// and in export order, the ones kept in testdata: a change to how spans are built changes no
+// span unless this file changes too.
 func TestSpansOfRecordedHistories(t *testing.T) {
 	const waits = "wend: v1\nname: order\nplugins: {p: ./p}\nsteps:\n  - {id: d, delay: 1ms}\n  - {id: a, activity: p.echo, with: 1}\n  - {id: n, wait_for_signal: never, timeout: 1ms, catch: {steps: []}}\n"
+	const parallel = "wend: v1\nname: fan\nplugins: {p: ./p}\nsteps:\n  - parallel:\n      - {activity: p.echo, with: 1}\n      - {activity: p.flaky, retry: {tries: 2, backoff: [10ms]}}\n      - {activity: p.echo, with: 3}\n  - {activity: p.echo, with: 4}\n"
+	sources := []struct{ src, traceparent string }{{workflow, accepted}, {waits, ""}, {parallel, ""}}
 	histories := filepath.Join("testdata", "recorded.events.json")
 	golden := filepath.Join("testdata", "recorded.spans")
 	var runs []recordedRun
@@ -42,8 +45,13 @@ func TestSpansOfRecordedHistories(t *testing.T) {
 		if err := json.Unmarshal(data, &runs); err != nil {
 			t.Fatal(err)
 		}
-	case os.IsNotExist(err) && *updateRecorded:
-		runs = []recordedRun{record(t, workflow, accepted), record(t, waits, "")}
+	case !os.IsNotExist(err) || !*updateRecorded:
+		t.Fatal(err)
+	}
+	if *updateRecorded && len(runs) < len(sources) { // record the histories not kept yet
+		for _, s := range sources[len(runs):] {
+			runs = append(runs, record(t, s.src, s.traceparent))
+		}
 		data, err := json.MarshalIndent(runs, "", " ")
 		if err != nil {
 			t.Fatal(err)
@@ -51,8 +59,6 @@ func TestSpansOfRecordedHistories(t *testing.T) {
 		if err := os.WriteFile(histories, append(data, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	default:
-		t.Fatal(err)
 	}
 
 	exp := &copyingExporter{}
@@ -90,8 +96,8 @@ func TestSpansOfRecordedHistories(t *testing.T) {
 	if got.String() != string(want) {
 		t.Errorf("spans exported:\n%s\nwant (%s):\n%s", got.String(), golden, want)
 	}
-	if n := strings.Count(string(want), "\n"); n != 13 {
-		t.Errorf("%s has %d spans, want the 8 and 5 of the two runs", golden, n)
+	if n := strings.Count(string(want), "\n"); n != 23 {
+		t.Errorf("%s has %d spans, want the 8, 5 and 10 of the three runs", golden, n)
 	}
 }
 
