@@ -239,6 +239,7 @@ func BenchmarkBuildSpans(b *testing.B) {
 	defer func() { _ = p.Shutdown(context.Background()) }()
 	o := &Observer{out: p.out(), runs: map[string]*runTrace{}, logf: b.Logf,
 		history: func(string) ([]history.Event, error) { return evs, nil }}
+	o.out.held = &heldSpans{batcher: p.batcher} // as NewObserver's
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
@@ -247,6 +248,7 @@ func BenchmarkBuildSpans(b *testing.B) {
 		for _, ev := range evs {
 			o.observe(r, ev)
 		}
+		o.out.held.hand() // as the builder does after each batch of events
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")

@@ -167,6 +167,7 @@ func (o *Observer) build() {
 			bytes += int64(len(batch[i].ev.Data))
 			o.observe(batch[i].run(), batch[i].ev)
 		}
+		o.out.held.hand()
 		clear(batch) // the payloads are the engine's to free
 		q.spare = batch[:0]
 		q.mu.Lock()

@@ -109,7 +109,8 @@ func (o *Observer) endWait(rt *runTrace, run history.Run, key string, end time.T
 		return
 	}
 	id, hasID := rt.stepIDAttr(w.path)
-	attrs := append(o.out.runAttrs(run, 4+b2i(hasID)+len(w.attrs)+len(more), failure), attribute.String("wend.step", w.path),
+	var buf attrBuf
+	attrs := append(runAttrs(buf[:0], run), attribute.String("wend.step", w.path),
 		attribute.String("wend.step.path", w.path), attribute.String("wend.step_kind", w.kind))
 	if hasID {
 		attrs = append(attrs, id)
