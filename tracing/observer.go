@@ -95,7 +95,7 @@ func (st *stepTrace) stepSpanID(runID, execID string) [8]byte {
 
 // observe applies ev, emitting the spans it ends; a run first seen here, or one that lost
 // an event to a full queue, is first read back from its history.
-func (o *Observer) observe(run history.Run, ev history.Event) {
+func (o *Observer) observe(run *history.Run, ev *history.Event) {
 	rt := o.last
 	if rt == nil || rt.id != run.RunID {
 		rt = o.runs[run.RunID]
@@ -121,9 +121,9 @@ func (o *Observer) end(runID string) {
 
 // load makes the trace state of a run first seen at ev: from ev itself when it starts the
 // run, else from the history before it, applied without emitting.
-func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
+func (o *Observer) load(run *history.Run, ev *history.Event) *runTrace {
 	if ev.Type == history.WorkflowStarted {
-		return o.begin(run.RunID, ev)
+		return o.begin(run.RunID, *ev)
 	}
 	evs, err := o.history(run.RunID)
 	if err != nil || len(evs) == 0 || evs[0].Type != history.WorkflowStarted {
@@ -131,11 +131,11 @@ func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
 		return nil
 	}
 	rt := o.begin(run.RunID, evs[0])
-	for _, old := range evs[1:] {
-		if old.Seq >= ev.Seq {
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Seq >= ev.Seq {
 			break
 		}
-		o.apply(rt, run, old, false)
+		o.apply(rt, run, &evs[i], false)
 	}
 	return rt
 }
@@ -158,7 +158,7 @@ func (o *Observer) begin(runID string, started history.Event) *runTrace {
 }
 
 // apply moves rt by ev, emitting the spans ev ends when emit is set (a live commit).
-func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit bool) {
+func (o *Observer) apply(rt *runTrace, run *history.Run, ev *history.Event, emit bool) {
 	switch ev.Type {
 	case history.ActivityScheduled:
 		// Only the names: decoding the whole schedule would copy the step's input.
@@ -168,7 +168,7 @@ func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit b
 		rt.open(ev.ActivityExecutionID, st)
 	case history.ActivityRetryScheduled:
 		if st := rt.stepOf(ev.ActivityExecutionID); st != nil {
-			rs, _ := history.DataOf[history.RetrySchedule](ev)
+			rs, _ := history.DataOf[history.RetrySchedule](*ev)
 			st.tryStart, st.tryOpen = ev.Time, true
 			if rs.AvailableAt.After(ev.Time) {
 				st.tryStart = rs.AvailableAt
@@ -222,7 +222,7 @@ func (rt *runTrace) close(exec string) {
 }
 
 // activityEnd ends the open try of ev's step, and the step itself when ev is its last event.
-func (o *Observer) activityEnd(rt *runTrace, run history.Run, ev history.Event, emit bool) {
+func (o *Observer) activityEnd(rt *runTrace, run *history.Run, ev *history.Event, emit bool) {
 	st := rt.stepOf(ev.ActivityExecutionID)
 	if st == nil {
 		return
@@ -263,27 +263,27 @@ func (o *Observer) freeStep(st *stepTrace) {
 	}
 }
 
-func outcomeOf(ev history.Event) (string, *history.Failure) {
+func outcomeOf(ev *history.Event) (string, *history.Failure) {
 	switch ev.Type {
 	case history.ActivityCompleted:
 		return "completed", nil
 	case history.ActivityAttemptInterrupted:
-		in, _ := history.DataOf[history.AttemptInterruption](ev)
+		in, _ := history.DataOf[history.AttemptInterruption](*ev)
 		return "interrupted", &history.Failure{Type: "Interrupted", Message: in.Reason}
 	case history.ActivityCancelled:
 		return "cancelled", nil
 	}
-	af, _ := history.DataOf[history.AttemptFailure](ev)
+	af, _ := history.DataOf[history.AttemptFailure](*ev)
 	if ev.Type == history.ActivityTimedOut {
 		return "timed_out", &af.Failure
 	}
 	return "failed", &af.Failure
 }
 
-func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
-	status, reason := history.ClosedBy(ev)
+func (o *Observer) runSpan(rt *runTrace, run *history.Run, ev *history.Event) {
+	status, reason := history.ClosedBy(*ev)
 	var failure *history.Failure
-	if c, err := history.DataOf[history.Closed](ev); err == nil && c.Failure != nil {
+	if c, err := history.DataOf[history.Closed](*ev); err == nil && c.Failure != nil {
 		failure = c.Failure
 	}
 	var buf attrBuf
@@ -299,7 +299,7 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 	o.emit(rt, parent, rt.runSpan, "run "+run.Name, run.StartedAt, ev.Time, attrs, failure)
 }
 
-func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
+func (o *Observer) stepSpan(rt *runTrace, run *history.Run, st *stepTrace, ev *history.Event, outcome string, failure *history.Failure) {
 	id, hasID := rt.stepIDAttr(st.path)
 	var buf attrBuf
 	attrs := withStep(runAttrs(buf[:0], run), st)
@@ -311,7 +311,7 @@ func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev his
 		o.texts.stepName(rt.stepName(st.path)), st.start, ev.Time, attrs, failure)
 }
 
-func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
+func (o *Observer) trySpan(rt *runTrace, run *history.Run, st *stepTrace, ev *history.Event, outcome string, failure *history.Failure) {
 	var sum string
 	if ev.Type == history.ActivityCompleted {
 		sum = resultBuild(ev.Data, &o.texts)
@@ -344,7 +344,7 @@ func (o *Observer) emit(rt *runTrace, parent trace.SpanContext, spanID [8]byte, 
 type attrBuf [blockLen]attribute.KeyValue
 
 // runAttrs appends a run's attributes to attrs.
-func runAttrs(attrs []attribute.KeyValue, run history.Run) []attribute.KeyValue {
+func runAttrs(attrs []attribute.KeyValue, run *history.Run) []attribute.KeyValue {
 	return append(attrs, attribute.String("wend.workflow", run.Name),
 		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID))
 }
