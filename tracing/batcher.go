@@ -86,38 +86,41 @@ func (*spanBatcher) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd queues s for export, or drops and counts it when maxQueue spans wait.
 func (b *spanBatcher) OnEnd(s sdktrace.ReadOnlySpan) {
-	if !s.SpanContext().IsSampled() {
-		return
-	}
+	b.onEnds([]sdktrace.ReadOnlySpan{s})
+}
+
+// onEnds is OnEnd of each of spans, in order, under one lock but where a batch fills (the
+// observer hands its spans over so, a few hundred at a time).
+func (b *spanBatcher) onEnds(spans []sdktrace.ReadOnlySpan) {
+	dropped := false
 	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		return
-	}
-	if b.waiting >= b.cfg.maxQueue {
-		b.mu.Unlock()
-		if b.dropped.Add(1) == 1 {
-			otel.Handle(fmt.Errorf("wend: traces: the exporter cannot keep up: %d spans wait for it; spans are dropped, not exported, until it catches up", b.cfg.maxQueue))
+	for _, s := range spans {
+		if b.closed {
+			break
 		}
-		return
-	}
-	if b.open == nil {
-		if n := len(b.spare); n > 0 {
-			b.open, b.spare = b.spare[n-1], b.spare[:n-1]
-		} else {
-			b.open = make([]sdktrace.ReadOnlySpan, 0, b.cfg.batchSize)
+		if !s.SpanContext().IsSampled() {
+			continue
 		}
-	}
-	b.open = append(b.open, s)
-	b.waiting++
-	full := len(b.open) >= b.cfg.batchSize
-	if full {
+		if b.waiting >= b.cfg.maxQueue {
+			dropped = b.dropped.Add(1) == 1 || dropped
+			continue
+		}
+		if b.open == nil {
+			if n := len(b.spare); n > 0 {
+				b.open, b.spare = b.spare[n-1], b.spare[:n-1]
+			} else {
+				b.open = make([]sdktrace.ReadOnlySpan, 0, b.cfg.batchSize)
+			}
+		}
+		b.open = append(b.open, s)
+		b.waiting++
+		if len(b.open) < b.cfg.batchSize {
+			continue
+		}
 		b.full = append(b.full, b.open)
 		b.open = nil
-	}
-	behind := b.waiting >= b.cfg.maxQueue/2
-	b.mu.Unlock()
-	if full {
+		behind := b.waiting >= b.cfg.maxQueue/2
+		b.mu.Unlock()
 		signal(b.kick)
 		if behind {
 			// The exporter's goroutine, just woken, waits for a processor while the span builder
@@ -125,6 +128,11 @@ func (b *spanBatcher) OnEnd(s sdktrace.ReadOnlySpan) {
 			// for the spans, not a late wake-up, drops them.
 			runtime.Gosched()
 		}
+		b.mu.Lock()
+	}
+	b.mu.Unlock()
+	if dropped {
+		otel.Handle(fmt.Errorf("wend: traces: the exporter cannot keep up: %d spans wait for it; spans are dropped, not exported, until it catches up", b.cfg.maxQueue))
 	}
 }
 

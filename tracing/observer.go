@@ -27,6 +27,7 @@ type Observer struct {
 	dropped atomic.Uint64
 
 	runs map[string]*runTrace // open runs by run id; the builder's alone
+	last *runTrace            // the run of the event built last, while open: most events are its
 	// The builder's own, kept across runs so that a step allocates little besides its spans:
 	// one copy of each name and payload string it has made (texts), and the records of
 	// closed steps (freeSteps), reused by the next.
@@ -50,6 +51,9 @@ func (p *Provider) newObserver(events func(runID string) ([]history.Event, error
 		logf = func(string, ...any) {}
 	}
 	o := &Observer{out: p.out(), history: events, logf: logf, q: newEventQueue(gather, buildAt), runs: map[string]*runTrace{}, stepIDs: p.stepIDs}
+	if p.batcher != nil {
+		o.out.held = &heldSpans{batcher: p.batcher}
+	}
 	p.mu.Lock()
 	p.observers = append(p.observers, o)
 	p.mu.Unlock()
@@ -58,13 +62,19 @@ func (p *Provider) newObserver(events func(runID string) ([]history.Event, error
 }
 
 type runTrace struct {
+	id      string                   // the run's id
 	trace   tracecontext.TraceParent // the trace, and the accepted parent span when remote
 	remote  bool
-	runSpan [8]byte               // the run span's id, the parent of its steps' spans
-	next    uint64                // the seq of the event expected next; another means one was dropped
-	steps   map[string]*stepTrace // open activity steps by execution id
-	waits   map[string]*waitTrace // open delays, signal waits and child steps (waits.go)
-	ids     map[string]string     // the spec's step ids by static path (Provider.NameSteps); nil: none known
+	runSpan [8]byte // the run span's id, the parent of its steps' spans
+	next    uint64  // the seq of the event expected next; another means one was dropped
+	// The open activity steps: the one opened when none was (step, by execution id stepExec),
+	// as a sequence's is, and the others by execution id; a map of one costs a step its hash
+	// three times.
+	step     *stepTrace
+	stepExec string
+	steps    map[string]*stepTrace
+	waits    map[string]*waitTrace // open delays, signal waits and child steps (waits.go)
+	ids      map[string]string     // the spec's step ids by static path (Provider.NameSteps); nil: none known
 }
 
 type stepTrace struct {
@@ -85,23 +95,35 @@ func (st *stepTrace) stepSpanID(runID, execID string) [8]byte {
 
 // observe applies ev, emitting the spans it ends; a run first seen here, or one that lost
 // an event to a full queue, is first read back from its history.
-func (o *Observer) observe(run history.Run, ev history.Event) {
-	rt := o.runs[run.RunID]
+func (o *Observer) observe(run *history.Run, ev *history.Event) {
+	rt := o.last
+	if rt == nil || rt.id != run.RunID {
+		rt = o.runs[run.RunID]
+	}
 	if rt == nil || ev.Seq != rt.next {
-		delete(o.runs, run.RunID)
+		o.end(run.RunID)
 		if rt = o.load(run, ev); rt == nil {
 			return
 		}
 	}
 	rt.next = ev.Seq + 1
+	o.last = rt
 	o.apply(rt, run, ev, true)
+}
+
+// end forgets the run runID.
+func (o *Observer) end(runID string) {
+	if o.last != nil && o.last.id == runID {
+		o.last = nil
+	}
+	delete(o.runs, runID)
 }
 
 // load makes the trace state of a run first seen at ev: from ev itself when it starts the
 // run, else from the history before it, applied without emitting.
-func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
+func (o *Observer) load(run *history.Run, ev *history.Event) *runTrace {
 	if ev.Type == history.WorkflowStarted {
-		return o.begin(run.RunID, ev)
+		return o.begin(run.RunID, *ev)
 	}
 	evs, err := o.history(run.RunID)
 	if err != nil || len(evs) == 0 || evs[0].Type != history.WorkflowStarted {
@@ -109,11 +131,11 @@ func (o *Observer) load(run history.Run, ev history.Event) *runTrace {
 		return nil
 	}
 	rt := o.begin(run.RunID, evs[0])
-	for _, old := range evs[1:] {
-		if old.Seq >= ev.Seq {
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Seq >= ev.Seq {
 			break
 		}
-		o.apply(rt, run, old, false)
+		o.apply(rt, run, &evs[i], false)
 	}
 	return rt
 }
@@ -127,7 +149,7 @@ func (o *Observer) begin(runID string, started history.Event) *runTrace {
 		st.TraceParent = startedTraceParent(started.Data)
 	}
 	tp, remote := tracecontext.ForRun(runID, st.TraceParent)
-	rt := &runTrace{trace: tp, remote: remote, runSpan: tracecontext.RunSpanID(runID), steps: map[string]*stepTrace{}, waits: map[string]*waitTrace{}}
+	rt := &runTrace{id: runID, trace: tp, remote: remote, runSpan: tracecontext.RunSpanID(runID), waits: map[string]*waitTrace{}}
 	if o.stepIDs != nil {
 		rt.ids = o.stepIDs(st)
 	}
@@ -136,17 +158,17 @@ func (o *Observer) begin(runID string, started history.Event) *runTrace {
 }
 
 // apply moves rt by ev, emitting the spans ev ends when emit is set (a live commit).
-func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit bool) {
+func (o *Observer) apply(rt *runTrace, run *history.Run, ev *history.Event, emit bool) {
 	switch ev.Type {
 	case history.ActivityScheduled:
 		// Only the names: decoding the whole schedule would copy the step's input.
 		plugin, activity := scheduleNames(ev.Data, &o.texts)
 		st := o.newStep()
 		*st = stepTrace{path: ev.Step, plugin: plugin, activity: activity, start: ev.Time, tryStart: ev.Time, tryOpen: true}
-		rt.steps[ev.ActivityExecutionID] = st
+		rt.open(ev.ActivityExecutionID, st)
 	case history.ActivityRetryScheduled:
-		if st := rt.steps[ev.ActivityExecutionID]; st != nil {
-			rs, _ := history.DataOf[history.RetrySchedule](ev)
+		if st := rt.stepOf(ev.ActivityExecutionID); st != nil {
+			rs, _ := history.DataOf[history.RetrySchedule](*ev)
 			st.tryStart, st.tryOpen = ev.Time, true
 			if rs.AvailableAt.After(ev.Time) {
 				st.tryStart = rs.AvailableAt
@@ -164,14 +186,44 @@ func (o *Observer) apply(rt *runTrace, run history.Run, ev history.Event, emit b
 			if emit {
 				o.runSpan(rt, run, ev)
 			}
-			delete(o.runs, run.RunID)
+			o.end(run.RunID)
 		}
 	}
 }
 
+// open keeps st, the step of execution exec, open.
+func (rt *runTrace) open(exec string, st *stepTrace) {
+	if rt.step == nil || rt.stepExec == exec {
+		rt.step, rt.stepExec = st, exec
+		delete(rt.steps, exec) // (a map of none, or an execution scheduled again)
+		return
+	}
+	if rt.steps == nil {
+		rt.steps = map[string]*stepTrace{}
+	}
+	rt.steps[exec] = st
+}
+
+// stepOf is the open step of execution exec, nil if none is.
+func (rt *runTrace) stepOf(exec string) *stepTrace {
+	if rt.step != nil && rt.stepExec == exec {
+		return rt.step
+	}
+	return rt.steps[exec]
+}
+
+// close forgets the open step of execution exec.
+func (rt *runTrace) close(exec string) {
+	if rt.step != nil && rt.stepExec == exec {
+		rt.step, rt.stepExec = nil, ""
+		return
+	}
+	delete(rt.steps, exec)
+}
+
 // activityEnd ends the open try of ev's step, and the step itself when ev is its last event.
-func (o *Observer) activityEnd(rt *runTrace, run history.Run, ev history.Event, emit bool) {
-	st := rt.steps[ev.ActivityExecutionID]
+func (o *Observer) activityEnd(rt *runTrace, run *history.Run, ev *history.Event, emit bool) {
+	st := rt.stepOf(ev.ActivityExecutionID)
 	if st == nil {
 		return
 	}
@@ -184,7 +236,7 @@ func (o *Observer) activityEnd(rt *runTrace, run history.Run, ev history.Event, 
 	}
 	switch ev.Type {
 	case history.ActivityCompleted, history.ActivityFailed, history.ActivityCancelled:
-		delete(rt.steps, ev.ActivityExecutionID)
+		rt.close(ev.ActivityExecutionID)
 		if emit {
 			o.stepSpan(rt, run, st, ev, outcome, failure)
 		}
@@ -211,30 +263,31 @@ func (o *Observer) freeStep(st *stepTrace) {
 	}
 }
 
-func outcomeOf(ev history.Event) (string, *history.Failure) {
+func outcomeOf(ev *history.Event) (string, *history.Failure) {
 	switch ev.Type {
 	case history.ActivityCompleted:
 		return "completed", nil
 	case history.ActivityAttemptInterrupted:
-		in, _ := history.DataOf[history.AttemptInterruption](ev)
+		in, _ := history.DataOf[history.AttemptInterruption](*ev)
 		return "interrupted", &history.Failure{Type: "Interrupted", Message: in.Reason}
 	case history.ActivityCancelled:
 		return "cancelled", nil
 	}
-	af, _ := history.DataOf[history.AttemptFailure](ev)
+	af, _ := history.DataOf[history.AttemptFailure](*ev)
 	if ev.Type == history.ActivityTimedOut {
 		return "timed_out", &af.Failure
 	}
 	return "failed", &af.Failure
 }
 
-func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
-	status, reason := history.ClosedBy(ev)
+func (o *Observer) runSpan(rt *runTrace, run *history.Run, ev *history.Event) {
+	status, reason := history.ClosedBy(*ev)
 	var failure *history.Failure
-	if c, err := history.DataOf[history.Closed](ev); err == nil && c.Failure != nil {
+	if c, err := history.DataOf[history.Closed](*ev); err == nil && c.Failure != nil {
 		failure = c.Failure
 	}
-	attrs := append(o.out.runAttrs(run, 2, failure), attribute.String("wend.outcome", status))
+	var buf attrBuf
+	attrs := append(runAttrs(buf[:0], run), attribute.String("wend.outcome", status))
 	if reason != "" && reason != status {
 		attrs = append(attrs, attribute.String("wend.closed_reason", reason))
 	}
@@ -246,9 +299,10 @@ func (o *Observer) runSpan(rt *runTrace, run history.Run, ev history.Event) {
 	o.emit(rt, parent, rt.runSpan, "run "+run.Name, run.StartedAt, ev.Time, attrs, failure)
 }
 
-func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
+func (o *Observer) stepSpan(rt *runTrace, run *history.Run, st *stepTrace, ev *history.Event, outcome string, failure *history.Failure) {
 	id, hasID := rt.stepIDAttr(st.path)
-	attrs := withStep(o.out.runAttrs(run, 6+b2i(hasID), failure), st)
+	var buf attrBuf
+	attrs := withStep(runAttrs(buf[:0], run), st)
 	if hasID {
 		attrs = append(attrs, id)
 	}
@@ -257,12 +311,13 @@ func (o *Observer) stepSpan(rt *runTrace, run history.Run, st *stepTrace, ev his
 		o.texts.stepName(rt.stepName(st.path)), st.start, ev.Time, attrs, failure)
 }
 
-func (o *Observer) trySpan(rt *runTrace, run history.Run, st *stepTrace, ev history.Event, outcome string, failure *history.Failure) {
+func (o *Observer) trySpan(rt *runTrace, run *history.Run, st *stepTrace, ev *history.Event, outcome string, failure *history.Failure) {
 	var sum string
 	if ev.Type == history.ActivityCompleted {
 		sum = resultBuild(ev.Data, &o.texts)
 	}
-	attrs := withStep(o.out.runAttrs(run, 7+b2i(sum != ""), failure), st)
+	var buf attrBuf
+	attrs := withStep(runAttrs(buf[:0], run), st)
 	attrs = append(attrs, attribute.Int("wend.attempt", ev.Attempt), attribute.String("wend.outcome", outcome))
 	if sum != "" {
 		attrs = append(attrs, attribute.String("wend.plugin_sha256", sum))
@@ -283,14 +338,14 @@ func (o *Observer) emit(rt *runTrace, parent trace.SpanContext, spanID [8]byte, 
 	o.out.emit(rt.trace.TraceID, parent, spanID, name, start, end, attrs, failure)
 }
 
-// runAttrs are a run's attributes, in a slice with room for more others and failure's three
-// (emit's), so a span's attributes are allocated once, at their size, or taken from the
-// blocks its exporter has handed back.
-func (s spanOut) runAttrs(run history.Run, more int, failure *history.Failure) []attribute.KeyValue {
-	if failure != nil {
-		more += 3
-	}
-	return append(s.blocks.get(3+more), attribute.String("wend.workflow", run.Name),
+// attrBuf is where a span's attributes are written as they are made: on the builder's
+// stack, so they are copied into the block the span keeps at once (spanOut.emit), not one by
+// one into the heap, each write a write barrier while the collector runs.
+type attrBuf [blockLen]attribute.KeyValue
+
+// runAttrs appends a run's attributes to attrs.
+func runAttrs(attrs []attribute.KeyValue, run *history.Run) []attribute.KeyValue {
+	return append(attrs, attribute.String("wend.workflow", run.Name),
 		attribute.String("wend.workflow_id", run.WorkflowID), attribute.String("wend.run_id", run.RunID))
 }
 
@@ -298,11 +353,4 @@ func (s spanOut) runAttrs(run history.Run, more int, failure *history.Failure) [
 func withStep(attrs []attribute.KeyValue, st *stepTrace) []attribute.KeyValue {
 	return append(attrs, attribute.String("wend.step", st.path), attribute.String("wend.step.path", st.path),
 		attribute.String("wend.step_kind", kindActivity), attribute.String("wend.plugin", st.plugin), attribute.String("wend.activity", st.activity))
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

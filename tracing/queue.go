@@ -165,8 +165,10 @@ func (o *Observer) build() {
 		var bytes int64
 		for i := range batch {
 			bytes += int64(len(batch[i].ev.Data))
-			o.observe(batch[i].run(), batch[i].ev)
+			run := batch[i].run()
+			o.observe(&run, &batch[i].ev)
 		}
+		o.out.held.hand()
 		clear(batch) // the payloads are the engine's to free
 		q.spare = batch[:0]
 		q.mu.Lock()

@@ -36,7 +36,7 @@ func (r *RunSpans) Record(ev history.Event, live bool) {
 	if r == nil || r.rt == nil {
 		return
 	}
-	r.o.apply(r.rt, r.run, ev, live)
+	r.o.apply(r.rt, &r.run, &ev, live)
 	if ev.Type.Terminal() {
 		r.rt = nil // the run is closed: what follows (none) is not its
 	}

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -30,13 +31,42 @@ type spanOut struct {
 	procs  []sdktrace.SpanProcessor // the direct path's; nil: through tracer
 	res    *resource.Resource
 	blocks *attrBlocks // where spans' attributes are written; nil: fresh slices
+	// held, when set, keeps the spans for its batcher (procs' only one) until handed over.
+	held *heldSpans
+}
+
+// heldSpans are the spans an observer built and has not yet handed to its batch processor:
+// handed over at the end of a batch of events, or heldMax at a time, a lock each time, not
+// a lock a span.
+type heldSpans struct {
+	batcher *spanBatcher
+	spans   []sdktrace.ReadOnlySpan
+}
+
+const heldMax = 256
+
+func (h *heldSpans) add(s sdktrace.ReadOnlySpan) {
+	if h.spans = append(h.spans, s); len(h.spans) >= heldMax {
+		h.hand()
+	}
+}
+
+// hand hands the spans held to the batcher.
+func (h *heldSpans) hand() {
+	if h == nil || len(h.spans) == 0 {
+		return
+	}
+	h.batcher.onEnds(h.spans)
+	clear(h.spans)
+	h.spans = h.spans[:0]
 }
 
 func (p *Provider) out() spanOut {
 	return spanOut{tracer: p.tp.Tracer(scopeName), procs: p.direct, res: p.res, blocks: p.blocks}
 }
 
-// emit exports one span of trace traceID with the given ids, times and attributes.
+// emit exports one span of trace traceID with the given ids, times and attributes. attrs
+// is the caller's to reuse: the span keeps a copy, in a block of s's when it has them.
 func (s spanOut) emit(traceID [16]byte, parent trace.SpanContext, spanID [8]byte, name string,
 	start, end time.Time, attrs []attribute.KeyValue, failure *history.Failure) {
 	if failure != nil {
@@ -44,7 +74,7 @@ func (s spanOut) emit(traceID [16]byte, parent trace.SpanContext, spanID [8]byte
 			attribute.String("wend.failure.type", failure.Type), attribute.String("wend.failure.message", failure.Message))
 	}
 	if s.procs == nil {
-		s.start(traceID, parent, spanID, name, start, end, attrs, failure)
+		s.start(traceID, parent, spanID, name, start, end, slices.Clone(attrs), failure)
 		return
 	}
 	// The default sampler, parent-based always-on: a span is sampled unless its parent is not.
@@ -61,6 +91,7 @@ func (s spanOut) emit(traceID [16]byte, parent trace.SpanContext, spanID [8]byte
 	if end.IsZero() {
 		end = start.Add(time.Since(start))
 	}
+	kept := append(s.blocks.get(len(attrs)), attrs...)
 	stub := tracetest.SpanStub{
 		Name: name,
 		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: spanID,
@@ -69,7 +100,7 @@ func (s spanOut) emit(traceID [16]byte, parent trace.SpanContext, spanID [8]byte
 		SpanKind:             trace.SpanKindInternal,
 		StartTime:            start,
 		EndTime:              end,
-		Attributes:           attrs,
+		Attributes:           kept,
 		Resource:             s.res,
 		InstrumentationScope: instrumentation.Scope{Name: scopeName},
 	}
@@ -77,6 +108,10 @@ func (s spanOut) emit(traceID [16]byte, parent trace.SpanContext, spanID [8]byte
 		stub.Status = sdktrace.Status{Code: codes.Error, Description: failure.Error()}
 	}
 	span := stub.Snapshot()
+	if s.held != nil {
+		s.held.add(span)
+		return
+	}
 	for _, p := range s.procs {
 		p.OnEnd(span)
 	}

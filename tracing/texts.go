@@ -9,16 +9,20 @@ import "strconv"
 // texts keeps nothing: each string is made anew.
 type texts struct {
 	strs  map[string]string
-	names map[nameKey]string
+	steps map[string]string // step span names by step name
+	tries map[tryKey]string // try span names
+	// lastTry is the try span name made or found last: a workflow's steps mostly call one
+	// activity, so the next try's is most often the same (its strings the same kept copies).
+	lastTry     tryKey
+	lastTryName string
 }
 
 const textsMax = 4096
 
-// nameKey is a span name's parts: a step's name, or a try's plugin, activity and attempt.
-type nameKey struct {
-	try     bool
-	a, b    string
-	attempt int
+// tryKey is a try span name's parts.
+type tryKey struct {
+	plugin, activity string
+	attempt          int
 }
 
 // of is the string of b.
@@ -39,27 +43,32 @@ func (t *texts) of(b []byte) string {
 
 // stepName is a step span's name: "step NAME".
 func (t *texts) stepName(name string) string {
-	k := nameKey{a: name}
-	if s, ok := t.names[k]; ok {
+	if s, ok := t.steps[name]; ok {
 		return s
 	}
-	return t.keep(k, "step "+name)
+	if t.steps == nil || len(t.steps) >= textsMax {
+		t.steps = make(map[string]string)
+	}
+	s := "step " + name
+	t.steps[name] = s
+	return s
 }
 
 // tryName is a try span's name: "try PLUGIN.ACTIVITY #ATTEMPT".
 func (t *texts) tryName(plugin, activity string, attempt int) string {
-	k := nameKey{try: true, a: plugin, b: activity, attempt: attempt}
-	if s, ok := t.names[k]; ok {
-		return s
+	k := tryKey{plugin, activity, attempt}
+	if k == t.lastTry && t.lastTryName != "" {
+		return t.lastTryName
 	}
-	return t.keep(k, tryName(plugin, activity, attempt))
-}
-
-func (t *texts) keep(k nameKey, s string) string {
-	if t.names == nil || len(t.names) >= textsMax {
-		t.names = make(map[nameKey]string)
+	s, ok := t.tries[k]
+	if !ok {
+		if t.tries == nil || len(t.tries) >= textsMax {
+			t.tries = make(map[tryKey]string)
+		}
+		s = tryName(plugin, activity, attempt)
+		t.tries[k] = s
 	}
-	t.names[k] = s
+	t.lastTry, t.lastTryName = k, s
 	return s
 }
 

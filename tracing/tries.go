@@ -51,7 +51,8 @@ func (p *Provider) EmitTry(t Try) {
 	}
 	st := &stepTrace{path: c.StepPath, plugin: c.Plugin, activity: c.Activity}
 	out := p.out()
-	attrs := withStep(out.runAttrs(history.Run{Name: t.Workflow, WorkflowID: c.WorkflowID, RunID: c.RunID}, 8, t.Failure), st)
+	var buf attrBuf
+	attrs := withStep(runAttrs(buf[:0], &history.Run{Name: t.Workflow, WorkflowID: c.WorkflowID, RunID: c.RunID}), st)
 	attrs = append(attrs, attribute.Int("wend.attempt", c.Attempt), attribute.String("wend.outcome", t.Outcome))
 	if t.PluginSHA256 != "" {
 		attrs = append(attrs, attribute.String("wend.plugin_sha256", t.PluginSHA256))

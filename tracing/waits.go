@@ -37,10 +37,10 @@ func childKey(path string) string    { return "child\x00" + path }
 const timeoutSuffix = "#timeout"
 
 // applyWait moves rt's waits by ev; it reports false for an event that is not theirs.
-func (o *Observer) applyWait(rt *runTrace, run history.Run, ev history.Event, emit bool) bool {
+func (o *Observer) applyWait(rt *runTrace, run *history.Run, ev *history.Event, emit bool) bool {
 	switch ev.Type {
 	case history.TimerScheduled:
-		ts, _ := history.DataOf[history.TimerSchedule](ev)
+		ts, _ := history.DataOf[history.TimerSchedule](*ev)
 		switch {
 		case ts.Purpose == kindDelay:
 			rt.waits[timerKey(ts.TimerID)] = &waitTrace{kind: kindDelay, path: ev.Step, start: ev.Time,
@@ -50,7 +50,7 @@ func (o *Observer) applyWait(rt *runTrace, run history.Run, ev history.Event, em
 			o.openSignalWait(rt, run, ev.Step, ts.Signal, ev.Time)
 		}
 	case history.TimerFired:
-		ref, _ := history.DataOf[history.TimerRef](ev)
+		ref, _ := history.DataOf[history.TimerRef](*ev)
 		if path, ok := strings.CutSuffix(ref.TimerID, timeoutSuffix); ok {
 			timedOut := &history.Failure{Category: history.CategoryTimeout, Type: "Timeout", Message: "the step timed out"}
 			o.endWait(rt, run, signalKey(path), ev.Time, "timed_out", timedOut, nil, emit)
@@ -59,10 +59,10 @@ func (o *Observer) applyWait(rt *runTrace, run history.Run, ev history.Event, em
 		}
 		o.endWait(rt, run, timerKey(ref.TimerID), ev.Time, "completed", nil, nil, emit)
 	case history.TimerCancelled:
-		ref, _ := history.DataOf[history.TimerRef](ev)
+		ref, _ := history.DataOf[history.TimerRef](*ev)
 		o.endWait(rt, run, timerKey(ref.TimerID), ev.Time, "cancelled", nil, nil, emit)
 	case history.SignalApplied:
-		sig, _ := history.DataOf[history.Signal](ev)
+		sig, _ := history.DataOf[history.Signal](*ev)
 		if rt.waits[signalKey(ev.Step)] == nil {
 			if sig.WaitedSince.IsZero() {
 				return true // recorded under older rules: when the wait began is unknown
@@ -71,12 +71,12 @@ func (o *Observer) applyWait(rt *runTrace, run history.Run, ev history.Event, em
 		}
 		o.endWait(rt, run, signalKey(ev.Step), ev.Time, "received", nil, nil, emit)
 	case history.ChildWorkflowScheduled:
-		cs, _ := history.DataOf[history.ChildSchedule](ev)
+		cs, _ := history.DataOf[history.ChildSchedule](*ev)
 		rt.waits[childKey(ev.Step)] = &waitTrace{kind: kindChild, path: ev.Step, start: ev.Time,
 			id:    tracecontext.ChildSpanID(run.RunID, ev.Step),
 			attrs: []attribute.KeyValue{attribute.String("wend.child_workflow_id", cs.WorkflowID)}}
 	case history.ChildWorkflowCompleted, history.ChildWorkflowFailed:
-		c, _ := history.DataOf[history.Closed](ev)
+		c, _ := history.DataOf[history.Closed](*ev)
 		outcome := "completed"
 		if ev.Type == history.ChildWorkflowFailed {
 			outcome = "failed"
@@ -92,13 +92,13 @@ func (o *Observer) applyWait(rt *runTrace, run history.Run, ev history.Event, em
 	return true
 }
 
-func (o *Observer) openSignalWait(rt *runTrace, run history.Run, path, signal string, since time.Time) {
+func (o *Observer) openSignalWait(rt *runTrace, run *history.Run, path, signal string, since time.Time) {
 	rt.waits[signalKey(path)] = &waitTrace{kind: kindSignal, path: path, start: since,
 		id: tracecontext.SignalWaitSpanID(run.RunID, path), attrs: []attribute.KeyValue{attribute.String("wend.signal", signal)}}
 }
 
 // endWait closes the wait at key, if open, emitting its span when emit is set.
-func (o *Observer) endWait(rt *runTrace, run history.Run, key string, end time.Time, outcome string,
+func (o *Observer) endWait(rt *runTrace, run *history.Run, key string, end time.Time, outcome string,
 	failure *history.Failure, more []attribute.KeyValue, emit bool) {
 	w := rt.waits[key]
 	if w == nil {
@@ -109,7 +109,8 @@ func (o *Observer) endWait(rt *runTrace, run history.Run, key string, end time.T
 		return
 	}
 	id, hasID := rt.stepIDAttr(w.path)
-	attrs := append(o.out.runAttrs(run, 4+b2i(hasID)+len(w.attrs)+len(more), failure), attribute.String("wend.step", w.path),
+	var buf attrBuf
+	attrs := append(runAttrs(buf[:0], run), attribute.String("wend.step", w.path),
 		attribute.String("wend.step.path", w.path), attribute.String("wend.step_kind", w.kind))
 	if hasID {
 		attrs = append(attrs, id)
@@ -120,7 +121,7 @@ func (o *Observer) endWait(rt *runTrace, run history.Run, key string, end time.T
 }
 
 // endWaits closes the waits still open when the run closes: they ended with it.
-func (o *Observer) endWaits(rt *runTrace, run history.Run, end time.Time, emit bool) {
+func (o *Observer) endWaits(rt *runTrace, run *history.Run, end time.Time, emit bool) {
 	keys := make([]string, 0, len(rt.waits))
 	for k := range rt.waits {
 		keys = append(keys, k)

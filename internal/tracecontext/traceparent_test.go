@@ -3,7 +3,9 @@ package tracecontext
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,22 +99,71 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestIDsAreTheHashOfTheirNames: a span id is the first 8 bytes of the sha256 of its kind,
-// run, execution and attempt, and a run's trace id the first 16 of its run id's: processes of
-// any version derive the same ids, so their spans join one tree.
+// TestIDsAreTheHashOfTheirNames: a span id is the XXH64 (big-endian) of its kind, run,
+// execution and attempt, and a run's trace id the first 16 bytes of the SHA-256 of its run id:
+// every process derives the same ids, so their spans join one tree.
 func TestIDsAreTheHashOfTheirNames(t *testing.T) {
 	long := strings.Repeat("r", 300) // longer than the ids' stack buffers
 	for _, run := range []string{"r", long} {
 		for _, exec := range []string{"e", long} {
-			sum := sha256.Sum256([]byte("wend span\x00try\x00" + run + "\x00" + exec + "\x0012"))
-			if got := TrySpanID(run, exec, 12); !bytes.Equal(got[:], sum[:8]) {
-				t.Errorf("TrySpanID(%d-byte run, %d-byte exec) = %x, want %x", len(run), len(exec), got, sum[:8])
+			var want [8]byte
+			binary.BigEndian.PutUint64(want[:], xxh64([]byte("wend span\x00try\x00"+run+"\x00"+exec+"\x0012")))
+			if got := TrySpanID(run, exec, 12); got != want {
+				t.Errorf("TrySpanID(%d-byte run, %d-byte exec) = %x, want %x", len(run), len(exec), got, want)
 			}
 		}
 		sum := sha256.Sum256([]byte("wend trace\x00" + run))
 		if tp, _ := ForRun(run, ""); !bytes.Equal(tp.TraceID[:], sum[:16]) {
 			t.Errorf("ForRun(%d-byte run) trace id %x, want %x", len(run), tp.TraceID, sum[:16])
 		}
+	}
+	if got := TrySpanID("r", "e", 12); got != [8]byte{0x79, 0x74, 0x34, 0xf1, 0xbf, 0xf6, 0xf5, 0xb3} {
+		t.Errorf("TrySpanID(r, e, 12) = %x: the ids changed, so spans of a run exported before and after no longer join", got)
+	}
+}
+
+// TestXXH64: the specification's values, and every input length's stripes and tails.
+func TestXXH64(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint64
+	}{
+		{"", 0xef46db3751d8e999},
+		{"a", 0xd24ec4f1a98c6e5b},
+		{"abc", 0x44bc2cf5ad770999},
+		{"Nobody inspects the spammish repetition", 0xfbcea83c8a378bf1},
+	} {
+		if got := xxh64([]byte(tc.in)); got != tc.want {
+			t.Errorf("xxh64(%q) = %016x, want %016x", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSpanIDsOfARunAreDistinct: the span ids of a large run (its tries, steps, timers, waits
+// and children, 20,000 each) are all distinct and non-zero, as the ids of one trace
+// must be.
+func TestSpanIDsOfARunAreDistinct(t *testing.T) {
+	const n = 20000
+	seen := make(map[[8]byte]string, 6*n)
+	add := func(name string, id [8]byte) {
+		if id == ([8]byte{}) {
+			t.Fatalf("%s: zero span id", name)
+		}
+		if other, dup := seen[id]; dup {
+			t.Fatalf("%s and %s share span id %x", name, other, id)
+		}
+		seen[id] = name
+	}
+	const run = "01JEXAMPLERUNID0000000000"
+	add("run", RunSpanID(run))
+	for i := range n {
+		exec := run + "/steps/" + strconv.Itoa(i)
+		add("step "+exec, StepSpanID(run, exec))
+		add("try 1 "+exec, TrySpanID(run, exec, 1))
+		add("try 2 "+exec, TrySpanID(run, exec, 2))
+		add("timer "+exec, TimerSpanID(run, exec))
+		add("signal "+exec, SignalWaitSpanID(run, exec))
+		add("child "+exec, ChildSpanID(run, exec))
 	}
 }
 
