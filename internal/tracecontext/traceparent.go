@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // TraceParent is a W3C trace context: the trace, the parent span and the flags.
@@ -137,7 +139,7 @@ func spanID(kind, runID, execID string, attempt int) [8]byte {
 	var buf [128]byte // the hashed text is built here, not on the heap, unless it is longer
 	b := append(append(append(buf[:0], "wend span\x00"...), kind...), 0)
 	b = append(append(append(append(b, runID...), 0), execID...), 0)
-	h := xxh64(strconv.AppendInt(b, int64(attempt), 10))
+	h := xxhash.Sum64(strconv.AppendInt(b, int64(attempt), 10))
 	if h == 0 { // never in practice; the format forbids a zero id
 		h = 1
 	}
