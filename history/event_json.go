@@ -55,7 +55,7 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	if len(e.Data) > 0 {
 		// encoding/json validates a RawMessage and compacts it, escaping <, >, & and U+2028/9;
 		// Compact does the first two, and anything needing the escapes goes to json.Marshal.
-		if bytes.ContainsAny(e.Data, "<>&\u2028\u2029") {
+		if htmlEscaped(e.Data) {
 			out, err := json.Marshal(e)
 			if err != nil {
 				return nil, err
