@@ -63,6 +63,9 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 			return append(b[:start], out...), nil
 		}
 		b = append(b, `,"data":`...)
+		if compactValid(e.Data) { // the common case: data encoded by json.Marshal or by hand
+			return append(append(b, e.Data...), '}'), nil
+		}
 		buf := bytes.NewBuffer(b)
 		if err := json.Compact(buf, e.Data); err != nil {
 			_, err = json.Marshal(e) // the same error json.Marshal gives

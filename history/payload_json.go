@@ -9,7 +9,7 @@ import (
 // JSON encodes s exactly as json.Marshal does (TestPayloadJSON holds it to that): once for
 // each activity a run schedules.
 func (s ActivitySchedule) JSON() (json.RawMessage, error) {
-	b := make([]byte, 0, 64+len(s.Plugin)+len(s.Activity)+len(s.Input))
+	b := make([]byte, 0, 144+len(s.Plugin)+len(s.Activity)+len(s.Input)) // the names and numbers at their longest
 	b = append(b, `{"plugin":`...)
 	b = appendString(b, s.Plugin)
 	b = append(b, `,"activity":`...)
@@ -64,6 +64,9 @@ func appendRaw(b []byte, raw json.RawMessage) ([]byte, bool) {
 func AppendCompactRaw(b []byte, raw json.RawMessage) ([]byte, bool) {
 	if htmlEscaped(raw) {
 		return b, false
+	}
+	if compactValid(raw) { // what the store and the engine write: compact already
+		return append(b, raw...), true
 	}
 	buf := bytes.NewBuffer(b)
 	if err := json.Compact(buf, raw); err != nil {
