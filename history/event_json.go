@@ -55,7 +55,7 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	if len(e.Data) > 0 {
 		// encoding/json validates a RawMessage and compacts it, escaping <, >, & and U+2028/9;
 		// Compact does the first two, and anything needing the escapes goes to json.Marshal.
-		if bytes.ContainsAny(e.Data, "<>&\u2028\u2029") {
+		if htmlEscaped(e.Data) {
 			out, err := json.Marshal(e)
 			if err != nil {
 				return nil, err
@@ -63,6 +63,9 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 			return append(b[:start], out...), nil
 		}
 		b = append(b, `,"data":`...)
+		if compactValid(e.Data) { // the common case: data encoded by json.Marshal or by hand
+			return append(append(b, e.Data...), '}'), nil
+		}
 		buf := bytes.NewBuffer(b)
 		if err := json.Compact(buf, e.Data); err != nil {
 			_, err = json.Marshal(e) // the same error json.Marshal gives

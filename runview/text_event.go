@@ -2,6 +2,7 @@ package runview
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -139,9 +140,9 @@ func eventLine(ev history.Event, name func(path string) string) string {
 		return line
 	case history.ActivityScheduled:
 		a, _ := history.DataOf[history.ActivitySchedule](ev)
-		return fmt.Sprintf("%s: %s.%s scheduled", at, a.Plugin, a.Activity)
+		return at + ": " + a.Plugin + "." + a.Activity + " scheduled" // a line a step: no fmt
 	case history.ActivityCompleted:
-		return fmt.Sprintf("%s: completed (attempt %d)", at, ev.Attempt)
+		return at + ": completed (attempt " + strconv.Itoa(ev.Attempt) + ")"
 	case history.ActivityAttemptFailed, history.ActivityTimedOut, history.ActivityFailed, history.StepFailed:
 		f, _ := history.DataOf[history.AttemptFailure](ev)
 		verb := "attempt failed"

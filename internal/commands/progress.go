@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,7 @@ type progress struct {
 	loops   map[string]*loopCount // run id + "\x00" + for_each path -> its count
 	order   []string              // loops keys in the order they began
 	pending bool                  // a count line is on screen without its newline
+	line    []byte                // printAt's buffer for a line, kept from one to the next
 	// said is the failure the last line showed and saidRun its run: the next line of that run
 	// with the same failure points back to it instead of repeating it.
 	said, saidRun string
@@ -227,7 +229,23 @@ func (p *progress) printAt(run history.Run, ev history.Event, now time.Time) {
 		fmt.Fprintln(p.w)
 		p.pending = false
 	}
-	fmt.Fprintf(p.w, "%7.3fs %s %s%s\n", p.since(now), id, termtext.Escape(line, ""), rn.trace)
+	b := appendSeconds(p.line[:0], p.since(now)) // a line a step: no fmt
+	b = append(append(append(append(append(append(b, "s "...), id...), ' '), termtext.Escape(line, "")...), rn.trace...), '\n')
+	p.w.Write(b)
+	p.line = b
+}
+
+// appendSeconds appends secs as fmt's %7.3f writes it: three decimals, padded with spaces to
+// seven characters.
+func appendSeconds(b []byte, secs float64) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, secs, 'f', 3, 64)
+	if pad := 7 - (len(b) - start); pad > 0 {
+		b = append(b, "       "[:pad]...)
+		copy(b[start+pad:], b[start:len(b)-pad])
+		copy(b[start:start+pad], "       ")
+	}
+	return b
 }
 
 // namesOf is what names a run's steps, from its WorkflowStarted payload when ok.

@@ -17,6 +17,9 @@ import (
 // but a database written before may hold them. keep lists characters to leave as they are
 // (the newlines and tabs of a text block).
 func Escape(s, keep string) string {
+	if printableASCII(s) { // the common case, ids and step lines: nothing to decode
+		return s
+	}
 	var b *strings.Builder // made at the first character to escape: clean text is not copied
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -48,3 +51,13 @@ func Escape(s, keep string) string {
 
 // OneLine is Escape keeping nothing: the text fits one line of a table or a timeline.
 func OneLine(s string) string { return Escape(s, "") }
+
+// printableASCII says whether s is all printable ASCII (space to ~), which Escape leaves as it is.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}

@@ -23,3 +23,9 @@ func TestOneLineEscapesNewlinesAndTabs(t *testing.T) {
 		t.Errorf("OneLine = %q, want %q", got, want)
 	}
 }
+
+func BenchmarkEscapePlain(b *testing.B) {
+	for b.Loop() {
+		_ = Escape("steps[17]: completed (attempt 1)", "")
+	}
+}
