@@ -109,6 +109,7 @@ func main() {
 		{"shard", b.shard, true},
 		{"servecpu", b.serveCPU, true},
 		{"memory", b.memory, true},
+		{"serveburst", b.serveBurst, true},
 	}
 	for _, w := range workloads {
 		if (*only == "" && !w.partial) || strings.EqualFold(*only, w.name) {
