@@ -71,7 +71,7 @@ func (r *Run) queryEnv() map[string]any {
 		}
 	}
 	return map[string]any{
-		"input": r.input,
+		"input": r.inputValue(),
 		"state": r.state,
 		"run":   map[string]any{"workflow_id": r.info.WorkflowID, "run_id": r.info.RunID},
 		"steps": steps,

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,8 +28,13 @@ type Run struct {
 	// are not kept after (the engine holds the run's spec, parsed).
 	begun *history.Started
 
-	input any
-	state map[string]any
+	// input is the run's input decoded (inputValue), while inputDecoded. A run started from a
+	// JSON input keeps that (inputJSON) and drops the decoded value when an input leaves it
+	// waiting on no activity: decoded JSON takes several times the room of its text.
+	input        any
+	inputJSON    json.RawMessage
+	inputDecoded bool
+	state        map[string]any
 	// runVars is what expressions read as `run`, made once (runEnv), dropped when the run
 	// waits on no activity: expressions only read it.
 	runVars map[string]any
@@ -130,8 +136,12 @@ func (r *Run) Apply(ev history.Event) ([]history.Event, error) {
 	r.out = nil
 	if r.activities.len() == 0 {
 		// Waiting on no activity, the run may wait long (a timer, a signal, a child): it
-		// holds no `run` map meanwhile; the next input that evaluates makes it again.
+		// holds neither its `run` map nor its decoded input meanwhile; the next input that
+		// evaluates makes them again.
 		r.runVars = nil
+		if r.inputJSON != nil {
+			r.input, r.inputDecoded = nil, false
+		}
 	}
 	r.count += 1 + len(out)
 	r.bytes += len(ev.Data)
@@ -194,7 +204,9 @@ func (r *Run) start(ev history.Event) error {
 		if err := json.Unmarshal(st.Input, &r.input); err != nil {
 			return fmt.Errorf("apply WorkflowStarted: input: %w", err)
 		}
+		r.inputJSON = bytes.Clone(st.Input) // its own: the caller's bytes may be reused
 	}
+	r.inputDecoded = true
 	r.begun = nil
 	runStart := ev.Time
 	if !st.RunStarted.IsZero() {

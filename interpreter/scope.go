@@ -1,6 +1,10 @@
 package interpreter
 
-import "maps"
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+)
 
 // scope holds the names an expression sees beyond input/state/run: loop variables, catch's
 // error, and the outputs of steps with ids. A for_each item gets its own scope, so
@@ -54,7 +58,7 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 		}
 	}
 	env := map[string]any{
-		"input": r.input,
+		"input": r.inputValue(),
 		"state": state,
 		"run":   r.runEnv(),
 	}
@@ -80,6 +84,19 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 	env["steps"] = steps
 	maps.Copy(env, extra)
 	return env
+}
+
+// inputValue is what expressions read as `input`: the run's input, decoded again from its JSON
+// if the run dropped it while it waited (Apply).
+func (r *Run) inputValue() any {
+	if !r.inputDecoded {
+		var v any
+		if err := json.Unmarshal(r.inputJSON, &v); err != nil {
+			panic(fmt.Sprintf("interpreter: the input decoded at the run's start no longer decodes: %v", err))
+		}
+		r.input, r.inputDecoded = v, true
+	}
+	return r.input
 }
 
 // runEnv is what expressions read as `run`: the run's ids, one map for every evaluation

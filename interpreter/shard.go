@@ -45,7 +45,7 @@ func (n *node) startShards(items []any) {
 	// a copy of the input in every child would double what the parent's history holds.
 	n.shardIn = history.ShardInput{Vars: vars}
 	if n.s.ShardReadsInput {
-		n.shardIn.Input = n.r.input
+		n.shardIn.Input = n.r.inputValue()
 	}
 	if n.s.ShardReadsState {
 		n.shardIn.State = publicState(n.r.state)
@@ -125,7 +125,7 @@ func (r *Run) startShardChild(ref *history.ShardRef, raw json.RawMessage) error 
 	body := *s
 	body.Shard, body.If, body.ID, body.Set, body.Catch, body.CompensateWith = 0, nil, "", nil, nil, nil
 	r.shard = &shardChild{body: &body, items: in.Items, offset: ref.Offset}
-	r.input = in.Input
+	r.input, r.inputDecoded = in.Input, true
 	if in.State != nil {
 		r.state = in.State
 	}

@@ -229,7 +229,7 @@ func (r *Run) childClosed(ev history.Event) error {
 }
 
 func (n *node) continueAsNew() {
-	input, ok := n.with(n.r.input)
+	input, ok := n.with(n.r.inputValue())
 	if !ok {
 		return
 	}
