@@ -42,13 +42,13 @@ func (n *node) startActivity() {
 	if hb == 0 {
 		hb = w.Defaults.HeartbeatTimeout.D
 	}
-	if msg := n.r.overPending(len(n.r.activities), "activities"); msg != "" {
+	if msg := n.r.overPending(n.r.activities.len(), "activities"); msg != "" {
 		n.stepFailed(limitFailure(msg))
 		return
 	}
 	n.execID = n.r.execBase() + ":" + n.path
 	n.attempt = 1
-	n.r.activities[n.execID] = n
+	n.r.activities.set(n.execID, n)
 	n.sched = history.ActivitySchedule{Plugin: n.s.Plugin, Activity: n.s.Activity, Input: raw,
 		Tries: n.tries, TimeoutMS: timeout.Milliseconds(), HeartbeatTimeout: hb.Milliseconds()}
 	n.r.emit(history.Event{Type: history.ActivityScheduled, Step: n.path, ActivityExecutionID: n.execID, Attempt: 1,
@@ -66,7 +66,7 @@ func scheduleData(s history.ActivitySchedule) json.RawMessage {
 }
 
 func (r *Run) activityFor(ev history.Event) *node {
-	n := r.activities[ev.ActivityExecutionID]
+	n := r.activities.at(ev.ActivityExecutionID)
 	if n == nil || n.attempt != ev.Attempt || n.state != running {
 		return nil
 	}
@@ -75,7 +75,7 @@ func (r *Run) activityFor(ev history.Event) *node {
 
 // LastProgress returns the latest heartbeat progress recorded for an activity execution.
 func (r *Run) LastProgress(execID string) []byte {
-	if n := r.activities[execID]; n != nil {
+	if n := r.activities.at(execID); n != nil {
 		return n.progress
 	}
 	return nil
@@ -97,7 +97,7 @@ func (r *Run) heartbeat(ev history.Event) error {
 // SecretPlaces returns where in an activity's input the host puts secret values: the
 // references its step's `with` templates wrote, and no other text (nil: none).
 func (r *Run) SecretPlaces(execID string) []history.SecretPlace {
-	n := r.activities[execID]
+	n := r.activities.at(execID)
 	if n == nil || len(n.fills) == 0 {
 		return nil
 	}
@@ -110,7 +110,7 @@ func (r *Run) SecretPlaces(execID string) []history.SecretPlace {
 
 // Activity returns the schedule of an activity the run is waiting on.
 func (r *Run) Activity(execID string) (history.ActivitySchedule, bool) {
-	n := r.activities[execID]
+	n := r.activities.at(execID)
 	if n == nil {
 		return history.ActivitySchedule{}, false
 	}
@@ -121,7 +121,7 @@ func (r *Run) Activity(execID string) (history.ActivitySchedule, bool) {
 // (and counts) the others before recording them — a superseded attempt's result
 // (docs/reliability.md G5).
 func (r *Run) Expects(execID string, attempt int) bool {
-	n := r.activities[execID]
+	n := r.activities.at(execID)
 	return n != nil && n.attempt == attempt && n.state == running
 }
 
@@ -134,7 +134,7 @@ func (r *Run) activityCompleted(ev history.Event) error {
 	if err != nil {
 		return err
 	}
-	delete(r.activities, n.execID)
+	r.activities.del(n.execID)
 	n.complete(out)
 	return nil
 }
@@ -190,7 +190,7 @@ func (r *Run) attemptFailed(ev history.Event) error {
 		f.NonRetryable = true
 	}
 	if f.NonRetryable || (n.tries != 0 && n.attempt-n.attemptBase >= n.tries) {
-		delete(r.activities, n.execID)
+		r.activities.del(n.execID)
 		r.emit(history.Event{Type: history.ActivityFailed, Step: n.path, ActivityExecutionID: n.execID, Attempt: n.attempt,
 			Data: history.MustData(history.AttemptFailure{Failure: f})})
 		n.fail(&f)
@@ -244,7 +244,7 @@ func (r *Run) retryRequested(ev history.Event) error {
 	if err != nil {
 		return err
 	}
-	n := r.activities[rr.ActivityExecID]
+	n := r.activities.at(rr.ActivityExecID)
 	if n == nil || n.state != running {
 		return fmt.Errorf("apply RetryRequested: activity %s is not waiting for a try", rr.ActivityExecID)
 	}

@@ -97,7 +97,7 @@ func (r *Run) afterCompensations() {
 	u := r.unwinding
 	if u.reason == "cancel" && len(r.onCancelSteps()) > 0 && !u.onCancelDone {
 		u.onCancelDone = true
-		q := &seq{r: r, steps: r.onCancelSteps(), sc: &scope{steps: map[string]any{}}, done: func(_ any, f *history.Failure) {
+		q := &seq{r: r, steps: r.onCancelSteps(), sc: &scope{steps: &table[any]{}}, done: func(_ any, f *history.Failure) {
 			if f != nil {
 				u.onCancelFailure = f
 			}
@@ -133,15 +133,17 @@ func (r *Run) inFlightUndoables() []*node {
 		if n == nil || n.state != running {
 			return
 		}
-		if n.s.Kind == spec.KindActivity && len(n.s.CompensateWith) > 0 && r.activities[n.execID] == n {
+		if n.s.Kind == spec.KindActivity && len(n.s.CompensateWith) > 0 && r.activities.at(n.execID) == n {
 			out = append(out, n)
 		}
-		for _, k := range n.kids {
-			walk(k)
-		}
-		for _, q := range n.seqs {
-			if !q.stopped {
-				walk(q.cur)
+		if n.branches != nil {
+			for _, k := range n.kids {
+				walk(k)
+			}
+			for _, q := range n.seqs {
+				if !q.stopped {
+					walk(q.cur)
+				}
 			}
 		}
 		if n.catch != nil && !n.catch.stopped {

@@ -91,7 +91,7 @@ func (n *node) fillItems() {
 		n.next++
 		n.active++
 		sc := n.sc.child(map[string]any{n.s.As: n.items[i], "index": n.base + i})
-		sc.steps = map[string]any{}
+		sc.steps = &table[any]{}
 		sc.loopStatic, sc.loopInstance = n.s.Path, n.path+"@"+strconv.Itoa(n.base+i)
 		q := &seq{r: n.r, steps: n.s.Steps, sc: sc, done: func(out any, f *history.Failure) {
 			if n.state != running {

@@ -38,9 +38,9 @@ func (r *Run) NearLimits() []Near {
 	}
 	near(r.count, MaxEvents, "history events")
 	near(r.bytes, MaxHistoryBytes, "history payload bytes")
-	near(len(r.activities), MaxPending, "open activities")
-	near(len(r.timers), MaxPending, "open timers")
-	near(len(r.children), MaxPending, "open child workflows")
+	near(r.activities.len(), MaxPending, "open activities")
+	near(r.timers.len(), MaxPending, "open timers")
+	near(r.children.len(), MaxPending, "open child workflows")
 	near(r.unconsumedSignals(), MaxSignals, "unconsumed signals")
 	return out
 }

@@ -26,7 +26,23 @@ type node struct {
 	done  func(out any, f *history.Failure)
 	state nodeState
 
-	// activity
+	// What only some kinds of step use is held apart (newNode), so that a waiting step, most
+	// of what a waiting run keeps in memory, is small.
+	*activityState // activity steps; nil on others
+	*branches      // steps, parallel and for_each; nil on others
+
+	childID   string    // run_workflow: the child's workflow id
+	waitData  []byte    // run_workflow / wait_for_workflow: the schedule payload
+	timerID   string    // delay
+	timeoutID string    // wait timeouts
+	waiting   string    // signal name while waiting
+	waitSince time.Time // when the signal wait began
+
+	catch *seq
+}
+
+// activityState is an activity step's: its tries.
+type activityState struct {
 	execID  string
 	sched   history.ActivitySchedule
 	fills   []spec.SecretFill // where sched.Input's secret references are
@@ -37,18 +53,13 @@ type node struct {
 	attemptBase int
 	retryAt     time.Time
 	retry       *spec.Retry
+	progress    []byte // the latest heartbeat progress, handed to the next try
+}
 
-	progress  []byte    // activity: the latest heartbeat progress, handed to the next try
-	childID   string    // run_workflow: the child's workflow id
-	waitData  []byte    // run_workflow / wait_for_workflow: the schedule payload
-	timerID   string    // delay
-	timeoutID string    // wait timeouts
-	waiting   string    // signal name while waiting
-	waitSince time.Time // when the signal wait began
-
-	kids  []*node // parallel branches
-	seqs  []*seq  // steps body, for_each items
-	catch *seq
+// branches are a steps, parallel or for_each step's.
+type branches struct {
+	kids []*node // parallel branches
+	seqs []*seq  // steps body, for_each items
 
 	outs    []any // parallel and for_each outputs
 	pending int
@@ -59,8 +70,29 @@ type node struct {
 	shardIn history.ShardInput // sharded for_each: what each child's input holds besides its items
 }
 
+// newNode makes a step's node, with what its kind uses in the same allocation.
 func (r *Run) newNode(s *spec.Step, sc *scope, done func(any, *history.Failure)) *node {
-	return &node{r: r, s: s, path: sc.instancePath(s.Path), sc: sc, done: done}
+	var n *node
+	switch s.Kind {
+	case spec.KindActivity:
+		an := &struct {
+			node
+			activityState
+		}{}
+		n = &an.node
+		n.activityState = &an.activityState
+	case spec.KindSteps, spec.KindParallel, spec.KindForEach:
+		bn := &struct {
+			node
+			branches
+		}{}
+		n = &bn.node
+		n.branches = &bn.branches
+	default:
+		n = &node{}
+	}
+	n.r, n.s, n.path, n.sc, n.done = r, s, sc.instancePath(s.Path), sc, done
+	return n
 }
 
 func (n *node) env(refs []string, extra map[string]any) map[string]any {
@@ -192,25 +224,28 @@ func (n *node) cancel() {
 	n.state = cancelled
 	n.cancelChildren()
 	n.cancelTimers()
-	if n.execID != "" && n.r.activities[n.execID] == n {
-		delete(n.r.activities, n.execID)
+	if n.activityState != nil && n.execID != "" && n.r.activities.at(n.execID) == n {
+		n.r.activities.del(n.execID)
 		n.r.emit(history.Event{Type: history.ActivityCancelled, Step: n.path, ActivityExecutionID: n.execID, Attempt: n.attempt})
 	}
 	if n.waiting != "" {
 		n.r.removeWaiter(n)
 	}
-	if n.childID != "" && n.r.children[n.path] == n {
+	if n.childID != "" && n.r.children.at(n.path) == n {
 		// The child goes with its parent: cancelled (or terminated) through the engine.
 		n.r.emit(history.Event{Type: history.ChildWorkflowCancelRequested, Step: n.path,
 			Data: history.MustData(history.CancelRequest{WorkflowID: n.childID, Reason: "parent run ended", Terminate: n.r.terminating})})
 	}
-	delete(n.r.children, n.path)
+	n.r.children.del(n.path)
 	if n.catch != nil {
 		n.catch.cancel()
 	}
 }
 
 func (n *node) cancelChildren() {
+	if n.branches == nil {
+		return
+	}
 	for _, k := range n.kids {
 		k.cancel()
 	}
@@ -221,8 +256,8 @@ func (n *node) cancelChildren() {
 
 func (n *node) cancelTimers() {
 	for _, id := range []string{n.timerID, n.timeoutID} {
-		if id != "" && n.r.timers[id].n == n {
-			delete(n.r.timers, id)
+		if id != "" && n.r.timers.at(id).n == n {
+			n.r.timers.del(id)
 			n.r.emit(history.Event{Type: history.TimerCancelled, Step: n.path, Data: history.MustData(history.TimerRef{TimerID: id})})
 		}
 	}

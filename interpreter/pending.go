@@ -26,20 +26,20 @@ type Work struct {
 // Pending returns the run's open work in a stable order.
 func (r *Run) Pending() []Work {
 	var out []Work
-	for id, n := range r.activities {
+	for id, n := range r.activities.all() {
 		if n.state != running {
 			continue
 		}
 		out = append(out, Work{Kind: history.TaskActivity, Step: n.path, ExecID: id, Attempt: n.attempt,
 			Schedule: n.sched, At: n.retryAt})
 	}
-	for id, t := range r.timers {
+	for id, t := range r.timers.all() {
 		out = append(out, Work{Kind: history.TaskTimer, Step: t.n.path, TimerID: id, At: t.at})
 	}
 	for id, t := range r.wfTimers {
 		out = append(out, Work{Kind: history.TaskTimer, TimerID: id, At: t.at})
 	}
-	for path, n := range r.children {
+	for path, n := range r.children.all() {
 		kind := history.TaskWait
 		if n.s.Kind == spec.KindRunWorkflow {
 			kind = history.TaskChild
@@ -84,6 +84,6 @@ func FailedActivity(events []history.Event) (execID string, cut int) {
 // for a step: an engine drops the outcome of one it stopped waiting on (timed out or
 // cancelled), as Expects does for activities.
 func (r *Run) Awaits(step string) bool {
-	n := r.children[step]
+	n := r.children.at(step)
 	return n != nil && n.state == running
 }

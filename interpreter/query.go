@@ -65,13 +65,13 @@ func Query(events []history.Event, src string) (any, error) {
 // outputs, all of them (a workflow's own expressions get only those they name).
 func (r *Run) queryEnv() map[string]any {
 	steps := map[string]any{}
-	if r.root != nil {
-		for id, out := range r.root.sc.steps {
+	if r.root != nil && r.root.sc.steps != nil {
+		for id, out := range r.root.sc.steps.all() {
 			steps[id] = stepView(out)
 		}
 	}
 	return map[string]any{
-		"input": r.input,
+		"input": r.inputValue(),
 		"state": r.state,
 		"run":   map[string]any{"workflow_id": r.info.WorkflowID, "run_id": r.info.RunID},
 		"steps": steps,

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,11 +23,20 @@ var (
 // Run is one run's state machine.
 type Run struct {
 	w    *spec.Workflow
-	info history.Started
+	info runInfo
+	// begun is New's WorkflowStarted payload until the run starts: its input and spec text
+	// are not kept after (the engine holds the run's spec, parsed).
+	begun *history.Started
 
-	input any
-	state map[string]any
-	// runVars is what expressions read as `run`, made once (runEnv): expressions only read it.
+	// input is the run's input decoded (inputValue), while inputDecoded. A run started from a
+	// JSON input keeps that (inputJSON) and drops the decoded value when an input leaves it
+	// waiting on no activity: decoded JSON takes several times the room of its text.
+	input        any
+	inputJSON    json.RawMessage
+	inputDecoded bool
+	state        map[string]any
+	// runVars is what expressions read as `run`, made once (runEnv), dropped when the run
+	// waits on no activity: expressions only read it.
 	runVars map[string]any
 
 	now    time.Time       // time of the input being applied
@@ -34,12 +44,12 @@ type Run struct {
 	closed history.EventType
 
 	root       *seq
-	activities map[string]*node     // by activity_execution_id, while scheduled
-	timers     map[string]stepTimer // by timer id, while scheduled
-	// children, waiters, signals, wfTimers and signalIDs are nil until their first entry (put).
-	children map[string]*node // by step instance path (child and workflow waits)
-	waiters  map[string][]*node
-	signals  map[string][]history.Signal // received and not yet applied, in order
+	activities table[*node]     // by activity_execution_id, while scheduled
+	timers     table[stepTimer] // by timer id, while scheduled
+	children   table[*node]     // by step instance path (child and workflow waits)
+	waiters    table[[]*node]   // by signal name
+	// signals, wfTimers and signalIDs are nil until their first entry (put).
+	signals map[string][]history.Signal // received and not yet applied, in order
 
 	undo         []undoable          // completed steps with compensate_with, in completion order
 	unwinding    *unwinding          // set once compensations have begun
@@ -50,20 +60,30 @@ type Run struct {
 	count        int                 // events in the history so far (inputs and decisions)
 	bytes        int                 // payload bytes in the history so far
 	shard        *shardChild         // set in a shard child run
-	infoDecoded  bool                // while ReplayDecoded runs: info is the WorkflowStarted payload
+	infoDecoded  bool                // while ReplayDecoded runs: begun is the WorkflowStarted payload
 }
 
 // New makes the state machine of a run; nothing happens until Apply gets WorkflowStarted.
 func New(w *spec.Workflow, started history.Started) *Run {
 	return &Run{
-		w: w, info: started, state: map[string]any{},
-		activities: map[string]*node{}, timers: map[string]stepTimer{},
+		w: w, info: runInfoOf(started), begun: &started, state: map[string]any{},
 	}
 }
 
+// runInfo is what a started run reads of its WorkflowStarted payload.
+type runInfo struct {
+	WorkflowID, RunID, SpecFile, ExecBase, TraceParent string
+	Rules                                              int
+}
+
+func runInfoOf(st history.Started) runInfo {
+	return runInfo{WorkflowID: st.WorkflowID, RunID: st.RunID, SpecFile: st.SpecFile, ExecBase: st.ExecBase,
+		TraceParent: st.TraceParent, Rules: st.Rules}
+}
+
 // put sets m[k] to v, making the map at its first entry: a run leaves the maps of what it does
-// not use (children, signals, workflow timeouts) nil, which reads as empty, and a waiting run
-// in memory holds no empty ones.
+// not use (signals, workflow timeouts) nil, which reads as empty, and a waiting run in memory
+// holds no empty ones.
 func put[K comparable, V any](m *map[K]V, k K, v V) {
 	if *m == nil {
 		*m = map[K]V{}
@@ -114,6 +134,15 @@ func (r *Run) Apply(ev history.Event) ([]history.Event, error) {
 	}
 	out := r.out
 	r.out = nil
+	if r.activities.len() == 0 {
+		// Waiting on no activity, the run may wait long (a timer, a signal, a child): it
+		// holds neither its `run` map nor its decoded input meanwhile; the next input that
+		// evaluates makes them again.
+		r.runVars = nil
+		if r.inputJSON != nil {
+			r.input, r.inputDecoded = nil, false
+		}
+	}
 	r.count += 1 + len(out)
 	r.bytes += len(ev.Data)
 	for _, d := range out {
@@ -156,10 +185,10 @@ func (r *Run) input1(ev history.Event) error {
 }
 
 func (r *Run) start(ev history.Event) error {
-	if r.root != nil {
+	if r.root != nil || r.begun == nil {
 		return errors.New("apply WorkflowStarted: run already started")
 	}
-	st := r.info
+	st := *r.begun
 	if !r.infoDecoded {
 		var err error
 		if st, err = history.DataOf[history.Started](ev); err != nil {
@@ -168,19 +197,23 @@ func (r *Run) start(ev history.Event) error {
 	}
 	if st.Shard != nil {
 		// No workflow timeouts of its own: the parent's end cancels it.
+		r.begun = nil
 		return r.startShardChild(st.Shard, st.Input)
 	}
 	if len(st.Input) > 0 {
 		if err := json.Unmarshal(st.Input, &r.input); err != nil {
 			return fmt.Errorf("apply WorkflowStarted: input: %w", err)
 		}
+		r.inputJSON = bytes.Clone(st.Input) // its own: the caller's bytes may be reused
 	}
+	r.inputDecoded = true
+	r.begun = nil
 	runStart := ev.Time
 	if !st.RunStarted.IsZero() {
 		runStart = st.RunStarted
 	}
 	r.armTimeouts(runStart, st.ExecutionStarted)
-	r.root = &seq{r: r, steps: r.w.Steps, sc: &scope{steps: map[string]any{}}, done: r.finishRun}
+	r.root = &seq{r: r, steps: r.w.Steps, sc: &scope{steps: &table[any]{}}, done: r.finishRun}
 	r.root.start()
 	return nil
 }

@@ -1,6 +1,10 @@
 package interpreter
 
-import "maps"
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+)
 
 // scope holds the names an expression sees beyond input/state/run: loop variables, catch's
 // error, and the outputs of steps with ids. A for_each item gets its own scope, so
@@ -8,7 +12,7 @@ import "maps"
 type scope struct {
 	parent *scope
 	vars   map[string]any
-	steps  map[string]any // step id -> its output; nil: writes go to the parent's map
+	steps  *table[any]    // step id -> its output; nil: writes go to the parent's
 	state  map[string]any // non-nil in a compensation: the snapshot its expressions see
 
 	loopStatic, loopInstance string // the for_each item this scope belongs to (paths)
@@ -24,7 +28,7 @@ func (sc *scope) child(vars map[string]any) *scope {
 func (sc *scope) setStep(id string, out any) {
 	for s := sc; s != nil; s = s.parent {
 		if s.steps != nil {
-			s.steps[id] = out
+			s.steps.set(id, out)
 			return
 		}
 	}
@@ -54,7 +58,7 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 		}
 	}
 	env := map[string]any{
-		"input": r.input,
+		"input": r.inputValue(),
 		"state": state,
 		"run":   r.runEnv(),
 	}
@@ -68,7 +72,10 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 	steps := make(map[string]any, len(refs))
 	for _, id := range refs {
 		for _, s := range chain {
-			if out, ok := s.steps[id]; ok {
+			if s.steps == nil {
+				continue
+			}
+			if out, ok := s.steps.get(id); ok {
 				steps[id] = stepView(out)
 				break
 			}
@@ -79,9 +86,22 @@ func (r *Run) env(sc *scope, refs []string, extra map[string]any) map[string]any
 	return env
 }
 
+// inputValue is what expressions read as `input`: the run's input, decoded again from its JSON
+// if the run dropped it while it waited (Apply).
+func (r *Run) inputValue() any {
+	if !r.inputDecoded {
+		var v any
+		if err := json.Unmarshal(r.inputJSON, &v); err != nil {
+			panic(fmt.Sprintf("interpreter: the input decoded at the run's start no longer decodes: %v", err))
+		}
+		r.input, r.inputDecoded = v, true
+	}
+	return r.input
+}
+
 // runEnv is what expressions read as `run`: the run's ids, one map for every evaluation
 // (expressions never write into their environment's values), made again only if the ids it
-// was made from changed.
+// was made from changed or the run dropped it while it waited (Apply).
 func (r *Run) runEnv() map[string]any {
 	if m := r.runVars; m != nil && m["workflow_id"] == r.info.WorkflowID && m["run_id"] == r.info.RunID {
 		return m

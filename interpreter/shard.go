@@ -45,7 +45,7 @@ func (n *node) startShards(items []any) {
 	// a copy of the input in every child would double what the parent's history holds.
 	n.shardIn = history.ShardInput{Vars: vars}
 	if n.s.ShardReadsInput {
-		n.shardIn.Input = n.r.input
+		n.shardIn.Input = n.r.inputValue()
 	}
 	if n.s.ShardReadsState {
 		n.shardIn.State = publicState(n.r.state)
@@ -59,7 +59,7 @@ func (n *node) startShard() {
 	n.next++
 	off := k * n.s.Shard
 	end := min(off+n.s.Shard, len(n.items))
-	if msg := n.r.overPending(len(n.r.children), "child workflows"); msg != "" {
+	if msg := n.r.overPending(n.r.children.len(), "child workflows"); msg != "" {
 		n.stepFailed(limitFailure(msg))
 		return
 	}
@@ -100,7 +100,7 @@ func (n *node) startShard() {
 		n.startShard()
 	}
 	n.kids = []*node{sub} // one child at a time: cancelling the step cancels the open one
-	put(&n.r.children, sub.path, sub)
+	n.r.children.set(sub.path, sub)
 	sub.childID = n.r.childWorkflowID(sub.path)
 	sub.waitData = history.MustData(history.ChildSchedule{WorkflowID: sub.childID, SpecFile: n.r.info.SpecFile,
 		Input: input, Shard: &history.ShardRef{Path: n.s.Path, Offset: off}})
@@ -125,11 +125,11 @@ func (r *Run) startShardChild(ref *history.ShardRef, raw json.RawMessage) error 
 	body := *s
 	body.Shard, body.If, body.ID, body.Set, body.Catch, body.CompensateWith = 0, nil, "", nil, nil, nil
 	r.shard = &shardChild{body: &body, items: in.Items, offset: ref.Offset}
-	r.input = in.Input
+	r.input, r.inputDecoded = in.Input, true
 	if in.State != nil {
 		r.state = in.State
 	}
-	r.root = &seq{r: r, steps: []*spec.Step{&body}, sc: &scope{vars: in.Vars, steps: map[string]any{}}, done: r.finishShard}
+	r.root = &seq{r: r, steps: []*spec.Step{&body}, sc: &scope{vars: in.Vars, steps: &table[any]{}}, done: r.finishShard}
 	r.root.start()
 	return nil
 }

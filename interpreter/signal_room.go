@@ -6,5 +6,5 @@ package interpreter
 // over the limit is refused and the run goes on (signalReceived's overLimit stays for
 // histories recorded before).
 func (r *Run) SignalRoom(name string) bool {
-	return len(r.waiters[name]) > 0 || r.unconsumedSignals() < MaxSignals
+	return len(r.waiters.at(name)) > 0 || r.unconsumedSignals() < MaxSignals
 }

@@ -34,11 +34,11 @@ func (n *node) schedule(id string, at time.Time, purpose string) {
 }
 
 func (n *node) scheduleFor(id string, ts history.TimerSchedule) {
-	if msg := n.r.overPending(len(n.r.timers), "timers"); msg != "" {
+	if msg := n.r.overPending(n.r.timers.len(), "timers"); msg != "" {
 		n.stepFailed(limitFailure(msg))
 		return
 	}
-	n.r.timers[id] = stepTimer{n: n, at: ts.FireAt}
+	n.r.timers.set(id, stepTimer{n: n, at: ts.FireAt})
 	n.r.emit(history.Event{Type: history.TimerScheduled, Step: n.path, Data: history.MustData(ts)})
 }
 
@@ -64,7 +64,7 @@ func (r *Run) timerFired(ev history.Event) error {
 		r.timeOut(t.kind)
 		return nil
 	}
-	n := r.timers[ref.TimerID].n
+	n := r.timers.at(ref.TimerID).n
 	if n == nil || n.state != running {
 		return nil // cancelled before it fired
 	}
@@ -72,12 +72,12 @@ func (r *Run) timerFired(ev history.Event) error {
 		// Older histories name no step; one that names another step is a confused delivery.
 		return fmt.Errorf("TimerFired for timer %s names step %s, but the timer belongs to step %s", ref.TimerID, ev.Step, n.path)
 	}
-	delete(r.timers, ref.TimerID)
+	r.timers.del(ref.TimerID)
 	if ref.TimerID == n.timeoutID {
 		if n.waiting != "" {
 			r.removeWaiter(n)
 		}
-		delete(r.children, n.path)
+		r.children.del(n.path)
 		n.stepFailed(&history.Failure{Category: history.CategoryTimeout, PropagationKind: "timeout", Type: "Timeout",
 			Message: fmt.Sprintf("%s step timed out after %s", n.s.Kind, n.s.Timeout.D)})
 		return nil
@@ -88,14 +88,23 @@ func (r *Run) timerFired(ev history.Event) error {
 
 func (n *node) startSignalWait() {
 	n.waiting, n.waitSince = n.s.Signal, n.r.now
-	put(&n.r.waiters, n.waiting, append(n.r.waiters[n.waiting], n))
+	n.r.waiters.set(n.waiting, append(n.r.waiters.at(n.waiting), n))
 	n.scheduleTimeout()
 	n.r.matchSignals(n.waiting)
 }
 
 func (r *Run) removeWaiter(n *node) {
-	r.waiters[n.waiting] = slices.DeleteFunc(r.waiters[n.waiting], func(x *node) bool { return x == n })
+	r.setWaiters(n.waiting, slices.DeleteFunc(r.waiters.at(n.waiting), func(x *node) bool { return x == n }))
 	n.waiting = ""
+}
+
+// setWaiters sets the steps waiting for a signal's name, dropping the name when none wait.
+func (r *Run) setWaiters(name string, l []*node) {
+	if len(l) == 0 {
+		r.waiters.del(name)
+		return
+	}
+	r.waiters.set(name, l)
 }
 
 func (r *Run) signalReceived(ev history.Event) error {
@@ -125,10 +134,11 @@ func (r *Run) unconsumedSignals() int {
 
 // matchSignals hands received signals to waiting steps, oldest to oldest.
 func (r *Run) matchSignals(name string) {
-	for len(r.waiters[name]) > 0 && len(r.signals[name]) > 0 {
-		w := r.waiters[name][0]
+	for len(r.waiters.at(name)) > 0 && len(r.signals[name]) > 0 {
+		ws := r.waiters.at(name)
+		w := ws[0]
 		sig := r.signals[name][0]
-		r.waiters[name] = r.waiters[name][1:]
+		r.setWaiters(name, ws[1:])
 		r.signals[name] = r.signals[name][1:]
 		w.waiting = ""
 		applied := history.Signal{Name: name, ReceivedSeq: sig.ReceivedSeq}
@@ -154,11 +164,11 @@ func (n *node) startChild() {
 	if !ok {
 		return
 	}
-	if msg := n.r.overPending(len(n.r.children), "child workflows"); msg != "" {
+	if msg := n.r.overPending(n.r.children.len(), "child workflows"); msg != "" {
 		n.stepFailed(limitFailure(msg))
 		return
 	}
-	put(&n.r.children, n.path, n)
+	n.r.children.set(n.path, n)
 	n.childID = n.r.childWorkflowID(n.path)
 	n.waitData = history.MustData(history.ChildSchedule{WorkflowID: n.childID,
 		SpecFile: spec.ChildPath(n.r.info.SpecFile, n.s.RunWorkflow), Input: mustJSON(input)})
@@ -187,14 +197,14 @@ func (n *node) startWorkflowWait() {
 		n.stepFailed(exprFailure(n, "wait_for_workflow", fmt.Errorf("expected a workflow id, got %v", v)))
 		return
 	}
-	put(&n.r.children, n.path, n)
+	n.r.children.set(n.path, n)
 	n.waitData = history.MustData(history.WaitSchedule{WorkflowID: id})
 	n.r.emit(history.Event{Type: history.WorkflowWaitScheduled, Step: n.path, Data: n.waitData})
 	n.scheduleTimeout()
 }
 
 func (r *Run) childClosed(ev history.Event) error {
-	n := r.children[ev.Step]
+	n := r.children.at(ev.Step)
 	if n == nil || n.state != running {
 		return nil
 	}
@@ -202,7 +212,7 @@ func (r *Run) childClosed(ev history.Event) error {
 	if err != nil {
 		return err
 	}
-	delete(r.children, ev.Step)
+	r.children.del(ev.Step)
 	if c.Failure != nil {
 		f := *c.Failure
 		f.Category, f.PropagationKind, f.Step = history.CategoryChildWorkflow, "child_workflow", n.path
@@ -219,7 +229,7 @@ func (r *Run) childClosed(ev history.Event) error {
 }
 
 func (n *node) continueAsNew() {
-	input, ok := n.with(n.r.input)
+	input, ok := n.with(n.r.inputValue())
 	if !ok {
 		return
 	}

@@ -247,8 +247,8 @@ func TestRepairSkipsEvictedRunsWithTheirTasks(t *testing.T) {
 
 // TestWaitingRunMemoryBounded bounds the live heap an evicted waiting run costs (the
 // target is 100,000 waiting runs in under 1 GB): n runs wait on a signal, leave memory, and
-// the heap they hold, engine and in-memory store together, is measured after a GC. Resident,
-// the same runs hold several times as much.
+// the heap they hold, engine and in-memory store together, is measured after a GC, and
+// against what they held resident.
 func TestWaitingRunMemoryBounded(t *testing.T) {
 	const n = 2000
 	h := newIdleHarness(t, Options{IdleAfter: time.Minute})
@@ -285,8 +285,10 @@ output: "${{ steps.shipped.output }}"
 	if perEvicted > bound {
 		t.Fatalf("an evicted waiting run holds %.0f B of heap, over %d", perEvicted, bound)
 	}
-	if perResident < 2*perEvicted {
-		t.Fatalf("resident %.0f B a run against %.0f B evicted: eviction frees too little", perResident, perEvicted)
+	// What eviction frees is the state machine: more than 1 KB, but a waiting one is small
+	// (its node tree, its timer and its waiter: no map of its own).
+	if freed := perResident - perEvicted; freed < 1<<10 || freed > 3<<10 {
+		t.Fatalf("resident %.0f B a run against %.0f B evicted: eviction frees %.0f B, want 1-3 KB", perResident, perEvicted, freed)
 	}
 	if err := h.e.Signal(context.Background(), "o7", "shipped", json.RawMessage(`"dhl"`)); err != nil {
 		t.Fatal(err)

@@ -17,13 +17,19 @@ import (
 // (idle.go), parses and checks each spec text once instead of once a run.
 type specCache struct {
 	mu sync.Mutex
-	m  map[string]*spec.Workflow
+	m  map[string]cachedSpec
 	// byText finds a spec by file and by its text as a WorkflowStarted payload holds it
 	// (JSON-quoted), for started.
 	byText map[textKey]textEntry
 }
 
 type textKey struct{ file, quoted string }
+
+// cachedSpec is a parsed spec and its text's hash, which the records of its runs share.
+type cachedSpec struct {
+	w      *spec.Workflow
+	sha256 string
+}
 
 type textEntry struct {
 	w      *spec.Workflow
@@ -35,24 +41,25 @@ type textEntry struct {
 const maxCachedSpecs = 1024
 
 func (c *specCache) load(st history.Started) (*spec.Workflow, error) {
-	key := specKey(st.SpecFile, sha([]byte(st.SpecSource)))
-	if w := c.get(key); w != nil {
-		return w, nil
+	sum := sha([]byte(st.SpecSource))
+	key := specKey(st.SpecFile, sum)
+	if e := c.get(key); e.w != nil {
+		return e.w, nil
 	}
 	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
 	if ds.HasErrors() {
 		return nil, fmt.Errorf("recorded spec no longer loads (was it written by a newer wend?):\n%s", ds.Error())
 	}
-	c.put(key, w)
+	c.put(key, cachedSpec{w, sum})
 	return w, nil
 }
 
-func (c *specCache) put(key string, w *spec.Workflow) {
+func (c *specCache) put(key string, e cachedSpec) {
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxCachedSpecs {
-		c.m, c.byText = map[string]*spec.Workflow{}, nil
+		c.m, c.byText = map[string]cachedSpec{}, nil
 	}
-	c.m[key] = w
+	c.m[key] = e
 	c.mu.Unlock()
 }
 
@@ -61,16 +68,18 @@ func (c *specCache) put(key string, w *spec.Workflow) {
 // start (docs/performance.md, "Starting a run"). A load depends only on the file's name and
 // text, but for its run_workflow targets, which are other files that may have changed since:
 // a spec with any is loaded afresh at every start, so its children are checked as they are now.
-func (c *specCache) forStart(file, source, sha256 string) (*spec.Workflow, spec.Diagnostics) {
+// shared is sha256 as the cache holds it, for the new run's record: the open runs of a text
+// share one copy of its hash.
+func (c *specCache) forStart(file, source, sha256 string) (w *spec.Workflow, shared string, ds spec.Diagnostics) {
 	key := specKey(file, sha256)
-	if w := c.get(key); w != nil && !hasChildren(w) {
-		return w, nil
+	if e := c.get(key); e.w != nil && !hasChildren(e.w) {
+		return e.w, e.sha256, nil
 	}
-	w, ds := (&spec.Loader{}).Load(file, []byte(source))
+	w, ds = (&spec.Loader{}).Load(file, []byte(source))
 	if !ds.HasErrors() {
-		c.put(key, w)
+		c.put(key, cachedSpec{w, sha256})
 	}
-	return w, ds
+	return w, sha256, ds
 }
 
 func hasChildren(w *spec.Workflow) bool {
@@ -122,11 +131,11 @@ func (c *specCache) started(ev history.Event) (history.Started, *spec.Workflow, 
 
 // cached returns the parsed spec of a run whose recorded file and text hash are given, if
 // the cache holds it (as load would key it), without reading the run's history.
-func (c *specCache) cached(file, sha256 string) *spec.Workflow { return c.get(specKey(file, sha256)) }
+func (c *specCache) cached(file, sha256 string) *spec.Workflow { return c.get(specKey(file, sha256)).w }
 
 func specKey(file, sha256 string) string { return file + "\x00" + sha256 }
 
-func (c *specCache) get(key string) *spec.Workflow {
+func (c *specCache) get(key string) cachedSpec {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[key]

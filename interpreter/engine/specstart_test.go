@@ -26,7 +26,7 @@ func TestStartParsesATextOnce(t *testing.T) {
 	var c specCache
 	load := func(p string) (any, bool) {
 		src := read(p)
-		w, ds := c.forStart(p, src, sha([]byte(src)))
+		w, _, ds := c.forStart(p, src, sha([]byte(src)))
 		return w, ds.HasErrors()
 	}
 

@@ -60,7 +60,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (history.Run, bool
 		}
 	}
 	sum := sha([]byte(req.Source))
-	w, ds := e.specs.forStart(req.SpecFile, req.Source, sum)
+	w, sum, ds := e.specs.forStart(req.SpecFile, req.Source, sum)
 	if ds.HasErrors() {
 		return history.Run{}, false, fmt.Errorf("start %s: the workflow is invalid:\n%s", req.SpecFile, ds.Error())
 	}
