@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/bench/harness"
-	"github.com/wendflow/wend/runview"
 )
 
 var (
@@ -74,11 +71,7 @@ func (b *bench) serveBurst() {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 				input := json.RawMessage(`{"order": "` + strconv.Itoa(i) + `"}`)
-				st, err := srv.API.Start(context.Background(), api.StartRequest{WorkflowID: id(i), Workflow: "order", Input: input})
-				if err == nil && !st.Started {
-					err = fmt.Errorf("start %s: not started", id(i))
-				}
-				if err != nil {
+				if err := srv.Start(context.Background(), id(i), "order", input); err != nil {
 					errs <- err
 					return
 				}
@@ -101,9 +94,9 @@ func (b *bench) serveBurst() {
 	}
 	for _, i := range sample {
 		for {
-			d, err := srv.API.Show(id(i))
+			waits, err := srv.WaitsForSignal(id(i))
 			check(err)
-			if slices.ContainsFunc(d.Waits, func(w runview.Wait) bool { return w.Kind == runview.WaitSignal }) {
+			if waits {
 				break
 			}
 			if time.Since(start) > 10*time.Minute {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/api/client"
 )
 
@@ -121,6 +122,30 @@ func (s *Serve) State() *os.ProcessState {
 // error unless it completed (client.Client.RunToEnd).
 func (s *Serve) Run(ctx context.Context, id, workflow string, input json.RawMessage) error {
 	return s.API.RunToEnd(ctx, id, workflow, input)
+}
+
+// Start starts a run of the registered workflow under id, answered once its start is durable;
+// an error when the id names a run already.
+func (s *Serve) Start(ctx context.Context, id, workflow string, input json.RawMessage) error {
+	st, err := s.API.Start(ctx, api.StartRequest{WorkflowID: id, Workflow: workflow, Input: input})
+	if err == nil && !st.Started {
+		err = fmt.Errorf("start %s: not started (id taken)", id)
+	}
+	return err
+}
+
+// WaitsForSignal says whether the run waits for a signal now.
+func (s *Serve) WaitsForSignal(id string) (bool, error) {
+	d, err := s.API.Show(id)
+	if err != nil {
+		return false, err
+	}
+	for _, w := range d.Waits {
+		if w.Kind == "signal" { // runview.WaitSignal
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // stopWithin bounds the wait for a clean exit after SIGTERM.
