@@ -75,12 +75,12 @@ var allowed = map[string][]string{
 	"tracing":               {"history", "internal/tracecontext", otel}, // spans from committed events; the only importer of OpenTelemetry
 	"cmd/wend":              {"internal/commands"},
 	"examples/plugins/demo": {"sdk/go"},
-	"bench":                 {"boltstore", "history", "interpreter/engine", "bench/harness", "plugins", "server", bbolt}, // measures the engine over its store, against a plain bbolt file
-	"bench/harness":         {"api", "api/client"},                                                                       // starts and drives a wend serve for the benchmarks and the Temporal yardstick
-	"bench/heapserve":       {"internal/commands"},                                                                       // wend's command line that writes a heap profile when the bench asks
-	"internal/tracecontext": {"github.com/cespare/xxhash/v2"},                                                            // W3C traceparent and the span ids derived from a run (XXH64 from cespare/xxhash)
-	"internal/termtext":     {},                                                                                          // escapes stored text for a terminal: standard library only
-	"internal/inputfile":    {},                                                                                          // reads the files wend is given: regular files only, through a limit
+	"bench":                 {"api", "boltstore", "history", "interpreter/engine", "bench/harness", "plugins", "runview", "server", bbolt}, // measures the engine over its store, against a plain bbolt file; serveburst reads a run's waits through the API
+	"bench/harness":         {"api", "api/client"},                                                                                         // starts and drives a wend serve for the benchmarks and the Temporal yardstick
+	"bench/heapserve":       {"internal/commands"},                                                                                         // wend's command line that writes a heap profile when the bench asks
+	"internal/tracecontext": {"github.com/cespare/xxhash/v2"},                                                                              // W3C traceparent and the span ids derived from a run (XXH64 from cespare/xxhash)
+	"internal/termtext":     {},                                                                                                            // escapes stored text for a terminal: standard library only
+	"internal/inputfile":    {},                                                                                                            // reads the files wend is given: regular files only, through a limit
 	"internal/crashtest":    {},
 	"internal/arch":         {},
 
