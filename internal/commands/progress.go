@@ -17,7 +17,6 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/runview"
-	"github.com/wendflow/wend/spec"
 )
 
 // progress prints a line per step event of the runs a command follows, on stderr. The
@@ -133,13 +132,11 @@ const (
 // and for_each totals) and the input. A run followed from the middle has none: its steps are
 // named by place and its loops' totals are unknown.
 type runNames struct {
-	w     *spec.Workflow
-	ids   map[string]string
+	*specNames // shared by the runs of one spec text
+	// input is the run's input, kept only when its spec has a for_each (a loop's total).
 	input json.RawMessage
-	// catches are the paths of the steps with a catch: a failure they handle says caught.
-	catches map[string]bool
-	wf      string // the workflow id, printable
-	trace   string // " trace_id=<hex>" when the run's lines carry its trace id, else ""
+	wf    string // the workflow id, printable
+	trace string // " trace_id=<hex>" when the run's lines carry its trace id, else ""
 
 	// On a shard child: the parent's run id and the sharded for_each's path. Its items count
 	// in the parent's line for that loop, their paths carrying the global index.
@@ -202,7 +199,7 @@ func (p *progress) printAt(run history.Run, ev history.Event, now time.Time) {
 		p.runs[run.RunID] = rn // looked up once, found or not
 	}
 	if rn == nil {
-		rn = &runNames{}
+		rn = &runNames{specNames: noSpec}
 	}
 	name := func(path string) string { return runview.StepName(path, rn.ids) }
 	// Ids and messages come from the history and plugins: escaped, they cannot drive the terminal.
@@ -250,9 +247,12 @@ func appendSeconds(b []byte, secs float64) []byte {
 
 // namesOf is what names a run's steps, from its WorkflowStarted payload when ok.
 func (p *progress) namesOf(run history.Run, st history.Started, ok bool) *runNames {
-	rn := &runNames{wf: termtext.Escape(run.WorkflowID, "")}
+	rn := &runNames{specNames: noSpec, wf: termtext.Escape(run.WorkflowID, "")}
 	if ok {
-		rn.w, rn.input = p.specs.of(st), st.Input
+		rn.specNames = p.specs.of(st)
+		if rn.loops {
+			rn.input = st.Input
+		}
 		if p.traces || st.TraceParent != "" {
 			tp, _ := tracecontext.ForRun(run.RunID, st.TraceParent)
 			rn.trace = " trace_id=" + tp.TraceIDString()
@@ -261,8 +261,6 @@ func (p *progress) namesOf(run history.Run, st history.Started, ok bool) *runNam
 			rn.shardParent, rn.shardLoop = st.ParentRunID, st.Shard.Path
 		}
 	}
-	rn.ids = rn.w.StepIDs()
-	rn.catches = runview.CatchPaths(rn.w)
 	return rn
 }
 

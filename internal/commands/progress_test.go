@@ -152,6 +152,14 @@ func TestProgressLoadsEachSpecOnce(t *testing.T) {
 	if r1.ids["steps[0]"] != "pack" || string(r2.input) != `{"items":[1]}` {
 		t.Fatalf("ids %v, input %s", r1.ids, r2.input)
 	}
+	if r1.specNames != r2.specNames {
+		t.Fatalf("two runs of one text keep their own step ids (%p, %p), want them shared", r1.specNames, r2.specNames)
+	}
+	// A spec without a for_each needs no input for a loop's total: its runs do not keep it.
+	started("r5", "plain.wend.yaml", "wend: v1\nname: plain\nplugins: {p: ./p}\nsteps:\n  - {id: wait, activity: p.weigh}\n")
+	if r5 := p.runs["r5"]; r5.w == nil || r5.ids["steps[0]"] != "wait" || r5.input != nil {
+		t.Fatalf("a spec without a for_each: spec %p, ids %v, input %s; want its ids and no input", r5.w, r5.ids, r5.input)
+	}
 }
 
 // gateWriter blocks every Write until the test opens the gate.
