@@ -20,7 +20,7 @@ import (
 
 var (
 	burstN    = flag.Int("serveburst-n", 20000, "serveburst: how many waiting runs to start through wend serve")
-	burstHeap = flag.String("serveburst-heapprofile", "", "serveburst: write serve's live heap profile to FILE once every run waits (that serve is bench/heapserve)")
+	burstHeap = flag.String("serveburst-heapprofile", "", "serveburst: write serve's live heap profile to FILE once every run waits, and to FILE.burst once 3/4 of the runs are started (that serve is bench/heapserve)")
 )
 
 // serveBurst: the memory of waiting runs as a user gets it, through a real `wend serve`
@@ -31,7 +31,8 @@ var (
 // (anonymous: heap and stacks; file: bbolt's map) and its peak (VmHWM) are read, then a
 // signal's latency to one of the runs (median of 200), and the peak again.
 // -serveburst-heapprofile runs bench/heapserve (wend's command line with a heap profile on
-// request) instead and writes its live heap once every run waits.
+// request) instead and writes its live heap once every run waits, and once 3/4 of the runs are
+// started (FILE.burst).
 func (b *bench) serveBurst() {
 	n := *burstN
 	dir := b.path("serveburst")
@@ -69,7 +70,7 @@ func (b *bench) serveBurst() {
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, 32)
+	errs := make(chan error, 33)
 	for range 32 {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
@@ -82,6 +83,17 @@ func (b *bench) serveBurst() {
 					errs <- err
 					return
 				}
+			}
+		})
+	}
+	if heap != nil {
+		// The burst's own live heap: starts in flight, tries queued, runs not yet waiting.
+		wg.Go(func() {
+			for next.Load() < int64(n*3/4) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := heap.writeTo(heap.path + ".burst"); err != nil {
+				errs <- err
 			}
 		})
 	}
