@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,6 +210,7 @@ func (p *progress) printAt(run history.Run, ev history.Event, now time.Time) {
 	}
 	if ev.Type.Terminal() {
 		p.flushLoops(run.RunID, now, id)
+		p.forget(run.RunID)
 	}
 	said := ""
 	if p.saidRun == run.RunID {
@@ -262,6 +264,21 @@ func (p *progress) namesOf(run history.Run, st history.Started, ok bool) *runNam
 		}
 	}
 	return rn
+}
+
+// forget drops what progress keeps of a run that ended (its names and its loops' counts), so
+// a long-running server keeps the runs that are open, not every run it ever saw; p.mu is held.
+// An event of it that still comes (a reopened run) finds its names again through started.
+func (p *progress) forget(runID string) {
+	delete(p.runs, runID)
+	prefix := runID + "\x00"
+	p.order = slices.DeleteFunc(p.order, func(key string) bool {
+		if strings.HasPrefix(key, prefix) {
+			delete(p.loops, key)
+			return true
+		}
+		return false
+	})
 }
 
 func (p *progress) since(now time.Time) float64 { return now.Sub(p.start).Seconds() }

@@ -242,3 +242,25 @@ func TestProgressActivityCountNeverNegative(t *testing.T) {
 		t.Errorf("activity count:\n%s", out)
 	}
 }
+
+// A run that ended leaves nothing behind in progress (a long-running server saw every run it
+// ever started): its names and its loop's count go with its last line, which still names its
+// steps and shows its loop's last count; a run still open keeps its names.
+func TestProgressForgetsEndedRuns(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	evs := loopEvents(t, 3, nil)
+	p.observe(history.Run{WorkflowID: "open", RunID: "r2"}, evs[0])
+	for _, ev := range evs {
+		p.observe(history.Run{WorkflowID: "w", RunID: "r1"}, ev)
+	}
+	if _, kept := p.runs["r1"]; kept || len(p.loops) != 0 || len(p.order) != 0 {
+		t.Fatalf("after r1 completed: names kept %v, loops %v, order %v; want none", kept, p.loops, p.order)
+	}
+	if p.runs["r2"] == nil || p.runs["r2"].ids["steps[0]"] != "pack" {
+		t.Fatalf("an open run's names went: %+v", p.runs["r2"])
+	}
+	if out := buf.String(); !strings.Contains(out, "pack for_each: 3/3 items done") || !strings.Contains(out, "w WorkflowCompleted") {
+		t.Fatalf("an ended run's last lines:\n%s", out)
+	}
+}
