@@ -48,10 +48,24 @@ func (h *heapAsk) started() { h.r.Close() }
 // write asks for the heap profile and waits (a minute at most) until it is there.
 func (h *heapAsk) write() error { return h.ask("heap") }
 
+// writeTo asks for a heap profile while the process goes on (more may be asked for), waits
+// until it is there and moves it to dst.
+func (h *heapAsk) writeTo(dst string) error {
+	if err := h.send("heap"); err != nil {
+		return err
+	}
+	return os.Rename(h.path, dst)
+}
+
 // ask sends line (heap: write a heap profile; cpu: end the CPU profile) and waits (a minute at
-// most) until the profile is there.
+// most) until the profile is there; it is the last line sent.
 func (h *heapAsk) ask(line string) error {
 	defer h.w.Close()
+	return h.send(line)
+}
+
+// send sends line and waits (a minute at most) until the profile is there.
+func (h *heapAsk) send(line string) error {
 	_ = os.Remove(h.path)
 	if _, err := fmt.Fprintln(h.w, line); err != nil {
 		return fmt.Errorf("ask for a %s profile: %w", line, err)

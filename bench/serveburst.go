@@ -17,7 +17,7 @@ import (
 
 var (
 	burstN    = flag.Int("serveburst-n", 20000, "serveburst: how many waiting runs to start through wend serve")
-	burstHeap = flag.String("serveburst-heapprofile", "", "serveburst: write serve's live heap profile to FILE once every run waits (that serve is bench/heapserve)")
+	burstHeap = flag.String("serveburst-heapprofile", "", "serveburst: write serve's live heap profile to FILE once every run waits, and to FILE.burst once 3/4 of the runs are started (that serve is bench/heapserve)")
 )
 
 // serveBurst: the memory of waiting runs as a user gets it, through a real `wend serve`
@@ -25,10 +25,11 @@ var (
 // memory, at most engine.DefaultMaxResidentRuns resident), metrics, read side and all. N runs
 // of the order workflow (one plugin call, then a signal wait with a 72 h timeout) are started
 // at once by 32 clients over the control socket; once every run waits, serve's resident set
-// (anonymous: heap and stacks; file: bbolt's map) and its peak (VmHWM) are read, then a
+// (anonymous: heap and stacks; file: bbolt's map), its peak (VmHWM) and its CPU are read, then a
 // signal's latency to one of the runs (median of 200), and the peak again.
 // -serveburst-heapprofile runs bench/heapserve (wend's command line with a heap profile on
-// request) instead and writes its live heap once every run waits.
+// request) instead and writes its live heap once every run waits, and once 3/4 of the runs are
+// started (FILE.burst).
 func (b *bench) serveBurst() {
 	n := *burstN
 	dir := b.path("serveburst")
@@ -66,7 +67,7 @@ func (b *bench) serveBurst() {
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, 32)
+	errs := make(chan error, 33)
 	for range 32 {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
@@ -75,6 +76,17 @@ func (b *bench) serveBurst() {
 					errs <- err
 					return
 				}
+			}
+		})
+	}
+	if heap != nil {
+		// The burst's own live heap: starts in flight, tries queued, runs not yet waiting.
+		wg.Go(func() {
+			for next.Load() < int64(n*3/4) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := heap.writeTo(heap.path + ".burst"); err != nil {
+				errs <- err
 			}
 		})
 	}
@@ -106,6 +118,7 @@ func (b *bench) serveBurst() {
 		}
 	}
 	waiting := time.Since(start)
+	cpu := procCPU(pid)
 	rss, anon, file := procRSSMB(pid), procStatusMB(pid, "RssAnon:"), procStatusMB(pid, "RssFile:")
 	peakWaiting := procStatusMB(pid, "VmHWM:")
 	if heap != nil {
@@ -125,8 +138,8 @@ func (b *bench) serveBurst() {
 	check(harness.NoLeftovers(o.Bin, filepath.Join(flows, "p")))
 	emit("serve_burst_waiting", "runs", n, "starts_per_s", round(float64(n)/started.Seconds()), "all_waiting_ms", round(float64(waiting)/float64(time.Millisecond)),
 		"rss_mb_waiting", rss, "rss_anon_mb_waiting", anon, "rss_file_mb_waiting", file, "peak_rss_mb_waiting", peakWaiting,
-		"peak_rss_mb", peak, "signal_ms_median", round(medianOf(ds)),
+		"peak_rss_mb", peak, "cpu_s_waiting", round(cpu.Seconds()), "signal_ms_median", round(medianOf(ds)),
 		"note", "a real wend serve (cmd/wend, its defaults) with N runs started at once over the control socket by 32 clients, "+
 			"each waiting on a signal with a 72 h timeout after one plugin call; its RSS once all wait (anonymous, file: bbolt's map), "+
-			"its peak (VmHWM) then and after 200 signals, a signal's latency until durable (median)")
+			"its peak (VmHWM) then and after 200 signals, its CPU (utime+stime) until all wait, a signal's latency until durable (median)")
 }

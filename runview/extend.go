@@ -49,6 +49,7 @@ func (v *View) Extend(run history.Run, more []history.Event) (*View, error) {
 		ownedAttempts:  map[int]bool{},
 		spec:           v.spec,
 		specLoaded:     v.specLoaded,
+		specs:          v.specs,
 		ids:            v.ids,
 	}
 	n.Workflow.Uncompensated = slices.Clone(v.Workflow.Uncompensated)

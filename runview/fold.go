@@ -49,6 +49,7 @@ type View struct {
 
 	spec       *spec.Workflow
 	specLoaded bool
+	specs      *Specs // loads the spec text, nil: loaded afresh
 	ids        map[string]string
 	live       *Live
 }

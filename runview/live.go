@@ -62,10 +62,15 @@ func (v *View) replay() (l *Live) {
 		return l
 	}
 	last := v.Events[len(v.Events)-1]
-	for _, name := range signalNames(w) {
-		r, err := fresh()
-		if err != nil {
-			break
+	names := signalNames(w)
+	for i, name := range names {
+		// Each probe needs the run as replayed; the one replayed above, whose state is read
+		// already, takes the last probe, so a workflow with one signal name replays once.
+		r := r
+		if i < len(names)-1 {
+			if r, err = fresh(); err != nil {
+				break
+			}
 		}
 		probe := history.Event{Seq: last.Seq + 1, Type: history.SignalReceived, Time: last.Time,
 			Data: history.MustData(history.Signal{Name: name})}

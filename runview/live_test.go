@@ -55,3 +55,27 @@ func TestStateOfAnUnreplayableRun(t *testing.T) {
 		t.Errorf("state %s, error %q, %d events", d.State, d.StateError, len(d.Events))
 	}
 }
+
+// A run waiting for two signals at once has both waits found, in spec order, and its state is
+// the replay's before any probe (the last probe takes the run whose state was read).
+func TestLiveFindsEverySignalWait(t *testing.T) {
+	s := sim.New(t, sim.Head+`
+steps:
+  - {steps: [], set: {stage: waiting}}
+  - parallel:
+      - {id: a, wait_for_signal: approve, set: {stage: approved}}
+      - {id: b, wait_for_signal: shipped, set: {stage: shipped}}
+`, nil)
+	v, err := runview.Fold(s.Record(), s.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := v.Live()
+	if l.Err != "" || string(l.State) != `{"stage":"waiting"}` {
+		t.Fatalf("state %s (%s), want the replay's before a probe", l.State, l.Err)
+	}
+	if len(l.SignalWaits) != 2 || l.SignalWaits[0].Signal != "approve" || l.SignalWaits[0].Step != "steps[1].parallel[0]" ||
+		l.SignalWaits[1].Signal != "shipped" || l.SignalWaits[1].Step != "steps[1].parallel[1]" {
+		t.Fatalf("signal waits %+v", l.SignalWaits)
+	}
+}

@@ -15,7 +15,12 @@ func SpecOf(started history.Event) *spec.Workflow {
 	if err != nil {
 		return nil
 	}
-	w, ds := (&spec.Loader{SkipChildren: true}).Load(st.SpecFile, []byte(st.SpecSource))
+	return loadSpec(st.SpecFile, st.SpecSource)
+}
+
+// loadSpec loads a recorded spec text without its children; nil when it does not load.
+func loadSpec(file, source string) *spec.Workflow {
+	w, ds := (&spec.Loader{SkipChildren: true}).Load(file, []byte(source))
 	if ds.HasErrors() || w == nil {
 		return nil
 	}
@@ -46,12 +51,16 @@ func SpecNow(events []history.Event) *spec.Workflow {
 // last WorkflowMigrated moved it to), loaded once; nil when its text no longer loads.
 func (v *View) Spec() *spec.Workflow {
 	if !v.specLoaded {
-		v.spec, v.specLoaded = SpecOf(v.Events[0]), true
+		load := loadSpec
+		if v.specs != nil {
+			load = v.specs.load
+		}
+		v.specLoaded = true
+		if st, err := history.DataOf[history.Started](v.Events[0]); err == nil && v.Events[0].Type == history.WorkflowStarted {
+			v.spec = load(st.SpecFile, st.SpecSource)
+		}
 		if v.started.SpecSource != "" && v.started.SpecSHA256 != v.Workflow.SpecSHA256 {
-			v.spec = nil
-			if w, ds := (&spec.Loader{SkipChildren: true}).Load(v.started.SpecFile, []byte(v.started.SpecSource)); !ds.HasErrors() {
-				v.spec = w
-			}
+			v.spec = load(v.started.SpecFile, v.started.SpecSource)
 		}
 	}
 	return v.spec

@@ -26,6 +26,7 @@ type Server struct {
 	mux     *Router
 	// workflows are the registered workflows POST /v1/runs may start by name (workflows.go).
 	workflows atomic.Pointer[[]api.Workflow]
+	texts     registeredTexts              // their texts as last read, shared by the runs started from them
 	roller    atomic.Pointer[PluginRoller] // plugins.go
 	schedules scheduleHolder               // /v1/schedules (schedules.go)
 	specs     specMemo                     // texts Start found valid (specmemo.go)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/interpreter/engine"
@@ -125,8 +126,34 @@ func (s *Server) fromRegistered(req engine.StartRequest) (engine.StartRequest, e
 	if err != nil {
 		return req, wrap(fmt.Errorf("start %s: read the registered file: %w", req.Workflow, err))
 	}
-	req.Workflow, req.SpecFile, req.Source = "", file, string(src)
+	req.Workflow, req.SpecFile, req.Source = "", file, s.texts.share(file, src)
 	return req, nil
+}
+
+// registeredTexts keeps the last text read of each registered file, so the runs started from
+// an unchanged file share one string instead of a copy each (a server with thousands of
+// waiting runs of a workflow holds its text once).
+type registeredTexts struct {
+	mu sync.Mutex
+	m  map[string]string // file -> its text as last read
+}
+
+// maxRegisteredTexts bounds registeredTexts; past it the map starts afresh (files are few).
+const maxRegisteredTexts = 1024
+
+// share returns src as a string: the one kept for file when the text is unchanged.
+func (t *registeredTexts) share(file string, src []byte) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if kept, ok := t.m[file]; ok && kept == string(src) {
+		return kept
+	}
+	if t.m == nil || len(t.m) >= maxRegisteredTexts {
+		t.m = map[string]string{}
+	}
+	text := string(src)
+	t.m[file] = text
+	return text
 }
 
 // listWorkflows is GET /v1/workflows.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/wendflow/wend/api"
 	"github.com/wendflow/wend/history"
@@ -91,6 +92,14 @@ func TestStartRegistered(t *testing.T) {
 		t.Fatalf("recorded spec: %s", d.Events[0].Data)
 	}
 
+	// A start after the edit records the edited text.
+	if code, b := f.do("POST", "/v1/runs", `{"workflow":"approval","id":"w2"}`, nil); code != 201 {
+		t.Fatalf("start after an edit: %d %s", code, b)
+	}
+	if d := f.waitFor("w2", waitingForSignal); !strings.Contains(string(d.Events[0].Data), "wait_for_signal: okay") {
+		t.Fatalf("recorded spec after an edit: %s", d.Events[0].Data)
+	}
+
 	// A duplicate id with the same input returns the existing run; with other input it is
 	// refused.
 	var again api.Started
@@ -113,4 +122,21 @@ func TestStartRegistered(t *testing.T) {
 	}
 	code, b = f.do("POST", "/v1/runs", `{"workflow":"later"}`, nil)
 	wantError(t, code, b, 500, api.CodeInternal, "read the registered file")
+}
+
+// Starts from an unchanged registered file share one copy of its text; an edited file's text
+// is read again, so the next run records the edit.
+func TestRegisteredTextsShare(t *testing.T) {
+	var texts registeredTexts
+	a := texts.share("a.wend.yaml", []byte("wend: v1\nname: a\n"))
+	b := texts.share("a.wend.yaml", []byte("wend: v1\nname: a\n"))
+	if a != "wend: v1\nname: a\n" || unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Fatalf("an unchanged text: %q and %q at %p and %p, want one shared string", a, b, unsafe.StringData(a), unsafe.StringData(b))
+	}
+	if c := texts.share("a.wend.yaml", []byte("wend: v1\nname: a2\n")); c != "wend: v1\nname: a2\n" {
+		t.Fatalf("an edited text: %q", c)
+	}
+	if d := texts.share("b.wend.yaml", []byte("wend: v1\nname: a2\n")); d != "wend: v1\nname: a2\n" {
+		t.Fatalf("another file: %q", d)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,6 @@ import (
 	"github.com/wendflow/wend/history"
 	"github.com/wendflow/wend/internal/tracecontext"
 	"github.com/wendflow/wend/runview"
-	"github.com/wendflow/wend/spec"
 )
 
 // progress prints a line per step event of the runs a command follows, on stderr. The
@@ -133,13 +133,11 @@ const (
 // and for_each totals) and the input. A run followed from the middle has none: its steps are
 // named by place and its loops' totals are unknown.
 type runNames struct {
-	w     *spec.Workflow
-	ids   map[string]string
+	*specNames // shared by the runs of one spec text
+	// input is the run's input, kept only when its spec has a for_each (a loop's total).
 	input json.RawMessage
-	// catches are the paths of the steps with a catch: a failure they handle says caught.
-	catches map[string]bool
-	wf      string // the workflow id, printable
-	trace   string // " trace_id=<hex>" when the run's lines carry its trace id, else ""
+	wf    string // the workflow id, printable
+	trace string // " trace_id=<hex>" when the run's lines carry its trace id, else ""
 
 	// On a shard child: the parent's run id and the sharded for_each's path. Its items count
 	// in the parent's line for that loop, their paths carrying the global index.
@@ -202,7 +200,7 @@ func (p *progress) printAt(run history.Run, ev history.Event, now time.Time) {
 		p.runs[run.RunID] = rn // looked up once, found or not
 	}
 	if rn == nil {
-		rn = &runNames{}
+		rn = &runNames{specNames: noSpec}
 	}
 	name := func(path string) string { return runview.StepName(path, rn.ids) }
 	// Ids and messages come from the history and plugins: escaped, they cannot drive the terminal.
@@ -212,6 +210,7 @@ func (p *progress) printAt(run history.Run, ev history.Event, now time.Time) {
 	}
 	if ev.Type.Terminal() {
 		p.flushLoops(run.RunID, now, id)
+		p.forget(run.RunID)
 	}
 	said := ""
 	if p.saidRun == run.RunID {
@@ -250,9 +249,12 @@ func appendSeconds(b []byte, secs float64) []byte {
 
 // namesOf is what names a run's steps, from its WorkflowStarted payload when ok.
 func (p *progress) namesOf(run history.Run, st history.Started, ok bool) *runNames {
-	rn := &runNames{wf: termtext.Escape(run.WorkflowID, "")}
+	rn := &runNames{specNames: noSpec, wf: termtext.Escape(run.WorkflowID, "")}
 	if ok {
-		rn.w, rn.input = p.specs.of(st), st.Input
+		rn.specNames = p.specs.of(st)
+		if rn.loops {
+			rn.input = st.Input
+		}
 		if p.traces || st.TraceParent != "" {
 			tp, _ := tracecontext.ForRun(run.RunID, st.TraceParent)
 			rn.trace = " trace_id=" + tp.TraceIDString()
@@ -261,9 +263,22 @@ func (p *progress) namesOf(run history.Run, st history.Started, ok bool) *runNam
 			rn.shardParent, rn.shardLoop = st.ParentRunID, st.Shard.Path
 		}
 	}
-	rn.ids = rn.w.StepIDs()
-	rn.catches = runview.CatchPaths(rn.w)
 	return rn
+}
+
+// forget drops what progress keeps of a run that ended (its names and its loops' counts), so
+// a long-running server keeps the runs that are open, not every run it ever saw; p.mu is held.
+// An event of it that still comes (a reopened run) finds its names again through started.
+func (p *progress) forget(runID string) {
+	delete(p.runs, runID)
+	prefix := runID + "\x00"
+	p.order = slices.DeleteFunc(p.order, func(key string) bool {
+		if strings.HasPrefix(key, prefix) {
+			delete(p.loops, key)
+			return true
+		}
+		return false
+	})
 }
 
 func (p *progress) since(now time.Time) float64 { return now.Sub(p.start).Seconds() }

@@ -152,6 +152,14 @@ func TestProgressLoadsEachSpecOnce(t *testing.T) {
 	if r1.ids["steps[0]"] != "pack" || string(r2.input) != `{"items":[1]}` {
 		t.Fatalf("ids %v, input %s", r1.ids, r2.input)
 	}
+	if r1.specNames != r2.specNames {
+		t.Fatalf("two runs of one text keep their own step ids (%p, %p), want them shared", r1.specNames, r2.specNames)
+	}
+	// A spec without a for_each needs no input for a loop's total: its runs do not keep it.
+	started("r5", "plain.wend.yaml", "wend: v1\nname: plain\nplugins: {p: ./p}\nsteps:\n  - {id: wait, activity: p.weigh}\n")
+	if r5 := p.runs["r5"]; r5.w == nil || r5.ids["steps[0]"] != "wait" || r5.input != nil {
+		t.Fatalf("a spec without a for_each: spec %p, ids %v, input %s; want its ids and no input", r5.w, r5.ids, r5.input)
+	}
 }
 
 // gateWriter blocks every Write until the test opens the gate.
@@ -232,5 +240,27 @@ func TestProgressActivityCountNeverNegative(t *testing.T) {
 	out := runProgress(again, false, 2*time.Second)
 	if strings.Contains(out, "-1 running") || !strings.Contains(out, "step 1 for_each: 6 activities done, 0 running, 0 failed") {
 		t.Errorf("activity count:\n%s", out)
+	}
+}
+
+// A run that ended leaves nothing behind in progress (a long-running server saw every run it
+// ever started): its names and its loop's count go with its last line, which still names its
+// steps and shows its loop's last count; a run still open keeps its names.
+func TestProgressForgetsEndedRuns(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	evs := loopEvents(t, 3, nil)
+	p.observe(history.Run{WorkflowID: "open", RunID: "r2"}, evs[0])
+	for _, ev := range evs {
+		p.observe(history.Run{WorkflowID: "w", RunID: "r1"}, ev)
+	}
+	if _, kept := p.runs["r1"]; kept || len(p.loops) != 0 || len(p.order) != 0 {
+		t.Fatalf("after r1 completed: names kept %v, loops %v, order %v; want none", kept, p.loops, p.order)
+	}
+	if p.runs["r2"] == nil || p.runs["r2"].ids["steps[0]"] != "pack" {
+		t.Fatalf("an open run's names went: %+v", p.runs["r2"])
+	}
+	if out := buf.String(); !strings.Contains(out, "pack for_each: 3/3 items done") || !strings.Contains(out, "w WorkflowCompleted") {
+		t.Fatalf("an ended run's last lines:\n%s", out)
 	}
 }

@@ -108,11 +108,12 @@ func (h *stepHist) cumulative() map[float64]uint64 {
 }
 
 // summarize reads one run's history into its contribution.
-func summarize(r history.Run, events []history.Event) (*runSummary, error) {
+func summarize(r history.Run, events []history.Event, specs *runview.Specs) (*runSummary, error) {
 	doc, err := runview.Fold(r, events)
 	if err != nil {
 		return nil, err
 	}
+	doc.UseSpecs(specs)
 	s := newRunSummary()
 	s.name, s.status, s.lastSeq = r.Name, r.Status, r.LastSeq
 	for _, a := range doc.Activities {

@@ -176,7 +176,7 @@ func (s *runState) summarize(id string, r history.Run, st history.Store, shapes 
 		return sum
 	}
 	if whole {
-		if sum, err := summarize(r, evs); err == nil {
+		if sum, err := summarize(r, evs, &shapes.specs); err == nil {
 			return sum
 		}
 	}

@@ -28,6 +28,9 @@ func (s *shape) leafs() []runview.LeafStep {
 type shapeCache struct {
 	mu sync.Mutex
 	m  map[string]*shape
+	// specs are the texts loaded for the runs whose summary folds their history (a spec that
+	// waits for signals), each loaded once, not at each settle of each run.
+	specs runview.Specs
 }
 
 // shapeCacheMax bounds the texts the cache keeps; past it, it starts over (the runs keep theirs).

@@ -51,7 +51,8 @@ type summaries struct {
 	keepFailed bool
 	// changed are the runs whose summary this scrape made or dropped (nil: dropped), for Keep.
 	changed map[string][]byte
-	stop    atomic.Bool // set by a closing store: a read of every run gives up (readAll)
+	stop    atomic.Bool   // set by a closing store: a read of every run gives up (readAll)
+	specs   runview.Specs // the spec texts of the runs read, each loaded once
 }
 
 func newSummaries() *summaries {
@@ -312,7 +313,7 @@ func (ss *summaries) update(st history.Store, r history.Run) {
 	s := newRunSummary()
 	s.name, s.status, s.lastSeq = r.Name, r.Status, r.LastSeq
 	if evs, err := st.Events(r.RunID, 0); err == nil {
-		if sum, err := summarize(r, evs); err == nil {
+		if sum, err := summarize(r, evs, &ss.specs); err == nil {
 			s = sum
 		}
 	}

@@ -55,7 +55,7 @@ func wantSameSummaries(t *testing.T, name string, r history.Run, evs []history.E
 			runs = append(runs, open)
 		}
 		for _, run := range runs {
-			want, err := summarize(run, evs[:i+1])
+			want, err := summarize(run, evs[:i+1], nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,6 +26,9 @@ const headerBytes = 4
 // buffer of its own, so one big message does not pin its size to the lane.
 const keepBytes = 64 << 10
 
+// minKeep is the smallest body buffer a Reader makes.
+const minKeep = 512
+
 // ErrTooLarge is wrapped by the error for a frame over the limit, on either side; ErrBadFrame
 // by the error for a frame that is not the message expected.
 var (
@@ -63,7 +66,9 @@ func (fr *Reader) Next() ([]byte, error) {
 	var b []byte
 	if int(n) <= keepBytes {
 		if cap(fr.buf) < int(n) {
-			fr.buf = make([]byte, n, keepBytes)
+			// Grown to fit, not to keepBytes at once: a host keeps hundreds of idle lanes,
+			// and most frames are a few hundred bytes.
+			fr.buf = make([]byte, n, min(keepBytes, max(int(n), 2*cap(fr.buf), minKeep)))
 		}
 		b = fr.buf[:n]
 	} else {

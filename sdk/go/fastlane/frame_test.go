@@ -149,3 +149,27 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// The body buffer grows with the frames read, so an idle lane that only saw small frames keeps
+// a small buffer; frames of growing and shrinking sizes are read back whole.
+func TestReaderBufferFitsFrames(t *testing.T) {
+	var stream []byte
+	sizes := []int{3, 100, minKeep + 1, 5000, 7, keepBytes, 10}
+	for i, n := range sizes {
+		body := bytes.Repeat([]byte{byte('a' + i)}, n)
+		stream = append(append(stream, header(body)...), body...)
+	}
+	r := NewReader(bytes.NewReader(stream), MaxFrame)
+	for i, n := range sizes {
+		got, err := r.Next()
+		if err != nil || !bytes.Equal(got, bytes.Repeat([]byte{byte('a' + i)}, n)) {
+			t.Fatalf("frame %d (%d bytes): %d bytes, %v", i, n, len(got), err)
+		}
+		if i == 1 && cap(r.buf) > minKeep {
+			t.Fatalf("after frames of 3 and 100 bytes the reader keeps %d bytes, want at most %d", cap(r.buf), minKeep)
+		}
+		if cap(r.buf) > keepBytes {
+			t.Fatalf("frame %d: the reader keeps %d bytes, over %d", i, cap(r.buf), keepBytes)
+		}
+	}
+}
