@@ -56,22 +56,7 @@ func (b *bench) idleServe(db string, n int) {
 	case *idleServeProf != "":
 		cpu = b.cpuServe(&o, *idleServeProf)
 	}
-	srv, err := harness.Start(o)
-	for _, a := range []*heapAsk{heap, cpu} {
-		if a != nil {
-			a.started()
-		}
-	}
-	if err != nil {
-		fail(err)
-	}
-	atFail(srv.Kill)
-	check := func(err error) {
-		if err != nil {
-			srv.Kill()
-			fail(fmt.Errorf("%v\n%s", err, srv.Tail()))
-		}
-	}
+	srv, check := serveFor(o, heap, cpu)
 	t0, ready, pid := srv.Started, srv.Ready, srv.PID()
 	readyCPU, readyRSS := procCPU(pid), procRSSMB(pid)
 	if cpu != nil {
@@ -120,7 +105,7 @@ func (b *bench) idleServe(db string, n int) {
 	if heap != nil {
 		check(heap.write())
 	}
-	_, err = srv.Stop()
+	_, err := srv.Stop()
 	check(err)
 	ps := srv.State()
 	note := ""

@@ -171,6 +171,28 @@ func startServe(wend, db, flows, logPath string) *harness.Serve {
 	return s
 }
 
+// serveFor starts o's serve and closes this process's end of each ask's pipe (heapServe,
+// cpuServe), so the bench fails, killing serve, if it does not start. check fails the bench on
+// an error, with the tail of serve's log, after killing serve.
+func serveFor(o harness.Options, asks ...*heapAsk) (srv *harness.Serve, check func(error)) {
+	srv, err := harness.Start(o)
+	for _, a := range asks {
+		if a != nil {
+			a.started()
+		}
+	}
+	if err != nil {
+		fail(err)
+	}
+	atFail(srv.Kill)
+	return srv, func(err error) {
+		if err != nil {
+			srv.Kill()
+			fail(fmt.Errorf("%v\n%s", err, srv.Tail()))
+		}
+	}
+}
+
 // runToEnd starts a run of the registered workflow under id and waits until it has closed;
 // an error unless it completed.
 func runToEnd(s *harness.Serve, id, workflow, input string) error {

@@ -47,20 +47,7 @@ func (b *bench) serveBurst() {
 	if *burstHeap != "" {
 		heap = b.heapServe(&o, *burstHeap)
 	}
-	srv, err := harness.Start(o)
-	if heap != nil {
-		heap.started()
-	}
-	if err != nil {
-		fail(err)
-	}
-	atFail(srv.Kill)
-	check := func(err error) {
-		if err != nil {
-			srv.Kill()
-			fail(fmt.Errorf("%v\n%s", err, srv.Tail()))
-		}
-	}
+	srv, check := serveFor(o, heap)
 	pid := srv.PID()
 	id := func(i int) string { return "b" + strconv.Itoa(i) }
 
@@ -133,7 +120,7 @@ func (b *bench) serveBurst() {
 		ds = append(ds, float64(time.Since(s))/float64(time.Millisecond))
 	}
 	peak := procStatusMB(pid, "VmHWM:")
-	_, err = srv.Stop()
+	_, err := srv.Stop()
 	check(err)
 	check(harness.NoLeftovers(o.Bin, filepath.Join(flows, "p")))
 	emit("serve_burst_waiting", "runs", n, "starts_per_s", round(float64(n)/started.Seconds()), "all_waiting_ms", round(float64(waiting)/float64(time.Millisecond)),

@@ -57,17 +57,8 @@ func (b *bench) serveCPU() {
 		env = append(env, "WEND_BENCH_CPUPROFILE="+*serveCPUProfile)
 		os.Remove(*serveCPUProfile) // waitFile waits for the new one
 	}
-	srv, err := harness.Start(harness.Options{Bin: wend, DB: filepath.Join(dir, "serve.db"), Flags: []string{"--workflows", flows},
+	srv, check := serveFor(harness.Options{Bin: wend, DB: filepath.Join(dir, "serve.db"), Flags: []string{"--workflows", flows},
 		Log: filepath.Join(dir, "serve.log"), Env: env, Stdin: ask, Workflows: 1})
-	if err != nil {
-		fail(err)
-	}
-	atFail(srv.Kill)
-	check := func(err error) {
-		if err != nil {
-			fail(fmt.Errorf("%v\n%s", err, srv.Tail()))
-		}
-	}
 	check(runToEnd(srv, "warmup", workflow, input))
 	const runs, steps = 5, 200
 	if *serveCPUProfile != "" {
@@ -104,7 +95,7 @@ func (b *bench) serveCPU() {
 		check(waitFile(*serveCPUProfile, time.Minute))
 	}
 	asker.Close() // before the stop: serve's exit waits for its standard input to end
-	_, err = srv.Stop()
+	_, err := srv.Stop()
 	check(err)
 	if floor != nil {
 		floor.close() // its plugin is the same program: gone before the check for leftovers
