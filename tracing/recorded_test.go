@@ -124,7 +124,7 @@ func writeSpan(w *strings.Builder, s tracetest.SpanStub) {
 		s.StartTime.UTC().Format(time.RFC3339Nano), s.EndTime.UTC().Format(time.RFC3339Nano), s.Status.Code, s.Status.Description,
 		s.InstrumentationScope.Name)
 	for _, kv := range s.Attributes {
-		fmt.Fprintf(w, " %s=%s:%q", kv.Key, kv.Value.Type(), kv.Value.Emit())
+		fmt.Fprintf(w, " %s=%s:%q", kv.Key, kv.Value.Type(), kv.Value.String())
 	}
 	fmt.Fprintf(w, " events=%d links=%d dropped=%d/%d/%d children=%d\n", len(s.Events), len(s.Links),
 		s.DroppedAttributes, s.DroppedEvents, s.DroppedLinks, s.ChildSpanCount)
