@@ -13,8 +13,17 @@ type LeafStep struct {
 // their rows out, and whether it waits for signals (an open run's Steps then needs Live);
 // ok is false when the text does not load (Steps is then nil).
 func SpecLeaves(file, source string) (leaves []LeafStep, signals, ok bool) {
-	w, ds := (&spec.Loader{SkipChildren: true}).Load(file, []byte(source))
-	if ds.HasErrors() || w == nil {
+	return leavesOf(loadSpec(file, source))
+}
+
+// Leaves is SpecLeaves of a text loaded through c: the text is parsed once for both its
+// leaves and the views that use c.
+func (c *Specs) Leaves(file, source string) (leaves []LeafStep, signals, ok bool) {
+	return leavesOf(c.load(file, source))
+}
+
+func leavesOf(w *spec.Workflow) (leaves []LeafStep, signals, ok bool) {
+	if w == nil {
 		return nil, false, false
 	}
 	var add func([]*spec.Step)

@@ -39,7 +39,14 @@ on_cancel: [{id: tidy, activity: p.echo}]
 	if len(want) < 7 {
 		t.Errorf("the step tree has %d leaf rows, the spec 7 or more", len(want))
 	}
+	var specs runview.Specs
+	if got, sig, ok := specs.Leaves(st.SpecFile, src); !ok || !sig || !slices.Equal(got, want) {
+		t.Errorf("Specs.Leaves: %v, signals %v, ok %v; want SpecLeaves' %v", got, sig, ok, want)
+	}
 	if _, _, ok := runview.SpecLeaves("x.wend.yaml", "steps: [oops"); ok {
 		t.Error("a text that does not load gave leaves")
+	}
+	if _, _, ok := specs.Leaves("x.wend.yaml", "steps: [oops"); ok {
+		t.Error("a text that does not load gave leaves through Specs")
 	}
 }

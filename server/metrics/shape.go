@@ -28,8 +28,8 @@ func (s *shape) leafs() []runview.LeafStep {
 type shapeCache struct {
 	mu sync.Mutex
 	m  map[string]*shape
-	// specs are the texts loaded for the runs whose summary folds their history (a spec that
-	// waits for signals), each loaded once, not at each settle of each run.
+	// specs are the texts loaded, each once: for the shapes, and for the runs whose summary
+	// folds their history (a spec that waits for signals) at each settle.
 	specs runview.Specs
 }
 
@@ -46,7 +46,7 @@ func (c *shapeCache) of(file, source string) *shape {
 	if ok {
 		return sh
 	}
-	if leaves, signals, ok := runview.SpecLeaves(file, source); ok {
+	if leaves, signals, ok := c.specs.Leaves(file, source); ok {
 		sh = &shape{leaves: leaves, signals: signals, file: file, source: source}
 	}
 	c.mu.Lock()
