@@ -48,9 +48,25 @@ func fakeServe(mode string, args []string) int {
 	mux.HandleFunc("GET /v1/workflows", func(w http.ResponseWriter, _ *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"workflows": make([]api.Workflow, workflows)})
 	})
-	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, r *http.Request) {
+		var req api.StartRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		if req.WorkflowID == "taken" { // a run of that id exists: answered, not started
+			json.NewEncoder(w).Encode(api.Started{Started: false})
+			return
+		}
 		w.WriteHeader(http.StatusCreated)
 		json.NewEncoder(w).Encode(api.Started{Started: true})
+	})
+	mux.HandleFunc("GET /v1/runs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		var d api.RunDetail
+		switch r.PathValue("id") {
+		case "waiting":
+			d.Waits = []api.Wait{{Kind: "timer"}, {Kind: "signal"}}
+		case "busy":
+			d.Waits = []api.Wait{{Kind: "activity"}}
+		}
+		json.NewEncoder(w).Encode(d)
 	})
 	mux.HandleFunc("GET /v1/runs/{id}/wait", func(w http.ResponseWriter, _ *http.Request) {
 		json.NewEncoder(w).Encode(api.Outcome{Run: history.Run{Status: history.StatusCompleted}, Closed: true})
@@ -99,6 +115,25 @@ func TestStartRunStop(t *testing.T) {
 	}
 	if !strings.Contains(s.Tail(), "--http off --workflows flows") {
 		t.Fatalf("the log does not show the command line: %s", s.Tail())
+	}
+}
+
+// Start answers whether the run started; WaitsForSignal reads the run's waits.
+func TestStartAndWaitsForSignal(t *testing.T) {
+	s, err := start(t, "0", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background(), "r1", "seq", nil); err != nil {
+		t.Fatalf("start of a new id: %v", err)
+	}
+	if err := s.Start(context.Background(), "taken", "seq", nil); err == nil || !strings.Contains(err.Error(), "not started") {
+		t.Fatalf("start of a taken id: %v, want not started", err)
+	}
+	for id, want := range map[string]bool{"waiting": true, "busy": false, "new": false} {
+		if got, err := s.WaitsForSignal(id); err != nil || got != want {
+			t.Errorf("WaitsForSignal(%s) = %v, %v; want %v", id, got, err, want)
+		}
 	}
 }
 
